@@ -1,0 +1,537 @@
+//! The agent loop: a turn is rounds of (request, tool batch) until the
+//! model answers without tools. Everything it does goes out on the bus;
+//! every message goes into the session log before the next step.
+//!
+//! The guarantees, each with a test that tries to break it: no tool runs
+//! from an incomplete reply; a batch is judged whole before any of it
+//! runs; every call gets an answer, cancelled or not; the same failing
+//! call right after its error is not run again; budgets end the turn.
+
+pub mod batch;
+pub mod prompt;
+pub mod recover;
+pub mod service;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::bus::EventBus;
+use crate::config::Settings;
+use crate::llm::{
+    self, ChatRequest, ClientEvent, LlmClient, LlmError, Message, RequestBudget, Role, StreamDelta,
+    Streamed, ToolCall, ToolSpec,
+};
+use crate::protocol::{AgentEvent, Level, Outcome, RequestStats, ToolStatus, TurnId, Usage};
+use crate::session::{Record, SessionError, SessionLog};
+use crate::tools::{self, CallCtx, ToolEnv, ToolOutput, ToolSet};
+
+use batch::Checked;
+
+/// A turn stops after this many rounds in a row where every call was a
+/// refused repeat: the model is looping (seen: 52 and 106 identical calls
+/// in a row from other agents' small models).
+const MAX_REPEAT_ROUNDS: u32 = 3;
+
+/// How a turn ended, for the front end that asked.
+#[derive(Clone, Debug)]
+pub struct TurnResult {
+    pub turn: TurnId,
+    pub outcome: Outcome,
+    pub answer: String,
+    pub written: Vec<String>,
+    pub error: Option<String>,
+}
+
+/// What an agent is built from.
+pub struct AgentParts {
+    pub settings: Arc<Settings>,
+    pub model: String,
+    pub client: Arc<LlmClient>,
+    pub budget: Arc<RequestBudget>,
+    pub tools: Arc<ToolEnv>,
+    pub bus: EventBus,
+    pub log: SessionLog,
+    /// Messages of a resumed session (no system message).
+    pub history: Vec<Message>,
+    /// Nobody can answer approvals (headless).
+    pub unattended: bool,
+}
+
+pub struct Agent {
+    settings: Arc<Settings>,
+    model: String,
+    client: Arc<LlmClient>,
+    budget: Arc<RequestBudget>,
+    tools: Arc<ToolEnv>,
+    specs: Vec<ToolSpec>,
+    bus: EventBus,
+    log: SessionLog,
+    /// The system message first, then the conversation.
+    messages: Vec<Message>,
+    turn: TurnId,
+    usage: Usage,
+}
+
+/// Why the loop stopped early.
+enum Stop {
+    Outcome(Outcome, Option<String>),
+    Log(SessionError),
+}
+
+impl From<SessionError> for Stop {
+    fn from(e: SessionError) -> Self {
+        Stop::Log(e)
+    }
+}
+
+impl Agent {
+    pub fn new(parts: AgentParts) -> Self {
+        let specs = tools::specs(ToolSet {
+            bash: parts.settings.bash_tool,
+            edit: parts.settings.edit_tools,
+        });
+        let system = prompt::system_prompt(
+            &parts.settings,
+            &prompt::PromptEnv {
+                root: parts.tools.sandbox.root(),
+                unattended: parts.unattended,
+            },
+        );
+        let turn = parts
+            .history
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .count() as TurnId;
+        let mut messages = vec![Message::system(system)];
+        messages.extend(parts.history);
+        Self {
+            settings: parts.settings,
+            model: parts.model,
+            client: parts.client,
+            budget: parts.budget,
+            tools: parts.tools,
+            specs,
+            bus: parts.bus,
+            log: parts.log,
+            messages,
+            turn,
+            usage: Usage::default(),
+        }
+    }
+
+    pub fn session_id(&self) -> &str {
+        self.log.id()
+    }
+
+    pub fn system_prompt(&self) -> &str {
+        self.messages.first().map(Message::text).unwrap_or("")
+    }
+
+    /// The body of the next request, for tests and `-show-prompt`.
+    pub fn request_body(&self, with_tools: bool) -> serde_json::Value {
+        llm::build_body(&self.chat_request(with_tools))
+    }
+
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    pub fn requests(&self) -> u32 {
+        self.budget.used()
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages[1..]
+    }
+
+    /// Starts a new session log and forgets the conversation (`/new`).
+    pub fn new_session(&mut self) -> Result<(), SessionError> {
+        let log = SessionLog::create(
+            self.tools.sandbox.root(),
+            &self.settings.provider,
+            &self.model,
+        )?;
+        self.log = log;
+        self.messages.truncate(1);
+        self.turn = 0;
+        self.bus.publish(AgentEvent::SessionCleared {
+            session: self.log.id().to_string(),
+        });
+        Ok(())
+    }
+
+    fn chat_request(&self, with_tools: bool) -> ChatRequest<'_> {
+        ChatRequest {
+            model: &self.model,
+            messages: &self.messages,
+            tools: if with_tools { &self.specs } else { &[] },
+            sampling: &self.settings.sampling,
+            max_tokens: self.settings.max_tokens,
+            replay_reasoning: self.settings.provider_info.kind
+                == crate::config::ProviderKind::DeepSeek,
+        }
+    }
+
+    fn notice(&self, level: Level, text: impl Into<String>) {
+        self.bus.publish(AgentEvent::Notice {
+            turn: Some(self.turn),
+            level,
+            text: text.into(),
+        });
+    }
+
+    fn push(&mut self, msg: Message) -> Result<(), SessionError> {
+        self.push_with(msg, None)
+    }
+
+    fn push_with(&mut self, msg: Message, status: Option<ToolStatus>) -> Result<(), SessionError> {
+        self.log.append_message(&msg, status)?;
+        self.messages.push(msg);
+        Ok(())
+    }
+
+    /// Runs one user turn to its end.
+    pub async fn run_turn(&mut self, prompt: &str, cancel: &CancellationToken) -> TurnResult {
+        self.turn += 1;
+        let turn = self.turn;
+        self.bus.publish(AgentEvent::TurnStarted {
+            turn,
+            prompt: prompt.to_string(),
+        });
+        let mut state = TurnState::default();
+        let (outcome, error) = match self.push(Message::user(prompt)) {
+            Err(e) => (Outcome::Failed, Some(e.to_string())),
+            Ok(()) => match self.rounds(&mut state, cancel).await {
+                Ok(outcome) => (outcome, None),
+                Err(Stop::Outcome(o, e)) => (o, e),
+                Err(Stop::Log(e)) => (Outcome::Failed, Some(e.to_string())),
+            },
+        };
+        if state.used_tools {
+            self.bus.publish(AgentEvent::Receipt {
+                turn,
+                written: state.written.clone(),
+            });
+            let _ = self.log.append(&Record::Receipt {
+                turn,
+                written: state.written.clone(),
+            });
+        }
+        self.bus.publish(AgentEvent::TurnFinished {
+            turn,
+            outcome,
+            answer: state.answer.clone(),
+            error: error.clone(),
+        });
+        TurnResult {
+            turn,
+            outcome,
+            answer: state.answer,
+            written: state.written,
+            error,
+        }
+    }
+
+    async fn rounds(&mut self, st: &mut TurnState, cancel: &CancellationToken) -> Result<Outcome, Stop> {
+        let max_rounds = self.settings.max_rounds;
+        let mut round = 0;
+        loop {
+            round += 1;
+            let reply = self.request(round, true, cancel).await?;
+            let (msg, truncated) = self.assistant_message(reply, round);
+            let calls = msg.tool_calls.clone();
+            st.answer = msg.text().to_string();
+            if calls.is_empty() {
+                self.push(msg)?;
+                return Ok(if truncated {
+                    Outcome::Truncated
+                } else {
+                    Outcome::Done
+                });
+            }
+            self.push(msg)?;
+            st.used_tools = true;
+            st.answer.clear();
+            if truncated {
+                let cap = self.settings.max_tokens.unwrap_or(0);
+                self.close_batch(
+                    &calls,
+                    &format!(
+                        "not executed: your reply was cut by the token limit (max_tokens {cap}) before this call was complete. Write shorter replies: split a big file into several smaller edits."
+                    ),
+                )?;
+                self.notice(Level::Warning, "the reply was cut by the token limit; its tool calls were not run");
+            } else if round >= max_rounds {
+                self.close_batch(
+                    &calls,
+                    &format!("not executed: this turn's round budget ({max_rounds}) is used up"),
+                )?;
+                return self.final_report(st, round, cancel).await;
+            } else {
+                self.run_batch(&calls, st, cancel).await?;
+            }
+            if cancel.is_cancelled() {
+                return Ok(Outcome::Cancelled);
+            }
+            if st.repeat_rounds >= MAX_REPEAT_ROUNDS {
+                return Err(Stop::Outcome(
+                    Outcome::Failed,
+                    Some("stopped: the model kept repeating calls that had already failed".into()),
+                ));
+            }
+            if round >= max_rounds {
+                return self.final_report(st, round, cancel).await;
+            }
+        }
+    }
+
+    /// One tool-less request for a final report when the rounds run out.
+    async fn final_report(
+        &mut self,
+        st: &mut TurnState,
+        round: u32,
+        cancel: &CancellationToken,
+    ) -> Result<Outcome, Stop> {
+        self.notice(
+            Level::Warning,
+            format!("round budget ({}) used up: asking for a final report", self.settings.max_rounds),
+        );
+        self.push(Message::user(
+            "The round budget of this turn is used up: no more tool calls. Report briefly what you did, what you checked, and what is left to do.",
+        ))?;
+        let reply = self.request(round + 1, false, cancel).await?;
+        let (mut msg, _) = self.assistant_message(reply, round + 1);
+        msg.tool_calls.clear();
+        st.answer = msg.text().to_string();
+        self.push(msg)?;
+        Ok(Outcome::Budget)
+    }
+
+    /// Sends the conversation and streams the reply onto the bus.
+    async fn request(&mut self, round: u32, with_tools: bool, cancel: &CancellationToken) -> Result<Streamed, Stop> {
+        let body = llm::build_body(&self.chat_request(with_tools));
+        let bus = self.bus.clone();
+        let turn = self.turn;
+        let mut ids: HashMap<usize, String> = HashMap::new();
+        let mut on_event = move |ev: ClientEvent| {
+            let event = match ev {
+                ClientEvent::Attempt(attempt) => AgentEvent::RequestStarted { turn, round, attempt },
+                ClientEvent::Delta(StreamDelta::Content(text)) => AgentEvent::Token { turn, text },
+                ClientEvent::Delta(StreamDelta::Reasoning(text)) => AgentEvent::Reasoning { turn, text },
+                ClientEvent::Delta(StreamDelta::ToolStart { index, id, name }) => {
+                    let call_id = id.unwrap_or_else(|| format!("call_{index}"));
+                    ids.insert(index, call_id.clone());
+                    AgentEvent::ToolCallStarted { turn, call_id, name }
+                }
+                ClientEvent::Delta(StreamDelta::ToolArgs { index, text }) => AgentEvent::ToolCallDelta {
+                    turn,
+                    call_id: ids.get(&index).cloned().unwrap_or_else(|| format!("call_{index}")),
+                    delta: text,
+                },
+                ClientEvent::Retrying { wait, reason } => AgentEvent::Notice {
+                    turn: Some(turn),
+                    level: Level::Warning,
+                    text: format!("{reason}; retrying in {:.1}s", wait.as_secs_f64()),
+                },
+                ClientEvent::FellBack { url } => AgentEvent::Notice {
+                    turn: Some(turn),
+                    level: Level::Info,
+                    text: format!("the server did not answer; using the fallback {url}"),
+                },
+                ClientEvent::Notice(text) => AgentEvent::Notice {
+                    turn: Some(turn),
+                    level: Level::Warning,
+                    text,
+                },
+            };
+            bus.publish(event);
+        };
+        let result = self
+            .client
+            .stream_chat(&body, &self.budget, cancel, &mut on_event)
+            .await;
+        match result {
+            Ok(streamed) => {
+                if let Some(u) = streamed.reply.usage {
+                    self.usage.add(&u);
+                }
+                let usage = streamed.reply.usage.unwrap_or_default();
+                self.bus.publish(AgentEvent::Usage {
+                    turn,
+                    stats: RequestStats {
+                        usage,
+                        first_token_ms: streamed.first_token_ms,
+                        tokens_per_second: streamed.reply.tokens_per_second,
+                    },
+                    context_used: usage.prompt + usage.completion,
+                });
+                Ok(streamed)
+            }
+            Err(LlmError::Cancelled) => Err(Stop::Outcome(Outcome::Cancelled, None)),
+            Err(e @ LlmError::Budget(_)) => Err(Stop::Outcome(Outcome::Budget, Some(e.to_string()))),
+            Err(e) => Err(Stop::Outcome(Outcome::Failed, Some(e.to_string()))),
+        }
+    }
+
+    /// The assistant message of a reply, with a tool call the model wrote
+    /// as text turned into a real one. Returns whether it was truncated.
+    fn assistant_message(&self, streamed: Streamed, round: u32) -> (Message, bool) {
+        let reply = streamed.reply;
+        let truncated = reply.truncated();
+        let mut content = reply.content;
+        let mut calls: Vec<ToolCall> = reply
+            .calls
+            .iter()
+            .map(|c| ToolCall {
+                id: c.id.clone().unwrap_or_default(),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
+            .collect();
+        if calls.is_empty() && !truncated && !self.specs.is_empty() {
+            let names: Vec<&str> = self.specs.iter().map(|s| s.name).collect();
+            if let Some(r) = recover::fenced_call(&content, &names) {
+                self.notice(
+                    Level::Info,
+                    format!("the model wrote a {} call as text; running it as a real call", r.name),
+                );
+                calls.push(ToolCall {
+                    id: format!("text_call_{}_{round}", self.turn),
+                    name: r.name,
+                    arguments: r.arguments,
+                });
+                content = r.remaining_text;
+            }
+        }
+        let msg = Message {
+            role: Role::Assistant,
+            content: (!content.is_empty()).then_some(content),
+            reasoning: (!reply.reasoning.is_empty()).then_some(reply.reasoning),
+            tool_calls: calls,
+            tool_call_id: None,
+        };
+        (msg, truncated)
+    }
+
+    /// Answers every call of a batch without running it.
+    fn close_batch(&mut self, calls: &[ToolCall], why: &str) -> Result<(), SessionError> {
+        for c in calls {
+            self.finish_call(c, "", ToolOutput::not_run(why))?;
+        }
+        Ok(())
+    }
+
+    fn finish_call(&mut self, call: &ToolCall, summary: &str, out: ToolOutput) -> Result<(), SessionError> {
+        let turn = self.turn;
+        if let Some(change) = out.change.clone() {
+            self.bus.publish(AgentEvent::FileChanged {
+                turn,
+                call_id: call.id.clone(),
+                change: Arc::new(change),
+            });
+        }
+        let text: Arc<str> = Arc::from(out.text.as_str());
+        self.bus.publish(AgentEvent::ToolCallFinished {
+            turn,
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            summary: summary.to_string(),
+            status: out.status,
+            output: text,
+        });
+        self.push_with(Message::tool_result(&call.id, out.text), Some(out.status))
+    }
+
+    async fn run_batch(&mut self, calls: &[ToolCall], st: &mut TurnState, cancel: &CancellationToken) -> Result<(), Stop> {
+        let raw: Vec<llm::RawCall> = calls
+            .iter()
+            .map(|c| llm::RawCall {
+                index: 0,
+                id: Some(c.id.clone()).filter(|s| !s.is_empty()),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
+            .collect();
+        if let Some(err) = batch::structural_error(&raw) {
+            // Without ids the calls cannot be answered: drop them from the
+            // conversation so the next request stays valid.
+            if let Some(last) = self.messages.last_mut() {
+                last.tool_calls.clear();
+            }
+            return Err(Stop::Outcome(Outcome::Failed, Some(format!("{err}; none of the batch ran"))));
+        }
+        let checked = batch::check_calls(calls, &self.specs);
+        if checked.iter().any(|c| matches!(c, Checked::Invalid(_))) {
+            for (call, check) in calls.iter().zip(checked) {
+                let out = match check {
+                    Checked::Invalid(e) => ToolOutput::error(e),
+                    Checked::Ready(_) => ToolOutput::not_run(
+                        "not executed: another call in this batch was invalid, so none of it ran; fix that call and send the batch again",
+                    ),
+                };
+                self.finish_call(call, "", out)?;
+            }
+            st.repeat_rounds = 0;
+            return Ok(());
+        }
+        let previous = std::mem::take(&mut st.failures);
+        let mut all_repeats = true;
+        for (call, check) in calls.iter().zip(checked) {
+            let Checked::Ready(args) = check else { continue };
+            let summary = tools::summary(&call.name, &args);
+            if cancel.is_cancelled() {
+                self.finish_call(call, &summary, ToolOutput::not_run("not executed: cancelled"))?;
+                continue;
+            }
+            let key = batch::call_key(&call.name, &args);
+            if let Some(err) = previous.get(&key) {
+                let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+                let out = ToolOutput::not_run(format!(
+                    "not run again: this exact call failed just before ({first}). Change the approach: different arguments, another tool, or explain the problem in your answer."
+                ));
+                st.failures.insert(key, err.clone());
+                self.finish_call(call, &summary, out)?;
+                continue;
+            }
+            all_repeats = false;
+            self.bus.publish(AgentEvent::ToolCallRunning {
+                turn: self.turn,
+                call_id: call.id.clone(),
+                name: call.name.clone(),
+                summary: summary.clone(),
+                arguments: call.arguments.clone(),
+            });
+            let ctx = CallCtx {
+                turn: self.turn,
+                call_id: &call.id,
+                cancel,
+            };
+            let out = tools::run(&self.tools, &call.name, &args, &ctx).await;
+            if matches!(out.status, ToolStatus::Error | ToolStatus::Refused) {
+                st.failures.insert(key, out.text.clone());
+            }
+            if let Some(change) = &out.change
+                && !st.written.contains(&change.path)
+            {
+                st.written.push(change.path.clone());
+            }
+            self.finish_call(call, &summary, out)?;
+        }
+        st.repeat_rounds = if all_repeats { st.repeat_rounds + 1 } else { 0 };
+        Ok(())
+    }
+}
+
+/// What a turn accumulates across its rounds.
+#[derive(Default)]
+struct TurnState {
+    answer: String,
+    written: Vec<String>,
+    used_tools: bool,
+    /// Calls that failed in the last round, by `call_key`, with their error.
+    failures: HashMap<String, String>,
+    /// Rounds in a row where every call was a refused repeat.
+    repeat_rounds: u32,
+}

@@ -1,0 +1,128 @@
+//! The system prompt: short rules, the environment, the project's
+//! AGENTS.md. It is a stable prefix (no dates, no counters), so a local
+//! server serves it from its KV cache on every request after the first.
+//! The template is `assets/prompts/system.md`; a user replaces it with
+//! `~/.config/mm/prompts/system.md` or `./.mm/prompts/system.md`.
+//!
+//! No concrete paths, file names or code in it: small models copy
+//! examples from their prompt (measured: one agent edited a file that only
+//! existed in its prompt's example).
+
+use std::path::Path;
+
+use crate::config::{SandboxMode, Settings};
+
+const DEFAULT_TEMPLATE: &str = include_str!("../../assets/prompts/system.md");
+const DEFAULT_IDENTITY: &str = "You are mm, a coding agent. You work in the user's workspace through the tools you are given.";
+/// AGENTS.md beyond this is cut: it is read on every request.
+const MAX_AGENTS_MD: usize = 6 * 1024;
+
+/// What the prompt says about the environment.
+pub struct PromptEnv<'a> {
+    pub root: &'a Path,
+    /// True when nobody can answer an approval (headless).
+    pub unattended: bool,
+}
+
+fn template(root: &Path) -> String {
+    let local = root.join(".mm").join("prompts").join("system.md");
+    let user = crate::config::user_config_dir().map(|d| d.join("prompts").join("system.md"));
+    for path in [Some(local), user].into_iter().flatten() {
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            return text;
+        }
+    }
+    DEFAULT_TEMPLATE.to_string()
+}
+
+fn sandbox_line(mode: SandboxMode, unattended: bool, bash: bool) -> String {
+    if !bash {
+        return "sandbox: file tools only, inside the workspace".into();
+    }
+    match (mode, unattended) {
+        (SandboxMode::ReadOnly, _) => {
+            "sandbox: read-only; files cannot be changed and only read-only commands run".into()
+        }
+        (SandboxMode::Full, _) => "sandbox: full access inside the workspace".into(),
+        (SandboxMode::Workspace, false) => {
+            "sandbox: read-only commands run at once; other commands wait for the user's approval"
+                .into()
+        }
+        (SandboxMode::Workspace, true) => "sandbox: unattended run; only read-only commands run, others are refused".into(),
+    }
+}
+
+/// Builds the system prompt for an agent.
+pub fn system_prompt(settings: &Settings, env: &PromptEnv<'_>) -> String {
+    let identity = settings
+        .system
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .unwrap_or(DEFAULT_IDENTITY);
+    let git = if env.root.join(".git").exists() || find_git_above(env.root) {
+        "yes"
+    } else {
+        "no"
+    };
+    let mut prompt = template(env.root)
+        .replace("{{identity}}", identity)
+        .replace("{{root}}", &env.root.to_string_lossy())
+        .replace("{{os}}", std::env::consts::OS)
+        .replace("{{git}}", git)
+        .replace(
+            "{{sandbox}}",
+            &sandbox_line(settings.sandbox, env.unattended, settings.bash_tool),
+        );
+    if let Some(agents) = agents_md(env.root) {
+        prompt.push_str("\nProject instructions (AGENTS.md):\n");
+        prompt.push_str(&agents);
+        if !agents.ends_with('\n') {
+            prompt.push('\n');
+        }
+    }
+    prompt
+}
+
+fn find_git_above(root: &Path) -> bool {
+    root.ancestors().skip(1).any(|p| p.join(".git").exists())
+}
+
+fn agents_md(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join("AGENTS.md")).ok()?;
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    if text.len() <= MAX_AGENTS_MD {
+        return Some(text.to_string());
+    }
+    let mut cut = MAX_AGENTS_MD;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    Some(format!("{}\n[AGENTS.md cut at {MAX_AGENTS_MD} bytes]", &text[..cut]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Overrides, resolve};
+
+    #[test]
+    fn the_prompt_is_stable_and_carries_agents_md() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "Run the tests with make check.").unwrap();
+        let s = resolve(&[], &Overrides::default(), None).unwrap();
+        let env = PromptEnv {
+            root: dir.path(),
+            unattended: false,
+        };
+        let a = system_prompt(&s, &env);
+        let b = system_prompt(&s, &env);
+        assert_eq!(a, b);
+        assert!(a.contains("Run the tests with make check."));
+        assert!(a.contains(&dir.path().to_string_lossy().into_owned()));
+        assert!(!a.contains("{{"), "{a}");
+    }
+}

@@ -1,0 +1,89 @@
+//! The agent as a task: front ends send `Op`s, the router applies the ones
+//! that cannot wait (cancel, approval answers) at once and queues the rest
+//! for the worker, which runs one turn at a time.
+
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, TurnResult};
+use crate::approval::ApprovalBroker;
+use crate::bus::EventBus;
+use crate::protocol::{AgentEvent, Level, Op};
+
+enum Work {
+    Turn(String),
+    NewSession,
+}
+
+/// Spawns the router and the worker. The returned handle finishes when
+/// the op channel closes or `Op::Shutdown` arrives (after the running
+/// turn ends).
+pub fn spawn(
+    agent: Agent,
+    broker: Arc<ApprovalBroker>,
+    bus: EventBus,
+    mut ops: mpsc::UnboundedReceiver<Op>,
+    results: Option<mpsc::UnboundedSender<TurnResult>>,
+) -> JoinHandle<()> {
+    let current: Arc<Mutex<CancellationToken>> = Arc::new(Mutex::new(CancellationToken::new()));
+    let (work_tx, work_rx) = mpsc::unbounded_channel::<Work>();
+    let worker = tokio::spawn(worker(agent, bus.clone(), work_rx, current.clone(), results));
+    tokio::spawn(async move {
+        while let Some(op) = ops.recv().await {
+            match op {
+                Op::UserMessage { text } => {
+                    let _ = work_tx.send(Work::Turn(text));
+                }
+                Op::NewSession => {
+                    let _ = work_tx.send(Work::NewSession);
+                }
+                Op::Cancel => {
+                    if let Ok(token) = current.lock() {
+                        token.cancel();
+                    }
+                }
+                Op::Approval { id, decision } => {
+                    broker.resolve(id, decision);
+                }
+                Op::Shutdown => break,
+            }
+        }
+        drop(work_tx);
+        let _ = worker.await;
+    })
+}
+
+async fn worker(
+    mut agent: Agent,
+    bus: EventBus,
+    mut work: mpsc::UnboundedReceiver<Work>,
+    current: Arc<Mutex<CancellationToken>>,
+    results: Option<mpsc::UnboundedSender<TurnResult>>,
+) {
+    while let Some(item) = work.recv().await {
+        match item {
+            Work::Turn(text) => {
+                let token = CancellationToken::new();
+                if let Ok(mut c) = current.lock() {
+                    *c = token.clone();
+                }
+                let result = agent.run_turn(&text, &token).await;
+                if let Some(tx) = &results {
+                    let _ = tx.send(result);
+                }
+            }
+            Work::NewSession => {
+                if let Err(e) = agent.new_session() {
+                    bus.publish(AgentEvent::Notice {
+                        turn: None,
+                        level: Level::Error,
+                        text: format!("could not start a new session: {e}"),
+                    });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Picks a front end and builds what it needs: settings, the connection,
+//! the session, the agent. Everything here runs once per process.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::agent::{Agent, AgentParts, prompt, service};
+use crate::approval::{ApprovalBroker, BrokerMode};
+use crate::bus::{EventBus, OpSender};
+use crate::cli::Cli;
+use crate::config::{self, Settings};
+use crate::console::{repl, show};
+use crate::llm::{self, ChatRequest, Message, RequestBudget};
+use crate::sandbox::Sandbox;
+use crate::session::{self, SessionLog};
+use crate::tools::{self, ToolEnv, ToolSet};
+use crate::{headless, startup};
+
+/// Runs mm as the flags say and returns the exit code.
+pub async fn run(cli: Cli) -> i32 {
+    let root = match workspace_root(&cli) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mm: {e}");
+            return 2;
+        }
+    };
+    if cli.sessions {
+        repl::print_sessions(&root);
+        return 0;
+    }
+    if let Some(which) = &cli.show {
+        return match session::read_records(&root, which) {
+            Ok((_, records)) => {
+                show::replay(&records);
+                0
+            }
+            Err(e) => {
+                eprintln!("mm: {e}");
+                1
+            }
+        };
+    }
+    if cli.json && cli.prompt.is_none() {
+        eprintln!("mm: -json needs -p PROMPT");
+        return 2;
+    }
+    let mut settings = match load_settings(&cli) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let unattended = cli.prompt.is_some();
+    let sandbox = match Sandbox::new(&root, settings.sandbox) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            eprintln!("mm: cannot use {} as the workspace: {e}", root.display());
+            return 2;
+        }
+    };
+    if cli.show_prompt {
+        show_prompt(&settings, sandbox.root(), unattended);
+        return 0;
+    }
+    if cli.tui {
+        eprintln!("mm: the full-screen TUI (-tui) is not in this build yet; starting the line REPL");
+    }
+    let connected = match startup::connect(&mut settings).await {
+        Ok(c) => c,
+        Err(msg) => {
+            eprintln!("mm: {msg}");
+            return 1;
+        }
+    };
+    let root = sandbox.root().to_path_buf();
+    let (log, history) = match &cli.resume {
+        Some(which) => match SessionLog::resume(&root, which) {
+            Ok((log, records, repair)) => {
+                if repair.torn_bytes > 0 {
+                    eprintln!("mm: repaired session {}: cut a torn last line", log.id());
+                }
+                if !repair.closed_calls.is_empty() {
+                    eprintln!(
+                        "mm: repaired session {}: {} tool call(s) had no recorded result; the model is told to check before redoing them",
+                        log.id(),
+                        repair.closed_calls.len()
+                    );
+                }
+                (log, session::messages(&records))
+            }
+            Err(e) => {
+                eprintln!("mm: {e}");
+                return 1;
+            }
+        },
+        None => match SessionLog::create(&root, &settings.provider, &connected.model) {
+            Ok(log) => (log, Vec::new()),
+            Err(e) => {
+                eprintln!("mm: {e}");
+                return 1;
+            }
+        },
+    };
+    let settings = Arc::new(settings);
+    let bus = EventBus::new();
+    let mode = if unattended {
+        BrokerMode::Deny
+    } else {
+        BrokerMode::Interactive
+    };
+    let broker = Arc::new(ApprovalBroker::new(mode, bus.clone()));
+    let tools = Arc::new(ToolEnv::new(sandbox, broker.clone(), settings.bash_timeout));
+    let banner = repl::Banner {
+        provider: settings.provider.clone(),
+        model: connected.model.clone(),
+        sandbox: settings.sandbox.as_str().to_string(),
+        session: log.id().to_string(),
+        context_window: connected.context_window,
+    };
+    let mut agent = Agent::new(AgentParts {
+        settings: settings.clone(),
+        model: connected.model,
+        client: connected.client,
+        budget: Arc::new(RequestBudget::new(settings.max_requests)),
+        tools,
+        bus: bus.clone(),
+        log,
+        history,
+        unattended,
+    });
+    let events = bus.subscribe();
+    if let Some(prompt) = &cli.prompt {
+        return headless::run(&mut agent, events, prompt, cli.json).await;
+    }
+    let (ops, ops_rx) = OpSender::channel();
+    let handle = service::spawn(agent, broker, bus, ops_rx, None);
+    let code = repl::run(ops, events, banner, root).await;
+    let _ = handle.await;
+    code
+}
+
+fn workspace_root(cli: &Cli) -> Result<PathBuf, String> {
+    match &cli.cwd {
+        Some(dir) => std::fs::canonicalize(dir)
+            .map_err(|e| format!("-cwd {}: {e}", dir.display())),
+        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}")),
+    }
+}
+
+/// Settings from every layer; `--ask NAME` swaps in the named sub-agent.
+fn load_settings(cli: &Cli) -> Result<Settings, i32> {
+    let settings = config::load(cli.config.as_deref(), &cli.overrides()).map_err(|e| {
+        eprintln!("mm: config error: {e}");
+        2
+    })?;
+    let Some(name) = &cli.ask else {
+        return Ok(settings);
+    };
+    if cli.prompt.is_none() {
+        eprintln!("mm: --ask {name} needs -p PROMPT");
+        return Err(2);
+    }
+    let Some(sub) = settings.sub_agents.get(name) else {
+        let known: Vec<&str> = settings.sub_agents.keys().map(String::as_str).collect();
+        eprintln!(
+            "mm: --ask {name}: no agent of that name under mmConfigs (declared: {})",
+            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+        );
+        return Err(2);
+    };
+    config::load(Some(&sub.path), &cli.overrides()).map_err(|e| {
+        eprintln!("mm: config error: {e}");
+        2
+    })
+}
+
+/// `-show-prompt`: the system prompt on stdout, the first request's size on stderr.
+fn show_prompt(settings: &Settings, root: &std::path::Path, unattended: bool) {
+    let system = prompt::system_prompt(settings, &prompt::PromptEnv { root, unattended });
+    let specs = tools::specs(ToolSet {
+        bash: settings.bash_tool,
+        edit: settings.edit_tools,
+    });
+    let messages = [Message::system(system.clone()), Message::user("")];
+    let body = llm::build_body(&ChatRequest {
+        model: settings.model.as_deref().unwrap_or(""),
+        messages: &messages,
+        tools: &specs,
+        sampling: &settings.sampling,
+        max_tokens: settings.max_tokens,
+        replay_reasoning: false,
+    });
+    let size = serde_json::to_vec(&body).map(|b| b.len()).unwrap_or(0);
+    println!("{system}");
+    eprintln!(
+        "mm: first request {size} bytes (system prompt {} bytes, {} tools)",
+        system.len(),
+        specs.len()
+    );
+}

@@ -1,0 +1,207 @@
+//! The command line. Compatible with the Go mm: every long flag works with
+//! one dash or two (`-prompt` / `--prompt`), and the agent file may come
+//! before or after the flags.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{CommandFactory, Parser};
+
+use crate::config::{Overrides, SandboxMode};
+
+#[derive(Parser, Debug, Default)]
+#[command(
+    name = "mm",
+    version,
+    about = "A coding agent for the terminal, built so small local models deliver real work.",
+    long_about = None,
+    after_help = "Without an agent file, mm uses a llama-server on 127.0.0.1:8080 (then Ollama on 127.0.0.1:11434).\n\
+Every long flag also works with a single dash (-prompt, -json, -yolo).\n\
+Exit codes: 0 done, 1 failed, 2 usage or config error, 3 budget exhausted, 4 reply truncated, 130 cancelled."
+)]
+pub struct Cli {
+    /// Agent file (YAML) with provider, model, tools and prompt settings.
+    #[arg(value_name = "CONFIG.yaml")]
+    pub config: Option<PathBuf>,
+
+    /// Run one prompt headless: the answer on stdout, everything else on stderr.
+    #[arg(short = 'p', long = "prompt", value_name = "PROMPT", allow_hyphen_values = true)]
+    pub prompt: Option<String>,
+
+    /// Full-screen terminal UI.
+    #[arg(long)]
+    pub tui: bool,
+
+    /// With -p: print one JSON object (outcome, answer, written files, session, usage).
+    #[arg(long)]
+    pub json: bool,
+
+    /// With -p: ask the agent NAME declared under mmConfigs, and print only its answer.
+    #[arg(long, value_name = "NAME")]
+    pub ask: Option<String>,
+
+    /// Continue a session: `last` or a session id.
+    #[arg(long, value_name = "last|ID")]
+    pub resume: Option<String>,
+
+    /// List the sessions of this workspace.
+    #[arg(long)]
+    pub sessions: bool,
+
+    /// Replay a session's transcript without a model: `last` or an id.
+    #[arg(long, value_name = "last|ID")]
+    pub show: Option<String>,
+
+    /// What the tools may do: read-only, workspace (default) or full.
+    #[arg(long, value_name = "MODE", value_parser = parse_sandbox)]
+    pub sandbox: Option<SandboxMode>,
+
+    /// Full access and never ask (same as -sandbox full).
+    #[arg(long)]
+    pub yolo: bool,
+
+    /// Model id (default: what the server has loaded).
+    #[arg(long, value_name = "ID")]
+    pub model: Option<String>,
+
+    /// local, llamacpp, llmman, ollama, lmstudio, vllm, openai, deepseek, openrouter.
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+
+    /// Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1.
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Model requests allowed for the whole process, retries and sub-agents included.
+    #[arg(long, value_name = "N")]
+    pub max_requests: Option<u32>,
+
+    /// Tool rounds per turn, then one tool-less request for a final report (exit 3).
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
+
+    /// Workspace root (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+
+    /// Print the system prompt and the size of the first request, then exit.
+    #[arg(long)]
+    pub show_prompt: bool,
+}
+
+fn parse_sandbox(s: &str) -> Result<SandboxMode, String> {
+    SandboxMode::parse(s).ok_or_else(|| format!("{s:?} is not a sandbox mode (read-only, workspace, full)"))
+}
+
+impl Cli {
+    /// Parses the process arguments, accepting single-dash long flags.
+    pub fn parse_args() -> Cli {
+        Cli::parse_from(normalize(std::env::args_os()))
+    }
+
+    pub fn try_parse_args<I: IntoIterator<Item = OsString>>(args: I) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(normalize(args))
+    }
+
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            url: self.url.clone(),
+            sandbox: self.sandbox,
+            yolo: self.yolo,
+            max_rounds: self.max_rounds,
+            max_requests: self.max_requests,
+        }
+    }
+}
+
+/// Rewrites `-name` and `-name=value` to `--name` when `name` is a long
+/// flag, leaving short flags, values and everything after `--` alone.
+pub fn normalize<I: IntoIterator<Item = OsString>>(args: I) -> Vec<OsString> {
+    let cmd = Cli::command();
+    let mut longs: Vec<String> = cmd
+        .get_arguments()
+        .filter_map(|a| a.get_long().map(str::to_string))
+        .collect();
+    longs.extend(["help".to_string(), "version".to_string()]);
+    let mut out = Vec::new();
+    let mut rest_is_positional = false;
+    for (i, arg) in args.into_iter().enumerate() {
+        if i == 0 || rest_is_positional {
+            out.push(arg);
+            continue;
+        }
+        let Some(s) = arg.to_str() else {
+            out.push(arg);
+            continue;
+        };
+        if s == "--" {
+            rest_is_positional = true;
+            out.push(arg);
+            continue;
+        }
+        if let Some(body) = s.strip_prefix('-')
+            && !body.starts_with('-')
+            && body.len() > 1
+        {
+            let name = body.split('=').next().unwrap_or(body);
+            if longs.iter().any(|l| l == name) {
+                out.push(OsString::from(format!("-{s}")));
+                continue;
+            }
+        }
+        out.push(arg);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        let mut v = vec![OsString::from("mm")];
+        v.extend(args.iter().map(OsString::from));
+        Cli::try_parse_args(v).unwrap()
+    }
+
+    #[test]
+    fn single_and_double_dash_long_flags_are_the_same() {
+        let a = parse(&["-prompt", "hi", "-json", "-max-rounds", "3", "-sandbox", "read-only"]);
+        let b = parse(&["--prompt", "hi", "--json", "--max-rounds=3", "--sandbox=read-only"]);
+        assert_eq!(a.prompt, b.prompt);
+        assert!(a.json && b.json);
+        assert_eq!(a.max_rounds, Some(3));
+        assert_eq!(b.max_rounds, Some(3));
+        assert_eq!(a.sandbox, Some(SandboxMode::ReadOnly));
+    }
+
+    #[test]
+    fn the_config_file_may_come_before_or_after_flags() {
+        let a = parse(&["agent.yaml", "-p", "x"]);
+        let b = parse(&["-p", "x", "agent.yaml"]);
+        assert_eq!(a.config, b.config);
+        assert_eq!(a.config.unwrap(), PathBuf::from("agent.yaml"));
+    }
+
+    #[test]
+    fn values_that_look_like_flags_are_left_alone() {
+        let c = parse(&["-p", "-json is a flag", "-yolo"]);
+        assert_eq!(c.prompt.as_deref(), Some("-json is a flag"));
+        assert!(c.yolo);
+    }
+
+    #[test]
+    fn unknown_flags_and_bad_modes_are_usage_errors() {
+        let v = |args: &[&str]| {
+            let mut v = vec![OsString::from("mm")];
+            v.extend(args.iter().map(OsString::from));
+            v
+        };
+        let e = Cli::try_parse_args(v(&["-frobnicate"])).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let e = Cli::try_parse_args(v(&["-sandbox", "open"])).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+    }
+}

@@ -1,0 +1,92 @@
+//! Go-style durations (`30s`, `2m`, `1h30m`, `500ms`), the form the Go mm's
+//! agent files use for `watchdogTimeout` and `firstTokenTimeout`.
+
+use std::time::Duration;
+
+/// Parses a Go duration string. A bare `0` is zero; anything else needs a unit.
+pub fn parse(text: &str) -> Result<Duration, String> {
+    let s = text.trim();
+    if s == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if s.is_empty() {
+        return Err("empty duration".into());
+    }
+    let mut total = 0f64;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(|| format!("duration {text:?} needs a unit (ms, s, m, h)"))?;
+        if num_len == 0 {
+            return Err(format!("invalid duration {text:?}: expected a number"));
+        }
+        let value: f64 = rest[..num_len]
+            .parse()
+            .map_err(|_| format!("invalid duration {text:?}"))?;
+        rest = &rest[num_len..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let factor = match &rest[..unit_len] {
+            "ns" => 1e-9,
+            "us" | "µs" => 1e-6,
+            "ms" => 1e-3,
+            "s" => 1.0,
+            "m" => 60.0,
+            "h" => 3600.0,
+            other => {
+                return Err(format!(
+                    "invalid duration {text:?}: unknown unit {other:?} (use ms, s, m or h)"
+                ));
+            }
+        };
+        total += value * factor;
+        rest = &rest[unit_len..];
+    }
+    Ok(Duration::from_secs_f64(total))
+}
+
+/// Formats a duration the way a user would write it back.
+pub fn format(d: Duration) -> String {
+    let secs = d.as_secs();
+    if d.subsec_millis() != 0 && secs < 10 {
+        return format!("{}ms", d.as_millis());
+    }
+    if secs >= 3600 && secs % 3600 == 0 {
+        format!("{}h", secs / 3600)
+    } else if secs >= 60 && secs % 60 == 0 {
+        format!("{}m", secs / 60)
+    } else {
+        format!("{secs}s")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_go_durations() {
+        assert_eq!(parse("30s").unwrap(), Duration::from_secs(30));
+        assert_eq!(parse("2m").unwrap(), Duration::from_secs(120));
+        assert_eq!(parse("1h30m").unwrap(), Duration::from_secs(5400));
+        assert_eq!(parse("500ms").unwrap(), Duration::from_millis(500));
+        assert_eq!(parse("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(parse("0").unwrap(), Duration::ZERO);
+    }
+
+    #[test]
+    fn refuses_what_go_refuses() {
+        for bad in ["", "30", "s", "3x", "1m-2s", "two minutes"] {
+            assert!(parse(bad).is_err(), "{bad:?} should fail");
+        }
+    }
+
+    #[test]
+    fn formats_round_figures() {
+        assert_eq!(format(Duration::from_secs(120)), "2m");
+        assert_eq!(format(Duration::from_secs(45)), "45s");
+        assert_eq!(format(Duration::from_millis(250)), "250ms");
+    }
+}

@@ -1,0 +1,284 @@
+//! The YAML agent file (and `~/.config/mm/config.yaml`, which has the same
+//! shape). Keys are the Go mm's, so its agent files load unchanged. Unknown
+//! keys and wrong types are errors that name the file, line:col and the
+//! closest valid key.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+
+use super::duration;
+
+/// How much the tools may do without asking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    ReadOnly,
+    Workspace,
+    Full,
+}
+
+impl SandboxMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "read-only" | "readonly" => Some(SandboxMode::ReadOnly),
+            "workspace" => Some(SandboxMode::Workspace),
+            "full" => Some(SandboxMode::Full),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::Workspace => "workspace",
+            SandboxMode::Full => "full",
+        }
+    }
+}
+
+/// A Go-style duration string in YAML (`30s`, `2m`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GoDuration(pub Duration);
+
+impl<'de> Deserialize<'de> for GoDuration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        duration::parse(&s)
+            .map(GoDuration)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Another agent file this agent can ask (`ask_agent`, `--ask NAME`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubAgentRef {
+    pub path: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+/// How the agent introduces itself to an ACP client.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcpInfo {
+    pub name: Option<String>,
+    pub title: Option<String>,
+}
+
+/// Every key an agent file may hold; all optional, later layers win.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AgentFile {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// Tried when `baseUrl` does not answer.
+    pub fallback: Option<String>,
+    /// Name of the environment variable that holds the API key.
+    pub api_key_env: Option<String>,
+    pub system: Option<String>,
+    /// Passed through to the request body as is (temperature, max_tokens,
+    /// top_p, parallel_tool_calls, chat_template_kwargs, ...).
+    pub sampling: Option<serde_json::Map<String, serde_json::Value>>,
+    pub bash_tool: Option<bool>,
+    pub edit_tools: Option<bool>,
+    pub plan_tool: Option<bool>,
+    pub skills_dir: Option<String>,
+    pub yolo: Option<bool>,
+    pub sandbox: Option<SandboxMode>,
+    pub mm_configs: Option<BTreeMap<String, SubAgentRef>>,
+    pub acp: Option<AcpInfo>,
+    pub max_turns: Option<u32>,
+    pub max_requests: Option<u32>,
+    pub watchdog_timeout: Option<GoDuration>,
+    pub first_token_timeout: Option<GoDuration>,
+    pub bash_timeout: Option<GoDuration>,
+    /// Go type declarations; kept as text for now.
+    pub structured_output: Option<String>,
+    pub context_window: Option<u64>,
+    /// Completion cap for local servers (default 4096).
+    pub max_tokens: Option<u64>,
+}
+
+/// A configuration error, with its place in the file when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub position: Option<(u64, u64)>,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.position {
+            Some((line, col)) => write!(
+                f,
+                "{}:{}:{}: {}",
+                self.file.display(),
+                line,
+                col,
+                self.message
+            ),
+            None => write!(f, "{}: {}", self.file.display(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl AgentFile {
+    /// Reads and checks one YAML file.
+    pub fn load(path: &Path) -> Result<AgentFile, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: path.to_path_buf(),
+            position: None,
+            message: format!("cannot read: {e}"),
+        })?;
+        Self::parse(path, &text)
+    }
+
+    pub fn parse(path: &Path, text: &str) -> Result<AgentFile, ConfigError> {
+        if text.trim().is_empty() {
+            return Ok(AgentFile::default());
+        }
+        serde_saphyr::from_str::<AgentFile>(text).map_err(|e| describe(path, &e))
+    }
+}
+
+/// Turns a YAML error into one line that says what to change.
+fn describe(path: &Path, err: &serde_saphyr::Error) -> ConfigError {
+    let position = err
+        .location()
+        .filter(|l| l.line() > 0)
+        .map(|l| (l.line(), l.column()));
+    ConfigError {
+        file: path.to_path_buf(),
+        position,
+        message: explain(&first_line(&err.to_string())),
+    }
+}
+
+/// The error text without the source snippet and the position the YAML
+/// library adds (ours is printed in front already).
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("invalid YAML").trim();
+    let line = line.strip_prefix("error: ").unwrap_or(line);
+    if let Some(rest) = line.strip_prefix("line ")
+        && let Some(i) = rest.find(": ")
+        && rest[..i].contains("column")
+    {
+        return rest[i + 2..].to_string();
+    }
+    match line.rfind(" at line ") {
+        Some(i) => line[..i].trim().to_string(),
+        None => line.to_string(),
+    }
+}
+
+/// Rewrites serde's "unknown field `x`, expected one of a, b" to name the
+/// closest valid key.
+fn explain(message: &str) -> String {
+    let Some(rest) = message.strip_prefix("unknown field `") else {
+        return message.to_string();
+    };
+    let Some((field, tail)) = rest.split_once('`') else {
+        return message.to_string();
+    };
+    let list = tail
+        .trim_start_matches(',')
+        .trim()
+        .trim_start_matches("expected one of")
+        .trim_start_matches("expected")
+        .trim();
+    let expected: Vec<&str> = list
+        .split([',', ' '])
+        .map(|s| s.trim().trim_matches('`'))
+        .filter(|s| !s.is_empty() && *s != "or")
+        .collect();
+    match closest(field, &expected) {
+        Some(best) => format!("unknown key {field:?}; the closest valid key is {best:?}"),
+        None => format!("unknown key {field:?}"),
+    }
+}
+
+/// The valid key nearest to a mistyped one (case-insensitive edit distance).
+pub fn closest<'a>(field: &str, expected: &[&'a str]) -> Option<&'a str> {
+    let lower = field.to_ascii_lowercase();
+    expected
+        .iter()
+        .map(|cand| {
+            let score = strsim::normalized_damerau_levenshtein(&lower, &cand.to_ascii_lowercase());
+            (score, *cand)
+        })
+        .filter(|(score, _)| *score > 0.0)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, cand)| cand)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<AgentFile, ConfigError> {
+        AgentFile::parse(Path::new("agent.yaml"), text)
+    }
+
+    #[test]
+    fn reads_the_go_keys() {
+        let f = parse(
+            "provider: llmman\nmodel: m\nbaseUrl: http://127.0.0.1:1/v1\nfallback: http://x/v1\n\
+             bashTool: false\neditTools: true\nplanTool: false\nskillsDir: no-skills\nyolo: true\n\
+             maxTurns: 20\nwatchdogTimeout: 2m\nfirstTokenTimeout: 3m\n\
+             sampling:\n  temperature: 0.0\n  chat_template_kwargs:\n    enable_thinking: false\n\
+             acp:\n  name: bob\n  title: Bob\n\
+             mmConfigs:\n  countries:\n    path: a.yaml\n    description: d\n\
+             structuredOutput: |\n  type A struct {}\n  var X = A{}\n",
+        )
+        .unwrap();
+        assert_eq!(f.provider.as_deref(), Some("llmman"));
+        assert_eq!(f.max_turns, Some(20));
+        assert_eq!(f.watchdog_timeout, Some(GoDuration(Duration::from_secs(120))));
+        let sampling = f.sampling.unwrap();
+        assert_eq!(sampling["chat_template_kwargs"]["enable_thinking"], false);
+        assert_eq!(f.mm_configs.unwrap()["countries"].path, "a.yaml");
+        assert!(f.structured_output.unwrap().contains("var X"));
+    }
+
+    #[test]
+    fn an_unknown_key_names_line_col_and_the_closest_key() {
+        let err = parse("model: m\nbaseURL: http://127.0.0.1/v1\n").unwrap_err();
+        assert_eq!(err.position, Some((2, 1)), "{err}");
+        assert!(err.message.contains("\"baseURL\""), "{err}");
+        assert!(err.message.contains("\"baseUrl\""), "{err}");
+        assert!(err.to_string().starts_with("agent.yaml:2:1: "), "{err}");
+    }
+
+    #[test]
+    fn a_wrong_type_names_its_place() {
+        let err = parse("model: m\nmaxTurns: lots\n").unwrap_err();
+        assert_eq!(err.position.map(|p| p.0), Some(2), "{err}");
+        let err = parse("watchdogTimeout: 30\n").unwrap_err();
+        assert_eq!(err.position.map(|p| p.0), Some(1), "{err}");
+        assert!(err.message.contains("unit"), "{err}");
+    }
+
+    #[test]
+    fn a_nested_unknown_key_is_caught_too() {
+        let err = parse("acp:\n  name: x\n  titel: y\n").unwrap_err();
+        assert_eq!(err.position, Some((3, 3)), "{err}");
+        assert!(err.message.contains("\"title\""), "{err}");
+    }
+
+    #[test]
+    fn closest_key_prefers_the_nearest_spelling() {
+        let keys = ["baseUrl", "bashTool", "model", "maxTurns"];
+        assert_eq!(closest("base_url", &keys), Some("baseUrl"));
+        assert_eq!(closest("maxturn", &keys), Some("maxTurns"));
+        assert_eq!(closest("modle", &keys), Some("model"));
+    }
+}

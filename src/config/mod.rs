@@ -1,0 +1,365 @@
+//! Settings: compiled-in defaults, then `~/.config/mm/config.yaml`, then the
+//! agent file, then command-line flags. The result is one `Settings` value
+//! that the rest of the program reads and never writes.
+
+pub mod duration;
+pub mod file;
+pub mod provider;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use file::{AgentFile, ConfigError, SandboxMode, SubAgentRef};
+pub use provider::{ProviderInfo, ProviderKind};
+
+/// Default completion cap for local servers. llama-server has no cap of its
+/// own, and a small model that loops fills its whole window in one reply
+/// (measured on the Go agents: 15,864 tokens in 45 minutes at 6 tok/s).
+pub const LOCAL_COMPLETION_CAP: u64 = 4096;
+/// Tool rounds per turn when nothing says otherwise.
+pub const DEFAULT_MAX_ROUNDS: u32 = 40;
+
+/// What the command line sets; `None` leaves the lower layers alone.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub url: Option<String>,
+    pub sandbox: Option<SandboxMode>,
+    pub yolo: bool,
+    pub max_rounds: Option<u32>,
+    pub max_requests: Option<u32>,
+}
+
+/// A sub-agent declared under `mmConfigs`, its path resolved.
+#[derive(Clone, Debug)]
+pub struct SubAgent {
+    pub name: String,
+    pub path: PathBuf,
+    pub description: String,
+}
+
+/// The resolved settings of one agent.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The provider name as the user wrote it (`llmman`, `local`, ...).
+    pub provider: String,
+    pub provider_info: ProviderInfo,
+    /// `None`: ask the server which model it has loaded.
+    pub model: Option<String>,
+    pub base_url: String,
+    pub fallback: Option<String>,
+    /// Nothing chose a server: try llama-server on 8080, then Ollama.
+    pub auto_detect: bool,
+    pub api_key: Option<String>,
+    pub system: Option<String>,
+    pub sampling: serde_json::Map<String, serde_json::Value>,
+    pub bash_tool: bool,
+    pub edit_tools: bool,
+    pub plan_tool: bool,
+    pub skills_dir: Option<String>,
+    pub sandbox: SandboxMode,
+    /// `yolo: true` or `-yolo`: full access, never ask.
+    pub yolo: bool,
+    pub max_rounds: u32,
+    pub max_requests: Option<u32>,
+    pub watchdog: Duration,
+    pub first_token_timeout: Duration,
+    pub bash_timeout: Duration,
+    pub structured_output: Option<String>,
+    pub context_window: Option<u64>,
+    /// Completion cap sent as `max_tokens` unless `sampling` sets one.
+    pub max_tokens: Option<u64>,
+    pub sub_agents: BTreeMap<String, SubAgent>,
+    pub acp_name: Option<String>,
+    pub acp_title: Option<String>,
+    /// The agent file these settings came from, if any.
+    pub agent_file: Option<PathBuf>,
+}
+
+/// Where personal configuration lives: `$MM_CONFIG_DIR`, else
+/// `$XDG_CONFIG_HOME/mm`, else `~/.config/mm`.
+pub fn user_config_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("MM_CONFIG_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(dir).join("mm"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config").join("mm"))
+}
+
+/// Loads every layer and resolves them into `Settings`.
+pub fn load(agent_file: Option<&Path>, flags: &Overrides) -> Result<Settings, ConfigError> {
+    let mut layers: Vec<(Option<PathBuf>, AgentFile)> = Vec::new();
+    if let Some(dir) = user_config_dir() {
+        let path = dir.join("config.yaml");
+        if path.is_file() {
+            layers.push((None, AgentFile::load(&path)?));
+        }
+    }
+    if let Some(path) = agent_file {
+        layers.push((Some(path.to_path_buf()), AgentFile::load(path)?));
+    }
+    resolve(&layers, flags, agent_file)
+}
+
+/// Merges the layers (lowest first) and the flags.
+pub fn resolve(
+    layers: &[(Option<PathBuf>, AgentFile)],
+    flags: &Overrides,
+    agent_file: Option<&Path>,
+) -> Result<Settings, ConfigError> {
+    let mut merged = AgentFile::default();
+    let mut sub_agents = BTreeMap::new();
+    for (path, layer) in layers {
+        if let Some(configs) = &layer.mm_configs {
+            let base = path
+                .as_ref()
+                .and_then(|p| p.parent())
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            for (name, r) in configs {
+                sub_agents.insert(
+                    name.clone(),
+                    SubAgent {
+                        name: name.clone(),
+                        path: base.join(&r.path),
+                        description: r.description.clone(),
+                    },
+                );
+            }
+        }
+        overlay(&mut merged, layer.clone());
+    }
+    let err = |message: String| ConfigError {
+        file: agent_file
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("command line")),
+        position: None,
+        message,
+    };
+
+    let env_url = std::env::var("MM_BASE_URL").ok().filter(|s| !s.is_empty());
+    let chose_server = flags.provider.is_some()
+        || flags.url.is_some()
+        || env_url.is_some()
+        || merged.provider.is_some()
+        || merged.base_url.is_some();
+    let provider = flags
+        .provider
+        .clone()
+        .or(merged.provider.clone())
+        .unwrap_or_else(|| "local".to_string());
+    let provider_info = provider::lookup(&provider).ok_or_else(|| {
+        err(format!(
+            "unknown provider {provider:?}; known providers: {}",
+            provider::NAMES.join(", ")
+        ))
+    })?;
+    let base_url = flags
+        .url
+        .clone()
+        .or(env_url)
+        .or(merged.base_url.clone())
+        .unwrap_or_else(|| provider_info.default_base_url.to_string());
+    let base_url = base_url.trim_end_matches('/').to_string();
+    provider::check_base_url(&base_url).map_err(err)?;
+
+    let api_key = merged
+        .api_key_env
+        .as_deref()
+        .into_iter()
+        .chain(["MM_API_KEY"])
+        .chain(provider_info.key_envs.iter().copied())
+        .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()));
+    if !provider_info.local && api_key.is_none() {
+        return Err(err(format!(
+            "provider {provider} needs an API key: set {}",
+            provider_info.key_envs.join(" or ")
+        )));
+    }
+
+    let model = flags
+        .model
+        .clone()
+        .or(merged.model.clone())
+        .or(provider_info.default_model.map(str::to_string));
+    if model.is_none() && !provider_info.local {
+        return Err(err(format!(
+            "provider {provider} needs a model: set `model:` in the agent file or pass -model"
+        )));
+    }
+
+    let yolo = flags.yolo || merged.yolo.unwrap_or(false);
+    let sandbox = if yolo {
+        SandboxMode::Full
+    } else {
+        flags
+            .sandbox
+            .or(merged.sandbox)
+            .unwrap_or(SandboxMode::Workspace)
+    };
+    let max_tokens = merged
+        .max_tokens
+        .or(provider_info.local.then_some(LOCAL_COMPLETION_CAP));
+    let acp = merged.acp.clone().unwrap_or_default();
+
+    Ok(Settings {
+        provider,
+        provider_info,
+        model,
+        base_url,
+        fallback: merged.fallback.clone(),
+        auto_detect: !chose_server,
+        api_key,
+        system: merged.system.clone(),
+        sampling: merged.sampling.clone().unwrap_or_default(),
+        bash_tool: merged.bash_tool.unwrap_or(true),
+        edit_tools: merged.edit_tools.unwrap_or(true),
+        plan_tool: merged.plan_tool.unwrap_or(false),
+        skills_dir: merged.skills_dir.clone(),
+        sandbox,
+        yolo,
+        max_rounds: flags
+            .max_rounds
+            .or(merged.max_turns)
+            .unwrap_or(DEFAULT_MAX_ROUNDS)
+            .max(1),
+        max_requests: flags.max_requests.or(merged.max_requests),
+        watchdog: merged
+            .watchdog_timeout
+            .map(|d| d.0)
+            .unwrap_or(Duration::from_secs(120)),
+        first_token_timeout: merged
+            .first_token_timeout
+            .map(|d| d.0)
+            .unwrap_or(Duration::from_secs(600)),
+        bash_timeout: merged
+            .bash_timeout
+            .map(|d| d.0)
+            .unwrap_or(Duration::from_secs(120)),
+        structured_output: merged.structured_output.clone(),
+        context_window: merged.context_window,
+        max_tokens,
+        sub_agents,
+        acp_name: acp.name,
+        acp_title: acp.title,
+        agent_file: agent_file.map(Path::to_path_buf),
+    })
+}
+
+/// Lays `top` over `base`: every key `top` sets wins; `sampling` merges key
+/// by key so a personal temperature survives an agent file's max_tokens.
+fn overlay(base: &mut AgentFile, top: AgentFile) {
+    macro_rules! take {
+        ($($field:ident),*) => { $( if top.$field.is_some() { base.$field = top.$field; } )* };
+    }
+    take!(
+        provider,
+        model,
+        base_url,
+        fallback,
+        api_key_env,
+        system,
+        bash_tool,
+        edit_tools,
+        plan_tool,
+        skills_dir,
+        yolo,
+        sandbox,
+        mm_configs,
+        acp,
+        max_turns,
+        max_requests,
+        watchdog_timeout,
+        first_token_timeout,
+        bash_timeout,
+        structured_output,
+        context_window,
+        max_tokens
+    );
+    if let Some(top_sampling) = top.sampling {
+        let sampling = base.sampling.get_or_insert_with(Default::default);
+        for (k, v) in top_sampling {
+            sampling.insert(k, v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(text: &str) -> (Option<PathBuf>, AgentFile) {
+        (
+            Some(PathBuf::from("/cfg/agent.yaml")),
+            AgentFile::parse(Path::new("agent.yaml"), text).unwrap(),
+        )
+    }
+
+    #[test]
+    fn later_layers_and_flags_win() {
+        let global = (
+            None,
+            AgentFile::parse(
+                Path::new("config.yaml"),
+                "model: a\nsampling:\n  temperature: 0.5\n",
+            )
+            .unwrap(),
+        );
+        let agent = layer("model: b\nsampling:\n  max_tokens: 100\nmaxTurns: 7\n");
+        let flags = Overrides {
+            max_rounds: Some(3),
+            ..Default::default()
+        };
+        let s = resolve(&[global, agent], &flags, None).unwrap();
+        assert_eq!(s.model.as_deref(), Some("b"));
+        assert_eq!(s.sampling["temperature"], 0.5);
+        assert_eq!(s.sampling["max_tokens"], 100);
+        assert_eq!(s.max_rounds, 3);
+    }
+
+    #[test]
+    fn no_config_means_auto_detect_on_the_local_default() {
+        let s = resolve(&[], &Overrides::default(), None).unwrap();
+        assert!(s.auto_detect || std::env::var_os("MM_BASE_URL").is_some());
+        assert_eq!(s.provider, "local");
+        assert_eq!(s.max_tokens, Some(LOCAL_COMPLETION_CAP));
+        assert_eq!(s.sandbox, SandboxMode::Workspace);
+    }
+
+    #[test]
+    fn yolo_means_full() {
+        let s = resolve(&[layer("yolo: true\n")], &Overrides::default(), None).unwrap();
+        assert_eq!(s.sandbox, SandboxMode::Full);
+    }
+
+    #[test]
+    fn sub_agent_paths_are_relative_to_their_file() {
+        let s = resolve(
+            &[layer("mmConfigs:\n  c:\n    path: agent.countries.yaml\n")],
+            &Overrides::default(),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            s.sub_agents["c"].path,
+            PathBuf::from("/cfg/agent.countries.yaml")
+        );
+    }
+
+    #[test]
+    fn bad_provider_and_plain_http_are_errors() {
+        let e = resolve(&[layer("provider: gpt\n")], &Overrides::default(), None).unwrap_err();
+        assert!(e.message.contains("unknown provider"), "{e}");
+        let e = resolve(
+            &[layer("baseUrl: http://example.com/v1\n")],
+            &Overrides::default(),
+            None,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("plain http"), "{e}");
+    }
+}

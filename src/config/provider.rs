@@ -1,0 +1,174 @@
+//! The providers mm knows, with their defaults, and the rule that plain
+//! http only goes to loopback.
+
+use std::net::IpAddr;
+
+/// The dialect details that differ between providers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderKind {
+    /// llama.cpp's llama-server and servers built on it (llmman).
+    LlamaCpp,
+    Ollama,
+    LmStudio,
+    Vllm,
+    OpenAi,
+    DeepSeek,
+    OpenRouter,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ProviderInfo {
+    pub kind: ProviderKind,
+    pub default_base_url: &'static str,
+    /// Environment variables searched for the API key, in order.
+    pub key_envs: &'static [&'static str],
+    /// A loopback server: no key needed, the model is whatever it has
+    /// loaded, and replies get a completion cap.
+    pub local: bool,
+    pub default_model: Option<&'static str>,
+}
+
+/// Every provider name accepted in `provider:` and `-provider`.
+pub const NAMES: &[&str] = &[
+    "local",
+    "llamacpp",
+    "llmman",
+    "ollama",
+    "lmstudio",
+    "vllm",
+    "openai",
+    "deepseek",
+    "openrouter",
+];
+
+pub fn lookup(name: &str) -> Option<ProviderInfo> {
+    let info = |kind, base, keys, local, model| ProviderInfo {
+        kind,
+        default_base_url: base,
+        key_envs: keys,
+        local,
+        default_model: model,
+    };
+    Some(match name {
+        "local" | "llamacpp" => info(
+            ProviderKind::LlamaCpp,
+            "http://127.0.0.1:8080/v1",
+            &["LLAMA_API_KEY"],
+            true,
+            None,
+        ),
+        "llmman" => info(
+            ProviderKind::LlamaCpp,
+            "http://127.0.0.1:17434/v1",
+            &["LLMMAN_API_KEY"],
+            true,
+            None,
+        ),
+        "ollama" => info(
+            ProviderKind::Ollama,
+            "http://127.0.0.1:11434/v1",
+            &["OLLAMA_API_KEY"],
+            true,
+            None,
+        ),
+        "lmstudio" => info(
+            ProviderKind::LmStudio,
+            "http://127.0.0.1:1234/v1",
+            &["LMSTUDIO_API_KEY"],
+            true,
+            None,
+        ),
+        "vllm" => info(
+            ProviderKind::Vllm,
+            "http://127.0.0.1:8000/v1",
+            &["VLLM_API_KEY"],
+            true,
+            None,
+        ),
+        "openai" => info(
+            ProviderKind::OpenAi,
+            "https://api.openai.com/v1",
+            &["OPENAI_API_KEY"],
+            false,
+            None,
+        ),
+        "deepseek" => info(
+            ProviderKind::DeepSeek,
+            "https://api.deepseek.com/v1",
+            &["DEEPSEEK_API_KEY"],
+            false,
+            Some("deepseek-chat"),
+        ),
+        "openrouter" => info(
+            ProviderKind::OpenRouter,
+            "https://openrouter.ai/api/v1",
+            &["OPENROUTER_API_KEY"],
+            false,
+            None,
+        ),
+        _ => return None,
+    })
+}
+
+/// True for `localhost` and loopback IP literals. A host name that merely
+/// starts with `127.` is not loopback.
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if host.eq_ignore_ascii_case("localhost") {
+        return true;
+    }
+    host.parse::<IpAddr>().map(|ip| ip.is_loopback()).unwrap_or(false)
+}
+
+/// Checks a base URL: http(s) only, and plain http only to loopback.
+pub fn check_base_url(url: &str) -> Result<(), String> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+    match parsed.scheme() {
+        "https" => Ok(()),
+        "http" => {
+            let host = parsed.host_str().unwrap_or("");
+            if is_loopback_host(host) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "refusing plain http to {host}: use https, or a loopback address (localhost, 127.0.0.1, ::1)"
+                ))
+            }
+        }
+        other => Err(format!("unsupported URL scheme {other:?} in {url:?}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_documented_name_resolves() {
+        for name in NAMES {
+            assert!(lookup(name).is_some(), "{name}");
+        }
+        assert!(lookup("gpt").is_none());
+    }
+
+    #[test]
+    fn loopback_means_localhost_or_a_loopback_literal() {
+        for ok in ["localhost", "127.0.0.1", "127.5.6.7", "::1", "[::1]", "LOCALHOST"] {
+            assert!(is_loopback_host(ok), "{ok}");
+        }
+        for bad in ["127.0.0.1.nip.io", "example.com", "10.0.0.1", "host.docker.internal"] {
+            assert!(!is_loopback_host(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn plain_http_is_refused_off_loopback() {
+        assert!(check_base_url("http://127.0.0.1:8080/v1").is_ok());
+        assert!(check_base_url("http://[::1]:8080/v1").is_ok());
+        assert!(check_base_url("https://api.openai.com/v1").is_ok());
+        let err = check_base_url("http://host.docker.internal:17434/v1").unwrap_err();
+        assert!(err.contains("refusing plain http"), "{err}");
+        assert!(check_base_url("http://127.0.0.1.evil.com/v1").is_err());
+        assert!(check_base_url("ftp://x/").is_err());
+    }
+}

@@ -1,0 +1,6 @@
+//! The line front ends: the REPL, the printer shared with `-p`, and the
+//! `-show` replay.
+
+pub mod printer;
+pub mod repl;
+pub mod show;

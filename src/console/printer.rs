@@ -1,0 +1,387 @@
+//! Renders bus events as terminal lines: the REPL, the headless `-p` run
+//! and `-show` replays all print through this one subscriber.
+
+use std::io::Write;
+
+use anstyle::{AnsiColor, Style};
+
+use crate::protocol::{AgentEvent, ApprovalKind, Level, Outcome, ToolStatus, Usage};
+
+/// Where things go and what is shown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrintMode {
+    /// Everything on stdout (the terminal); notices on stderr.
+    Repl,
+    /// The answer on stdout, everything else on stderr. `stream`: the
+    /// answer is streamed as it arrives (stdout is a terminal) rather than
+    /// printed once at the end.
+    Headless { stream: bool },
+    /// A `-show` replay: like the REPL, with the prompts printed too.
+    Replay,
+}
+
+struct Styles {
+    dim: Style,
+    tool: Style,
+    ok: Style,
+    warn: Style,
+    err: Style,
+    prompt: Style,
+}
+
+impl Styles {
+    fn new(color: bool) -> Self {
+        if !color {
+            let s = Style::new();
+            return Self {
+                dim: s,
+                tool: s,
+                ok: s,
+                warn: s,
+                err: s,
+                prompt: s,
+            };
+        }
+        let fg = |c: AnsiColor| Style::new().fg_color(Some(c.into()));
+        Self {
+            dim: Style::new().dimmed(),
+            tool: fg(AnsiColor::Cyan),
+            ok: fg(AnsiColor::Green),
+            warn: fg(AnsiColor::Yellow),
+            err: fg(AnsiColor::Red),
+            prompt: Style::new().bold(),
+        }
+    }
+}
+
+pub struct Printer<O: Write, E: Write> {
+    out: O,
+    err: E,
+    mode: PrintMode,
+    st: Styles,
+    /// The stream that carries tool lines is at the start of a line.
+    line_start: bool,
+    in_reasoning: bool,
+    turn_usage: Usage,
+    last_tps: Option<f64>,
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+}
+
+fn last_line(text: &str) -> &str {
+    text.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("")
+}
+
+impl<O: Write, E: Write> Printer<O, E> {
+    pub fn new(out: O, err: E, mode: PrintMode, color: bool) -> Self {
+        Self {
+            out,
+            err,
+            mode,
+            st: Styles::new(color),
+            line_start: true,
+            in_reasoning: false,
+            turn_usage: Usage::default(),
+            last_tps: None,
+        }
+    }
+
+    pub fn into_parts(self) -> (O, E) {
+        (self.out, self.err)
+    }
+
+    fn headless(&self) -> bool {
+        matches!(self.mode, PrintMode::Headless { .. })
+    }
+
+    /// The writer for tool lines and receipts.
+    fn side(&mut self) -> &mut dyn Write {
+        if self.headless() {
+            &mut self.err
+        } else {
+            &mut self.out
+        }
+    }
+
+    fn ensure_line(&mut self) {
+        if !self.line_start {
+            let _ = writeln!(self.side());
+            self.line_start = true;
+        }
+        if self.in_reasoning {
+            self.in_reasoning = false;
+        }
+    }
+
+    fn side_line(&mut self, style: Style, text: &str) {
+        self.ensure_line();
+        let _ = writeln!(self.side(), "{style}{text}{style:#}");
+    }
+
+    fn note(&mut self, style: Style, text: &str) {
+        self.ensure_line();
+        let _ = writeln!(self.err, "{style}mm: {text}{style:#}");
+    }
+
+    pub fn flush(&mut self) {
+        let _ = self.out.flush();
+        let _ = self.err.flush();
+    }
+
+    /// Streams answer text where the mode wants it.
+    fn answer_text(&mut self, text: &str) {
+        match self.mode {
+            PrintMode::Headless { stream: false } => {}
+            PrintMode::Headless { stream: true } => {
+                if self.in_reasoning {
+                    let _ = writeln!(self.err);
+                    self.in_reasoning = false;
+                }
+                let _ = write!(self.out, "{text}");
+            }
+            PrintMode::Repl | PrintMode::Replay => {
+                if self.in_reasoning {
+                    let _ = writeln!(self.out);
+                    self.in_reasoning = false;
+                }
+                let _ = write!(self.out, "{text}");
+                self.line_start = text.ends_with('\n');
+            }
+        }
+    }
+
+    fn reasoning(&mut self, text: &str) {
+        if self.mode == (PrintMode::Headless { stream: false }) {
+            return;
+        }
+        let dim = self.st.dim;
+        let w: &mut dyn Write = if self.headless() {
+            &mut self.err
+        } else {
+            &mut self.out
+        };
+        let _ = write!(w, "{dim}{text}{dim:#}");
+        self.in_reasoning = true;
+        if !self.headless() {
+            self.line_start = text.ends_with('\n');
+        }
+    }
+
+    pub fn print(&mut self, ev: &AgentEvent) {
+        match ev {
+            AgentEvent::TurnStarted { prompt, .. } => {
+                self.turn_usage = Usage::default();
+                self.last_tps = None;
+                if self.mode == PrintMode::Replay {
+                    let p = self.st.prompt;
+                    self.ensure_line();
+                    let _ = writeln!(self.out, "\n{p}› {prompt}{p:#}");
+                }
+            }
+            AgentEvent::Token { text, .. } => self.answer_text(text),
+            AgentEvent::Reasoning { text, .. } => self.reasoning(text),
+            AgentEvent::ToolCallRunning { name, summary, .. } => {
+                let s = self.st.tool;
+                self.side_line(s, &format!("  ▸ {name} {summary}"));
+            }
+            AgentEvent::ToolCallFinished {
+                name,
+                summary,
+                status,
+                output,
+                ..
+            } => self.tool_finished(name, summary, *status, output),
+            AgentEvent::FileChanged { change, .. } => {
+                let s = self.st.ok;
+                let line = format!("    ✎ {} (+{} -{})", change.path, change.added, change.removed);
+                self.side_line(s, &line);
+            }
+            AgentEvent::ApprovalRequested { request } => {
+                let s = self.st.warn;
+                let text = match &request.kind {
+                    ApprovalKind::Exec { command, reason, .. } => {
+                        format!("  ? run `{command}`? ({reason})")
+                    }
+                    ApprovalKind::Edit { change } => format!(
+                        "  ? change {} (+{} -{})?",
+                        change.path, change.added, change.removed
+                    ),
+                };
+                self.side_line(s, &text);
+            }
+            AgentEvent::Notice { level, text, .. } => {
+                let s = match level {
+                    Level::Info => self.st.dim,
+                    Level::Warning => self.st.warn,
+                    Level::Error => self.st.err,
+                };
+                self.note(s, text);
+            }
+            AgentEvent::Usage { stats, .. } => {
+                self.turn_usage.add(&stats.usage);
+                if stats.tokens_per_second.is_some() {
+                    self.last_tps = stats.tokens_per_second;
+                }
+            }
+            AgentEvent::Receipt { written, .. } => {
+                let text = if written.is_empty() {
+                    "no files written".to_string()
+                } else {
+                    format!("wrote {}", written.join(", "))
+                };
+                let s = self.st.prompt;
+                self.ensure_line();
+                let _ = writeln!(self.side(), "{s}mm: {text}{s:#}");
+            }
+            AgentEvent::TurnFinished {
+                outcome,
+                answer,
+                error,
+                ..
+            } => self.turn_finished(*outcome, answer, error.as_deref()),
+            _ => {}
+        }
+    }
+
+    fn tool_finished(&mut self, name: &str, summary: &str, status: ToolStatus, output: &str) {
+        let (style, line) = match status {
+            ToolStatus::Ok if name == "bash" => (self.st.dim, last_line(output).to_string()),
+            ToolStatus::Ok => return,
+            ToolStatus::Error if name == "bash" => (self.st.err, last_line(output).to_string()),
+            ToolStatus::Error => (self.st.err, first_line(output).to_string()),
+            ToolStatus::Refused | ToolStatus::NotRun => (self.st.warn, first_line(output).to_string()),
+        };
+        if summary.is_empty() {
+            // Answered without running: no "running" line came before.
+            let t = self.st.tool;
+            self.side_line(t, &format!("  ▸ {name}"));
+        }
+        let cut: String = line.chars().take(200).collect();
+        self.side_line(style, &format!("    {cut}"));
+    }
+
+    fn turn_finished(&mut self, outcome: Outcome, answer: &str, error: Option<&str>) {
+        match self.mode {
+            PrintMode::Headless { stream: false } => {
+                if !answer.is_empty() {
+                    let _ = writeln!(self.out, "{}", answer.trim_end());
+                }
+            }
+            PrintMode::Headless { stream: true } => {
+                let _ = writeln!(self.out);
+            }
+            PrintMode::Repl | PrintMode::Replay => self.ensure_line(),
+        }
+        let e = self.st.err;
+        let w = self.st.warn;
+        match outcome {
+            Outcome::Done => {}
+            Outcome::Failed => self.note(e, &format!("error: {}", error.unwrap_or("the turn failed"))),
+            Outcome::Budget => self.note(w, error.unwrap_or("the round budget is used up")),
+            Outcome::Truncated => self.note(w, "the answer was cut by the completion token limit (max_tokens)"),
+            Outcome::Cancelled => self.note(w, "cancelled"),
+        }
+        if self.mode == PrintMode::Repl {
+            let u = self.turn_usage;
+            if u.prompt + u.completion > 0 {
+                let cached = if u.prompt > 0 {
+                    format!(" ({}% cached)", u.cached * 100 / u.prompt)
+                } else {
+                    String::new()
+                };
+                let speed = self
+                    .last_tps
+                    .map(|t| format!(" · {t:.1} tok/s"))
+                    .unwrap_or_default();
+                let d = self.st.dim;
+                let _ = writeln!(
+                    self.out,
+                    "{d}[{} in{cached} · {} out{speed}]{d:#}",
+                    u.prompt, u.completion
+                );
+            }
+        }
+        self.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ToolStatus;
+    use std::sync::Arc;
+
+    fn run(mode: PrintMode, events: &[AgentEvent]) -> (String, String) {
+        let mut p = Printer::new(Vec::new(), Vec::new(), mode, false);
+        for e in events {
+            p.print(e);
+        }
+        let (o, e) = p.into_parts();
+        (String::from_utf8(o).unwrap(), String::from_utf8(e).unwrap())
+    }
+
+    fn turn() -> Vec<AgentEvent> {
+        vec![
+            AgentEvent::TurnStarted {
+                turn: 1,
+                prompt: "fix it".into(),
+            },
+            AgentEvent::Token {
+                turn: 1,
+                text: "Looking.".into(),
+            },
+            AgentEvent::ToolCallRunning {
+                turn: 1,
+                call_id: "a".into(),
+                name: "bash".into(),
+                summary: "cargo test".into(),
+                arguments: "{}".into(),
+            },
+            AgentEvent::ToolCallFinished {
+                turn: 1,
+                call_id: "a".into(),
+                name: "bash".into(),
+                summary: "cargo test".into(),
+                status: ToolStatus::Ok,
+                output: Arc::from("ok\n[exit code 0, 0.1s]"),
+            },
+            AgentEvent::Token {
+                turn: 1,
+                text: "Fixed.".into(),
+            },
+            AgentEvent::Receipt {
+                turn: 1,
+                written: vec!["a.rs".into()],
+            },
+            AgentEvent::TurnFinished {
+                turn: 1,
+                outcome: Outcome::Done,
+                answer: "Fixed.".into(),
+                error: None,
+            },
+        ]
+    }
+
+    #[test]
+    fn headless_keeps_stdout_for_the_answer() {
+        let (out, err) = run(PrintMode::Headless { stream: false }, &turn());
+        assert_eq!(out, "Fixed.\n");
+        assert!(err.contains("▸ bash cargo test"), "{err}");
+        assert!(err.contains("mm: wrote a.rs"), "{err}");
+    }
+
+    #[test]
+    fn the_repl_shows_everything_in_order() {
+        let (out, _) = run(PrintMode::Repl, &turn());
+        let expected = "Looking.\n  ▸ bash cargo test\n    [exit code 0, 0.1s]\nFixed.\nmm: wrote a.rs\n";
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn replay_prints_the_prompt() {
+        let (out, _) = run(PrintMode::Replay, &turn());
+        assert!(out.starts_with("\n› fix it\nLooking."), "{out}");
+    }
+}

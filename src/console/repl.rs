@@ -1,0 +1,288 @@
+//! The line REPL: reads a message (or a `"""` block), sends it to the
+//! agent, prints the turn as it streams, and answers approvals with
+//! y / N / a. Ctrl-C cancels the running turn; Ctrl-C twice at the prompt,
+//! Ctrl-D or /quit leaves.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+
+use super::printer::{PrintMode, Printer};
+use crate::bus::{EventReceiver, OpSender};
+use crate::protocol::{AgentEvent, ApprovalDecision, Op};
+
+/// What the banner says.
+pub struct Banner {
+    pub provider: String,
+    pub model: String,
+    pub sandbox: String,
+    pub session: String,
+    pub context_window: Option<u64>,
+}
+
+const HELP: &str = "\
+Commands:
+  /new        start a new session (the current one stays in .mm/sessions)
+  /sessions   list this workspace's sessions
+  /help       this help
+  /quit       leave (also Ctrl-D, or Ctrl-C twice)
+Type \"\"\" on a line of its own to start and to end a multi-line message.
+Ctrl-C while the agent works cancels the turn; every tool call still gets an answer.";
+
+type Printer2 = Printer<std::io::Stdout, std::io::Stderr>;
+
+/// Reads one line on a blocking thread (rustyline owns the terminal while it reads).
+async fn read_line(editor: DefaultEditor, prompt: String) -> (DefaultEditor, Result<String, ReadlineError>) {
+    let res = tokio::task::spawn_blocking(move || {
+        let mut editor = editor;
+        let line = editor.readline(&prompt);
+        if let Ok(l) = &line
+            && !l.trim().is_empty()
+        {
+            let _ = editor.add_history_entry(l.as_str());
+        }
+        (editor, line)
+    })
+    .await;
+    match res {
+        Ok(pair) => pair,
+        Err(e) => {
+            // The line editor's thread died; the terminal state is unknown.
+            eprintln!("mm: the line editor failed: {e}");
+            std::process::exit(1)
+        }
+    }
+}
+
+pub async fn run(ops: OpSender, mut events: EventReceiver, banner: Banner, root: PathBuf) -> i32 {
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut printer: Printer2 = Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Repl, color);
+    let ctx = banner
+        .context_window
+        .map(|c| format!(" · context {c}"))
+        .unwrap_or_default();
+    println!(
+        "mm {} · {}/{} · sandbox {}{ctx} · session {}",
+        env!("CARGO_PKG_VERSION"),
+        banner.provider,
+        banner.model,
+        banner.sandbox,
+        banner.session
+    );
+    println!("/help for commands · \"\"\" for a multi-line message · Ctrl-C cancels · Ctrl-D quits");
+    let Ok(mut editor) = DefaultEditor::new() else {
+        eprintln!("mm: cannot open the line editor");
+        return 1;
+    };
+    let mut interrupted = false;
+    loop {
+        let (ed, line) = read_line(editor, "› ".into()).await;
+        editor = ed;
+        let line = match line {
+            Ok(l) => {
+                interrupted = false;
+                l
+            }
+            Err(ReadlineError::Interrupted) => {
+                if interrupted {
+                    break;
+                }
+                interrupted = true;
+                println!("(Ctrl-C again, Ctrl-D or /quit to leave)");
+                continue;
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("mm: cannot read input: {e}");
+                break;
+            }
+        };
+        let text = if line.trim() == "\"\"\"" {
+            let (ed, block) = read_block(editor).await;
+            editor = ed;
+            match block {
+                Some(b) => b,
+                None => continue,
+            }
+        } else {
+            line
+        };
+        let trimmed = text.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if let Some(cmd) = trimmed.strip_prefix('/')
+            && !cmd.contains('\n')
+        {
+            match slash(cmd, &ops, &mut events, &root).await {
+                Slash::Quit => break,
+                Slash::Done => continue,
+            }
+        }
+        if !ops.send(Op::UserMessage { text }) {
+            eprintln!("mm: the agent stopped");
+            return 1;
+        }
+        editor = match follow_turn(&ops, &mut events, &mut printer, editor).await {
+            Some(ed) => ed,
+            None => return 1,
+        };
+    }
+    ops.send(Op::Shutdown);
+    0
+}
+
+/// Lines until a closing `"""`.
+async fn read_block(mut editor: DefaultEditor) -> (DefaultEditor, Option<String>) {
+    let mut lines = Vec::new();
+    loop {
+        let (ed, line) = read_line(editor, "… ".into()).await;
+        editor = ed;
+        match line {
+            Ok(l) if l.trim() == "\"\"\"" => return (editor, Some(lines.join("\n"))),
+            Ok(l) => lines.push(l),
+            Err(_) => return (editor, None),
+        }
+    }
+}
+
+enum Slash {
+    Quit,
+    Done,
+}
+
+async fn slash(cmd: &str, ops: &OpSender, events: &mut EventReceiver, root: &std::path::Path) -> Slash {
+    let name = cmd.split_whitespace().next().unwrap_or("");
+    match name {
+        "quit" | "exit" | "q" => return Slash::Quit,
+        "help" | "?" => println!("{HELP}"),
+        "sessions" => print_sessions(root),
+        "new" => {
+            ops.send(Op::NewSession);
+            while let Some(ev) = events.recv().await {
+                match ev {
+                    AgentEvent::SessionCleared { session } => {
+                        println!("new session {session}");
+                        break;
+                    }
+                    AgentEvent::Notice { text, .. } => {
+                        eprintln!("mm: {text}");
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        other => println!("unknown command /{other}; /help lists them"),
+    }
+    Slash::Done
+}
+
+pub fn print_sessions(root: &std::path::Path) {
+    let list = crate::session::list(root);
+    if list.is_empty() {
+        println!("no sessions in {}", crate::session::sessions_dir(root).display());
+        return;
+    }
+    for s in list {
+        let first: String = s.first_prompt.chars().take(60).collect();
+        println!("{}  {:>4} messages  {:>8} bytes  {first}", s.id, s.messages, s.bytes);
+    }
+}
+
+/// Prints a turn until it finishes; answers approvals; Ctrl-C cancels.
+async fn follow_turn(
+    ops: &OpSender,
+    events: &mut EventReceiver,
+    printer: &mut Printer2,
+    mut editor: DefaultEditor,
+) -> Option<DefaultEditor> {
+    loop {
+        let ev = tokio::select! {
+            ev = events.recv() => ev?,
+            _ = tokio::signal::ctrl_c() => {
+                ops.send(Op::Cancel);
+                eprintln!("\nmm: cancelling…");
+                continue;
+            }
+        };
+        let mut batch = vec![ev];
+        while let Ok(more) = events.try_recv() {
+            batch.push(more);
+        }
+        for ev in batch {
+            printer.print(&ev);
+            match ev {
+                AgentEvent::ApprovalRequested { request } => {
+                    printer.flush();
+                    let (ed, decision) = ask(editor).await;
+                    editor = ed;
+                    if decision.is_none() {
+                        ops.send(Op::Cancel);
+                    }
+                    ops.send(Op::Approval {
+                        id: request.id,
+                        decision: decision.unwrap_or(ApprovalDecision::No {
+                            reason: Some("cancelled".into()),
+                        }),
+                    });
+                }
+                AgentEvent::TurnFinished { .. } => {
+                    printer.flush();
+                    return Some(editor);
+                }
+                _ => {}
+            }
+        }
+        printer.flush();
+    }
+}
+
+/// y / N / a, or `n because …` to tell the model why. None: Ctrl-C.
+async fn ask(editor: DefaultEditor) -> (DefaultEditor, Option<ApprovalDecision>) {
+    let (ed, line) = read_line(editor, "  allow? [y]es / [N]o (n <reason>) / [a]lways: ".into()).await;
+    let decision = match line {
+        Ok(l) => Some(parse_answer(&l)),
+        Err(ReadlineError::Interrupted) => None,
+        Err(_) => Some(ApprovalDecision::No { reason: None }),
+    };
+    (ed, decision)
+}
+
+pub fn parse_answer(line: &str) -> ApprovalDecision {
+    let t = line.trim();
+    let lower = t.to_ascii_lowercase();
+    match lower.as_str() {
+        "y" | "yes" => ApprovalDecision::Yes,
+        "a" | "always" => ApprovalDecision::Always,
+        _ => {
+            let reason = t
+                .strip_prefix(['n', 'N'])
+                .map(|r| r.trim_start_matches(['o', 'O']).trim())
+                .filter(|r| !r.is_empty())
+                .map(str::to_string);
+            ApprovalDecision::No { reason }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_parse() {
+        assert_eq!(parse_answer("y"), ApprovalDecision::Yes);
+        assert_eq!(parse_answer(" YES "), ApprovalDecision::Yes);
+        assert_eq!(parse_answer("a"), ApprovalDecision::Always);
+        assert_eq!(parse_answer(""), ApprovalDecision::No { reason: None });
+        assert_eq!(
+            parse_answer("n use cargo check instead"),
+            ApprovalDecision::No {
+                reason: Some("use cargo check instead".into())
+            }
+        );
+    }
+}

@@ -1,0 +1,104 @@
+//! `-show last|ID`: replays a session's transcript through the printer,
+//! without a model: the prompts, answers, tool lines and receipts.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use super::printer::{PrintMode, Printer};
+use crate::llm::Role;
+use crate::protocol::{AgentEvent, Outcome, ToolStatus};
+use crate::session::Record;
+
+/// The events a live run would have published for these records.
+pub fn events(records: &[Record]) -> Vec<AgentEvent> {
+    let mut out = Vec::new();
+    let mut turn = 0;
+    let mut calls: HashMap<String, (String, String)> = HashMap::new();
+    let mut open = false;
+    for rec in records {
+        match rec {
+            Record::Message { message, status } => match message.role {
+                Role::User => {
+                    if open {
+                        out.push(finished(turn));
+                    }
+                    turn += 1;
+                    open = true;
+                    out.push(AgentEvent::TurnStarted {
+                        turn,
+                        prompt: message.text().to_string(),
+                    });
+                }
+                Role::Assistant => {
+                    if let Some(r) = &message.reasoning {
+                        out.push(AgentEvent::Reasoning {
+                            turn,
+                            text: format!("{r}\n"),
+                        });
+                    }
+                    if !message.text().is_empty() {
+                        out.push(AgentEvent::Token {
+                            turn,
+                            text: message.text().to_string(),
+                        });
+                    }
+                    for c in &message.tool_calls {
+                        let summary = serde_json::from_str(&c.arguments)
+                            .map(|args| crate::tools::summary(&c.name, &args))
+                            .unwrap_or_default();
+                        calls.insert(c.id.clone(), (c.name.clone(), summary.clone()));
+                        out.push(AgentEvent::ToolCallRunning {
+                            turn,
+                            call_id: c.id.clone(),
+                            name: c.name.clone(),
+                            summary,
+                            arguments: c.arguments.clone(),
+                        });
+                    }
+                }
+                Role::Tool => {
+                    let id = message.tool_call_id.clone().unwrap_or_default();
+                    let (name, summary) = calls.get(&id).cloned().unwrap_or_default();
+                    out.push(AgentEvent::ToolCallFinished {
+                        turn,
+                        call_id: id,
+                        name,
+                        summary,
+                        status: status.unwrap_or(ToolStatus::Ok),
+                        output: Arc::from(message.text()),
+                    });
+                }
+                Role::System => {}
+            },
+            Record::Receipt { turn: t, written } => out.push(AgentEvent::Receipt {
+                turn: *t,
+                written: written.clone(),
+            }),
+            Record::Header { .. } | Record::Note { .. } => {}
+        }
+    }
+    if open {
+        out.push(finished(turn));
+    }
+    out
+}
+
+fn finished(turn: u64) -> AgentEvent {
+    AgentEvent::TurnFinished {
+        turn,
+        outcome: Outcome::Done,
+        answer: String::new(),
+        error: None,
+    }
+}
+
+/// Prints a replay on stdout.
+pub fn replay(records: &[Record]) {
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut p = Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Replay, color);
+    for ev in events(records) {
+        p.print(&ev);
+    }
+    p.flush();
+}

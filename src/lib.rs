@@ -1,0 +1,18 @@
+//! mm: a coding agent for the terminal, built so that small local models
+//! deliver real work. See DESIGN.md for the layers; `app` wires them.
+
+pub mod agent;
+pub mod app;
+pub mod approval;
+pub mod bus;
+pub mod cli;
+pub mod config;
+pub mod console;
+pub mod diff;
+pub mod headless;
+pub mod llm;
+pub mod protocol;
+pub mod sandbox;
+pub mod session;
+pub mod startup;
+pub mod tools;

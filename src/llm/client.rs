@@ -1,0 +1,459 @@
+//! The HTTP side of the model client: one streaming request with retries,
+//! fallback, timeouts and the process-wide request budget; plus the small
+//! probes (`/v1/models`, `/props`) used at start-up.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use super::stream::{Assembler, Reply, StreamDelta, StreamError};
+use crate::config::provider;
+
+/// Attempts per request, the first included, for connect errors, 429 and 5xx.
+const MAX_ATTEMPTS: u32 = 4;
+/// The longest wait a `Retry-After` header may impose before mm gives up.
+const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("cannot reach the model server at {url}: {detail}")]
+    Connect { url: String, detail: String },
+    #[error("the server answered {status}: {body}")]
+    Http { status: u16, body: String },
+    #[error("no first token after {0:?} (firstTokenTimeout); the server may be overloaded or the prompt too long for it")]
+    FirstToken(Duration),
+    #[error("the stream stalled: nothing for {0:?} (watchdogTimeout)")]
+    Stalled(Duration),
+    #[error("the stream was cut before the reply was complete ({0}); none of its tool calls ran")]
+    Cut(String),
+    #[error("{0}")]
+    Stream(#[from] StreamError),
+    #[error("the request budget (-max-requests {0}) is used up")]
+    Budget(u32),
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// Counts every HTTP attempt by every agent in the process.
+#[derive(Debug)]
+pub struct RequestBudget {
+    limit: Option<u32>,
+    used: AtomicU32,
+}
+
+impl RequestBudget {
+    pub fn new(limit: Option<u32>) -> Self {
+        Self {
+            limit,
+            used: AtomicU32::new(0),
+        }
+    }
+
+    fn take(&self) -> Result<(), LlmError> {
+        let used = self.used.fetch_add(1, Ordering::SeqCst);
+        match self.limit {
+            Some(limit) if used >= limit => {
+                self.used.fetch_sub(1, Ordering::SeqCst);
+                Err(LlmError::Budget(limit))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    pub fn used(&self) -> u32 {
+        self.used.load(Ordering::SeqCst)
+    }
+}
+
+/// What happens while a request runs, for the agent to publish.
+#[derive(Debug)]
+pub enum ClientEvent {
+    /// An attempt is being sent (1-based).
+    Attempt(u32),
+    Delta(StreamDelta),
+    Retrying { wait: Duration, reason: String },
+    FellBack { url: String },
+    Notice(String),
+}
+
+/// A finished request.
+#[derive(Debug)]
+pub struct Streamed {
+    pub reply: Reply,
+    pub first_token_ms: Option<u64>,
+}
+
+pub struct ClientOptions {
+    pub base_url: String,
+    pub fallback: Option<String>,
+    pub api_key: Option<String>,
+    pub first_token_timeout: Duration,
+    pub watchdog: Duration,
+}
+
+pub struct LlmClient {
+    http: reqwest::Client,
+    base_url: Mutex<String>,
+    fallback: Mutex<Option<String>>,
+    api_key: Option<String>,
+    first_token_timeout: Duration,
+    watchdog: Duration,
+}
+
+enum Attempt {
+    Done(Streamed),
+    Retry(String, Option<Duration>),
+}
+
+impl LlmClient {
+    pub fn new(opts: ClientOptions) -> Result<Self, LlmError> {
+        let loopback = reqwest::Url::parse(&opts.base_url)
+            .ok()
+            .and_then(|u| u.host_str().map(provider::is_loopback_host))
+            .unwrap_or(false);
+        let mut builder = reqwest::Client::builder()
+            .user_agent(concat!("mm/", env!("CARGO_PKG_VERSION")))
+            .connect_timeout(Duration::from_secs(10))
+            .tcp_nodelay(true);
+        if loopback {
+            builder = builder.no_proxy();
+        }
+        let http = builder.build().map_err(|e| LlmError::Connect {
+            url: opts.base_url.clone(),
+            detail: e.to_string(),
+        })?;
+        Ok(Self {
+            http,
+            base_url: Mutex::new(opts.base_url),
+            fallback: Mutex::new(opts.fallback),
+            api_key: opts.api_key,
+            first_token_timeout: opts.first_token_timeout,
+            watchdog: opts.watchdog,
+        })
+    }
+
+    pub fn base_url(&self) -> String {
+        self.base_url.lock().map(|u| u.clone()).unwrap_or_default()
+    }
+
+    /// Sends one chat-completions request and streams the reply, retrying
+    /// connect errors, 429 and 5xx only while nothing has been shown.
+    pub async fn stream_chat(
+        &self,
+        body: &Value,
+        budget: &RequestBudget,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(ClientEvent) + Send),
+    ) -> Result<Streamed, LlmError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            budget.take()?;
+            on_event(ClientEvent::Attempt(attempt));
+            let reason = match self.attempt(body, cancel, on_event).await? {
+                Attempt::Done(s) => return Ok(s),
+                Attempt::Retry(reason, after) if attempt < MAX_ATTEMPTS => {
+                    let wait = after.unwrap_or(Duration::from_millis(500 << attempt));
+                    if wait > MAX_RETRY_WAIT {
+                        return Err(LlmError::Http {
+                            status: 429,
+                            body: format!("{reason}; the server asks to wait {wait:?}"),
+                        });
+                    }
+                    on_event(ClientEvent::Retrying {
+                        wait,
+                        reason: reason.clone(),
+                    });
+                    tokio::select! {
+                        _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+                        _ = tokio::time::sleep(wait) => {}
+                    }
+                    continue;
+                }
+                Attempt::Retry(reason, _) => reason,
+            };
+            return Err(LlmError::Connect {
+                url: self.base_url(),
+                detail: format!("{reason} (gave up after {MAX_ATTEMPTS} attempts)"),
+            });
+        }
+    }
+
+    async fn attempt(
+        &self,
+        body: &Value,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(ClientEvent) + Send),
+    ) -> Result<Attempt, LlmError> {
+        let started = Instant::now();
+        let send = self.send_with_fallback(body, on_event);
+        let resp = tokio::select! {
+            _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+            r = tokio::time::timeout(self.first_token_timeout, send) => match r {
+                Err(_) => return Err(LlmError::FirstToken(self.first_token_timeout)),
+                Ok(Err(SendError::Retry(reason))) => return Ok(Attempt::Retry(reason, None)),
+                Ok(Err(SendError::Fatal(e))) => return Err(e),
+                Ok(Ok(resp)) => resp,
+            }
+        };
+        let status = resp.status();
+        if status.as_u16() == 429 || status.is_server_error() {
+            let after = retry_after(&resp);
+            let text = resp.text().await.unwrap_or_default();
+            return Ok(Attempt::Retry(
+                format!("server answered {}{}", status.as_u16(), short_body(&text)),
+                after,
+            ));
+        }
+        if !status.is_success() {
+            let text = resp.text().await.unwrap_or_default();
+            return Err(LlmError::Http {
+                status: status.as_u16(),
+                body: error_message(&text),
+            });
+        }
+
+        let mut events = resp.bytes_stream().eventsource();
+        let mut asm = Assembler::new();
+        let mut first_token_ms = None;
+        loop {
+            let limit = match first_token_ms {
+                Some(_) => self.watchdog,
+                None => self.first_token_timeout.saturating_sub(started.elapsed()),
+            };
+            let next = tokio::select! {
+                _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+                n = tokio::time::timeout(limit, events.next()) => n,
+            };
+            let item = match next {
+                Err(_) if first_token_ms.is_some() => return Err(LlmError::Stalled(self.watchdog)),
+                Err(_) => return Err(LlmError::FirstToken(self.first_token_timeout)),
+                Ok(None) => break,
+                Ok(Some(Err(e))) if first_token_ms.is_none() => {
+                    return Ok(Attempt::Retry(format!("stream error: {e}"), None));
+                }
+                Ok(Some(Err(e))) => return Err(LlmError::Cut(e.to_string())),
+                Ok(Some(Ok(ev))) => ev,
+            };
+            for delta in asm.push(&item.data)? {
+                if first_token_ms.is_none() {
+                    first_token_ms = Some(started.elapsed().as_millis() as u64);
+                }
+                on_event(ClientEvent::Delta(delta));
+            }
+            if item.data.trim() == "[DONE]" {
+                break;
+            }
+        }
+        let reply = asm.finish();
+        if !reply.is_complete() {
+            if first_token_ms.is_none() {
+                return Ok(Attempt::Retry("the stream ended empty".into(), None));
+            }
+            return Err(LlmError::Cut(
+                "no finish_reason and no [DONE] before the connection closed".into(),
+            ));
+        }
+        Ok(Attempt::Done(Streamed {
+            reply,
+            first_token_ms,
+        }))
+    }
+
+    /// POSTs to the active endpoint; on a connect error, switches once to
+    /// the fallback (when it is allowed) and tries there.
+    async fn send_with_fallback(
+        &self,
+        body: &Value,
+        on_event: &mut (dyn FnMut(ClientEvent) + Send),
+    ) -> Result<reqwest::Response, SendError> {
+        loop {
+            let base = self.base_url();
+            match self.post(&base, body).await {
+                Ok(resp) => return Ok(resp),
+                Err(e) if e.is_connect() => {
+                    let fallback = self.fallback.lock().ok().and_then(|mut f| f.take());
+                    match fallback {
+                        Some(url) => match provider::check_base_url(&url) {
+                            Ok(()) => {
+                                if let Ok(mut b) = self.base_url.lock() {
+                                    *b = url.trim_end_matches('/').to_string();
+                                }
+                                on_event(ClientEvent::FellBack { url });
+                                continue;
+                            }
+                            Err(why) => {
+                                on_event(ClientEvent::Notice(format!("fallback not tried: {why}")))
+                            }
+                        },
+                        None => {}
+                    }
+                    return Err(SendError::Retry(format!(
+                        "cannot connect to {base}: {}",
+                        root_cause(&e)
+                    )));
+                }
+                Err(e) if e.is_timeout() => {
+                    return Err(SendError::Retry(format!("timeout: {}", root_cause(&e))));
+                }
+                Err(e) => {
+                    return Err(SendError::Fatal(LlmError::Connect {
+                        url: base,
+                        detail: root_cause(&e),
+                    }));
+                }
+            }
+        }
+    }
+
+    async fn post(&self, base: &str, body: &Value) -> Result<reqwest::Response, reqwest::Error> {
+        let mut req = self
+            .http
+            .post(format!("{base}/chat/completions"))
+            .header("Accept", "text/event-stream")
+            .json(body);
+        if let Some(key) = &self.api_key {
+            req = req.bearer_auth(key);
+        }
+        req.send().await
+    }
+
+    /// The model ids the server lists (`GET /models`).
+    pub async fn list_models(&self, timeout: Duration) -> Result<Vec<String>, LlmError> {
+        let base = self.base_url();
+        let v = self.get_json(&format!("{base}/models"), timeout).await?;
+        let ids = v
+            .get("data")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m.get("id").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(ids)
+    }
+
+    /// The context window a llama-server reports at `/props`.
+    pub async fn server_context_window(&self, timeout: Duration) -> Option<u64> {
+        let base = self.base_url();
+        let root = base.strip_suffix("/v1").unwrap_or(&base);
+        let v = self.get_json(&format!("{root}/props"), timeout).await.ok()?;
+        v.pointer("/default_generation_settings/n_ctx")
+            .or_else(|| v.get("n_ctx"))
+            .and_then(Value::as_u64)
+    }
+
+    async fn get_json(&self, url: &str, timeout: Duration) -> Result<Value, LlmError> {
+        let mut req = self.http.get(url).timeout(timeout);
+        if let Some(key) = &self.api_key {
+            req = req.bearer_auth(key);
+        }
+        let resp = req.send().await.map_err(|e| LlmError::Connect {
+            url: url.to_string(),
+            detail: root_cause(&e),
+        })?;
+        let status = resp.status();
+        let text = resp.text().await.map_err(|e| LlmError::Connect {
+            url: url.to_string(),
+            detail: root_cause(&e),
+        })?;
+        if !status.is_success() {
+            return Err(LlmError::Http {
+                status: status.as_u16(),
+                body: error_message(&text),
+            });
+        }
+        serde_json::from_str(&text).map_err(|e| LlmError::Http {
+            status: status.as_u16(),
+            body: format!("not JSON: {e}"),
+        })
+    }
+}
+
+enum SendError {
+    Retry(String),
+    Fatal(LlmError),
+}
+
+fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
+    resp.headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
+fn short_body(text: &str) -> String {
+    let msg = error_message(text);
+    if msg.is_empty() {
+        String::new()
+    } else {
+        format!(": {msg}")
+    }
+}
+
+/// The server's own error message when the body is an OpenAI-style error
+/// object, else the start of the body.
+fn error_message(text: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<Value>(text)
+        && let Some(m) = v
+            .pointer("/error/message")
+            .or_else(|| v.get("message"))
+            .or_else(|| v.get("error"))
+            .and_then(Value::as_str)
+    {
+        return m.to_string();
+    }
+    let t = text.trim();
+    let cut: String = t.chars().take(300).collect();
+    if cut.len() < t.len() {
+        format!("{cut}…")
+    } else {
+        cut
+    }
+}
+
+/// The innermost error message: reqwest's outer text only says "error
+/// sending request".
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur: &(dyn std::error::Error + 'static) = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_budget_counts_across_callers() {
+        let b = RequestBudget::new(Some(2));
+        assert!(b.take().is_ok());
+        assert!(b.take().is_ok());
+        assert!(matches!(b.take(), Err(LlmError::Budget(2))));
+        assert_eq!(b.used(), 2);
+        let unlimited = RequestBudget::new(None);
+        for _ in 0..100 {
+            assert!(unlimited.take().is_ok());
+        }
+    }
+
+    #[test]
+    fn server_error_messages_are_extracted() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"bad model","type":"x"}}"#),
+            "bad model"
+        );
+        assert_eq!(error_message("plain text"), "plain text");
+    }
+}

@@ -1,0 +1,113 @@
+//! The model client: the only module that speaks HTTP. OpenAI-compatible
+//! chat completions over SSE, tool-call assembly, reasoning, usage.
+
+pub mod client;
+pub mod stream;
+pub mod types;
+
+use serde_json::{Value, json};
+
+pub use client::{ClientEvent, ClientOptions, LlmClient, LlmError, RequestBudget, Streamed};
+pub use stream::{RawCall, Reply, StreamDelta};
+pub use types::{Message, Role, ToolCall, ToolSpec};
+
+/// Everything one request needs besides the transport.
+pub struct ChatRequest<'a> {
+    pub model: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
+    /// Passed through from the agent file's `sampling:`.
+    pub sampling: &'a serde_json::Map<String, Value>,
+    /// Completion cap, unless `sampling` sets `max_tokens` itself.
+    pub max_tokens: Option<u64>,
+    pub replay_reasoning: bool,
+}
+
+/// The JSON body of a streaming chat-completions request. Serialisation is
+/// deterministic (sorted keys), so the same conversation gives the same
+/// bytes and a local server's prefix cache keeps matching.
+pub fn build_body(req: &ChatRequest<'_>) -> Value {
+    let mut body = serde_json::Map::new();
+    for (k, v) in req.sampling {
+        body.insert(k.clone(), v.clone());
+    }
+    body.insert("model".into(), json!(req.model));
+    let messages: Vec<Value> = req
+        .messages
+        .iter()
+        .map(|m| m.to_wire(req.replay_reasoning))
+        .collect();
+    body.insert("messages".into(), Value::Array(messages));
+    if !req.tools.is_empty() {
+        let tools: Vec<Value> = req.tools.iter().map(ToolSpec::to_wire).collect();
+        body.insert("tools".into(), Value::Array(tools));
+    } else {
+        // A tool-less request (the final report) must not carry tool settings.
+        body.remove("parallel_tool_calls");
+        body.remove("tool_choice");
+    }
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    if let Some(cap) = req.max_tokens
+        && !body.contains_key("max_tokens")
+        && !body.contains_key("max_completion_tokens")
+    {
+        body.insert("max_tokens".into(), json!(cap));
+    }
+    Value::Object(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sampling_passes_through_and_the_cap_yields_to_it() {
+        let mut sampling = serde_json::Map::new();
+        sampling.insert("temperature".into(), json!(0.0));
+        sampling.insert(
+            "chat_template_kwargs".into(),
+            json!({"enable_thinking": false}),
+        );
+        let msgs = [Message::user("hi")];
+        let req = ChatRequest {
+            model: "m",
+            messages: &msgs,
+            tools: &[],
+            sampling: &sampling,
+            max_tokens: Some(4096),
+            replay_reasoning: false,
+        };
+        let body = build_body(&req);
+        assert_eq!(body["temperature"], 0.0);
+        assert_eq!(body["chat_template_kwargs"]["enable_thinking"], false);
+        assert_eq!(body["max_tokens"], 4096);
+        assert_eq!(body["stream"], true);
+        assert!(body.get("tools").is_none());
+
+        let mut capped = sampling.clone();
+        capped.insert("max_tokens".into(), json!(100));
+        let req = ChatRequest {
+            sampling: &capped,
+            ..req
+        };
+        assert_eq!(build_body(&req)["max_tokens"], 100);
+    }
+
+    #[test]
+    fn the_same_conversation_gives_the_same_bytes() {
+        let msgs = [Message::system("s"), Message::user("u")];
+        let sampling = serde_json::Map::new();
+        let req = ChatRequest {
+            model: "m",
+            messages: &msgs,
+            tools: &[],
+            sampling: &sampling,
+            max_tokens: None,
+            replay_reasoning: false,
+        };
+        let a = serde_json::to_vec(&build_body(&req)).unwrap();
+        let b = serde_json::to_vec(&build_body(&req)).unwrap();
+        assert_eq!(a, b);
+    }
+}

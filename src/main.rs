@@ -1,0 +1,22 @@
+//! Wiring only: parse flags, build the runtime, hand over to `app`.
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    // reqwest is built without a default TLS provider (ring builds in a
+    // fraction of aws-lc's time); without this call the client panics.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let cli = mm::cli::Cli::parse_args();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("mm: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(mm::app::run(cli));
+    ExitCode::from(u8::try_from(code).unwrap_or(1))
+}

@@ -1,0 +1,306 @@
+//! The wire between the agent and its front ends: plain serde types, no I/O.
+//!
+//! Events go down (`AgentEvent`, published on the bus), commands go up (`Op`,
+//! sent on one channel). Every event carries the id of the turn or call it
+//! belongs to so a front end can route it without keeping its own clock.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+/// Turns are numbered from 1 within a process run (a resumed session goes on
+/// from the number of user messages already in its log).
+pub type TurnId = u64;
+
+/// How a turn ended. Maps one to one onto the headless exit codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The model answered without tools, within its budgets.
+    Done,
+    /// A request or the loop failed (server error, cut stream, log error).
+    Failed,
+    /// `maxTurns`/`-max-rounds` or `-max-requests` ran out.
+    Budget,
+    /// The final reply was cut by the completion token limit.
+    Truncated,
+    /// The user cancelled the turn.
+    Cancelled,
+}
+
+impl Outcome {
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Done => 0,
+            Outcome::Failed => 1,
+            Outcome::Budget => 3,
+            Outcome::Truncated => 4,
+            Outcome::Cancelled => 130,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Done => "done",
+            Outcome::Failed => "failed",
+            Outcome::Budget => "budget",
+            Outcome::Truncated => "truncated",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Token counts of one request or summed over several.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt: u64,
+    pub cached: u64,
+    pub completion: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.prompt += other.prompt;
+        self.cached += other.cached;
+        self.completion += other.completion;
+    }
+}
+
+/// Figures about one request that a status line shows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestStats {
+    pub usage: Usage,
+    /// Milliseconds from sending the request to the first streamed delta.
+    pub first_token_ms: Option<u64>,
+    /// Completion tokens per second, as the server measured it when it says.
+    pub tokens_per_second: Option<f64>,
+}
+
+/// What a finished tool call came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Ok,
+    Error,
+    /// The sandbox or the user said no.
+    Refused,
+    /// Never ran: cancelled, cut reply, invalid batch, repeated failure.
+    NotRun,
+}
+
+/// What kind of change a file went through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeKind {
+    Created,
+    Modified,
+    Deleted,
+}
+
+/// One file change with the text before and after, so any front end can
+/// render its own diff. Big payloads travel behind `Arc`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FileChange {
+    /// Path relative to the workspace root, with `/` separators.
+    pub path: String,
+    pub kind: ChangeKind,
+    pub before: Arc<str>,
+    pub after: Arc<str>,
+    pub added: usize,
+    pub removed: usize,
+}
+
+/// A "may I?" question the sandbox could not answer by itself.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ApprovalRequest {
+    pub id: u64,
+    pub turn: TurnId,
+    pub call_id: String,
+    pub kind: ApprovalKind,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ApprovalKind {
+    /// A shell command outside the read-only allowlist.
+    Exec {
+        command: String,
+        /// Why it is not allowlisted, in a few words.
+        reason: String,
+        /// What "always" would allow for the rest of the session.
+        always_key: String,
+    },
+    /// A file edit, with the change it would make.
+    Edit { change: FileChange },
+}
+
+/// The answer to an `ApprovalRequest`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "decision", rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    Yes,
+    /// No, with an optional reason that is passed on to the model.
+    No { reason: Option<String> },
+    /// Yes, and the same for this command prefix or file for the session.
+    Always,
+}
+
+/// A notice's weight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Level {
+    Info,
+    Warning,
+    Error,
+}
+
+/// Everything the agent tells its front ends.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AgentEvent {
+    SessionStarted {
+        session: String,
+        provider: String,
+        model: String,
+        base_url: String,
+        context_window: Option<u64>,
+        sandbox: String,
+        resumed: bool,
+    },
+    TurnStarted {
+        turn: TurnId,
+        prompt: String,
+    },
+    /// A model request is about to be sent (after retries, once per attempt).
+    RequestStarted {
+        turn: TurnId,
+        round: u32,
+        attempt: u32,
+    },
+    /// A piece of the answer text.
+    Token {
+        turn: TurnId,
+        text: String,
+    },
+    /// A piece of the model's reasoning.
+    Reasoning {
+        turn: TurnId,
+        text: String,
+    },
+    /// The model started writing a tool call (its name is known).
+    ToolCallStarted {
+        turn: TurnId,
+        call_id: String,
+        name: String,
+    },
+    /// More of a tool call's JSON arguments arrived while streaming.
+    ToolCallDelta {
+        turn: TurnId,
+        call_id: String,
+        delta: String,
+    },
+    /// A tool call is about to run (validated, permission settled).
+    ToolCallRunning {
+        turn: TurnId,
+        call_id: String,
+        name: String,
+        /// The key argument in one line: a path, a command, a pattern.
+        summary: String,
+        arguments: String,
+    },
+    ToolCallFinished {
+        turn: TurnId,
+        call_id: String,
+        name: String,
+        summary: String,
+        status: ToolStatus,
+        output: Arc<str>,
+    },
+    /// A file tool changed a file.
+    FileChanged {
+        turn: TurnId,
+        call_id: String,
+        change: Arc<FileChange>,
+    },
+    ApprovalRequested {
+        request: ApprovalRequest,
+    },
+    ApprovalResolved {
+        id: u64,
+        decision: ApprovalDecision,
+    },
+    /// Figures of one finished request.
+    Usage {
+        turn: TurnId,
+        stats: RequestStats,
+        /// Prompt tokens of the last request: how full the context is.
+        context_used: u64,
+    },
+    Notice {
+        turn: Option<TurnId>,
+        level: Level,
+        text: String,
+    },
+    /// What the turn wrote: `wrote a.rs, b.rs` or `no files written`.
+    Receipt {
+        turn: TurnId,
+        written: Vec<String>,
+    },
+    TurnFinished {
+        turn: TurnId,
+        outcome: Outcome,
+        answer: String,
+        error: Option<String>,
+    },
+    /// The session was replaced by a new one (`/new`).
+    SessionCleared {
+        session: String,
+    },
+}
+
+/// Everything a front end asks of the agent.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Op {
+    UserMessage { text: String },
+    Approval { id: u64, decision: ApprovalDecision },
+    /// Cancel the running turn, if any.
+    Cancel,
+    /// Start a new session (`/new`).
+    NewSession,
+    Shutdown,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_map_to_documented_exit_codes() {
+        let codes: Vec<i32> = [
+            Outcome::Done,
+            Outcome::Failed,
+            Outcome::Budget,
+            Outcome::Truncated,
+            Outcome::Cancelled,
+        ]
+        .iter()
+        .map(|o| o.exit_code())
+        .collect();
+        assert_eq!(codes, vec![0, 1, 3, 4, 130]);
+    }
+
+    #[test]
+    fn events_serialize_with_a_type_tag() {
+        let ev = AgentEvent::Token {
+            turn: 3,
+            text: "hi".into(),
+        };
+        let json = serde_json::to_string(&ev).unwrap();
+        assert_eq!(json, r#"{"type":"token","turn":3,"text":"hi"}"#);
+        let op: Op = serde_json::from_str(r#"{"op":"cancel"}"#).unwrap();
+        assert!(matches!(op, Op::Cancel));
+    }
+}

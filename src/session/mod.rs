@@ -1,0 +1,367 @@
+//! The session log: `.mm/sessions/<id>.jsonl`, one record a line, appended
+//! and fsynced as it happens, mode 0600, locked while open. A step that is
+//! not logged is a step that cannot be resumed, so a log that cannot be
+//! written fails the turn before the model is called.
+
+mod repair;
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use nix::fcntl::{Flock, FlockArg};
+use serde::{Deserialize, Serialize};
+
+use crate::llm::{Message, Role};
+use crate::protocol::ToolStatus;
+
+pub use repair::Repair;
+
+/// Format version of the log, in its header.
+pub const LOG_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    Header {
+        version: u32,
+        id: String,
+        created: String,
+        cwd: String,
+        provider: String,
+        model: String,
+    },
+    Message {
+        #[serde(flatten)]
+        message: Message,
+        /// How a tool call ended (tool results only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<ToolStatus>,
+    },
+    /// What a turn wrote, as the receipt said.
+    Receipt { turn: u64, written: Vec<String> },
+    /// Something mm did to the log itself (a repair on resume).
+    Note { text: String },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("cannot write the session log {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("session {0} is open in another mm process")]
+    Locked(String),
+    #[error("no session {0} in {1}")]
+    NotFound(String, PathBuf),
+    #[error("the session log {path} is damaged at line {line}: {reason}; it was left as it is")]
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> SessionError + '_ {
+    move |source| SessionError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// `.mm/sessions` under a workspace root.
+pub fn sessions_dir(root: &Path) -> PathBuf {
+    root.join(".mm").join("sessions")
+}
+
+/// An open, locked session log.
+pub struct SessionLog {
+    id: String,
+    path: PathBuf,
+    file: Flock<File>,
+}
+
+impl std::fmt::Debug for SessionLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionLog").field("id", &self.id).finish()
+    }
+}
+
+/// Creates `.mm/` with a `.gitignore` so logs never get committed.
+fn prepare_dir(root: &Path) -> Result<PathBuf, SessionError> {
+    let mm = root.join(".mm");
+    let dir = sessions_dir(root);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&dir)
+        .map_err(io_err(&dir))?;
+    let ignore = mm.join(".gitignore");
+    if !ignore.exists() {
+        std::fs::write(&ignore, "# written by mm: sessions and traces stay out of git\n*\n")
+            .map_err(io_err(&ignore))?;
+    }
+    Ok(dir)
+}
+
+fn lock(file: File, id: &str) -> Result<Flock<File>, SessionError> {
+    Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|_| SessionError::Locked(id.into()))
+}
+
+impl SessionLog {
+    /// Creates a new log with a fresh id (UTC time + random suffix,
+    /// created exclusively) and writes its header.
+    pub fn create(root: &Path, provider: &str, model: &str) -> Result<SessionLog, SessionError> {
+        let dir = prepare_dir(root)?;
+        let now = jiff::Timestamp::now();
+        let stamp = now.strftime("%Y%m%d-%H%M%S").to_string();
+        for _ in 0..16 {
+            let id = format!("{stamp}-{:06x}", fastrand::u32(..0x100_0000));
+            let path = dir.join(format!("{id}.jsonl"));
+            let file = match OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .open(&path)
+            {
+                Ok(f) => f,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(io_err(&path)(e)),
+            };
+            let file = lock(file, &id)?;
+            let mut log = SessionLog { id, path, file };
+            log.append(&Record::Header {
+                version: LOG_VERSION,
+                id: log.id.clone(),
+                created: now.to_string(),
+                cwd: root.to_string_lossy().into_owned(),
+                provider: provider.to_string(),
+                model: model.to_string(),
+            })?;
+            return Ok(log);
+        }
+        Err(io_err(&dir)(std::io::Error::other(
+            "could not find a free session id",
+        )))
+    }
+
+    /// Opens an existing log to continue it: repairs a torn last line and
+    /// closes a batch whose results never arrived, writing the repair down.
+    pub fn resume(root: &Path, which: &str) -> Result<(SessionLog, Vec<Record>, Repair), SessionError> {
+        let id = resolve_id(root, which)?;
+        let path = sessions_dir(root).join(format!("{id}.jsonl"));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
+        let mut file = lock(file, &id)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io_err(&path))?;
+        let parsed = repair::parse(&path, &bytes)?;
+        if let Some(len) = parsed.truncate_to {
+            file.set_len(len).map_err(io_err(&path))?;
+        }
+        file.seek(SeekFrom::End(0)).map_err(io_err(&path))?;
+        if parsed.needs_newline {
+            file.write_all(b"\n").map_err(io_err(&path))?;
+        }
+        let mut log = SessionLog { id, path, file };
+        let mut records = parsed.records;
+        let mut repair = Repair {
+            torn_bytes: parsed.torn_bytes,
+            closed_calls: Vec::new(),
+        };
+        if repair.torn_bytes > 0 {
+            log.append(&Record::Note {
+                text: format!(
+                    "resume: cut {} bytes of a torn last line",
+                    repair.torn_bytes
+                ),
+            })?;
+        }
+        for msg in repair::unanswered(&records) {
+            repair.closed_calls.push(msg.tool_call_id.clone().unwrap_or_default());
+            let rec = Record::Message {
+                message: msg,
+                status: Some(ToolStatus::NotRun),
+            };
+            log.append(&rec)?;
+            records.push(rec);
+        }
+        if !repair.closed_calls.is_empty() {
+            log.append(&Record::Note {
+                text: format!(
+                    "resume: closed {} tool call(s) whose results were never recorded",
+                    repair.closed_calls.len()
+                ),
+            })?;
+        }
+        Ok((log, records, repair))
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one record and syncs it to disk before returning.
+    pub fn append(&mut self, rec: &Record) -> Result<(), SessionError> {
+        let mut line = serde_json::to_vec(rec)
+            .map_err(|e| io_err(&self.path)(std::io::Error::other(e)))?;
+        line.push(b'\n');
+        self.file.write_all(&line).map_err(io_err(&self.path))?;
+        self.file.sync_data().map_err(io_err(&self.path))?;
+        Ok(())
+    }
+
+    pub fn append_message(
+        &mut self,
+        message: &Message,
+        status: Option<ToolStatus>,
+    ) -> Result<(), SessionError> {
+        self.append(&Record::Message {
+            message: message.clone(),
+            status,
+        })
+    }
+}
+
+/// The messages of a record list, in order.
+pub fn messages(records: &[Record]) -> Vec<Message> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Message { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// `last` is the session most recently written to; anything else is an id
+/// (a unique prefix is enough).
+pub fn resolve_id(root: &Path, which: &str) -> Result<String, SessionError> {
+    let dir = sessions_dir(root);
+    let mut entries: Vec<(std::time::SystemTime, String)> = std::fs::read_dir(&dir)
+        .map_err(|_| SessionError::NotFound(which.into(), dir.clone()))?
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let id = name.strip_suffix(".jsonl")?.to_string();
+            let modified = e.metadata().ok()?.modified().ok()?;
+            Some((modified, id))
+        })
+        .collect();
+    if which == "last" {
+        entries.sort();
+        return entries
+            .pop()
+            .map(|(_, id)| id)
+            .ok_or(SessionError::NotFound("last".into(), dir));
+    }
+    let matching: Vec<&String> = entries
+        .iter()
+        .map(|(_, id)| id)
+        .filter(|id| id.as_str() == which || id.starts_with(which))
+        .collect();
+    match matching.as_slice() {
+        [one] => Ok((*one).clone()),
+        _ if entries.iter().any(|(_, id)| id == which) => Ok(which.to_string()),
+        _ => Err(SessionError::NotFound(which.into(), dir)),
+    }
+}
+
+/// Reads a log without locking or repairing it (for `-show`).
+pub fn read_records(root: &Path, which: &str) -> Result<(String, Vec<Record>), SessionError> {
+    let id = resolve_id(root, which)?;
+    let path = sessions_dir(root).join(format!("{id}.jsonl"));
+    let bytes = std::fs::read(&path).map_err(io_err(&path))?;
+    let parsed = repair::parse(&path, &bytes)?;
+    Ok((id, parsed.records))
+}
+
+/// One line of `-sessions`.
+#[derive(Clone, Debug)]
+pub struct SessionInfo {
+    pub id: String,
+    pub messages: usize,
+    pub bytes: u64,
+    pub first_prompt: String,
+}
+
+/// Every session in the workspace, most recent first.
+pub fn list(root: &Path) -> Vec<SessionInfo> {
+    let dir = sessions_dir(root);
+    let Ok(rd) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(std::time::SystemTime, SessionInfo)> = Vec::new();
+    for entry in rd.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(id) = name.strip_suffix(".jsonl") else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else { continue };
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let mut messages = 0;
+        let mut first_prompt = String::new();
+        for line in text.lines() {
+            if let Ok(Record::Message { message, .. }) = serde_json::from_str::<Record>(line) {
+                messages += 1;
+                if first_prompt.is_empty() && message.role == Role::User {
+                    first_prompt = message.text().lines().next().unwrap_or("").to_string();
+                }
+            }
+        }
+        out.push((
+            meta.modified().unwrap_or(std::time::UNIX_EPOCH),
+            SessionInfo {
+                id: id.to_string(),
+                messages,
+                bytes: meta.len(),
+                first_prompt,
+            },
+        ));
+    }
+    out.sort_by(|a, b| b.0.cmp(&a.0));
+    out.into_iter().map(|(_, i)| i).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_new_log_is_private_ignored_and_locked() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = SessionLog::create(dir.path(), "local", "m").unwrap();
+        let mode = std::fs::metadata(log.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(dir.path().join(".mm/.gitignore").exists());
+        let err = SessionLog::resume(dir.path(), log.id()).unwrap_err();
+        assert!(matches!(err, SessionError::Locked(_)), "{err}");
+    }
+
+    #[test]
+    fn appended_messages_come_back_on_resume() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::create(dir.path(), "local", "m").unwrap();
+        log.append_message(&Message::user("hello"), None).unwrap();
+        log.append_message(&Message::assistant("hi"), None).unwrap();
+        let id = log.id().to_string();
+        drop(log);
+        let (_log, records, repair) = SessionLog::resume(dir.path(), "last").unwrap();
+        assert_eq!(messages(&records).len(), 2);
+        assert_eq!(repair.torn_bytes, 0);
+        assert_eq!(resolve_id(dir.path(), &id[..10]).unwrap(), id);
+        let listed = list(dir.path());
+        assert_eq!(listed[0].messages, 2);
+        assert_eq!(listed[0].first_prompt, "hello");
+    }
+}

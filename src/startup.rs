@@ -1,0 +1,146 @@
+//! Finding the model server and the model before the first turn: the
+//! configured endpoint (or its fallback), or, when nothing was configured,
+//! a llama-server on 127.0.0.1:8080 and then Ollama on 127.0.0.1:11434.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::{ProviderKind, Settings, provider};
+use crate::llm::{ClientOptions, LlmClient, LlmError};
+
+const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
+const AUTO_ENDPOINTS: &[(&str, &str)] = &[
+    ("local", "http://127.0.0.1:8080/v1"),
+    ("ollama", "http://127.0.0.1:11434/v1"),
+];
+
+/// The paragraph a new user reads when no server answers.
+pub const NO_SERVER_HELP: &str = "mm could not reach a model server: nothing answered on 127.0.0.1:8080 (llama-server) or on 127.0.0.1:11434 (Ollama). \
+Start the local one with `scripts/setup` from the mm repository (it builds llama-server, fetches a small model and serves it on 127.0.0.1:8080), \
+or start any OpenAI-compatible server and point mm at it: `mm -url http://127.0.0.1:PORT/v1`, `mm -provider ollama`, or an agent file with `provider:` and `baseUrl:`. \
+Hosted APIs work too, for example `mm -provider openai -model MODEL` with OPENAI_API_KEY set.";
+
+/// A client with a model, ready for the first request.
+pub struct Connected {
+    pub client: Arc<LlmClient>,
+    pub model: String,
+    pub context_window: Option<u64>,
+}
+
+fn client_for(settings: &Settings, base_url: &str, fallback: Option<String>) -> Result<LlmClient, LlmError> {
+    LlmClient::new(ClientOptions {
+        base_url: base_url.to_string(),
+        fallback,
+        api_key: settings.api_key.clone(),
+        first_token_timeout: settings.first_token_timeout,
+        watchdog: settings.watchdog,
+    })
+}
+
+/// Connects as the settings say; may update `settings` (provider and base
+/// URL found by auto-detection).
+pub async fn connect(settings: &mut Settings) -> Result<Connected, String> {
+    if settings.auto_detect {
+        return auto_detect(settings).await;
+    }
+    let client = client_for(settings, &settings.base_url, settings.fallback.clone())
+        .map_err(|e| e.to_string())?;
+    let model = match settings.model.clone() {
+        Some(m) => m,
+        None => loaded_model(settings, &client).await?,
+    };
+    let context_window = context_window(settings, &client).await;
+    Ok(Connected {
+        client: Arc::new(client),
+        model,
+        context_window,
+    })
+}
+
+async fn loaded_model(settings: &Settings, client: &LlmClient) -> Result<String, String> {
+    match client.list_models(PROBE_TIMEOUT).await {
+        Ok(ids) => first_chat_model(&ids).ok_or_else(|| {
+            format!(
+                "the server at {} lists no model; load one or set `model:` / -model",
+                settings.base_url
+            )
+        }),
+        Err(LlmError::Connect { .. }) => {
+            if let Some(fallback) = settings.fallback.as_deref()
+                && provider::check_base_url(fallback).is_ok()
+            {
+                let fb = client_for(settings, fallback, None).map_err(|e| e.to_string())?;
+                if let Ok(ids) = fb.list_models(PROBE_TIMEOUT).await
+                    && let Some(m) = first_chat_model(&ids)
+                {
+                    return Ok(m);
+                }
+            }
+            Err(format!(
+                "cannot reach the model server at {}: is it running? (start it, or point mm elsewhere with -url or baseUrl:)",
+                settings.base_url
+            ))
+        }
+        Err(e) => Err(format!(
+            "the server at {} did not list its models ({e}); set `model:` or -model",
+            settings.base_url
+        )),
+    }
+}
+
+/// The first listed model that is not an embedding model.
+fn first_chat_model(ids: &[String]) -> Option<String> {
+    ids.iter()
+        .find(|id| !id.to_ascii_lowercase().contains("embed"))
+        .or(ids.first())
+        .cloned()
+}
+
+async fn context_window(settings: &Settings, client: &LlmClient) -> Option<u64> {
+    if settings.context_window.is_some() {
+        return settings.context_window;
+    }
+    if settings.provider_info.kind == ProviderKind::LlamaCpp {
+        return client.server_context_window(PROBE_TIMEOUT).await;
+    }
+    None
+}
+
+async fn auto_detect(settings: &mut Settings) -> Result<Connected, String> {
+    for (name, url) in AUTO_ENDPOINTS {
+        let Some(info) = provider::lookup(name) else {
+            continue;
+        };
+        let client = client_for(settings, url, None).map_err(|e| e.to_string())?;
+        let ids = match client.list_models(Duration::from_secs(2)).await {
+            Ok(ids) => ids,
+            Err(_) => continue,
+        };
+        settings.provider = name.to_string();
+        settings.provider_info = info;
+        settings.base_url = url.to_string();
+        let model = match settings.model.clone().or_else(|| first_chat_model(&ids)) {
+            Some(m) => m,
+            None => continue,
+        };
+        let context_window = context_window(settings, &client).await;
+        return Ok(Connected {
+            client: Arc::new(client),
+            model,
+            context_window,
+        });
+    }
+    Err(NO_SERVER_HELP.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedding_models_are_skipped() {
+        let ids = vec!["nomic-embed-text".to_string(), "qwen".to_string()];
+        assert_eq!(first_chat_model(&ids).as_deref(), Some("qwen"));
+        assert_eq!(first_chat_model(&[]), None);
+    }
+}

@@ -1,0 +1,294 @@
+//! Finding the one block `edit_file` replaces. Small models miss the exact
+//! text by a newline style, trailing spaces or indentation; each retry here
+//! loosens one of those, and an ambiguous match is refused with the
+//! candidate line numbers rather than patching the wrong place.
+
+/// Where the replacement goes and what it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Splice {
+    pub start: usize,
+    pub end: usize,
+    pub replacement: String,
+    /// Which normalisation found it, for the result text.
+    pub how: Option<&'static str>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MatchError {
+    /// Not found; the closest block in the file, numbered, when there is one.
+    NotFound { closest: Option<String> },
+    /// Found more than once; 1-based line numbers of the candidates.
+    Ambiguous { lines: Vec<usize> },
+}
+
+/// Finds `old` in `content` once and returns the splice that puts `new`
+/// in its place.
+pub fn find(content: &str, old: &str, new: &str) -> Result<Splice, MatchError> {
+    match exact(content, old, new, None)? {
+        Some(s) => return Ok(s),
+        None => {}
+    }
+    if content.contains("\r\n") && !old.contains("\r\n") {
+        let old_crlf = old.replace('\n', "\r\n");
+        let new_crlf = new.replace('\n', "\r\n");
+        if let Some(s) = exact(content, &old_crlf, &new_crlf, Some("line endings"))? {
+            return Ok(s);
+        }
+    }
+    if let Some(s) = by_lines(content, old, new, Loose::TrailingSpace)? {
+        return Ok(s);
+    }
+    if let Some(s) = by_lines(content, old, new, Loose::Indent)? {
+        return Ok(s);
+    }
+    Err(MatchError::NotFound {
+        closest: closest_block(content, old),
+    })
+}
+
+fn exact(
+    content: &str,
+    old: &str,
+    new: &str,
+    how: Option<&'static str>,
+) -> Result<Option<Splice>, MatchError> {
+    let starts: Vec<usize> = content.match_indices(old).map(|(i, _)| i).collect();
+    match starts.as_slice() {
+        [] => Ok(None),
+        [start] => Ok(Some(Splice {
+            start: *start,
+            end: start + old.len(),
+            replacement: new.to_string(),
+            how,
+        })),
+        many => Err(MatchError::Ambiguous {
+            lines: many.iter().map(|s| line_of(content, *s)).collect(),
+        }),
+    }
+}
+
+fn line_of(content: &str, byte: usize) -> usize {
+    content[..byte].matches('\n').count() + 1
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Loose {
+    TrailingSpace,
+    Indent,
+}
+
+/// Lines of `content` with their byte ranges (without the newline).
+fn lines_with_ranges(content: &str) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, b) in content.bytes().enumerate() {
+        if b == b'\n' {
+            out.push((start, i));
+            start = i + 1;
+        }
+    }
+    if start < content.len() {
+        out.push((start, content.len()));
+    }
+    out
+}
+
+fn norm(line: &str, loose: Loose) -> &str {
+    let line = line.trim_end_matches('\r').trim_end();
+    match loose {
+        Loose::TrailingSpace => line,
+        Loose::Indent => line.trim_start(),
+    }
+}
+
+fn split_block(text: &str) -> Vec<&str> {
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    text.split('\n').map(|l| l.trim_end_matches('\r')).collect()
+}
+
+fn by_lines(
+    content: &str,
+    old: &str,
+    new: &str,
+    loose: Loose,
+) -> Result<Option<Splice>, MatchError> {
+    let old_lines = split_block(old);
+    if old_lines.iter().all(|l| l.trim().is_empty()) {
+        return Ok(None);
+    }
+    let ranges = lines_with_ranges(content);
+    let n = old_lines.len();
+    if n > ranges.len() {
+        return Ok(None);
+    }
+    let mut hits = Vec::new();
+    for start in 0..=ranges.len() - n {
+        let all = (0..n).all(|k| {
+            let (a, b) = ranges[start + k];
+            norm(&content[a..b], loose) == norm(old_lines[k], loose)
+        });
+        if all {
+            hits.push(start);
+        }
+    }
+    let start_line = match hits.as_slice() {
+        [] => return Ok(None),
+        [one] => *one,
+        many => {
+            return Err(MatchError::Ambiguous {
+                lines: many.iter().map(|l| l + 1).collect(),
+            });
+        }
+    };
+    let (a, _) = ranges[start_line];
+    let (_, line_end) = ranges[start_line + n - 1];
+    let crlf = content[a..line_end].ends_with('\r');
+    let mut b = if crlf { line_end - 1 } else { line_end };
+    let mut replacement = match loose {
+        Loose::TrailingSpace => new.strip_suffix('\n').unwrap_or(new).to_string(),
+        Loose::Indent => reindent(content, ranges[start_line], &old_lines, new),
+    };
+    if new.trim().is_empty() {
+        // Deleting whole lines: take the line break with them.
+        replacement.clear();
+        b = (line_end + 1).min(content.len());
+    }
+    if crlf || content.contains("\r\n") {
+        replacement = replacement.replace("\r\n", "\n").replace('\n', "\r\n");
+    }
+    Ok(Some(Splice {
+        start: a,
+        end: b,
+        replacement,
+        how: Some(match loose {
+            Loose::TrailingSpace => "trailing whitespace",
+            Loose::Indent => "indentation",
+        }),
+    }))
+}
+
+/// Moves `new` from the indentation the model used to the file's.
+fn reindent(content: &str, first: (usize, usize), old_lines: &[&str], new: &str) -> String {
+    let indent = |l: &str| -> String { l.chars().take_while(|c| c.is_whitespace()).collect() };
+    let file_indent = indent(&content[first.0..first.1]);
+    let old_first = old_lines
+        .iter()
+        .find(|l| !l.trim().is_empty())
+        .copied()
+        .unwrap_or("");
+    let model_indent = indent(old_first);
+    let new = new.strip_suffix('\n').unwrap_or(new);
+    new.split('\n')
+        .map(|line| {
+            if line.trim().is_empty() {
+                String::new()
+            } else if let Some(rest) = line.strip_prefix(model_indent.as_str()) {
+                format!("{file_indent}{rest}")
+            } else {
+                format!("{file_indent}{}", line.trim_start())
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The block of the file that looks most like `old`, numbered, to show the
+/// model what is really there.
+fn closest_block(content: &str, old: &str) -> Option<String> {
+    let old_lines = split_block(old);
+    let lines: Vec<&str> = content.lines().collect();
+    if lines.is_empty() || old_lines.is_empty() {
+        return None;
+    }
+    let n = old_lines.len().min(lines.len());
+    let mut best = (0usize, 0usize);
+    for start in 0..=lines.len() - n {
+        let score = (0..n)
+            .filter(|&k| {
+                let a = lines[start + k].trim();
+                let b = old_lines[k].trim();
+                !a.is_empty() && (a == b || strsim::normalized_levenshtein(a, b) > 0.7)
+            })
+            .count();
+        if score > best.1 {
+            best = (start, score);
+        }
+    }
+    if best.1 == 0 {
+        return None;
+    }
+    let shown = n.min(12);
+    Some(
+        (best.0..best.0 + shown)
+            .map(|i| format!("{:>6}\t{}", i + 1, lines[i]))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// Applies a splice.
+pub fn apply(content: &str, s: &Splice) -> String {
+    let mut out = String::with_capacity(content.len() + s.replacement.len());
+    out.push_str(&content[..s.start]);
+    out.push_str(&s.replacement);
+    out.push_str(&content[s.end..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn edit(content: &str, old: &str, new: &str) -> Result<String, MatchError> {
+        find(content, old, new).map(|s| apply(content, &s))
+    }
+
+    #[test]
+    fn exact_unique_match() {
+        assert_eq!(edit("a\nb\nc\n", "b", "B").unwrap(), "a\nB\nc\n");
+    }
+
+    #[test]
+    fn ambiguous_matches_list_their_lines() {
+        let e = edit("x = 1\ny\nx = 1\n", "x = 1", "x = 2").unwrap_err();
+        assert_eq!(e, MatchError::Ambiguous { lines: vec![1, 3] });
+    }
+
+    #[test]
+    fn crlf_files_match_lf_text() {
+        let out = edit("fn a() {\r\n    1\r\n}\r\n", "fn a() {\n    1\n", "fn a() {\n    2\n").unwrap();
+        assert_eq!(out, "fn a() {\r\n    2\r\n}\r\n");
+    }
+
+    #[test]
+    fn trailing_whitespace_is_forgiven() {
+        let out = edit("let a = 1;   \nlet b = 2;\n", "let a = 1;\nlet b = 2;", "let a = 3;\nlet b = 4;").unwrap();
+        assert_eq!(out, "let a = 3;\nlet b = 4;\n");
+    }
+
+    #[test]
+    fn indentation_is_forgiven_and_carried_over() {
+        let content = "fn main() {\n        if x {\n            go();\n        }\n}\n";
+        let old = "if x {\n    go();\n}";
+        let new = "if y {\n    stop();\n}";
+        let out = edit(content, old, new).unwrap();
+        assert_eq!(
+            out,
+            "fn main() {\n        if y {\n            stop();\n        }\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_miss_shows_the_closest_block() {
+        let e = edit("def add(a, b):\n    return a - b\n", "def add(a,b):\n    return a-b", "x").unwrap_err();
+        match e {
+            MatchError::NotFound { closest: Some(c) } => assert!(c.contains("1\tdef add(a, b):"), "{c}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn deleting_a_block_is_possible() {
+        assert_eq!(edit("a\nb\nc\n", "b\n", "").unwrap(), "a\nc\n");
+    }
+}

@@ -1,0 +1,317 @@
+//! read_file, write_file, edit_file, list_dir: the file tools, jailed by
+//! the sandbox. Reading is what makes a file editable: a write over an
+//! existing file or an edit needs a read of its current content first.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::edit_match::{self, MatchError};
+use super::{ToolEnv, ToolOutput, arg_str, arg_u64};
+use crate::diff;
+use crate::protocol::{ChangeKind, FileChange};
+use crate::sandbox::Resolved;
+
+/// Lines returned when the model does not say how many.
+const DEFAULT_READ_LINES: usize = 500;
+/// A read returns at most this much text; a small model's window is the limit.
+const MAX_READ_BYTES: usize = 24 * 1024;
+/// Longer lines are cut (minified files would fill the window in one line).
+const MAX_LINE_CHARS: usize = 400;
+/// Files bigger than this are not read whole.
+const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+fn content_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
+/// Reads a file as UTF-8 text; binary files and huge files are refused.
+fn read_text(path: &Path, rel: &str) -> Result<String, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {rel}: {}", io_reason(&e)))?;
+    if meta.is_dir() {
+        return Err(format!("{rel} is a directory; use list_dir"));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!("{rel} is {} bytes: too big to read", meta.len()));
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {rel}: {}", io_reason(&e)))?;
+    if bytes.iter().take(8192).any(|&b| b == 0) {
+        return Err(format!("{rel} is a binary file"));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{rel} is not UTF-8 text (binary?)"))
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
+    let path = arg_str(args, "path").unwrap_or_default();
+    let r = match env.sandbox.check_read(path) {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::refused(e),
+    };
+    let text = match read_text(&r.abs, &r.rel) {
+        Ok(t) => t,
+        Err(e) => return ToolOutput::error(e),
+    };
+    env.remember_read(&r, &text);
+    if text.is_empty() {
+        return ToolOutput::ok(format!("{} is empty", r.rel));
+    }
+    let offset = arg_u64(args, "offset").unwrap_or(1).max(1) as usize;
+    let limit = arg_u64(args, "limit")
+        .map(|l| l as usize)
+        .unwrap_or(DEFAULT_READ_LINES)
+        .max(1);
+    let total = text.lines().count();
+    if offset > total {
+        return ToolOutput::error(format!(
+            "{} has {total} lines; offset {offset} is past the end",
+            r.rel
+        ));
+    }
+    let mut out = String::new();
+    let mut last = offset - 1;
+    for (i, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
+        if out.len() > MAX_READ_BYTES {
+            break;
+        }
+        let shown: String = line.chars().take(MAX_LINE_CHARS).collect();
+        let cut = if shown.len() < line.len() { " …[line cut]" } else { "" };
+        out.push_str(&format!("{:>6}\t{shown}{cut}\n", i + 1));
+        last = i + 1;
+    }
+    if last < total {
+        out.push_str(&format!(
+            "({} of {total} lines shown; read on with offset={})\n",
+            last + 1 - offset,
+            last + 1
+        ));
+    }
+    ToolOutput::ok(out)
+}
+
+/// Checks that an existing file was read in its current state.
+fn check_fresh(env: &ToolEnv, r: &Resolved, current: &str, verb: &str) -> Result<(), String> {
+    match env.read_hash(r) {
+        None => Err(format!(
+            "refused: {} exists and has not been read; read_file it before you {verb} it",
+            r.rel
+        )),
+        Some(h) if h != content_hash(current) => Err(format!(
+            "refused: {} changed since you read it; read_file it again before you {verb} it",
+            r.rel
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+pub fn write_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> ToolOutput {
+    let path = arg_str(args, "path").unwrap_or_default();
+    let content = arg_str(args, "content").unwrap_or_default();
+    let r = match env.sandbox.check_write(path) {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::refused(e),
+    };
+    let before = if r.abs.exists() {
+        let current = match read_text(&r.abs, &r.rel) {
+            Ok(t) => t,
+            Err(e) => return ToolOutput::error(format!("cannot overwrite: {e}")),
+        };
+        if let Err(e) = check_fresh(env, &r, &current, "overwrite") {
+            return ToolOutput::refused(e);
+        }
+        Some(current)
+    } else {
+        None
+    };
+    if before.as_deref() == Some(content) {
+        return ToolOutput::ok(format!("{} already has this content; nothing written", r.rel));
+    }
+    if cancelled {
+        return ToolOutput::not_run("not executed: cancelled");
+    }
+    if let Err(e) = atomic_write(&r.abs, content) {
+        return ToolOutput::error(format!("cannot write {}: {e}", r.rel));
+    }
+    env.remember_read(&r, content);
+    let lines = content.lines().count();
+    let change = file_change(&r.rel, before.as_deref(), content);
+    let text = match &before {
+        None => format!("created {} ({lines} lines)", r.rel),
+        Some(_) => format!(
+            "wrote {} ({lines} lines, +{} -{})",
+            r.rel, change.added, change.removed
+        ),
+    };
+    ToolOutput::ok(text).with_change(change)
+}
+
+pub fn edit_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> ToolOutput {
+    let path = arg_str(args, "path").unwrap_or_default();
+    let old = arg_str(args, "old_string").unwrap_or_default();
+    let new = arg_str(args, "new_string").unwrap_or_default();
+    if old.is_empty() {
+        return ToolOutput::error(
+            "old_string is empty: give the exact text to replace, or use write_file for a new file",
+        );
+    }
+    if old == new {
+        return ToolOutput::error("old_string and new_string are the same: nothing would change");
+    }
+    let r = match env.sandbox.check_write(path) {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::refused(e),
+    };
+    let current = match read_text(&r.abs, &r.rel) {
+        Ok(t) => t,
+        Err(e) => return ToolOutput::error(e),
+    };
+    if let Err(e) = check_fresh(env, &r, &current, "edit") {
+        return ToolOutput::refused(e);
+    }
+    let splice = match edit_match::find(&current, old, new) {
+        Ok(s) => s,
+        Err(MatchError::Ambiguous { lines }) => {
+            let lines: Vec<String> = lines.iter().map(usize::to_string).collect();
+            return ToolOutput::error(format!(
+                "old_string matches {} places in {} (lines {}); include more surrounding lines so it matches once",
+                lines.len(),
+                r.rel,
+                lines.join(", ")
+            ));
+        }
+        Err(MatchError::NotFound { closest }) => {
+            let hint = match closest {
+                Some(block) => format!("\nThe closest text in the file is:\n{block}"),
+                None => String::new(),
+            };
+            return ToolOutput::error(format!(
+                "old_string was not found in {}; read_file it and copy the text exactly{hint}",
+                r.rel
+            ));
+        }
+    };
+    let updated = edit_match::apply(&current, &splice);
+    if cancelled {
+        return ToolOutput::not_run("not executed: cancelled");
+    }
+    if let Err(e) = atomic_write(&r.abs, &updated) {
+        return ToolOutput::error(format!("cannot write {}: {e}", r.rel));
+    }
+    env.remember_read(&r, &updated);
+    let change = file_change(&r.rel, Some(&current), &updated);
+    let how = splice
+        .how
+        .map(|h| format!(" (matched after normalising {h})"))
+        .unwrap_or_default();
+    let text = format!(
+        "edited {}{how}: +{} -{}\n{}",
+        r.rel,
+        change.added,
+        change.removed,
+        diff::unified(&r.rel, &current, &updated, 2, 40)
+    );
+    ToolOutput::ok(text).with_change(change)
+}
+
+fn file_change(rel: &str, before: Option<&str>, after: &str) -> FileChange {
+    let (added, removed) = diff::line_counts(before.unwrap_or(""), after);
+    FileChange {
+        path: rel.to_string(),
+        kind: if before.is_some() {
+            ChangeKind::Modified
+        } else {
+            ChangeKind::Created
+        },
+        before: Arc::from(before.unwrap_or("")),
+        after: Arc::from(after),
+        added,
+        removed,
+    }
+}
+
+/// Writes through a private temp file in the same directory (random name,
+/// created exclusively, mode 0600) and a rename, so a crash leaves either
+/// the old file or the new one. The old file's permissions are kept.
+pub fn atomic_write(path: &Path, content: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let parent = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("no parent directory"))?;
+    std::fs::create_dir_all(parent)?;
+    let mode = std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(0o644);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mm-write-")
+        .tempfile_in(parent)?;
+    tmp.write_all(content.as_bytes())?;
+    tmp.as_file().sync_all()?;
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+pub fn list_dir(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
+    let path = arg_str(args, "path").unwrap_or(".");
+    let r = match env.sandbox.check_read(if path.is_empty() { "." } else { path }) {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::refused(e),
+    };
+    if !r.abs.is_dir() {
+        return ToolOutput::error(format!("{} is not a directory", r.rel));
+    }
+    const MAX: usize = 300;
+    let mut entries: Vec<String> = Vec::new();
+    let walker = ignore::WalkBuilder::new(&r.abs)
+        .max_depth(Some(1))
+        .hidden(false)
+        .require_git(false)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    for entry in walker.flatten() {
+        if entry.depth() == 0 {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == ".git" {
+            continue;
+        }
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        entries.push(if is_dir { format!("{name}/") } else { name });
+    }
+    entries.sort_by_key(|e| (!e.ends_with('/'), e.clone()));
+    let total = entries.len();
+    if total == 0 {
+        return ToolOutput::ok(format!("{} is empty (or everything in it is ignored)", r.rel));
+    }
+    let mut out = entries.into_iter().take(MAX).collect::<Vec<_>>().join("\n");
+    if total > MAX {
+        out.push_str(&format!("\n… and {} more", total - MAX));
+    }
+    ToolOutput::ok(out)
+}
+
+impl ToolEnv {
+    fn remember_read(&self, r: &Resolved, text: &str) {
+        if let Ok(mut reads) = self.reads.lock() {
+            reads.insert(r.abs.clone(), content_hash(text));
+        }
+    }
+
+    fn read_hash(&self, r: &Resolved) -> Option<u64> {
+        self.reads.lock().ok()?.get(&r.abs).copied()
+    }
+}

@@ -1,0 +1,407 @@
+//! The tools the model can call. Tools return text, never print; the agent
+//! publishes what they did. Schemas are kept short: every byte of them is
+//! in the prompt prefix a small local model reads before its first token.
+
+pub mod bash;
+pub mod edit_match;
+pub mod fs;
+pub mod search;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::approval::ApprovalBroker;
+use crate::llm::ToolSpec;
+use crate::protocol::{ApprovalDecision, ApprovalKind, FileChange, ToolStatus, TurnId};
+use crate::sandbox::{ExecDecision, Sandbox};
+
+/// Which groups of tools an agent offers (`bashTool`, `editTools`).
+#[derive(Clone, Copy, Debug)]
+pub struct ToolSet {
+    pub bash: bool,
+    pub edit: bool,
+}
+
+/// What a tool came to.
+#[derive(Clone, Debug)]
+pub struct ToolOutput {
+    pub status: ToolStatus,
+    pub text: String,
+    pub change: Option<FileChange>,
+}
+
+impl ToolOutput {
+    pub fn ok(text: impl Into<String>) -> Self {
+        Self::with(ToolStatus::Ok, text)
+    }
+    pub fn error(text: impl Into<String>) -> Self {
+        Self::with(ToolStatus::Error, text)
+    }
+    pub fn refused(text: impl Into<String>) -> Self {
+        Self::with(ToolStatus::Refused, text)
+    }
+    pub fn not_run(text: impl Into<String>) -> Self {
+        Self::with(ToolStatus::NotRun, text)
+    }
+    fn with(status: ToolStatus, text: impl Into<String>) -> Self {
+        Self {
+            status,
+            text: text.into(),
+            change: None,
+        }
+    }
+    pub fn with_change(mut self, change: FileChange) -> Self {
+        self.change = Some(change);
+        self
+    }
+}
+
+/// What the tools share for a session.
+pub struct ToolEnv {
+    pub sandbox: Arc<Sandbox>,
+    pub broker: Arc<ApprovalBroker>,
+    /// Content hash of each file as last read or written by the model.
+    pub reads: Mutex<HashMap<PathBuf, u64>>,
+    pub bash_timeout: Duration,
+}
+
+impl ToolEnv {
+    pub fn new(sandbox: Arc<Sandbox>, broker: Arc<ApprovalBroker>, bash_timeout: Duration) -> Self {
+        Self {
+            sandbox,
+            broker,
+            reads: Mutex::new(HashMap::new()),
+            bash_timeout,
+        }
+    }
+}
+
+/// The call being run, for approvals and cancellation.
+pub struct CallCtx<'a> {
+    pub turn: TurnId,
+    pub call_id: &'a str,
+    pub cancel: &'a CancellationToken,
+}
+
+fn string(desc: &str) -> Value {
+    json!({"type": "string", "description": desc})
+}
+
+fn integer(desc: &str) -> Value {
+    json!({"type": "integer", "description": desc})
+}
+
+fn object(props: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": props, "required": required})
+}
+
+/// The tool schemas offered to the model.
+pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
+    let mut v = vec![
+        ToolSpec {
+            name: "read_file",
+            description: "Read a text file; returns numbered lines. A file must be read before you edit or overwrite it.",
+            parameters: object(
+                json!({
+                    "path": string("Path relative to the workspace"),
+                    "offset": integer("First line, 1-based"),
+                    "limit": integer("Number of lines (default 500)"),
+                }),
+                &["path"],
+            ),
+        },
+        ToolSpec {
+            name: "list_dir",
+            description: "List a folder (default: the workspace root). Folders end with /.",
+            parameters: object(json!({"path": string("Folder path")}), &[]),
+        },
+        ToolSpec {
+            name: "glob",
+            description: "Find files whose path matches a glob pattern. A pattern without / matches file names at any depth.",
+            parameters: object(
+                json!({"pattern": string("Glob pattern"), "path": string("Folder to search in")}),
+                &["pattern"],
+            ),
+        },
+        ToolSpec {
+            name: "grep",
+            description: "Search file contents with a regular expression; returns path:line: text.",
+            parameters: object(
+                json!({
+                    "pattern": string("Regular expression"),
+                    "path": string("File or folder (default: the workspace)"),
+                    "glob": string("Only files matching this glob"),
+                }),
+                &["pattern"],
+            ),
+        },
+    ];
+    if set.edit {
+        v.push(ToolSpec {
+            name: "write_file",
+            description: "Create a file, or replace the whole content of a file you have read. Creates parent folders.",
+            parameters: object(
+                json!({"path": string("Path relative to the workspace"), "content": string("The complete file content")}),
+                &["path", "content"],
+            ),
+        });
+        v.push(ToolSpec {
+            name: "edit_file",
+            description: "Replace one block of text in a file you have read. old_string must occur exactly once: copy it from the file, with enough lines to be unique.",
+            parameters: object(
+                json!({
+                    "path": string("Path relative to the workspace"),
+                    "old_string": string("Exact text to replace"),
+                    "new_string": string("Text to put in its place"),
+                }),
+                &["path", "old_string", "new_string"],
+            ),
+        });
+    }
+    if set.bash {
+        v.push(ToolSpec {
+            name: "bash",
+            description: "Run a shell command in the workspace with sh -c; stdin is closed and long output is cut. Read-only commands run at once; others may need the user's approval.",
+            parameters: object(
+                json!({"command": string("The command line"), "timeout": integer("Seconds before it is killed (default 120)")}),
+                &["command"],
+            ),
+        });
+    }
+    v
+}
+
+/// Checks a call's arguments against its schema: a JSON object, every
+/// required argument present (a missing argument is never taken as empty),
+/// the declared types. Numbers sent as strings are accepted for integers.
+pub fn validate(spec: &ToolSpec, arguments: &str) -> Result<Map<String, Value>, String> {
+    let value: Value = serde_json::from_str(arguments)
+        .map_err(|e| format!("the arguments are not valid JSON ({e})"))?;
+    let Value::Object(mut args) = value else {
+        return Err("the arguments must be a JSON object".into());
+    };
+    for name in spec.required() {
+        match args.get(name) {
+            None | Some(Value::Null) => {
+                return Err(format!("missing required argument `{name}`"));
+            }
+            Some(_) => {}
+        }
+    }
+    let props = spec
+        .parameters
+        .get("properties")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    for (name, schema) in &props {
+        let Some(v) = args.get(name).cloned() else {
+            continue;
+        };
+        if v.is_null() {
+            args.remove(name);
+            continue;
+        }
+        match schema.get("type").and_then(Value::as_str) {
+            Some("string") if !v.is_string() => {
+                return Err(format!("argument `{name}` must be a string"));
+            }
+            Some("integer") => {
+                let n = match &v {
+                    Value::Number(n) => n.as_u64().or_else(|| n.as_f64().map(|f| f as u64)),
+                    Value::String(s) => s.trim().parse::<u64>().ok(),
+                    _ => None,
+                };
+                match n {
+                    Some(n) => {
+                        args.insert(name.clone(), json!(n));
+                    }
+                    None => return Err(format!("argument `{name}` must be a whole number")),
+                }
+            }
+            _ => {}
+        }
+    }
+    for key in args.keys() {
+        if !props.contains_key(key) {
+            return Err(format!(
+                "unknown argument `{key}`; this tool takes: {}",
+                props.keys().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    Ok(args)
+}
+
+pub fn arg_str<'a>(args: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+    args.get(name).and_then(Value::as_str)
+}
+
+pub fn arg_u64(args: &Map<String, Value>, name: &str) -> Option<u64> {
+    args.get(name).and_then(Value::as_u64)
+}
+
+/// The key argument of a call in one line, for tool lines and cards.
+pub fn summary(name: &str, args: &Map<String, Value>) -> String {
+    let key = match name {
+        "bash" => "command",
+        "glob" | "grep" => "pattern",
+        _ => "path",
+    };
+    let text = arg_str(args, key).unwrap_or(if key == "path" { "." } else { "" });
+    let one_line = text.lines().next().unwrap_or("");
+    let mut s: String = one_line.chars().take(120).collect();
+    if s.len() < text.len() {
+        s.push('…');
+    }
+    s
+}
+
+/// Runs one validated call.
+pub async fn run(env: &ToolEnv, name: &str, args: &Map<String, Value>, ctx: &CallCtx<'_>) -> ToolOutput {
+    match name {
+        "read_file" => fs::read_file(env, args),
+        "write_file" => fs::write_file(env, args, ctx.cancel.is_cancelled()),
+        "edit_file" => fs::edit_file(env, args, ctx.cancel.is_cancelled()),
+        "list_dir" => fs::list_dir(env, args),
+        "glob" | "grep" => {
+            let sandbox = env.sandbox.clone();
+            let args = args.clone();
+            let glob = name == "glob";
+            let res = tokio::task::spawn_blocking(move || {
+                if glob {
+                    search::glob(&sandbox, &args)
+                } else {
+                    search::grep(&sandbox, &args)
+                }
+            })
+            .await;
+            res.unwrap_or_else(|e| ToolOutput::error(format!("search failed: {e}")))
+        }
+        "bash" => run_bash(env, args, ctx).await,
+        other => ToolOutput::error(format!("unknown tool {other}")),
+    }
+}
+
+async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -> ToolOutput {
+    let command = arg_str(args, "command").unwrap_or_default();
+    if command.trim().is_empty() {
+        return ToolOutput::error("empty command");
+    }
+    match env.sandbox.check_exec(command) {
+        ExecDecision::Allow => {}
+        ExecDecision::Deny { reason } => return ToolOutput::refused(format!("refused: {reason}")),
+        ExecDecision::Ask { reason, key } => {
+            let kind = ApprovalKind::Exec {
+                command: command.to_string(),
+                reason,
+                always_key: key.clone(),
+            };
+            match env.broker.ask(ctx.turn, ctx.call_id, kind, ctx.cancel).await {
+                ApprovalDecision::Yes => {}
+                ApprovalDecision::Always => env.sandbox.remember(&key),
+                ApprovalDecision::No { reason } => {
+                    let why = match reason {
+                        Some(r) if r.starts_with("not run:") => r,
+                        Some(r) => format!("the user declined to run this command: {r}"),
+                        None => "the user declined to run this command".into(),
+                    };
+                    return ToolOutput::refused(why);
+                }
+            }
+        }
+    }
+    if ctx.cancel.is_cancelled() {
+        return ToolOutput::not_run("not executed: cancelled");
+    }
+    let timeout = arg_u64(args, "timeout")
+        .map(Duration::from_secs)
+        .unwrap_or(env.bash_timeout)
+        .min(bash::MAX_TIMEOUT);
+    let f = match bash::run(command, env.sandbox.root(), timeout, ctx.cancel).await {
+        Ok(f) => f,
+        Err(e) => return ToolOutput::error(format!("cannot start /bin/sh: {e}")),
+    };
+    let mut text = f.output;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let secs = f.elapsed.as_secs_f64();
+    if f.timed_out {
+        text.push_str(&format!(
+            "[killed after {}s timeout, with everything it started]",
+            timeout.as_secs()
+        ));
+        return ToolOutput::error(text);
+    }
+    if f.cancelled {
+        text.push_str("[cancelled by the user; the command was killed]");
+        return ToolOutput::not_run(text);
+    }
+    match f.exit_code {
+        Some(0) => {
+            text.push_str(&format!("[exit code 0, {secs:.1}s]"));
+            ToolOutput::ok(text)
+        }
+        Some(code) => {
+            text.push_str(&format!("[exit code {code}, {secs:.1}s]"));
+            ToolOutput::error(text)
+        }
+        None => {
+            text.push_str("[killed by a signal]");
+            ToolOutput::error(text)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str) -> ToolSpec {
+        specs(ToolSet {
+            bash: true,
+            edit: true,
+        })
+        .into_iter()
+        .find(|s| s.name == name)
+        .unwrap()
+    }
+
+    #[test]
+    fn a_missing_argument_is_never_empty() {
+        let e = validate(&spec("write_file"), r#"{"path":"a.txt"}"#).unwrap_err();
+        assert!(e.contains("missing required argument `content`"), "{e}");
+        let e = validate(&spec("write_file"), r#"{"path":"a.txt","content":null}"#).unwrap_err();
+        assert!(e.contains("content"), "{e}");
+        assert!(validate(&spec("write_file"), r#"{"path":"a.txt","content":""}"#).is_ok());
+    }
+
+    #[test]
+    fn types_are_checked_and_integer_strings_accepted() {
+        assert!(validate(&spec("read_file"), r#"{"path":5}"#).is_err());
+        let a = validate(&spec("read_file"), r#"{"path":"a","offset":"10"}"#).unwrap();
+        assert_eq!(a["offset"], 10);
+        assert!(validate(&spec("read_file"), r#"{"path":"a","offset":"ten"}"#).is_err());
+        assert!(validate(&spec("read_file"), "not json").is_err());
+        assert!(validate(&spec("read_file"), "[1]").is_err());
+        let e = validate(&spec("read_file"), r#"{"path":"a","file":"b"}"#).unwrap_err();
+        assert!(e.contains("unknown argument `file`"), "{e}");
+    }
+
+    #[test]
+    fn groups_turn_tools_off() {
+        let names = |set| specs(set).iter().map(|s| s.name).collect::<Vec<_>>();
+        let none = names(ToolSet {
+            bash: false,
+            edit: false,
+        });
+        assert!(!none.contains(&"bash") && !none.contains(&"write_file"));
+        assert!(none.contains(&"read_file"));
+    }
+}
