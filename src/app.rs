@@ -41,7 +41,7 @@ pub async fn run(cli: Cli) -> i32 {
             }
         };
     }
-    if cli.json && cli.prompt.is_none() {
+    if cli.json && cli.prompt.is_none() && !cli.show_prompt {
         eprintln!("mm: -json needs -p PROMPT");
         return 2;
     }
@@ -58,7 +58,7 @@ pub async fn run(cli: Cli) -> i32 {
         }
     };
     if cli.show_prompt {
-        show_prompt(&settings, sandbox.root(), unattended);
+        show_prompt(&settings, sandbox.root(), unattended, cli.json);
         return 0;
     }
     if cli.tui {
@@ -173,8 +173,9 @@ fn load_settings(cli: &Cli) -> Result<Settings, i32> {
     })
 }
 
-/// `-show-prompt`: the system prompt on stdout, the first request's size on stderr.
-fn show_prompt(settings: &Settings, root: &std::path::Path, unattended: bool) {
+/// `-show-prompt`: the system prompt (with -json: the whole first request)
+/// on stdout, the first request's size on stderr.
+fn show_prompt(settings: &Settings, root: &std::path::Path, unattended: bool, json: bool) {
     let system = prompt::system_prompt(settings, &prompt::PromptEnv { root, unattended });
     let specs = tools::specs(ToolSet {
         bash: settings.bash_tool,
@@ -190,7 +191,11 @@ fn show_prompt(settings: &Settings, root: &std::path::Path, unattended: bool) {
         replay_reasoning: false,
     });
     let size = serde_json::to_vec(&body).map(|b| b.len()).unwrap_or(0);
-    println!("{system}");
+    if json {
+        println!("{body}");
+    } else {
+        println!("{system}");
+    }
     eprintln!(
         "mm: first request {size} bytes (system prompt {} bytes, {} tools)",
         system.len(),

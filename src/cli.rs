@@ -33,6 +33,7 @@ pub struct Cli {
     pub tui: bool,
 
     /// With -p: print one JSON object (outcome, answer, written files, session, usage).
+    /// With -show-prompt: print the first request body.
     #[arg(long)]
     pub json: bool,
 
@@ -84,7 +85,7 @@ pub struct Cli {
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
 
-    /// Print the system prompt and the size of the first request, then exit.
+    /// Print the system prompt (with -json: the first request body) and its size, then exit.
     #[arg(long)]
     pub show_prompt: bool,
 }

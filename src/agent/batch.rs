@@ -61,6 +61,53 @@ pub fn call_key(name: &str, args: &Map<String, Value>) -> String {
     format!("{name} {}", Value::Object(args.clone()))
 }
 
+/// A hash of one executed call and its result, for cycle detection.
+pub fn step_hash(key: &str, result: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut h);
+    result.hash(&mut h);
+    h.finish()
+}
+
+/// The length of a run of steps that the end of `history` repeats right
+/// after itself (the same calls with the same results: nothing changes).
+pub fn repeating_cycle(history: &[u64], max_len: usize) -> Option<usize> {
+    (1..=max_len).find(|&k| {
+        history.len() >= 2 * k && history[history.len() - k..] == history[history.len() - 2 * k..history.len() - k]
+    })
+}
+
+/// The reply ends by announcing a step instead of taking it ("Let's fix
+/// the bug.", "I will now run the tests:").
+pub fn announces_next_step(text: &str) -> bool {
+    let Some(last) = text.lines().map(str::trim).rfind(|l| !l.is_empty()) else {
+        return false;
+    };
+    if last.len() > 240 {
+        return false;
+    }
+    let lower = last.to_lowercase();
+    const OPENERS: &[&str] = &[
+        "let's ", "let me ", "i will ", "i'll ", "i am going to ", "i'm going to ", "now i ",
+        "next, i ", "next i ", "first, i ", "first i ",
+    ];
+    lower.ends_with(':') || OPENERS.iter().any(|o| lower.starts_with(o) || lower.contains(&format!(". {o}")))
+}
+
+/// The reply says files were changed ("I fixed the bug", "has been
+/// updated"); checked against what the turn actually wrote.
+pub fn claims_a_change(text: &str) -> bool {
+    static CLAIM: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
+    let re = CLAIM.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)\b(i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:now\s+|successfully\s+)?(fixed|updated|changed|modified|corrected|edited|replaced|added|removed|created|rewrote|renamed)\b|\b(has|have) been (fixed|updated|changed|modified|corrected|edited|replaced|added|removed|created)\b|\band (fixed|updated|changed|corrected|modified|edited)\b",
+        )
+        .ok()
+    });
+    re.as_ref().is_some_and(|re| re.is_match(text))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +126,30 @@ mod tests {
         assert!(structural_error(&[raw(None, "bash")]).is_some());
         assert!(structural_error(&[raw(Some("a"), "bash"), raw(Some("a"), "ls")]).is_some());
         assert!(structural_error(&[raw(Some("a"), "bash"), raw(Some("b"), "ls")]).is_none());
+    }
+
+    #[test]
+    fn cycles_of_identical_steps_are_found() {
+        assert_eq!(repeating_cycle(&[1, 2, 3, 1, 2, 3], 8), Some(3));
+        assert_eq!(repeating_cycle(&[5, 1, 2, 1, 2], 8), Some(2));
+        assert_eq!(repeating_cycle(&[7, 7], 8), Some(1));
+        assert_eq!(repeating_cycle(&[1, 2, 3, 4], 8), None);
+        assert_eq!(repeating_cycle(&[1, 2, 3, 1, 2, 4], 8), None);
+        assert_eq!(repeating_cycle(&[], 8), None);
+    }
+
+    #[test]
+    fn announcements_and_claims_are_recognised() {
+        assert!(announces_next_step("I have read the file. Let's fix the bug in the add function."));
+        assert!(announces_next_step("I will now run the tests:"));
+        assert!(announces_next_step("Done reading.\nNext, I will edit it."));
+        assert!(!announces_next_step("The tests pass: 3 of 3."));
+        assert!(!announces_next_step("Fixed add in calc.py; the tests pass."));
+        assert!(claims_a_change("I found the bug and fixed it."));
+        assert!(claims_a_change("I've updated calc.py."));
+        assert!(claims_a_change("The function has been corrected."));
+        assert!(!claims_a_change("The add function subtracts instead of adding."));
+        assert!(!claims_a_change("calc.py contains two functions."));
     }
 
     #[test]

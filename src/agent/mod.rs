@@ -33,6 +33,12 @@ use batch::Checked;
 /// refused repeat: the model is looping (seen: 52 and 106 identical calls
 /// in a row from other agents' small models).
 const MAX_REPEAT_ROUNDS: u32 = 3;
+/// Nudges per turn when the model stops on a promise or claims a change
+/// it never made (Qwen2.5-Coder 1.5B ends on "Let's fix the bug." after a
+/// read about one time in three).
+const MAX_NUDGES: u32 = 2;
+/// The longest cycle of repeated calls the loop detector looks for.
+const MAX_CYCLE: usize = 8;
 
 /// How a turn ended, for the front end that asked.
 #[derive(Clone, Debug)]
@@ -78,6 +84,8 @@ pub struct Agent {
 enum Stop {
     Outcome(Outcome, Option<String>),
     Log(SessionError),
+    /// The model is looping: end with a final report, as at the budget.
+    Loop(String),
 }
 
 impl From<SessionError> for Stop {
@@ -201,14 +209,17 @@ impl Agent {
             prompt: prompt.to_string(),
         });
         let mut state = TurnState::default();
-        let (outcome, error) = match self.push(Message::user(prompt)) {
+        let text = self.with_attachments(prompt);
+        let (outcome, error) = match self.push(Message::user(text)) {
             Err(e) => (Outcome::Failed, Some(e.to_string())),
             Ok(()) => match self.rounds(&mut state, cancel).await {
                 Ok(outcome) => (outcome, None),
                 Err(Stop::Outcome(o, e)) => (o, e),
                 Err(Stop::Log(e)) => (Outcome::Failed, Some(e.to_string())),
+                Err(Stop::Loop(why)) => (Outcome::Budget, Some(why)),
             },
         };
+        let error = error.or(state.stopped.take());
         if state.used_tools {
             self.bus.publish(AgentEvent::Receipt {
                 turn,
@@ -245,11 +256,18 @@ impl Agent {
             st.answer = msg.text().to_string();
             if calls.is_empty() {
                 self.push(msg)?;
-                return Ok(if truncated {
-                    Outcome::Truncated
-                } else {
-                    Outcome::Done
-                });
+                if truncated {
+                    return Ok(Outcome::Truncated);
+                }
+                if st.nudges < MAX_NUDGES
+                    && round < max_rounds
+                    && let Some(nudge) = self.nudge_for(st)
+                {
+                    st.nudges += 1;
+                    self.push(Message::user(nudge))?;
+                    continue;
+                }
+                return Ok(Outcome::Done);
             }
             self.push(msg)?;
             st.used_tools = true;
@@ -268,6 +286,10 @@ impl Agent {
                     &calls,
                     &format!("not executed: this turn's round budget ({max_rounds}) is used up"),
                 )?;
+                self.notice(
+                    Level::Warning,
+                    format!("round budget ({max_rounds}) used up: asking for a final report"),
+                );
                 return self.final_report(st, round, cancel).await;
             } else {
                 self.run_batch(&calls, st, cancel).await?;
@@ -275,16 +297,89 @@ impl Agent {
             if cancel.is_cancelled() {
                 return Ok(Outcome::Cancelled);
             }
-            if st.repeat_rounds >= MAX_REPEAT_ROUNDS {
-                return Err(Stop::Outcome(
-                    Outcome::Failed,
-                    Some("stopped: the model kept repeating calls that had already failed".into()),
-                ));
+            let looping = if st.repeat_rounds >= MAX_REPEAT_ROUNDS {
+                Some("the model kept repeating calls that had already failed".to_string())
+            } else {
+                match self.check_cycle(st) {
+                    Err(Stop::Loop(why)) => Some(why),
+                    other => {
+                        other?;
+                        None
+                    }
+                }
+            };
+            if let Some(why) = looping {
+                st.stopped = Some(format!("stopped a loop: {why}"));
+                self.notice(Level::Warning, format!("{why}: asking for a final report"));
+                return self.final_report(st, round, cancel).await;
             }
             if round >= max_rounds {
+                self.notice(
+                    Level::Warning,
+                    format!("round budget ({max_rounds}) used up: asking for a final report"),
+                );
                 return self.final_report(st, round, cancel).await;
             }
         }
+    }
+
+    /// The prompt with the files it names attached: a small model that
+    /// sees the file first edits what is there instead of guessing.
+    fn with_attachments(&self, prompt: &str) -> String {
+        let attached = tools::fs::attach_mentioned(&self.tools, prompt);
+        if attached.is_empty() {
+            return prompt.to_string();
+        }
+        let names: Vec<&str> = attached.iter().map(|(p, _)| p.as_str()).collect();
+        self.notice(Level::Info, format!("attached {}", names.join(", ")));
+        let mut text = prompt.to_string();
+        for (path, body) in &attached {
+            text.push_str(&format!("\n\n[{path}, as it is now]\n{body}"));
+        }
+        text
+    }
+
+    /// What to tell a model that stopped on a promise, or claimed a change
+    /// this turn never made.
+    fn nudge_for(&self, st: &TurnState) -> Option<&'static str> {
+        let can_edit = self.specs.iter().any(|s| s.name == "edit_file");
+        if can_edit && st.written.is_empty() && batch::claims_a_change(&st.answer) {
+            self.notice(
+                Level::Warning,
+                "the model says it changed something, but no file was written in this turn; asking it to act or correct itself",
+            );
+            return Some(
+                "You said you changed something, but no file was written in this turn: no write_file or edit_file call succeeded. Make the change now with a tool call, or say plainly that nothing was changed.",
+            );
+        }
+        if batch::announces_next_step(&st.answer) {
+            self.notice(Level::Info, "the model announced a step without taking it; asking it to go on");
+            return Some("Go on: take that step now with a tool call. If the task is already finished, give your final answer.");
+        }
+        None
+    }
+
+    /// Calls repeated with the same results change nothing: say so once,
+    /// then stop the turn if it goes on.
+    fn check_cycle(&mut self, st: &mut TurnState) -> Result<(), Stop> {
+        let Some(k) = batch::repeating_cycle(&st.history, MAX_CYCLE) else {
+            return Ok(());
+        };
+        if st.cycle_warned {
+            return Err(Stop::Loop(format!(
+                "the model kept repeating the same {k} call(s) with the same results"
+            )));
+        }
+        st.cycle_warned = true;
+        st.history.clear();
+        self.notice(
+            Level::Warning,
+            "the model is repeating the same calls with the same results; telling it to change course",
+        );
+        self.push(Message::user(
+            "You are repeating the same tool calls and getting the same results: this changes nothing. Stop repeating them. Try a different approach, or give your final answer with what you found.",
+        ))?;
+        Ok(())
     }
 
     /// One tool-less request for a final report when the rounds run out.
@@ -294,12 +389,8 @@ impl Agent {
         round: u32,
         cancel: &CancellationToken,
     ) -> Result<Outcome, Stop> {
-        self.notice(
-            Level::Warning,
-            format!("round budget ({}) used up: asking for a final report", self.settings.max_rounds),
-        );
         self.push(Message::user(
-            "The round budget of this turn is used up: no more tool calls. Report briefly what you did, what you checked, and what is left to do.",
+            "This turn is over: no more tool calls. Report briefly what you did, what you checked, and what is left to do.",
         ))?;
         let reply = self.request(round + 1, false, cancel).await?;
         let (mut msg, _) = self.assistant_message(reply, round + 1);
@@ -491,7 +582,8 @@ impl Agent {
                 let out = ToolOutput::not_run(format!(
                     "not run again: this exact call failed just before ({first}). Change the approach: different arguments, another tool, or explain the problem in your answer."
                 ));
-                st.failures.insert(key, err.clone());
+                st.failures.insert(key.clone(), err.clone());
+                st.history.push(batch::step_hash(&key, &out.text));
                 self.finish_call(call, &summary, out)?;
                 continue;
             }
@@ -509,6 +601,7 @@ impl Agent {
                 cancel,
             };
             let out = tools::run(&self.tools, &call.name, &args, &ctx).await;
+            st.history.push(batch::step_hash(&key, &out.text));
             if matches!(out.status, ToolStatus::Error | ToolStatus::Refused) {
                 st.failures.insert(key, out.text.clone());
             }
@@ -534,4 +627,10 @@ struct TurnState {
     failures: HashMap<String, String>,
     /// Rounds in a row where every call was a refused repeat.
     repeat_rounds: u32,
+    /// Every call of the turn with its result, hashed, for cycle detection.
+    history: Vec<u64>,
+    cycle_warned: bool,
+    nudges: u32,
+    /// Why the loop was stopped early, for the turn's result.
+    stopped: Option<String>,
 }

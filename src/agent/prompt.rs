@@ -13,7 +13,7 @@ use std::path::Path;
 use crate::config::{SandboxMode, Settings};
 
 const DEFAULT_TEMPLATE: &str = include_str!("../../assets/prompts/system.md");
-const DEFAULT_IDENTITY: &str = "You are mm, a coding agent. You work in the user's workspace through the tools you are given.";
+const DEFAULT_IDENTITY: &str = "You are mm, a coding agent. You work in the user's workspace by calling tools.";
 /// AGENTS.md beyond this is cut: it is read on every request.
 const MAX_AGENTS_MD: usize = 6 * 1024;
 

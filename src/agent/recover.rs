@@ -2,7 +2,8 @@
 //! API's `tool_calls` (Qwen2.5-Coder 1.5B writes a fenced
 //! ```json {"name": …, "arguments": …} block with its own chat template).
 //! When a reply has no real calls but carries exactly one such block
-//! naming an offered tool, it becomes a real call.
+//! naming an offered tool (or is nothing but such an object, which the
+//! same model writes after a tool result), it becomes a real call.
 
 use serde_json::Value;
 
@@ -36,27 +37,44 @@ fn fenced_blocks(text: &str) -> Vec<(usize, usize, &str)> {
     out
 }
 
+/// The call in `{"name": TOOL, "arguments": {...}}`, if `value` is one.
+fn as_call(value: &Value, tools: &[&str]) -> Option<(String, String)> {
+    let obj = value.as_object()?;
+    let name = obj.get("name").and_then(Value::as_str)?;
+    if !tools.contains(&name) {
+        return None;
+    }
+    let arguments = match obj.get("arguments") {
+        Some(Value::Object(a)) => Value::Object(a.clone()).to_string(),
+        Some(Value::String(s)) => crate::llm::stream::unwrap_arguments(s),
+        None => "{}".to_string(),
+        Some(_) => return None,
+    };
+    Some((name.to_string(), arguments))
+}
+
 /// Looks for exactly one fenced JSON block of the shape
-/// `{"name": TOOL, "arguments": {...}}` naming one of `tools`.
+/// `{"name": TOOL, "arguments": {...}}` naming one of `tools`, or a reply
+/// that is nothing but such an object.
 pub fn fenced_call(text: &str, tools: &[&str]) -> Option<Recovered> {
     let mut found = Vec::new();
     for (start, end, body) in fenced_blocks(text) {
-        let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(body.trim()) else {
+        let Ok(value) = serde_json::from_str::<Value>(body.trim()) else {
             continue;
         };
-        let Some(name) = obj.get("name").and_then(Value::as_str) else {
-            continue;
-        };
-        if !tools.contains(&name) {
-            continue;
+        if let Some((name, arguments)) = as_call(&value, tools) {
+            found.push((start, end, name, arguments));
         }
-        let arguments = match obj.get("arguments") {
-            Some(Value::Object(a)) => Value::Object(a.clone()).to_string(),
-            Some(Value::String(s)) => crate::llm::stream::unwrap_arguments(s),
-            None => "{}".to_string(),
-            Some(_) => continue,
-        };
-        found.push((start, end, name.to_string(), arguments));
+    }
+    if found.is_empty()
+        && let Ok(value) = serde_json::from_str::<Value>(text.trim())
+        && let Some((name, arguments)) = as_call(&value, tools)
+    {
+        return Some(Recovered {
+            name,
+            arguments,
+            remaining_text: String::new(),
+        });
     }
     if found.len() != 1 {
         return None;
@@ -93,6 +111,14 @@ mod tests {
         let text = "```json\n{\"name\": \"bash\", \"arguments\": \"{\\\"command\\\": \\\"ls\\\"}\"}\n```";
         let r = fenced_call(text, TOOLS).unwrap();
         assert_eq!(r.arguments, r#"{"command": "ls"}"#);
+    }
+
+    #[test]
+    fn a_reply_that_is_only_the_call_object_counts_too() {
+        let r = fenced_call("{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n", TOOLS).unwrap();
+        assert_eq!(r.name, "bash");
+        assert_eq!(r.remaining_text, "");
+        assert!(fenced_call("Run {\"name\": \"bash\"} later", TOOLS).is_none());
     }
 
     #[test]

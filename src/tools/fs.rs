@@ -62,7 +62,7 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
     };
     let text = match read_text(&r.abs, &r.rel) {
         Ok(t) => t,
-        Err(e) => return ToolOutput::error(e),
+        Err(e) => return ToolOutput::error(format!("{e}{}", missing_hint(env, &r))),
     };
     env.remember_read(&r, &text);
     if text.is_empty() {
@@ -80,6 +80,13 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
             r.rel
         ));
     }
+    ToolOutput::ok(numbered(&text, offset, limit))
+}
+
+/// Lines `offset..offset+limit` (1-based) numbered like `cat -n`, long
+/// lines cut, the whole bounded; says where to read on.
+fn numbered(text: &str, offset: usize, limit: usize) -> String {
+    let total = text.lines().count();
     let mut out = String::new();
     let mut last = offset - 1;
     for (i, line) in text.lines().enumerate().skip(offset - 1).take(limit) {
@@ -98,22 +105,68 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
             last + 1
         ));
     }
-    ToolOutput::ok(out)
+    out
 }
 
-/// Checks that an existing file was read in its current state.
-fn check_fresh(env: &ToolEnv, r: &Resolved, current: &str, verb: &str) -> Result<(), String> {
-    match env.read_hash(r) {
-        None => Err(format!(
-            "refused: {} exists and has not been read; read_file it before you {verb} it",
-            r.rel
-        )),
-        Some(h) if h != content_hash(current) => Err(format!(
-            "refused: {} changed since you read it; read_file it again before you {verb} it",
-            r.rel
-        )),
-        Some(_) => Ok(()),
+/// Files a prompt names, attached to it so the model starts with their
+/// content (and they count as read). Only small text files inside the
+/// workspace; at most `MAX_ATTACHED`.
+pub fn attach_mentioned(env: &ToolEnv, prompt: &str) -> Vec<(String, String)> {
+    const MAX_ATTACHED: usize = 4;
+    const MAX_ATTACHED_BYTES: u64 = 16 * 1024;
+    let mut out: Vec<(String, String)> = Vec::new();
+    for word in prompt.split_whitespace() {
+        let word = word
+            .trim_start_matches(['@', '`', '"', '\'', '('])
+            .trim_end_matches(['`', '"', '\'', ')', ',', ';', ':', '.', '!', '?']);
+        if word.len() < 3 || !(word.contains('.') || word.contains('/')) || word.contains("://") {
+            continue;
+        }
+        let Ok(r) = env.sandbox.check_read(word) else {
+            continue;
+        };
+        if out.iter().any(|(rel, _)| *rel == r.rel) {
+            continue;
+        }
+        let small_file = std::fs::metadata(&r.abs)
+            .map(|m| m.is_file() && m.len() <= MAX_ATTACHED_BYTES)
+            .unwrap_or(false);
+        if !small_file {
+            continue;
+        }
+        let Ok(text) = read_text(&r.abs, &r.rel) else {
+            continue;
+        };
+        env.remember_read(&r, &text);
+        let body = if text.is_empty() {
+            "(empty file)\n".to_string()
+        } else {
+            numbered(&text, 1, DEFAULT_READ_LINES)
+        };
+        out.push((r.rel.clone(), body));
+        if out.len() == MAX_ATTACHED {
+            break;
+        }
     }
+    out
+}
+
+/// Checks that an existing file was read in its current state. When it
+/// was not, the refusal carries the current content (and counts as the
+/// read), so the model can send its change again at once instead of
+/// spending a round on read_file.
+fn check_fresh(env: &ToolEnv, r: &Resolved, current: &str, verb: &str) -> Result<(), String> {
+    let why = match env.read_hash(r) {
+        Some(h) if h == content_hash(current) => return Ok(()),
+        Some(_) => "changed since you read it",
+        None => "has not been read",
+    };
+    env.remember_read(r, current);
+    Err(format!(
+        "refused: {} {why}, so nothing was changed. Its current content is below; base your {verb} on it and send it again.\n{}",
+        r.rel,
+        numbered(current, 1, DEFAULT_READ_LINES)
+    ))
 }
 
 pub fn write_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> ToolOutput {
@@ -160,14 +213,14 @@ pub fn write_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> 
 pub fn edit_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> ToolOutput {
     let path = arg_str(args, "path").unwrap_or_default();
     let old = arg_str(args, "old_string").unwrap_or_default();
-    let new = arg_str(args, "new_string").unwrap_or_default();
+    let new = arg_str(args, "replacement").unwrap_or_default();
     if old.is_empty() {
         return ToolOutput::error(
             "old_string is empty: give the exact text to replace, or use write_file for a new file",
         );
     }
     if old == new {
-        return ToolOutput::error("old_string and new_string are the same: nothing would change");
+        return ToolOutput::error("old_string and replacement are the same: nothing would change");
     }
     let r = match env.sandbox.check_write(path) {
         Ok(r) => r,
@@ -175,14 +228,15 @@ pub fn edit_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> T
     };
     let current = match read_text(&r.abs, &r.rel) {
         Ok(t) => t,
-        Err(e) => return ToolOutput::error(e),
+        Err(e) => return ToolOutput::error(format!("{e}{}", missing_hint(env, &r))),
     };
     if let Err(e) = check_fresh(env, &r, &current, "edit") {
         return ToolOutput::refused(e);
     }
     let splice = match edit_match::find(&current, old, new) {
         Ok(s) => s,
-        Err(MatchError::Ambiguous { lines }) => {
+        Err(MatchError::Ambiguous { mut lines }) => {
+            lines.dedup();
             let lines: Vec<String> = lines.iter().map(usize::to_string).collect();
             return ToolOutput::error(format!(
                 "old_string matches {} places in {} (lines {}); include more surrounding lines so it matches once",
@@ -223,6 +277,33 @@ pub fn edit_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> T
         diff::unified(&r.rel, &current, &updated, 2, 40)
     );
     ToolOutput::ok(text).with_change(change)
+}
+
+/// For a path that does not exist: files elsewhere with the same name.
+fn missing_hint(env: &ToolEnv, r: &Resolved) -> String {
+    if r.abs.exists() {
+        return String::new();
+    }
+    let Some(name) = r.abs.file_name() else {
+        return String::new();
+    };
+    let root = env.sandbox.root();
+    let found: Vec<String> = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".mm")
+        .build()
+        .flatten()
+        .take(20_000)
+        .filter(|e| e.file_name() == name && e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| e.path().strip_prefix(root).ok().map(|p| p.to_string_lossy().into_owned()))
+        .take(3)
+        .collect();
+    if found.is_empty() {
+        String::new()
+    } else {
+        format!(" (did you mean {}?)", found.join(" or "))
+    }
 }
 
 fn file_change(rel: &str, before: Option<&str>, after: &str) -> FileChange {

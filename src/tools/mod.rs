@@ -157,9 +157,9 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
                 json!({
                     "path": string("Path relative to the workspace"),
                     "old_string": string("Exact text to replace"),
-                    "new_string": string("Text to put in its place"),
+                    "replacement": string("The new text that takes its place"),
                 }),
-                &["path", "old_string", "new_string"],
+                &["path", "old_string", "replacement"],
             ),
         });
     }
