@@ -1,0 +1,439 @@
+//! The real `mm` binary, headless, against the scripted server: whole tasks
+//! in temp workspaces, asserted on disk, exit codes and the JSON result.
+
+mod support;
+
+use serde_json::json;
+use support::*;
+
+#[test]
+fn a_plain_answer_goes_to_stdout_and_nothing_else_does() {
+    let server = Server::start(vec![text("Hello there.")]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "say hello", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hello there.\n");
+    let req = &server.requests()[0];
+    assert_eq!(req["stream"], true);
+    assert_eq!(req["model"], "scripted-model");
+    assert_eq!(req["max_tokens"], 4096, "local servers get a completion cap");
+    assert_eq!(req["messages"][1]["content"], "say hello");
+}
+
+#[test]
+fn a_whole_task_reads_edits_runs_and_answers() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "calc.py"})),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "return a - b", "replacement": "return a + b"}),
+        ),
+        call("c3", "bash", json!({"command": "cat calc.py"})),
+        text("Fixed add: it subtracted."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let out = ws.run(&server, "fix the add function", &["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a + b\n");
+    let r = json_result(&out);
+    assert_eq!(r["outcome"], "done");
+    assert_eq!(r["answer"], "Fixed add: it subtracted.");
+    assert_eq!(r["written"], json!(["calc.py"]));
+    assert_eq!(r["requests"], 4);
+    assert_eq!(r["usage"]["prompt"], 100 + 200 * 3);
+    assert!(r["session"].as_str().unwrap().len() > 15);
+    let reqs = server.requests();
+    let read = &tool_results(&reqs[1])[0];
+    assert_eq!(read.0, "c1");
+    assert!(read.1.contains("return a - b"), "{}", read.1);
+    let bash = &tool_results(&reqs[3])[2];
+    assert!(bash.1.contains("return a + b") && bash.1.contains("[exit code 0"), "{}", bash.1);
+    assert!(stderr(&out).contains("mm: wrote calc.py"), "{}", stderr(&out));
+}
+
+#[test]
+fn files_named_in_the_prompt_are_attached_and_count_as_read() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "a - b", "replacement": "a + b"}),
+        ),
+        text("done"),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let out = ws.run(&server, "fix `calc.py`", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = server.requests()[0]["messages"][1]["content"].as_str().unwrap().to_string();
+    assert!(first.starts_with("fix `calc.py`\n\n[calc.py, as it is now]\n"), "{first}");
+    assert!(first.contains("     2\t    return a - b"), "{first}");
+    assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a + b\n");
+}
+
+#[test]
+fn a_cut_stream_runs_no_tool_and_fails() {
+    let server = Server::start(vec![cut_calls(&[(
+        "c1",
+        "write_file",
+        json!({"path": "x.txt", "content": "hi"}),
+    )])]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "write x", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(!ws.dir.path().join("x.txt").exists(), "a tool ran from a cut stream");
+    assert!(stderr(&out).contains("cut"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_429_is_retried_before_anything_is_shown() {
+    let server = Server::start(vec![
+        Reply::Status {
+            code: 429,
+            body: r#"{"error":{"message":"slow down"}}"#.into(),
+            retry_after: Some(0),
+        },
+        Reply::Status {
+            code: 503,
+            body: "busy".into(),
+            retry_after: Some(0),
+        },
+        text("ok"),
+    ]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "hi", &["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = json_result(&out);
+    assert_eq!(r["answer"], "ok");
+    assert_eq!(r["requests"], 3, "every attempt counts");
+    assert!(stderr(&out).contains("slow down"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_400_is_not_retried_and_names_the_server_message() {
+    let server = Server::start(vec![Reply::Status {
+        code: 400,
+        body: r#"{"error":{"message":"the request exceeds the available context size"}}"#.into(),
+        retry_after: None,
+    }]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "hi", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("exceeds the available context size"), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn stalls_end_with_a_clear_error() {
+    let ws = Workspace::new();
+    ws.write("agent.yaml", "firstTokenTimeout: 1s\nwatchdogTimeout: 1s\n");
+    let server = Server::start(vec![Reply::StallAfter(vec![], 5)]);
+    let out = ws.run(&server, "hi", &["agent.yaml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no first token after 1s"), "{}", stderr(&out));
+
+    let first = json!({"choices":[{"index":0,"delta":{"content":"Hel"}}]}).to_string();
+    let server = Server::start(vec![Reply::StallAfter(vec![first], 5)]);
+    let out = ws.run(&server, "hi", &["agent.yaml"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("stalled"), "{}", stderr(&out));
+}
+
+#[test]
+fn reasoning_keeps_the_watchdog_alive() {
+    let ws = Workspace::new();
+    ws.write("agent.yaml", "watchdogTimeout: 1s\n");
+    let think = |t: &str| json!({"choices":[{"index":0,"delta":{"reasoning_content":t}}]}).to_string();
+    let mut events: Vec<(u64, String)> = (0..4).map(|i| (600, think(&format!("step {i} ")))).collect();
+    events.push((0, json!({"choices":[{"index":0,"delta":{"content":"42"},"finish_reason":"stop"}]}).to_string()));
+    let server = Server::start(vec![Reply::Sse(events)]);
+    let out = ws.run(&server, "think", &["agent.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "42\n");
+}
+
+#[test]
+fn calls_cut_by_the_token_limit_are_answered_not_executed() {
+    let server = Server::start(vec![
+        length_calls(&[("c1", "write_file", json!({"path": "big.txt", "content": "x"}))]),
+        text("The file was too big to write in one reply."),
+    ]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "write a big file", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!ws.dir.path().join("big.txt").exists());
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].1.starts_with("not executed: your reply was cut by the token limit"), "{:?}", results);
+}
+
+#[test]
+fn a_final_answer_cut_by_the_limit_exits_4() {
+    let server = Server::start(vec![length_text("The answer is")]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "explain", &["-json"]);
+    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(json_result(&out)["outcome"], "truncated");
+}
+
+#[test]
+fn the_round_budget_ends_with_one_tool_less_report_and_exit_3() {
+    let server = Server::start(vec![
+        call("c1", "list_dir", json!({})),
+        call("c2", "glob", json!({"pattern": "*.rs"})),
+        text("I listed the folder; nothing else was done."),
+    ]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "explore", &["-max-rounds", "2", "-json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let r = json_result(&out);
+    assert_eq!(r["outcome"], "budget");
+    assert_eq!(r["answer"], "I listed the folder; nothing else was done.");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[2].get("tools").is_none(), "the final report request offers no tools");
+}
+
+#[test]
+fn the_request_budget_counts_every_attempt() {
+    let server = Server::start(vec![call("c1", "list_dir", json!({})), text("never sent")]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "explore", &["-max-requests", "1", "-json"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(json_result(&out)["requests"], 1);
+}
+
+#[test]
+fn a_batch_with_one_bad_call_runs_none_of_it() {
+    let server = Server::start(vec![
+        calls(&[
+            ("c1", "write_file", json!({"path": "a.txt", "content": "a"})),
+            ("c2", "write_file", json!({"path": "b.txt"})),
+        ]),
+        text("ok"),
+    ]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "write two files", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!ws.dir.path().join("a.txt").exists(), "the valid call ran");
+    assert!(!ws.dir.path().join("b.txt").exists(), "a missing content made an empty file");
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results.len(), 2, "every call is answered");
+    assert!(results[0].1.starts_with("not executed: another call in this batch was invalid"));
+    assert!(results[1].1.contains("missing required argument `content`"), "{}", results[1].1);
+}
+
+#[test]
+fn unknown_tools_and_bad_json_are_answered_to_the_model() {
+    let server = Server::start(vec![
+        Reply::Sse(vec![
+            (0, json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","function":{"name":"delete_everything","arguments":"{}"}}]}}]}).to_string()),
+            (0, json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"c2","function":{"name":"read_file","arguments":"{\"path\": "}}]}}]}).to_string()),
+            (0, json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}).to_string()),
+        ]),
+        text("sorry"),
+    ]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "go", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].1.contains("there is no tool named delete_everything"), "{:?}", results);
+    assert!(results[1].1.contains("not valid JSON"), "{:?}", results);
+}
+
+#[test]
+fn a_failing_call_repeated_right_after_is_not_run_again() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "missing.txt"})),
+        call("c2", "read_file", json!({"path": "missing.txt"})),
+        text("The file does not exist."),
+    ]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "read missing.txt", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&server.requests()[2]);
+    assert!(results[0].1.contains("no such file"), "{:?}", results);
+    assert!(results[1].1.starts_with("not run again: this exact call failed just before"), "{:?}", results);
+}
+
+#[test]
+fn a_model_that_loops_is_stopped_with_a_report() {
+    let mut script = Vec::new();
+    for i in 0..4 {
+        script.push(call(&format!("c{i}"), "list_dir", json!({"path": "."})));
+    }
+    script.push(text("I kept listing the folder."));
+    script.push(text("never asked for"));
+    let server = Server::start(script);
+    let ws = Workspace::new();
+    ws.write("a.txt", "a");
+    let out = ws.run(&server, "look around", &["-json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let r = json_result(&out);
+    assert!(r["error"].as_str().unwrap().starts_with("stopped a loop"), "{r}");
+    assert_eq!(r["answer"], "I kept listing the folder.");
+    assert_eq!(server.remaining(), 1, "mm stopped before the script ran out");
+    let warned = server.requests()[2]["messages"].as_array().unwrap().last().unwrap().clone();
+    assert!(warned["content"].as_str().unwrap().contains("repeating the same tool calls"), "{warned}");
+}
+
+#[test]
+fn a_claimed_change_without_a_write_is_questioned() {
+    let server = Server::start(vec![
+        text("I fixed the bug."),
+        text("Nothing was changed: I only looked."),
+    ]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "fix it", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Nothing was changed: I only looked.\n");
+    let second = &server.requests()[1]["messages"];
+    let last = second.as_array().unwrap().last().unwrap();
+    assert!(last["content"].as_str().unwrap().contains("no file was written"), "{last}");
+}
+
+#[test]
+fn headless_refuses_commands_that_need_approval_and_says_so_once() {
+    let server = Server::start(vec![
+        call("c1", "bash", json!({"command": "rm keep.txt"})),
+        call("c2", "bash", json!({"command": "touch other.txt"})),
+        text("Could not delete it."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("keep.txt", "precious");
+    let out = ws.run(&server, "delete keep.txt", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("keep.txt"), "precious");
+    assert!(!ws.dir.path().join("other.txt").exists());
+    let err = stderr(&out);
+    assert_eq!(err.matches("cannot ask for approval").count(), 1, "{err}");
+    let results = tool_results(&server.requests()[2]);
+    assert!(results[0].1.starts_with("not run: this call needs the user's approval"), "{:?}", results);
+}
+
+#[test]
+fn yolo_runs_them() {
+    let server = Server::start(vec![call("c1", "bash", json!({"command": "rm gone.txt"})), text("deleted")]);
+    let ws = Workspace::new();
+    ws.write("gone.txt", "x");
+    let out = ws.run(&server, "delete gone.txt", &["-yolo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!ws.dir.path().join("gone.txt").exists());
+}
+
+#[test]
+fn read_only_mode_refuses_writes() {
+    let server = Server::start(vec![
+        call("c1", "write_file", json!({"path": "new.txt", "content": "x"})),
+        text("could not"),
+    ]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "write", &["-sandbox", "read-only"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!ws.dir.path().join("new.txt").exists());
+    assert!(tool_results(&server.requests()[1])[0].1.contains("read-only"));
+}
+
+#[test]
+fn a_tool_call_written_as_text_is_recovered() {
+    // As Qwen2.5-Coder-1.5B-Instruct writes it with its stock chat template.
+    let reply = "I'll read it.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}\n```";
+    let server = Server::start(vec![text(reply), text("It says hello.")]);
+    let ws = Workspace::new();
+    ws.write("notes.txt", "hello\n");
+    let out = ws.run(&server, "what does the notes file say", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It says hello.\n");
+    assert!(stderr(&out).contains("wrote a read_file call as text"), "{}", stderr(&out));
+    let second = &server.requests()[1];
+    let assistant = &second["messages"][2];
+    assert_eq!(assistant["tool_calls"][0]["function"]["name"], "read_file");
+    assert!(tool_results(second)[0].1.contains("hello"));
+}
+
+#[test]
+fn recorded_streams_from_real_servers_drive_a_turn() {
+    let server = Server::start(vec![fixture("llama-server-tool-call.sse"), fixture("llama-server-text.sse")]);
+    let ws = Workspace::new();
+    ws.write("notes.txt", "remember the milk\n");
+    let out = ws.run(&server, "Read the file notes.txt", &["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = json_result(&out);
+    assert!(r["answer"].as_str().unwrap().contains("mutex"), "{r}");
+    assert!(tool_results(&server.requests()[1])[0].1.contains("remember the milk"));
+    assert_eq!(r["usage"]["cached"].as_u64().unwrap() > 0, true, "{r}");
+
+    let server = Server::start(vec![fixture("openrouter-tool-call.sse"), fixture("deepseek-reasoning.sse")]);
+    let out = ws.run(&server, "read notes.txt", &["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json_result(&out)["answer"], "2 + 2 = 4");
+    assert!(tool_results(&server.requests()[1])[0].1.contains("remember the milk"));
+
+    let server = Server::start(vec![fixture("double-encoded-arguments.sse"), fixture("openai-chat.sse")]);
+    let out = ws.run(&server, "read notes.txt", &["-json"]);
+    assert_eq!(json_result(&out)["answer"], "The answer is 4.");
+    assert!(tool_results(&server.requests()[1])[0].1.contains("remember the milk"));
+
+    let server = Server::start(vec![fixture("llama-server-length.sse")]);
+    let out = ws.run(&server, "count", &[]);
+    assert_eq!(out.status.code(), Some(4));
+}
+
+#[test]
+fn the_first_request_stays_under_8_kib_and_the_prefix_is_byte_stable() {
+    let server = Server::start(vec![call("c1", "list_dir", json!({})), text("done")]);
+    let ws = Workspace::new();
+    let prompt = "list the folder";
+    let out = ws.run(&server, prompt, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    let first = serde_json::to_vec(&reqs[0]).unwrap();
+    assert!(
+        first.len() - prompt.len() <= 8 * 1024,
+        "first request is {} bytes",
+        first.len()
+    );
+    // Everything the first request sent is sent again, unchanged, first.
+    assert_eq!(reqs[0]["tools"], reqs[1]["tools"]);
+    let m0 = reqs[0]["messages"].as_array().unwrap();
+    let m1 = reqs[1]["messages"].as_array().unwrap();
+    assert_eq!(m0[..], m1[..m0.len()]);
+}
+
+#[test]
+fn the_session_log_is_private_ignored_and_shown_back() {
+    let server = Server::start(vec![call("c1", "read_file", json!({"path": "a.txt"})), text("It holds one word.")]);
+    let ws = Workspace::new();
+    ws.write("a.txt", "word\n");
+    let out = ws.run(&server, "what is in a.txt?", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let logs = ws.sessions();
+    assert_eq!(logs.len(), 1);
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(std::fs::metadata(&logs[0]).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(ws.read(".mm/.gitignore").lines().last(), Some("*"));
+
+    let list = ws.mm().arg("-sessions").output().unwrap();
+    assert!(stdout(&list).contains("what is in a.txt?"), "{}", stdout(&list));
+    assert!(stdout(&list).contains("4 messages"), "{}", stdout(&list));
+
+    let show = ws.mm().args(["-show", "last"]).output().unwrap();
+    let text = stdout(&show);
+    assert!(text.contains("› what is in a.txt?"), "{text}");
+    assert!(text.contains("▸ read_file a.txt"), "{text}");
+    assert!(text.contains("It holds one word."), "{text}");
+    assert!(text.contains("mm: no files written"), "{text}");
+}
+
+#[test]
+fn a_log_that_cannot_be_written_fails_before_the_model_is_called() {
+    let server = Server::start(vec![text("never")]);
+    let ws = Workspace::new();
+    std::fs::write(ws.dir.path().join(".mm"), "not a directory").unwrap();
+    let out = ws.run(&server, "hi", &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(server.requests().is_empty(), "the model was called without a log");
+    assert!(stderr(&out).contains("session log"), "{}", stderr(&out));
+}

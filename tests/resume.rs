@@ -1,0 +1,108 @@
+//! Sessions survive a crash: kill mm mid-turn with SIGKILL, resume, and the
+//! open batch is closed "outcome unknown"; a torn last line is cut back.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::*;
+
+fn wait_for(mut cond: impl FnMut() -> bool, what: &str) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_session_killed_mid_batch_resumes_with_the_batch_closed() {
+    let server = Server::start(vec![
+        call("c1", "bash", json!({"command": "sleep 30"})),
+        text("The sleep may or may not have finished."),
+    ]);
+    let ws = Workspace::new();
+    let mut child = ws
+        .mm()
+        .args(["-p", "sleep a while", "-url", &server.url(), "-yolo"])
+        .spawn()
+        .unwrap();
+    wait_for(
+        || {
+            ws.sessions()
+                .first()
+                .map(|p| std::fs::read_to_string(p).unwrap_or_default().contains("\"tool_calls\""))
+                .unwrap_or(false)
+        },
+        "the tool call to reach the log",
+    );
+    // SIGKILL: no chance to clean up.
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let out = ws.run(&server, "go on", &["-resume", "last", "-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("1 tool call(s) had no recorded result"), "{}", stderr(&out));
+    let req = &server.requests()[1];
+    let results = tool_results(req);
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0].0, "c1");
+    assert!(results[0].1.starts_with("outcome unknown"), "{:?}", results);
+    let msgs = req["messages"].as_array().unwrap();
+    assert_eq!(msgs[1]["content"], "sleep a while");
+    assert_eq!(msgs.last().unwrap()["content"], "go on");
+    assert_eq!(ws.sessions().len(), 1, "resume continues the same log");
+    let log = std::fs::read_to_string(&ws.sessions()[0]).unwrap();
+    assert!(log.contains("resume: closed 1 tool call(s)"), "{log}");
+
+    // A second resume finds nothing to repair.
+    let server2 = Server::start(vec![text("still here")]);
+    let out = ws.run(&server2, "and now?", &["-resume", "last"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("repaired"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_torn_last_line_is_cut_back_on_resume() {
+    let server = Server::start(vec![text("first answer"), text("second answer")]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "first", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let log = ws.sessions()[0].clone();
+    let good = std::fs::read_to_string(&log).unwrap();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    use std::io::Write;
+    f.write_all(br#"{"type":"message","role":"user","cont"#).unwrap();
+    drop(f);
+
+    let out = ws.run(&server, "second", &["-resume", "last"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cut a torn last line"), "{}", stderr(&out));
+    let after = std::fs::read_to_string(&log).unwrap();
+    assert!(after.starts_with(&good), "the good part of the log changed");
+    for line in after.lines() {
+        serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("bad line {line}: {e}"));
+    }
+    let msgs = server.requests()[1]["messages"].as_array().unwrap().clone();
+    assert_eq!(msgs[1]["content"], "first");
+    assert_eq!(msgs[2]["content"], "first answer");
+    assert_eq!(msgs[3]["content"], "second");
+}
+
+#[test]
+fn a_session_in_use_is_not_resumed_twice() {
+    let server = Server::start(vec![Reply::StallAfter(vec![], 10)]);
+    let ws = Workspace::new();
+    let mut first = ws
+        .mm()
+        .args(["-p", "wait", "-url", &server.url()])
+        .spawn()
+        .unwrap();
+    wait_for(|| !server.requests().is_empty(), "the first run to call the model");
+    let out = ws.run(&server, "me too", &["-resume", "last"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("open in another mm process"), "{}", stderr(&out));
+    first.kill().unwrap();
+    first.wait().unwrap();
+}
