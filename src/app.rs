@@ -62,7 +62,9 @@ pub async fn run(cli: Cli) -> i32 {
         return 0;
     }
     if cli.tui {
-        eprintln!("mm: the full-screen TUI (-tui) is not in this build yet; starting the line REPL");
+        eprintln!(
+            "mm: the full-screen TUI (-tui) is not in this build yet; starting the line REPL"
+        );
     }
     let connected = match startup::connect(&mut settings).await {
         Ok(c) => c,
@@ -140,9 +142,10 @@ pub async fn run(cli: Cli) -> i32 {
 
 fn workspace_root(cli: &Cli) -> Result<PathBuf, String> {
     match &cli.cwd {
-        Some(dir) => std::fs::canonicalize(dir)
-            .map_err(|e| format!("-cwd {}: {e}", dir.display())),
-        None => std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}")),
+        Some(dir) => std::fs::canonicalize(dir).map_err(|e| format!("-cwd {}: {e}", dir.display())),
+        None => {
+            std::env::current_dir().map_err(|e| format!("cannot read the current directory: {e}"))
+        }
     }
 }
 
@@ -155,7 +158,7 @@ fn load_settings(cli: &Cli) -> Result<Settings, i32> {
     let Some(name) = &cli.ask else {
         return Ok(settings);
     };
-    if cli.prompt.is_none() {
+    if cli.prompt.is_none() && !cli.show_prompt {
         eprintln!("mm: --ask {name} needs -p PROMPT");
         return Err(2);
     }
@@ -163,7 +166,11 @@ fn load_settings(cli: &Cli) -> Result<Settings, i32> {
         let known: Vec<&str> = settings.sub_agents.keys().map(String::as_str).collect();
         eprintln!(
             "mm: --ask {name}: no agent of that name under mmConfigs (declared: {})",
-            if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
         );
         return Err(2);
     };

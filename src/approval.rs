@@ -14,9 +14,7 @@ use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::EventBus;
-use crate::protocol::{
-    AgentEvent, ApprovalDecision, ApprovalKind, ApprovalRequest, Level, TurnId,
-};
+use crate::protocol::{AgentEvent, ApprovalDecision, ApprovalKind, ApprovalRequest, Level, TurnId};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BrokerMode {

@@ -25,7 +25,12 @@ pub struct Cli {
     pub config: Option<PathBuf>,
 
     /// Run one prompt headless: the answer on stdout, everything else on stderr.
-    #[arg(short = 'p', long = "prompt", value_name = "PROMPT", allow_hyphen_values = true)]
+    #[arg(
+        short = 'p',
+        long = "prompt",
+        value_name = "PROMPT",
+        allow_hyphen_values = true
+    )]
     pub prompt: Option<String>,
 
     /// Full-screen terminal UI.
@@ -91,7 +96,8 @@ pub struct Cli {
 }
 
 fn parse_sandbox(s: &str) -> Result<SandboxMode, String> {
-    SandboxMode::parse(s).ok_or_else(|| format!("{s:?} is not a sandbox mode (read-only, workspace, full)"))
+    SandboxMode::parse(s)
+        .ok_or_else(|| format!("{s:?} is not a sandbox mode (read-only, workspace, full)"))
 }
 
 impl Cli {
@@ -169,8 +175,22 @@ mod tests {
 
     #[test]
     fn single_and_double_dash_long_flags_are_the_same() {
-        let a = parse(&["-prompt", "hi", "-json", "-max-rounds", "3", "-sandbox", "read-only"]);
-        let b = parse(&["--prompt", "hi", "--json", "--max-rounds=3", "--sandbox=read-only"]);
+        let a = parse(&[
+            "-prompt",
+            "hi",
+            "-json",
+            "-max-rounds",
+            "3",
+            "-sandbox",
+            "read-only",
+        ]);
+        let b = parse(&[
+            "--prompt",
+            "hi",
+            "--json",
+            "--max-rounds=3",
+            "--sandbox=read-only",
+        ]);
         assert_eq!(a.prompt, b.prompt);
         assert!(a.json && b.json);
         assert_eq!(a.max_rounds, Some(3));

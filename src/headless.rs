@@ -12,7 +12,12 @@ use crate::console::printer::{PrintMode, Printer};
 use crate::protocol::{AgentEvent, Outcome};
 
 /// Runs the turn and returns the process exit code.
-pub async fn run(agent: &mut Agent, mut events: EventReceiver, prompt: &str, json_out: bool) -> i32 {
+pub async fn run(
+    agent: &mut Agent,
+    mut events: EventReceiver,
+    prompt: &str,
+    json_out: bool,
+) -> i32 {
     let stdout_tty = std::io::stdout().is_terminal();
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let stream = stdout_tty && !json_out;
@@ -22,7 +27,12 @@ pub async fn run(agent: &mut Agent, mut events: EventReceiver, prompt: &str, jso
         } else {
             Box::new(std::io::stdout())
         };
-        let mut p = Printer::new(out, std::io::stderr(), PrintMode::Headless { stream }, color);
+        let mut p = Printer::new(
+            out,
+            std::io::stderr(),
+            PrintMode::Headless { stream },
+            color,
+        );
         while let Some(ev) = events.recv().await {
             let finished = matches!(ev, AgentEvent::TurnFinished { .. });
             p.print(&ev);

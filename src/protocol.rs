@@ -140,7 +140,9 @@ pub enum ApprovalKind {
 pub enum ApprovalDecision {
     Yes,
     /// No, with an optional reason that is passed on to the model.
-    No { reason: Option<String> },
+    No {
+        reason: Option<String>,
+    },
     /// Yes, and the same for this command prefix or file for the session.
     Always,
 }
@@ -264,8 +266,13 @@ pub enum AgentEvent {
 #[serde(tag = "op", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Op {
-    UserMessage { text: String },
-    Approval { id: u64, decision: ApprovalDecision },
+    UserMessage {
+        text: String,
+    },
+    Approval {
+        id: u64,
+        decision: ApprovalDecision,
+    },
     /// Cancel the running turn, if any.
     Cancel,
     /// Start a new session (`/new`).

@@ -14,6 +14,25 @@ const AUTO_ENDPOINTS: &[(&str, &str)] = &[
     ("ollama", "http://127.0.0.1:11434/v1"),
 ];
 
+/// Where auto-detection looks: llama-server, then Ollama.
+/// `MM_LOCAL_ENDPOINTS` (comma-separated base URLs, in the same roles)
+/// replaces them, for machines that use other ports.
+fn auto_endpoints() -> Vec<(&'static str, String)> {
+    match std::env::var("MM_LOCAL_ENDPOINTS") {
+        Ok(list) if !list.trim().is_empty() => list
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .enumerate()
+            .map(|(i, url)| (if i == 1 { "ollama" } else { "local" }, url.trim_end_matches('/').to_string()))
+            .collect(),
+        _ => AUTO_ENDPOINTS
+            .iter()
+            .map(|(n, u)| (*n, u.to_string()))
+            .collect(),
+    }
+}
+
 /// The paragraph a new user reads when no server answers.
 pub const NO_SERVER_HELP: &str = "mm could not reach a model server: nothing answered on 127.0.0.1:8080 (llama-server) or on 127.0.0.1:11434 (Ollama). \
 Start the local one with `scripts/setup` from the mm repository (it builds llama-server, fetches a small model and serves it on 127.0.0.1:8080), \
@@ -27,7 +46,11 @@ pub struct Connected {
     pub context_window: Option<u64>,
 }
 
-fn client_for(settings: &Settings, base_url: &str, fallback: Option<String>) -> Result<LlmClient, LlmError> {
+fn client_for(
+    settings: &Settings,
+    base_url: &str,
+    fallback: Option<String>,
+) -> Result<LlmClient, LlmError> {
     LlmClient::new(ClientOptions {
         base_url: base_url.to_string(),
         fallback,
@@ -107,18 +130,21 @@ async fn context_window(settings: &Settings, client: &LlmClient) -> Option<u64> 
 }
 
 async fn auto_detect(settings: &mut Settings) -> Result<Connected, String> {
-    for (name, url) in AUTO_ENDPOINTS {
+    for (name, url) in auto_endpoints() {
         let Some(info) = provider::lookup(name) else {
             continue;
         };
-        let client = client_for(settings, url, None).map_err(|e| e.to_string())?;
+        if provider::check_base_url(&url).is_err() {
+            continue;
+        }
+        let client = client_for(settings, &url, None).map_err(|e| e.to_string())?;
         let ids = match client.list_models(Duration::from_secs(2)).await {
             Ok(ids) => ids,
             Err(_) => continue,
         };
         settings.provider = name.to_string();
         settings.provider_info = info;
-        settings.base_url = url.to_string();
+        settings.base_url = url.clone();
         let model = match settings.model.clone().or_else(|| first_chat_model(&ids)) {
             Some(m) => m,
             None => continue,

@@ -16,7 +16,10 @@ fn a_plain_answer_goes_to_stdout_and_nothing_else_does() {
     let req = &server.requests()[0];
     assert_eq!(req["stream"], true);
     assert_eq!(req["model"], "scripted-model");
-    assert_eq!(req["max_tokens"], 4096, "local servers get a completion cap");
+    assert_eq!(
+        req["max_tokens"], 4096,
+        "local servers get a completion cap"
+    );
     assert_eq!(req["messages"][1]["content"], "say hello");
 }
 
@@ -49,8 +52,16 @@ fn a_whole_task_reads_edits_runs_and_answers() {
     assert_eq!(read.0, "c1");
     assert!(read.1.contains("return a - b"), "{}", read.1);
     let bash = &tool_results(&reqs[3])[2];
-    assert!(bash.1.contains("return a + b") && bash.1.contains("[exit code 0"), "{}", bash.1);
-    assert!(stderr(&out).contains("mm: wrote calc.py"), "{}", stderr(&out));
+    assert!(
+        bash.1.contains("return a + b") && bash.1.contains("[exit code 0"),
+        "{}",
+        bash.1
+    );
+    assert!(
+        stderr(&out).contains("mm: wrote calc.py"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -67,8 +78,14 @@ fn files_named_in_the_prompt_are_attached_and_count_as_read() {
     ws.write("calc.py", "def add(a, b):\n    return a - b\n");
     let out = ws.run(&server, "fix `calc.py`", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let first = server.requests()[0]["messages"][1]["content"].as_str().unwrap().to_string();
-    assert!(first.starts_with("fix `calc.py`\n\n[calc.py, as it is now]\n"), "{first}");
+    let first = server.requests()[0]["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        first.starts_with("fix `calc.py`\n\n[calc.py, as it is now]\n"),
+        "{first}"
+    );
     assert!(first.contains("     2\t    return a - b"), "{first}");
     assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a + b\n");
 }
@@ -83,7 +100,10 @@ fn a_cut_stream_runs_no_tool_and_fails() {
     let ws = Workspace::new();
     let out = ws.run(&server, "write x", &[]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(!ws.dir.path().join("x.txt").exists(), "a tool ran from a cut stream");
+    assert!(
+        !ws.dir.path().join("x.txt").exists(),
+        "a tool ran from a cut stream"
+    );
     assert!(stderr(&out).contains("cut"), "{}", stderr(&out));
 }
 
@@ -121,7 +141,11 @@ fn a_400_is_not_retried_and_names_the_server_message() {
     let ws = Workspace::new();
     let out = ws.run(&server, "hi", &[]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("exceeds the available context size"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("exceeds the available context size"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(server.requests().len(), 1);
 }
 
@@ -132,7 +156,11 @@ fn stalls_end_with_a_clear_error() {
     let server = Server::start(vec![Reply::StallAfter(vec![], 5)]);
     let out = ws.run(&server, "hi", &["agent.yaml"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("no first token after 1s"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no first token after 1s"),
+        "{}",
+        stderr(&out)
+    );
 
     let first = json!({"choices":[{"index":0,"delta":{"content":"Hel"}}]}).to_string();
     let server = Server::start(vec![Reply::StallAfter(vec![first], 5)]);
@@ -145,9 +173,16 @@ fn stalls_end_with_a_clear_error() {
 fn reasoning_keeps_the_watchdog_alive() {
     let ws = Workspace::new();
     ws.write("agent.yaml", "watchdogTimeout: 1s\n");
-    let think = |t: &str| json!({"choices":[{"index":0,"delta":{"reasoning_content":t}}]}).to_string();
-    let mut events: Vec<(u64, String)> = (0..4).map(|i| (600, think(&format!("step {i} ")))).collect();
-    events.push((0, json!({"choices":[{"index":0,"delta":{"content":"42"},"finish_reason":"stop"}]}).to_string()));
+    let think =
+        |t: &str| json!({"choices":[{"index":0,"delta":{"reasoning_content":t}}]}).to_string();
+    let mut events: Vec<(u64, String)> = (0..4)
+        .map(|i| (600, think(&format!("step {i} "))))
+        .collect();
+    events.push((
+        0,
+        json!({"choices":[{"index":0,"delta":{"content":"42"},"finish_reason":"stop"}]})
+            .to_string(),
+    ));
     let server = Server::start(vec![Reply::Sse(events)]);
     let out = ws.run(&server, "think", &["agent.yaml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -157,7 +192,11 @@ fn reasoning_keeps_the_watchdog_alive() {
 #[test]
 fn calls_cut_by_the_token_limit_are_answered_not_executed() {
     let server = Server::start(vec![
-        length_calls(&[("c1", "write_file", json!({"path": "big.txt", "content": "x"}))]),
+        length_calls(&[(
+            "c1",
+            "write_file",
+            json!({"path": "big.txt", "content": "x"}),
+        )]),
         text("The file was too big to write in one reply."),
     ]);
     let ws = Workspace::new();
@@ -165,7 +204,13 @@ fn calls_cut_by_the_token_limit_are_answered_not_executed() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!ws.dir.path().join("big.txt").exists());
     let results = tool_results(&server.requests()[1]);
-    assert!(results[0].1.starts_with("not executed: your reply was cut by the token limit"), "{:?}", results);
+    assert!(
+        results[0]
+            .1
+            .starts_with("not executed: your reply was cut by the token limit"),
+        "{:?}",
+        results
+    );
 }
 
 #[test]
@@ -192,7 +237,10 @@ fn the_round_budget_ends_with_one_tool_less_report_and_exit_3() {
     assert_eq!(r["answer"], "I listed the folder; nothing else was done.");
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3);
-    assert!(reqs[2].get("tools").is_none(), "the final report request offers no tools");
+    assert!(
+        reqs[2].get("tools").is_none(),
+        "the final report request offers no tools"
+    );
 }
 
 #[test]
@@ -218,11 +266,22 @@ fn a_batch_with_one_bad_call_runs_none_of_it() {
     let out = ws.run(&server, "write two files", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!ws.dir.path().join("a.txt").exists(), "the valid call ran");
-    assert!(!ws.dir.path().join("b.txt").exists(), "a missing content made an empty file");
+    assert!(
+        !ws.dir.path().join("b.txt").exists(),
+        "a missing content made an empty file"
+    );
     let results = tool_results(&server.requests()[1]);
     assert_eq!(results.len(), 2, "every call is answered");
-    assert!(results[0].1.starts_with("not executed: another call in this batch was invalid"));
-    assert!(results[1].1.contains("missing required argument `content`"), "{}", results[1].1);
+    assert!(
+        results[0]
+            .1
+            .starts_with("not executed: another call in this batch was invalid")
+    );
+    assert!(
+        results[1].1.contains("missing required argument `content`"),
+        "{}",
+        results[1].1
+    );
 }
 
 #[test]
@@ -239,7 +298,13 @@ fn unknown_tools_and_bad_json_are_answered_to_the_model() {
     let out = ws.run(&server, "go", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = tool_results(&server.requests()[1]);
-    assert!(results[0].1.contains("there is no tool named delete_everything"), "{:?}", results);
+    assert!(
+        results[0]
+            .1
+            .contains("there is no tool named delete_everything"),
+        "{:?}",
+        results
+    );
     assert!(results[1].1.contains("not valid JSON"), "{:?}", results);
 }
 
@@ -255,7 +320,13 @@ fn a_failing_call_repeated_right_after_is_not_run_again() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = tool_results(&server.requests()[2]);
     assert!(results[0].1.contains("no such file"), "{:?}", results);
-    assert!(results[1].1.starts_with("not run again: this exact call failed just before"), "{:?}", results);
+    assert!(
+        results[1]
+            .1
+            .starts_with("not run again: this exact call failed just before"),
+        "{:?}",
+        results
+    );
 }
 
 #[test]
@@ -272,11 +343,29 @@ fn a_model_that_loops_is_stopped_with_a_report() {
     let out = ws.run(&server, "look around", &["-json"]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let r = json_result(&out);
-    assert!(r["error"].as_str().unwrap().starts_with("stopped a loop"), "{r}");
+    assert!(
+        r["error"].as_str().unwrap().starts_with("stopped a loop"),
+        "{r}"
+    );
     assert_eq!(r["answer"], "I kept listing the folder.");
-    assert_eq!(server.remaining(), 1, "mm stopped before the script ran out");
-    let warned = server.requests()[2]["messages"].as_array().unwrap().last().unwrap().clone();
-    assert!(warned["content"].as_str().unwrap().contains("repeating the same tool calls"), "{warned}");
+    assert_eq!(
+        server.remaining(),
+        1,
+        "mm stopped before the script ran out"
+    );
+    let warned = server.requests()[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        warned["content"]
+            .as_str()
+            .unwrap()
+            .contains("repeating the same tool calls"),
+        "{warned}"
+    );
 }
 
 #[test]
@@ -291,7 +380,13 @@ fn a_claimed_change_without_a_write_is_questioned() {
     assert_eq!(stdout(&out), "Nothing was changed: I only looked.\n");
     let second = &server.requests()[1]["messages"];
     let last = second.as_array().unwrap().last().unwrap();
-    assert!(last["content"].as_str().unwrap().contains("no file was written"), "{last}");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("no file was written"),
+        "{last}"
+    );
 }
 
 #[test]
@@ -310,12 +405,21 @@ fn headless_refuses_commands_that_need_approval_and_says_so_once() {
     let err = stderr(&out);
     assert_eq!(err.matches("cannot ask for approval").count(), 1, "{err}");
     let results = tool_results(&server.requests()[2]);
-    assert!(results[0].1.starts_with("not run: this call needs the user's approval"), "{:?}", results);
+    assert!(
+        results[0]
+            .1
+            .starts_with("not run: this call needs the user's approval"),
+        "{:?}",
+        results
+    );
 }
 
 #[test]
 fn yolo_runs_them() {
-    let server = Server::start(vec![call("c1", "bash", json!({"command": "rm gone.txt"})), text("deleted")]);
+    let server = Server::start(vec![
+        call("c1", "bash", json!({"command": "rm gone.txt"})),
+        text("deleted"),
+    ]);
     let ws = Workspace::new();
     ws.write("gone.txt", "x");
     let out = ws.run(&server, "delete gone.txt", &["-yolo"]);
@@ -326,14 +430,22 @@ fn yolo_runs_them() {
 #[test]
 fn read_only_mode_refuses_writes() {
     let server = Server::start(vec![
-        call("c1", "write_file", json!({"path": "new.txt", "content": "x"})),
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "new.txt", "content": "x"}),
+        ),
         text("could not"),
     ]);
     let ws = Workspace::new();
     let out = ws.run(&server, "write", &["-sandbox", "read-only"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(!ws.dir.path().join("new.txt").exists());
-    assert!(tool_results(&server.requests()[1])[0].1.contains("read-only"));
+    assert!(
+        tool_results(&server.requests()[1])[0]
+            .1
+            .contains("read-only")
+    );
 }
 
 #[test]
@@ -346,7 +458,11 @@ fn a_tool_call_written_as_text_is_recovered() {
     let out = ws.run(&server, "what does the notes file say", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "It says hello.\n");
-    assert!(stderr(&out).contains("wrote a read_file call as text"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("wrote a read_file call as text"),
+        "{}",
+        stderr(&out)
+    );
     let second = &server.requests()[1];
     let assistant = &second["messages"][2];
     assert_eq!(assistant["tool_calls"][0]["function"]["name"], "read_file");
@@ -355,26 +471,47 @@ fn a_tool_call_written_as_text_is_recovered() {
 
 #[test]
 fn recorded_streams_from_real_servers_drive_a_turn() {
-    let server = Server::start(vec![fixture("llama-server-tool-call.sse"), fixture("llama-server-text.sse")]);
+    let server = Server::start(vec![
+        fixture("llama-server-tool-call.sse"),
+        fixture("llama-server-text.sse"),
+    ]);
     let ws = Workspace::new();
     ws.write("notes.txt", "remember the milk\n");
     let out = ws.run(&server, "Read the file notes.txt", &["-json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = json_result(&out);
     assert!(r["answer"].as_str().unwrap().contains("mutex"), "{r}");
-    assert!(tool_results(&server.requests()[1])[0].1.contains("remember the milk"));
+    assert!(
+        tool_results(&server.requests()[1])[0]
+            .1
+            .contains("remember the milk")
+    );
     assert_eq!(r["usage"]["cached"].as_u64().unwrap() > 0, true, "{r}");
 
-    let server = Server::start(vec![fixture("openrouter-tool-call.sse"), fixture("deepseek-reasoning.sse")]);
+    let server = Server::start(vec![
+        fixture("openrouter-tool-call.sse"),
+        fixture("deepseek-reasoning.sse"),
+    ]);
     let out = ws.run(&server, "read notes.txt", &["-json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json_result(&out)["answer"], "2 + 2 = 4");
-    assert!(tool_results(&server.requests()[1])[0].1.contains("remember the milk"));
+    assert!(
+        tool_results(&server.requests()[1])[0]
+            .1
+            .contains("remember the milk")
+    );
 
-    let server = Server::start(vec![fixture("double-encoded-arguments.sse"), fixture("openai-chat.sse")]);
+    let server = Server::start(vec![
+        fixture("double-encoded-arguments.sse"),
+        fixture("openai-chat.sse"),
+    ]);
     let out = ws.run(&server, "read notes.txt", &["-json"]);
     assert_eq!(json_result(&out)["answer"], "The answer is 4.");
-    assert!(tool_results(&server.requests()[1])[0].1.contains("remember the milk"));
+    assert!(
+        tool_results(&server.requests()[1])[0]
+            .1
+            .contains("remember the milk")
+    );
 
     let server = Server::start(vec![fixture("llama-server-length.sse")]);
     let out = ws.run(&server, "count", &[]);
@@ -404,7 +541,10 @@ fn the_first_request_stays_under_8_kib_and_the_prefix_is_byte_stable() {
 
 #[test]
 fn the_session_log_is_private_ignored_and_shown_back() {
-    let server = Server::start(vec![call("c1", "read_file", json!({"path": "a.txt"})), text("It holds one word.")]);
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "a.txt"})),
+        text("It holds one word."),
+    ]);
     let ws = Workspace::new();
     ws.write("a.txt", "word\n");
     let out = ws.run(&server, "what is in a.txt?", &[]);
@@ -412,11 +552,18 @@ fn the_session_log_is_private_ignored_and_shown_back() {
     let logs = ws.sessions();
     assert_eq!(logs.len(), 1);
     use std::os::unix::fs::PermissionsExt;
-    assert_eq!(std::fs::metadata(&logs[0]).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(
+        std::fs::metadata(&logs[0]).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
     assert_eq!(ws.read(".mm/.gitignore").lines().last(), Some("*"));
 
     let list = ws.mm().arg("-sessions").output().unwrap();
-    assert!(stdout(&list).contains("what is in a.txt?"), "{}", stdout(&list));
+    assert!(
+        stdout(&list).contains("what is in a.txt?"),
+        "{}",
+        stdout(&list)
+    );
     assert!(stdout(&list).contains("4 messages"), "{}", stdout(&list));
 
     let show = ws.mm().args(["-show", "last"]).output().unwrap();
@@ -434,6 +581,9 @@ fn a_log_that_cannot_be_written_fails_before_the_model_is_called() {
     std::fs::write(ws.dir.path().join(".mm"), "not a directory").unwrap();
     let out = ws.run(&server, "hi", &[]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(server.requests().is_empty(), "the model was called without a log");
+    assert!(
+        server.requests().is_empty(),
+        "the model was called without a log"
+    );
     assert!(stderr(&out).contains("session log"), "{}", stderr(&out));
 }

@@ -11,7 +11,10 @@ use support::*;
 fn wait_for(mut cond: impl FnMut() -> bool, what: &str) {
     let start = Instant::now();
     while !cond() {
-        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for {what}");
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "timed out waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -32,7 +35,11 @@ fn a_session_killed_mid_batch_resumes_with_the_batch_closed() {
         || {
             ws.sessions()
                 .first()
-                .map(|p| std::fs::read_to_string(p).unwrap_or_default().contains("\"tool_calls\""))
+                .map(|p| {
+                    std::fs::read_to_string(p)
+                        .unwrap_or_default()
+                        .contains("\"tool_calls\"")
+                })
                 .unwrap_or(false)
         },
         "the tool call to reach the log",
@@ -43,7 +50,11 @@ fn a_session_killed_mid_batch_resumes_with_the_batch_closed() {
 
     let out = ws.run(&server, "go on", &["-resume", "last", "-json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("1 tool call(s) had no recorded result"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 tool call(s) had no recorded result"),
+        "{}",
+        stderr(&out)
+    );
     let req = &server.requests()[1];
     let results = tool_results(req);
     assert_eq!(results.len(), 1);
@@ -73,16 +84,22 @@ fn a_torn_last_line_is_cut_back_on_resume() {
     let good = std::fs::read_to_string(&log).unwrap();
     let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
     use std::io::Write;
-    f.write_all(br#"{"type":"message","role":"user","cont"#).unwrap();
+    f.write_all(br#"{"type":"message","role":"user","cont"#)
+        .unwrap();
     drop(f);
 
     let out = ws.run(&server, "second", &["-resume", "last"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(stderr(&out).contains("cut a torn last line"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cut a torn last line"),
+        "{}",
+        stderr(&out)
+    );
     let after = std::fs::read_to_string(&log).unwrap();
     assert!(after.starts_with(&good), "the good part of the log changed");
     for line in after.lines() {
-        serde_json::from_str::<serde_json::Value>(line).unwrap_or_else(|e| panic!("bad line {line}: {e}"));
+        serde_json::from_str::<serde_json::Value>(line)
+            .unwrap_or_else(|e| panic!("bad line {line}: {e}"));
     }
     let msgs = server.requests()[1]["messages"].as_array().unwrap().clone();
     assert_eq!(msgs[1]["content"], "first");
@@ -99,10 +116,17 @@ fn a_session_in_use_is_not_resumed_twice() {
         .args(["-p", "wait", "-url", &server.url()])
         .spawn()
         .unwrap();
-    wait_for(|| !server.requests().is_empty(), "the first run to call the model");
+    wait_for(
+        || !server.requests().is_empty(),
+        "the first run to call the model",
+    );
     let out = ws.run(&server, "me too", &["-resume", "last"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("open in another mm process"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("open in another mm process"),
+        "{}",
+        stderr(&out)
+    );
     first.kill().unwrap();
     first.wait().unwrap();
 }

@@ -15,11 +15,17 @@ pub fn structural_error(calls: &[RawCall]) -> Option<String> {
         let Some(id) = c.id.as_deref().filter(|s| !s.is_empty()) else {
             return Some(format!(
                 "the server sent a tool call ({}) without an id",
-                if c.name.is_empty() { "no name" } else { &c.name }
+                if c.name.is_empty() {
+                    "no name"
+                } else {
+                    &c.name
+                }
             ));
         };
         if !seen.insert(id) {
-            return Some(format!("the server sent two tool calls with the same id {id}"));
+            return Some(format!(
+                "the server sent two tool calls with the same id {id}"
+            ));
         }
     }
     None
@@ -74,7 +80,8 @@ pub fn step_hash(key: &str, result: &str) -> u64 {
 /// after itself (the same calls with the same results: nothing changes).
 pub fn repeating_cycle(history: &[u64], max_len: usize) -> Option<usize> {
     (1..=max_len).find(|&k| {
-        history.len() >= 2 * k && history[history.len() - k..] == history[history.len() - 2 * k..history.len() - k]
+        history.len() >= 2 * k
+            && history[history.len() - k..] == history[history.len() - 2 * k..history.len() - k]
     })
 }
 
@@ -89,10 +96,22 @@ pub fn announces_next_step(text: &str) -> bool {
     }
     let lower = last.to_lowercase();
     const OPENERS: &[&str] = &[
-        "let's ", "let me ", "i will ", "i'll ", "i am going to ", "i'm going to ", "now i ",
-        "next, i ", "next i ", "first, i ", "first i ",
+        "let's ",
+        "let me ",
+        "i will ",
+        "i'll ",
+        "i am going to ",
+        "i'm going to ",
+        "now i ",
+        "next, i ",
+        "next i ",
+        "first, i ",
+        "first i ",
     ];
-    lower.ends_with(':') || OPENERS.iter().any(|o| lower.starts_with(o) || lower.contains(&format!(". {o}")))
+    lower.ends_with(':')
+        || OPENERS
+            .iter()
+            .any(|o| lower.starts_with(o) || lower.contains(&format!(". {o}")))
 }
 
 /// The reply says files were changed ("I fixed the bug", "has been
@@ -140,15 +159,21 @@ mod tests {
 
     #[test]
     fn announcements_and_claims_are_recognised() {
-        assert!(announces_next_step("I have read the file. Let's fix the bug in the add function."));
+        assert!(announces_next_step(
+            "I have read the file. Let's fix the bug in the add function."
+        ));
         assert!(announces_next_step("I will now run the tests:"));
         assert!(announces_next_step("Done reading.\nNext, I will edit it."));
         assert!(!announces_next_step("The tests pass: 3 of 3."));
-        assert!(!announces_next_step("Fixed add in calc.py; the tests pass."));
+        assert!(!announces_next_step(
+            "Fixed add in calc.py; the tests pass."
+        ));
         assert!(claims_a_change("I found the bug and fixed it."));
         assert!(claims_a_change("I've updated calc.py."));
         assert!(claims_a_change("The function has been corrected."));
-        assert!(!claims_a_change("The add function subtracts instead of adding."));
+        assert!(!claims_a_change(
+            "The add function subtracts instead of adding."
+        ));
         assert!(!claims_a_change("calc.py contains two functions."));
     }
 

@@ -245,7 +245,11 @@ impl Agent {
         }
     }
 
-    async fn rounds(&mut self, st: &mut TurnState, cancel: &CancellationToken) -> Result<Outcome, Stop> {
+    async fn rounds(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Result<Outcome, Stop> {
         let max_rounds = self.settings.max_rounds;
         let mut round = 0;
         loop {
@@ -280,7 +284,10 @@ impl Agent {
                         "not executed: your reply was cut by the token limit (max_tokens {cap}) before this call was complete. Write shorter replies: split a big file into several smaller edits."
                     ),
                 )?;
-                self.notice(Level::Warning, "the reply was cut by the token limit; its tool calls were not run");
+                self.notice(
+                    Level::Warning,
+                    "the reply was cut by the token limit; its tool calls were not run",
+                );
             } else if round >= max_rounds {
                 self.close_batch(
                     &calls,
@@ -353,8 +360,13 @@ impl Agent {
             );
         }
         if batch::announces_next_step(&st.answer) {
-            self.notice(Level::Info, "the model announced a step without taking it; asking it to go on");
-            return Some("Go on: take that step now with a tool call. If the task is already finished, give your final answer.");
+            self.notice(
+                Level::Info,
+                "the model announced a step without taking it; asking it to go on",
+            );
+            return Some(
+                "Go on: take that step now with a tool call. If the task is already finished, give your final answer.",
+            );
         }
         None
     }
@@ -401,26 +413,46 @@ impl Agent {
     }
 
     /// Sends the conversation and streams the reply onto the bus.
-    async fn request(&mut self, round: u32, with_tools: bool, cancel: &CancellationToken) -> Result<Streamed, Stop> {
+    async fn request(
+        &mut self,
+        round: u32,
+        with_tools: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Streamed, Stop> {
         let body = llm::build_body(&self.chat_request(with_tools));
         let bus = self.bus.clone();
         let turn = self.turn;
         let mut ids: HashMap<usize, String> = HashMap::new();
         let mut on_event = move |ev: ClientEvent| {
             let event = match ev {
-                ClientEvent::Attempt(attempt) => AgentEvent::RequestStarted { turn, round, attempt },
+                ClientEvent::Attempt(attempt) => AgentEvent::RequestStarted {
+                    turn,
+                    round,
+                    attempt,
+                },
                 ClientEvent::Delta(StreamDelta::Content(text)) => AgentEvent::Token { turn, text },
-                ClientEvent::Delta(StreamDelta::Reasoning(text)) => AgentEvent::Reasoning { turn, text },
+                ClientEvent::Delta(StreamDelta::Reasoning(text)) => {
+                    AgentEvent::Reasoning { turn, text }
+                }
                 ClientEvent::Delta(StreamDelta::ToolStart { index, id, name }) => {
                     let call_id = id.unwrap_or_else(|| format!("call_{index}"));
                     ids.insert(index, call_id.clone());
-                    AgentEvent::ToolCallStarted { turn, call_id, name }
+                    AgentEvent::ToolCallStarted {
+                        turn,
+                        call_id,
+                        name,
+                    }
                 }
-                ClientEvent::Delta(StreamDelta::ToolArgs { index, text }) => AgentEvent::ToolCallDelta {
-                    turn,
-                    call_id: ids.get(&index).cloned().unwrap_or_else(|| format!("call_{index}")),
-                    delta: text,
-                },
+                ClientEvent::Delta(StreamDelta::ToolArgs { index, text }) => {
+                    AgentEvent::ToolCallDelta {
+                        turn,
+                        call_id: ids
+                            .get(&index)
+                            .cloned()
+                            .unwrap_or_else(|| format!("call_{index}")),
+                        delta: text,
+                    }
+                }
                 ClientEvent::Retrying { wait, reason } => AgentEvent::Notice {
                     turn: Some(turn),
                     level: Level::Warning,
@@ -461,7 +493,9 @@ impl Agent {
                 Ok(streamed)
             }
             Err(LlmError::Cancelled) => Err(Stop::Outcome(Outcome::Cancelled, None)),
-            Err(e @ LlmError::Budget(_)) => Err(Stop::Outcome(Outcome::Budget, Some(e.to_string()))),
+            Err(e @ LlmError::Budget(_)) => {
+                Err(Stop::Outcome(Outcome::Budget, Some(e.to_string())))
+            }
             Err(e) => Err(Stop::Outcome(Outcome::Failed, Some(e.to_string()))),
         }
     }
@@ -486,7 +520,10 @@ impl Agent {
             if let Some(r) = recover::fenced_call(&content, &names) {
                 self.notice(
                     Level::Info,
-                    format!("the model wrote a {} call as text; running it as a real call", r.name),
+                    format!(
+                        "the model wrote a {} call as text; running it as a real call",
+                        r.name
+                    ),
                 );
                 calls.push(ToolCall {
                     id: format!("text_call_{}_{round}", self.turn),
@@ -514,7 +551,12 @@ impl Agent {
         Ok(())
     }
 
-    fn finish_call(&mut self, call: &ToolCall, summary: &str, out: ToolOutput) -> Result<(), SessionError> {
+    fn finish_call(
+        &mut self,
+        call: &ToolCall,
+        summary: &str,
+        out: ToolOutput,
+    ) -> Result<(), SessionError> {
         let turn = self.turn;
         if let Some(change) = out.change.clone() {
             self.bus.publish(AgentEvent::FileChanged {
@@ -535,7 +577,12 @@ impl Agent {
         self.push_with(Message::tool_result(&call.id, out.text), Some(out.status))
     }
 
-    async fn run_batch(&mut self, calls: &[ToolCall], st: &mut TurnState, cancel: &CancellationToken) -> Result<(), Stop> {
+    async fn run_batch(
+        &mut self,
+        calls: &[ToolCall],
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Result<(), Stop> {
         let raw: Vec<llm::RawCall> = calls
             .iter()
             .map(|c| llm::RawCall {
@@ -551,7 +598,10 @@ impl Agent {
             if let Some(last) = self.messages.last_mut() {
                 last.tool_calls.clear();
             }
-            return Err(Stop::Outcome(Outcome::Failed, Some(format!("{err}; none of the batch ran"))));
+            return Err(Stop::Outcome(
+                Outcome::Failed,
+                Some(format!("{err}; none of the batch ran")),
+            ));
         }
         let checked = batch::check_calls(calls, &self.specs);
         if checked.iter().any(|c| matches!(c, Checked::Invalid(_))) {
@@ -570,15 +620,25 @@ impl Agent {
         let previous = std::mem::take(&mut st.failures);
         let mut all_repeats = true;
         for (call, check) in calls.iter().zip(checked) {
-            let Checked::Ready(args) = check else { continue };
+            let Checked::Ready(args) = check else {
+                continue;
+            };
             let summary = tools::summary(&call.name, &args);
             if cancel.is_cancelled() {
-                self.finish_call(call, &summary, ToolOutput::not_run("not executed: cancelled"))?;
+                self.finish_call(
+                    call,
+                    &summary,
+                    ToolOutput::not_run("not executed: cancelled"),
+                )?;
                 continue;
             }
             let key = batch::call_key(&call.name, &args);
             if let Some(err) = previous.get(&key) {
-                let first = err.lines().find(|l| !l.trim().is_empty()).unwrap_or("").to_string();
+                let first = err
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .to_string();
                 let out = ToolOutput::not_run(format!(
                     "not run again: this exact call failed just before ({first}). Change the approach: different arguments, another tool, or explain the problem in your answer."
                 ));

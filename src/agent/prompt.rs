@@ -13,7 +13,8 @@ use std::path::Path;
 use crate::config::{SandboxMode, Settings};
 
 const DEFAULT_TEMPLATE: &str = include_str!("../../assets/prompts/system.md");
-const DEFAULT_IDENTITY: &str = "You are mm, a coding agent. You work in the user's workspace by calling tools.";
+const DEFAULT_IDENTITY: &str =
+    "You are mm, a coding agent. You work in the user's workspace by calling tools.";
 /// AGENTS.md beyond this is cut: it is read on every request.
 const MAX_AGENTS_MD: usize = 6 * 1024;
 
@@ -48,7 +49,9 @@ fn sandbox_line(mode: SandboxMode, unattended: bool, bash: bool) -> String {
             "sandbox: read-only commands run at once; other commands wait for the user's approval"
                 .into()
         }
-        (SandboxMode::Workspace, true) => "sandbox: unattended run; only read-only commands run, others are refused".into(),
+        (SandboxMode::Workspace, true) => {
+            "sandbox: unattended run; only read-only commands run, others are refused".into()
+        }
     }
 }
 
@@ -60,6 +63,10 @@ pub fn system_prompt(settings: &Settings, env: &PromptEnv<'_>) -> String {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .unwrap_or(DEFAULT_IDENTITY);
+    if !settings.bash_tool && !settings.edit_tools {
+        // An agent without tools (a JSON answerer) gets its own words only.
+        return format!("{identity}\n");
+    }
     let git = if env.root.join(".git").exists() || find_git_above(env.root) {
         "yes"
     } else {
@@ -101,7 +108,10 @@ fn agents_md(root: &Path) -> Option<String> {
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    Some(format!("{}\n[AGENTS.md cut at {MAX_AGENTS_MD} bytes]", &text[..cut]))
+    Some(format!(
+        "{}\n[AGENTS.md cut at {MAX_AGENTS_MD} bytes]",
+        &text[..cut]
+    ))
 }
 
 #[cfg(test)]
@@ -112,7 +122,11 @@ mod tests {
     #[test]
     fn the_prompt_is_stable_and_carries_agents_md() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("AGENTS.md"), "Run the tests with make check.").unwrap();
+        std::fs::write(
+            dir.path().join("AGENTS.md"),
+            "Run the tests with make check.",
+        )
+        .unwrap();
         let s = resolve(&[], &Overrides::default(), None).unwrap();
         let env = PromptEnv {
             root: dir.path(),
@@ -124,5 +138,21 @@ mod tests {
         assert!(a.contains("Run the tests with make check."));
         assert!(a.contains(&dir.path().to_string_lossy().into_owned()));
         assert!(!a.contains("{{"), "{a}");
+    }
+
+    #[test]
+    fn an_agent_without_tools_gets_only_its_own_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let layer = crate::config::AgentFile::parse(
+            std::path::Path::new("a.yaml"),
+            "system: You answer in JSON.\nbashTool: false\neditTools: false\n",
+        )
+        .unwrap();
+        let s = resolve(&[(None, layer)], &Overrides::default(), None).unwrap();
+        let env = PromptEnv {
+            root: dir.path(),
+            unattended: true,
+        };
+        assert_eq!(system_prompt(&s, &env), "You answer in JSON.\n");
     }
 }

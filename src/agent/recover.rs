@@ -108,14 +108,19 @@ mod tests {
 
     #[test]
     fn string_arguments_are_unwrapped() {
-        let text = "```json\n{\"name\": \"bash\", \"arguments\": \"{\\\"command\\\": \\\"ls\\\"}\"}\n```";
+        let text =
+            "```json\n{\"name\": \"bash\", \"arguments\": \"{\\\"command\\\": \\\"ls\\\"}\"}\n```";
         let r = fenced_call(text, TOOLS).unwrap();
         assert_eq!(r.arguments, r#"{"command": "ls"}"#);
     }
 
     #[test]
     fn a_reply_that_is_only_the_call_object_counts_too() {
-        let r = fenced_call("{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n", TOOLS).unwrap();
+        let r = fenced_call(
+            "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n",
+            TOOLS,
+        )
+        .unwrap();
         assert_eq!(r.name, "bash");
         assert_eq!(r.remaining_text, "");
         assert!(fenced_call("Run {\"name\": \"bash\"} later", TOOLS).is_none());
@@ -123,7 +128,13 @@ mod tests {
 
     #[test]
     fn unknown_tools_prose_and_several_blocks_are_left_alone() {
-        assert!(fenced_call("```json\n{\"name\": \"rm_rf\", \"arguments\": {}}\n```", TOOLS).is_none());
+        assert!(
+            fenced_call(
+                "```json\n{\"name\": \"rm_rf\", \"arguments\": {}}\n```",
+                TOOLS
+            )
+            .is_none()
+        );
         assert!(fenced_call("```json\n{\"a\": 1}\n```", TOOLS).is_none());
         assert!(fenced_call("no block here", TOOLS).is_none());
         let two = "```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n```\n```json\n{\"name\": \"bash\", \"arguments\": {\"command\": \"pwd\"}}\n```";

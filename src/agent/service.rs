@@ -30,7 +30,13 @@ pub fn spawn(
 ) -> JoinHandle<()> {
     let current: Arc<Mutex<CancellationToken>> = Arc::new(Mutex::new(CancellationToken::new()));
     let (work_tx, work_rx) = mpsc::unbounded_channel::<Work>();
-    let worker = tokio::spawn(worker(agent, bus.clone(), work_rx, current.clone(), results));
+    let worker = tokio::spawn(worker(
+        agent,
+        bus.clone(),
+        work_rx,
+        current.clone(),
+        results,
+    ));
     tokio::spawn(async move {
         while let Some(op) = ops.recv().await {
             match op {

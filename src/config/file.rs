@@ -242,7 +242,10 @@ mod tests {
         .unwrap();
         assert_eq!(f.provider.as_deref(), Some("llmman"));
         assert_eq!(f.max_turns, Some(20));
-        assert_eq!(f.watchdog_timeout, Some(GoDuration(Duration::from_secs(120))));
+        assert_eq!(
+            f.watchdog_timeout,
+            Some(GoDuration(Duration::from_secs(120)))
+        );
         let sampling = f.sampling.unwrap();
         assert_eq!(sampling["chat_template_kwargs"]["enable_thinking"], false);
         assert_eq!(f.mm_configs.unwrap()["countries"].path, "a.yaml");

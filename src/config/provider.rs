@@ -117,7 +117,9 @@ pub fn is_loopback_host(host: &str) -> bool {
     if host.eq_ignore_ascii_case("localhost") {
         return true;
     }
-    host.parse::<IpAddr>().map(|ip| ip.is_loopback()).unwrap_or(false)
+    host.parse::<IpAddr>()
+        .map(|ip| ip.is_loopback())
+        .unwrap_or(false)
 }
 
 /// Checks a base URL: http(s) only, and plain http only to loopback.
@@ -153,10 +155,22 @@ mod tests {
 
     #[test]
     fn loopback_means_localhost_or_a_loopback_literal() {
-        for ok in ["localhost", "127.0.0.1", "127.5.6.7", "::1", "[::1]", "LOCALHOST"] {
+        for ok in [
+            "localhost",
+            "127.0.0.1",
+            "127.5.6.7",
+            "::1",
+            "[::1]",
+            "LOCALHOST",
+        ] {
             assert!(is_loopback_host(ok), "{ok}");
         }
-        for bad in ["127.0.0.1.nip.io", "example.com", "10.0.0.1", "host.docker.internal"] {
+        for bad in [
+            "127.0.0.1.nip.io",
+            "example.com",
+            "10.0.0.1",
+            "host.docker.internal",
+        ] {
             assert!(!is_loopback_host(bad), "{bad}");
         }
     }

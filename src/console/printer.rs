@@ -67,11 +67,17 @@ pub struct Printer<O: Write, E: Write> {
 }
 
 fn first_line(text: &str) -> &str {
-    text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+    text.lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
 }
 
 fn last_line(text: &str) -> &str {
-    text.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("")
+    text.lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty())
+        .unwrap_or("")
 }
 
 impl<O: Write, E: Write> Printer<O, E> {
@@ -195,13 +201,18 @@ impl<O: Write, E: Write> Printer<O, E> {
             } => self.tool_finished(name, summary, *status, output),
             AgentEvent::FileChanged { change, .. } => {
                 let s = self.st.ok;
-                let line = format!("    ✎ {} (+{} -{})", change.path, change.added, change.removed);
+                let line = format!(
+                    "    ✎ {} (+{} -{})",
+                    change.path, change.added, change.removed
+                );
                 self.side_line(s, &line);
             }
             AgentEvent::ApprovalRequested { request } => {
                 let s = self.st.warn;
                 let text = match &request.kind {
-                    ApprovalKind::Exec { command, reason, .. } => {
+                    ApprovalKind::Exec {
+                        command, reason, ..
+                    } => {
                         format!("  ? run `{command}`? ({reason})")
                     }
                     ApprovalKind::Edit { change } => format!(
@@ -251,7 +262,9 @@ impl<O: Write, E: Write> Printer<O, E> {
             ToolStatus::Ok => return,
             ToolStatus::Error if name == "bash" => (self.st.err, last_line(output).to_string()),
             ToolStatus::Error => (self.st.err, first_line(output).to_string()),
-            ToolStatus::Refused | ToolStatus::NotRun => (self.st.warn, first_line(output).to_string()),
+            ToolStatus::Refused | ToolStatus::NotRun => {
+                (self.st.warn, first_line(output).to_string())
+            }
         };
         if summary.is_empty() {
             // Answered without running: no "running" line came before.
@@ -278,9 +291,14 @@ impl<O: Write, E: Write> Printer<O, E> {
         let w = self.st.warn;
         match outcome {
             Outcome::Done => {}
-            Outcome::Failed => self.note(e, &format!("error: {}", error.unwrap_or("the turn failed"))),
+            Outcome::Failed => {
+                self.note(e, &format!("error: {}", error.unwrap_or("the turn failed")))
+            }
             Outcome::Budget => self.note(w, error.unwrap_or("the round budget is used up")),
-            Outcome::Truncated => self.note(w, "the answer was cut by the completion token limit (max_tokens)"),
+            Outcome::Truncated => self.note(
+                w,
+                "the answer was cut by the completion token limit (max_tokens)",
+            ),
             Outcome::Cancelled => self.note(w, "cancelled"),
         }
         if self.mode == PrintMode::Repl {
@@ -375,7 +393,8 @@ mod tests {
     #[test]
     fn the_repl_shows_everything_in_order() {
         let (out, _) = run(PrintMode::Repl, &turn());
-        let expected = "Looking.\n  ▸ bash cargo test\n    [exit code 0, 0.1s]\nFixed.\nmm: wrote a.rs\n";
+        let expected =
+            "Looking.\n  ▸ bash cargo test\n    [exit code 0, 0.1s]\nFixed.\nmm: wrote a.rs\n";
         assert_eq!(out, expected);
     }
 

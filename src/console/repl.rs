@@ -34,7 +34,10 @@ Ctrl-C while the agent works cancels the turn; every tool call still gets an ans
 type Printer2 = Printer<std::io::Stdout, std::io::Stderr>;
 
 /// Reads one line on a blocking thread (rustyline owns the terminal while it reads).
-async fn read_line(editor: DefaultEditor, prompt: String) -> (DefaultEditor, Result<String, ReadlineError>) {
+async fn read_line(
+    editor: DefaultEditor,
+    prompt: String,
+) -> (DefaultEditor, Result<String, ReadlineError>) {
     let res = tokio::task::spawn_blocking(move || {
         let mut editor = editor;
         let line = editor.readline(&prompt);
@@ -58,7 +61,8 @@ async fn read_line(editor: DefaultEditor, prompt: String) -> (DefaultEditor, Res
 
 pub async fn run(ops: OpSender, mut events: EventReceiver, banner: Banner, root: PathBuf) -> i32 {
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let mut printer: Printer2 = Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Repl, color);
+    let mut printer: Printer2 =
+        Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Repl, color);
     let ctx = banner
         .context_window
         .map(|c| format!(" · context {c}"))
@@ -71,7 +75,9 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, banner: Banner, root:
         banner.sandbox,
         banner.session
     );
-    println!("/help for commands · \"\"\" for a multi-line message · Ctrl-C cancels · Ctrl-D quits");
+    println!(
+        "/help for commands · \"\"\" for a multi-line message · Ctrl-C cancels · Ctrl-D quits"
+    );
     let Ok(mut editor) = DefaultEditor::new() else {
         eprintln!("mm: cannot open the line editor");
         return 1;
@@ -153,7 +159,12 @@ enum Slash {
     Done,
 }
 
-async fn slash(cmd: &str, ops: &OpSender, events: &mut EventReceiver, root: &std::path::Path) -> Slash {
+async fn slash(
+    cmd: &str,
+    ops: &OpSender,
+    events: &mut EventReceiver,
+    root: &std::path::Path,
+) -> Slash {
     let name = cmd.split_whitespace().next().unwrap_or("");
     match name {
         "quit" | "exit" | "q" => return Slash::Quit,
@@ -183,12 +194,18 @@ async fn slash(cmd: &str, ops: &OpSender, events: &mut EventReceiver, root: &std
 pub fn print_sessions(root: &std::path::Path) {
     let list = crate::session::list(root);
     if list.is_empty() {
-        println!("no sessions in {}", crate::session::sessions_dir(root).display());
+        println!(
+            "no sessions in {}",
+            crate::session::sessions_dir(root).display()
+        );
         return;
     }
     for s in list {
         let first: String = s.first_prompt.chars().take(60).collect();
-        println!("{}  {:>4} messages  {:>8} bytes  {first}", s.id, s.messages, s.bytes);
+        println!(
+            "{}  {:>4} messages  {:>8} bytes  {first}",
+            s.id, s.messages, s.bytes
+        );
     }
 }
 
@@ -242,7 +259,11 @@ async fn follow_turn(
 
 /// y / N / a, or `n because …` to tell the model why. None: Ctrl-C.
 async fn ask(editor: DefaultEditor) -> (DefaultEditor, Option<ApprovalDecision>) {
-    let (ed, line) = read_line(editor, "  allow? [y]es / [N]o (n <reason>) / [a]lways: ".into()).await;
+    let (ed, line) = read_line(
+        editor,
+        "  allow? [y]es / [N]o (n <reason>) / [a]lways: ".into(),
+    )
+    .await;
     let decision = match line {
         Ok(l) => Some(parse_answer(&l)),
         Err(ReadlineError::Interrupted) => None,

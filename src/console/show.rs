@@ -96,7 +96,12 @@ fn finished(turn: u64) -> AgentEvent {
 /// Prints a replay on stdout.
 pub fn replay(records: &[Record]) {
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let mut p = Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Replay, color);
+    let mut p = Printer::new(
+        std::io::stdout(),
+        std::io::stderr(),
+        PrintMode::Replay,
+        color,
+    );
     for ev in events(records) {
         p.print(&ev);
     }

@@ -25,7 +25,9 @@ pub enum LlmError {
     Connect { url: String, detail: String },
     #[error("the server answered {status}: {body}")]
     Http { status: u16, body: String },
-    #[error("no first token after {0:?} (firstTokenTimeout); the server may be overloaded or the prompt too long for it")]
+    #[error(
+        "no first token after {0:?} (firstTokenTimeout); the server may be overloaded or the prompt too long for it"
+    )]
     FirstToken(Duration),
     #[error("the stream stalled: nothing for {0:?} (watchdogTimeout)")]
     Stalled(Duration),
@@ -76,8 +78,13 @@ pub enum ClientEvent {
     /// An attempt is being sent (1-based).
     Attempt(u32),
     Delta(StreamDelta),
-    Retrying { wait: Duration, reason: String },
-    FellBack { url: String },
+    Retrying {
+        wait: Duration,
+        reason: String,
+    },
+    FellBack {
+        url: String,
+    },
     Notice(String),
 }
 
@@ -344,7 +351,10 @@ impl LlmClient {
     pub async fn server_context_window(&self, timeout: Duration) -> Option<u64> {
         let base = self.base_url();
         let root = base.strip_suffix("/v1").unwrap_or(&base);
-        let v = self.get_json(&format!("{root}/props"), timeout).await.ok()?;
+        let v = self
+            .get_json(&format!("{root}/props"), timeout)
+            .await
+            .ok()?;
         v.pointer("/default_generation_settings/n_ctx")
             .or_else(|| v.get("n_ctx"))
             .and_then(Value::as_u64)

@@ -19,7 +19,10 @@ pub enum StreamDelta {
         name: String,
     },
     /// More of a tool call's arguments.
-    ToolArgs { index: usize, text: String },
+    ToolArgs {
+        index: usize,
+        text: String,
+    },
 }
 
 /// A tool call as it was streamed, before validation.

@@ -26,8 +26,13 @@ use crate::config::SandboxMode;
 pub enum ExecDecision {
     Allow,
     /// Ask the user; `key` is what "always" would remember.
-    Ask { reason: String, key: String },
-    Deny { reason: String },
+    Ask {
+        reason: String,
+        key: String,
+    },
+    Deny {
+        reason: String,
+    },
 }
 
 pub struct Sandbox {
@@ -165,7 +170,10 @@ mod tests {
         };
         ws.remember(&key);
         assert_eq!(ws.check_exec("cargo test"), ExecDecision::Allow);
-        assert!(matches!(ws.check_exec("cargo build"), ExecDecision::Ask { .. }));
+        assert!(matches!(
+            ws.check_exec("cargo build"),
+            ExecDecision::Ask { .. }
+        ));
         assert!(matches!(
             ws.check_exec("cargo test && rm -rf ."),
             ExecDecision::Ask { .. }

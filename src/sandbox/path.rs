@@ -31,7 +31,12 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, String> {
     let rel_input: PathBuf = if given.is_absolute() {
         match given.strip_prefix(root) {
             Ok(rest) => rest.to_path_buf(),
-            Err(_) => return Err(format!("{input} is outside the workspace ({})", root.display())),
+            Err(_) => {
+                return Err(format!(
+                    "{input} is outside the workspace ({})",
+                    root.display()
+                ));
+            }
         }
     } else {
         given.to_path_buf()

@@ -301,10 +301,44 @@ fn check_simple(cmd: &Simple) -> Result<(), String> {
 }
 
 const PLAIN_READERS: &[&str] = &[
-    "ls", "cat", "head", "tail", "wc", "pwd", "echo", "file", "stat", "du", "df", "which",
-    "whoami", "id", "uname", "basename", "dirname", "realpath", "readlink", "true", "false",
-    "nl", "cut", "tr", "column", "diff", "cmp", "comm", "md5sum", "sha1sum", "sha256sum",
-    "grep", "egrep", "fgrep", "test", "[", "type", "printenv",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "pwd",
+    "echo",
+    "file",
+    "stat",
+    "du",
+    "df",
+    "which",
+    "whoami",
+    "id",
+    "uname",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "true",
+    "false",
+    "nl",
+    "cut",
+    "tr",
+    "column",
+    "diff",
+    "cmp",
+    "comm",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "grep",
+    "egrep",
+    "fgrep",
+    "test",
+    "[",
+    "type",
+    "printenv",
 ];
 
 fn check_verb(verb: &str, args: &[&str]) -> Result<(), String> {
@@ -341,8 +375,8 @@ fn check_verb(verb: &str, args: &[&str]) -> Result<(), String> {
             verb,
             args,
             &[
-                "-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0",
-                "-fprintf", "-fls",
+                "-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
+                "-fls",
             ],
         ),
         "git" => check_git(args),
@@ -404,12 +438,17 @@ fn check_git(args: &[&str]) -> Result<(), String> {
     let Some((sub, sub_args)) = rest.split_first() else {
         return Err("`git` without a subcommand".into());
     };
-    if sub_args.iter().any(|a| a.starts_with("--output") || a.starts_with("--ext-diff")) {
+    if sub_args
+        .iter()
+        .any(|a| a.starts_with("--output") || a.starts_with("--ext-diff"))
+    {
         return Err("`git` writing to a file".into());
     }
     let no_operands = |what: &str| {
         if sub_args.iter().any(|a| !a.starts_with('-')) {
-            Err(format!("`git {what}` with an operand changes the repository"))
+            Err(format!(
+                "`git {what}` with an operand changes the repository"
+            ))
         } else {
             Ok(())
         }
@@ -421,16 +460,34 @@ fn check_git(args: &[&str]) -> Result<(), String> {
             if sub_args.iter().any(|a| {
                 matches!(
                     *a,
-                    "-d" | "-D" | "-m" | "-M" | "-c" | "-C" | "--delete" | "--move" | "--copy"
-                        | "-u" | "--set-upstream-to" | "--unset-upstream" | "-f" | "--force"
+                    "-d" | "-D"
+                        | "-m"
+                        | "-M"
+                        | "-c"
+                        | "-C"
+                        | "--delete"
+                        | "--move"
+                        | "--copy"
+                        | "-u"
+                        | "--set-upstream-to"
+                        | "--unset-upstream"
+                        | "-f"
+                        | "--force"
                 )
             }) {
                 return Err("`git branch` changing a branch".into());
             }
-            let listing = sub_args
-                .iter()
-                .any(|a| matches!(*a, "-l" | "--list" | "-a" | "-r" | "--contains" | "--merged"));
-            if listing { Ok(()) } else { no_operands("branch") }
+            let listing = sub_args.iter().any(|a| {
+                matches!(
+                    *a,
+                    "-l" | "--list" | "-a" | "-r" | "--contains" | "--merged"
+                )
+            });
+            if listing {
+                Ok(())
+            } else {
+                no_operands("branch")
+            }
         }
         "tag" => {
             if sub_args.iter().any(|a| matches!(*a, "-l" | "--list")) {

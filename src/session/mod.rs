@@ -100,8 +100,11 @@ fn prepare_dir(root: &Path) -> Result<PathBuf, SessionError> {
         .map_err(io_err(&dir))?;
     let ignore = mm.join(".gitignore");
     if !ignore.exists() {
-        std::fs::write(&ignore, "# written by mm: sessions and traces stay out of git\n*\n")
-            .map_err(io_err(&ignore))?;
+        std::fs::write(
+            &ignore,
+            "# written by mm: sessions and traces stay out of git\n*\n",
+        )
+        .map_err(io_err(&ignore))?;
     }
     Ok(dir)
 }
@@ -149,7 +152,10 @@ impl SessionLog {
 
     /// Opens an existing log to continue it: repairs a torn last line and
     /// closes a batch whose results never arrived, writing the repair down.
-    pub fn resume(root: &Path, which: &str) -> Result<(SessionLog, Vec<Record>, Repair), SessionError> {
+    pub fn resume(
+        root: &Path,
+        which: &str,
+    ) -> Result<(SessionLog, Vec<Record>, Repair), SessionError> {
         let id = resolve_id(root, which)?;
         let path = sessions_dir(root).join(format!("{id}.jsonl"));
         let file = OpenOptions::new()
@@ -183,7 +189,9 @@ impl SessionLog {
             })?;
         }
         for msg in repair::unanswered(&records) {
-            repair.closed_calls.push(msg.tool_call_id.clone().unwrap_or_default());
+            repair
+                .closed_calls
+                .push(msg.tool_call_id.clone().unwrap_or_default());
             let rec = Record::Message {
                 message: msg,
                 status: Some(ToolStatus::NotRun),
@@ -212,8 +220,8 @@ impl SessionLog {
 
     /// Appends one record and syncs it to disk before returning.
     pub fn append(&mut self, rec: &Record) -> Result<(), SessionError> {
-        let mut line = serde_json::to_vec(rec)
-            .map_err(|e| io_err(&self.path)(std::io::Error::other(e)))?;
+        let mut line =
+            serde_json::to_vec(rec).map_err(|e| io_err(&self.path)(std::io::Error::other(e)))?;
         line.push(b'\n');
         self.file.write_all(&line).map_err(io_err(&self.path))?;
         self.file.sync_data().map_err(io_err(&self.path))?;

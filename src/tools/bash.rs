@@ -44,7 +44,10 @@ impl BoundedOutput {
     pub fn render(&self) -> String {
         let mut out = String::from_utf8_lossy(&self.head).into_owned();
         if self.dropped > 0 {
-            out.push_str(&format!("\n[… {} bytes of output omitted …]\n", self.dropped));
+            out.push_str(&format!(
+                "\n[… {} bytes of output omitted …]\n",
+                self.dropped
+            ));
         }
         let tail: Vec<u8> = self.tail.iter().copied().collect();
         out.push_str(&String::from_utf8_lossy(&tail));
@@ -56,7 +59,15 @@ impl BoundedOutput {
 pub fn is_secret_var(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     const MARKERS: &[&str] = &[
-        "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION",
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "AUTH",
+        "COOKIE",
+        "SESSION",
     ];
     MARKERS.iter().any(|m| upper.contains(m))
         || upper.starts_with("AWS_")
@@ -103,8 +114,14 @@ pub async fn run(
     let mut child = cmd.spawn()?;
     let pgid = child.id().map(|p| p as i32);
     let buf = Arc::new(Mutex::new(BoundedOutput::default()));
-    let out_task = child.stdout.take().map(|s| tokio::spawn(pump(s, buf.clone())));
-    let err_task = child.stderr.take().map(|s| tokio::spawn(pump(s, buf.clone())));
+    let out_task = child
+        .stdout
+        .take()
+        .map(|s| tokio::spawn(pump(s, buf.clone())));
+    let err_task = child
+        .stderr
+        .take()
+        .map(|s| tokio::spawn(pump(s, buf.clone())));
 
     let mut timed_out = false;
     let mut cancelled = false;
@@ -194,7 +211,13 @@ mod tests {
 
     #[test]
     fn secret_looking_variables_are_scrubbed() {
-        for s in ["OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_REGION", "DB_PASSWORD", "MY_SECRET"] {
+        for s in [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_REGION",
+            "DB_PASSWORD",
+            "MY_SECRET",
+        ] {
             assert!(is_secret_var(s), "{s}");
         }
         for ok in ["PATH", "HOME", "LANG", "CARGO_HOME", "TERM"] {
@@ -207,9 +230,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let marker = dir.path().join("late");
         let cmd = format!("(sleep 2; touch {}) & sleep 30", marker.display());
-        let f = run(&cmd, dir.path(), Duration::from_millis(300), &CancellationToken::new())
-            .await
-            .unwrap();
+        let f = run(
+            &cmd,
+            dir.path(),
+            Duration::from_millis(300),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         assert!(f.timed_out);
         assert!(f.elapsed < Duration::from_secs(5));
         tokio::time::sleep(Duration::from_millis(2500)).await;
@@ -219,9 +247,14 @@ mod tests {
     #[tokio::test]
     async fn stdin_is_closed_and_exit_codes_come_back() {
         let dir = tempfile::tempdir().unwrap();
-        let f = run("cat; echo done; exit 3", dir.path(), Duration::from_secs(5), &CancellationToken::new())
-            .await
-            .unwrap();
+        let f = run(
+            "cat; echo done; exit 3",
+            dir.path(),
+            Duration::from_secs(5),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         assert_eq!(f.exit_code, Some(3));
         assert_eq!(f.output.trim(), "done");
     }
@@ -231,9 +264,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         // SAFETY: single-threaded test setup before the child is spawned.
         unsafe { std::env::set_var("MM_TEST_API_KEY", "hunter2") };
-        let f = run("env", dir.path(), Duration::from_secs(5), &CancellationToken::new())
-            .await
-            .unwrap();
+        let f = run(
+            "env",
+            dir.path(),
+            Duration::from_secs(5),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         assert!(!f.output.contains("hunter2"));
         assert!(f.output.contains("PATH="));
     }

@@ -256,13 +256,23 @@ mod tests {
 
     #[test]
     fn crlf_files_match_lf_text() {
-        let out = edit("fn a() {\r\n    1\r\n}\r\n", "fn a() {\n    1\n", "fn a() {\n    2\n").unwrap();
+        let out = edit(
+            "fn a() {\r\n    1\r\n}\r\n",
+            "fn a() {\n    1\n",
+            "fn a() {\n    2\n",
+        )
+        .unwrap();
         assert_eq!(out, "fn a() {\r\n    2\r\n}\r\n");
     }
 
     #[test]
     fn trailing_whitespace_is_forgiven() {
-        let out = edit("let a = 1;   \nlet b = 2;\n", "let a = 1;\nlet b = 2;", "let a = 3;\nlet b = 4;").unwrap();
+        let out = edit(
+            "let a = 1;   \nlet b = 2;\n",
+            "let a = 1;\nlet b = 2;",
+            "let a = 3;\nlet b = 4;",
+        )
+        .unwrap();
         assert_eq!(out, "let a = 3;\nlet b = 4;\n");
     }
 
@@ -280,9 +290,16 @@ mod tests {
 
     #[test]
     fn a_miss_shows_the_closest_block() {
-        let e = edit("def add(a, b):\n    return a - b\n", "def add(a,b):\n    return a-b", "x").unwrap_err();
+        let e = edit(
+            "def add(a, b):\n    return a - b\n",
+            "def add(a,b):\n    return a-b",
+            "x",
+        )
+        .unwrap_err();
         match e {
-            MatchError::NotFound { closest: Some(c) } => assert!(c.contains("1\tdef add(a, b):"), "{c}"),
+            MatchError::NotFound { closest: Some(c) } => {
+                assert!(c.contains("1\tdef add(a, b):"), "{c}")
+            }
             other => panic!("{other:?}"),
         }
     }

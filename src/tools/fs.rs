@@ -32,7 +32,8 @@ fn content_hash(text: &str) -> u64 {
 
 /// Reads a file as UTF-8 text; binary files and huge files are refused.
 fn read_text(path: &Path, rel: &str) -> Result<String, String> {
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read {rel}: {}", io_reason(&e)))?;
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read {rel}: {}", io_reason(&e)))?;
     if meta.is_dir() {
         return Err(format!("{rel} is a directory; use list_dir"));
     }
@@ -94,7 +95,11 @@ fn numbered(text: &str, offset: usize, limit: usize) -> String {
             break;
         }
         let shown: String = line.chars().take(MAX_LINE_CHARS).collect();
-        let cut = if shown.len() < line.len() { " …[line cut]" } else { "" };
+        let cut = if shown.len() < line.len() {
+            " …[line cut]"
+        } else {
+            ""
+        };
         out.push_str(&format!("{:>6}\t{shown}{cut}\n", i + 1));
         last = i + 1;
     }
@@ -189,7 +194,10 @@ pub fn write_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> 
         None
     };
     if before.as_deref() == Some(content) {
-        return ToolOutput::ok(format!("{} already has this content; nothing written", r.rel));
+        return ToolOutput::ok(format!(
+            "{} already has this content; nothing written",
+            r.rel
+        ));
     }
     if cancelled {
         return ToolOutput::not_run("not executed: cancelled");
@@ -296,7 +304,12 @@ fn missing_hint(env: &ToolEnv, r: &Resolved) -> String {
         .flatten()
         .take(20_000)
         .filter(|e| e.file_name() == name && e.file_type().is_some_and(|t| t.is_file()))
-        .filter_map(|e| e.path().strip_prefix(root).ok().map(|p| p.to_string_lossy().into_owned()))
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(root)
+                .ok()
+                .map(|p| p.to_string_lossy().into_owned())
+        })
         .take(3)
         .collect();
     if found.is_empty() {
@@ -347,7 +360,10 @@ pub fn atomic_write(path: &Path, content: &str) -> std::io::Result<()> {
 
 pub fn list_dir(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
     let path = arg_str(args, "path").unwrap_or(".");
-    let r = match env.sandbox.check_read(if path.is_empty() { "." } else { path }) {
+    let r = match env
+        .sandbox
+        .check_read(if path.is_empty() { "." } else { path })
+    {
         Ok(r) => r,
         Err(e) => return ToolOutput::refused(e),
     };
@@ -376,7 +392,10 @@ pub fn list_dir(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
     entries.sort_by_key(|e| (!e.ends_with('/'), e.clone()));
     let total = entries.len();
     if total == 0 {
-        return ToolOutput::ok(format!("{} is empty (or everything in it is ignored)", r.rel));
+        return ToolOutput::ok(format!(
+            "{} is empty (or everything in it is ignored)",
+            r.rel
+        ));
     }
     let mut out = entries.into_iter().take(MAX).collect::<Vec<_>>().join("\n");
     if total > MAX {

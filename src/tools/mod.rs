@@ -20,7 +20,9 @@ use crate::llm::ToolSpec;
 use crate::protocol::{ApprovalDecision, ApprovalKind, FileChange, ToolStatus, TurnId};
 use crate::sandbox::{ExecDecision, Sandbox};
 
-/// Which groups of tools an agent offers (`bashTool`, `editTools`).
+/// Which groups of tools an agent offers, as the Go mm's agent files say:
+/// `editTools` is every file tool (read, list, glob, grep, write, edit),
+/// `bashTool` the shell. With both off the agent has no tools at all.
 #[derive(Clone, Copy, Debug)]
 pub struct ToolSet {
     pub bash: bool,
@@ -102,7 +104,9 @@ fn object(props: Value, required: &[&str]) -> Value {
 
 /// The tool schemas offered to the model.
 pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
-    let mut v = vec![
+    let mut v = Vec::new();
+    if set.edit {
+        v.extend([
         ToolSpec {
             name: "read_file",
             description: "Read a text file; returns numbered lines. A file must be read before you edit or overwrite it.",
@@ -140,8 +144,7 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
                 &["pattern"],
             ),
         },
-    ];
-    if set.edit {
+        ]);
         v.push(ToolSpec {
             name: "write_file",
             description: "Create a file, or replace the whole content of a file you have read. Creates parent folders.",
@@ -263,7 +266,12 @@ pub fn summary(name: &str, args: &Map<String, Value>) -> String {
 }
 
 /// Runs one validated call.
-pub async fn run(env: &ToolEnv, name: &str, args: &Map<String, Value>, ctx: &CallCtx<'_>) -> ToolOutput {
+pub async fn run(
+    env: &ToolEnv,
+    name: &str,
+    args: &Map<String, Value>,
+    ctx: &CallCtx<'_>,
+) -> ToolOutput {
     match name {
         "read_file" => fs::read_file(env, args),
         "write_file" => fs::write_file(env, args, ctx.cancel.is_cancelled()),
@@ -302,7 +310,11 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
                 reason,
                 always_key: key.clone(),
             };
-            match env.broker.ask(ctx.turn, ctx.call_id, kind, ctx.cancel).await {
+            match env
+                .broker
+                .ask(ctx.turn, ctx.call_id, kind, ctx.cancel)
+                .await
+            {
                 ApprovalDecision::Yes => {}
                 ApprovalDecision::Always => env.sandbox.remember(&key),
                 ApprovalDecision::No { reason } => {
@@ -401,7 +413,11 @@ mod tests {
             bash: false,
             edit: false,
         });
-        assert!(!none.contains(&"bash") && !none.contains(&"write_file"));
-        assert!(none.contains(&"read_file"));
+        assert!(none.is_empty());
+        let shell = names(ToolSet {
+            bash: true,
+            edit: false,
+        });
+        assert_eq!(shell, vec!["bash"]);
     }
 }

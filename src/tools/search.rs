@@ -163,7 +163,10 @@ pub fn grep(sandbox: &Sandbox, args: &Map<String, Value>) -> ToolOutput {
     if total == 0 {
         out.push_str(&format!("no matches for {pattern:?}"));
     } else if total > shown {
-        out.push_str(&format!("… {} more matches not shown; narrow the search\n", total - shown));
+        out.push_str(&format!(
+            "… {} more matches not shown; narrow the search\n",
+            total - shown
+        ));
     }
     ToolOutput::ok(out)
 }

@@ -100,12 +100,24 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
     if reader.read_exact(&mut body).is_err() {
         return;
     }
-    let path = request_line.split_whitespace().nth(1).unwrap_or("").to_string();
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .to_string();
     if path.ends_with("/models") {
-        return respond_json(&mut stream, 200, &json!({"object":"list","data":[{"id":"scripted-model","object":"model"}]}));
+        return respond_json(
+            &mut stream,
+            200,
+            &json!({"object":"list","data":[{"id":"scripted-model","object":"model"}]}),
+        );
     }
     if path.ends_with("/props") {
-        return respond_json(&mut stream, 200, &json!({"default_generation_settings":{"n_ctx":8192}}));
+        return respond_json(
+            &mut stream,
+            200,
+            &json!({"default_generation_settings":{"n_ctx":8192}}),
+        );
     }
     if !path.ends_with("/chat/completions") {
         return respond_json(&mut stream, 404, &json!({"error":{"message":"not found"}}));
@@ -117,7 +129,11 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         st.script.pop()
     };
     let Some(reply) = reply else {
-        return respond_json(&mut stream, 500, &json!({"error":{"message":"the test script has no more replies"}}));
+        return respond_json(
+            &mut stream,
+            500,
+            &json!({"error":{"message":"the test script has no more replies"}}),
+        );
     };
     match reply {
         Reply::Status {
@@ -211,15 +227,30 @@ pub fn calls(list: &[(&str, &str, Value)]) -> Reply {
     Reply::Sse(call_events(list, Some("tool_calls"), true))
 }
 
-fn call_events(list: &[(&str, &str, Value)], finish: Option<&str>, done: bool) -> Vec<(u64, String)> {
+fn call_events(
+    list: &[(&str, &str, Value)],
+    finish: Option<&str>,
+    done: bool,
+) -> Vec<(u64, String)> {
     let mut ev = Vec::new();
     for (i, (id, name, args)) in list.iter().enumerate() {
         ev.push((0, chunk(json!({"tool_calls":[{"index":i,"id":id,"type":"function","function":{"name":name,"arguments":""}}]}), None)));
         let text = args.to_string();
         let mid = text.len() / 2;
-        let (a, b) = text.split_at(text.char_indices().map(|(i, _)| i).find(|&i| i >= mid).unwrap_or(0));
+        let (a, b) = text.split_at(
+            text.char_indices()
+                .map(|(i, _)| i)
+                .find(|&i| i >= mid)
+                .unwrap_or(0),
+        );
         for piece in [a, b] {
-            ev.push((0, chunk(json!({"tool_calls":[{"index":i,"function":{"arguments":piece}}]}), None)));
+            ev.push((
+                0,
+                chunk(
+                    json!({"tool_calls":[{"index":i,"function":{"arguments":piece}}]}),
+                    None,
+                ),
+            ));
         }
     }
     if let Some(f) = finish {
@@ -255,7 +286,9 @@ pub fn length_text(answer: &str) -> Reply {
 }
 
 pub fn fixture(name: &str) -> Reply {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sse").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/sse")
+        .join(name);
     Reply::Raw(std::fs::read_to_string(path).expect("fixture"))
 }
 

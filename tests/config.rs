@@ -1,0 +1,170 @@
+//! Agent files: the Go mm's files load unchanged; mistakes are errors that
+//! name the file, line:col and the closest valid key, with exit status 2.
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::json;
+use support::*;
+
+fn compat(ws: &Workspace) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compat");
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        std::fs::copy(e.path(), ws.dir.path().join(e.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn the_go_mm_agent_files_load_unchanged() {
+    let ws = Workspace::new();
+    compat(&ws);
+    for file in ["agent.coordinator.yaml", "agent.countries.yaml", "agent.triage.yaml"] {
+        let out = ws.mm().args([file, "-show-prompt"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
+    }
+    let bob = ws.mm().args(["agent.coordinator.yaml", "-show-prompt"]).output().unwrap();
+    assert!(stdout(&bob).starts_with("Your name is Bob."), "{}", stdout(&bob));
+    let countries = ws.mm().args(["-show-prompt", "agent.countries.yaml"]).output().unwrap();
+    assert_eq!(
+        stdout(&countries).trim(),
+        "You answer questions about countries. Fill every field from what you know."
+    );
+    assert!(stderr(&countries).contains("0 tools"), "{}", stderr(&countries));
+}
+
+#[test]
+fn an_agent_file_drives_the_request() {
+    let server = Server::start(vec![text(r#"[{"name":"Vietnam","capital":"Hanoi","languages":[]}]"#)]);
+    let ws = Workspace::new();
+    compat(&ws);
+    let out = ws.run(&server, "capital of Vietnam", &["agent.coordinator.yaml", "--ask", "countries"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let answer: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(answer[0]["capital"], "Hanoi");
+    let req = &server.requests()[0];
+    assert_eq!(req["model"], "hf.co/unsloth/Qwen3.5-4B-GGUF:Q4_K_M");
+    assert_eq!(req["temperature"], 0.0);
+    assert_eq!(req["max_tokens"], 4096);
+    assert_eq!(req["chat_template_kwargs"], json!({"enable_thinking": false}));
+    assert!(req.get("tools").is_none(), "a JSON agent has no tools");
+
+    let server = Server::start(vec![text("Bob here.")]);
+    let out = ws.run(&server, "who are you?", &["agent.coordinator.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let req = &server.requests()[0];
+    assert_eq!(req["parallel_tool_calls"], false);
+    assert_eq!(req["max_tokens"], 8192);
+    let names: Vec<&str> = req["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"write_file") && !names.contains(&"bash"), "{names:?}");
+}
+
+#[test]
+fn an_unknown_key_names_file_line_col_and_the_closest_key() {
+    let ws = Workspace::new();
+    ws.write("agent.yaml", "model: m\nmaxTurn: 3\n");
+    let out = ws.mm().args(["agent.yaml", "-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("agent.yaml:2:1: unknown key \"maxTurn\""), "{err}");
+    assert!(err.contains("closest valid key is \"maxTurns\""), "{err}");
+}
+
+#[test]
+fn wrong_types_and_bad_values_are_config_errors() {
+    let ws = Workspace::new();
+    for (text, expect) in [
+        ("maxTurns: many\n", "agent.yaml:1:"),
+        ("watchdogTimeout: 30\n", "needs a unit"),
+        ("sandbox: open\n", "agent.yaml:1:"),
+        ("provider: gpt\n", "unknown provider"),
+        ("baseUrl: http://example.com/v1\n", "plain http"),
+        ("acp:\n  name: a\n  titel: b\n", "agent.yaml:3:3"),
+    ] {
+        ws.write("agent.yaml", text);
+        let out = ws.mm().args(["agent.yaml", "-p", "hi"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{text}: {}", stderr(&out));
+        assert!(stderr(&out).contains(expect), "{text}: {}", stderr(&out));
+    }
+    let out = ws.mm().args(["missing.yaml", "-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("missing.yaml: cannot read"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_personal_config_is_a_lower_layer() {
+    let ws = Workspace::new();
+    let cfg = ws.home.path().join(".config/mm");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(cfg.join("config.yaml"), "model: from-home\nsampling:\n  top_p: 0.9\n").unwrap();
+    ws.write("agent.yaml", "sampling:\n  temperature: 0.7\n");
+    let server = Server::start(vec![text("a"), text("b")]);
+    let out = ws.run(&server, "hi", &["agent.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let req = &server.requests()[0];
+    assert_eq!(req["model"], "from-home");
+    assert_eq!(req["top_p"], 0.9);
+    assert_eq!(req["temperature"], 0.7);
+    let out = ws.run(&server, "hi", &["agent.yaml", "-model", "from-flag"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(server.requests()[1]["model"], "from-flag");
+}
+
+#[test]
+fn agents_md_goes_into_the_system_prompt() {
+    let ws = Workspace::new();
+    ws.write("AGENTS.md", "Run the checks with make verify.\n");
+    let out = ws.mm().arg("-show-prompt").output().unwrap();
+    assert!(stdout(&out).contains("Run the checks with make verify."), "{}", stdout(&out));
+}
+
+#[test]
+fn with_no_server_anywhere_mm_says_how_to_start_one() {
+    let ws = Workspace::new();
+    let closed = |_: ()| {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        drop(l);
+        format!("http://127.0.0.1:{port}/v1")
+    };
+    let out = ws
+        .mm()
+        .args(["-p", "hi"])
+        .env("MM_LOCAL_ENDPOINTS", format!("{},{}", closed(()), closed(())))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.contains("could not reach a model server"), "{err}");
+    assert!(err.contains("scripts/setup"), "{err}");
+
+    // The second endpoint (Ollama's place) is tried when the first is silent.
+    let server = Server::start(vec![text("found you")]);
+    let out = ws
+        .mm()
+        .args(["-p", "hi", "-json"])
+        .env("MM_LOCAL_ENDPOINTS", format!("{},{}", closed(()), server.url()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json_result(&out)["answer"], "found you");
+}
+
+#[test]
+fn single_dash_long_flags_and_usage_errors() {
+    let ws = Workspace::new();
+    let out = ws.mm().arg("-version").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout(&out).starts_with("mm "), "{}", stdout(&out));
+    let out = ws.mm().arg("-frobnicate").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = ws.mm().arg("-json").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = ws.mm().arg("-h").output().unwrap();
+    assert!(stdout(&out).contains("-max-rounds") || stdout(&out).contains("--max-rounds"));
+}
