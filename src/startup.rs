@@ -24,7 +24,12 @@ fn auto_endpoints() -> Vec<(&'static str, String)> {
             .map(str::trim)
             .filter(|u| !u.is_empty())
             .enumerate()
-            .map(|(i, url)| (if i == 1 { "ollama" } else { "local" }, url.trim_end_matches('/').to_string()))
+            .map(|(i, url)| {
+                (
+                    if i == 1 { "ollama" } else { "local" },
+                    url.trim_end_matches('/').to_string(),
+                )
+            })
             .collect(),
         _ => AUTO_ENDPOINTS
             .iter()

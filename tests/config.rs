@@ -19,26 +19,52 @@ fn compat(ws: &Workspace) {
 fn the_go_mm_agent_files_load_unchanged() {
     let ws = Workspace::new();
     compat(&ws);
-    for file in ["agent.coordinator.yaml", "agent.countries.yaml", "agent.triage.yaml"] {
+    for file in [
+        "agent.coordinator.yaml",
+        "agent.countries.yaml",
+        "agent.triage.yaml",
+    ] {
         let out = ws.mm().args([file, "-show-prompt"]).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{file}: {}", stderr(&out));
     }
-    let bob = ws.mm().args(["agent.coordinator.yaml", "-show-prompt"]).output().unwrap();
-    assert!(stdout(&bob).starts_with("Your name is Bob."), "{}", stdout(&bob));
-    let countries = ws.mm().args(["-show-prompt", "agent.countries.yaml"]).output().unwrap();
+    let bob = ws
+        .mm()
+        .args(["agent.coordinator.yaml", "-show-prompt"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&bob).starts_with("Your name is Bob."),
+        "{}",
+        stdout(&bob)
+    );
+    let countries = ws
+        .mm()
+        .args(["-show-prompt", "agent.countries.yaml"])
+        .output()
+        .unwrap();
     assert_eq!(
         stdout(&countries).trim(),
         "You answer questions about countries. Fill every field from what you know."
     );
-    assert!(stderr(&countries).contains("0 tools"), "{}", stderr(&countries));
+    assert!(
+        stderr(&countries).contains("0 tools"),
+        "{}",
+        stderr(&countries)
+    );
 }
 
 #[test]
 fn an_agent_file_drives_the_request() {
-    let server = Server::start(vec![text(r#"[{"name":"Vietnam","capital":"Hanoi","languages":[]}]"#)]);
+    let server = Server::start(vec![text(
+        r#"[{"name":"Vietnam","capital":"Hanoi","languages":[]}]"#,
+    )]);
     let ws = Workspace::new();
     compat(&ws);
-    let out = ws.run(&server, "capital of Vietnam", &["agent.coordinator.yaml", "--ask", "countries"]);
+    let out = ws.run(
+        &server,
+        "capital of Vietnam",
+        &["agent.coordinator.yaml", "--ask", "countries"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let answer: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
     assert_eq!(answer[0]["capital"], "Hanoi");
@@ -46,7 +72,10 @@ fn an_agent_file_drives_the_request() {
     assert_eq!(req["model"], "hf.co/unsloth/Qwen3.5-4B-GGUF:Q4_K_M");
     assert_eq!(req["temperature"], 0.0);
     assert_eq!(req["max_tokens"], 4096);
-    assert_eq!(req["chat_template_kwargs"], json!({"enable_thinking": false}));
+    assert_eq!(
+        req["chat_template_kwargs"],
+        json!({"enable_thinking": false})
+    );
     assert!(req.get("tools").is_none(), "a JSON agent has no tools");
 
     let server = Server::start(vec![text("Bob here.")]);
@@ -61,7 +90,10 @@ fn an_agent_file_drives_the_request() {
         .iter()
         .map(|t| t["function"]["name"].as_str().unwrap())
         .collect();
-    assert!(names.contains(&"write_file") && !names.contains(&"bash"), "{names:?}");
+    assert!(
+        names.contains(&"write_file") && !names.contains(&"bash"),
+        "{names:?}"
+    );
 }
 
 #[test]
@@ -71,7 +103,10 @@ fn an_unknown_key_names_file_line_col_and_the_closest_key() {
     let out = ws.mm().args(["agent.yaml", "-p", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("agent.yaml:2:1: unknown key \"maxTurn\""), "{err}");
+    assert!(
+        err.contains("agent.yaml:2:1: unknown key \"maxTurn\""),
+        "{err}"
+    );
     assert!(err.contains("closest valid key is \"maxTurns\""), "{err}");
 }
 
@@ -93,7 +128,11 @@ fn wrong_types_and_bad_values_are_config_errors() {
     }
     let out = ws.mm().args(["missing.yaml", "-p", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("missing.yaml: cannot read"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("missing.yaml: cannot read"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -101,7 +140,11 @@ fn the_personal_config_is_a_lower_layer() {
     let ws = Workspace::new();
     let cfg = ws.home.path().join(".config/mm");
     std::fs::create_dir_all(&cfg).unwrap();
-    std::fs::write(cfg.join("config.yaml"), "model: from-home\nsampling:\n  top_p: 0.9\n").unwrap();
+    std::fs::write(
+        cfg.join("config.yaml"),
+        "model: from-home\nsampling:\n  top_p: 0.9\n",
+    )
+    .unwrap();
     ws.write("agent.yaml", "sampling:\n  temperature: 0.7\n");
     let server = Server::start(vec![text("a"), text("b")]);
     let out = ws.run(&server, "hi", &["agent.yaml"]);
@@ -120,7 +163,11 @@ fn agents_md_goes_into_the_system_prompt() {
     let ws = Workspace::new();
     ws.write("AGENTS.md", "Run the checks with make verify.\n");
     let out = ws.mm().arg("-show-prompt").output().unwrap();
-    assert!(stdout(&out).contains("Run the checks with make verify."), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("Run the checks with make verify."),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -135,7 +182,10 @@ fn with_no_server_anywhere_mm_says_how_to_start_one() {
     let out = ws
         .mm()
         .args(["-p", "hi"])
-        .env("MM_LOCAL_ENDPOINTS", format!("{},{}", closed(()), closed(())))
+        .env(
+            "MM_LOCAL_ENDPOINTS",
+            format!("{},{}", closed(()), closed(())),
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
@@ -148,7 +198,10 @@ fn with_no_server_anywhere_mm_says_how_to_start_one() {
     let out = ws
         .mm()
         .args(["-p", "hi", "-json"])
-        .env("MM_LOCAL_ENDPOINTS", format!("{},{}", closed(()), server.url()))
+        .env(
+            "MM_LOCAL_ENDPOINTS",
+            format!("{},{}", closed(()), server.url()),
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -486,7 +486,7 @@ fn recorded_streams_from_real_servers_drive_a_turn() {
             .1
             .contains("remember the milk")
     );
-    assert_eq!(r["usage"]["cached"].as_u64().unwrap() > 0, true, "{r}");
+    assert!(r["usage"]["cached"].as_u64().unwrap() > 0, "{r}");
 
     let server = Server::start(vec![
         fixture("openrouter-tool-call.sse"),

@@ -53,9 +53,9 @@ pub fn format(d: Duration) -> String {
     if d.subsec_millis() != 0 && secs < 10 {
         return format!("{}ms", d.as_millis());
     }
-    if secs >= 3600 && secs % 3600 == 0 {
+    if secs >= 3600 && secs.is_multiple_of(3600) {
         format!("{}h", secs / 3600)
-    } else if secs >= 60 && secs % 60 == 0 {
+    } else if secs >= 60 && secs.is_multiple_of(60) {
         format!("{}m", secs / 60)
     } else {
         format!("{secs}s")

@@ -304,11 +304,10 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.mode == PrintMode::Repl {
             let u = self.turn_usage;
             if u.prompt + u.completion > 0 {
-                let cached = if u.prompt > 0 {
-                    format!(" ({}% cached)", u.cached * 100 / u.prompt)
-                } else {
-                    String::new()
-                };
+                let cached = (u.cached * 100)
+                    .checked_div(u.prompt)
+                    .map(|pct| format!(" ({pct}% cached)"))
+                    .unwrap_or_default();
                 let speed = self
                     .last_tps
                     .map(|t| format!(" · {t:.1} tok/s"))

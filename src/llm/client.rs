@@ -285,8 +285,8 @@ impl LlmClient {
                 Ok(resp) => return Ok(resp),
                 Err(e) if e.is_connect() => {
                     let fallback = self.fallback.lock().ok().and_then(|mut f| f.take());
-                    match fallback {
-                        Some(url) => match provider::check_base_url(&url) {
+                    if let Some(url) = fallback {
+                        match provider::check_base_url(&url) {
                             Ok(()) => {
                                 if let Ok(mut b) = self.base_url.lock() {
                                     *b = url.trim_end_matches('/').to_string();
@@ -297,8 +297,7 @@ impl LlmClient {
                             Err(why) => {
                                 on_event(ClientEvent::Notice(format!("fallback not tried: {why}")))
                             }
-                        },
-                        None => {}
+                        }
                     }
                     return Err(SendError::Retry(format!(
                         "cannot connect to {base}: {}",

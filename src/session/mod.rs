@@ -336,7 +336,7 @@ pub fn list(root: &Path) -> Vec<SessionInfo> {
             },
         ));
     }
-    out.sort_by(|a, b| b.0.cmp(&a.0));
+    out.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     out.into_iter().map(|(_, i)| i).collect()
 }
 

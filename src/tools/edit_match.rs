@@ -24,9 +24,8 @@ pub enum MatchError {
 /// Finds `old` in `content` once and returns the splice that puts `new`
 /// in its place.
 pub fn find(content: &str, old: &str, new: &str) -> Result<Splice, MatchError> {
-    match exact(content, old, new, None)? {
-        Some(s) => return Ok(s),
-        None => {}
+    if let Some(s) = exact(content, old, new, None)? {
+        return Ok(s);
     }
     if content.contains("\r\n") && !old.contains("\r\n") {
         let old_crlf = old.replace('\n', "\r\n");

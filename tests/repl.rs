@@ -1,0 +1,221 @@
+//! The line REPL in a real pseudo-terminal: a turn streams, approvals are
+//! answered with y / N / a, Ctrl-C cancels a turn, Ctrl-D leaves.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use serde_json::json;
+use support::*;
+
+struct Term {
+    writer: Box<dyn Write + Send>,
+    screen: Arc<Mutex<String>>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+    seen: usize,
+}
+
+impl Term {
+    fn start(ws: &Workspace, args: &[&str]) -> Term {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: 40,
+                cols: 200,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_mm"));
+        cmd.args(args);
+        cmd.cwd(ws.dir.path());
+        cmd.env_clear();
+        cmd.env("PATH", std::env::var("PATH").unwrap());
+        cmd.env("HOME", ws.home.path());
+        cmd.env("NO_COLOR", "1");
+        cmd.env("TERM", "xterm");
+        let child = pty.slave.spawn_command(cmd).unwrap();
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        let screen = Arc::new(Mutex::new(String::new()));
+        let s = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                s.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let writer = pty.master.take_writer().unwrap();
+        // Keep the master alive as long as the child runs.
+        std::mem::forget(pty.master);
+        Term {
+            writer,
+            screen,
+            child,
+            seen: 0,
+        }
+    }
+
+    /// Waits for `text` to appear after what was already matched.
+    fn expect(&mut self, text: &str) {
+        let start = Instant::now();
+        loop {
+            {
+                let s = self.screen.lock().unwrap();
+                if let Some(i) = s[self.seen..].find(text) {
+                    self.seen += i + text.len();
+                    return;
+                }
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                panic!(
+                    "never saw {text:?}; screen:\n{}",
+                    self.screen.lock().unwrap()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn send(&mut self, keys: &str) {
+        self.writer.write_all(keys.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    fn exit_code(&mut self) -> u32 {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.exit_code();
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "mm did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn a_conversation_with_approvals_and_multi_line_input() {
+    let server = Server::start(vec![
+        text("Hi! What shall we do?"),
+        call("c1", "bash", json!({"command": "rm one.txt"})),
+        text("Removed one.txt."),
+        call("c2", "bash", json!({"command": "rm two.txt"})),
+        text("two.txt stays."),
+        call("c3", "bash", json!({"command": "rm -f three.txt"})),
+        call("c4", "bash", json!({"command": "rm -f four.txt"})),
+        text("Removed three and four."),
+        text("Two lines received."),
+    ]);
+    let ws = Workspace::new();
+    for f in ["one.txt", "two.txt", "three.txt", "four.txt"] {
+        ws.write(f, "x");
+    }
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("sandbox workspace");
+    t.expect("› ");
+    t.send("hello\r");
+    t.expect("Hi! What shall we do?");
+    t.expect("› ");
+
+    t.send("remove one.txt\r");
+    t.expect("run `rm one.txt`?");
+    t.expect("allow?");
+    t.send("y\r");
+    t.expect("Removed one.txt.");
+    t.expect("mm: no files written");
+    assert!(!ws.dir.path().join("one.txt").exists());
+
+    t.send("remove two.txt\r");
+    t.expect("allow?");
+    t.send("n keep it\r");
+    t.expect("two.txt stays.");
+    assert!(ws.dir.path().join("two.txt").exists());
+    let results = tool_results(&server.requests()[4]);
+    let refused = &results.iter().find(|(id, _)| id == "c2").unwrap().1;
+    assert!(
+        refused.contains("declined") && refused.contains("keep it"),
+        "{refused}"
+    );
+
+    t.send("remove three and four\r");
+    t.expect("allow?");
+    t.send("a\r");
+    // "always" covers `rm` for the session: the second call does not ask.
+    t.expect("Removed three and four.");
+    assert!(!ws.dir.path().join("three.txt").exists());
+    assert!(!ws.dir.path().join("four.txt").exists());
+    assert_eq!(t.screen.lock().unwrap().matches("allow?").count(), 3);
+
+    t.send("\"\"\"\r");
+    t.expect("… ");
+    t.send("first line\r");
+    t.expect("… ");
+    t.send("second line\r");
+    t.expect("… ");
+    t.send("\"\"\"\r");
+    t.expect("Two lines received.");
+    let last = server.requests().last().unwrap().clone();
+    let msgs = last["messages"].as_array().unwrap();
+    assert_eq!(msgs.last().unwrap()["content"], "first line\nsecond line");
+
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}
+
+#[test]
+fn ctrl_c_cancels_the_turn_and_twice_at_the_prompt_quits() {
+    let stalled = json!({"choices":[{"index":0,"delta":{"content":"Thinking"}}]}).to_string();
+    let server = Server::start(vec![
+        Reply::StallAfter(vec![stalled], 30),
+        text("Back again."),
+    ]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("take your time\r");
+    t.expect("Thinking");
+    t.send("\x03");
+    t.expect("mm: cancelled");
+    t.expect("› ");
+    t.send("again\r");
+    t.expect("Back again.");
+    t.expect("› ");
+    t.send("\x03");
+    t.expect("Ctrl-C again");
+    t.send("\x03");
+    assert_eq!(t.exit_code(), 0);
+}
+
+#[test]
+fn slash_commands() {
+    let server = Server::start(vec![text("one"), text("two")]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("/help\r");
+    t.expect("/sessions");
+    t.send("first question\r");
+    t.expect("one");
+    t.send("/new\r");
+    t.expect("new session");
+    t.send("second question\r");
+    t.expect("two");
+    let msgs = server.requests()[1]["messages"].as_array().unwrap().clone();
+    assert_eq!(msgs.len(), 2, "/new forgets the conversation");
+    t.send("/sessions\r");
+    t.expect("first question");
+    t.send("\x04");
+    assert_eq!(t.exit_code(), 0);
+    assert_eq!(ws.sessions().len(), 2);
+}
