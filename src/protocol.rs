@@ -248,6 +248,9 @@ pub enum AgentEvent {
     Receipt {
         turn: TurnId,
         written: Vec<String>,
+        /// Shell commands off the read-only list that ran: their effects
+        /// on files are not in `written`.
+        commands: u32,
     },
     TurnFinished {
         turn: TurnId,

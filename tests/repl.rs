@@ -131,7 +131,7 @@ fn a_conversation_with_approvals_and_multi_line_input() {
     t.expect("allow?");
     t.send("y\r");
     t.expect("Removed one.txt.");
-    t.expect("mm: no files written");
+    t.expect("mm: no files written; 1 shell command ran that may have changed files");
     assert!(!ws.dir.path().join("one.txt").exists());
 
     t.send("remove two.txt\r");

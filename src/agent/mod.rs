@@ -224,11 +224,15 @@ impl Agent {
             self.bus.publish(AgentEvent::Receipt {
                 turn,
                 written: state.written.clone(),
+                commands: state.commands,
             });
-            let _ = self.log.append(&Record::Receipt {
+            if let Err(e) = self.log.append(&Record::Receipt {
                 turn,
                 written: state.written.clone(),
-            });
+                commands: state.commands,
+            }) {
+                self.notice(Level::Error, e.to_string());
+            }
         }
         self.bus.publish(AgentEvent::TurnFinished {
             turn,
@@ -665,6 +669,14 @@ impl Agent {
             if matches!(out.status, ToolStatus::Error | ToolStatus::Refused) {
                 st.failures.insert(key, out.text.clone());
             }
+            if call.name == "bash"
+                && matches!(out.status, ToolStatus::Ok | ToolStatus::Error)
+                && tools::arg_str(&args, "command").is_some_and(|c| {
+                    crate::sandbox::policy::judge(c) != crate::sandbox::policy::Judgement::ReadOnly
+                })
+            {
+                st.commands += 1;
+            }
             if let Some(change) = &out.change
                 && !st.written.contains(&change.path)
             {
@@ -693,4 +705,6 @@ struct TurnState {
     nudges: u32,
     /// Why the loop was stopped early, for the turn's result.
     stopped: Option<String>,
+    /// Commands off the read-only list that ran.
+    commands: u32,
 }

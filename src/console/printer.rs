@@ -236,12 +236,20 @@ impl<O: Write, E: Write> Printer<O, E> {
                     self.last_tps = stats.tokens_per_second;
                 }
             }
-            AgentEvent::Receipt { written, .. } => {
-                let text = if written.is_empty() {
+            AgentEvent::Receipt {
+                written, commands, ..
+            } => {
+                let mut text = if written.is_empty() {
                     "no files written".to_string()
                 } else {
                     format!("wrote {}", written.join(", "))
                 };
+                if *commands > 0 {
+                    text.push_str(&format!(
+                        "; {commands} shell command{} ran that may have changed files",
+                        if *commands == 1 { "" } else { "s" }
+                    ));
+                }
                 let s = self.st.prompt;
                 self.ensure_line();
                 let _ = writeln!(self.side(), "{s}mm: {text}{s:#}");
@@ -371,6 +379,7 @@ mod tests {
             AgentEvent::Receipt {
                 turn: 1,
                 written: vec!["a.rs".into()],
+                commands: 0,
             },
             AgentEvent::TurnFinished {
                 turn: 1,

@@ -71,9 +71,14 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                 }
                 Role::System => {}
             },
-            Record::Receipt { turn: t, written } => out.push(AgentEvent::Receipt {
+            Record::Receipt {
+                turn: t,
+                written,
+                commands,
+            } => out.push(AgentEvent::Receipt {
                 turn: *t,
                 written: written.clone(),
+                commands: *commands,
             }),
             Record::Header { .. } | Record::Note { .. } => {}
         }

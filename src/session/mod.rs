@@ -40,7 +40,12 @@ pub enum Record {
         status: Option<ToolStatus>,
     },
     /// What a turn wrote, as the receipt said.
-    Receipt { turn: u64, written: Vec<String> },
+    Receipt {
+        turn: u64,
+        written: Vec<String>,
+        #[serde(default)]
+        commands: u32,
+    },
     /// Something mm did to the log itself (a repair on resume).
     Note { text: String },
 }
