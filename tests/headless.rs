@@ -587,3 +587,122 @@ fn a_log_that_cannot_be_written_fails_before_the_model_is_called() {
     );
     assert!(stderr(&out).contains("session log"), "{}", stderr(&out));
 }
+
+#[test]
+fn the_jail_holds_against_the_model() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "outside").unwrap();
+    let abs = outside
+        .path()
+        .join("secret.txt")
+        .to_string_lossy()
+        .into_owned();
+    let server = Server::start(vec![
+        calls(&[
+            ("c1", "read_file", json!({"path": "../secret.txt"})),
+            ("c2", "read_file", json!({"path": abs})),
+            ("c3", "read_file", json!({"path": "link/secret.txt"})),
+            ("c4", "read_file", json!({"path": ".env"})),
+        ]),
+        calls(&[
+            (
+                "c5",
+                "write_file",
+                json!({"path": "link/new.txt", "content": "x"}),
+            ),
+            (
+                "c6",
+                "write_file",
+                json!({"path": "../escape.txt", "content": "x"}),
+            ),
+            (
+                "c7",
+                "edit_file",
+                json!({"path": ".git/config", "old_string": "a", "replacement": "b"}),
+            ),
+        ]),
+        text("I could not reach those files."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(".env", "API_KEY=hunter2\n");
+    std::os::unix::fs::symlink(outside.path(), ws.dir.path().join("link")).unwrap();
+    let out = ws.run(&server, "read the secrets", &["-yolo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    for (id, text) in tool_results(&reqs[1])
+        .into_iter()
+        .chain(tool_results(&reqs[2]))
+    {
+        assert!(
+            !text.contains("outside") || text.contains("outside the workspace"),
+            "{id}: {text}"
+        );
+        assert!(!text.contains("hunter2"), "{id}: {text}");
+        assert!(
+            text.contains("refused")
+                || text.contains("leaves the workspace")
+                || text.contains("outside the workspace"),
+            "{id}: {text}"
+        );
+    }
+    assert!(!outside.path().join("new.txt").exists());
+    assert!(!ws.dir.path().parent().unwrap().join("escape.txt").exists());
+}
+
+#[test]
+fn ctrl_c_cancels_a_headless_turn_with_130() {
+    let first = json!({"choices":[{"index":0,"delta":{"content":"Working"}}]}).to_string();
+    let server = Server::start(vec![Reply::StallAfter(vec![first], 30)]);
+    let ws = Workspace::new();
+    let child = ws
+        .mm()
+        .args(["-p", "wait", "-url", &server.url(), "-json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while server.requests().is_empty() {
+        assert!(start.elapsed().as_secs() < 20);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    nix_kill(child.id(), "INT");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert_eq!(json_result(&out)["outcome"], "cancelled");
+}
+
+fn nix_kill(pid: u32, sig: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{sig}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn the_fallback_is_used_when_the_base_url_does_not_answer() {
+    let server = Server::start(vec![text("from the fallback")]);
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        drop(l);
+        port
+    };
+    let ws = Workspace::new();
+    ws.write(
+        "agent.yaml",
+        &format!(
+            "provider: llmman\nmodel: m\nbaseUrl: http://127.0.0.1:{closed}/v1\nfallback: {}\n",
+            server.url()
+        ),
+    );
+    let out = ws.mm().args(["agent.yaml", "-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "from the fallback\n");
+    assert!(
+        stderr(&out).contains("using the fallback"),
+        "{}",
+        stderr(&out)
+    );
+}
