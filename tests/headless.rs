@@ -20,7 +20,11 @@ fn a_plain_answer_goes_to_stdout_and_nothing_else_does() {
         req["max_tokens"], 4096,
         "local servers get a completion cap"
     );
-    assert_eq!(req["messages"][1]["content"], "say hello");
+    assert_eq!(
+        req["messages"][1]["content"],
+        "say hello\n\n[files in the workspace]\n(the workspace is empty)",
+        "the first message of a session lists the workspace"
+    );
 }
 
 #[test]

@@ -337,13 +337,20 @@ impl Agent {
     /// The prompt with the files it names attached: a small model that
     /// sees the file first edits what is there instead of guessing.
     fn with_attachments(&self, prompt: &str) -> String {
+        let mut text = prompt.to_string();
+        let first_of_session = !self.messages.iter().any(|m| m.role == Role::User);
+        if first_of_session
+            && !self.specs.is_empty()
+            && let Some(files) = tools::fs::workspace_overview(&self.tools.sandbox)
+        {
+            text.push_str(&format!("\n\n[files in the workspace]\n{files}"));
+        }
         let attached = tools::fs::attach_mentioned(&self.tools, prompt);
         if attached.is_empty() {
-            return prompt.to_string();
+            return text;
         }
         let names: Vec<&str> = attached.iter().map(|(p, _)| p.as_str()).collect();
         self.notice(Level::Info, format!("attached {}", names.join(", ")));
-        let mut text = prompt.to_string();
         for (path, body) in &attached {
             text.push_str(&format!("\n\n[{path}, as it is now]\n{body}"));
         }

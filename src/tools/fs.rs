@@ -12,7 +12,7 @@ use super::edit_match::{self, MatchError};
 use super::{ToolEnv, ToolOutput, arg_str, arg_u64};
 use crate::diff;
 use crate::protocol::{ChangeKind, FileChange};
-use crate::sandbox::Resolved;
+use crate::sandbox::{Resolved, Sandbox};
 
 /// Lines returned when the model does not say how many.
 const DEFAULT_READ_LINES: usize = 500;
@@ -63,7 +63,7 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
     };
     let text = match read_text(&r.abs, &r.rel) {
         Ok(t) => t,
-        Err(e) => return ToolOutput::error(format!("{e}{}", missing_hint(env, &r))),
+        Err(e) => return ToolOutput::error(format!("{e}{}", missing_hint(&env.sandbox, &r))),
     };
     env.remember_read(&r, &text);
     if text.is_empty() {
@@ -111,6 +111,60 @@ fn numbered(text: &str, offset: usize, limit: usize) -> String {
         ));
     }
     out
+}
+
+/// A short list of the workspace's files for the first message of a
+/// session: every file when there are few, else the top level. A small
+/// model that sees the files does not invent paths.
+pub fn workspace_overview(sandbox: &Sandbox) -> Option<String> {
+    const MAX_LISTED: usize = 60;
+    let root = sandbox.root();
+    let mut files = Vec::new();
+    let mut total = 0usize;
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .max_depth(Some(4))
+        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".mm")
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    for e in walker.flatten() {
+        if !e.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        total += 1;
+        if total > MAX_LISTED {
+            break;
+        }
+        if let Ok(rel) = e.path().strip_prefix(root) {
+            files.push(rel.to_string_lossy().into_owned());
+        }
+    }
+    if total == 0 {
+        return Some("(the workspace is empty)".into());
+    }
+    if total <= MAX_LISTED {
+        return Some(files.join("\n"));
+    }
+    let mut top: Vec<String> = std::fs::read_dir(root)
+        .ok()?
+        .flatten()
+        .filter(|e| e.file_name() != ".git" && e.file_name() != ".mm")
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                format!("{name}/")
+            } else {
+                name
+            }
+        })
+        .collect();
+    top.sort();
+    top.truncate(MAX_LISTED);
+    Some(format!(
+        "{}\n(top level only; more than {MAX_LISTED} files in all)",
+        top.join("\n")
+    ))
 }
 
 /// Files a prompt names, attached to it so the model starts with their
@@ -236,7 +290,7 @@ pub fn edit_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> T
     };
     let current = match read_text(&r.abs, &r.rel) {
         Ok(t) => t,
-        Err(e) => return ToolOutput::error(format!("{e}{}", missing_hint(env, &r))),
+        Err(e) => return ToolOutput::error(format!("{e}{}", missing_hint(&env.sandbox, &r))),
     };
     if let Err(e) = check_fresh(env, &r, &current, "edit") {
         return ToolOutput::refused(e);
@@ -288,14 +342,14 @@ pub fn edit_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> T
 }
 
 /// For a path that does not exist: files elsewhere with the same name.
-fn missing_hint(env: &ToolEnv, r: &Resolved) -> String {
+pub fn missing_hint(sandbox: &Sandbox, r: &Resolved) -> String {
     if r.abs.exists() {
         return String::new();
     }
     let Some(name) = r.abs.file_name() else {
         return String::new();
     };
-    let root = env.sandbox.root();
+    let root = sandbox.root();
     let found: Vec<String> = ignore::WalkBuilder::new(root)
         .hidden(false)
         .require_git(false)

@@ -34,11 +34,29 @@ fn rel_of(root: &Path, path: &Path) -> String {
         .replace('\\', "/")
 }
 
+/// The `path` argument, which must exist.
+fn existing(
+    sandbox: &Sandbox,
+    args: &Map<String, Value>,
+) -> Result<crate::sandbox::Resolved, ToolOutput> {
+    let r = sandbox
+        .check_read(arg_str(args, "path").unwrap_or("."))
+        .map_err(ToolOutput::refused)?;
+    if !r.abs.exists() {
+        return Err(ToolOutput::error(format!(
+            "no such file or folder: {}{}",
+            r.rel,
+            super::fs::missing_hint(sandbox, &r)
+        )));
+    }
+    Ok(r)
+}
+
 pub fn glob(sandbox: &Sandbox, args: &Map<String, Value>) -> ToolOutput {
     let pattern = arg_str(args, "pattern").unwrap_or_default().trim();
-    let base = match sandbox.check_read(arg_str(args, "path").unwrap_or(".")) {
+    let base = match existing(sandbox, args) {
         Ok(r) => r,
-        Err(e) => return ToolOutput::refused(e),
+        Err(out) => return out,
     };
     // A pattern without `/` matches file names at any depth.
     let full = if pattern.contains('/') {
@@ -80,9 +98,9 @@ pub fn glob(sandbox: &Sandbox, args: &Map<String, Value>) -> ToolOutput {
 
 pub fn grep(sandbox: &Sandbox, args: &Map<String, Value>) -> ToolOutput {
     let pattern = arg_str(args, "pattern").unwrap_or_default();
-    let base = match sandbox.check_read(arg_str(args, "path").unwrap_or(".")) {
+    let base = match existing(sandbox, args) {
         Ok(r) => r,
-        Err(e) => return ToolOutput::refused(e),
+        Err(out) => return out,
     };
     let (re, note) = match regex::Regex::new(pattern) {
         Ok(re) => (re, ""),
