@@ -110,7 +110,10 @@ pub async fn run(cli: Cli) -> i32 {
         BrokerMode::Interactive
     };
     let broker = Arc::new(ApprovalBroker::new(mode, bus.clone()));
-    let tools = Arc::new(ToolEnv::new(sandbox, broker.clone(), settings.bash_timeout));
+    let mut tool_env = ToolEnv::new(sandbox, broker.clone(), settings.bash_timeout);
+    tool_env.approve_edits =
+        settings.approve_edits && !unattended && settings.sandbox == config::SandboxMode::Workspace;
+    let tools = Arc::new(tool_env);
     let banner = repl::Banner {
         provider: settings.provider.clone(),
         model: connected.model.clone(),

@@ -145,6 +145,11 @@ pub enum ApprovalDecision {
     },
     /// Yes, and the same for this command prefix or file for the session.
     Always,
+    /// Apply only these hunks of an edit (indices into the change's hunks
+    /// as `diff::hunks(before, after, diff::CONTEXT)` lists them).
+    Hunks {
+        accepted: Vec<usize>,
+    },
 }
 
 /// A notice's weight.

@@ -87,7 +87,9 @@ fn files_named_in_the_prompt_are_attached_and_count_as_read() {
         .unwrap()
         .to_string();
     assert!(
-        first.starts_with("fix `calc.py`\n\n[files in the workspace]\ncalc.py\n\n[calc.py, as it is now]\n"),
+        first.starts_with(
+            "fix `calc.py`\n\n[files in the workspace]\ncalc.py\n\n[calc.py, as it is now]\n"
+        ),
         "{first}"
     );
     assert!(first.contains("     2\t    return a - b"), "{first}");

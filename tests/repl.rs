@@ -219,3 +219,42 @@ fn slash_commands() {
     assert_eq!(t.exit_code(), 0);
     assert_eq!(ws.sessions().len(), 2);
 }
+
+#[test]
+fn edits_wait_for_approval_and_show_their_diff() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "a - b", "replacement": "a + b"}),
+        ),
+        text("Not changed, as you asked."),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "a - b", "replacement": "a + b"}),
+        ),
+        text("Changed."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("fix calc.py\r");
+    t.expect("-    return a - b");
+    t.expect("+    return a + b");
+    t.expect("change calc.py (+1 -1)?");
+    t.expect("allow?");
+    t.send("n\r");
+    t.expect("Not changed, as you asked.");
+    assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a - b\n");
+    t.send("now do it\r");
+    t.expect("allow?");
+    t.send("y\r");
+    t.expect("Changed.");
+    t.expect("mm: wrote calc.py");
+    assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a + b\n");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}

@@ -103,6 +103,12 @@ pub struct AgentFile {
     pub context_window: Option<u64>,
     /// Completion cap for local servers (default 4096).
     pub max_tokens: Option<u64>,
+    /// Interactive runs ask before a file tool changes a file (default true).
+    pub approve_edits: Option<bool>,
+    /// TUI theme name (`dark`, `light`, `high-contrast`, or a user file).
+    pub theme: Option<String>,
+    /// TUI keymap name (`default`, `vim`, `emacs`, or a user file).
+    pub keymap: Option<String>,
 }
 
 /// A configuration error, with its place in the file when known.

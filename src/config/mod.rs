@@ -76,6 +76,10 @@ pub struct Settings {
     /// Completion cap sent as `max_tokens` unless `sampling` sets one.
     pub max_tokens: Option<u64>,
     pub sub_agents: BTreeMap<String, SubAgent>,
+    /// Ask before file changes when someone can answer.
+    pub approve_edits: bool,
+    pub theme: String,
+    pub keymap: String,
     pub acp_name: Option<String>,
     pub acp_title: Option<String>,
     /// The agent file these settings came from, if any.
@@ -252,6 +256,9 @@ pub fn resolve(
         context_window: merged.context_window,
         max_tokens,
         sub_agents,
+        approve_edits: merged.approve_edits.unwrap_or(true),
+        theme: merged.theme.clone().unwrap_or_else(|| "dark".into()),
+        keymap: merged.keymap.clone().unwrap_or_else(|| "default".into()),
         acp_name: acp.name,
         acp_title: acp.title,
         agent_file: agent_file.map(Path::to_path_buf),
@@ -286,7 +293,10 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         bash_timeout,
         structured_output,
         context_window,
-        max_tokens
+        max_tokens,
+        approve_edits,
+        theme,
+        keymap
     );
     if let Some(top_sampling) = top.sampling {
         let sampling = base.sampling.get_or_insert_with(Default::default);

@@ -215,10 +215,13 @@ impl<O: Write, E: Write> Printer<O, E> {
                     } => {
                         format!("  ? run `{command}`? ({reason})")
                     }
-                    ApprovalKind::Edit { change } => format!(
-                        "  ? change {} (+{} -{})?",
-                        change.path, change.added, change.removed
-                    ),
+                    ApprovalKind::Edit { change } => {
+                        self.print_diff(&change.before, &change.after);
+                        format!(
+                            "  ? change {} (+{} -{})?",
+                            change.path, change.added, change.removed
+                        )
+                    }
                 };
                 self.side_line(s, &text);
             }
@@ -261,6 +264,22 @@ impl<O: Write, E: Write> Printer<O, E> {
                 ..
             } => self.turn_finished(*outcome, answer, error.as_deref()),
             _ => {}
+        }
+    }
+
+    /// A coloured unified diff of a change, for approvals.
+    fn print_diff(&mut self, before: &str, after: &str) {
+        for hunk in crate::diff::hunks(before, after, crate::diff::CONTEXT) {
+            let d = self.st.dim;
+            self.side_line(d, &format!("    {}", hunk.header()));
+            for line in &hunk.lines {
+                let (style, mark) = match line.kind {
+                    crate::diff::LineKind::Added => (self.st.ok, '+'),
+                    crate::diff::LineKind::Removed => (self.st.err, '-'),
+                    crate::diff::LineKind::Context => (self.st.dim, ' '),
+                };
+                self.side_line(style, &format!("    {mark}{}", line.text()));
+            }
         }
     }
 

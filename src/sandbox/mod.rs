@@ -112,7 +112,7 @@ impl Sandbox {
                 ),
             },
             SandboxMode::Workspace => {
-                if self.is_always(command) {
+                if self.is_always_command(command) {
                     return ExecDecision::Allow;
                 }
                 ExecDecision::Ask {
@@ -123,7 +123,12 @@ impl Sandbox {
         }
     }
 
-    fn is_always(&self, command: &str) -> bool {
+    /// True when "always" was answered for exactly this key (a file).
+    pub fn is_always(&self, key: &str) -> bool {
+        self.always.lock().map(|s| s.contains(key)).unwrap_or(false)
+    }
+
+    fn is_always_command(&self, command: &str) -> bool {
         let Ok(set) = self.always.lock() else {
             return false;
         };

@@ -228,116 +228,138 @@ fn check_fresh(env: &ToolEnv, r: &Resolved, current: &str, verb: &str) -> Result
     ))
 }
 
-pub fn write_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> ToolOutput {
+/// A write or edit worked out but not yet on disk, so it can be shown
+/// for approval first.
+pub struct Pending {
+    pub r: Resolved,
+    pub before: Option<String>,
+    pub after: String,
+    /// How an edit matched, for the result text.
+    pub how: Option<&'static str>,
+    pub edit: bool,
+}
+
+impl Pending {
+    pub fn change(&self) -> FileChange {
+        file_change(&self.r.rel, self.before.as_deref(), &self.after)
+    }
+}
+
+/// Works out a write_file. `Err` is the call's final answer (refused,
+/// failed, or nothing to do).
+pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
     let path = arg_str(args, "path").unwrap_or_default();
     let content = arg_str(args, "content").unwrap_or_default();
-    let r = match env.sandbox.check_write(path) {
-        Ok(r) => r,
-        Err(e) => return ToolOutput::refused(e),
-    };
+    let r = env.sandbox.check_write(path).map_err(ToolOutput::refused)?;
     let before = if r.abs.exists() {
-        let current = match read_text(&r.abs, &r.rel) {
-            Ok(t) => t,
-            Err(e) => return ToolOutput::error(format!("cannot overwrite: {e}")),
-        };
-        if let Err(e) = check_fresh(env, &r, &current, "overwrite") {
-            return ToolOutput::refused(e);
-        }
+        let current = read_text(&r.abs, &r.rel)
+            .map_err(|e| ToolOutput::error(format!("cannot overwrite: {e}")))?;
+        check_fresh(env, &r, &current, "overwrite").map_err(ToolOutput::refused)?;
         Some(current)
     } else {
         None
     };
     if before.as_deref() == Some(content) {
-        return ToolOutput::ok(format!(
+        return Err(ToolOutput::ok(format!(
             "{} already has this content; nothing written",
             r.rel
-        ));
+        )));
     }
-    if cancelled {
-        return ToolOutput::not_run("not executed: cancelled");
-    }
-    if let Err(e) = atomic_write(&r.abs, content) {
-        return ToolOutput::error(format!("cannot write {}: {e}", r.rel));
-    }
-    env.remember_read(&r, content);
-    let lines = content.lines().count();
-    let change = file_change(&r.rel, before.as_deref(), content);
-    let text = match &before {
-        None => format!("created {} ({lines} lines)", r.rel),
-        Some(_) => format!(
-            "wrote {} ({lines} lines, +{} -{})",
-            r.rel, change.added, change.removed
-        ),
-    };
-    ToolOutput::ok(text).with_change(change)
+    Ok(Pending {
+        r,
+        before,
+        after: content.to_string(),
+        how: None,
+        edit: false,
+    })
 }
 
-pub fn edit_file(env: &ToolEnv, args: &Map<String, Value>, cancelled: bool) -> ToolOutput {
+/// Works out an edit_file.
+pub fn prepare_edit(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
     let path = arg_str(args, "path").unwrap_or_default();
     let old = arg_str(args, "old_string").unwrap_or_default();
     let new = arg_str(args, "replacement").unwrap_or_default();
     if old.is_empty() {
-        return ToolOutput::error(
+        return Err(ToolOutput::error(
             "old_string is empty: give the exact text to replace, or use write_file for a new file",
-        );
+        ));
     }
     if old == new {
-        return ToolOutput::error("old_string and replacement are the same: nothing would change");
+        return Err(ToolOutput::error(
+            "old_string and replacement are the same: nothing would change",
+        ));
     }
-    let r = match env.sandbox.check_write(path) {
-        Ok(r) => r,
-        Err(e) => return ToolOutput::refused(e),
-    };
-    let current = match read_text(&r.abs, &r.rel) {
-        Ok(t) => t,
-        Err(e) => return ToolOutput::error(format!("{e}{}", missing_hint(&env.sandbox, &r))),
-    };
-    if let Err(e) = check_fresh(env, &r, &current, "edit") {
-        return ToolOutput::refused(e);
-    }
-    let splice = match edit_match::find(&current, old, new) {
-        Ok(s) => s,
-        Err(MatchError::Ambiguous { mut lines }) => {
+    let r = env.sandbox.check_write(path).map_err(ToolOutput::refused)?;
+    let current = read_text(&r.abs, &r.rel)
+        .map_err(|e| ToolOutput::error(format!("{e}{}", missing_hint(&env.sandbox, &r))))?;
+    check_fresh(env, &r, &current, "edit").map_err(ToolOutput::refused)?;
+    let splice = edit_match::find(&current, old, new).map_err(|e| match e {
+        MatchError::Ambiguous { mut lines } => {
             lines.dedup();
             let lines: Vec<String> = lines.iter().map(usize::to_string).collect();
-            return ToolOutput::error(format!(
+            ToolOutput::error(format!(
                 "old_string matches {} places in {} (lines {}); include more surrounding lines so it matches once",
                 lines.len(),
                 r.rel,
                 lines.join(", ")
-            ));
+            ))
         }
-        Err(MatchError::NotFound { closest }) => {
+        MatchError::NotFound { closest } => {
             let hint = match closest {
                 Some(block) => format!("\nThe closest text in the file is:\n{block}"),
                 None => String::new(),
             };
-            return ToolOutput::error(format!(
+            ToolOutput::error(format!(
                 "old_string was not found in {}; read_file it and copy the text exactly{hint}",
                 r.rel
-            ));
+            ))
         }
-    };
-    let updated = edit_match::apply(&current, &splice);
+    })?;
+    let after = edit_match::apply(&current, &splice);
+    Ok(Pending {
+        r,
+        before: Some(current),
+        after,
+        how: splice.how,
+        edit: true,
+    })
+}
+
+/// Puts a pending change on disk. `note` is added to the result (which
+/// hunks the user rejected, say).
+pub fn commit(env: &ToolEnv, p: Pending, cancelled: bool, note: &str) -> ToolOutput {
     if cancelled {
         return ToolOutput::not_run("not executed: cancelled");
     }
-    if let Err(e) = atomic_write(&r.abs, &updated) {
-        return ToolOutput::error(format!("cannot write {}: {e}", r.rel));
+    if p.before.as_deref() == Some(p.after.as_str()) {
+        return ToolOutput::ok(format!("{} is unchanged{note}", p.r.rel));
     }
-    env.remember_read(&r, &updated);
-    let change = file_change(&r.rel, Some(&current), &updated);
-    let how = splice
-        .how
-        .map(|h| format!(" (matched after normalising {h})"))
-        .unwrap_or_default();
-    let text = format!(
-        "edited {}{how}: +{} -{}\n{}",
-        r.rel,
-        change.added,
-        change.removed,
-        diff::unified(&r.rel, &current, &updated, 2, 40)
-    );
+    if let Err(e) = atomic_write(&p.r.abs, &p.after) {
+        return ToolOutput::error(format!("cannot write {}: {e}", p.r.rel));
+    }
+    env.remember_read(&p.r, &p.after);
+    let change = p.change();
+    let rel = &p.r.rel;
+    let lines = p.after.lines().count();
+    let text = match (&p.before, p.edit) {
+        (None, _) => format!("created {rel} ({lines} lines){note}"),
+        (Some(_), false) => format!(
+            "wrote {rel} ({lines} lines, +{} -{}){note}",
+            change.added, change.removed
+        ),
+        (Some(before), true) => {
+            let how = p
+                .how
+                .map(|h| format!(" (matched after normalising {h})"))
+                .unwrap_or_default();
+            format!(
+                "edited {rel}{how}: +{} -{}{note}\n{}",
+                change.added,
+                change.removed,
+                diff::unified(rel, before, &p.after, 2, 40)
+            )
+        }
+    };
     ToolOutput::ok(text).with_change(change)
 }
 

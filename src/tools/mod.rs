@@ -70,6 +70,8 @@ pub struct ToolEnv {
     /// Content hash of each file as last read or written by the model.
     pub reads: Mutex<HashMap<PathBuf, u64>>,
     pub bash_timeout: Duration,
+    /// File changes wait for the user's approval (interactive, workspace).
+    pub approve_edits: bool,
 }
 
 impl ToolEnv {
@@ -79,6 +81,7 @@ impl ToolEnv {
             broker,
             reads: Mutex::new(HashMap::new()),
             bash_timeout,
+            approve_edits: false,
         }
     }
 }
@@ -274,8 +277,21 @@ pub async fn run(
 ) -> ToolOutput {
     match name {
         "read_file" => fs::read_file(env, args),
-        "write_file" => fs::write_file(env, args, ctx.cancel.is_cancelled()),
-        "edit_file" => fs::edit_file(env, args, ctx.cancel.is_cancelled()),
+        "write_file" | "edit_file" => {
+            let prepared = if name == "write_file" {
+                fs::prepare_write(env, args)
+            } else {
+                fs::prepare_edit(env, args)
+            };
+            let pending = match prepared {
+                Ok(p) => p,
+                Err(out) => return out,
+            };
+            match approve_change(env, pending, ctx).await {
+                Ok((pending, note)) => fs::commit(env, pending, ctx.cancel.is_cancelled(), &note),
+                Err(out) => out,
+            }
+        }
         "list_dir" => fs::list_dir(env, args),
         "glob" | "grep" => {
             let sandbox = env.sandbox.clone();
@@ -293,6 +309,73 @@ pub async fn run(
         }
         "bash" => run_bash(env, args, ctx).await,
         other => ToolOutput::error(format!("unknown tool {other}")),
+    }
+}
+
+/// Asks the user about a file change when edits need approval. The user
+/// may accept only some hunks: the model is told exactly which were
+/// rejected, so it does not assume they landed.
+async fn approve_change(
+    env: &ToolEnv,
+    mut pending: fs::Pending,
+    ctx: &CallCtx<'_>,
+) -> Result<(fs::Pending, String), ToolOutput> {
+    let key = format!("file:{}", pending.r.rel);
+    if !env.approve_edits || env.sandbox.is_always(&key) {
+        return Ok((pending, String::new()));
+    }
+    let change = pending.change();
+    let decision = env
+        .broker
+        .ask(
+            ctx.turn,
+            ctx.call_id,
+            ApprovalKind::Edit { change },
+            ctx.cancel,
+        )
+        .await;
+    match decision {
+        ApprovalDecision::Yes => Ok((pending, String::new())),
+        ApprovalDecision::Always => {
+            env.sandbox.remember(&key);
+            Ok((pending, String::new()))
+        }
+        ApprovalDecision::No { reason } => Err(ToolOutput::refused(match reason {
+            Some(r) if r.starts_with("not run:") => r,
+            Some(r) => format!("the user rejected this change to {}: {r}", pending.r.rel),
+            None => format!(
+                "the user rejected this change to {}; the file is unchanged",
+                pending.r.rel
+            ),
+        })),
+        ApprovalDecision::Hunks { accepted } => {
+            let before = pending.before.clone().unwrap_or_default();
+            let all = crate::diff::hunks(&before, &pending.after, crate::diff::CONTEXT);
+            let rejected: Vec<String> = all
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !accepted.contains(i))
+                .map(|(i, h)| format!("hunk {} ({})", i + 1, h.header()))
+                .collect();
+            if accepted.is_empty() {
+                return Err(ToolOutput::refused(format!(
+                    "the user rejected every hunk of this change to {}; the file is unchanged",
+                    pending.r.rel
+                )));
+            }
+            pending.after = crate::diff::apply_hunks(&before, &pending.after, &accepted);
+            let note = if rejected.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ". The user REJECTED {} of {} hunks: {}; those lines were left as they were",
+                    rejected.len(),
+                    all.len(),
+                    rejected.join(", ")
+                )
+            };
+            Ok((pending, note))
+        }
     }
 }
 
@@ -315,7 +398,8 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
                 .ask(ctx.turn, ctx.call_id, kind, ctx.cancel)
                 .await
             {
-                ApprovalDecision::Yes => {}
+                // Hunks only mean something for edits.
+                ApprovalDecision::Yes | ApprovalDecision::Hunks { .. } => {}
                 ApprovalDecision::Always => env.sandbox.remember(&key),
                 ApprovalDecision::No { reason } => {
                     let why = match reason {
