@@ -4,7 +4,9 @@
 
 pub mod duration;
 pub mod file;
+pub mod keymap;
 pub mod provider;
+pub mod theme;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

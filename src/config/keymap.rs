@@ -1,0 +1,599 @@
+//! Key bindings: `keymaps/*.toml` compiled in (default, vim, emacs),
+//! partial overrides from `~/.config/mm/keymaps/` and `./.mm/keymaps/`.
+//! A section per place in the UI, an action per line, one key or a list.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::ConfigError;
+
+pub const SHIPPED: &[(&str, &str)] = &[
+    ("default", include_str!("../../keymaps/default.toml")),
+    ("vim", include_str!("../../keymaps/vim.toml")),
+    ("emacs", include_str!("../../keymaps/emacs.toml")),
+];
+
+/// Where a binding applies. Overlays first, then the focused pane, then global.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    Global,
+    Transcript,
+    Diff,
+    Tree,
+    Composer,
+    Approval,
+    Viewer,
+}
+
+impl Scope {
+    pub const ALL: &[Scope] = &[
+        Scope::Global,
+        Scope::Transcript,
+        Scope::Diff,
+        Scope::Tree,
+        Scope::Composer,
+        Scope::Approval,
+        Scope::Viewer,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Global => "global",
+            Scope::Transcript => "transcript",
+            Scope::Diff => "diff",
+            Scope::Tree => "tree",
+            Scope::Composer => "composer",
+            Scope::Approval => "approval",
+            Scope::Viewer => "viewer",
+        }
+    }
+
+    /// The actions a section may bind, with what they do.
+    pub fn actions(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Scope::Global => &[
+                ("cancel", "cancel the running turn; twice in a row quits"),
+                ("quit", "quit"),
+                ("suspend", "suspend (fg resumes)"),
+                ("focus_next", "focus the next pane"),
+                ("focus_prev", "focus the previous pane"),
+                ("toggle_tree", "show or hide the file tree"),
+                ("toggle_diff", "show or hide the diff pane"),
+                (
+                    "toggle_mouse",
+                    "mouse capture on/off (off: the terminal selects text)",
+                ),
+                ("help", "this help"),
+                ("palette", "slash-command palette"),
+            ],
+            Scope::Transcript => &[
+                ("scroll_up", "scroll up a line"),
+                ("scroll_down", "scroll down a line"),
+                ("page_up", "scroll up a page"),
+                ("page_down", "scroll down a page"),
+                ("top", "go to the top"),
+                ("bottom", "go to the end and follow new output"),
+                ("select_prev", "select the previous cell"),
+                ("select_next", "select the next cell"),
+                ("toggle", "expand or collapse the selected cell"),
+                ("help", "this help"),
+            ],
+            Scope::Diff => &[
+                ("scroll_up", "scroll up a line"),
+                ("scroll_down", "scroll down a line"),
+                ("page_up", "scroll up a page"),
+                ("page_down", "scroll down a page"),
+                ("next_file", "next file"),
+                ("prev_file", "previous file"),
+                ("next_hunk", "next hunk"),
+                ("prev_hunk", "previous hunk"),
+                ("help", "this help"),
+            ],
+            Scope::Tree => &[
+                ("up", "previous entry"),
+                ("down", "next entry"),
+                ("open", "open the file, or open/close the folder"),
+                ("expand", "open the folder"),
+                ("collapse", "close the folder"),
+                ("clear_filter", "clear the filter (type to filter)"),
+            ],
+            Scope::Composer => &[
+                ("send", "send (queued while the agent works)"),
+                ("newline", "new line"),
+                ("history_prev", "previous message (on the first line)"),
+                ("history_next", "next message (on the last line)"),
+                ("complete", "complete a /command or @file"),
+            ],
+            Scope::Approval => &[
+                ("yes", "allow"),
+                ("no", "refuse (type a reason for the model, Enter sends)"),
+                (
+                    "always",
+                    "allow this command prefix or file for the session",
+                ),
+                ("defer", "look around first; the request waits"),
+                ("toggle_hunk", "accept or reject the selected hunk"),
+                ("next_hunk", "next hunk"),
+                ("prev_hunk", "previous hunk"),
+            ],
+            Scope::Viewer => &[
+                ("close", "close the viewer"),
+                ("scroll_up", "scroll up"),
+                ("scroll_down", "scroll down"),
+                ("page_up", "page up"),
+                ("page_down", "page down"),
+                ("top", "top"),
+                ("bottom", "bottom"),
+            ],
+        }
+    }
+
+    fn parse(name: &str) -> Option<Scope> {
+        Scope::ALL.iter().copied().find(|s| s.name() == name)
+    }
+}
+
+/// One key with its modifiers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Key {
+    pub code: KeyCodeKey,
+    pub ctrl: bool,
+    pub alt: bool,
+    pub shift: bool,
+}
+
+/// The key codes bindings use (a subset of crossterm's, orderable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum KeyCodeKey {
+    Char(char),
+    F(u8),
+    Enter,
+    Esc,
+    Tab,
+    Backspace,
+    Delete,
+    Up,
+    Down,
+    Left,
+    Right,
+    Home,
+    End,
+    PageUp,
+    PageDown,
+}
+
+impl Key {
+    pub fn parse(spec: &str) -> Result<Key, String> {
+        let mut ctrl = false;
+        let mut alt = false;
+        let mut shift = false;
+        let lower = spec.trim().to_ascii_lowercase();
+        let mut rest = lower.as_str();
+        loop {
+            if rest.len() > 1 {
+                if let Some(r) = rest.strip_prefix("ctrl-") {
+                    ctrl = true;
+                    rest = r;
+                    continue;
+                }
+                if let Some(r) = rest.strip_prefix("alt-") {
+                    alt = true;
+                    rest = r;
+                    continue;
+                }
+                if let Some(r) = rest.strip_prefix("shift-") {
+                    shift = true;
+                    rest = r;
+                    continue;
+                }
+            }
+            break;
+        }
+        let original_rest = &spec.trim()[spec.trim().len() - rest.len()..];
+        let code = match rest {
+            "enter" | "return" => KeyCodeKey::Enter,
+            "esc" | "escape" => KeyCodeKey::Esc,
+            "tab" => KeyCodeKey::Tab,
+            "backspace" => KeyCodeKey::Backspace,
+            "delete" | "del" => KeyCodeKey::Delete,
+            "up" => KeyCodeKey::Up,
+            "down" => KeyCodeKey::Down,
+            "left" => KeyCodeKey::Left,
+            "right" => KeyCodeKey::Right,
+            "home" => KeyCodeKey::Home,
+            "end" => KeyCodeKey::End,
+            "pageup" => KeyCodeKey::PageUp,
+            "pagedown" => KeyCodeKey::PageDown,
+            "space" => KeyCodeKey::Char(' '),
+            f if f.starts_with('f')
+                && f.len() > 1
+                && f[1..].chars().all(|c| c.is_ascii_digit()) =>
+            {
+                let n: u8 = f[1..]
+                    .parse()
+                    .map_err(|_| format!("bad function key {spec:?}"))?;
+                if !(1..=12).contains(&n) {
+                    return Err(format!("bad function key {spec:?}"));
+                }
+                KeyCodeKey::F(n)
+            }
+            _ => {
+                let mut chars = original_rest.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) => {
+                        // "G" means shift-g; store letters lower-case with shift.
+                        if c.is_ascii_uppercase() {
+                            shift = true;
+                        }
+                        KeyCodeKey::Char(c.to_ascii_lowercase())
+                    }
+                    _ => return Err(format!("unknown key {spec:?}")),
+                }
+            }
+        };
+        Ok(Key {
+            code,
+            ctrl,
+            alt,
+            shift,
+        })
+    }
+
+    /// The binding key of a terminal key event.
+    pub fn from_event(ev: &KeyEvent) -> Option<Key> {
+        let m = ev.modifiers;
+        let mut shift = m.contains(KeyModifiers::SHIFT);
+        let code = match ev.code {
+            KeyCode::Char(c) => {
+                if c.is_ascii_uppercase() {
+                    shift = true;
+                }
+                // Shifted punctuation arrives as its own character.
+                if !c.is_ascii_alphabetic() && c != ' ' {
+                    shift = false;
+                }
+                KeyCodeKey::Char(c.to_ascii_lowercase())
+            }
+            KeyCode::F(n) => KeyCodeKey::F(n),
+            KeyCode::Enter => KeyCodeKey::Enter,
+            KeyCode::Esc => KeyCodeKey::Esc,
+            KeyCode::Tab => KeyCodeKey::Tab,
+            KeyCode::BackTab => {
+                shift = true;
+                KeyCodeKey::Tab
+            }
+            KeyCode::Backspace => KeyCodeKey::Backspace,
+            KeyCode::Delete => KeyCodeKey::Delete,
+            KeyCode::Up => KeyCodeKey::Up,
+            KeyCode::Down => KeyCodeKey::Down,
+            KeyCode::Left => KeyCodeKey::Left,
+            KeyCode::Right => KeyCodeKey::Right,
+            KeyCode::Home => KeyCodeKey::Home,
+            KeyCode::End => KeyCodeKey::End,
+            KeyCode::PageUp => KeyCodeKey::PageUp,
+            KeyCode::PageDown => KeyCodeKey::PageDown,
+            _ => return None,
+        };
+        Some(Key {
+            code,
+            ctrl: m.contains(KeyModifiers::CONTROL),
+            alt: m.contains(KeyModifiers::ALT),
+            shift,
+        })
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.ctrl {
+            write!(f, "ctrl-")?;
+        }
+        if self.alt {
+            write!(f, "alt-")?;
+        }
+        if self.shift {
+            write!(f, "shift-")?;
+        }
+        match self.code {
+            KeyCodeKey::Char(' ') => write!(f, "space"),
+            KeyCodeKey::Char(c) => write!(f, "{c}"),
+            KeyCodeKey::F(n) => write!(f, "f{n}"),
+            KeyCodeKey::Enter => write!(f, "enter"),
+            KeyCodeKey::Esc => write!(f, "esc"),
+            KeyCodeKey::Tab => write!(f, "tab"),
+            KeyCodeKey::Backspace => write!(f, "backspace"),
+            KeyCodeKey::Delete => write!(f, "delete"),
+            KeyCodeKey::Up => write!(f, "up"),
+            KeyCodeKey::Down => write!(f, "down"),
+            KeyCodeKey::Left => write!(f, "left"),
+            KeyCodeKey::Right => write!(f, "right"),
+            KeyCodeKey::Home => write!(f, "home"),
+            KeyCodeKey::End => write!(f, "end"),
+            KeyCodeKey::PageUp => write!(f, "pageup"),
+            KeyCodeKey::PageDown => write!(f, "pagedown"),
+        }
+    }
+}
+
+/// A resolved keymap.
+#[derive(Clone, Debug, Default)]
+pub struct Keymap {
+    pub name: String,
+    /// (scope, action) -> keys, in file order.
+    bindings: BTreeMap<(Scope, String), Vec<Key>>,
+}
+
+impl Keymap {
+    /// The action bound to `key` in `scope` (not falling back to global).
+    pub fn action(&self, scope: Scope, key: Key) -> Option<&str> {
+        self.bindings
+            .iter()
+            .find(|((s, _), keys)| *s == scope && keys.contains(&key))
+            .map(|((_, a), _)| a.as_str())
+    }
+
+    pub fn keys(&self, scope: Scope, action: &str) -> &[Key] {
+        self.bindings
+            .get(&(scope, action.to_string()))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
+    /// "ctrl-c" style text of the keys of an action, for hints and help.
+    pub fn describe(&self, scope: Scope, action: &str) -> String {
+        self.keys(scope, action)
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(" / ")
+    }
+}
+
+type Sections =
+    BTreeMap<toml::Spanned<String>, BTreeMap<toml::Spanned<String>, toml::Spanned<toml::Value>>>;
+
+struct KeymapFile {
+    inherits: Option<String>,
+    bindings: Vec<((Scope, String), Vec<Key>)>,
+}
+
+fn line_col(text: &str, offset: usize) -> (u64, u64) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map(|i| offset - i).unwrap_or(offset + 1);
+    (line as u64, col as u64)
+}
+
+fn parse_file(path: &Path, text: &str) -> Result<KeymapFile, ConfigError> {
+    let err = |offset: Option<usize>, message: String| ConfigError {
+        file: path.to_path_buf(),
+        position: offset.map(|o| line_col(text, o)),
+        message,
+    };
+    let mut table: toml::Table = toml::from_str(text)
+        .map_err(|e| err(e.span().map(|s| s.start), e.message().trim().to_string()))?;
+    let inherits = match table.remove("inherits") {
+        None => None,
+        Some(toml::Value::String(s)) => Some(s),
+        Some(_) => return Err(err(None, "inherits must be a keymap name".into())),
+    };
+    // Parse again with spans, the `inherits` line blanked out in place so
+    // every offset still points into `text`.
+    let without: String = text
+        .split_inclusive('\n')
+        .map(|l| {
+            if l.trim_start().starts_with("inherits") {
+                l.chars().map(|c| if c == '\n' { c } else { ' ' }).collect()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let sections: Sections = toml::from_str(&without)
+        .map_err(|e| err(e.span().map(|s| s.start), e.message().trim().to_string()))?;
+    let mut bindings = Vec::new();
+    for (section, actions) in sections {
+        let Some(scope) = Scope::parse(section.get_ref()) else {
+            let names: Vec<&str> = Scope::ALL.iter().map(|s| s.name()).collect();
+            let best = super::file::closest(section.get_ref(), &names).unwrap_or("global");
+            return Err(err(
+                Some(section.span().start),
+                format!(
+                    "unknown section [{}]; the closest is [{best}]",
+                    section.get_ref()
+                ),
+            ));
+        };
+        let valid: Vec<&str> = scope.actions().iter().map(|(a, _)| *a).collect();
+        for (action, keys) in actions {
+            if !valid.contains(&action.get_ref().as_str()) {
+                let best = super::file::closest(action.get_ref(), &valid).unwrap_or("");
+                return Err(err(
+                    Some(action.span().start),
+                    format!(
+                        "unknown action {:?} in [{}]; the closest is {best:?}",
+                        action.get_ref(),
+                        scope.name()
+                    ),
+                ));
+            }
+            let at = Some(keys.span().start);
+            let specs: Vec<&toml::Value> = match keys.get_ref() {
+                toml::Value::Array(v) => v.iter().collect(),
+                one => vec![one],
+            };
+            let mut parsed = Vec::new();
+            for spec in specs {
+                let Some(text) = spec.as_str() else {
+                    return Err(err(at, "a key must be a string, like \"ctrl-c\"".into()));
+                };
+                parsed.push(Key::parse(text).map_err(|m| err(at, m))?);
+            }
+            bindings.push(((scope, action.into_inner()), parsed));
+        }
+    }
+    Ok(KeymapFile { inherits, bindings })
+}
+
+fn user_dirs(root: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if let Some(dir) = super::user_config_dir() {
+        v.push(dir.join("keymaps"));
+    }
+    v.push(root.join(".mm").join("keymaps"));
+    v
+}
+
+fn shipped(name: &str) -> Option<&'static str> {
+    SHIPPED.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
+
+/// Loads a keymap by name: its chain of `inherits` among the shipped
+/// files, then the user's files over it.
+pub fn load(name: &str, root: &Path) -> Result<Keymap, ConfigError> {
+    let mut user = Vec::new();
+    for dir in user_dirs(root) {
+        let path = dir.join(format!("{name}.toml"));
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            user.push(parse_file(&path, &text)?);
+        }
+    }
+    let mut chain: Vec<KeymapFile> = Vec::new();
+    let mut next = if shipped(name).is_some() {
+        Some(name.to_string())
+    } else {
+        user.iter().rev().find_map(|f| f.inherits.clone())
+    };
+    if next.is_none() && user.is_empty() {
+        let names: Vec<&str> = SHIPPED.iter().map(|(n, _)| *n).collect();
+        return Err(ConfigError {
+            file: PathBuf::from(format!("keymaps/{name}.toml")),
+            position: None,
+            message: format!(
+                "no keymap named {name:?}; shipped keymaps: {} (or add {name}.toml under ~/.config/mm/keymaps/)",
+                names.join(", ")
+            ),
+        });
+    }
+    let mut seen = 0;
+    while let Some(n) = next.take() {
+        seen += 1;
+        let Some(text) = shipped(&n).filter(|_| seen < 8) else {
+            break;
+        };
+        let f = parse_file(Path::new(&format!("keymaps/{n}.toml")), text)?;
+        next = f.inherits.clone();
+        chain.push(f);
+    }
+    if chain.is_empty() {
+        chain.push(parse_file(Path::new("keymaps/default.toml"), SHIPPED[0].1)?);
+    }
+    let mut bindings = BTreeMap::new();
+    for f in chain.into_iter().rev().chain(user) {
+        for (k, v) in f.bindings {
+            bindings.insert(k, v);
+        }
+    }
+    Ok(Keymap {
+        name: name.to_string(),
+        bindings,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_keymap_parses_and_binds_every_action() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, _) in SHIPPED {
+            let k = load(name, dir.path()).unwrap();
+            for scope in Scope::ALL {
+                for (action, _) in scope.actions() {
+                    assert!(
+                        !k.keys(*scope, action).is_empty(),
+                        "{name}: [{}] {action}",
+                        scope.name()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn vim_inherits_and_changes_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let vim = load("vim", dir.path()).unwrap();
+        let ctrl_d = Key::parse("ctrl-d").unwrap();
+        assert_eq!(vim.action(Scope::Transcript, ctrl_d), Some("page_down"));
+        assert_eq!(
+            vim.action(Scope::Global, Key::parse("ctrl-c").unwrap()),
+            Some("cancel")
+        );
+        let shift_g = Key::parse("G").unwrap();
+        assert_eq!(shift_g, Key::parse("shift-g").unwrap());
+        assert_eq!(vim.action(Scope::Transcript, shift_g), Some("bottom"));
+    }
+
+    #[test]
+    fn user_files_override_part_of_a_keymap() {
+        let dir = tempfile::tempdir().unwrap();
+        let maps = dir.path().join(".mm/keymaps");
+        std::fs::create_dir_all(&maps).unwrap();
+        std::fs::write(
+            maps.join("default.toml"),
+            "[global]\nhelp = [\"f1\", \"ctrl-h\"]\n",
+        )
+        .unwrap();
+        let k = load("default", dir.path()).unwrap();
+        assert_eq!(
+            k.action(Scope::Global, Key::parse("ctrl-h").unwrap()),
+            Some("help")
+        );
+        assert_eq!(
+            k.action(Scope::Global, Key::parse("ctrl-c").unwrap()),
+            Some("cancel")
+        );
+    }
+
+    #[test]
+    fn a_broken_keymap_names_file_line_and_col() {
+        let dir = tempfile::tempdir().unwrap();
+        let maps = dir.path().join(".mm/keymaps");
+        std::fs::create_dir_all(&maps).unwrap();
+        std::fs::write(
+            maps.join("default.toml"),
+            "[global]\nhelp = \"f1\"\nqiut = \"ctrl-q\"\n",
+        )
+        .unwrap();
+        let e = load("default", dir.path()).unwrap_err();
+        assert_eq!(e.position, Some((3, 1)), "{e}");
+        assert!(e.message.contains("\"quit\""), "{e}");
+        std::fs::write(
+            maps.join("default.toml"),
+            "[global]\nhelp = \"ctrl-banana\"\n",
+        )
+        .unwrap();
+        let e = load("default", dir.path()).unwrap_err();
+        assert_eq!(e.position, Some((2, 8)), "{e}");
+        std::fs::write(maps.join("default.toml"), "[globl]\n").unwrap();
+        let e = load("default", dir.path()).unwrap_err();
+        assert!(e.message.contains("[global]"), "{e}");
+    }
+
+    #[test]
+    fn key_events_map_to_bindings() {
+        let ev = KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL);
+        assert_eq!(Key::from_event(&ev), Some(Key::parse("ctrl-c").unwrap()));
+        let ev = KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT);
+        assert_eq!(Key::from_event(&ev), Some(Key::parse("shift-tab").unwrap()));
+        let ev = KeyEvent::new(KeyCode::Char('?'), KeyModifiers::SHIFT);
+        assert_eq!(Key::from_event(&ev), Some(Key::parse("?").unwrap()));
+        let ev = KeyEvent::new(KeyCode::Char('G'), KeyModifiers::SHIFT);
+        assert_eq!(Key::from_event(&ev), Some(Key::parse("shift-g").unwrap()));
+    }
+}
