@@ -14,7 +14,7 @@ use crate::llm::{self, ChatRequest, Message, RequestBudget};
 use crate::sandbox::Sandbox;
 use crate::session::{self, SessionLog};
 use crate::tools::{self, ToolEnv, ToolSet};
-use crate::{headless, startup};
+use crate::{headless, startup, tui};
 
 /// Runs mm as the flags say and returns the exit code.
 pub async fn run(cli: Cli) -> i32 {
@@ -61,11 +61,17 @@ pub async fn run(cli: Cli) -> i32 {
         show_prompt(&settings, sandbox.root(), unattended, cli.json);
         return 0;
     }
-    if cli.tui {
-        eprintln!(
-            "mm: the full-screen TUI (-tui) is not in this build yet; starting the line REPL"
-        );
-    }
+    let tui_looks = if cli.tui && cli.prompt.is_none() {
+        match load_looks(&settings, sandbox.root()) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                eprintln!("mm: config error: {e}");
+                return 2;
+            }
+        }
+    } else {
+        None
+    };
     let connected = match startup::connect(&mut settings).await {
         Ok(c) => c,
         Err(msg) => {
@@ -74,6 +80,7 @@ pub async fn run(cli: Cli) -> i32 {
         }
     };
     let root = sandbox.root().to_path_buf();
+    let mut replay = Vec::new();
     let (log, history) = match &cli.resume {
         Some(which) => match SessionLog::resume(&root, which) {
             Ok((log, records, repair)) => {
@@ -87,6 +94,7 @@ pub async fn run(cli: Cli) -> i32 {
                         repair.closed_calls.len()
                     );
                 }
+                replay = records.clone();
                 (log, session::messages(&records))
             }
             Err(e) => {
@@ -124,6 +132,7 @@ pub async fn run(cli: Cli) -> i32 {
     let mut agent = Agent::new(AgentParts {
         settings: settings.clone(),
         model: connected.model,
+        context_window: connected.context_window,
         client: connected.client,
         budget: Arc::new(RequestBudget::new(settings.max_requests)),
         tools,
@@ -136,11 +145,54 @@ pub async fn run(cli: Cli) -> i32 {
     if let Some(prompt) = &cli.prompt {
         return headless::run(&mut agent, events, prompt, cli.json).await;
     }
+    agent.announce(cli.resume.is_some());
     let (ops, ops_rx) = OpSender::channel();
     let handle = service::spawn(agent, broker, bus, ops_rx, None);
+    if let Some((theme, keymap)) = tui_looks {
+        let mut app = tui::App::new(
+            theme,
+            keymap,
+            ops.clone(),
+            root.clone(),
+            tui::Info {
+                provider: banner.provider,
+                model: banner.model,
+                sandbox: banner.sandbox,
+                session: banner.session,
+                context_window: banner.context_window,
+            },
+        );
+        for ev in show::events(&replay) {
+            app.on_agent(ev);
+        }
+        let mut events = events;
+        // SessionStarted is already queued: the app takes it before drawing.
+        while let Ok(ev) = events.try_recv() {
+            app.on_agent(ev);
+        }
+        let (code, session) = tui::run(app, ops, events).await;
+        let _ = handle.await;
+        // The session stays in the terminal's scrollback after the alternate screen.
+        if let Ok((_, records)) = session::read_records(&root, &session) {
+            show::replay(&records);
+        }
+        return code;
+    }
     let code = repl::run(ops, events, banner, root).await;
     let _ = handle.await;
     code
+}
+
+/// The TUI's theme and keymap, loaded before anything starts so a broken
+/// file stops mm with its line:col.
+fn load_looks(
+    settings: &Settings,
+    root: &std::path::Path,
+) -> Result<(config::theme::Theme, config::keymap::Keymap), config::ConfigError> {
+    let depth = config::theme::ColorDepth::detect();
+    let theme = config::theme::load(&settings.theme, root, depth)?;
+    let keymap = config::keymap::load(&settings.keymap, root)?;
+    Ok((theme, keymap))
 }
 
 fn workspace_root(cli: &Cli) -> Result<PathBuf, String> {

@@ -16,3 +16,4 @@ pub mod sandbox;
 pub mod session;
 pub mod startup;
 pub mod tools;
+pub mod tui;

@@ -54,6 +54,7 @@ pub struct TurnResult {
 pub struct AgentParts {
     pub settings: Arc<Settings>,
     pub model: String,
+    pub context_window: Option<u64>,
     pub client: Arc<LlmClient>,
     pub budget: Arc<RequestBudget>,
     pub tools: Arc<ToolEnv>,
@@ -68,6 +69,7 @@ pub struct AgentParts {
 pub struct Agent {
     settings: Arc<Settings>,
     model: String,
+    context_window: Option<u64>,
     client: Arc<LlmClient>,
     budget: Arc<RequestBudget>,
     tools: Arc<ToolEnv>,
@@ -117,6 +119,7 @@ impl Agent {
         Self {
             settings: parts.settings,
             model: parts.model,
+            context_window: parts.context_window,
             client: parts.client,
             budget: parts.budget,
             tools: parts.tools,
@@ -131,6 +134,19 @@ impl Agent {
 
     pub fn session_id(&self) -> &str {
         self.log.id()
+    }
+
+    /// Tells the front ends what this session is.
+    pub fn announce(&self, resumed: bool) {
+        self.bus.publish(AgentEvent::SessionStarted {
+            session: self.log.id().to_string(),
+            provider: self.settings.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.client.base_url(),
+            context_window: self.context_window,
+            sandbox: self.settings.sandbox.as_str().to_string(),
+            resumed,
+        });
     }
 
     pub fn system_prompt(&self) -> &str {

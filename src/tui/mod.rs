@@ -1,0 +1,181 @@
+//! The full-screen TUI (`mm -tui`): raw mode and the alternate screen, a
+//! panic hook and every exit path that restore the terminal, the input
+//! stream, and a loop that coalesces bursts of events into at most one
+//! frame every 16 ms and draws nothing while nothing changes.
+
+pub mod app;
+pub mod panes;
+pub mod partial_json;
+pub mod render;
+
+use std::io::{Stdout, Write};
+use std::time::{Duration, Instant};
+
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture, Event,
+    EventStream, KeyboardEnhancementFlags, PopKeyboardEnhancementFlags,
+    PushKeyboardEnhancementFlags,
+};
+use crossterm::execute;
+use crossterm::terminal::{self, EnterAlternateScreen, LeaveAlternateScreen};
+use futures::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+
+use crate::bus::{EventReceiver, OpSender};
+use crate::protocol::Op;
+pub use app::{App, Info};
+
+/// The shortest time between two frames.
+const FRAME: Duration = Duration::from_millis(16);
+/// How often the screen moves while the agent works (spinner, elapsed time).
+const TICK: Duration = Duration::from_millis(100);
+
+/// Puts the terminal back as it was; safe to call more than once.
+pub fn restore() {
+    let mut out = std::io::stdout();
+    let _ = execute!(
+        out,
+        PopKeyboardEnhancementFlags,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+    let _ = terminal::disable_raw_mode();
+    let _ = out.flush();
+}
+
+fn enter(mouse: bool) -> std::io::Result<()> {
+    terminal::enable_raw_mode()?;
+    let mut out = std::io::stdout();
+    execute!(out, EnterAlternateScreen, EnableBracketedPaste)?;
+    if mouse {
+        execute!(out, EnableMouseCapture)?;
+    }
+    if terminal::supports_keyboard_enhancement().unwrap_or(false) {
+        // Lets Shift-Enter arrive as its own key where the terminal can say so.
+        let _ = execute!(
+            out,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        );
+    }
+    Ok(())
+}
+
+fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous(info);
+    }));
+}
+
+/// Stops the process (Ctrl-Z) with the terminal restored; redraws on `fg`.
+fn suspend(term: &mut Terminal<CrosstermBackend<Stdout>>, mouse: bool) -> std::io::Result<()> {
+    restore();
+    let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGTSTP);
+    enter(mouse)?;
+    term.clear()?;
+    Ok(())
+}
+
+/// Runs the TUI until the user quits. Returns the exit code and the
+/// session on screen at the end (`/new` may have changed it).
+pub async fn run(mut app: App, ops: OpSender, mut events: EventReceiver) -> (i32, String) {
+    let code = run_loop(&mut app, &mut events).await;
+    restore();
+    ops.send(Op::Cancel);
+    ops.send(Op::Shutdown);
+    (code, app.status.session.clone())
+}
+
+async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
+    render::highlight::warm_up();
+    install_panic_hook();
+    if let Err(e) = enter(app.mouse_capture) {
+        restore();
+        eprintln!("mm: cannot start the TUI: {e}");
+        return 1;
+    }
+    let mut term = match Terminal::new(CrosstermBackend::new(std::io::stdout())) {
+        Ok(t) => t,
+        Err(e) => {
+            restore();
+            eprintln!("mm: cannot start the TUI: {e}");
+            return 1;
+        }
+    };
+    let mut input = EventStream::new();
+    let mut last_draw = Instant::now() - FRAME;
+    loop {
+        if app.dirty && last_draw.elapsed() >= FRAME {
+            if let Err(e) = term.draw(|f| app.render(f)) {
+                restore();
+                eprintln!("mm: the screen could not be drawn: {e}");
+                return 1;
+            }
+            app.dirty = false;
+            last_draw = Instant::now();
+            if std::mem::take(&mut app.bell) {
+                let _ = std::io::stdout().write_all(b"\x07");
+                let _ = std::io::stdout().flush();
+            }
+        }
+        if std::mem::take(&mut app.mouse_changed) {
+            let mut out = std::io::stdout();
+            let _ = if app.mouse_capture {
+                execute!(out, EnableMouseCapture)
+            } else {
+                execute!(out, DisableMouseCapture)
+            };
+        }
+        if app.quit {
+            return 0;
+        }
+        if std::mem::take(&mut app.suspend) {
+            if let Err(e) = suspend(&mut term, app.mouse_capture) {
+                restore();
+                eprintln!("mm: cannot resume the TUI: {e}");
+                return 1;
+            }
+            app.dirty = true;
+        }
+        let wait = if app.dirty {
+            FRAME.saturating_sub(last_draw.elapsed())
+        } else if app.animating() {
+            TICK
+        } else {
+            Duration::from_secs(3600)
+        };
+        tokio::select! {
+            ev = input.next() => match ev {
+                Some(Ok(Event::Key(k))) => app.on_key(k),
+                Some(Ok(Event::Paste(text))) => app.on_paste(&text),
+                Some(Ok(Event::Mouse(m))) => app.on_mouse(m),
+                Some(Ok(Event::Resize(..))) => {
+                    let _ = term.autoresize();
+                    app.dirty = true;
+                }
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => return 1,
+            },
+            ev = events.recv() => match ev {
+                Some(ev) => {
+                    app.on_agent(ev);
+                    // A burst of tokens becomes one frame.
+                    while let Ok(more) = events.try_recv() {
+                        app.on_agent(more);
+                    }
+                }
+                None => return 1,
+            },
+            _ = tokio::time::sleep(wait) => {
+                app.tick();
+                if app.animating() {
+                    app.dirty = true;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,452 @@
+//! The live diff pane: every file change of the session as hunks, with a
+//! file list and +/- counts on top. While the model is still writing a
+//! write_file or edit_file call, the entry is rebuilt from the partial
+//! arguments as they stream; when the change lands it shows the result.
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::config::theme::Theme;
+use crate::diff::{self, Hunk};
+use crate::protocol::{ChangeKind, FileChange};
+use crate::tui::partial_json;
+use crate::tui::render::diff::{HunkMarks, render as render_hunks};
+use crate::tui::render::highlight;
+use crate::tui::render::wrap::{Logical, wrap_all};
+
+/// Files bigger than this are not read for a live preview.
+const MAX_PREVIEW_BYTES: u64 = 2 * 1024 * 1024;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EntryState {
+    /// Being written by the model (call id).
+    Live(String),
+    /// Waiting for the user's approval.
+    Pending,
+    Applied,
+    /// The call ended without changing the file.
+    NotApplied,
+}
+
+pub struct Entry {
+    pub path: String,
+    pub kind: ChangeKind,
+    pub before: Arc<str>,
+    pub after: Arc<str>,
+    pub hunks: Vec<Hunk>,
+    pub added: usize,
+    pub removed: usize,
+    pub state: EntryState,
+    /// Raw streamed arguments while live.
+    args: String,
+    tool: String,
+    /// The new text highlighted, for context lines.
+    colours: RefCell<Option<Vec<Line<'static>>>>,
+}
+
+impl Entry {
+    fn recompute(&mut self) {
+        self.hunks = diff::hunks(&self.before, &self.after, diff::CONTEXT);
+        let (a, r) = diff::line_counts(&self.before, &self.after);
+        self.added = a;
+        self.removed = r;
+        *self.colours.borrow_mut() = None;
+    }
+}
+
+#[derive(Default)]
+pub struct DiffPane {
+    pub entries: Vec<Entry>,
+    pub selected: usize,
+    pub hunk: usize,
+    pub scroll: usize,
+    root: PathBuf,
+    view_height: std::cell::Cell<u16>,
+    /// Line of each hunk header in the last render, for jumping.
+    hunk_lines: RefCell<Vec<usize>>,
+}
+
+fn read_current(root: &Path, rel: &str) -> String {
+    let path = root.join(rel);
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() && m.len() <= MAX_PREVIEW_BYTES => {
+            std::fs::read_to_string(&path).unwrap_or_default()
+        }
+        _ => String::new(),
+    }
+}
+
+impl DiffPane {
+    pub fn new(root: PathBuf) -> Self {
+        Self {
+            root,
+            ..Default::default()
+        }
+    }
+
+    fn select_last(&mut self) {
+        self.selected = self.entries.len().saturating_sub(1);
+        self.hunk = 0;
+        self.scroll = 0;
+    }
+
+    /// A write_file or edit_file call started streaming.
+    pub fn begin_live(&mut self, call_id: &str, tool: &str) {
+        if !matches!(tool, "write_file" | "edit_file") {
+            return;
+        }
+        self.entries.push(Entry {
+            path: String::new(),
+            kind: ChangeKind::Modified,
+            before: Arc::from(""),
+            after: Arc::from(""),
+            hunks: Vec::new(),
+            added: 0,
+            removed: 0,
+            state: EntryState::Live(call_id.to_string()),
+            args: String::new(),
+            tool: tool.to_string(),
+            colours: RefCell::new(None),
+        });
+        self.select_last();
+    }
+
+    fn live_index(&self, call_id: &str) -> Option<usize> {
+        self.entries
+            .iter()
+            .rposition(|e| matches!(&e.state, EntryState::Live(id) if id == call_id))
+    }
+
+    /// More arguments of a live call arrived.
+    pub fn live_delta(&mut self, call_id: &str, delta: &str) -> bool {
+        let Some(i) = self.live_index(call_id) else {
+            return false;
+        };
+        let root = self.root.clone();
+        let e = &mut self.entries[i];
+        e.args.push_str(delta);
+        let fields = partial_json::strings(&e.args);
+        // llama.cpp's grammar sends keys in alphabetical order, so a
+        // write_file's content streams before its path: show it as new text
+        // until the path says what it replaces.
+        if let Some(path) = fields.get("path").filter(|p| p.complete)
+            && e.path != path.value
+        {
+            e.path = path
+                .value
+                .strip_prefix(&format!("{}/", root.display()))
+                .unwrap_or(&path.value)
+                .to_string();
+            let current = read_current(&root, &e.path);
+            e.kind = if root.join(&e.path).exists() {
+                ChangeKind::Modified
+            } else {
+                ChangeKind::Created
+            };
+            e.before = Arc::from(current.as_str());
+        }
+        let after = if e.tool == "write_file" {
+            fields.get("content").map(|c| c.value.clone())
+        } else {
+            match (fields.get("old_string"), fields.get("replacement")) {
+                (Some(old), Some(new)) if old.complete && !old.value.is_empty() => {
+                    // Shown only where the old text is found as is.
+                    e.before.find(&old.value).map(|at| {
+                        let mut s = String::with_capacity(e.before.len());
+                        s.push_str(&e.before[..at]);
+                        s.push_str(&new.value);
+                        s.push_str(&e.before[at + old.value.len()..]);
+                        s
+                    })
+                }
+                _ => None,
+            }
+        };
+        if let Some(after) = after {
+            e.after = Arc::from(after.as_str());
+            e.recompute();
+        }
+        true
+    }
+
+    /// An approval is asked for this change: show exactly it.
+    pub fn pending(&mut self, call_id: &str, change: &FileChange) {
+        let i = match self.live_index(call_id) {
+            Some(i) => i,
+            None => {
+                self.begin_live(call_id, "write_file");
+                self.entries.len() - 1
+            }
+        };
+        let e = &mut self.entries[i];
+        e.path = change.path.clone();
+        e.kind = change.kind;
+        e.before = change.before.clone();
+        e.after = change.after.clone();
+        e.state = EntryState::Pending;
+        e.recompute();
+        self.selected = i;
+    }
+
+    /// A change landed.
+    pub fn applied(&mut self, call_id: &str, change: &FileChange) {
+        let i = self.entries.iter().rposition(|e| {
+            matches!(&e.state, EntryState::Live(id) if id == call_id)
+                || (e.state == EntryState::Pending && e.path == change.path)
+        });
+        let i = match i {
+            Some(i) => i,
+            None => {
+                self.begin_live(call_id, "write_file");
+                self.entries.len() - 1
+            }
+        };
+        let e = &mut self.entries[i];
+        e.path = change.path.clone();
+        e.kind = change.kind;
+        e.before = change.before.clone();
+        e.after = change.after.clone();
+        e.state = EntryState::Applied;
+        e.recompute();
+        self.selected = i;
+    }
+
+    /// A call finished without a change: its live entry goes away.
+    pub fn finished_without_change(&mut self, call_id: &str) {
+        if let Some(i) = self.live_index(call_id) {
+            self.entries.remove(i);
+        }
+        if let Some(i) = self
+            .entries
+            .iter()
+            .rposition(|e| e.state == EntryState::Pending)
+        {
+            self.entries[i].state = EntryState::NotApplied;
+        }
+        if self.selected >= self.entries.len() {
+            self.select_last();
+        }
+    }
+
+    pub fn next_file(&mut self, delta: isize) {
+        if self.entries.is_empty() {
+            return;
+        }
+        let n = self.entries.len() as isize;
+        self.selected = ((self.selected as isize + delta).rem_euclid(n)) as usize;
+        self.hunk = 0;
+        self.scroll = 0;
+    }
+
+    pub fn next_hunk(&mut self, delta: isize) {
+        let Some(e) = self.entries.get(self.selected) else {
+            return;
+        };
+        if e.hunks.is_empty() {
+            return;
+        }
+        let last = e.hunks.len() as isize - 1;
+        self.hunk = (self.hunk as isize + delta).clamp(0, last) as usize;
+        if let Some(line) = self.hunk_lines.borrow().get(self.hunk) {
+            self.scroll = *line;
+        }
+    }
+
+    pub fn scroll_by(&mut self, delta: isize) {
+        self.scroll = (self.scroll as isize + delta).max(0) as usize;
+    }
+
+    pub fn page(&mut self, pages: isize) {
+        let h = self.view_height.get().max(2) as isize - 1;
+        self.scroll_by(pages * h);
+    }
+
+    /// The file list and the selected file's hunks.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme) {
+        self.view_height.set(area.height);
+        if area.height == 0 {
+            return;
+        }
+        let dim = Style::new().fg(th.dim);
+        if self.entries.is_empty() {
+            Paragraph::new(Line::styled(
+                "no changes yet: edits show here as the model writes them",
+                dim,
+            ))
+            .render(area, buf);
+            return;
+        }
+        let mut header: Vec<Line<'static>> = Vec::new();
+        let list_rows = (area.height as usize / 3).clamp(1, 6);
+        let start = self.selected.saturating_sub(list_rows - 1);
+        for (i, e) in self.entries.iter().enumerate().skip(start).take(list_rows) {
+            let sel = i == self.selected;
+            let tag = match (&e.state, e.kind) {
+                (EntryState::Live(_), _) => "~",
+                (EntryState::Pending, _) => "?",
+                (EntryState::NotApplied, _) => "×",
+                (_, ChangeKind::Created) => "A",
+                (_, ChangeKind::Deleted) => "D",
+                (_, ChangeKind::Modified) => "M",
+            };
+            let name = if e.path.is_empty() {
+                "(path not written yet)"
+            } else {
+                &e.path
+            };
+            let st = if sel {
+                Style::new()
+                    .fg(th.text)
+                    .bg(th.selection)
+                    .add_modifier(Modifier::BOLD)
+            } else {
+                Style::new().fg(th.text)
+            };
+            header.push(Line::from(vec![
+                Span::styled(format!("{tag} "), Style::new().fg(th.accent)),
+                Span::styled(name.to_string(), st),
+                Span::styled(format!(" +{}", e.added), Style::new().fg(th.added)),
+                Span::styled(format!(" -{}", e.removed), Style::new().fg(th.removed)),
+                Span::styled(
+                    match &e.state {
+                        EntryState::Live(_) => "  streaming…",
+                        EntryState::Pending => "  waiting for approval",
+                        EntryState::NotApplied => "  not applied",
+                        EntryState::Applied => "",
+                    },
+                    dim,
+                ),
+            ]));
+        }
+        if self.entries.len() > list_rows {
+            header.push(Line::styled(
+                format!("({} files; ←/→ to move)", self.entries.len()),
+                dim,
+            ));
+        }
+        header.push(Line::styled(
+            "─".repeat(area.width as usize),
+            Style::new().fg(th.border),
+        ));
+        let head_h = (header.len() as u16).min(area.height);
+        Paragraph::new(header).render(
+            Rect {
+                height: head_h,
+                ..area
+            },
+            buf,
+        );
+        let body = Rect {
+            y: area.y + head_h,
+            height: area.height - head_h,
+            ..area
+        };
+        let Some(e) = self.entries.get(self.selected) else {
+            return;
+        };
+        if e.colours.borrow().is_none() && !e.after.is_empty() {
+            *e.colours.borrow_mut() = Some(highlight::highlight(
+                &e.after, &e.path, &th.syntax, th.depth,
+            ));
+        }
+        let colours = e.colours.borrow();
+        let logical: Vec<Logical> = render_hunks(
+            &e.hunks,
+            colours.as_deref(),
+            th,
+            HunkMarks {
+                selected: Some(self.hunk),
+                accepted: None,
+            },
+        );
+        // Where each hunk starts, for next/prev hunk.
+        let mut starts = Vec::new();
+        let mut all = Vec::new();
+        for l in &logical {
+            if l.line.spans.iter().any(|s| s.content.starts_with("@@")) {
+                starts.push(all.len());
+            }
+            all.extend(wrap_all(std::slice::from_ref(l), body.width as usize));
+        }
+        *self.hunk_lines.borrow_mut() = starts;
+        let from = self.scroll.min(all.len().saturating_sub(1));
+        let visible: Vec<Line<'static>> = all
+            .into_iter()
+            .skip(from)
+            .take(body.height as usize)
+            .collect();
+        Paragraph::new(visible).render(body, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_write_shows_the_diff_as_it_streams() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\n").unwrap();
+        let mut p = DiffPane::new(dir.path().to_path_buf());
+        p.begin_live("c1", "write_file");
+        p.live_delta("c1", r#"{"path": "a.txt", "content": "one\nTW"#);
+        let e = &p.entries[0];
+        assert_eq!(e.path, "a.txt");
+        assert_eq!(&*e.before, "one\ntwo\n");
+        assert_eq!(&*e.after, "one\nTW");
+        assert_eq!((e.added, e.removed), (1, 1));
+        p.live_delta("c1", r#"O\n"}"#);
+        assert_eq!(&*p.entries[0].after, "one\nTWO\n");
+        let change = FileChange {
+            path: "a.txt".into(),
+            kind: ChangeKind::Modified,
+            before: Arc::from("one\ntwo\n"),
+            after: Arc::from("one\nTWO\n"),
+            added: 1,
+            removed: 1,
+        };
+        p.applied("c1", &change);
+        assert_eq!(p.entries.len(), 1);
+        assert_eq!(p.entries[0].state, EntryState::Applied);
+    }
+
+    #[test]
+    fn content_before_path_is_shown_as_new_text_first() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "old\n").unwrap();
+        let mut p = DiffPane::new(dir.path().to_path_buf());
+        p.begin_live("c1", "write_file");
+        p.live_delta("c1", r#"{"content": "new\n", "pa"#);
+        assert_eq!(p.entries[0].path, "");
+        assert_eq!(p.entries[0].added, 1);
+        p.live_delta("c1", r#"th": "a.txt"}"#);
+        assert_eq!(p.entries[0].path, "a.txt");
+        assert_eq!((p.entries[0].added, p.entries[0].removed), (1, 1));
+    }
+
+    #[test]
+    fn a_live_edit_replaces_the_old_text_once_it_is_complete() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("c.py"),
+            "def add(a, b):\n    return a - b\n",
+        )
+        .unwrap();
+        let mut p = DiffPane::new(dir.path().to_path_buf());
+        p.begin_live("c1", "edit_file");
+        p.live_delta(
+            "c1",
+            r#"{"old_string": "return a - b", "path": "c.py", "replacement": "return a +"#,
+        );
+        assert_eq!(&*p.entries[0].after, "def add(a, b):\n    return a +\n");
+        p.finished_without_change("c1");
+        assert!(p.entries.is_empty());
+    }
+}

@@ -1,0 +1,370 @@
+//! The file tree: the workspace, gitignore-aware, folders read when first
+//! opened; the files the session changed are marked (A/M/D) with counts on
+//! their folders; typing filters by name.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::config::theme::Theme;
+use crate::protocol::ChangeKind;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// Relative path, `/`-separated.
+    pub path: String,
+    pub dir: bool,
+}
+
+/// A visible row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Row {
+    pub path: String,
+    pub name: String,
+    pub depth: usize,
+    pub dir: bool,
+}
+
+pub struct FileTree {
+    root: PathBuf,
+    children: BTreeMap<String, Vec<Entry>>,
+    pub expanded: BTreeSet<String>,
+    pub selected: usize,
+    pub filter: String,
+    pub marks: BTreeMap<String, ChangeKind>,
+    all_files: Option<Vec<String>>,
+    scroll: std::cell::Cell<usize>,
+}
+
+/// Files listed when filtering, at most.
+const MAX_INDEXED: usize = 20_000;
+
+fn list_dir(root: &std::path::Path, rel: &str) -> Vec<Entry> {
+    let dir = if rel.is_empty() {
+        root.to_path_buf()
+    } else {
+        root.join(rel)
+    };
+    let mut out: Vec<Entry> = ignore::WalkBuilder::new(&dir)
+        .max_depth(Some(1))
+        .hidden(false)
+        .require_git(false)
+        .build()
+        .flatten()
+        .filter(|e| e.depth() == 1 && e.file_name() != ".git" && e.file_name() != ".mm")
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            Entry {
+                path: if rel.is_empty() {
+                    name
+                } else {
+                    format!("{rel}/{name}")
+                },
+                dir: e.file_type().is_some_and(|t| t.is_dir()),
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (!a.dir, a.path.to_lowercase()).cmp(&(!b.dir, b.path.to_lowercase())));
+    out
+}
+
+/// Every file in the workspace, for filtering.
+pub fn index(root: &std::path::Path) -> Vec<String> {
+    ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".mm")
+        .build()
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .take(MAX_INDEXED)
+        .filter_map(|e| {
+            e.path()
+                .strip_prefix(root)
+                .ok()
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+        })
+        .collect()
+}
+
+impl FileTree {
+    pub fn new(root: PathBuf) -> Self {
+        Self {
+            root,
+            children: BTreeMap::new(),
+            expanded: BTreeSet::new(),
+            selected: 0,
+            filter: String::new(),
+            marks: BTreeMap::new(),
+            all_files: None,
+            scroll: std::cell::Cell::new(0),
+        }
+    }
+
+    fn kids(&mut self, rel: &str) -> Vec<Entry> {
+        if !self.children.contains_key(rel) {
+            let list = list_dir(&self.root, rel);
+            self.children.insert(rel.to_string(), list);
+        }
+        self.children.get(rel).cloned().unwrap_or_default()
+    }
+
+    /// The rows shown now.
+    pub fn rows(&mut self) -> Vec<Row> {
+        if !self.filter.is_empty() {
+            let needle = self.filter.to_lowercase();
+            if self.all_files.is_none() {
+                self.all_files = Some(index(&self.root));
+            }
+            return self
+                .all_files
+                .iter()
+                .flatten()
+                .filter(|p| p.to_lowercase().contains(&needle))
+                .take(500)
+                .map(|p| Row {
+                    path: p.clone(),
+                    name: p.clone(),
+                    depth: 0,
+                    dir: false,
+                })
+                .collect();
+        }
+        let mut out = Vec::new();
+        self.push_rows("", 0, &mut out);
+        out
+    }
+
+    fn push_rows(&mut self, dir: &str, depth: usize, out: &mut Vec<Row>) {
+        for e in self.kids(dir) {
+            let name = e.path.rsplit('/').next().unwrap_or(&e.path).to_string();
+            let open = e.dir && self.expanded.contains(&e.path);
+            out.push(Row {
+                path: e.path.clone(),
+                name,
+                depth,
+                dir: e.dir,
+            });
+            if open && depth < 32 {
+                self.push_rows(&e.path, depth + 1, out);
+            }
+        }
+    }
+
+    pub fn move_by(&mut self, delta: isize) {
+        let n = self.rows().len();
+        if n == 0 {
+            return;
+        }
+        self.selected = (self.selected as isize + delta).clamp(0, n as isize - 1) as usize;
+    }
+
+    pub fn selected_row(&mut self) -> Option<Row> {
+        let rows = self.rows();
+        rows.get(self.selected.min(rows.len().saturating_sub(1)))
+            .cloned()
+    }
+
+    /// Enter: a folder opens or closes; a file is returned to be viewed.
+    pub fn open(&mut self) -> Option<String> {
+        let row = self.selected_row()?;
+        if row.dir {
+            if !self.expanded.remove(&row.path) {
+                self.expanded.insert(row.path);
+            }
+            None
+        } else {
+            Some(row.path)
+        }
+    }
+
+    pub fn set_expanded(&mut self, open: bool) {
+        if let Some(row) = self.selected_row()
+            && row.dir
+        {
+            if open {
+                self.expanded.insert(row.path);
+            } else {
+                self.expanded.remove(&row.path);
+            }
+        }
+    }
+
+    pub fn type_char(&mut self, c: char) {
+        self.filter.push(c);
+        self.selected = 0;
+    }
+
+    pub fn backspace(&mut self) {
+        self.filter.pop();
+        self.selected = 0;
+    }
+
+    pub fn clear_filter(&mut self) {
+        self.filter.clear();
+        self.selected = 0;
+    }
+
+    /// A file changed: mark it and re-read its folder.
+    pub fn mark(&mut self, path: &str, kind: ChangeKind) {
+        let kind = match self.marks.get(path) {
+            Some(ChangeKind::Created) if kind == ChangeKind::Modified => ChangeKind::Created,
+            _ => kind,
+        };
+        self.marks.insert(path.to_string(), kind);
+        let parent = path
+            .rsplit_once('/')
+            .map(|(d, _)| d)
+            .unwrap_or("")
+            .to_string();
+        self.children.remove(&parent);
+        if let Some(all) = &mut self.all_files
+            && !all.iter().any(|p| p == path)
+        {
+            all.push(path.to_string());
+        }
+        // Folders on the way are opened so the change is in sight.
+        let mut acc = String::new();
+        for part in path
+            .split('/')
+            .collect::<Vec<_>>()
+            .iter()
+            .rev()
+            .skip(1)
+            .rev()
+        {
+            if !acc.is_empty() {
+                acc.push('/');
+            }
+            acc.push_str(part);
+            self.expanded.insert(acc.clone());
+        }
+    }
+
+    fn changed_under(&self, dir: &str) -> usize {
+        let prefix = format!("{dir}/");
+        self.marks.keys().filter(|p| p.starts_with(&prefix)).count()
+    }
+
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, th: &Theme, focused: bool) {
+        let rows = self.rows();
+        let height = area.height.saturating_sub(1) as usize;
+        if self.selected >= rows.len() {
+            self.selected = rows.len().saturating_sub(1);
+        }
+        let mut scroll = self.scroll.get();
+        if self.selected < scroll {
+            scroll = self.selected;
+        } else if height > 0 && self.selected >= scroll + height {
+            scroll = self.selected + 1 - height;
+        }
+        self.scroll.set(scroll);
+        let mut lines = Vec::new();
+        let head = if self.filter.is_empty() {
+            format!("files  {} changed", self.marks.len())
+        } else {
+            format!("filter: {}▏", self.filter)
+        };
+        lines.push(Line::styled(head, Style::new().fg(th.dim)));
+        for (i, r) in rows.iter().enumerate().skip(scroll).take(height) {
+            let mark = self.marks.get(&r.path);
+            let (tag, colour) = match mark {
+                Some(ChangeKind::Created) => ("A", th.added),
+                Some(ChangeKind::Modified) => ("M", th.warning),
+                Some(ChangeKind::Deleted) => ("D", th.removed),
+                None => (" ", th.text),
+            };
+            let icon = if r.dir {
+                if self.expanded.contains(&r.path) {
+                    "▾ "
+                } else {
+                    "▸ "
+                }
+            } else {
+                "  "
+            };
+            let mut st = Style::new().fg(if r.dir { th.accent } else { colour });
+            if i == self.selected && focused {
+                st = st.bg(th.selection).add_modifier(Modifier::BOLD);
+            }
+            let mut spans = vec![
+                Span::styled(tag, Style::new().fg(colour).add_modifier(Modifier::BOLD)),
+                Span::raw(" ".repeat(r.depth * 2 + 1)),
+                Span::styled(format!("{icon}{}", r.name), st),
+            ];
+            if r.dir {
+                let n = self.changed_under(&r.path);
+                if n > 0 {
+                    spans.push(Span::styled(format!(" {n}"), Style::new().fg(th.warning)));
+                }
+            }
+            lines.push(Line::from(spans));
+        }
+        Paragraph::new(lines).render(area, buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> (tempfile::TempDir, FileTree) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src/deep")).unwrap();
+        std::fs::write(dir.path().join("src/main.rs"), "").unwrap();
+        std::fs::write(dir.path().join("src/deep/x.rs"), "").unwrap();
+        std::fs::write(dir.path().join("README.md"), "").unwrap();
+        std::fs::write(dir.path().join("ignored.log"), "").unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "*.log\n").unwrap();
+        let t = FileTree::new(dir.path().to_path_buf());
+        (dir, t)
+    }
+
+    fn names(t: &mut FileTree) -> Vec<String> {
+        t.rows()
+            .iter()
+            .map(|r| format!("{}{}", "  ".repeat(r.depth), r.name))
+            .collect()
+    }
+
+    #[test]
+    fn folders_first_ignored_files_hidden_and_lazy() {
+        let (_d, mut t) = tree();
+        assert_eq!(names(&mut t), vec!["src", ".gitignore", "README.md"]);
+        t.selected = 0;
+        assert_eq!(t.open(), None);
+        assert_eq!(
+            names(&mut t),
+            vec!["src", "  deep", "  main.rs", ".gitignore", "README.md"]
+        );
+        t.selected = 2;
+        assert_eq!(t.open(), Some("src/main.rs".to_string()));
+    }
+
+    #[test]
+    fn changes_are_marked_and_their_folders_opened() {
+        let (d, mut t) = tree();
+        std::fs::write(d.path().join("src/deep/new.rs"), "").unwrap();
+        t.mark("src/deep/new.rs", ChangeKind::Created);
+        t.mark("src/deep/new.rs", ChangeKind::Modified);
+        assert_eq!(t.marks["src/deep/new.rs"], ChangeKind::Created);
+        assert!(names(&mut t).contains(&"    new.rs".to_string()));
+        assert_eq!(t.changed_under("src"), 1);
+    }
+
+    #[test]
+    fn typing_filters_by_name() {
+        let (_d, mut t) = tree();
+        for c in "x.r".chars() {
+            t.type_char(c);
+        }
+        assert_eq!(names(&mut t), vec!["src/deep/x.rs"]);
+        t.clear_filter();
+        assert_eq!(names(&mut t).len(), 3);
+    }
+}

@@ -1,0 +1,152 @@
+//! The status bar: provider and model, sandbox, context used, tokens,
+//! cached share, speed and time to first token of the last request, the
+//! session, and a spinner with the elapsed time while the agent works.
+
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::config::theme::Theme;
+use crate::protocol::{RequestStats, Usage};
+
+const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+#[derive(Default)]
+pub struct Status {
+    pub provider: String,
+    pub model: String,
+    pub sandbox: String,
+    pub session: String,
+    pub context_window: Option<u64>,
+    pub context_used: u64,
+    pub total: Usage,
+    pub last: Option<RequestStats>,
+    pub working_since: Option<Instant>,
+    pub queued: usize,
+    pub approvals_waiting: usize,
+    pub mouse_off: bool,
+    /// A short message (what a command did), shown until the next one.
+    pub flash: Option<String>,
+}
+
+pub fn human(n: u64) -> String {
+    if n >= 10_000 {
+        format!("{:.0}k", n as f64 / 1000.0)
+    } else if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+impl Status {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme) {
+        let dim = Style::new().fg(th.dim);
+        let sep = Span::styled(" · ", Style::new().fg(th.border));
+        let mut left = vec![
+            Span::styled(
+                format!(" {}/{}", self.provider, self.model),
+                Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
+            ),
+            sep.clone(),
+            Span::styled(self.sandbox.clone(), dim),
+        ];
+        if self.context_used > 0 || self.context_window.is_some() {
+            left.push(sep.clone());
+            let ctx = match self.context_window {
+                Some(w) if w > 0 => format!(
+                    "ctx {}/{} ({}%)",
+                    human(self.context_used),
+                    human(w),
+                    self.context_used * 100 / w
+                ),
+                _ => format!("ctx {}", human(self.context_used)),
+            };
+            left.push(Span::styled(ctx, dim));
+        }
+        if self.total.prompt + self.total.completion > 0 {
+            left.push(sep.clone());
+            let cached = (self.total.cached * 100)
+                .checked_div(self.total.prompt)
+                .map(|p| format!(" ({p}% cached)"))
+                .unwrap_or_default();
+            left.push(Span::styled(
+                format!(
+                    "in {}{cached} out {}",
+                    human(self.total.prompt),
+                    human(self.total.completion)
+                ),
+                dim,
+            ));
+        }
+        if let Some(s) = &self.last {
+            if let Some(tps) = s.tokens_per_second {
+                left.push(sep.clone());
+                left.push(Span::styled(format!("{tps:.1} tok/s"), dim));
+            }
+            if let Some(ms) = s.first_token_ms {
+                left.push(sep.clone());
+                left.push(Span::styled(
+                    format!("ttft {:.1}s", ms as f64 / 1000.0),
+                    dim,
+                ));
+            }
+        }
+        let mut right: Vec<Span<'static>> = Vec::new();
+        if let Some(f) = &self.flash {
+            right.push(Span::styled(format!("{f} "), Style::new().fg(th.text)));
+        }
+        if self.approvals_waiting > 0 {
+            right.push(Span::styled(
+                format!("{} approval waiting (Esc) ", self.approvals_waiting),
+                Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
+            ));
+        }
+        if self.queued > 0 {
+            right.push(Span::styled(
+                format!("{} queued ", self.queued),
+                Style::new().fg(th.warning),
+            ));
+        }
+        if self.mouse_off {
+            right.push(Span::styled("mouse off ", Style::new().fg(th.warning)));
+        }
+        if let Some(since) = self.working_since {
+            let secs = since.elapsed().as_secs_f64();
+            let frame = SPINNER[(since.elapsed().as_millis() / 100) as usize % SPINNER.len()];
+            right.push(Span::styled(
+                format!("{frame} {secs:.0}s "),
+                Style::new().fg(th.accent),
+            ));
+        }
+        let short: String = self
+            .session
+            .chars()
+            .rev()
+            .take(6)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        right.push(Span::styled(format!("{short} "), dim));
+        let right_w: usize = right.iter().map(|s| s.content.chars().count()).sum();
+        let style = Style::new().bg(th.selection);
+        Paragraph::new(Line::from(left))
+            .style(style)
+            .render(area, buf);
+        if (right_w as u16) < area.width {
+            let r = Rect {
+                x: area.x + area.width - right_w as u16,
+                width: right_w as u16,
+                ..area
+            };
+            Paragraph::new(Line::from(right))
+                .style(style)
+                .render(r, buf);
+        }
+    }
+}
