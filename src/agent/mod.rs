@@ -226,7 +226,12 @@ impl Agent {
         });
         let mut state = TurnState::default();
         let text = self.with_attachments(prompt);
-        let (outcome, error) = match self.push(Message::user(text)) {
+        let message = Message::user(text);
+        let logged = self.log.append_prompt(&message, prompt);
+        if logged.is_ok() {
+            self.messages.push(message);
+        }
+        let (outcome, error) = match logged {
             Err(e) => (Outcome::Failed, Some(e.to_string())),
             Ok(()) => match self.rounds(&mut state, cancel).await {
                 Ok(outcome) => (outcome, None),

@@ -18,7 +18,11 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
     let mut open = false;
     for rec in records {
         match rec {
-            Record::Message { message, status } => match message.role {
+            Record::Message {
+                message,
+                status,
+                typed,
+            } => match message.role {
                 Role::User => {
                     if open {
                         out.push(finished(turn));
@@ -27,7 +31,7 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                     open = true;
                     out.push(AgentEvent::TurnStarted {
                         turn,
-                        prompt: message.text().to_string(),
+                        prompt: typed.clone().unwrap_or_else(|| message.text().to_string()),
                     });
                 }
                 Role::Assistant => {

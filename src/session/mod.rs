@@ -38,6 +38,10 @@ pub enum Record {
         /// How a tool call ended (tool results only).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         status: Option<ToolStatus>,
+        /// What the user typed, when the message sent to the model says
+        /// more (attached files, the workspace list): replays show this.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        typed: Option<String>,
     },
     /// What a turn wrote, as the receipt said.
     Receipt {
@@ -200,6 +204,7 @@ impl SessionLog {
             let rec = Record::Message {
                 message: msg,
                 status: Some(ToolStatus::NotRun),
+                typed: None,
             };
             log.append(&rec)?;
             records.push(rec);
@@ -233,6 +238,16 @@ impl SessionLog {
         Ok(())
     }
 
+    /// A user message with the words the user typed.
+    pub fn append_prompt(&mut self, message: &Message, typed: &str) -> Result<(), SessionError> {
+        let typed = (message.text() != typed).then(|| typed.to_string());
+        self.append(&Record::Message {
+            message: message.clone(),
+            status: None,
+            typed,
+        })
+    }
+
     pub fn append_message(
         &mut self,
         message: &Message,
@@ -241,6 +256,7 @@ impl SessionLog {
         self.append(&Record::Message {
             message: message.clone(),
             status,
+            typed: None,
         })
     }
 }
@@ -324,10 +340,12 @@ pub fn list(root: &Path) -> Vec<SessionInfo> {
         let mut messages = 0;
         let mut first_prompt = String::new();
         for line in text.lines() {
-            if let Ok(Record::Message { message, .. }) = serde_json::from_str::<Record>(line) {
+            if let Ok(Record::Message { message, typed, .. }) = serde_json::from_str::<Record>(line)
+            {
                 messages += 1;
                 if first_prompt.is_empty() && message.role == Role::User {
-                    first_prompt = message.text().lines().next().unwrap_or("").to_string();
+                    let text = typed.as_deref().unwrap_or(message.text());
+                    first_prompt = text.lines().next().unwrap_or("").to_string();
                 }
             }
         }

@@ -118,6 +118,7 @@ mod tests {
         Record::Message {
             message: Message::user(text),
             status: None,
+            typed: None,
         }
     }
 
@@ -167,10 +168,12 @@ mod tests {
                     tool_call_id: None,
                 },
                 status: None,
+                typed: None,
             },
             Record::Message {
                 message: Message::tool_result("a", "done"),
                 status: None,
+                typed: None,
             },
         ];
         let owed = unanswered(&records);

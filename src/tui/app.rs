@@ -465,6 +465,10 @@ impl App {
             self.overlay_key(key);
             return;
         }
+        // An open completion popup takes Tab, arrows and Enter first.
+        if self.focus == Focus::Composer && self.popup_key(ev) {
+            return;
+        }
         if let Some(action) = self.keymap.action(Scope::Global, key).map(str::to_string) {
             self.global(&action);
             return;
@@ -710,39 +714,30 @@ impl App {
         }
     }
 
-    fn composer_key(&mut self, ev: KeyEvent, key: Key) {
+    /// Keys for the completion popup; true when one was used.
+    fn popup_key(&mut self, ev: KeyEvent) -> bool {
         let popup = self.composer.popup(&self.root);
-        if popup != Popup::None {
-            let n = match &popup {
-                Popup::Commands(m) => m.len(),
-                Popup::Files(m) => m.len(),
-                Popup::None => 0,
-            };
-            match ev.code {
-                KeyCode::Up => {
-                    self.composer.popup_sel = self.composer.popup_sel.saturating_sub(1);
-                    return;
-                }
-                KeyCode::Down => {
-                    self.composer.popup_sel =
-                        (self.composer.popup_sel + 1).min(n.saturating_sub(1));
-                    return;
-                }
-                KeyCode::Tab => {
-                    self.composer.complete(&popup);
-                    return;
-                }
-                KeyCode::Enter if matches!(popup, Popup::Files(_)) => {
-                    self.composer.complete(&popup);
-                    return;
-                }
-                KeyCode::Enter if matches!(&popup, Popup::Commands(m) if m.len() > 1) => {
-                    self.composer.complete(&popup);
-                    return;
-                }
-                _ => {}
+        let n = match &popup {
+            Popup::Commands(m) => m.len(),
+            Popup::Files(m) => m.len(),
+            Popup::None => return false,
+        };
+        match ev.code {
+            KeyCode::Up => self.composer.popup_sel = self.composer.popup_sel.saturating_sub(1),
+            KeyCode::Down => {
+                self.composer.popup_sel = (self.composer.popup_sel + 1).min(n.saturating_sub(1))
             }
+            KeyCode::Tab => self.composer.complete(&popup),
+            KeyCode::Enter if matches!(popup, Popup::Files(_)) => self.composer.complete(&popup),
+            KeyCode::Enter if matches!(&popup, Popup::Commands(m) if m.len() > 1) => {
+                self.composer.complete(&popup)
+            }
+            _ => return false,
         }
+        true
+    }
+
+    fn composer_key(&mut self, ev: KeyEvent, key: Key) {
         match self.keymap.action(Scope::Composer, key) {
             Some("send") => self.submit(),
             Some("newline") => self.composer.insert_newline(),

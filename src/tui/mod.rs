@@ -179,3 +179,6 @@ async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -113,33 +113,6 @@ impl Approvals {
         let Some(req) = self.queue.front() else {
             return;
         };
-        let w = area.width.saturating_sub(4).clamp(20, 120);
-        let h = area.height.saturating_sub(2).clamp(6, 40);
-        let rect = Rect {
-            x: area.x + (area.width.saturating_sub(w)) / 2,
-            y: area.y + (area.height.saturating_sub(h)) / 2,
-            width: w.min(area.width),
-            height: h.min(area.height),
-        };
-        Clear.render(rect, buf);
-        let waiting = if self.queue.len() > 1 {
-            format!(" ({} more waiting)", self.queue.len() - 1)
-        } else {
-            String::new()
-        };
-        let title = match &req.kind {
-            ApprovalKind::Exec { .. } => format!(" run this command?{waiting} "),
-            ApprovalKind::Edit { change } => format!(" change {}?{waiting} ", change.path),
-        };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(Style::new().fg(th.warning))
-            .title(Span::styled(
-                title,
-                Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
-            ));
-        let inner = block.inner(rect);
-        block.render(rect, buf);
         let mut logical: Vec<Logical> = Vec::new();
         match &req.kind {
             ApprovalKind::Exec {
@@ -198,6 +171,36 @@ impl Approvals {
                 ));
             }
         }
+        let w = area.width.saturating_sub(4).clamp(20, 120).min(area.width);
+        let content = wrap_all(&logical, w.saturating_sub(2) as usize).len() as u16;
+        let h = (content + 3)
+            .clamp(6, area.height.saturating_sub(2).max(6))
+            .min(area.height);
+        let rect = Rect {
+            x: area.x + (area.width.saturating_sub(w)) / 2,
+            y: area.y + (area.height.saturating_sub(h)) / 2,
+            width: w,
+            height: h,
+        };
+        Clear.render(rect, buf);
+        let waiting = if self.queue.len() > 1 {
+            format!(" ({} more waiting)", self.queue.len() - 1)
+        } else {
+            String::new()
+        };
+        let title = match &req.kind {
+            ApprovalKind::Exec { .. } => format!(" run this command?{waiting} "),
+            ApprovalKind::Edit { change } => format!(" change {}?{waiting} ", change.path),
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(Style::new().fg(th.warning))
+            .title(Span::styled(
+                title,
+                Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
+            ));
+        let inner = block.inner(rect);
+        block.render(rect, buf);
         let footer: Line<'static> = match &self.reason {
             Some(text) => Line::from(vec![
                 Span::styled("reason for the model: ", Style::new().fg(th.warning)),

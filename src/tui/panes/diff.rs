@@ -280,6 +280,7 @@ impl DiffPane {
                 "no changes yet: edits show here as the model writes them",
                 dim,
             ))
+            .wrap(ratatui::widgets::Wrap { trim: true })
             .render(area, buf);
             return;
         }

@@ -69,7 +69,7 @@ fn list_dir(root: &std::path::Path, rel: &str) -> Vec<Entry> {
             }
         })
         .collect();
-    out.sort_by(|a, b| (!a.dir, a.path.to_lowercase()).cmp(&(!b.dir, b.path.to_lowercase())));
+    out.sort_by_key(|e| (!e.dir, e.path.to_lowercase()));
     out
 }
 
@@ -266,7 +266,10 @@ impl FileTree {
         self.scroll.set(scroll);
         let mut lines = Vec::new();
         let head = if self.filter.is_empty() {
-            format!("files  {} changed", self.marks.len())
+            match self.marks.len() {
+                0 => "type to filter".to_string(),
+                n => format!("{n} changed · type to filter"),
+            }
         } else {
             format!("filter: {}▏", self.filter)
         };

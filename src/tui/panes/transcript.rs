@@ -61,12 +61,15 @@ pub enum CellKind {
     },
 }
 
+/// A cell's lines for (width, version, selected).
+type Rendered = (u16, u64, bool, Vec<Line<'static>>);
+
 pub struct Cell {
     pub turn: TurnId,
     pub kind: CellKind,
     pub expanded: bool,
     version: u64,
-    cache: RefCell<Option<(u16, u64, bool, Vec<Line<'static>>)>>,
+    cache: RefCell<Option<Rendered>>,
 }
 
 impl Cell {
@@ -295,6 +298,40 @@ fn tool_lines(
     v
 }
 
+fn welcome(area: Rect, buf: &mut Buffer, th: &Theme) {
+    let dim = Style::new().fg(th.dim);
+    let lines = vec![
+        Line::styled(
+            format!("mm {}", env!("CARGO_PKG_VERSION")),
+            Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
+        ),
+        Line::default(),
+        Line::styled(
+            "Ask for a fix, a change or an explanation. Name a file to attach it.",
+            Style::new().fg(th.text),
+        ),
+        Line::styled(
+            "Edits stream into the diff pane; you approve each one (y, n, a).",
+            dim,
+        ),
+        Line::styled(
+            "Tab moves between panes · F1 lists every key · Ctrl-C twice quits",
+            dim,
+        ),
+    ];
+    let h = lines.len() as u16;
+    let y = area.y + area.height.saturating_sub(h) / 2;
+    let rect = Rect {
+        y,
+        height: h.min(area.height),
+        ..area
+    };
+    Paragraph::new(lines)
+        .alignment(ratatui::layout::Alignment::Center)
+        .wrap(ratatui::widgets::Wrap { trim: true })
+        .render(rect, buf);
+}
+
 /// The transcript pane.
 #[derive(Default)]
 pub struct Transcript {
@@ -515,6 +552,10 @@ impl Transcript {
         self.view_height.set(area.height);
         self.view_width.set(area.width);
         if area.height == 0 || area.width == 0 {
+            return;
+        }
+        if self.cells.is_empty() {
+            welcome(area, buf, th);
             return;
         }
         let width = area.width;

@@ -1,0 +1,500 @@
+//! The TUI driven without a terminal: scripted agent events and key
+//! presses go into an `App`, the ops it sends come out of the channel, and
+//! every view is drawn into a buffer and compared with its snapshot.
+//! Changed spans are marked «» (removed) and ‹› (added) in the snapshots,
+//! so the intra-line highlight is visible in plain text.
+
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use serde_json::json;
+
+use super::app::{App, Focus, Info};
+use crate::bus::OpSender;
+use crate::config::keymap;
+use crate::config::theme::{self, ColorDepth};
+use crate::protocol::*;
+
+struct Rig {
+    app: App,
+    ops: tokio::sync::mpsc::UnboundedReceiver<Op>,
+    _dir: tempfile::TempDir,
+}
+
+fn rig() -> Rig {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("calc.py"),
+        "def add(a, b):\n    return a - b\n",
+    )
+    .unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/lib.rs"), "pub fn one() -> u32 { 1 }\n").unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let theme = theme::load("dark", &root, ColorDepth::TrueColor).unwrap();
+    let keys = keymap::load("default", &root).unwrap();
+    let (tx, rx) = OpSender::channel();
+    let info = Info {
+        provider: "local".into(),
+        model: "qwen2.5-coder".into(),
+        sandbox: "workspace".into(),
+        session: "20261130-120000-abcdef".into(),
+        context_window: Some(16384),
+    };
+    Rig {
+        app: App::new(theme, keys, tx, root, info),
+        ops: rx,
+        _dir: dir,
+    }
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+}
+
+fn ops(r: &mut Rig) -> Vec<Op> {
+    let mut v = Vec::new();
+    while let Ok(op) = r.ops.try_recv() {
+        v.push(op);
+    }
+    v
+}
+
+/// The screen as text, changed spans marked.
+fn screen(app: &mut App, w: u16, h: u16) -> String {
+    let area = Rect::new(0, 0, w, h);
+    let mut buf = Buffer::empty(area);
+    app.draw(area, &mut buf);
+    let th = &app.theme;
+    let mut out = String::new();
+    for y in 0..h {
+        let mut line = String::new();
+        let mut open: Option<&str> = None;
+        for x in 0..w {
+            let cell = &buf[(x, y)];
+            let mark = if cell.bg == th.removed_span {
+                Some("«")
+            } else if cell.bg == th.added_span {
+                Some("‹")
+            } else {
+                None
+            };
+            if mark != open {
+                if let Some(o) = open {
+                    line.push_str(if o == "«" { "»" } else { "›" });
+                }
+                if let Some(m) = mark {
+                    line.push_str(m);
+                }
+                open = mark;
+            }
+            line.push_str(cell.symbol());
+        }
+        if let Some(o) = open {
+            line.push_str(if o == "«" { "»" } else { "›" });
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn turn_events() -> Vec<AgentEvent> {
+    vec![
+        AgentEvent::TurnStarted {
+            turn: 1,
+            prompt: "fix the add function".into(),
+        },
+        AgentEvent::Reasoning {
+            turn: 1,
+            text: "The function subtracts.\nIt should add.".into(),
+        },
+        AgentEvent::ToolCallRunning {
+            turn: 1,
+            call_id: "c1".into(),
+            name: "read_file".into(),
+            summary: "calc.py".into(),
+            arguments: "{}".into(),
+        },
+        AgentEvent::ToolCallFinished {
+            turn: 1,
+            call_id: "c1".into(),
+            name: "read_file".into(),
+            summary: "calc.py".into(),
+            status: ToolStatus::Ok,
+            output: Arc::from("     1\tdef add(a, b):\n     2\t    return a - b\n"),
+        },
+        AgentEvent::Token {
+            turn: 1,
+            text: "## Fixed\n\nThe `add` function **subtracted**:\n\n```python\nreturn a + b\n```\n\n- checked the tests\n".into(),
+        },
+        AgentEvent::Receipt {
+            turn: 1,
+            written: vec!["calc.py".into()],
+            commands: 0,
+        },
+        AgentEvent::TurnFinished {
+            turn: 1,
+            outcome: Outcome::Done,
+            answer: String::new(),
+            error: None,
+        },
+    ]
+}
+
+fn change(before: &str, after: &str) -> FileChange {
+    let (added, removed) = crate::diff::line_counts(before, after);
+    FileChange {
+        path: "calc.py".into(),
+        kind: ChangeKind::Modified,
+        before: Arc::from(before),
+        after: Arc::from(after),
+        added,
+        removed,
+    }
+}
+
+#[test]
+fn the_first_screen_welcomes() {
+    let mut r = rig();
+    insta::assert_snapshot!("welcome_120x24", screen(&mut r.app, 120, 24));
+}
+
+#[test]
+fn a_turn_renders_markdown_tools_and_the_receipt() {
+    let mut r = rig();
+    for ev in turn_events() {
+        r.app.on_agent(ev);
+    }
+    insta::assert_snapshot!("turn_120x30", screen(&mut r.app, 120, 30));
+    insta::assert_snapshot!("turn_narrow_70x24", screen(&mut r.app, 70, 24));
+}
+
+#[test]
+fn the_diff_pane_follows_a_write_as_it_streams() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "fix".into(),
+    });
+    r.app.on_agent(AgentEvent::ToolCallStarted {
+        turn: 1,
+        call_id: "c1".into(),
+        name: "edit_file".into(),
+    });
+    let args =
+        json!({"old_string": "return a - b", "path": "calc.py", "replacement": "return a + b"})
+            .to_string();
+    let (first, rest) = args.split_at(args.len() - 6);
+    r.app.on_agent(AgentEvent::ToolCallDelta {
+        turn: 1,
+        call_id: "c1".into(),
+        delta: first.to_string(),
+    });
+    // The spinner and the elapsed time depend on the clock.
+    r.app.status.working_since = None;
+    insta::assert_snapshot!("live_diff_streaming", screen(&mut r.app, 120, 16));
+    r.app.on_agent(AgentEvent::ToolCallDelta {
+        turn: 1,
+        call_id: "c1".into(),
+        delta: rest.to_string(),
+    });
+    let text = screen(&mut r.app, 120, 16);
+    assert!(text.contains("return a «-» b"), "{text}");
+    assert!(text.contains("return a ‹+› b"), "{text}");
+}
+
+#[test]
+fn an_exec_approval_is_answered_with_y() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 7,
+            turn: 1,
+            call_id: "c1".into(),
+            kind: ApprovalKind::Exec {
+                command: "cargo test --lib".into(),
+                reason: "`cargo` other than check, tree or metadata".into(),
+                always_key: "cargo test".into(),
+            },
+        },
+    });
+    assert!(r.app.bell, "the bell rings when a request waits");
+    insta::assert_snapshot!("approval_exec", screen(&mut r.app, 100, 20));
+    r.app.on_key(key(KeyCode::Char('y')));
+    let sent = ops(&mut r);
+    assert!(
+        matches!(
+            &sent[..],
+            [Op::Approval {
+                id: 7,
+                decision: ApprovalDecision::Yes
+            }]
+        ),
+        "{sent:?}"
+    );
+    assert!(!r.app.approvals.visible());
+}
+
+#[test]
+fn no_with_a_reason_and_always() {
+    let mut r = rig();
+    for id in [1, 2] {
+        r.app.on_agent(AgentEvent::ApprovalRequested {
+            request: ApprovalRequest {
+                id,
+                turn: 1,
+                call_id: format!("c{id}"),
+                kind: ApprovalKind::Exec {
+                    command: "rm -rf target".into(),
+                    reason: "`rm` is not on the read-only list".into(),
+                    always_key: "rm".into(),
+                },
+            },
+        });
+    }
+    let text = screen(&mut r.app, 100, 20);
+    assert!(text.contains("(1 more waiting)"), "{text}");
+    r.app.on_key(key(KeyCode::Char('n')));
+    typed(&mut r.app, "keep the build");
+    r.app.on_key(key(KeyCode::Enter));
+    r.app.on_key(key(KeyCode::Char('a')));
+    let sent = ops(&mut r);
+    assert_eq!(sent.len(), 2);
+    assert!(
+        matches!(&sent[0], Op::Approval { id: 1, decision: ApprovalDecision::No { reason: Some(r) } } if r == "keep the build")
+    );
+    assert!(matches!(
+        &sent[1],
+        Op::Approval {
+            id: 2,
+            decision: ApprovalDecision::Always
+        }
+    ));
+}
+
+#[test]
+fn hunks_can_be_rejected_one_by_one() {
+    let mut r = rig();
+    let before: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let after = before
+        .replace("line 2\n", "line two\n")
+        .replace("line 25\n", "line 25 changed\n");
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 3,
+            turn: 1,
+            call_id: "c1".into(),
+            kind: ApprovalKind::Edit {
+                change: change(&before, &after),
+            },
+        },
+    });
+    // The second hunk is rejected: down, space, then y.
+    r.app.on_key(key(KeyCode::Down));
+    r.app.on_key(key(KeyCode::Char(' ')));
+    insta::assert_snapshot!("approval_edit_hunks", screen(&mut r.app, 100, 30));
+    r.app.on_key(key(KeyCode::Char('y')));
+    let sent = ops(&mut r);
+    assert!(
+        matches!(&sent[..], [Op::Approval { id: 3, decision: ApprovalDecision::Hunks { accepted } }] if accepted == &vec![0]),
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn esc_defers_an_approval_and_brings_it_back() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 1,
+            turn: 1,
+            call_id: "c1".into(),
+            kind: ApprovalKind::Exec {
+                command: "make".into(),
+                reason: "r".into(),
+                always_key: "make".into(),
+            },
+        },
+    });
+    r.app.on_key(key(KeyCode::Esc));
+    assert!(!r.app.approvals.visible());
+    assert!(screen(&mut r.app, 100, 20).contains("1 approval waiting (Esc)"));
+    r.app.on_key(key(KeyCode::Esc));
+    assert!(r.app.approvals.visible());
+    assert!(ops(&mut r).is_empty(), "deferring answers nothing");
+}
+
+#[test]
+fn enter_sends_and_typing_while_working_queues() {
+    let mut r = rig();
+    typed(&mut r.app, "first");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(&ops(&mut r)[..], [Op::UserMessage { text }] if text == "first"));
+    assert!(r.app.working);
+    typed(&mut r.app, "second");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(ops(&mut r).is_empty(), "queued while the agent works");
+    assert!(screen(&mut r.app, 100, 20).contains("1 queued"));
+    r.app.on_agent(AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: Outcome::Done,
+        answer: String::new(),
+        error: None,
+    });
+    assert!(matches!(&ops(&mut r)[..], [Op::UserMessage { text }] if text == "second"));
+}
+
+#[test]
+fn shift_enter_makes_a_new_line_and_up_recalls_history() {
+    let mut r = rig();
+    typed(&mut r.app, "one");
+    r.app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    r.app
+        .on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::ALT));
+    typed(&mut r.app, "two");
+    assert_eq!(r.app.composer.text(), "one\n\ntwo");
+    r.app.on_key(key(KeyCode::Enter));
+    let _ = ops(&mut r);
+    r.app.on_agent(AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: Outcome::Done,
+        answer: String::new(),
+        error: None,
+    });
+    r.app.on_key(key(KeyCode::Up));
+    assert_eq!(r.app.composer.text(), "one\n\ntwo");
+    r.app.on_paste("pasted\r\ntext");
+    assert!(r.app.composer.text().ends_with("pasted\ntext"));
+}
+
+#[test]
+fn ctrl_c_cancels_then_quits() {
+    let mut r = rig();
+    typed(&mut r.app, "work");
+    r.app.on_key(key(KeyCode::Enter));
+    let _ = ops(&mut r);
+    r.app.on_key(ctrl('c'));
+    assert!(matches!(&ops(&mut r)[..], [Op::Cancel]));
+    assert!(!r.app.quit);
+    r.app.on_key(ctrl('c'));
+    assert!(r.app.quit);
+}
+
+#[test]
+fn slash_commands_and_the_palette() {
+    let mut r = rig();
+    r.app.on_key(key(KeyCode::Char('/')));
+    typed(&mut r.app, "th");
+    insta::assert_snapshot!("palette", screen(&mut r.app, 100, 20));
+    r.app.on_key(key(KeyCode::Tab));
+    typed(&mut r.app, "light");
+    r.app.on_key(key(KeyCode::Enter));
+    assert_eq!(r.app.theme.name, "light");
+    typed(&mut r.app, "/keymap vim");
+    r.app.on_key(key(KeyCode::Enter));
+    assert_eq!(r.app.keymap.name, "vim");
+    typed(&mut r.app, "/new");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(&ops(&mut r)[..], [Op::NewSession]));
+    typed(&mut r.app, "/quit");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(r.app.quit);
+}
+
+#[test]
+fn help_lists_every_key_of_the_active_keymap() {
+    let mut r = rig();
+    r.app.on_key(key(KeyCode::F(1)));
+    let text = r.app.help_text().join("\n");
+    for scope in keymap::Scope::ALL {
+        for (action, desc) in scope.actions() {
+            let keys = r.app.keymap.describe(*scope, action);
+            assert!(text.contains(&keys) && text.contains(desc), "{action}");
+        }
+    }
+    insta::assert_snapshot!("help", screen(&mut r.app, 100, 24));
+    r.app.on_key(key(KeyCode::Esc));
+    assert!(r.app.overlay.is_none());
+}
+
+#[test]
+fn tab_moves_focus_and_narrow_screens_show_tabs() {
+    let mut r = rig();
+    assert_eq!(r.app.focus, Focus::Composer);
+    r.app.on_key(key(KeyCode::Tab));
+    assert_eq!(r.app.focus, Focus::Transcript);
+    r.app.on_key(key(KeyCode::Tab));
+    assert_eq!(r.app.focus, Focus::Diff);
+    let text = screen(&mut r.app, 70, 20);
+    assert!(text.contains(" diff "), "{text}");
+    r.app.on_key(key(KeyCode::Tab));
+    assert_eq!(r.app.focus, Focus::Tree);
+    insta::assert_snapshot!("narrow_files_tab", screen(&mut r.app, 70, 16));
+    r.app.on_key(key(KeyCode::Enter));
+    r.app.on_key(key(KeyCode::Down));
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(
+        screen(&mut r.app, 100, 20).contains("pub fn one() -> u32"),
+        "the viewer opens a file"
+    );
+}
+
+#[test]
+fn scrolling_up_does_not_yank_the_view() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "count".into(),
+    });
+    let many: String = (1..=80).map(|i| format!("line {i}\n\n")).collect();
+    r.app.on_agent(AgentEvent::Token {
+        turn: 1,
+        text: many,
+    });
+    let _ = screen(&mut r.app, 100, 20);
+    r.app.focus = Focus::Transcript;
+    r.app.on_key(key(KeyCode::PageUp));
+    let before = screen(&mut r.app, 100, 20);
+    r.app.on_agent(AgentEvent::Token {
+        turn: 1,
+        text: "line 81\n".into(),
+    });
+    let after = screen(&mut r.app, 100, 20);
+    assert!(after.contains("↓ new output"), "{after}");
+    let strip = |s: &str| s.lines().take(8).collect::<Vec<_>>().join("\n");
+    assert_eq!(strip(&before), strip(&after), "the view moved");
+    r.app.on_key(key(KeyCode::End));
+    assert!(screen(&mut r.app, 100, 20).contains("line 81"));
+}
+
+#[test]
+fn every_shipped_theme_and_keymap_draws() {
+    let mut r = rig();
+    for ev in turn_events() {
+        r.app.on_agent(ev);
+    }
+    for name in ["dark", "light", "high-contrast"] {
+        for depth in [
+            ColorDepth::TrueColor,
+            ColorDepth::Ansi256,
+            ColorDepth::Ansi16,
+        ] {
+            r.app.theme = theme::load(name, &r.app.root, depth).unwrap();
+            assert!(screen(&mut r.app, 90, 20).contains("fix the add function"));
+        }
+    }
+}

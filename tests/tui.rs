@@ -1,0 +1,205 @@
+//! The real `mm -tui` in a real pseudo-terminal, read back through a vt100
+//! screen parser, against the scripted server: type a prompt, see the
+//! streamed text, approve an edit with `y`, see the diff pane, check the
+//! file on disk, quit, and check the terminal was restored.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+use serde_json::json;
+use support::*;
+
+struct Screen {
+    parser: Arc<Mutex<vt100::Parser>>,
+    raw: Arc<Mutex<Vec<u8>>>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+}
+
+impl Screen {
+    fn start(ws: &Workspace, args: &[&str], rows: u16, cols: u16) -> Screen {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_mm"));
+        cmd.args(args);
+        cmd.cwd(ws.dir.path());
+        cmd.env_clear();
+        cmd.env("PATH", std::env::var("PATH").unwrap());
+        cmd.env("HOME", ws.home.path());
+        cmd.env("TERM", "xterm-256color");
+        let child = pty.slave.spawn_command(cmd).unwrap();
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        let writer: Arc<Mutex<Box<dyn Write + Send>>> =
+            Arc::new(Mutex::new(pty.master.take_writer().unwrap()));
+        std::mem::forget(pty.master);
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(
+            NonZeroU16::new(rows).unwrap(),
+            NonZeroU16::new(cols).unwrap(),
+            500,
+        )));
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let (p, r, w) = (parser.clone(), raw.clone(), writer.clone());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let chunk = &buf[..n];
+                // Answer the terminal queries a real terminal would (device
+                // attributes, cursor position), or crossterm waits for them.
+                if chunk.windows(3).any(|x| x == b"\x1b[c") {
+                    let _ = w.lock().unwrap().write_all(b"\x1b[?62;22c");
+                }
+                if chunk.windows(4).any(|x| x == b"\x1b[6n") {
+                    let _ = w.lock().unwrap().write_all(b"\x1b[1;1R");
+                }
+                p.lock().unwrap().process(chunk);
+                r.lock().unwrap().extend_from_slice(chunk);
+            }
+        });
+        Screen {
+            parser,
+            raw,
+            writer,
+            child,
+        }
+    }
+
+    fn text(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    fn wait_for(&self, what: &str) {
+        let start = Instant::now();
+        while !self.text().contains(what) {
+            if start.elapsed() > Duration::from_secs(20) {
+                panic!("never saw {what:?} on the screen:\n{}", self.text());
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
+    fn keys(&self, bytes: &str) {
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(bytes.as_bytes()).unwrap();
+        w.flush().unwrap();
+    }
+
+    fn exit_code(&mut self) -> u32 {
+        let start = Instant::now();
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s.exit_code();
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "mm -tui did not exit"
+            );
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+}
+
+#[test]
+fn a_user_watches_an_edit_stream_in_approves_it_and_quits_to_an_intact_terminal() {
+    let slow = |t: &str| {
+        (
+            40,
+            json!({"choices":[{"index":0,"delta":{"content":t}}]}).to_string(),
+        )
+    };
+    let mut first = vec![slow("Looking "), slow("at calc.py.")];
+    first.push((0, json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"e1","type":"function","function":{"name":"edit_file","arguments":""}}]}}]}).to_string()));
+    let args =
+        json!({"old_string": "return a - b", "path": "calc.py", "replacement": "return a + b"})
+            .to_string();
+    for piece in args.as_bytes().chunks(8) {
+        let piece = String::from_utf8_lossy(piece).into_owned();
+        first.push((30, json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":piece}}]}}]}).to_string()));
+    }
+    first.push((
+        0,
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}).to_string(),
+    ));
+    first.push((0, "[DONE]".to_string()));
+    let server = Server::start(vec![Reply::Sse(first), text("Fixed: add now adds.")]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 120);
+    s.wait_for("Ask mm to do something");
+    s.wait_for("calc.py");
+    s.keys("fix the add function in calc.py\r");
+    s.wait_for("Looking at calc.py.");
+    s.wait_for("change calc.py?");
+    let screen = s.text();
+    assert!(screen.contains("-     return a - b"), "{screen}");
+    assert!(screen.contains("+     return a + b"), "{screen}");
+    assert_eq!(
+        ws.read("calc.py"),
+        "def add(a, b):\n    return a - b\n",
+        "changed before approval"
+    );
+    s.keys("y");
+    s.wait_for("Fixed: add now adds.");
+    s.wait_for("M calc.py +1 -1");
+    assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a + b\n");
+    assert!(s.text().contains("wrote calc.py"));
+    // Quit: Ctrl-C twice.
+    s.keys("\x03");
+    s.keys("\x03");
+    assert_eq!(s.exit_code(), 0);
+    std::thread::sleep(Duration::from_millis(200));
+    let p = s.parser.lock().unwrap();
+    let screen = p.screen();
+    assert!(!screen.alternate_screen(), "still on the alternate screen");
+    assert_eq!(
+        screen.mouse_protocol_mode(),
+        vt100::MouseProtocolMode::None,
+        "mouse still captured"
+    );
+    assert!(!screen.bracketed_paste(), "bracketed paste still on");
+    assert!(!screen.hide_cursor(), "cursor still hidden");
+    // The session is printed into the normal scrollback.
+    let after = screen.contents();
+    assert!(
+        after.contains("› fix the add function in calc.py"),
+        "{after}"
+    );
+    assert!(after.contains("mm: wrote calc.py"), "{after}");
+    drop(p);
+    let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+    assert!(
+        raw.contains("\x1b[?1049h") && raw.contains("\x1b[?1049l"),
+        "alternate screen not entered and left"
+    );
+}
+
+#[test]
+fn a_broken_theme_file_is_an_error_with_line_and_col() {
+    let ws = Workspace::new();
+    ws.write(".mm/themes/dark.toml", "[colors]\ntext = \"blue-ish\"\n");
+    let server = Server::start(vec![]);
+    let out = ws
+        .mm()
+        .args(["-tui", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("dark.toml:2:8"), "{err}");
+    assert!(server.requests().is_empty());
+}
