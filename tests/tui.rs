@@ -203,3 +203,46 @@ fn a_broken_theme_file_is_an_error_with_line_and_col() {
     assert!(err.contains("dark.toml:2:8"), "{err}");
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn a_rejected_hunk_stays_out_and_the_model_is_told() {
+    let before: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let after = before
+        .replace("line 2\n", "line two\n")
+        .replace("line 25\n", "line twenty-five\n");
+    let server = Server::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "notes.txt", "content": after}),
+        ),
+        text("Applied what you accepted."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("notes.txt", &before);
+    let url = server.url();
+    // "notes.txt" in the prompt attaches it, which also counts as reading it.
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 40, 120);
+    s.wait_for("Ask mm to do something");
+    s.keys("rewrite notes.txt\r");
+    s.wait_for("change notes.txt?");
+    s.wait_for("hunk 2/2");
+    s.keys("\x1b[B"); // down: the second hunk
+    s.keys(" "); // reject it
+    s.wait_for("[ ]");
+    s.keys("y");
+    s.wait_for("Applied what you accepted.");
+    let text = ws.read("notes.txt");
+    assert!(text.contains("line two\n"), "{text}");
+    assert!(
+        text.contains("line 25\n") && !text.contains("twenty-five"),
+        "{text}"
+    );
+    let result = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        result.contains("REJECTED 1 of 2 hunks: hunk 2 (@@ -22,7 +22,7 @@)"),
+        "{result}"
+    );
+    s.keys("\x11"); // ctrl-q
+    assert_eq!(s.exit_code(), 0);
+}

@@ -70,6 +70,8 @@ pub struct Cell {
     pub expanded: bool,
     version: u64,
     cache: RefCell<Option<Rendered>>,
+    /// A streaming answer: (bytes of finished blocks, their lines in the cache).
+    stream: RefCell<Option<(usize, usize)>>,
 }
 
 impl Cell {
@@ -80,6 +82,7 @@ impl Cell {
             expanded: false,
             version: 0,
             cache: RefCell::new(None),
+            stream: RefCell::new(None),
         }
     }
 
@@ -96,13 +99,71 @@ impl Cell {
     ) -> std::cell::Ref<'_, Vec<Line<'static>>> {
         let fresh = matches!(&*self.cache.borrow(), Some((w, v, s, _)) if *w == width && *v == self.version && *s == selected);
         if !fresh {
-            let lines = wrap_all(&self.logical(theme, selected), width as usize);
-            *self.cache.borrow_mut() = Some((width, self.version, selected, lines));
+            match &self.kind {
+                CellKind::Answer { text, done: false } => {
+                    self.stream_into_cache(text, width, theme, selected)
+                }
+                _ => {
+                    let lines = wrap_all(&self.logical(theme, selected), width as usize);
+                    *self.cache.borrow_mut() = Some((width, self.version, selected, lines));
+                }
+            }
         }
         std::cell::Ref::map(self.cache.borrow(), |c| match c {
             Some((_, _, _, l)) => l,
             None => unreachable_empty(),
         })
+    }
+
+    /// An answer still streaming: the blocks before the last blank line
+    /// outside a code fence are rendered once and kept in the cache; each
+    /// frame only renders the new blocks and the tail, so a frame costs the
+    /// same for a long answer as for a short one. The finished answer is
+    /// rendered whole.
+    fn stream_into_cache(&self, text: &str, width: u16, th: &Theme, selected: bool) {
+        let mut cache = self.cache.borrow_mut();
+        let mut st = self.stream.borrow_mut();
+        let reusable =
+            matches!(&*cache, Some((w, _, s, _)) if *w == width && *s == selected) && st.is_some();
+        if !reusable {
+            *cache = Some((width, self.version, selected, Vec::new()));
+            *st = Some((0, 0));
+        }
+        let (Some((_, version, _, lines)), Some((boundary, prefix_len))) =
+            (cache.as_mut(), st.as_mut())
+        else {
+            return;
+        };
+        *version = self.version;
+        lines.truncate(*prefix_len);
+        let render = |part: &str, lines: &mut Vec<Line<'static>>| {
+            if part.trim().is_empty() {
+                return;
+            }
+            if !lines.is_empty() {
+                let marker = if selected {
+                    Span::styled("▌", Style::new().fg(th.accent))
+                } else {
+                    Span::raw(" ")
+                };
+                lines.push(Line::from(marker));
+            }
+            let kind = CellKind::Answer {
+                text: part.to_string(),
+                done: true,
+            };
+            lines.extend(wrap_all(
+                &Cell::new(self.turn, kind).logical(th, selected),
+                width as usize,
+            ));
+        };
+        let next = *boundary + stable_boundary(&text[*boundary..]);
+        if next > *boundary {
+            render(&text[*boundary..next], lines);
+            *boundary = next;
+            *prefix_len = lines.len();
+        }
+        render(&text[*boundary..], lines);
     }
 
     fn height(&self, width: u16, theme: &Theme, selected: bool) -> usize {
@@ -228,6 +289,28 @@ impl Cell {
         };
         with_marker(out)
     }
+}
+
+/// The end of the last complete block: the last blank line that is not
+/// inside a code fence.
+fn stable_boundary(text: &str) -> usize {
+    let mut in_fence = false;
+    let mut boundary = 0;
+    let mut pos = 0;
+    let mut prev_blank = false;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        let blank = trimmed.is_empty() && line.ends_with('\n');
+        pos += line.len();
+        if blank && !in_fence && !prev_blank {
+            boundary = pos;
+        }
+        prev_blank = blank;
+    }
+    boundary
 }
 
 fn unreachable_empty() -> &'static Vec<Line<'static>> {
@@ -564,21 +647,22 @@ impl Transcript {
         match self.anchor {
             None => {
                 // Walk back from the end until the view is full.
+                // Only the lines that show are copied, so a long cell
+                // costs nothing more than a short one.
                 let mut chunks: Vec<Vec<Line<'static>>> = Vec::new();
-                let mut total = 0;
+                let mut remaining = height;
                 for i in (0..self.cells.len()).rev() {
                     let l = self.cells[i].lines(width, th, self.selected == Some(i));
-                    total += l.len();
-                    chunks.push(l.clone());
-                    if total >= height {
+                    let from = l.len().saturating_sub(remaining);
+                    remaining -= l.len() - from;
+                    chunks.push(l[from..].to_vec());
+                    if remaining == 0 {
                         break;
                     }
                 }
                 for c in chunks.into_iter().rev() {
                     lines.extend(c);
                 }
-                let skip = lines.len().saturating_sub(height);
-                lines.drain(..skip);
             }
             Some((cell, offset)) => {
                 for i in cell..self.cells.len() {
@@ -629,5 +713,50 @@ impl Transcript {
                     .join("\n")
             })
             .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::theme::{ColorDepth, load};
+
+    #[test]
+    fn a_streaming_answer_renders_like_the_finished_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let th = load("dark", dir.path(), ColorDepth::TrueColor).unwrap();
+        let text = "# Plan\n\nFirst paragraph with `code`.\n\n```rust\nfn a() {}\n\nfn b() {}\n```\n\n1. one\n\n2. two\n\nLast words.";
+        let streaming = Cell::new(
+            1,
+            CellKind::Answer {
+                text: text.into(),
+                done: false,
+            },
+        );
+        let done = Cell::new(
+            1,
+            CellKind::Answer {
+                text: text.into(),
+                done: true,
+            },
+        );
+        let plain = |c: &Cell| {
+            c.lines(60, &th, false)
+                .iter()
+                .map(|l| {
+                    l.spans
+                        .iter()
+                        .map(|s| s.content.as_ref())
+                        .collect::<String>()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(plain(&streaming), plain(&done));
+        assert_eq!(stable_boundary("a\n\nb"), 3);
+        assert_eq!(
+            stable_boundary("```\na\n\nb"),
+            0,
+            "a blank line inside a fence is no boundary"
+        );
     }
 }
