@@ -68,7 +68,7 @@ fn frames(c: &mut Criterion) {
         b.iter(|| {
             for _ in 0..84 {
                 n += 1;
-                let text = if n % 12 == 0 {
+                let text = if n.is_multiple_of(12) {
                     "word.\n\n".to_string()
                 } else {
                     format!("word{} ", n % 7)
