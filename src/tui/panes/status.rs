@@ -135,9 +135,15 @@ impl Status {
         right.push(Span::styled(format!("{short} "), dim));
         let right_w: usize = right.iter().map(|s| s.content.chars().count()).sum();
         let style = Style::new().bg(th.selection);
+        // The left part gives way to the right part on a narrow screen.
+        let left_area = Rect {
+            width: area.width.saturating_sub(right_w as u16 + 1),
+            ..area
+        };
+        Paragraph::new("").style(style).render(area, buf);
         Paragraph::new(Line::from(left))
             .style(style)
-            .render(area, buf);
+            .render(left_area, buf);
         if (right_w as u16) < area.width {
             let r = Rect {
                 x: area.x + area.width - right_w as u16,
