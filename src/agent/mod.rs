@@ -518,7 +518,7 @@ impl Agent {
                     stats: RequestStats {
                         usage,
                         first_token_ms: streamed.first_token_ms,
-                        tokens_per_second: streamed.reply.tokens_per_second,
+                        tokens_per_second: streamed.tokens_per_second(),
                     },
                     context_used: usage.prompt + usage.completion,
                 });

@@ -93,6 +93,21 @@ pub enum ClientEvent {
 pub struct Streamed {
     pub reply: Reply,
     pub first_token_ms: Option<u64>,
+    /// From sending the request to the end of the stream.
+    pub elapsed_ms: u64,
+}
+
+impl Streamed {
+    /// Completion speed: the server's own figure, else completion tokens
+    /// over the time after the first token.
+    pub fn tokens_per_second(&self) -> Option<f64> {
+        if self.reply.tokens_per_second.is_some() {
+            return self.reply.tokens_per_second;
+        }
+        let completion = self.reply.usage?.completion;
+        let generating = self.elapsed_ms.saturating_sub(self.first_token_ms?);
+        (completion > 0 && generating > 0).then(|| completion as f64 * 1000.0 / generating as f64)
+    }
 }
 
 pub struct ClientOptions {
@@ -269,6 +284,7 @@ impl LlmClient {
         Ok(Attempt::Done(Streamed {
             reply,
             first_token_ms,
+            elapsed_ms: started.elapsed().as_millis() as u64,
         }))
     }
 

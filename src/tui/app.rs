@@ -716,7 +716,7 @@ impl App {
 
     /// Keys for the completion popup; true when one was used.
     fn popup_key(&mut self, ev: KeyEvent) -> bool {
-        let popup = self.composer.popup(&self.root);
+        let popup = self.composer.popup();
         let n = match &popup {
             Popup::Commands(m) => m.len(),
             Popup::Files(m) => m.len(),
@@ -746,6 +746,7 @@ impl App {
             Some("complete") => {}
             _ => {
                 self.composer.area.input(ev);
+                self.composer.load_files_if_needed(&self.root);
             }
         }
     }
@@ -1045,7 +1046,7 @@ impl App {
         let focused = self.focus == Focus::Composer;
         self.composer.render(l.composer, buf, &th, focused, hint);
         if focused {
-            let popup = self.composer.popup(&self.root);
+            let popup = self.composer.popup();
             let above = Rect {
                 height: l.composer.y.saturating_sub(area.y).min(10),
                 y: l.composer

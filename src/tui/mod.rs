@@ -110,7 +110,12 @@ async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
     let mut last_draw = Instant::now() - FRAME;
     loop {
         if app.dirty && last_draw.elapsed() >= FRAME {
-            if let Err(e) = term.draw(|f| app.render(f)) {
+            // One synchronized update a frame: terminals that support it
+            // show the frame whole, never half drawn.
+            let _ = execute!(std::io::stdout(), terminal::BeginSynchronizedUpdate);
+            let drawn = term.draw(|f| app.render(f));
+            let _ = execute!(std::io::stdout(), terminal::EndSynchronizedUpdate);
+            if let Err(e) = drawn {
                 restore();
                 eprintln!("mm: the screen could not be drawn: {e}");
                 return 1;

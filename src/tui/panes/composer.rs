@@ -153,8 +153,16 @@ impl Composer {
         word.strip_prefix('@').map(str::to_string)
     }
 
+    /// Lists the workspace for `@` completion the first time it is needed
+    /// (from the key handler: drawing never touches the disk).
+    pub fn load_files_if_needed(&mut self, root: &std::path::Path) {
+        if self.files.is_none() && self.at_word().is_some() {
+            self.files = Some(super::file_tree::index(root));
+        }
+    }
+
     /// What the popup shows for the current text.
-    pub fn popup(&mut self, root: &std::path::Path) -> Popup {
+    pub fn popup(&self) -> Popup {
         let text = self.text();
         if text.starts_with('/') && !text.contains(char::is_whitespace) {
             let m: Vec<usize> = COMMANDS
@@ -170,9 +178,6 @@ impl Composer {
             };
         }
         if let Some(prefix) = self.at_word() {
-            if self.files.is_none() {
-                self.files = Some(super::file_tree::index(root));
-            }
             let needle = prefix.to_lowercase();
             let m: Vec<String> = self
                 .files
@@ -332,12 +337,13 @@ mod tests {
         std::fs::write(dir.path().join("src/lib.rs"), "").unwrap();
         let mut c = Composer::new();
         c.set_text("/th");
-        let p = c.popup(dir.path());
+        let p = c.popup();
         assert_eq!(p, Popup::Commands(vec![3]));
         c.complete(&p);
         assert_eq!(c.text(), "/theme ");
         c.set_text("look at @li");
-        let p = c.popup(dir.path());
+        c.load_files_if_needed(dir.path());
+        let p = c.popup();
         assert_eq!(p, Popup::Files(vec!["src/lib.rs".into()]));
         c.complete(&p);
         assert_eq!(c.text(), "look at @src/lib.rs ");

@@ -93,8 +93,10 @@ pub fn index(root: &std::path::Path) -> Vec<String> {
 }
 
 impl FileTree {
+    /// Reads the top folder now; others are read when first opened, in the
+    /// event handlers, so drawing never touches the disk.
     pub fn new(root: PathBuf) -> Self {
-        Self {
+        let mut t = Self {
             root,
             children: BTreeMap::new(),
             expanded: BTreeSet::new(),
@@ -103,24 +105,24 @@ impl FileTree {
             marks: BTreeMap::new(),
             all_files: None,
             scroll: std::cell::Cell::new(0),
-        }
+        };
+        t.load("");
+        t
     }
 
-    fn kids(&mut self, rel: &str) -> Vec<Entry> {
-        if !self.children.contains_key(rel) {
-            let list = list_dir(&self.root, rel);
-            self.children.insert(rel.to_string(), list);
-        }
-        self.children.get(rel).cloned().unwrap_or_default()
+    fn load(&mut self, rel: &str) {
+        let list = list_dir(&self.root, rel);
+        self.children.insert(rel.to_string(), list);
+    }
+
+    fn kids(&self, rel: &str) -> &[Entry] {
+        self.children.get(rel).map(Vec::as_slice).unwrap_or(&[])
     }
 
     /// The rows shown now.
-    pub fn rows(&mut self) -> Vec<Row> {
+    pub fn rows(&self) -> Vec<Row> {
         if !self.filter.is_empty() {
             let needle = self.filter.to_lowercase();
-            if self.all_files.is_none() {
-                self.all_files = Some(index(&self.root));
-            }
             return self
                 .all_files
                 .iter()
@@ -140,7 +142,7 @@ impl FileTree {
         out
     }
 
-    fn push_rows(&mut self, dir: &str, depth: usize, out: &mut Vec<Row>) {
+    fn push_rows(&self, dir: &str, depth: usize, out: &mut Vec<Row>) {
         for e in self.kids(dir) {
             let name = e.path.rsplit('/').next().unwrap_or(&e.path).to_string();
             let open = e.dir && self.expanded.contains(&e.path);
@@ -156,6 +158,13 @@ impl FileTree {
         }
     }
 
+    fn expand(&mut self, path: &str) {
+        if !self.children.contains_key(path) {
+            self.load(path);
+        }
+        self.expanded.insert(path.to_string());
+    }
+
     pub fn move_by(&mut self, delta: isize) {
         let n = self.rows().len();
         if n == 0 {
@@ -164,7 +173,7 @@ impl FileTree {
         self.selected = (self.selected as isize + delta).clamp(0, n as isize - 1) as usize;
     }
 
-    pub fn selected_row(&mut self) -> Option<Row> {
+    pub fn selected_row(&self) -> Option<Row> {
         let rows = self.rows();
         rows.get(self.selected.min(rows.len().saturating_sub(1)))
             .cloned()
@@ -175,7 +184,7 @@ impl FileTree {
         let row = self.selected_row()?;
         if row.dir {
             if !self.expanded.remove(&row.path) {
-                self.expanded.insert(row.path);
+                self.expand(&row.path);
             }
             None
         } else {
@@ -188,7 +197,7 @@ impl FileTree {
             && row.dir
         {
             if open {
-                self.expanded.insert(row.path);
+                self.expand(&row.path);
             } else {
                 self.expanded.remove(&row.path);
             }
@@ -196,6 +205,9 @@ impl FileTree {
     }
 
     pub fn type_char(&mut self, c: char) {
+        if self.all_files.is_none() {
+            self.all_files = Some(index(&self.root));
+        }
         self.filter.push(c);
         self.selected = 0;
     }
@@ -217,33 +229,24 @@ impl FileTree {
             _ => kind,
         };
         self.marks.insert(path.to_string(), kind);
-        let parent = path
-            .rsplit_once('/')
-            .map(|(d, _)| d)
-            .unwrap_or("")
-            .to_string();
-        self.children.remove(&parent);
         if let Some(all) = &mut self.all_files
             && !all.iter().any(|p| p == path)
         {
             all.push(path.to_string());
         }
-        // Folders on the way are opened so the change is in sight.
+        // Folders on the way are opened so the change is in sight, and
+        // the file's own folder is read again (the file may be new).
+        let dirs: Vec<&str> = path.split('/').collect();
         let mut acc = String::new();
-        for part in path
-            .split('/')
-            .collect::<Vec<_>>()
-            .iter()
-            .rev()
-            .skip(1)
-            .rev()
-        {
+        for part in &dirs[..dirs.len().saturating_sub(1)] {
             if !acc.is_empty() {
                 acc.push('/');
             }
             acc.push_str(part);
-            self.expanded.insert(acc.clone());
+            let dir = acc.clone();
+            self.expand(&dir);
         }
+        self.load(&acc);
     }
 
     fn changed_under(&self, dir: &str) -> usize {
@@ -251,17 +254,15 @@ impl FileTree {
         self.marks.keys().filter(|p| p.starts_with(&prefix)).count()
     }
 
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, th: &Theme, focused: bool) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme, focused: bool) {
         let rows = self.rows();
         let height = area.height.saturating_sub(1) as usize;
-        if self.selected >= rows.len() {
-            self.selected = rows.len().saturating_sub(1);
-        }
+        let selected = self.selected.min(rows.len().saturating_sub(1));
         let mut scroll = self.scroll.get();
-        if self.selected < scroll {
-            scroll = self.selected;
-        } else if height > 0 && self.selected >= scroll + height {
-            scroll = self.selected + 1 - height;
+        if selected < scroll {
+            scroll = selected;
+        } else if height > 0 && selected >= scroll + height {
+            scroll = selected + 1 - height;
         }
         self.scroll.set(scroll);
         let mut lines = Vec::new();
@@ -292,7 +293,7 @@ impl FileTree {
                 "  "
             };
             let mut st = Style::new().fg(if r.dir { th.accent } else { colour });
-            if i == self.selected && focused {
+            if i == selected && focused {
                 st = st.bg(th.selection).add_modifier(Modifier::BOLD);
             }
             let mut spans = vec![
@@ -328,7 +329,7 @@ mod tests {
         (dir, t)
     }
 
-    fn names(t: &mut FileTree) -> Vec<String> {
+    fn names(t: &FileTree) -> Vec<String> {
         t.rows()
             .iter()
             .map(|r| format!("{}{}", "  ".repeat(r.depth), r.name))
@@ -338,11 +339,11 @@ mod tests {
     #[test]
     fn folders_first_ignored_files_hidden_and_lazy() {
         let (_d, mut t) = tree();
-        assert_eq!(names(&mut t), vec!["src", ".gitignore", "README.md"]);
+        assert_eq!(names(&t), vec!["src", ".gitignore", "README.md"]);
         t.selected = 0;
         assert_eq!(t.open(), None);
         assert_eq!(
-            names(&mut t),
+            names(&t),
             vec!["src", "  deep", "  main.rs", ".gitignore", "README.md"]
         );
         t.selected = 2;
@@ -356,7 +357,7 @@ mod tests {
         t.mark("src/deep/new.rs", ChangeKind::Created);
         t.mark("src/deep/new.rs", ChangeKind::Modified);
         assert_eq!(t.marks["src/deep/new.rs"], ChangeKind::Created);
-        assert!(names(&mut t).contains(&"    new.rs".to_string()));
+        assert!(names(&t).contains(&"    new.rs".to_string()));
         assert_eq!(t.changed_under("src"), 1);
     }
 
@@ -366,8 +367,8 @@ mod tests {
         for c in "x.r".chars() {
             t.type_char(c);
         }
-        assert_eq!(names(&mut t), vec!["src/deep/x.rs"]);
+        assert_eq!(names(&t), vec!["src/deep/x.rs"]);
         t.clear_filter();
-        assert_eq!(names(&mut t).len(), 3);
+        assert_eq!(names(&t).len(), 3);
     }
 }
