@@ -269,6 +269,23 @@ pub enum AgentEvent {
     },
 }
 
+/// The receipt's words: `wrote a.rs, b.rs` or `no files written`, and the
+/// commands that may have changed files besides.
+pub fn receipt_text(written: &[String], commands: u32) -> String {
+    let mut text = if written.is_empty() {
+        "no files written".to_string()
+    } else {
+        format!("wrote {}", written.join(", "))
+    };
+    if commands > 0 {
+        text.push_str(&format!(
+            "; {commands} shell command{} ran that may have changed files",
+            if commands == 1 { "" } else { "s" }
+        ));
+    }
+    text
+}
+
 /// Everything a front end asks of the agent.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::ConfigError;
+use super::{ConfigError, line_col};
 
 pub const SHIPPED: &[(&str, &str)] = &[
     ("default", include_str!("../../keymaps/default.toml")),
@@ -358,13 +358,6 @@ type Sections =
 struct KeymapFile {
     inherits: Option<String>,
     bindings: Vec<((Scope, String), Vec<Key>)>,
-}
-
-fn line_col(text: &str, offset: usize) -> (u64, u64) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map(|i| offset - i).unwrap_or(offset + 1);
-    (line as u64, col as u64)
 }
 
 fn parse_file(path: &Path, text: &str) -> Result<KeymapFile, ConfigError> {

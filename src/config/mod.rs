@@ -100,6 +100,14 @@ pub fn user_config_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config").join("mm"))
 }
 
+/// 1-based line and column of a byte offset, for errors in TOML files.
+pub(crate) fn line_col(text: &str, offset: usize) -> (u64, u64) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map(|i| offset - i).unwrap_or(offset + 1);
+    (line as u64, col as u64)
+}
+
 /// Loads every layer and resolves them into `Settings`.
 pub fn load(agent_file: Option<&Path>, flags: &Overrides) -> Result<Settings, ConfigError> {
     let mut layers: Vec<(Option<PathBuf>, AgentFile)> = Vec::new();

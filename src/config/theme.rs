@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use ratatui::style::Color;
 use serde::Deserialize;
 
-use super::ConfigError;
+use super::{ConfigError, line_col};
 
 /// The shipped themes, by name.
 pub const SHIPPED: &[(&str, &str)] = &[
@@ -89,13 +89,6 @@ struct ThemeFile {
     syntax: Option<String>,
     #[serde(default)]
     colors: BTreeMap<String, toml::Spanned<String>>,
-}
-
-fn line_col(text: &str, offset: usize) -> (u64, u64) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map(|i| offset - i).unwrap_or(offset + 1);
-    (line as u64, col as u64)
 }
 
 fn parse_file(path: &Path, text: &str) -> Result<ThemeFile, ConfigError> {

@@ -242,17 +242,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             AgentEvent::Receipt {
                 written, commands, ..
             } => {
-                let mut text = if written.is_empty() {
-                    "no files written".to_string()
-                } else {
-                    format!("wrote {}", written.join(", "))
-                };
-                if *commands > 0 {
-                    text.push_str(&format!(
-                        "; {commands} shell command{} ran that may have changed files",
-                        if *commands == 1 { "" } else { "s" }
-                    ));
-                }
+                let text = crate::protocol::receipt_text(written, *commands);
                 let s = self.st.prompt;
                 self.ensure_line();
                 let _ = writeln!(self.side(), "{s}mm: {text}{s:#}");

@@ -178,21 +178,8 @@ impl DiffPane {
 
     /// An approval is asked for this change: show exactly it.
     pub fn pending(&mut self, call_id: &str, change: &FileChange) {
-        let i = match self.live_index(call_id) {
-            Some(i) => i,
-            None => {
-                self.begin_live(call_id, "write_file");
-                self.entries.len() - 1
-            }
-        };
-        let e = &mut self.entries[i];
-        e.path = change.path.clone();
-        e.kind = change.kind;
-        e.before = change.before.clone();
-        e.after = change.after.clone();
-        e.state = EntryState::Pending;
-        e.recompute();
-        self.selected = i;
+        let i = self.live_index(call_id);
+        self.show_change(i, call_id, change, EntryState::Pending);
     }
 
     /// A change landed.
@@ -201,6 +188,17 @@ impl DiffPane {
             matches!(&e.state, EntryState::Live(id) if id == call_id)
                 || (e.state == EntryState::Pending && e.path == change.path)
         });
+        self.show_change(i, call_id, change, EntryState::Applied);
+    }
+
+    /// Puts a known change into entry `i` (a new one when there is none).
+    fn show_change(
+        &mut self,
+        i: Option<usize>,
+        call_id: &str,
+        change: &FileChange,
+        state: EntryState,
+    ) {
         let i = match i {
             Some(i) => i,
             None => {
@@ -213,7 +211,7 @@ impl DiffPane {
         e.kind = change.kind;
         e.before = change.before.clone();
         e.after = change.after.clone();
-        e.state = EntryState::Applied;
+        e.state = state;
         e.recompute();
         self.selected = i;
     }

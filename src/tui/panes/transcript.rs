@@ -245,17 +245,7 @@ impl Cell {
                 ))]
             }
             CellKind::Receipt { written, commands } => {
-                let mut text = if written.is_empty() {
-                    "no files written".to_string()
-                } else {
-                    format!("wrote {}", written.join(", "))
-                };
-                if *commands > 0 {
-                    text.push_str(&format!(
-                        "; {commands} shell command{} ran that may have changed files",
-                        if *commands == 1 { "" } else { "s" }
-                    ));
-                }
+                let text = crate::protocol::receipt_text(written, *commands);
                 let c = if written.is_empty() { th.dim } else { th.added };
                 vec![Logical::word(Line::styled(
                     format!("■ {text}"),
