@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod console;
 pub mod diff;
+pub mod git;
 pub mod headless;
 pub mod llm;
 pub mod protocol;

@@ -1,0 +1,257 @@
+//! Git checkpoints: the only module that touches git objects.
+//!
+//! A checkpoint is an unreferenced commit of the whole work tree, made the
+//! way `git stash create` makes one but with untracked (not ignored) files
+//! too: a private in-memory index filled from the work tree, a tree written
+//! from it, a commit with HEAD as parent. No branch or tag moves, the real
+//! index file is never written, the stash is never touched. A ref under
+//! `refs/mm/checkpoints/<session>/<n>` keeps each one alive against
+//! `git gc` (it shows in `git log --all`; `mm -prune` deletes old ones).
+//!
+//! Outside a git repository the same happens in a shadow repository kept
+//! under the user's data directory, with the workspace as its work tree.
+//! git2 calls block: callers run them on a blocking thread.
+
+mod restore;
+mod snapshot;
+
+use std::path::{Path, PathBuf};
+
+use git2::{Oid, Repository, Signature};
+
+pub use restore::{Plan, PlannedChange};
+
+/// Files bigger than this are left out of checkpoints (and so never
+/// restored or deleted by a rewind).
+pub const MAX_FILE_BYTES: u64 = 8 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("git: {0}")]
+    Git(#[from] git2::Error),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Other(String),
+}
+
+pub type Result<T> = std::result::Result<T, GitError>;
+
+/// What kind of moment a checkpoint records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Before a turn.
+    Turn,
+    /// Before a shell command that may change files.
+    Command,
+    /// Before a rewind, so the rewind can be undone.
+    Safety,
+}
+
+/// The checkpoints of one session in one workspace.
+pub struct Store {
+    repo: Repository,
+    /// The workspace root.
+    root: PathBuf,
+    /// The workspace relative to the repository's work tree ("" when it is
+    /// the whole work tree), `/`-separated with a trailing `/`.
+    prefix: String,
+    session: String,
+    shadow: bool,
+    index: git2::Index,
+    /// The last checkpoint commit and its tree: an unchanged work tree
+    /// reuses it.
+    last: Option<(Oid, Oid)>,
+    count: u32,
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> GitError + '_ {
+    move |source| GitError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Where shadow repositories live: `$XDG_DATA_HOME/mm/shadow` or
+/// `~/.local/share/mm/shadow` (`MM_DATA_DIR` replaces `…/mm`).
+pub fn shadow_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("MM_DATA_DIR") {
+        return Some(PathBuf::from(d).join("shadow"));
+    }
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(base.join("mm").join("shadow"))
+}
+
+fn path_key(root: &Path) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    root.hash(&mut h);
+    let name: String = root
+        .file_name()
+        .map(|n| {
+            n.to_string_lossy()
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{name}-{:016x}", h.finish())
+}
+
+impl Store {
+    /// Opens the repository that holds `root` (or its shadow repository).
+    pub fn open(root: &Path, session: &str) -> Result<Store> {
+        let shadows = shadow_dir()
+            .ok_or_else(|| GitError::Other("no HOME: nowhere to keep checkpoints".into()))?;
+        Self::open_in(root, session, &shadows)
+    }
+
+    /// Like `open`, with shadow repositories kept under `shadows`.
+    pub fn open_in(root: &Path, session: &str, shadows: &Path) -> Result<Store> {
+        let root = std::fs::canonicalize(root).map_err(io_err(root))?;
+        let (repo, shadow) = match Repository::discover(&root) {
+            Ok(r) if !r.is_bare() && r.workdir().is_some() => (r, false),
+            _ => (Self::open_shadow(&root, shadows)?, true),
+        };
+        let workdir = repo
+            .workdir()
+            .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()))
+            .ok_or_else(|| GitError::Other("the repository has no work tree".into()))?;
+        let prefix = match root.strip_prefix(&workdir) {
+            Ok(p) if p.as_os_str().is_empty() => String::new(),
+            Ok(p) => format!("{}/", p.to_string_lossy().replace('\\', "/")),
+            Err(_) => String::new(),
+        };
+        // A private index: a copy of the real one (its stat data makes the
+        // first snapshot cheap); the real index file is only ever read.
+        let mut index = git2::Index::new()?;
+        if !shadow && let Ok(real) = repo.index() {
+            for entry in real.iter() {
+                if entry.flags & 0x3000 == 0 {
+                    // Stage 0 only: conflicted entries are taken from the work tree.
+                    index.add(&entry)?;
+                }
+            }
+        }
+        repo.set_index(&mut index)?;
+        Ok(Store {
+            repo,
+            root,
+            prefix,
+            session: session.to_string(),
+            shadow,
+            index,
+            last: None,
+            count: 0,
+        })
+    }
+
+    fn open_shadow(root: &Path, shadows: &Path) -> Result<Repository> {
+        let dir = shadows.join(format!("{}.git", path_key(root)));
+        let repo = match Repository::open_bare(&dir) {
+            Ok(r) => r,
+            Err(_) => {
+                std::fs::create_dir_all(&dir).map_err(io_err(&dir))?;
+                let r = Repository::init_bare(&dir)?;
+                let info = dir.join("info");
+                std::fs::create_dir_all(&info).map_err(io_err(&info))?;
+                // mm's own files stay out of the snapshots.
+                std::fs::write(info.join("exclude"), ".mm/\n.git/\n").map_err(io_err(&info))?;
+                std::fs::write(dir.join("mm-workspace"), root.to_string_lossy().as_bytes())
+                    .map_err(io_err(&dir))?;
+                r
+            }
+        };
+        repo.set_workdir(root, false)?;
+        Ok(repo)
+    }
+
+    pub fn is_shadow(&self) -> bool {
+        self.shadow
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn signature(&self) -> Result<Signature<'static>> {
+        Ok(Signature::now("mm", "mm@localhost")?)
+    }
+
+    fn head_commit(&self) -> Option<git2::Commit<'_>> {
+        self.repo.head().ok()?.peel_to_commit().ok()
+    }
+
+    /// Takes a checkpoint and keeps it alive with a ref. Returns the commit
+    /// id and whether the work tree had changed since the last one.
+    pub fn checkpoint(&mut self, kind: Kind, turn: u64, label: &str) -> Result<(Oid, bool)> {
+        let tree = self.snapshot_tree()?;
+        if let Some((commit, last_tree)) = self.last
+            && last_tree == tree
+        {
+            return Ok((commit, false));
+        }
+        let first_line = label
+            .lines()
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(72)
+            .collect::<String>();
+        let message = format!(
+            "mm checkpoint ({kind:?}, turn {turn}): {first_line}\n\nsession {}\n",
+            self.session
+        );
+        let commit = {
+            let sig = self.signature()?;
+            let tree_obj = self.repo.find_tree(tree)?;
+            let head = self.head_commit();
+            let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
+            self.repo
+                .commit(None, &sig, &sig, &message, &tree_obj, &parents)?
+        };
+        self.count += 1;
+        let name = format!("refs/mm/checkpoints/{}/{:04}", self.session, self.count);
+        self.repo.reference(&name, commit, true, "mm checkpoint")?;
+        self.last = Some((commit, tree));
+        Ok((commit, true))
+    }
+
+    /// The tree of a checkpoint commit.
+    fn tree_of(&self, commit: Oid) -> Result<git2::Tree<'_>> {
+        Ok(self.repo.find_commit(commit)?.tree()?)
+    }
+
+    /// Deletes this workspace's checkpoint refs of every session but
+    /// `keep`; returns how many went.
+    pub fn prune(&self, keep: &[&str]) -> Result<usize> {
+        let mut names = Vec::new();
+        for r in self.repo.references_glob("refs/mm/checkpoints/*")? {
+            let r = r?;
+            if let Ok(name) = r.name() {
+                let session = name
+                    .trim_start_matches("refs/mm/checkpoints/")
+                    .split('/')
+                    .next()
+                    .unwrap_or("");
+                if !keep.contains(&session) {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        for n in &names {
+            self.repo.find_reference(n)?.delete()?;
+        }
+        Ok(names.len())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,207 @@
+//! Rewinding the work tree to a checkpoint, and the session's diff. A
+//! rewind is planned first (what each file would become, which files
+//! changed outside mm since the last checkpoint), shown, then applied.
+//! Ignored files and files left out of snapshots are never touched.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use git2::{Delta, DiffOptions, ObjectType, Oid};
+
+use super::{GitError, Result, Store, io_err};
+
+/// What a rewind (or the session diff) does to one file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedChange {
+    /// Relative to the workspace root.
+    pub path: String,
+    /// The file now (empty when it does not exist).
+    pub now: String,
+    /// The file at the checkpoint (empty when it did not exist).
+    pub then: String,
+    pub exists_now: bool,
+    pub existed_then: bool,
+    /// Changed since the last checkpoint by something other than mm's
+    /// file tools (the user, a command): a rewind asks before overwriting.
+    pub foreign: bool,
+    pub binary: bool,
+    /// The file mode at the checkpoint (to restore the executable bit).
+    mode: u32,
+    blob: Option<Oid>,
+}
+
+/// A rewind worked out and not yet applied.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub target: Oid,
+    pub changes: Vec<PlannedChange>,
+}
+
+impl Plan {
+    pub fn foreign(&self) -> Vec<&str> {
+        self.changes
+            .iter()
+            .filter(|c| c.foreign)
+            .map(|c| c.path.as_str())
+            .collect()
+    }
+}
+
+fn text_of(bytes: &[u8]) -> (String, bool) {
+    if bytes.iter().take(8192).any(|b| *b == 0) {
+        return (String::new(), true);
+    }
+    (String::from_utf8_lossy(bytes).into_owned(), false)
+}
+
+impl Store {
+    /// The workspace-relative form of a repository path (None: outside).
+    fn rel(&self, repo_path: &str) -> Option<String> {
+        repo_path.strip_prefix(&self.prefix).map(str::to_string)
+    }
+
+    /// Paths that differ between two trees, inside the workspace.
+    fn changed_paths(&self, from: Oid, to: Oid) -> Result<Vec<(String, Delta)>> {
+        let a = self.repo.find_tree(from)?;
+        let b = self.repo.find_tree(to)?;
+        let mut opts = DiffOptions::new();
+        if !self.prefix.is_empty() {
+            opts.pathspec(&self.prefix);
+        }
+        opts.ignore_submodules(true);
+        let diff = self
+            .repo
+            .diff_tree_to_tree(Some(&a), Some(&b), Some(&mut opts))?;
+        let mut out = Vec::new();
+        for d in diff.deltas() {
+            let path = d
+                .new_file()
+                .path()
+                .or_else(|| d.old_file().path())
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            if let Some(rel) = self.rel(&path) {
+                out.push((rel, d.status()));
+            }
+        }
+        Ok(out)
+    }
+
+    fn entry(&self, tree: Oid, rel: &str) -> Option<(Oid, u32)> {
+        let tree = self.repo.find_tree(tree).ok()?;
+        let e = tree
+            .get_path(Path::new(&format!("{}{rel}", self.prefix)))
+            .ok()?;
+        (e.kind() == Some(ObjectType::Blob)).then(|| (e.id(), e.filemode() as u32))
+    }
+
+    fn blob_text(&self, oid: Oid) -> (String, bool) {
+        match self.repo.find_blob(oid) {
+            Ok(b) => text_of(b.content()),
+            Err(_) => (String::new(), false),
+        }
+    }
+
+    /// What going back to `target` would do, against the work tree now.
+    /// `session_written`: files mm's tools wrote in this session.
+    pub fn plan(&mut self, target: Oid, session_written: &HashSet<String>) -> Result<Plan> {
+        let now = self.snapshot_tree()?;
+        let target_tree = self.tree_of(target)?.id();
+        let since_last: HashSet<String> = match self.last {
+            Some((_, last_tree)) => self
+                .changed_paths(last_tree, now)?
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect(),
+            None => HashSet::new(),
+        };
+        let mut changes = Vec::new();
+        for (path, _) in self.changed_paths(target_tree, now)? {
+            let then = self.entry(target_tree, &path);
+            let cur = self.entry(now, &path);
+            let (now_text, now_bin) = cur.map(|(o, _)| self.blob_text(o)).unwrap_or_default();
+            let (then_text, then_bin) = then.map(|(o, _)| self.blob_text(o)).unwrap_or_default();
+            changes.push(PlannedChange {
+                foreign: since_last.contains(&path) && !session_written.contains(&path),
+                binary: now_bin || then_bin,
+                exists_now: cur.is_some(),
+                existed_then: then.is_some(),
+                now: now_text,
+                then: then_text,
+                mode: then.map(|(_, m)| m).unwrap_or(0o100644),
+                blob: then.map(|(o, _)| o),
+                path,
+            });
+        }
+        Ok(Plan { target, changes })
+    }
+
+    /// The session's changes: from a checkpoint to the work tree now.
+    pub fn diff_since(&mut self, from: Oid) -> Result<Vec<PlannedChange>> {
+        let plan = self.plan(from, &HashSet::new())?;
+        Ok(plan.changes)
+    }
+
+    /// Puts the files of a plan back as they were at its checkpoint.
+    pub fn apply(&mut self, plan: &Plan) -> Result<()> {
+        for c in &plan.changes {
+            let path = self.root.join(&c.path);
+            match c.blob {
+                None => remove_file_and_empty_dirs(&path, &self.root)?,
+                Some(oid) => {
+                    let blob = self.repo.find_blob(oid)?;
+                    write_file(&path, blob.content(), c.mode)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_file(path: &Path, content: &[u8], mode: u32) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let parent = path
+        .parent()
+        .ok_or_else(|| GitError::Other(format!("{} has no parent", path.display())))?;
+    std::fs::create_dir_all(parent).map_err(io_err(parent))?;
+    if mode == 0o120000 {
+        // A symlink: its blob is the target.
+        let target = PathBuf::from(String::from_utf8_lossy(content).into_owned());
+        let _ = std::fs::remove_file(path);
+        return std::os::unix::fs::symlink(target, path).map_err(io_err(path));
+    }
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".mm-rewind-")
+        .tempfile_in(parent)
+        .map_err(io_err(parent))?;
+    tmp.write_all(content).map_err(io_err(path))?;
+    let perm = if mode & 0o111 != 0 { 0o755 } else { 0o644 };
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(perm))
+        .map_err(io_err(path))?;
+    tmp.persist(path).map_err(|e| GitError::Io {
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
+    Ok(())
+}
+
+fn remove_file_and_empty_dirs(path: &Path, root: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(io_err(path)(e)),
+    }
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        if d == root || !d.starts_with(root) {
+            break;
+        }
+        if std::fs::remove_dir(d).is_err() {
+            break; // not empty
+        }
+        dir = d.parent();
+    }
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! Checkpoints on real repositories in temp dirs, checked against what
+//! `git` itself reports: the user's index, refs and stash never change.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::Command;
+
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn repo() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    git(p, &["init", "-q", "-b", "main"]);
+    std::fs::write(p.join("a.txt"), "one\n").unwrap();
+    std::fs::write(p.join("b.txt"), "two\n").unwrap();
+    std::fs::write(p.join(".gitignore"), "*.log\nbuild/\n").unwrap();
+    git(p, &["add", "-A"]);
+    git(p, &["commit", "-qm", "init"]);
+    d
+}
+
+/// What the user's git state is, byte for byte.
+fn user_state(p: &Path) -> (Vec<u8>, String, String, String) {
+    (
+        std::fs::read(p.join(".git/index")).unwrap_or_default(),
+        git(
+            p,
+            &["for-each-ref", "refs/heads", "refs/tags", "refs/stash"],
+        ),
+        git(p, &["stash", "list"]),
+        std::fs::read_to_string(p.join(".git/HEAD")).unwrap(),
+    )
+}
+
+fn shadows() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn a_rewind_undoes_edits_new_files_and_deletions_and_touches_nothing_of_the_user() {
+    let d = repo();
+    let p = d.path();
+    std::fs::write(p.join("a.txt"), "one, edited by the user before mm\n").unwrap();
+    std::fs::write(p.join("untracked.txt"), "not added\n").unwrap();
+    git(p, &["add", "a.txt"]);
+    std::fs::write(p.join("debug.log"), "ignored\n").unwrap();
+    let before_status = git(p, &["status", "--porcelain"]);
+    let before_staged = git(p, &["ls-files", "--stage"]);
+    // No git command runs from here to the end of the rewind: git itself
+    // rewrites stat data in the index when it refreshes it.
+    let before_state = user_state(p);
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, changed) = store.checkpoint(Kind::Turn, 1, "change things").unwrap();
+    assert!(changed);
+    // The agent's turn: an edit, a new file in a new folder, a deletion.
+    std::fs::write(p.join("a.txt"), "one, edited by mm\n").unwrap();
+    std::fs::create_dir_all(p.join("src/deep")).unwrap();
+    std::fs::write(p.join("src/deep/new.rs"), "fn main() {}\n").unwrap();
+    std::fs::remove_file(p.join("b.txt")).unwrap();
+    std::fs::remove_file(p.join("untracked.txt")).unwrap();
+    std::fs::write(p.join("debug.log"), "ignored, changed\n").unwrap();
+    let written: HashSet<String> = ["a.txt", "src/deep/new.rs", "b.txt", "untracked.txt"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let plan = store.plan(c1, &written).unwrap();
+    let mut paths: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
+    paths.sort();
+    assert_eq!(
+        paths,
+        vec!["a.txt", "b.txt", "src/deep/new.rs", "untracked.txt"]
+    );
+    assert!(plan.foreign().is_empty());
+    store.checkpoint(Kind::Safety, 1, "before rewind").unwrap();
+    store.apply(&plan).unwrap();
+    assert_eq!(
+        user_state(p),
+        before_state,
+        "the index, branches, tags, stash or HEAD changed"
+    );
+    assert_eq!(git(p, &["status", "--porcelain"]), before_status);
+    assert_eq!(git(p, &["ls-files", "--stage"]), before_staged);
+    assert_eq!(
+        std::fs::read_to_string(p.join("a.txt")).unwrap(),
+        "one, edited by the user before mm\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("untracked.txt")).unwrap(),
+        "not added\n"
+    );
+    assert!(!p.join("src").exists(), "new folders go with their files");
+    assert_eq!(
+        std::fs::read_to_string(p.join("debug.log")).unwrap(),
+        "ignored, changed\n",
+        "ignored files untouched"
+    );
+    assert!(git(p, &["log", "--all", "--oneline"]).contains("mm checkpoint"));
+}
+
+#[test]
+fn a_rewind_can_itself_be_rewound() {
+    let d = repo();
+    let p = d.path();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    std::fs::write(p.join("a.txt"), "turn one\n").unwrap();
+    std::fs::write(p.join("new.txt"), "new\n").unwrap();
+    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    let (safety, _) = store.checkpoint(Kind::Safety, 1, "before rewind").unwrap();
+    store.apply(&plan).unwrap();
+    assert!(!p.join("new.txt").exists());
+    // Changed my mind.
+    let back = store.plan(safety, &HashSet::new()).unwrap();
+    store.apply(&back).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(p.join("a.txt")).unwrap(),
+        "turn one\n"
+    );
+    assert_eq!(std::fs::read_to_string(p.join("new.txt")).unwrap(), "new\n");
+}
+
+#[test]
+fn an_unchanged_tree_reuses_the_last_checkpoint() {
+    let d = repo();
+    let sh = shadows();
+    let mut store = Store::open_in(d.path(), "s1", sh.path()).unwrap();
+    let (a, first) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    let (b, changed) = store.checkpoint(Kind::Command, 1, "ls").unwrap();
+    assert!(first && !changed);
+    assert_eq!(a, b);
+    std::fs::write(d.path().join("a.txt"), "x\n").unwrap();
+    let (c, changed) = store.checkpoint(Kind::Command, 1, "sed").unwrap();
+    assert!(changed);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn files_changed_outside_mm_since_the_last_checkpoint_are_flagged() {
+    let d = repo();
+    let p = d.path();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    std::fs::write(p.join("a.txt"), "by mm\n").unwrap();
+    store.checkpoint(Kind::Turn, 2, "t2").unwrap();
+    std::fs::write(p.join("b.txt"), "by the user, between turns\n").unwrap();
+    let written: HashSet<String> = ["a.txt".to_string()].into();
+    let plan = store.plan(c1, &written).unwrap();
+    assert_eq!(plan.foreign(), vec!["b.txt"]);
+}
+
+#[test]
+fn a_repository_without_commits_and_a_detached_head_work() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    git(p, &["init", "-q"]);
+    std::fs::write(p.join("x.txt"), "x\n").unwrap();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    std::fs::write(p.join("x.txt"), "changed\n").unwrap();
+    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    store.apply(&plan).unwrap();
+    assert_eq!(std::fs::read_to_string(p.join("x.txt")).unwrap(), "x\n");
+    assert!(
+        git(p, &["status", "--porcelain"]).contains("?? x.txt"),
+        "the user's index stayed empty"
+    );
+
+    let d = repo();
+    let p = d.path();
+    let head = git(p, &["rev-parse", "HEAD"]);
+    git(p, &["checkout", "-q", head.trim()]);
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "detached").unwrap();
+    std::fs::write(p.join("a.txt"), "changed\n").unwrap();
+    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    store.apply(&plan).unwrap();
+    assert_eq!(git(p, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn a_workspace_below_the_repository_root_only_rewinds_itself() {
+    let d = repo();
+    let p = d.path();
+    std::fs::create_dir_all(p.join("app")).unwrap();
+    std::fs::write(p.join("app/m.py"), "x = 1\n").unwrap();
+    let sh = shadows();
+    let mut store = Store::open_in(&p.join("app"), "s1", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    std::fs::write(p.join("app/m.py"), "x = 2\n").unwrap();
+    std::fs::write(p.join("a.txt"), "outside the workspace\n").unwrap();
+    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    let paths: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, vec!["m.py"]);
+    store.apply(&plan).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(p.join("app/m.py")).unwrap(),
+        "x = 1\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join("a.txt")).unwrap(),
+        "outside the workspace\n"
+    );
+}
+
+#[test]
+fn outside_git_a_shadow_repository_keeps_the_checkpoints() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("notes.md"), "v1\n").unwrap();
+    std::fs::create_dir_all(p.join(".mm/sessions")).unwrap();
+    std::fs::write(p.join(".mm/sessions/x.jsonl"), "{}\n").unwrap();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    assert!(store.is_shadow());
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    std::fs::write(p.join("notes.md"), "v2\n").unwrap();
+    std::fs::write(p.join("extra.md"), "new\n").unwrap();
+    std::fs::write(p.join(".mm/sessions/x.jsonl"), "{}\n{}\n").unwrap();
+    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    store.apply(&plan).unwrap();
+    assert_eq!(std::fs::read_to_string(p.join("notes.md")).unwrap(), "v1\n");
+    assert!(!p.join("extra.md").exists());
+    assert_eq!(
+        std::fs::read_to_string(p.join(".mm/sessions/x.jsonl")).unwrap(),
+        "{}\n{}\n",
+        "mm's own files are left alone"
+    );
+    assert!(
+        !p.join(".git").exists(),
+        "no repository was created in the workspace"
+    );
+    // A second store (a later session) finds the same shadow repository.
+    let again = Store::open_in(p, "s2", sh.path()).unwrap();
+    assert!(again.is_shadow());
+}
+
+#[test]
+fn prune_removes_other_sessions_refs() {
+    let d = repo();
+    let p = d.path();
+    let sh = shadows();
+    let mut a = Store::open_in(p, "old", sh.path()).unwrap();
+    a.checkpoint(Kind::Turn, 1, "t").unwrap();
+    let mut b = Store::open_in(p, "new", sh.path()).unwrap();
+    std::fs::write(p.join("a.txt"), "z\n").unwrap();
+    b.checkpoint(Kind::Turn, 1, "t").unwrap();
+    assert_eq!(b.prune(&["new"]).unwrap(), 1);
+    let refs = git(p, &["for-each-ref", "refs/mm"]);
+    assert!(
+        refs.contains("refs/mm/checkpoints/new/") && !refs.contains("/old/"),
+        "{refs}"
+    );
+}
