@@ -137,6 +137,9 @@ pub async fn run(cli: Cli) -> i32 {
         budget: Arc::new(RequestBudget::new(settings.max_requests)),
         tools,
         bus: bus.clone(),
+        turn_starts: session::turn_starts(&replay),
+        checkpoints: session::checkpoints(&replay),
+        git: open_checkpoints(&root, log.id()),
         log,
         history,
         unattended,
@@ -193,6 +196,21 @@ fn load_looks(
     let theme = config::theme::load(&settings.theme, root, depth)?;
     let keymap = config::keymap::load(&settings.keymap, root)?;
     Ok((theme, keymap))
+}
+
+/// The checkpoint store, or None (with a word on stderr) when git cannot
+/// keep checkpoints here.
+fn open_checkpoints(
+    root: &std::path::Path,
+    session: &str,
+) -> Option<Arc<std::sync::Mutex<crate::git::Store>>> {
+    match crate::git::Store::open(root, session) {
+        Ok(s) => Some(Arc::new(std::sync::Mutex::new(s))),
+        Err(e) => {
+            eprintln!("mm: checkpoints are off: {e}");
+            None
+        }
+    }
 }
 
 fn workspace_root(cli: &Cli) -> Result<PathBuf, String> {

@@ -152,6 +152,40 @@ pub enum ApprovalDecision {
     },
 }
 
+/// A checkpoint as the front ends list it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointInfo {
+    /// The commit id (hex).
+    pub id: String,
+    pub turn: TurnId,
+    /// `turn`, `command` or `safety`.
+    pub kind: String,
+    /// When it was taken (RFC 3339, UTC).
+    pub time: String,
+    /// The turn's prompt or the command, first line.
+    pub label: String,
+}
+
+/// A checkpoint with what going back to it would undo.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct CheckpointSummary {
+    pub info: CheckpointInfo,
+    pub files: Vec<String>,
+    pub added: usize,
+    pub removed: usize,
+}
+
+/// What a rewind restores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RewindMode {
+    /// The files only.
+    Code,
+    /// The conversation only (back to before the checkpoint's turn).
+    Conversation,
+    Both,
+}
+
 /// A notice's weight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -267,6 +301,45 @@ pub enum AgentEvent {
     SessionCleared {
         session: String,
     },
+    CheckpointCreated {
+        turn: TurnId,
+        checkpoint: CheckpointInfo,
+    },
+    /// The answer to `Op::ListCheckpoints`, most recent first.
+    Checkpoints {
+        list: Vec<CheckpointSummary>,
+    },
+    /// What a rewind to `id` would do: each change goes from the file now
+    /// (`before`) to the file at the checkpoint (`after`).
+    RewindPreview {
+        id: String,
+        changes: Vec<FileChange>,
+        /// Files changed outside mm since the last checkpoint.
+        foreign: Vec<String>,
+    },
+    /// The conversation was cut back to before `turn` (a rewind).
+    ConversationTrimmed {
+        turn: TurnId,
+        session: String,
+    },
+    /// The session's changes since a checkpoint (`/diff`).
+    SessionDiff {
+        from: String,
+        changes: Vec<FileChange>,
+    },
+    /// A commit message written by the model, for the user to approve or edit.
+    CommitProposed {
+        message: String,
+        files: Vec<String>,
+    },
+    Committed {
+        id: String,
+        summary: String,
+    },
+    /// An op other than a message finished (its events were published).
+    OpFinished {
+        op: String,
+    },
 }
 
 /// The receipt's words: `wrote a.rs, b.rs` or `no files written`, and the
@@ -302,6 +375,29 @@ pub enum Op {
     Cancel,
     /// Start a new session (`/new`).
     NewSession,
+    /// List the checkpoints with what rewinding to each would undo.
+    ListCheckpoints,
+    PreviewRewind {
+        id: String,
+    },
+    /// Rewind; `overwrite` confirms overwriting files changed outside mm.
+    Rewind {
+        id: String,
+        mode: RewindMode,
+        overwrite: bool,
+    },
+    /// The session's changes since its first checkpoint (or `from`).
+    SessionDiff {
+        from: Option<String>,
+    },
+    /// Ask the model for a commit message for the session's changes.
+    ProposeCommit,
+    /// Stage the session's changes and commit them with this message.
+    Commit {
+        message: String,
+    },
+    /// Revert the last applied edit.
+    Undo,
     Shutdown,
 }
 

@@ -8,6 +8,7 @@
 //! call right after its error is not run again; budgets end the turn.
 
 pub mod batch;
+mod checkpoints;
 pub mod prompt;
 pub mod recover;
 pub mod service;
@@ -64,6 +65,12 @@ pub struct AgentParts {
     pub history: Vec<Message>,
     /// Nobody can answer approvals (headless).
     pub unattended: bool,
+    /// Where each turn of `history` starts.
+    pub turn_starts: Vec<usize>,
+    /// The session's checkpoints so far (a resumed session has some).
+    pub checkpoints: Vec<crate::protocol::CheckpointInfo>,
+    /// None when checkpoints are off.
+    pub git: Option<Arc<std::sync::Mutex<crate::git::Store>>>,
 }
 
 pub struct Agent {
@@ -80,6 +87,13 @@ pub struct Agent {
     messages: Vec<Message>,
     turn: TurnId,
     usage: Usage,
+    turn_starts: Vec<usize>,
+    checkpoints: Vec<crate::protocol::CheckpointInfo>,
+    git: Option<Arc<std::sync::Mutex<crate::git::Store>>>,
+    /// Every file mm's file tools wrote in this session.
+    session_written: std::collections::HashSet<String>,
+    /// Applied edits, last on top (`/undo`).
+    edits: Vec<crate::protocol::FileChange>,
 }
 
 /// Why the loop stopped early.
@@ -109,11 +123,7 @@ impl Agent {
                 unattended: parts.unattended,
             },
         );
-        let turn = parts
-            .history
-            .iter()
-            .filter(|m| m.role == Role::User)
-            .count() as TurnId;
+        let turn = parts.turn_starts.len() as TurnId;
         let mut messages = vec![Message::system(system)];
         messages.extend(parts.history);
         Self {
@@ -129,6 +139,11 @@ impl Agent {
             messages,
             turn,
             usage: Usage::default(),
+            turn_starts: parts.turn_starts,
+            checkpoints: parts.checkpoints,
+            git: parts.git,
+            session_written: Default::default(),
+            edits: Vec::new(),
         }
     }
 
@@ -180,6 +195,9 @@ impl Agent {
         self.log = log;
         self.messages.truncate(1);
         self.turn = 0;
+        self.turn_starts.clear();
+        self.checkpoints.clear();
+        self.edits.clear();
         self.bus.publish(AgentEvent::SessionCleared {
             session: self.log.id().to_string(),
         });
@@ -225,10 +243,15 @@ impl Agent {
             prompt: prompt.to_string(),
         });
         let mut state = TurnState::default();
+        self.checkpoint(crate::git::Kind::Turn, prompt).await;
         let text = self.with_attachments(prompt);
         let message = Message::user(text);
-        let logged = self.log.append_prompt(&message, prompt);
+        let logged = self
+            .log
+            .append(&Record::Turn { turn })
+            .and_then(|()| self.log.append_prompt(&message, prompt));
         if logged.is_ok() {
+            self.turn_starts.push(self.messages.len() - 1);
             self.messages.push(message);
         }
         let (outcome, error) = match logged {
@@ -591,6 +614,8 @@ impl Agent {
     ) -> Result<(), SessionError> {
         let turn = self.turn;
         if let Some(change) = out.change.clone() {
+            self.session_written.insert(change.path.clone());
+            self.edits.push(change.clone());
             self.bus.publish(AgentEvent::FileChanged {
                 turn,
                 call_id: call.id.clone(),
@@ -680,6 +705,18 @@ impl Agent {
                 continue;
             }
             all_repeats = false;
+            let writing_command = (call.name == "bash")
+                .then(|| tools::arg_str(&args, "command"))
+                .flatten()
+                .filter(|c| {
+                    crate::sandbox::policy::judge(c) != crate::sandbox::policy::Judgement::ReadOnly
+                })
+                .map(str::to_string);
+            if let Some(command) = &writing_command {
+                // A command may change files the receipt cannot see: a
+                // checkpoint before it lets /rewind undo it.
+                self.checkpoint(crate::git::Kind::Command, command).await;
+            }
             self.bus.publish(AgentEvent::ToolCallRunning {
                 turn: self.turn,
                 call_id: call.id.clone(),
@@ -693,6 +730,12 @@ impl Agent {
                 cancel,
             };
             let out = tools::run(&self.tools, &call.name, &args, &ctx).await;
+            if let Some(command) = &writing_command {
+                // And one after it, so what it changed is not taken later
+                // for a change made outside mm.
+                self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
+                    .await;
+            }
             st.history.push(batch::step_hash(&key, &out.text));
             if matches!(out.status, ToolStatus::Error | ToolStatus::Refused) {
                 st.failures.insert(key, out.text.clone());

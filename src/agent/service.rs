@@ -16,6 +16,8 @@ use crate::protocol::{AgentEvent, Level, Op};
 enum Work {
     Turn(String),
     NewSession,
+    /// A checkpoint operation, run between turns.
+    Git(Op),
 }
 
 /// Spawns the router and the worker. The returned handle finishes when
@@ -55,6 +57,15 @@ pub fn spawn(
                     broker.resolve(id, decision);
                 }
                 Op::Shutdown => break,
+                op @ (Op::ListCheckpoints
+                | Op::PreviewRewind { .. }
+                | Op::Rewind { .. }
+                | Op::SessionDiff { .. }
+                | Op::ProposeCommit
+                | Op::Commit { .. }
+                | Op::Undo) => {
+                    let _ = work_tx.send(Work::Git(op));
+                }
             }
         }
         drop(work_tx);
@@ -81,6 +92,13 @@ async fn worker(
                     let _ = tx.send(result);
                 }
             }
+            Work::Git(op) => {
+                let name = op_name(&op);
+                run_git_op(&mut agent, op).await;
+                bus.publish(AgentEvent::OpFinished {
+                    op: name.to_string(),
+                });
+            }
             Work::NewSession => {
                 if let Err(e) = agent.new_session() {
                     bus.publish(AgentEvent::Notice {
@@ -91,5 +109,35 @@ async fn worker(
                 }
             }
         }
+    }
+}
+
+fn op_name(op: &Op) -> &'static str {
+    match op {
+        Op::ListCheckpoints => "list_checkpoints",
+        Op::PreviewRewind { .. } => "preview_rewind",
+        Op::Rewind { .. } => "rewind",
+        Op::SessionDiff { .. } => "session_diff",
+        Op::ProposeCommit => "propose_commit",
+        Op::Commit { .. } => "commit",
+        Op::Undo => "undo",
+        _ => "other",
+    }
+}
+
+async fn run_git_op(agent: &mut Agent, op: Op) {
+    match op {
+        Op::ListCheckpoints => agent.list_checkpoints().await,
+        Op::PreviewRewind { id } => agent.preview_rewind(&id).await,
+        Op::Rewind {
+            id,
+            mode,
+            overwrite,
+        } => agent.rewind(&id, mode, overwrite).await,
+        Op::SessionDiff { from } => agent.session_diff(from).await,
+        Op::ProposeCommit => agent.propose_commit().await,
+        Op::Commit { message } => agent.commit(message).await,
+        Op::Undo => agent.undo(),
+        _ => {}
     }
 }

@@ -26,6 +26,10 @@ const HELP: &str = "\
 Commands:
   /new        start a new session (the current one stays in .mm/sessions)
   /sessions   list this workspace's sessions
+  /diff       the session's changes since it began
+  /rewind     go back to a checkpoint (files, conversation or both)
+  /undo       revert the last edit
+  /commit     commit the session's changes with a message the model writes
   /help       this help
   /quit       leave (also Ctrl-D, or Ctrl-C twice)
 Type \"\"\" on a line of its own to start and to end a multi-line message.
@@ -122,7 +126,9 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, banner: Banner, root:
         if let Some(cmd) = trimmed.strip_prefix('/')
             && !cmd.contains('\n')
         {
-            match slash(cmd, &ops, &mut events, &root).await {
+            let (done, ed) = slash(cmd, &ops, &mut events, &root, editor).await;
+            editor = ed;
+            match done {
                 Slash::Quit => break,
                 Slash::Done => continue,
             }
@@ -164,10 +170,15 @@ async fn slash(
     ops: &OpSender,
     events: &mut EventReceiver,
     root: &std::path::Path,
-) -> Slash {
+    mut editor: DefaultEditor,
+) -> (Slash, DefaultEditor) {
     let name = cmd.split_whitespace().next().unwrap_or("");
     match name {
-        "quit" | "exit" | "q" => return Slash::Quit,
+        "quit" | "exit" | "q" => return (Slash::Quit, editor),
+        "rewind" => editor = super::git_cmds::rewind(ops, events, editor).await,
+        "diff" => super::git_cmds::diff(ops, events).await,
+        "commit" => editor = super::git_cmds::commit(ops, events, editor).await,
+        "undo" => super::git_cmds::undo(ops, events).await,
         "help" | "?" => println!("{HELP}"),
         "sessions" => print_sessions(root),
         "new" => {
@@ -188,7 +199,7 @@ async fn slash(
         }
         other => println!("unknown command /{other}; /help lists them"),
     }
-    Slash::Done
+    (Slash::Done, editor)
 }
 
 pub fn print_sessions(root: &std::path::Path) {

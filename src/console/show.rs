@@ -84,7 +84,10 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                 written: written.clone(),
                 commands: *commands,
             }),
-            Record::Header { .. } | Record::Note { .. } => {}
+            Record::Header { .. }
+            | Record::Note { .. }
+            | Record::Turn { .. }
+            | Record::Checkpoint { .. } => {}
         }
     }
     if open {

@@ -69,6 +69,12 @@ pub struct Store {
     count: u32,
 }
 
+// SAFETY: git2's `Index` is !Send only because it wraps a raw pointer.
+// libgit2 objects may move between threads as long as no two threads use
+// them at once. The index is owned by this `Store`, never handed out, and
+// the agent only reaches a `Store` through a `Mutex`, one thread at a time.
+unsafe impl Send for Store {}
+
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> GitError + '_ {
     move |source| GitError::Io {
         path: path.to_path_buf(),
@@ -227,6 +233,50 @@ impl Store {
     /// The tree of a checkpoint commit.
     fn tree_of(&self, commit: Oid) -> Result<git2::Tree<'_>> {
         Ok(self.repo.find_commit(commit)?.tree()?)
+    }
+
+    /// Stages `paths` (workspace-relative; deleted files are removed) in
+    /// the real index and commits them on the current branch. This is the
+    /// one place mm writes the user's index, because the user asked to.
+    pub fn commit_paths(&self, paths: &[String], message: &str) -> Result<Oid> {
+        if self.shadow {
+            return Err(GitError::Other(
+                "the workspace is not a git repository".into(),
+            ));
+        }
+        let repo = Repository::open(self.repo.path())?;
+        if repo.state() != git2::RepositoryState::Clean {
+            return Err(GitError::Other(format!(
+                "the repository is in the middle of a {:?}; finish it with git first",
+                repo.state()
+            )));
+        }
+        let mut index = repo.index()?;
+        if index.has_conflicts() {
+            return Err(GitError::Other(
+                "the index has conflicts; resolve them with git first".into(),
+            ));
+        }
+        let workdir = repo
+            .workdir()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| GitError::Other("no work tree".into()))?;
+        for p in paths {
+            let rel = format!("{}{p}", self.prefix);
+            if workdir.join(&rel).exists() {
+                index.add_path(Path::new(&rel))?;
+            } else {
+                let _ = index.remove_path(Path::new(&rel));
+            }
+        }
+        index.write()?;
+        let tree = repo.find_tree(index.write_tree()?)?;
+        let sig = repo
+            .signature()
+            .or_else(|_| Signature::now("mm", "mm@localhost"))?;
+        let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
+        Ok(repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?)
     }
 
     /// Deletes this workspace's checkpoint refs of every session but

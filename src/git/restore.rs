@@ -154,6 +154,10 @@ impl Store {
                 }
             }
         }
+        // The work tree is the target's again: changes from here on are
+        // measured against it, not taken for changes made outside mm.
+        let tree = self.tree_of(plan.target)?.id();
+        self.last = Some((plan.target, tree));
         Ok(())
     }
 }

@@ -14,7 +14,7 @@ use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
 use crate::llm::{Message, Role};
-use crate::protocol::ToolStatus;
+use crate::protocol::{CheckpointInfo, ToolStatus};
 
 pub use repair::Repair;
 
@@ -51,7 +51,16 @@ pub enum Record {
         commands: u32,
     },
     /// Something mm did to the log itself (a repair on resume).
-    Note { text: String },
+    Note {
+        text: String,
+    },
+    /// A turn begins: the next message is its prompt.
+    Turn {
+        turn: u64,
+    },
+    Checkpoint {
+        checkpoint: CheckpointInfo,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -267,6 +276,40 @@ pub fn messages(records: &[Record]) -> Vec<Message> {
         .iter()
         .filter_map(|r| match r {
             Record::Message { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Where each turn starts in `messages(records)`: the message after a
+/// `Turn` record (older logs without them: every user message).
+pub fn turn_starts(records: &[Record]) -> Vec<usize> {
+    let has_markers = records.iter().any(|r| matches!(r, Record::Turn { .. }));
+    let mut out = Vec::new();
+    let mut n = 0;
+    let mut pending = false;
+    for r in records {
+        match r {
+            Record::Turn { .. } => pending = true,
+            Record::Message { message, .. } => {
+                if (has_markers && pending) || (!has_markers && message.role == Role::User) {
+                    out.push(n);
+                }
+                pending = false;
+                n += 1;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The checkpoints recorded in a log, oldest first.
+pub fn checkpoints(records: &[Record]) -> Vec<CheckpointInfo> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Checkpoint { checkpoint } => Some(checkpoint.clone()),
             _ => None,
         })
         .collect()

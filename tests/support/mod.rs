@@ -4,6 +4,8 @@
 //! Plus helpers to run the real `mm` binary in a temp workspace.
 #![allow(dead_code)]
 
+pub mod term;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,575 @@
+//! The agent's side of checkpoints: one before each turn and before each
+//! shell command that may write, the rewind (code, conversation or both,
+//! itself undoable), the session diff, the commit with a message written
+//! by the model, and undo of the last edit. Git work runs on a blocking
+//! thread; everything that happens goes out on the bus.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use git2::Oid;
+use tokio_util::sync::CancellationToken;
+
+use super::Agent;
+use crate::git::{self, Kind, PlannedChange, Store};
+use crate::llm::{self, ChatRequest, ClientEvent, Message};
+use crate::protocol::{
+    AgentEvent, ChangeKind, CheckpointInfo, CheckpointSummary, FileChange, Level, RewindMode,
+};
+use crate::session::{Record, SessionLog};
+
+/// Runs a closure on the store on a blocking thread.
+async fn with_store<T: Send + 'static>(
+    store: &Arc<Mutex<Store>>,
+    f: impl FnOnce(&mut Store) -> git::Result<T> + Send + 'static,
+) -> Result<T, String> {
+    let store = store.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        let mut s = store
+            .lock()
+            .map_err(|_| "the checkpoint store is unusable".to_string())?;
+        f(&mut s).map_err(|e| e.to_string())
+    })
+    .await;
+    joined.map_err(|e| e.to_string())?
+}
+
+fn kind_name(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Turn => "turn",
+        Kind::Command => "command",
+        Kind::Safety => "safety",
+    }
+}
+
+/// A planned change as a file change: from the file now to the file then.
+fn as_change(c: &PlannedChange) -> FileChange {
+    let (added, removed) = crate::diff::line_counts(&c.now, &c.then);
+    FileChange {
+        path: c.path.clone(),
+        kind: match (c.exists_now, c.existed_then) {
+            (true, false) => ChangeKind::Deleted,
+            (false, true) => ChangeKind::Created,
+            _ => ChangeKind::Modified,
+        },
+        before: Arc::from(c.now.as_str()),
+        after: Arc::from(c.then.as_str()),
+        added,
+        removed,
+    }
+}
+
+/// The same change seen forwards (from then to now), for `/diff`.
+fn forwards(c: &PlannedChange) -> FileChange {
+    let (added, removed) = crate::diff::line_counts(&c.then, &c.now);
+    FileChange {
+        path: c.path.clone(),
+        kind: match (c.existed_then, c.exists_now) {
+            (false, true) => ChangeKind::Created,
+            (true, false) => ChangeKind::Deleted,
+            _ => ChangeKind::Modified,
+        },
+        before: Arc::from(c.then.as_str()),
+        after: Arc::from(c.now.as_str()),
+        added,
+        removed,
+    }
+}
+
+fn parse_id(id: &str) -> Result<Oid, String> {
+    Oid::from_str(id).map_err(|_| format!("{id} is not a checkpoint id"))
+}
+
+impl Agent {
+    fn git_notice(&self, level: Level, text: impl Into<String>) {
+        self.bus.publish(AgentEvent::Notice {
+            turn: Some(self.turn),
+            level,
+            text: text.into(),
+        });
+    }
+
+    /// Takes a checkpoint; a turn checkpoint is recorded even when the
+    /// work tree did not change (so every turn can be rewound to).
+    pub(super) async fn checkpoint(&mut self, kind: Kind, label: &str) -> Option<CheckpointInfo> {
+        let store = self.git.clone()?;
+        let turn = self.turn;
+        let label_owned = label.to_string();
+        match with_store(&store, move |s| s.checkpoint(kind, turn, &label_owned)).await {
+            Ok((oid, changed)) => {
+                if !changed && kind == Kind::Command {
+                    return None;
+                }
+                let info = CheckpointInfo {
+                    id: oid.to_string(),
+                    turn,
+                    kind: kind_name(kind).to_string(),
+                    time: jiff::Timestamp::now().to_string(),
+                    label: label
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .chars()
+                        .take(80)
+                        .collect(),
+                };
+                self.checkpoints.push(info.clone());
+                if let Err(e) = self.log.append(&Record::Checkpoint {
+                    checkpoint: info.clone(),
+                }) {
+                    self.git_notice(Level::Error, e.to_string());
+                }
+                self.bus.publish(AgentEvent::CheckpointCreated {
+                    turn,
+                    checkpoint: info.clone(),
+                });
+                Some(info)
+            }
+            Err(e) => {
+                self.git_notice(
+                    Level::Warning,
+                    format!("checkpoints are off for this session: {e}"),
+                );
+                self.git = None;
+                None
+            }
+        }
+    }
+
+    /// Every checkpoint, most recent first, with what going back undoes.
+    pub async fn list_checkpoints(&mut self) {
+        let Some(store) = self.git.clone() else {
+            self.git_notice(
+                Level::Warning,
+                "no checkpoints: they are off for this session",
+            );
+            return;
+        };
+        let infos: Vec<CheckpointInfo> = self.checkpoints.iter().rev().cloned().collect();
+        let ids: Vec<String> = infos.iter().map(|i| i.id.clone()).collect();
+        let result = with_store(&store, move |s| {
+            let mut out = Vec::new();
+            for id in ids {
+                let oid = Oid::from_str(&id)?;
+                out.push(s.plan(oid, &HashSet::new())?.changes);
+            }
+            Ok(out)
+        })
+        .await;
+        match result {
+            Ok(plans) => {
+                let list = infos
+                    .into_iter()
+                    .zip(plans)
+                    .map(|(info, changes)| {
+                        let counts = changes
+                            .iter()
+                            .map(as_change)
+                            .fold((0, 0), |(a, r), c| (a + c.removed, r + c.added));
+                        CheckpointSummary {
+                            info,
+                            files: changes.iter().map(|c| c.path.clone()).collect(),
+                            // Going back removes what was added since, and the other way round.
+                            added: counts.0,
+                            removed: counts.1,
+                        }
+                    })
+                    .collect();
+                self.bus.publish(AgentEvent::Checkpoints { list });
+            }
+            Err(e) => self.git_notice(Level::Error, format!("cannot list checkpoints: {e}")),
+        }
+    }
+
+    pub async fn preview_rewind(&mut self, id: &str) {
+        let Some(store) = self.git.clone() else {
+            return;
+        };
+        let oid = match parse_id(id) {
+            Ok(o) => o,
+            Err(e) => return self.git_notice(Level::Error, e),
+        };
+        let written = self.session_written.clone();
+        match with_store(&store, move |s| s.plan(oid, &written)).await {
+            Ok(plan) => self.bus.publish(AgentEvent::RewindPreview {
+                id: id.to_string(),
+                foreign: plan.foreign().iter().map(|s| s.to_string()).collect(),
+                changes: plan.changes.iter().map(as_change).collect(),
+            }),
+            Err(e) => self.git_notice(Level::Error, format!("cannot preview the rewind: {e}")),
+        }
+    }
+
+    /// Goes back to a checkpoint: the files, the conversation, or both.
+    /// The files are first checkpointed themselves, so the rewind can be
+    /// undone; files changed outside mm are only overwritten when confirmed.
+    pub async fn rewind(&mut self, id: &str, mode: RewindMode, overwrite: bool) {
+        let Some(target) = self.checkpoints.iter().find(|c| c.id == id).cloned() else {
+            return self.git_notice(Level::Error, format!("no checkpoint {id} in this session"));
+        };
+        if mode != RewindMode::Conversation && !self.rewind_files(&target, overwrite).await {
+            return;
+        }
+        if mode != RewindMode::Code {
+            self.trim_conversation(target.turn);
+        }
+    }
+
+    async fn rewind_files(&mut self, target: &CheckpointInfo, overwrite: bool) -> bool {
+        let Some(store) = self.git.clone() else {
+            self.git_notice(
+                Level::Error,
+                "checkpoints are off for this session: nothing to rewind to",
+            );
+            return false;
+        };
+        let oid = match parse_id(&target.id) {
+            Ok(o) => o,
+            Err(e) => {
+                self.git_notice(Level::Error, e);
+                return false;
+            }
+        };
+        let written = self.session_written.clone();
+        let plan = match with_store(&store, move |s| s.plan(oid, &written)).await {
+            Ok(p) => p,
+            Err(e) => {
+                self.git_notice(Level::Error, format!("cannot rewind: {e}"));
+                return false;
+            }
+        };
+        let foreign = plan.foreign();
+        if !foreign.is_empty() && !overwrite {
+            self.git_notice(
+                Level::Warning,
+                format!(
+                    "not rewound: {} changed since the last checkpoint, not by mm (by you?); confirm to overwrite {}",
+                    foreign.join(", "),
+                    if foreign.len() == 1 { "it" } else { "them" }
+                ),
+            );
+            return false;
+        }
+        let label = format!("before rewinding to turn {}", target.turn);
+        self.checkpoint(Kind::Safety, &label).await;
+        let changes: Vec<FileChange> = plan.changes.iter().map(as_change).collect();
+        if let Err(e) = with_store(&store, move |s| s.apply(&plan)).await {
+            self.git_notice(Level::Error, format!("the rewind stopped half way: {e}; /rewind lists the safety checkpoint to go back"));
+            return false;
+        }
+        if let Ok(mut reads) = self.tools.reads.lock() {
+            // The model must read these files again before editing them.
+            for c in &changes {
+                reads.remove(&self.tools.sandbox.root().join(&c.path));
+            }
+        }
+        self.session_written
+            .extend(changes.iter().map(|c| c.path.clone()));
+        for change in &changes {
+            self.bus.publish(AgentEvent::FileChanged {
+                turn: self.turn,
+                call_id: format!("rewind-{}", target.id),
+                change: Arc::new(change.clone()),
+            });
+        }
+        let files: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+        self.git_notice(
+            Level::Info,
+            if files.is_empty() {
+                format!("rewound to turn {}: no file differed", target.turn)
+            } else {
+                format!(
+                    "rewound to turn {}: restored {}",
+                    target.turn,
+                    files.join(", ")
+                )
+            },
+        );
+        true
+    }
+
+    /// Cuts the conversation back to before `turn`, in a new session log
+    /// (the old one stays, whole).
+    fn trim_conversation(&mut self, turn: u64) {
+        let Some(&start) = self.turn_starts.get(turn.saturating_sub(1) as usize) else {
+            return self.git_notice(
+                Level::Error,
+                format!("turn {turn} is not in this conversation"),
+            );
+        };
+        let end = (1 + start).min(self.messages.len());
+        let kept: Vec<Message> = self.messages[1..end].to_vec();
+        let starts: Vec<usize> = self
+            .turn_starts
+            .iter()
+            .copied()
+            .filter(|s| *s < start)
+            .collect();
+        let mut log = match SessionLog::create(
+            self.tools.sandbox.root(),
+            &self.settings.provider,
+            &self.model,
+        ) {
+            Ok(l) => l,
+            Err(e) => return self.git_notice(Level::Error, e.to_string()),
+        };
+        for (i, m) in kept.iter().enumerate() {
+            if let Some(t) = starts.iter().position(|s| *s == i)
+                && let Err(e) = log.append(&Record::Turn { turn: t as u64 + 1 })
+            {
+                return self.git_notice(Level::Error, e.to_string());
+            }
+            if let Err(e) = log.append_message(m, None) {
+                return self.git_notice(Level::Error, e.to_string());
+            }
+        }
+        for c in &self.checkpoints {
+            let _ = log.append(&Record::Checkpoint {
+                checkpoint: c.clone(),
+            });
+        }
+        self.messages.truncate(end);
+        self.turn_starts = starts;
+        self.turn = self.turn_starts.len() as u64;
+        let old = self.log.id().to_string();
+        self.log = log;
+        self.bus.publish(AgentEvent::ConversationTrimmed {
+            turn,
+            session: self.log.id().to_string(),
+        });
+        self.git_notice(
+            Level::Info,
+            format!(
+                "the conversation is back to before turn {turn}, in session {} ({old} stays as it was)",
+                self.log.id()
+            ),
+        );
+    }
+
+    /// The session's changes since its first checkpoint (or `from`).
+    pub async fn session_diff(&mut self, from: Option<String>) {
+        let Some(store) = self.git.clone() else {
+            return self.git_notice(
+                Level::Warning,
+                "no session diff: checkpoints are off for this session",
+            );
+        };
+        let Some(from) = from.or_else(|| self.checkpoints.first().map(|c| c.id.clone())) else {
+            return self.git_notice(
+                Level::Info,
+                "no changes yet: the first checkpoint is taken when the first turn starts",
+            );
+        };
+        let oid = match parse_id(&from) {
+            Ok(o) => o,
+            Err(e) => return self.git_notice(Level::Error, e),
+        };
+        match with_store(&store, move |s| s.diff_since(oid)).await {
+            Ok(changes) => self.bus.publish(AgentEvent::SessionDiff {
+                from,
+                changes: changes.iter().map(forwards).collect(),
+            }),
+            Err(e) => self.git_notice(
+                Level::Error,
+                format!("cannot compute the session diff: {e}"),
+            ),
+        }
+    }
+
+    /// One tool-less request for a Conventional Commits message.
+    pub async fn propose_commit(&mut self) {
+        let Some(store) = self.git.clone() else {
+            return self.git_notice(
+                Level::Warning,
+                "/commit needs checkpoints, which are off for this session",
+            );
+        };
+        let shadow = with_store(&store, |s| Ok(s.is_shadow()))
+            .await
+            .unwrap_or(true);
+        if shadow {
+            return self.git_notice(
+                Level::Warning,
+                "/commit: the workspace is not a git repository",
+            );
+        }
+        let Some(first) = self.checkpoints.first().map(|c| c.id.clone()) else {
+            return self.git_notice(
+                Level::Info,
+                "nothing to commit: the session has made no change",
+            );
+        };
+        let Ok(oid) = parse_id(&first) else { return };
+        let changes = match with_store(&store, move |s| s.diff_since(oid)).await {
+            Ok(c) => c,
+            Err(e) => {
+                return self.git_notice(
+                    Level::Error,
+                    format!("cannot read the session's changes: {e}"),
+                );
+            }
+        };
+        if changes.is_empty() {
+            return self.git_notice(
+                Level::Info,
+                "nothing to commit: the files are as they were when the session began",
+            );
+        }
+        let mut diff = String::new();
+        for c in &changes {
+            diff.push_str(&crate::diff::unified(&c.path, &c.then, &c.now, 2, 120));
+            if diff.len() > 12_000 {
+                diff.push_str("… (diff cut)\n");
+                break;
+            }
+        }
+        let messages = [
+            Message::system("You write git commit messages."),
+            Message::user(format!(
+                "Write a commit message for the diff below, in the Conventional Commits format: a first line `type(scope): summary` (types: feat, fix, refactor, docs, test, chore) under 72 characters, a blank line, then one to three short lines on what changed and why. Answer with the message only.\n\n{diff}"
+            )),
+        ];
+        let body = llm::build_body(&ChatRequest {
+            model: &self.model,
+            messages: &messages,
+            tools: &[],
+            sampling: &self.settings.sampling,
+            max_tokens: Some(400),
+            replay_reasoning: false,
+        });
+        let cancel = CancellationToken::new();
+        let mut ignore = |_: ClientEvent| {};
+        match self
+            .client
+            .stream_chat(&body, &self.budget, &cancel, &mut ignore)
+            .await
+        {
+            Ok(s) => {
+                let message = clean_message(&s.reply.content);
+                self.bus.publish(AgentEvent::CommitProposed {
+                    message,
+                    files: changes.iter().map(|c| c.path.clone()).collect(),
+                });
+            }
+            Err(e) => self.git_notice(
+                Level::Error,
+                format!("the model did not write a message: {e}"),
+            ),
+        }
+    }
+
+    /// Stages the session's changes and commits them.
+    pub async fn commit(&mut self, message: String) {
+        let Some(store) = self.git.clone() else {
+            return;
+        };
+        let Some(first) = self.checkpoints.first().map(|c| c.id.clone()) else {
+            return self.git_notice(Level::Info, "nothing to commit");
+        };
+        let Ok(oid) = parse_id(&first) else { return };
+        let msg = message.trim().to_string();
+        if msg.is_empty() {
+            return self.git_notice(Level::Warning, "not committed: the message is empty");
+        }
+        let result = with_store(&store, move |s| {
+            let paths: Vec<String> = s.diff_since(oid)?.into_iter().map(|c| c.path).collect();
+            s.commit_paths(&paths, &msg).map(|id| (id, paths))
+        })
+        .await;
+        match result {
+            Ok((id, paths)) => {
+                let summary = message.lines().next().unwrap_or("").to_string();
+                self.git_notice(
+                    Level::Info,
+                    format!(
+                        "committed {} file(s) as {:.8}: {summary}",
+                        paths.len(),
+                        id.to_string()
+                    ),
+                );
+                self.bus.publish(AgentEvent::Committed {
+                    id: id.to_string(),
+                    summary,
+                });
+            }
+            Err(e) => self.git_notice(Level::Error, format!("not committed: {e}")),
+        }
+    }
+
+    /// Reverts the last edit mm's file tools applied, if the file is still
+    /// as that edit left it.
+    pub fn undo(&mut self) {
+        let Some(change) = self.edits.pop() else {
+            return self.git_notice(Level::Info, "nothing to undo");
+        };
+        let path = self.tools.sandbox.root().join(&change.path);
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        if current != *change.after {
+            self.git_notice(
+                Level::Warning,
+                format!(
+                    "not undone: {} changed since that edit (/rewind can go back further)",
+                    change.path
+                ),
+            );
+            return;
+        }
+        let result = if change.kind == ChangeKind::Created {
+            std::fs::remove_file(&path).map_err(|e| e.to_string())
+        } else {
+            crate::tools::fs::atomic_write(&path, &change.before).map_err(|e| e.to_string())
+        };
+        if let Err(e) = result {
+            return self.git_notice(Level::Error, format!("not undone: {e}"));
+        }
+        if let Ok(mut reads) = self.tools.reads.lock() {
+            reads.remove(&path);
+        }
+        let back = FileChange {
+            path: change.path.clone(),
+            kind: if change.kind == ChangeKind::Created {
+                ChangeKind::Deleted
+            } else {
+                ChangeKind::Modified
+            },
+            before: change.after.clone(),
+            after: change.before.clone(),
+            added: change.removed,
+            removed: change.added,
+        };
+        self.bus.publish(AgentEvent::FileChanged {
+            turn: self.turn,
+            call_id: "undo".into(),
+            change: Arc::new(back),
+        });
+        self.git_notice(
+            Level::Info,
+            format!("undid the last edit to {}", change.path),
+        );
+    }
+}
+
+/// The message without code fences or quotes around it.
+fn clean_message(text: &str) -> String {
+    let t = text.trim();
+    let t = t
+        .strip_prefix("```")
+        .map(|r| r.split_once('\n').map(|(_, rest)| rest).unwrap_or(r))
+        .unwrap_or(t);
+    let t = t.strip_suffix("```").unwrap_or(t);
+    t.trim().trim_matches('"').trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_around_a_message_are_dropped() {
+        assert_eq!(
+            clean_message("```\nfix(calc): add adds\n\nIt subtracted.\n```"),
+            "fix(calc): add adds\n\nIt subtracted."
+        );
+        assert_eq!(clean_message("\"feat: x\""), "feat: x");
+    }
+}

@@ -1,0 +1,247 @@
+//! The REPL's checkpoint commands: `/rewind` (a numbered list, a preview,
+//! what to restore), `/diff` (a coloured unified diff of the session),
+//! `/commit` (the model's message, to accept or edit) and `/undo`.
+
+use std::io::IsTerminal;
+
+use anstyle::{AnsiColor, Style};
+use rustyline::DefaultEditor;
+
+use crate::bus::{EventReceiver, OpSender};
+use crate::diff::{self, LineKind};
+use crate::protocol::{AgentEvent, FileChange, Level, Op, RewindMode};
+
+fn styles() -> (Style, Style, Style, Style) {
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    if !color {
+        let s = Style::new();
+        return (s, s, s, s);
+    }
+    let fg = |c: AnsiColor| Style::new().fg_color(Some(c.into()));
+    (
+        fg(AnsiColor::Green),
+        fg(AnsiColor::Red),
+        Style::new().dimmed(),
+        Style::new().bold(),
+    )
+}
+
+/// Sends an op and returns the events it caused, printing its notices.
+pub async fn collect(ops: &OpSender, events: &mut EventReceiver, op: Op) -> Vec<AgentEvent> {
+    let mut out = Vec::new();
+    if !ops.send(op) {
+        eprintln!("mm: the agent stopped");
+        return out;
+    }
+    while let Some(ev) = events.recv().await {
+        match ev {
+            AgentEvent::OpFinished { .. } => break,
+            AgentEvent::Notice { level, text, .. } => {
+                let tag = match level {
+                    Level::Info => "",
+                    Level::Warning => "warning: ",
+                    Level::Error => "error: ",
+                };
+                eprintln!("mm: {tag}{text}");
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A coloured unified diff of changes.
+pub fn print_changes(changes: &[FileChange]) {
+    let (add, del, dim, bold) = styles();
+    for c in changes {
+        println!("{bold}{} (+{} -{}){bold:#}", c.path, c.added, c.removed);
+        for h in diff::hunks(&c.before, &c.after, diff::CONTEXT) {
+            println!("{dim}{}{dim:#}", h.header());
+            for l in &h.lines {
+                let (s, m) = match l.kind {
+                    LineKind::Added => (add, '+'),
+                    LineKind::Removed => (del, '-'),
+                    LineKind::Context => (dim, ' '),
+                };
+                println!("{s}{m}{}{s:#}", l.text());
+            }
+        }
+    }
+}
+
+async fn ask(editor: DefaultEditor, prompt: &str) -> (DefaultEditor, Option<String>) {
+    let prompt = prompt.to_string();
+    let res = tokio::task::spawn_blocking(move || {
+        let mut ed = editor;
+        let line = ed.readline(&prompt).ok();
+        (ed, line)
+    })
+    .await;
+    match res {
+        Ok(pair) => pair,
+        Err(e) => {
+            eprintln!("mm: the line editor failed: {e}");
+            std::process::exit(1)
+        }
+    }
+}
+
+pub async fn diff(ops: &OpSender, events: &mut EventReceiver) {
+    for ev in collect(ops, events, Op::SessionDiff { from: None }).await {
+        if let AgentEvent::SessionDiff { changes, .. } = ev {
+            if changes.is_empty() {
+                println!("no changes since the session began");
+            } else {
+                print_changes(&changes);
+            }
+        }
+    }
+}
+
+pub async fn undo(ops: &OpSender, events: &mut EventReceiver) {
+    collect(ops, events, Op::Undo).await;
+}
+
+pub async fn rewind(
+    ops: &OpSender,
+    events: &mut EventReceiver,
+    editor: DefaultEditor,
+) -> DefaultEditor {
+    let mut list = Vec::new();
+    for ev in collect(ops, events, Op::ListCheckpoints).await {
+        if let AgentEvent::Checkpoints { list: l } = ev {
+            list = l;
+        }
+    }
+    if list.is_empty() {
+        println!("no checkpoints yet: one is taken when each turn starts");
+        return editor;
+    }
+    for (i, c) in list.iter().enumerate() {
+        let time = c.info.time.get(11..19).unwrap_or(&c.info.time);
+        println!(
+            "{:>3}) turn {} · {} · {} · {} · undoes {} file(s) +{} -{}",
+            i + 1,
+            c.info.turn,
+            time,
+            c.info.kind,
+            c.info.label,
+            c.files.len(),
+            c.added,
+            c.removed
+        );
+    }
+    let (editor, answer) = ask(editor, "rewind to which? (number, Enter cancels) ").await;
+    let Some(n) = answer
+        .and_then(|a| a.trim().parse::<usize>().ok())
+        .filter(|n| *n >= 1 && *n <= list.len())
+    else {
+        println!("not rewound");
+        return editor;
+    };
+    let id = list[n - 1].info.id.clone();
+    let mut foreign = Vec::new();
+    for ev in collect(ops, events, Op::PreviewRewind { id: id.clone() }).await {
+        if let AgentEvent::RewindPreview {
+            changes,
+            foreign: f,
+            ..
+        } = ev
+        {
+            if changes.is_empty() {
+                println!("the files are already as they were then");
+            } else {
+                println!("going back would do this to the files:");
+                print_changes(&changes);
+            }
+            foreign = f;
+        }
+    }
+    let (editor, mode) = ask(
+        editor,
+        "restore [c]ode, con[v]ersation, [b]oth, or [n]othing? ",
+    )
+    .await;
+    let mode = match mode.as_deref().map(str::trim) {
+        Some("c") | Some("code") => RewindMode::Code,
+        Some("v") | Some("conversation") => RewindMode::Conversation,
+        Some("b") | Some("both") => RewindMode::Both,
+        _ => {
+            println!("not rewound");
+            return editor;
+        }
+    };
+    let mut editor = editor;
+    let mut overwrite = false;
+    if !foreign.is_empty() && mode != RewindMode::Conversation {
+        let (ed, yes) = ask(
+            editor,
+            &format!(
+                "{} changed since the last checkpoint, not by mm (by you?); overwrite? [y/N] ",
+                foreign.join(", ")
+            ),
+        )
+        .await;
+        editor = ed;
+        overwrite = matches!(yes.as_deref().map(str::trim), Some("y") | Some("yes"));
+        if !overwrite {
+            println!("not rewound");
+            return editor;
+        }
+    }
+    collect(
+        ops,
+        events,
+        Op::Rewind {
+            id,
+            mode,
+            overwrite,
+        },
+    )
+    .await;
+    editor
+}
+
+pub async fn commit(
+    ops: &OpSender,
+    events: &mut EventReceiver,
+    editor: DefaultEditor,
+) -> DefaultEditor {
+    eprintln!("mm: asking the model for a commit message…");
+    let mut proposal = None;
+    for ev in collect(ops, events, Op::ProposeCommit).await {
+        if let AgentEvent::CommitProposed { message, files } = ev {
+            proposal = Some((message, files));
+        }
+    }
+    let Some((mut message, files)) = proposal else {
+        return editor;
+    };
+    println!("files: {}", files.join(", "));
+    println!("---\n{message}\n---");
+    let (mut editor, answer) =
+        ask(editor, "commit with this message? [y]es / [e]dit / [N]o ").await;
+    match answer.as_deref().map(str::trim) {
+        Some("y") | Some("yes") => {}
+        Some("e") | Some("edit") => {
+            println!("type the message; a line with \"\"\" alone ends it");
+            let mut lines = Vec::new();
+            loop {
+                let (ed, line) = ask(editor, "… ").await;
+                editor = ed;
+                match line {
+                    Some(l) if l.trim() == "\"\"\"" => break,
+                    Some(l) => lines.push(l),
+                    None => return editor,
+                }
+            }
+            message = lines.join("\n");
+        }
+        _ => {
+            println!("not committed");
+            return editor;
+        }
+    }
+    collect(ops, events, Op::Commit { message }).await;
+    editor
+}

@@ -1,0 +1,185 @@
+//! Checkpoints end to end, in the REPL, on a real git repository: three
+//! turns change three files (a new one, an edit, a deletion by a shell
+//! command); /diff shows them; /rewind to turn 1 puts the tree back (new
+//! file gone); /rewind again undoes the rewind; /commit commits with the
+//! model's message. The user's stash, branches and tags show no trace.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+use support::term::Term;
+use support::*;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn three_turns_a_diff_a_rewind_a_rewind_of_the_rewind_and_a_commit() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "new notes\n"}),
+        ),
+        text("Created notes.txt."),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "a.txt", "content": "alpha, edited\n"}),
+        ),
+        text("Edited a.txt."),
+        call("c3", "bash", json!({"command": "rm b.txt"})),
+        text("Removed b.txt."),
+        text("feat: add notes, edit a, drop b\n\nThree small changes made in one session."),
+    ]);
+    let ws = Workspace::new();
+    let p = ws.path();
+    git(&p, &["init", "-q", "-b", "main"]);
+    ws.write("a.txt", "alpha\n");
+    ws.write("b.txt", "beta\n");
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    git(&p, &["tag", "v0"]);
+    let branches = git(&p, &["for-each-ref", "refs/heads", "refs/tags"]);
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+
+    t.send("write the notes file\r");
+    t.expect("allow?");
+    t.send("y\r");
+    t.expect("Created notes.txt.");
+    t.send("rewrite a.txt\r");
+    t.expect("allow?");
+    t.send("y\r");
+    t.expect("Edited a.txt.");
+    t.send("remove b.txt\r");
+    t.expect("allow?");
+    t.send("y\r");
+    t.expect("Removed b.txt.");
+    assert!(!p.join("b.txt").exists());
+
+    t.send("/diff\r");
+    t.expect("a.txt (+1 -1)");
+    t.expect("+alpha, edited");
+    t.send("/rewind\r");
+    t.expect("rewind to which?");
+    let screen = t.screen.lock().unwrap().clone();
+    // Most recent first: the command checkpoint, then turns 3, 2, 1.
+    let turn1 = screen
+        .lines()
+        .rev()
+        .find(|l| l.contains("turn 1 ·") && l.contains("write the notes file"))
+        .and_then(|l| l.trim().split(')').next().map(str::to_string))
+        .expect("turn 1 is listed");
+    t.send(&format!("{turn1}\r"));
+    t.expect("going back would do this to the files:");
+    t.expect("restore [c]ode");
+    t.send("c\r");
+    t.expect("rewound to turn 1");
+    assert!(!p.join("notes.txt").exists(), "the new file is gone");
+    assert_eq!(ws.read("a.txt"), "alpha\n");
+    assert_eq!(ws.read("b.txt"), "beta\n");
+    assert_eq!(
+        git(&p, &["status", "--porcelain"]),
+        "",
+        "the tree is as it was"
+    );
+
+    // Changed my mind: the safety checkpoint is on top of the list.
+    t.send("/rewind\r");
+    t.expect("rewind to which?");
+    t.send("1\r");
+    t.expect("restore [c]ode");
+    t.send("c\r");
+    t.expect("rewound to turn");
+    assert_eq!(ws.read("notes.txt"), "new notes\n");
+    assert_eq!(ws.read("a.txt"), "alpha, edited\n");
+    assert!(!p.join("b.txt").exists());
+
+    t.send("/commit\r");
+    t.expect("feat: add notes, edit a, drop b");
+    t.expect("commit with this message?");
+    t.send("y\r");
+    t.expect("committed 3 file(s)");
+    assert_eq!(
+        git(&p, &["log", "-1", "--format=%s"]).trim(),
+        "feat: add notes, edit a, drop b"
+    );
+    assert_eq!(
+        git(&p, &["status", "--porcelain"]),
+        "",
+        "everything is committed"
+    );
+    let committed = git(&p, &["show", "--name-status", "--format=", "HEAD"]);
+    assert!(
+        committed.contains("A\tnotes.txt")
+            && committed.contains("M\ta.txt")
+            && committed.contains("D\tb.txt"),
+        "{committed}"
+    );
+    assert_eq!(git(&p, &["stash", "list"]), "");
+    let after = git(&p, &["for-each-ref", "refs/heads", "refs/tags"]);
+    assert_eq!(
+        after.lines().count(),
+        branches.lines().count(),
+        "a branch or tag appeared: {after}"
+    );
+    assert!(after.contains("refs/tags/v0"));
+    assert!(
+        git(&p, &["for-each-ref", "refs/mm"]).contains("refs/mm/checkpoints/"),
+        "checkpoints are kept by refs under refs/mm"
+    );
+
+    t.send("/undo\r");
+    t.expect("mm: ");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}
+
+#[test]
+fn undo_reverts_the_last_edit_only() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "one.txt", "content": "1\n"}),
+        ),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "two.txt", "content": "2\n"}),
+        ),
+        text("Wrote two files."),
+    ]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url, "-yolo"]);
+    t.expect("› ");
+    t.send("write two files\r");
+    t.expect("Wrote two files.");
+    t.send("/undo\r");
+    t.expect("undid the last edit to two.txt");
+    assert!(!ws.dir.path().join("two.txt").exists());
+    assert_eq!(ws.read("one.txt"), "1\n");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}

@@ -1,0 +1,100 @@
+//! `mm` in a real pseudo-terminal, read as plain text: for the REPL.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
+
+use super::Workspace;
+
+pub struct Term {
+    pub writer: Box<dyn Write + Send>,
+    pub screen: Arc<Mutex<String>>,
+    pub child: Box<dyn portable_pty::Child + Send + Sync>,
+    pub seen: usize,
+}
+
+impl Term {
+    pub fn start(ws: &Workspace, args: &[&str]) -> Term {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: 40,
+                cols: 200,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .unwrap();
+        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_mm"));
+        cmd.args(args);
+        cmd.cwd(ws.dir.path());
+        cmd.env_clear();
+        cmd.env("PATH", std::env::var("PATH").unwrap());
+        cmd.env("HOME", ws.home.path());
+        cmd.env("NO_COLOR", "1");
+        cmd.env("TERM", "xterm");
+        let child = pty.slave.spawn_command(cmd).unwrap();
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().unwrap();
+        let screen = Arc::new(Mutex::new(String::new()));
+        let s = screen.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                s.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+            }
+        });
+        let writer = pty.master.take_writer().unwrap();
+        // Keep the master alive as long as the child runs.
+        std::mem::forget(pty.master);
+        Term {
+            writer,
+            screen,
+            child,
+            seen: 0,
+        }
+    }
+
+    /// Waits for `text` to appear after what was already matched.
+    pub fn expect(&mut self, text: &str) {
+        let start = Instant::now();
+        loop {
+            {
+                let s = self.screen.lock().unwrap();
+                if let Some(i) = s[self.seen..].find(text) {
+                    self.seen += i + text.len();
+                    return;
+                }
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                panic!(
+                    "never saw {text:?}; screen:\n{}",
+                    self.screen.lock().unwrap()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn send(&mut self, keys: &str) {
+        self.writer.write_all(keys.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    pub fn exit_code(&mut self) -> u32 {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.exit_code();
+            }
+            assert!(start.elapsed() < Duration::from_secs(20), "mm did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
