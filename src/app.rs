@@ -29,8 +29,12 @@ pub async fn run(cli: Cli) -> i32 {
         repl::print_sessions(&root);
         return 0;
     }
+    if cli.prune {
+        return prune(&root);
+    }
     if let Some(which) = &cli.show {
         return match session::read_records(&root, which) {
+            Ok((id, records)) if cli.diff => show_diff(&root, &id, &records),
             Ok((_, records)) => {
                 show::replay(&records);
                 0
@@ -139,7 +143,7 @@ pub async fn run(cli: Cli) -> i32 {
         bus: bus.clone(),
         turn_starts: session::turn_starts(&replay),
         checkpoints: session::checkpoints(&replay),
-        git: open_checkpoints(&root, log.id()),
+        git: open_checkpoints(&root, log.id(), settings.checkpoint_days),
         log,
         history,
         unattended,
@@ -203,12 +207,74 @@ fn load_looks(
 fn open_checkpoints(
     root: &std::path::Path,
     session: &str,
+    keep_days: u64,
 ) -> Option<Arc<std::sync::Mutex<crate::git::Store>>> {
     match crate::git::Store::open(root, session) {
-        Ok(s) => Some(Arc::new(std::sync::Mutex::new(s))),
+        Ok(s) => {
+            if keep_days > 0 {
+                let _ = s.prune_older_than(keep_days);
+            }
+            Some(Arc::new(std::sync::Mutex::new(s)))
+        }
         Err(e) => {
             eprintln!("mm: checkpoints are off: {e}");
             None
+        }
+    }
+}
+
+/// `-prune`: drops the checkpoint refs of every session but the latest.
+fn prune(root: &std::path::Path) -> i32 {
+    let latest = session::list(root)
+        .first()
+        .map(|s| s.id.clone())
+        .unwrap_or_default();
+    let store = match crate::git::Store::open(root, &latest) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("mm: {e}");
+            return 1;
+        }
+    };
+    match store.prune(&[latest.as_str()]) {
+        Ok(n) => {
+            println!(
+                "removed {n} checkpoint ref(s) under refs/mm/checkpoints (kept session {latest}); `git gc` frees their space"
+            );
+            0
+        }
+        Err(e) => {
+            eprintln!("mm: {e}");
+            1
+        }
+    }
+}
+
+/// `-show ID -diff`: the session's changes against its first checkpoint.
+fn show_diff(root: &std::path::Path, id: &str, records: &[session::Record]) -> i32 {
+    let Some(first) = session::checkpoints(records).into_iter().next() else {
+        eprintln!("mm: session {id} has no checkpoints");
+        return 1;
+    };
+    let result = crate::git::Store::open(root, id).and_then(|mut s| {
+        let oid = git2::Oid::from_str(&first.id)?;
+        s.diff_since(oid)
+    });
+    match result {
+        Ok(changes) => {
+            let changes: Vec<crate::protocol::FileChange> = changes
+                .iter()
+                .map(crate::git::PlannedChange::forward)
+                .collect();
+            if changes.is_empty() {
+                println!("no changes since session {id} began");
+            }
+            crate::console::git_cmds::print_changes(&changes);
+            0
+        }
+        Err(e) => {
+            eprintln!("mm: {e}");
+            1
         }
     }
 }

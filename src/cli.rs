@@ -58,6 +58,14 @@ pub struct Cli {
     #[arg(long, value_name = "last|ID")]
     pub show: Option<String>,
 
+    /// With -show: print the session's changes (a diff against its first checkpoint).
+    #[arg(long)]
+    pub diff: bool,
+
+    /// Delete the checkpoint refs of every session but the latest (then `git gc` frees them).
+    #[arg(long)]
+    pub prune: bool,
+
     /// What the tools may do: read-only, workspace (default) or full.
     #[arg(long, value_name = "MODE", value_parser = parse_sandbox)]
     pub sandbox: Option<SandboxMode>,

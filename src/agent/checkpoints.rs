@@ -42,40 +42,6 @@ fn kind_name(kind: Kind) -> &'static str {
     }
 }
 
-/// A planned change as a file change: from the file now to the file then.
-fn as_change(c: &PlannedChange) -> FileChange {
-    let (added, removed) = crate::diff::line_counts(&c.now, &c.then);
-    FileChange {
-        path: c.path.clone(),
-        kind: match (c.exists_now, c.existed_then) {
-            (true, false) => ChangeKind::Deleted,
-            (false, true) => ChangeKind::Created,
-            _ => ChangeKind::Modified,
-        },
-        before: Arc::from(c.now.as_str()),
-        after: Arc::from(c.then.as_str()),
-        added,
-        removed,
-    }
-}
-
-/// The same change seen forwards (from then to now), for `/diff`.
-fn forwards(c: &PlannedChange) -> FileChange {
-    let (added, removed) = crate::diff::line_counts(&c.then, &c.now);
-    FileChange {
-        path: c.path.clone(),
-        kind: match (c.existed_then, c.exists_now) {
-            (false, true) => ChangeKind::Created,
-            (true, false) => ChangeKind::Deleted,
-            _ => ChangeKind::Modified,
-        },
-        before: Arc::from(c.then.as_str()),
-        after: Arc::from(c.now.as_str()),
-        added,
-        removed,
-    }
-}
-
 fn parse_id(id: &str) -> Result<Oid, String> {
     Oid::from_str(id).map_err(|_| format!("{id} is not a checkpoint id"))
 }
@@ -164,7 +130,7 @@ impl Agent {
                     .map(|(info, changes)| {
                         let counts = changes
                             .iter()
-                            .map(as_change)
+                            .map(PlannedChange::backward)
                             .fold((0, 0), |(a, r), c| (a + c.removed, r + c.added));
                         CheckpointSummary {
                             info,
@@ -194,7 +160,7 @@ impl Agent {
             Ok(plan) => self.bus.publish(AgentEvent::RewindPreview {
                 id: id.to_string(),
                 foreign: plan.foreign().iter().map(|s| s.to_string()).collect(),
-                changes: plan.changes.iter().map(as_change).collect(),
+                changes: plan.changes.iter().map(PlannedChange::backward).collect(),
             }),
             Err(e) => self.git_notice(Level::Error, format!("cannot preview the rewind: {e}")),
         }
@@ -252,7 +218,7 @@ impl Agent {
         }
         let label = format!("before rewinding to turn {}", target.turn);
         self.checkpoint(Kind::Safety, &label).await;
-        let changes: Vec<FileChange> = plan.changes.iter().map(as_change).collect();
+        let changes: Vec<FileChange> = plan.changes.iter().map(PlannedChange::backward).collect();
         if let Err(e) = with_store(&store, move |s| s.apply(&plan)).await {
             self.git_notice(Level::Error, format!("the rewind stopped half way: {e}; /rewind lists the safety checkpoint to go back"));
             return false;
@@ -367,7 +333,7 @@ impl Agent {
         match with_store(&store, move |s| s.diff_since(oid)).await {
             Ok(changes) => self.bus.publish(AgentEvent::SessionDiff {
                 from,
-                changes: changes.iter().map(forwards).collect(),
+                changes: changes.iter().map(PlannedChange::forward).collect(),
             }),
             Err(e) => self.git_notice(
                 Level::Error,

@@ -109,6 +109,9 @@ pub struct AgentFile {
     pub theme: Option<String>,
     /// TUI keymap name (`default`, `vim`, `emacs`, or a user file).
     pub keymap: Option<String>,
+    /// Checkpoints of sessions older than this many days are pruned at
+    /// start (default 30; 0 keeps them all).
+    pub checkpoint_days: Option<u64>,
 }
 
 /// A configuration error, with its place in the file when known.

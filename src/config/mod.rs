@@ -82,6 +82,7 @@ pub struct Settings {
     pub approve_edits: bool,
     pub theme: String,
     pub keymap: String,
+    pub checkpoint_days: u64,
     pub acp_name: Option<String>,
     pub acp_title: Option<String>,
     /// The agent file these settings came from, if any.
@@ -269,6 +270,7 @@ pub fn resolve(
         approve_edits: merged.approve_edits.unwrap_or(true),
         theme: merged.theme.clone().unwrap_or_else(|| "dark".into()),
         keymap: merged.keymap.clone().unwrap_or_else(|| "default".into()),
+        checkpoint_days: merged.checkpoint_days.unwrap_or(30),
         acp_name: acp.name,
         acp_title: acp.title,
         agent_file: agent_file.map(Path::to_path_buf),
@@ -306,7 +308,8 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         max_tokens,
         approve_edits,
         theme,
-        keymap
+        keymap,
+        checkpoint_days
     );
     if let Some(top_sampling) = top.sampling {
         let sampling = base.sampling.get_or_insert_with(Default::default);

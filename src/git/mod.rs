@@ -279,9 +279,31 @@ impl Store {
         Ok(repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?)
     }
 
-    /// Deletes this workspace's checkpoint refs of every session but
-    /// `keep`; returns how many went.
+    /// Deletes the checkpoint refs of every session but `keep`; returns
+    /// how many went.
     pub fn prune(&self, keep: &[&str]) -> Result<usize> {
+        self.prune_where(|session| !keep.contains(&session))
+    }
+
+    /// Deletes the checkpoint refs of sessions whose id (a UTC time,
+    /// `YYYYMMDD-HHMMSS-…`) is older than `days` days.
+    pub fn prune_older_than(&self, days: u64) -> Result<usize> {
+        let today = jiff::Timestamp::now().strftime("%Y%m%d").to_string();
+        let Ok(today) = jiff::civil::Date::strptime("%Y%m%d", &today) else {
+            return Ok(0);
+        };
+        self.prune_where(|session| {
+            let then = session
+                .get(..8)
+                .and_then(|d| jiff::civil::Date::strptime("%Y%m%d", d).ok());
+            match then.and_then(|t| today.since(t).ok()) {
+                Some(span) => span.get_days() as u64 > days,
+                None => false,
+            }
+        })
+    }
+
+    fn prune_where(&self, remove: impl Fn(&str) -> bool) -> Result<usize> {
         let mut names = Vec::new();
         for r in self.repo.references_glob("refs/mm/checkpoints/*")? {
             let r = r?;
@@ -291,7 +313,7 @@ impl Store {
                     .split('/')
                     .next()
                     .unwrap_or("");
-                if !keep.contains(&session) {
+                if remove(session) {
                     names.push(name.to_string());
                 }
             }

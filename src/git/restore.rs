@@ -6,7 +6,11 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
 use git2::{Delta, DiffOptions, ObjectType, Oid};
+
+use crate::protocol::{ChangeKind, FileChange};
 
 use super::{GitError, Result, Store, io_err};
 
@@ -28,6 +32,42 @@ pub struct PlannedChange {
     /// The file mode at the checkpoint (to restore the executable bit).
     mode: u32,
     blob: Option<Oid>,
+}
+
+impl PlannedChange {
+    /// The change as the session made it: from then to now (`/diff`).
+    pub fn forward(&self) -> FileChange {
+        let (added, removed) = crate::diff::line_counts(&self.then, &self.now);
+        FileChange {
+            path: self.path.clone(),
+            kind: match (self.existed_then, self.exists_now) {
+                (false, true) => ChangeKind::Created,
+                (true, false) => ChangeKind::Deleted,
+                _ => ChangeKind::Modified,
+            },
+            before: Arc::from(self.then.as_str()),
+            after: Arc::from(self.now.as_str()),
+            added,
+            removed,
+        }
+    }
+
+    /// The change a rewind makes: from now back to then.
+    pub fn backward(&self) -> FileChange {
+        let (added, removed) = crate::diff::line_counts(&self.now, &self.then);
+        FileChange {
+            path: self.path.clone(),
+            kind: match (self.exists_now, self.existed_then) {
+                (true, false) => ChangeKind::Deleted,
+                (false, true) => ChangeKind::Created,
+                _ => ChangeKind::Modified,
+            },
+            before: Arc::from(self.now.as_str()),
+            after: Arc::from(self.then.as_str()),
+            added,
+            removed,
+        }
+    }
 }
 
 /// A rewind worked out and not yet applied.

@@ -20,13 +20,14 @@ use super::panes::composer::{Composer, Popup};
 use super::panes::diff::DiffPane;
 use super::panes::file_tree::FileTree;
 use super::panes::overlays::{Overlay, Viewer, help_lines};
+use super::panes::rewind::{CommitOverlay, RewindOverlay, Stage};
 use super::panes::status::Status;
 use super::panes::transcript::{CellKind, ToolState, Transcript};
 use crate::bus::OpSender;
 use crate::config::keymap::{self, Key, Keymap, Scope};
 use crate::config::theme::{self, Theme};
 use crate::protocol::{
-    AgentEvent, ApprovalDecision, ApprovalKind, Level, Op, Outcome, ToolStatus, TurnId,
+    AgentEvent, ApprovalDecision, ApprovalKind, Level, Op, Outcome, RewindMode, ToolStatus, TurnId,
 };
 
 /// Below this width the side panes become tabs.
@@ -347,6 +348,54 @@ impl App {
                     self.send(next);
                 }
             }
+            AgentEvent::CheckpointCreated { .. } => self.status.checkpoints += 1,
+            AgentEvent::Checkpoints { list } => {
+                if let Some(Overlay::Rewind(r)) = &mut self.overlay {
+                    r.list = list;
+                    r.loading = false;
+                    r.selected = 0;
+                    if let Some(id) = r.selected_id() {
+                        self.ops.send(Op::PreviewRewind { id });
+                    }
+                }
+            }
+            AgentEvent::RewindPreview {
+                id,
+                changes,
+                foreign,
+            } => {
+                if let Some(Overlay::Rewind(r)) = &mut self.overlay
+                    && r.selected_id().as_deref() == Some(id.as_str())
+                {
+                    r.foreign = foreign;
+                    self.diff
+                        .set_review("rewind preview: what going back does", &changes);
+                }
+            }
+            AgentEvent::SessionDiff { changes, .. } => {
+                self.diff
+                    .set_review("the session's changes since it began", &changes);
+                self.show_diff = true;
+                self.focus = Focus::Diff;
+                self.tab = Focus::Diff;
+                self.flash(format!("{} file(s) changed in this session", changes.len()));
+            }
+            AgentEvent::ConversationTrimmed { turn, session } => {
+                self.transcript.cells.retain(|c| c.turn < turn);
+                self.transcript.selected = None;
+                self.transcript.follow();
+                self.status.session = session;
+            }
+            AgentEvent::CommitProposed { message, files } => {
+                self.status.flash = None;
+                self.overlay = Some(Overlay::Commit(Box::new(CommitOverlay::new(&message, files))));
+            }
+            AgentEvent::Committed { id, summary } => {
+                self.flash(format!(
+                    "committed {}: {summary}",
+                    id.get(..8).unwrap_or(&id)
+                ));
+            }
             _ => {}
         }
     }
@@ -462,7 +511,7 @@ impl App {
             return;
         }
         if self.overlay.is_some() {
-            self.overlay_key(key);
+            self.overlay_key(ev, key);
             return;
         }
         // An open completion popup takes Tab, arrows and Enter first.
@@ -614,11 +663,80 @@ impl App {
         self.status.approvals_waiting = self.approvals.queue.len();
     }
 
-    fn overlay_key(&mut self, key: Key) {
+    fn overlay_key(&mut self, ev: KeyEvent, key: Key) {
         let Some(overlay) = &mut self.overlay else {
             return;
         };
         match overlay {
+            Overlay::Rewind(r) => {
+                let mut send = None;
+                match (&r.stage, ev.code) {
+                    (Stage::Choose, KeyCode::Esc) => {
+                        self.overlay = None;
+                        self.diff.clear_review();
+                    }
+                    (Stage::Choose, KeyCode::Up | KeyCode::Char('k')) => {
+                        send = r.move_by(-1).map(|id| Op::PreviewRewind { id })
+                    }
+                    (Stage::Choose, KeyCode::Down | KeyCode::Char('j')) => {
+                        send = r.move_by(1).map(|id| Op::PreviewRewind { id })
+                    }
+                    (Stage::Choose, KeyCode::Enter) if !r.list.is_empty() => r.stage = Stage::Mode,
+                    (Stage::Mode, KeyCode::Esc) => r.stage = Stage::Choose,
+                    (Stage::Mode, KeyCode::Char(c @ ('c' | 'v' | 'b'))) => {
+                        let mode = match c {
+                            'c' => RewindMode::Code,
+                            'v' => RewindMode::Conversation,
+                            _ => RewindMode::Both,
+                        };
+                        if mode != RewindMode::Conversation && !r.foreign.is_empty() {
+                            r.stage = Stage::Confirm(mode);
+                        } else {
+                            send = r.selected_id().map(|id| Op::Rewind {
+                                id,
+                                mode,
+                                overwrite: false,
+                            });
+                        }
+                    }
+                    (Stage::Confirm(mode), KeyCode::Char('y')) => {
+                        let mode = *mode;
+                        send = r.selected_id().map(|id| Op::Rewind {
+                            id,
+                            mode,
+                            overwrite: true,
+                        });
+                    }
+                    (Stage::Confirm(_), KeyCode::Char('n') | KeyCode::Esc) => {
+                        r.stage = Stage::Choose
+                    }
+                    _ => {}
+                }
+                if let Some(op) = send {
+                    let rewind = matches!(op, Op::Rewind { .. });
+                    self.ops.send(op);
+                    if rewind {
+                        self.overlay = None;
+                        self.diff.clear_review();
+                        self.flash("rewinding…");
+                    }
+                }
+            }
+            Overlay::Commit(c) => {
+                if ev.code == KeyCode::Esc {
+                    self.overlay = None;
+                    self.flash("not committed");
+                } else if ev.code == KeyCode::Char('s')
+                    && ev.modifiers.contains(KeyModifiers::CONTROL)
+                {
+                    let message = c.message();
+                    self.overlay = None;
+                    self.ops.send(Op::Commit { message });
+                    self.flash("committing…");
+                } else {
+                    c.area.input(ev);
+                }
+            }
             Overlay::Viewer(v) => match self.keymap.action(Scope::Viewer, key) {
                 Some("close") => self.overlay = None,
                 Some("scroll_up") => v.scroll_by(-1),
@@ -636,7 +754,6 @@ impl App {
                 keymap::KeyCodeKey::PageDown => *scroll += 10,
                 _ => self.overlay = None,
             },
-            Overlay::Slot { .. } => self.overlay = None,
         }
     }
 
@@ -674,6 +791,10 @@ impl App {
     }
 
     fn diff_key(&mut self, ev: KeyEvent, key: Key) {
+        if ev.code == KeyCode::Esc && self.diff.review.is_some() {
+            self.diff.clear_review();
+            return;
+        }
         match self.keymap.action(Scope::Diff, key) {
             Some("scroll_up") => self.diff.scroll_by(-1),
             Some("scroll_down") => self.diff.scroll_by(1),
@@ -837,13 +958,21 @@ impl App {
             },
             "/mouse" => self.toggle_mouse(),
             "/tree" => self.global("toggle_tree"),
-            "/diff" | "/rewind" => {
-                self.overlay = Some(Overlay::Slot {
-                    title: name.trim_start_matches('/').to_string(),
-                    text: format!(
-                        "{name} reviews and undoes the session's work through git checkpoints, which this version does not take yet. The diff pane (Tab to focus it) shows every change of this session."
-                    ),
-                });
+            "/rewind" => {
+                self.overlay = Some(Overlay::Rewind(RewindOverlay::default()));
+                self.show_diff = true;
+                self.ops.send(Op::ListCheckpoints);
+            }
+            "/diff" => {
+                self.ops.send(Op::SessionDiff { from: None });
+                self.flash("reading the session's changes…");
+            }
+            "/commit" => {
+                self.ops.send(Op::ProposeCommit);
+                self.flash("asking the model for a commit message…");
+            }
+            "/undo" => {
+                self.ops.send(Op::Undo);
             }
             other => self.flash(format!("unknown command {other}; /help lists them")),
         }
@@ -1061,8 +1190,13 @@ impl App {
             height: l.composer.y.saturating_sub(area.y),
             ..area
         };
-        if let Some(o) = &self.overlay {
-            o.render(main, buf, &th, &self.keymap);
+        if let Some(o) = &mut self.overlay {
+            // The rewind list leaves the diff pane in sight: it previews.
+            let area = match o {
+                Overlay::Rewind(_) => l.transcript.filter(|_| l.diff.is_some()).unwrap_or(main),
+                _ => main,
+            };
+            o.render(area, buf, &th, &self.keymap);
         }
         if self.approvals.visible() {
             self.approvals.render(main, buf, &th, &self.keymap);

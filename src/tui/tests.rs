@@ -498,3 +498,118 @@ fn every_shipped_theme_and_keymap_draws() {
         }
     }
 }
+
+fn summary(id: &str, turn: u64, label: &str, files: &[&str]) -> CheckpointSummary {
+    CheckpointSummary {
+        info: CheckpointInfo {
+            id: id.into(),
+            turn,
+            kind: "turn".into(),
+            time: "2026-11-30T10:42:07Z".into(),
+            label: label.into(),
+        },
+        files: files.iter().map(|f| f.to_string()).collect(),
+        added: 2,
+        removed: 3,
+    }
+}
+
+#[test]
+fn the_rewind_overlay_previews_and_asks_what_to_restore() {
+    let mut r = rig();
+    typed(&mut r.app, "/rewind");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(&ops(&mut r)[..], [Op::ListCheckpoints]));
+    r.app.on_agent(AgentEvent::Checkpoints {
+        list: vec![
+            summary("c3", 3, "remove the old helper", &["calc.py"]),
+            summary("c1", 1, "fix the add function", &["calc.py", "notes.txt"]),
+        ],
+    });
+    assert!(matches!(&ops(&mut r)[..], [Op::PreviewRewind { id }] if id == "c3"));
+    r.app.on_key(key(KeyCode::Down));
+    assert!(matches!(&ops(&mut r)[..], [Op::PreviewRewind { id }] if id == "c1"));
+    r.app.on_agent(AgentEvent::RewindPreview {
+        id: "c1".into(),
+        changes: vec![change(
+            "def add(a, b):\n    return a + b\n",
+            "def add(a, b):\n    return a - b\n",
+        )],
+        foreign: vec!["notes.txt".into()],
+    });
+    insta::assert_snapshot!("rewind_overlay", screen(&mut r.app, 120, 24));
+    r.app.on_key(key(KeyCode::Enter));
+    r.app.on_key(key(KeyCode::Char('b')));
+    // notes.txt changed outside mm: the overwrite is asked first.
+    assert!(ops(&mut r).is_empty());
+    let text = screen(&mut r.app, 120, 24);
+    assert!(
+        text.contains("notes.txt changed since the last") && text.contains("overwrite? y / n"),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::Char('y')));
+    let sent = ops(&mut r);
+    assert!(
+        matches!(&sent[..], [Op::Rewind { id, mode: RewindMode::Both, overwrite: true }] if id == "c1"),
+        "{sent:?}"
+    );
+    assert!(r.app.overlay.is_none());
+}
+
+#[test]
+fn a_trimmed_conversation_leaves_the_transcript() {
+    let mut r = rig();
+    for ev in turn_events() {
+        r.app.on_agent(ev);
+    }
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 2,
+        prompt: "second turn".into(),
+    });
+    r.app.on_agent(AgentEvent::ConversationTrimmed {
+        turn: 2,
+        session: "20261130-999999-000000".into(),
+    });
+    let text = screen(&mut r.app, 120, 30);
+    assert!(
+        text.contains("fix the add function") && !text.contains("second turn"),
+        "{text}"
+    );
+}
+
+#[test]
+fn diff_review_and_commit_from_the_tui() {
+    let mut r = rig();
+    typed(&mut r.app, "/diff");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(&ops(&mut r)[..], [Op::SessionDiff { from: None }]));
+    r.app.on_agent(AgentEvent::SessionDiff {
+        from: "c1".into(),
+        changes: vec![change("a\nb\n", "a\nB\n")],
+    });
+    assert_eq!(r.app.focus, Focus::Diff);
+    let text = screen(&mut r.app, 120, 20);
+    assert!(
+        text.contains("the session's changes since it began"),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::Esc));
+    assert!(r.app.diff.review.is_none());
+
+    r.app.focus = Focus::Composer;
+    typed(&mut r.app, "/commit");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(&ops(&mut r)[..], [Op::ProposeCommit]));
+    r.app.on_agent(AgentEvent::CommitProposed {
+        message: "fix(calc): add adds\n\nIt subtracted.".into(),
+        files: vec!["calc.py".into()],
+    });
+    insta::assert_snapshot!("commit_overlay", screen(&mut r.app, 100, 20));
+    typed(&mut r.app, "Tested: ");
+    r.app.on_key(ctrl('s'));
+    let sent = ops(&mut r);
+    assert!(
+        matches!(&sent[..], [Op::Commit { message }] if message == "Tested: fix(calc): add adds\n\nIt subtracted."),
+        "{sent:?}"
+    );
+}

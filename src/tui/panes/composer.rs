@@ -26,11 +26,16 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "mouse capture on/off (off: select text with the terminal)",
     ),
     ("/tree", "show or hide the file tree"),
+    ("/diff", "review the session's changes in the diff pane"),
     (
-        "/diff",
-        "review the session's changes (with git checkpoints, coming)",
+        "/rewind",
+        "go back to a checkpoint: files, conversation or both",
     ),
-    ("/rewind", "undo turns (with git checkpoints, coming)"),
+    ("/undo", "revert the last edit"),
+    (
+        "/commit",
+        "commit the session's changes with a message the model writes",
+    ),
     ("/quit", "leave"),
 ];
 

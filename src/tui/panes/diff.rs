@@ -68,6 +68,10 @@ pub struct DiffPane {
     pub hunk: usize,
     pub scroll: usize,
     root: PathBuf,
+    /// A review (`/diff`, a rewind preview) shown in place of the live
+    /// changes, which wait here.
+    pub review: Option<String>,
+    saved: Vec<Entry>,
     view_height: std::cell::Cell<u16>,
     /// Line of each hunk header in the last render, for jumping.
     hunk_lines: RefCell<Vec<usize>>,
@@ -91,6 +95,43 @@ impl DiffPane {
         }
     }
 
+    /// Shows these changes instead of the live ones until `clear_review`.
+    pub fn set_review(&mut self, title: &str, changes: &[FileChange]) {
+        if self.review.is_none() {
+            self.saved = std::mem::take(&mut self.entries);
+        }
+        self.entries.clear();
+        for c in changes {
+            self.entries.push(Entry {
+                path: c.path.clone(),
+                kind: c.kind,
+                before: c.before.clone(),
+                after: c.after.clone(),
+                hunks: Vec::new(),
+                added: 0,
+                removed: 0,
+                state: EntryState::Applied,
+                args: String::new(),
+                tool: String::new(),
+                colours: RefCell::new(None),
+            });
+            if let Some(e) = self.entries.last_mut() {
+                e.recompute();
+            }
+        }
+        self.review = Some(title.to_string());
+        self.selected = 0;
+        self.hunk = 0;
+        self.scroll = 0;
+    }
+
+    pub fn clear_review(&mut self) {
+        if self.review.take().is_some() {
+            self.entries = std::mem::take(&mut self.saved);
+            self.select_last();
+        }
+    }
+
     fn select_last(&mut self) {
         self.selected = self.entries.len().saturating_sub(1);
         self.hunk = 0;
@@ -102,6 +143,7 @@ impl DiffPane {
         if !matches!(tool, "write_file" | "edit_file") {
             return;
         }
+        self.clear_review();
         self.entries.push(Entry {
             path: String::new(),
             kind: ChangeKind::Modified,
@@ -178,12 +220,14 @@ impl DiffPane {
 
     /// An approval is asked for this change: show exactly it.
     pub fn pending(&mut self, call_id: &str, change: &FileChange) {
+        self.clear_review();
         let i = self.live_index(call_id);
         self.show_change(i, call_id, change, EntryState::Pending);
     }
 
     /// A change landed.
     pub fn applied(&mut self, call_id: &str, change: &FileChange) {
+        self.clear_review();
         let i = self.entries.iter().rposition(|e| {
             matches!(&e.state, EntryState::Live(id) if id == call_id)
                 || (e.state == EntryState::Pending && e.path == change.path)
@@ -283,6 +327,12 @@ impl DiffPane {
             return;
         }
         let mut header: Vec<Line<'static>> = Vec::new();
+        if let Some(title) = &self.review {
+            header.push(Line::styled(
+                format!("{title} (Esc: back to the live changes)"),
+                Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
+            ));
+        }
         let list_rows = (area.height as usize / 3).clamp(1, 6);
         let start = self.selected.saturating_sub(list_rows - 1);
         for (i, e) in self.entries.iter().enumerate().skip(start).take(list_rows) {

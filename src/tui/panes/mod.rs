@@ -5,5 +5,6 @@ pub mod composer;
 pub mod diff;
 pub mod file_tree;
 pub mod overlays;
+pub mod rewind;
 pub mod status;
 pub mod transcript;

@@ -16,15 +16,10 @@ use crate::config::theme::Theme;
 use crate::tui::render::highlight;
 
 pub enum Overlay {
-    Help {
-        scroll: usize,
-    },
+    Help { scroll: usize },
     Viewer(Viewer),
-    /// A view that a later version fills (name, what it will do).
-    Slot {
-        title: String,
-        text: String,
-    },
+    Rewind(super::rewind::RewindOverlay),
+    Commit(Box<super::rewind::CommitOverlay>),
 }
 
 fn frame(area: Rect, buf: &mut Buffer, th: &Theme, title: String) -> Rect {
@@ -171,8 +166,20 @@ impl Viewer {
 }
 
 impl Overlay {
-    pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme, keys: &Keymap) {
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, th: &Theme, keys: &Keymap) {
         match self {
+            Overlay::Rewind(r) => r.render(area, buf, th),
+            Overlay::Commit(c) => {
+                let w = area.width.saturating_sub(8).clamp(20, 100).min(area.width);
+                let h = 14.min(area.height);
+                let rect = Rect {
+                    x: area.x + (area.width - w) / 2,
+                    y: area.y + (area.height - h) / 2,
+                    width: w,
+                    height: h,
+                };
+                c.render(rect, buf, th);
+            }
             Overlay::Help { scroll } => {
                 let inner = frame(area, buf, th, " help ".into());
                 let lines: Vec<Line<'static>> =
@@ -180,15 +187,6 @@ impl Overlay {
                 Paragraph::new(lines).render(inner, buf);
             }
             Overlay::Viewer(v) => v.render(area, buf, th),
-            Overlay::Slot { title, text } => {
-                let inner = frame(area, buf, th, format!(" {title} "));
-                Paragraph::new(vec![
-                    Line::styled(text.clone(), Style::new().fg(th.text)),
-                    Line::default(),
-                    Line::styled("Esc closes.", Style::new().fg(th.dim)),
-                ])
-                .render(inner, buf);
-            }
         }
     }
 }

@@ -29,6 +29,8 @@ pub struct Status {
     pub queued: usize,
     pub approvals_waiting: usize,
     pub mouse_off: bool,
+    /// Checkpoints taken this session (`/rewind` lists them).
+    pub checkpoints: usize,
     /// A short message (what a command did), shown until the next one.
     pub flash: Option<String>,
 }
@@ -122,6 +124,9 @@ impl Status {
                 format!("{frame} {secs:.0}s "),
                 Style::new().fg(th.accent),
             ));
+        }
+        if self.checkpoints > 0 {
+            right.push(Span::styled(format!("⟲{} ", self.checkpoints), dim));
         }
         let short: String = self
             .session
