@@ -273,3 +273,74 @@ fn prune_removes_other_sessions_refs() {
         "{refs}"
     );
 }
+
+#[test]
+fn binary_files_come_back_and_huge_ones_are_left_alone() {
+    let d = repo();
+    let p = d.path();
+    std::fs::write(p.join("img.bin"), [0u8, 1, 2, 3, 255, 0, 7]).unwrap();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    std::fs::write(p.join("img.bin"), [9u8, 9, 0, 9]).unwrap();
+    let huge = vec![b'x'; (MAX_FILE_BYTES + 1) as usize];
+    std::fs::write(p.join("huge.dat"), &huge).unwrap();
+    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    let paths: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        vec!["img.bin"],
+        "a file too big to snapshot is not planned"
+    );
+    assert!(plan.changes[0].binary);
+    store.apply(&plan).unwrap();
+    assert_eq!(
+        std::fs::read(p.join("img.bin")).unwrap(),
+        vec![0u8, 1, 2, 3, 255, 0, 7]
+    );
+    assert_eq!(
+        std::fs::metadata(p.join("huge.dat")).unwrap().len(),
+        MAX_FILE_BYTES + 1
+    );
+}
+
+#[test]
+fn a_merge_with_conflicts_is_checkpointed_without_touching_the_index() {
+    let d = repo();
+    let p = d.path();
+    git(p, &["checkout", "-q", "-b", "other"]);
+    std::fs::write(p.join("a.txt"), "other side\n").unwrap();
+    git(p, &["commit", "-qam", "other"]);
+    git(p, &["checkout", "-q", "main"]);
+    std::fs::write(p.join("a.txt"), "main side\n").unwrap();
+    git(p, &["commit", "-qam", "main"]);
+    let merge = Command::new("git")
+        .args(["merge", "-q", "other"])
+        .current_dir(p)
+        .output()
+        .unwrap();
+    assert!(!merge.status.success(), "the merge should conflict");
+    let index_before = std::fs::read(p.join(".git/index")).unwrap();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "during a merge").unwrap();
+    let conflicted = std::fs::read_to_string(p.join("a.txt")).unwrap();
+    std::fs::write(p.join("a.txt"), "resolved by mm\n").unwrap();
+    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    store.apply(&plan).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(p.join("a.txt")).unwrap(),
+        conflicted
+    );
+    assert_eq!(
+        std::fs::read(p.join(".git/index")).unwrap(),
+        index_before,
+        "the conflicted index changed"
+    );
+    assert!(
+        p.join(".git/MERGE_HEAD").exists(),
+        "the merge is still in progress"
+    );
+    let err = store.commit_paths(&["a.txt".into()], "x").unwrap_err();
+    assert!(err.to_string().contains("Merge"), "{err}");
+}

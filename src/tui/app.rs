@@ -388,7 +388,9 @@ impl App {
             }
             AgentEvent::CommitProposed { message, files } => {
                 self.status.flash = None;
-                self.overlay = Some(Overlay::Commit(Box::new(CommitOverlay::new(&message, files))));
+                self.overlay = Some(Overlay::Commit(Box::new(CommitOverlay::new(
+                    &message, files,
+                ))));
             }
             AgentEvent::Committed { id, summary } => {
                 self.flash(format!(
