@@ -246,3 +246,137 @@ fn a_rejected_hunk_stays_out_and_the_model_is_told() {
     s.keys("\x11"); // ctrl-q
     assert_eq!(s.exit_code(), 0);
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn eventually(what: &str, ok: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(start.elapsed() < Duration::from_secs(20), "never: {what}");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+}
+
+#[test]
+fn three_turns_then_diff_rewind_rewind_back_and_commit_in_the_tui() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "new notes\n"}),
+        ),
+        text("Created notes.txt."),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "alpha", "replacement": "alpha, edited"}),
+        ),
+        text("Edited a.txt."),
+        call(
+            "c3",
+            "write_file",
+            json!({"path": "src/c.txt", "content": "gamma\n"}),
+        ),
+        text("Created src/c.txt."),
+        text("feat: add notes and c, edit a\n\nThree small changes."),
+    ]);
+    let ws = Workspace::new();
+    let p = ws.path();
+    git(&p, &["init", "-q", "-b", "main"]);
+    ws.write("a.txt", "alpha\n");
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    git(&p, &["stash", "list"]);
+    let refs_before = git(
+        &p,
+        &["for-each-ref", "refs/heads", "refs/tags", "refs/stash"],
+    );
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url, "-yolo"], 40, 140);
+    s.wait_for("Ask mm to do something");
+    s.keys("write the notes file\r");
+    s.wait_for("Created notes.txt.");
+    s.keys("read a.txt and edit it\r");
+    s.wait_for("Edited a.txt.");
+    s.keys("add src/c.txt\r");
+    s.wait_for("Created src/c.txt.");
+
+    s.keys("/diff\r");
+    s.wait_for("the session's changes since it began");
+    s.wait_for("3 files");
+    s.wait_for("alpha, edited");
+    std::thread::sleep(Duration::from_millis(100));
+    s.keys("\x1b"); // Esc: back to the composer
+    std::thread::sleep(Duration::from_millis(200));
+
+    s.keys("/rewind\r");
+    s.wait_for("Enter rewind");
+    s.wait_for("add src/c.txt");
+    // Most recent first: turn 3, turn 2, turn 1.
+    s.keys("\x1b[B");
+    std::thread::sleep(Duration::from_millis(100));
+    s.keys("\x1b[B");
+    s.wait_for("rewind preview");
+    s.wait_for("diff · 3 files");
+    s.keys("\r");
+    s.wait_for("c code");
+    s.keys("c");
+    s.wait_for("rewound to turn 1");
+    eventually("the new files are gone", || {
+        !p.join("notes.txt").exists() && !p.join("src/c.txt").exists()
+    });
+    assert_eq!(ws.read("a.txt"), "alpha\n");
+    assert_eq!(git(&p, &["status", "--porcelain"]), "");
+
+    // Changed my mind: the safety checkpoint is on top.
+    std::thread::sleep(Duration::from_millis(200));
+    s.keys("/rewind\r");
+    s.wait_for("Enter rewind");
+    s.wait_for("before rewinding to turn 1");
+    s.keys("\r");
+    s.wait_for("c code");
+    s.keys("c");
+    eventually("the rewind is undone", || p.join("src/c.txt").exists());
+    assert_eq!(ws.read("notes.txt"), "new notes\n");
+    assert_eq!(ws.read("a.txt"), "alpha, edited\n");
+
+    std::thread::sleep(Duration::from_millis(200));
+    s.keys("/commit\r");
+    s.wait_for("feat: add notes and c, edit a");
+    s.keys("\x13"); // ctrl-s
+    s.wait_for("committed");
+    eventually("the commit is made", || {
+        git(&p, &["log", "-1", "--format=%s"]).trim() == "feat: add notes and c, edit a"
+    });
+    assert_eq!(git(&p, &["status", "--porcelain"]), "");
+    assert_eq!(git(&p, &["stash", "list"]), "");
+    let refs_after = git(
+        &p,
+        &["for-each-ref", "refs/heads", "refs/tags", "refs/stash"],
+    );
+    assert_eq!(
+        refs_before
+            .lines()
+            .map(|l| l.split('\t').nth(1))
+            .collect::<Vec<_>>(),
+        refs_after
+            .lines()
+            .map(|l| l.split('\t').nth(1))
+            .collect::<Vec<_>>(),
+        "no branch, tag or stash appeared"
+    );
+    s.keys("\x11"); // ctrl-q
+    assert_eq!(s.exit_code(), 0);
+}

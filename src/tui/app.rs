@@ -398,6 +398,9 @@ impl App {
                     id.get(..8).unwrap_or(&id)
                 ));
             }
+            AgentEvent::OpFinished { op } if op == "rewind" || op == "undo" => {
+                self.tree.refresh();
+            }
             _ => {}
         }
     }

@@ -234,19 +234,34 @@ impl FileTree {
         {
             all.push(path.to_string());
         }
-        // Folders on the way are opened so the change is in sight, and
-        // the file's own folder is read again (the file may be new).
+        // Folders on the way are read again (the file, or a folder on the
+        // way, may be new) and opened so the change is in sight.
         let dirs: Vec<&str> = path.split('/').collect();
         let mut acc = String::new();
+        self.load("");
         for part in &dirs[..dirs.len().saturating_sub(1)] {
             if !acc.is_empty() {
                 acc.push('/');
             }
             acc.push_str(part);
             let dir = acc.clone();
-            self.expand(&dir);
+            self.load(&dir);
+            self.expanded.insert(dir);
         }
-        self.load(&acc);
+    }
+
+    /// Reads every folder read so far again (a rewind changed the tree).
+    pub fn refresh(&mut self) {
+        let dirs: Vec<String> = self.children.keys().cloned().collect();
+        for d in dirs {
+            if d.is_empty() || self.root.join(&d).is_dir() {
+                self.load(&d);
+            } else {
+                self.children.remove(&d);
+                self.expanded.remove(&d);
+            }
+        }
+        self.all_files = None;
     }
 
     fn changed_under(&self, dir: &str) -> usize {
@@ -359,6 +374,20 @@ mod tests {
         assert_eq!(t.marks["src/deep/new.rs"], ChangeKind::Created);
         assert!(names(&t).contains(&"    new.rs".to_string()));
         assert_eq!(t.changed_under("src"), 1);
+    }
+
+    #[test]
+    fn a_file_in_new_folders_shows_up_and_a_rewind_takes_it_away() {
+        let (d, mut t) = tree();
+        std::fs::create_dir_all(d.path().join("lib/inner")).unwrap();
+        std::fs::write(d.path().join("lib/inner/c.txt"), "").unwrap();
+        t.mark("lib/inner/c.txt", ChangeKind::Created);
+        let shown = names(&t);
+        assert!(shown.contains(&"lib".to_string()), "{shown:?}");
+        assert!(shown.contains(&"    c.txt".to_string()), "{shown:?}");
+        std::fs::remove_dir_all(d.path().join("lib")).unwrap();
+        t.refresh();
+        assert_eq!(names(&t), vec!["src", ".gitignore", "README.md"]);
     }
 
     #[test]
