@@ -344,3 +344,45 @@ fn a_merge_with_conflicts_is_checkpointed_without_touching_the_index() {
     let err = store.commit_paths(&["a.txt".into()], "x").unwrap_err();
     assert!(err.to_string().contains("Merge"), "{err}");
 }
+
+#[test]
+fn a_submodule_is_left_as_it_is() {
+    let sub = repo();
+    let d = repo();
+    let p = d.path();
+    let out = Command::new("git")
+        .args(["-c", "protocol.file.allow=always", "submodule", "add", "-q"])
+        .arg(sub.path())
+        .arg("vendor/sub")
+        .current_dir(p)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    git(p, &["commit", "-qm", "add sub"]);
+    let before = user_state(p);
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "with a submodule").unwrap();
+    // Work inside the submodule is its own repository's business.
+    std::fs::write(p.join("vendor/sub/a.txt"), "changed inside\n").unwrap();
+    std::fs::write(p.join("a.txt"), "edited\n").unwrap();
+    store.checkpoint(Kind::Turn, 2, "edit").unwrap();
+    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    store.apply(&plan).unwrap();
+    assert_eq!(std::fs::read_to_string(p.join("a.txt")).unwrap(), "one\n");
+    assert_eq!(
+        std::fs::read_to_string(p.join("vendor/sub/a.txt")).unwrap(),
+        "changed inside\n",
+        "a rewind does not reach into a submodule"
+    );
+    assert!(p.join("vendor/sub/.git").exists());
+    assert_eq!(user_state(p), before);
+}
