@@ -96,6 +96,9 @@ pub struct App {
     turn: TurnId,
     started: HashMap<String, Instant>,
     pub layout: Layout,
+    /// A session diff was asked for only to re-mark the file tree (after a
+    /// rewind or an undo), not to be shown.
+    marks_only: bool,
 }
 
 impl App {
@@ -135,6 +138,7 @@ impl App {
             turn: 0,
             started: HashMap::new(),
             layout: Layout::default(),
+            marks_only: false,
             root,
         }
     }
@@ -372,6 +376,10 @@ impl App {
                         .set_review("rewind preview: what going back does", &changes);
                 }
             }
+            AgentEvent::SessionDiff { changes, .. } if self.marks_only => {
+                self.marks_only = false;
+                self.tree.marks = changes.iter().map(|c| (c.path.clone(), c.kind)).collect();
+            }
             AgentEvent::SessionDiff { changes, .. } => {
                 self.diff
                     .set_review("the session's changes since it began", &changes);
@@ -399,7 +407,13 @@ impl App {
                 ));
             }
             AgentEvent::OpFinished { op } if op == "rewind" || op == "undo" => {
+                // The tree and its marks follow the work tree back.
                 self.tree.refresh();
+                self.marks_only = true;
+                self.ops.send(Op::SessionDiff { from: None });
+                if self.status.flash.as_deref() == Some("rewinding…") {
+                    self.status.flash = None;
+                }
             }
             _ => {}
         }
@@ -969,6 +983,7 @@ impl App {
                 self.ops.send(Op::ListCheckpoints);
             }
             "/diff" => {
+                self.marks_only = false;
                 self.ops.send(Op::SessionDiff { from: None });
                 self.flash("reading the session's changes…");
             }
@@ -1164,7 +1179,10 @@ impl App {
                 if self.diff.entries.is_empty() {
                     String::new()
                 } else {
-                    format!(" · {} files", self.diff.entries.len())
+                    match self.diff.file_count() {
+                        1 => " · 1 file".to_string(),
+                        n => format!(" · {n} files"),
+                    }
                 }
             );
             let block = self.pane_block(&title, Focus::Diff);

@@ -557,6 +557,28 @@ fn the_rewind_overlay_previews_and_asks_what_to_restore() {
 }
 
 #[test]
+fn after_a_rewind_the_tree_marks_only_what_still_differs() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::FileChanged {
+        turn: 1,
+        call_id: "w1".into(),
+        change: Arc::new(change("a\n", "b\n")),
+    });
+    assert!(r.app.tree.marks.contains_key("calc.py"));
+    ops(&mut r);
+    r.app.on_agent(AgentEvent::OpFinished {
+        op: "rewind".into(),
+    });
+    assert!(matches!(&ops(&mut r)[..], [Op::SessionDiff { from: None }]));
+    r.app.on_agent(AgentEvent::SessionDiff {
+        from: "c1".into(),
+        changes: vec![],
+    });
+    assert!(r.app.tree.marks.is_empty());
+    assert!(r.app.diff.review.is_none(), "the diff pane is not taken over");
+}
+
+#[test]
 fn a_trimmed_conversation_leaves_the_transcript() {
     let mut r = rig();
     for ev in turn_events() {

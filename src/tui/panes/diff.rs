@@ -226,6 +226,15 @@ impl DiffPane {
     }
 
     /// A change landed.
+    /// How many different files the entries show.
+    pub fn file_count(&self) -> usize {
+        self.entries
+            .iter()
+            .map(|e| e.path.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len()
+    }
+
     pub fn applied(&mut self, call_id: &str, change: &FileChange) {
         self.clear_review();
         let i = self.entries.iter().rposition(|e| {
@@ -376,7 +385,7 @@ impl DiffPane {
         }
         if self.entries.len() > list_rows {
             header.push(Line::styled(
-                format!("({} files; ←/→ to move)", self.entries.len()),
+                format!("({} changes; ←/→ to move)", self.entries.len()),
                 dim,
             ));
         }
