@@ -125,6 +125,15 @@ pub async fn run(cli: Cli) -> i32 {
     let mut tool_env = ToolEnv::new(sandbox, broker.clone(), settings.bash_timeout);
     tool_env.approve_edits =
         settings.approve_edits && !unattended && settings.sandbox == config::SandboxMode::Workspace;
+    if settings.edit_tools {
+        tool_env.lsp = Some(Arc::new(crate::lsp::Lsp::new(
+            &root,
+            settings.lsp.clone(),
+            bus.clone(),
+            Some(root.join(".mm").join("lsp.log")),
+        )));
+    }
+    let lsp = tool_env.lsp.clone();
     let tools = Arc::new(tool_env);
     let banner = repl::Banner {
         provider: settings.provider.clone(),
@@ -150,7 +159,11 @@ pub async fn run(cli: Cli) -> i32 {
     });
     let events = bus.subscribe();
     if let Some(prompt) = &cli.prompt {
-        return headless::run(&mut agent, events, prompt, cli.json).await;
+        let code = headless::run(&mut agent, events, prompt, cli.json).await;
+        if let Some(l) = &lsp {
+            l.shutdown().await;
+        }
+        return code;
     }
     agent.announce(cli.resume.is_some());
     let (ops, ops_rx) = OpSender::channel();
@@ -179,6 +192,9 @@ pub async fn run(cli: Cli) -> i32 {
         }
         let (code, session) = tui::run(app, ops, events).await;
         let _ = handle.await;
+        if let Some(l) = &lsp {
+            l.shutdown().await;
+        }
         // The session stays in the terminal's scrollback after the alternate screen.
         if let Ok((_, records)) = session::read_records(&root, &session) {
             show::replay(&records);
@@ -187,6 +203,9 @@ pub async fn run(cli: Cli) -> i32 {
     }
     let code = repl::run(ops, events, banner, root).await;
     let _ = handle.await;
+    if let Some(l) = &lsp {
+        l.shutdown().await;
+    }
     code
 }
 
@@ -326,6 +345,10 @@ fn show_prompt(settings: &Settings, root: &std::path::Path, unattended: bool, js
     let specs = tools::specs(ToolSet {
         bash: settings.bash_tool,
         edit: settings.edit_tools,
+        lsp: settings
+            .lsp
+            .iter()
+            .any(|s| s.enabled && crate::lsp::find_program(&s.command).is_some()),
     });
     let messages = [Message::system(system.clone()), Message::user("")];
     let body = llm::build_body(&ChatRequest {

@@ -12,6 +12,7 @@ pub mod diff;
 pub mod git;
 pub mod headless;
 pub mod llm;
+pub mod lsp;
 pub mod protocol;
 pub mod sandbox;
 pub mod session;

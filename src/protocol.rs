@@ -186,6 +186,14 @@ pub enum RewindMode {
     Both,
 }
 
+/// What a front end asks a language server about a place.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NavKind {
+    Definition,
+    References,
+}
+
 /// A notice's weight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -193,6 +201,36 @@ pub enum Level {
     Info,
     Warning,
     Error,
+}
+
+/// How bad a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiagLevel {
+    Error,
+    Warning,
+    Info,
+}
+
+/// One diagnostic of a language server, 1-based.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiagItem {
+    pub line: u32,
+    pub col: u32,
+    pub level: DiagLevel,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+}
+
+/// A place in a file a language server pointed at, 1-based, with the
+/// source line.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocItem {
+    pub path: String,
+    pub line: u32,
+    pub col: u32,
+    pub text: String,
 }
 
 /// Everything the agent tells its front ends.
@@ -340,6 +378,30 @@ pub enum AgentEvent {
     OpFinished {
         op: String,
     },
+    /// A language server's diagnostics for one file (all of them, as now).
+    Diagnostics {
+        path: String,
+        errors: u32,
+        warnings: u32,
+        items: Vec<DiagItem>,
+    },
+    /// What the language server said about the file a tool call wrote:
+    /// `new_errors` when it knew the file before the change.
+    EditChecked {
+        call_id: String,
+        path: String,
+        errors: u32,
+        new_errors: Option<u32>,
+    },
+    /// Definitions or references asked for by a front end.
+    Locations {
+        /// `definition` or `references`.
+        kind: String,
+        /// What was asked about (`calc.py:3:5`).
+        query: String,
+        items: Vec<LocItem>,
+        error: Option<String>,
+    },
 }
 
 /// The receipt's words: `wrote a.rs, b.rs` or `no files written`, and the
@@ -398,6 +460,13 @@ pub enum Op {
     },
     /// Revert the last applied edit.
     Undo,
+    /// Go to definition / find references at a place (1-based).
+    Navigate {
+        kind: NavKind,
+        path: String,
+        line: u32,
+        col: u32,
+    },
     Shutdown,
 }
 

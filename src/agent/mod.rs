@@ -111,10 +111,16 @@ impl From<SessionError> for Stop {
 }
 
 impl Agent {
+    /// The session's language servers, if any.
+    pub fn lsp(&self) -> Option<Arc<crate::lsp::Lsp>> {
+        self.tools.lsp.clone()
+    }
+
     pub fn new(parts: AgentParts) -> Self {
         let specs = tools::specs(ToolSet {
             bash: parts.settings.bash_tool,
             edit: parts.settings.edit_tools,
+            lsp: parts.tools.lsp.as_ref().is_some_and(|l| l.available()),
         });
         let system = prompt::system_prompt(
             &parts.settings,

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 use super::{Agent, TurnResult};
 use crate::approval::ApprovalBroker;
 use crate::bus::EventBus;
-use crate::protocol::{AgentEvent, Level, Op};
+use crate::protocol::{AgentEvent, Level, NavKind, Op};
 
 enum Work {
     Turn(String),
@@ -32,6 +32,7 @@ pub fn spawn(
 ) -> JoinHandle<()> {
     let current: Arc<Mutex<CancellationToken>> = Arc::new(Mutex::new(CancellationToken::new()));
     let (work_tx, work_rx) = mpsc::unbounded_channel::<Work>();
+    let lsp = agent.lsp();
     let worker = tokio::spawn(worker(
         agent,
         bus.clone(),
@@ -57,6 +58,19 @@ pub fn spawn(
                     broker.resolve(id, decision);
                 }
                 Op::Shutdown => break,
+                Op::Navigate {
+                    kind,
+                    path,
+                    line,
+                    col,
+                } => {
+                    // Not queued behind a turn: the server answers while
+                    // the model works.
+                    let (lsp, bus) = (lsp.clone(), bus.clone());
+                    tokio::spawn(async move {
+                        bus.publish(navigate(lsp, kind, path, line, col).await);
+                    });
+                }
                 op @ (Op::ListCheckpoints
                 | Op::PreviewRewind { .. }
                 | Op::Rewind { .. }
@@ -109,6 +123,39 @@ async fn worker(
                 }
             }
         }
+    }
+}
+
+async fn navigate(
+    lsp: Option<Arc<crate::lsp::Lsp>>,
+    kind: NavKind,
+    path: String,
+    line: u32,
+    col: u32,
+) -> AgentEvent {
+    let query = format!("{path}:{line}:{col}");
+    let kind_name = match kind {
+        NavKind::Definition => "definition",
+        NavKind::References => "references",
+    };
+    let done = |items, error| AgentEvent::Locations {
+        kind: kind_name.into(),
+        query: query.clone(),
+        items,
+        error,
+    };
+    let Some(lsp) = lsp else {
+        return done(vec![], Some("no language server in this session".into()));
+    };
+    let abs = lsp.root().join(&path);
+    let (l, c) = (Some(line as usize), Some(col as usize));
+    let res = match kind {
+        NavKind::Definition => lsp.definition(&abs, None, l, c).await,
+        NavKind::References => lsp.references(&abs, None, l, c).await,
+    };
+    match res {
+        Ok(locs) => done(lsp.loc_items(&locs), None),
+        Err(e) => done(vec![], Some(e)),
     }
 }
 

@@ -112,6 +112,8 @@ pub struct AgentFile {
     /// Checkpoints of sessions older than this many days are pruned at
     /// start (default 30; 0 keeps them all).
     pub checkpoint_days: Option<u64>,
+    /// Language servers: changes to the built-in ones, or new ones.
+    pub lsp: Option<BTreeMap<String, crate::lsp::ServerFile>>,
 }
 
 /// A configuration error, with its place in the file when known.

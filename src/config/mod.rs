@@ -83,6 +83,8 @@ pub struct Settings {
     pub theme: String,
     pub keymap: String,
     pub checkpoint_days: u64,
+    /// Language servers, built-in ones with the config's changes.
+    pub lsp: Vec<crate::lsp::ServerSpec>,
     pub acp_name: Option<String>,
     pub acp_title: Option<String>,
     /// The agent file these settings came from, if any.
@@ -271,6 +273,7 @@ pub fn resolve(
         theme: merged.theme.clone().unwrap_or_else(|| "dark".into()),
         keymap: merged.keymap.clone().unwrap_or_else(|| "default".into()),
         checkpoint_days: merged.checkpoint_days.unwrap_or(30),
+        lsp: crate::lsp::resolve(&merged.lsp.clone().unwrap_or_default()).map_err(err)?,
         acp_name: acp.name,
         acp_title: acp.title,
         agent_file: agent_file.map(Path::to_path_buf),
@@ -311,6 +314,14 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         keymap,
         checkpoint_days
     );
+    if let Some(top_lsp) = top.lsp {
+        // Server by server: a personal pyright setting survives an agent
+        // file that only adds clangd options.
+        let lsp = base.lsp.get_or_insert_with(Default::default);
+        for (k, v) in top_lsp {
+            lsp.insert(k, v);
+        }
+    }
     if let Some(top_sampling) = top.sampling {
         let sampling = base.sampling.get_or_insert_with(Default::default);
         for (k, v) in top_sampling {

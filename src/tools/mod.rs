@@ -5,6 +5,7 @@
 pub mod bash;
 pub mod edit_match;
 pub mod fs;
+pub mod nav;
 pub mod search;
 
 use std::collections::HashMap;
@@ -27,6 +28,8 @@ use crate::sandbox::{ExecDecision, Sandbox};
 pub struct ToolSet {
     pub bash: bool,
     pub edit: bool,
+    /// The language-server tools (with `edit`, when a server is installed).
+    pub lsp: bool,
 }
 
 /// What a tool came to.
@@ -72,6 +75,8 @@ pub struct ToolEnv {
     pub bash_timeout: Duration,
     /// File changes wait for the user's approval (interactive, workspace).
     pub approve_edits: bool,
+    /// Language servers: diagnostics after writes, navigation tools.
+    pub lsp: Option<Arc<crate::lsp::Lsp>>,
 }
 
 impl ToolEnv {
@@ -82,6 +87,7 @@ impl ToolEnv {
             reads: Mutex::new(HashMap::new()),
             bash_timeout,
             approve_edits: false,
+            lsp: None,
         }
     }
 }
@@ -168,6 +174,9 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
                 &["path", "old_string", "replacement"],
             ),
         });
+    }
+    if set.edit && set.lsp {
+        v.extend(nav::specs());
     }
     if set.bash {
         v.push(ToolSpec {
@@ -257,6 +266,7 @@ pub fn summary(name: &str, args: &Map<String, Value>) -> String {
     let key = match name {
         "bash" => "command",
         "glob" | "grep" => "pattern",
+        "lsp_workspace_symbols" => "query",
         _ => "path",
     };
     let text = arg_str(args, key).unwrap_or(if key == "path" { "." } else { "" });
@@ -276,7 +286,25 @@ pub async fn run(
     ctx: &CallCtx<'_>,
 ) -> ToolOutput {
     match name {
-        "read_file" => fs::read_file(env, args),
+        "read_file" => {
+            let out = fs::read_file(env, args);
+            if out.status == ToolStatus::Ok
+                && let Some(lsp) = env.lsp.clone()
+                && let Ok(r) = env
+                    .sandbox
+                    .check_read(arg_str(args, "path").unwrap_or_default())
+                && crate::lsp::language_of(&r.abs).is_some()
+                && let Ok(text) = std::fs::read_to_string(&r.abs)
+            {
+                // The server learns the file as it was, so the next edit's
+                // errors can be told apart from old ones.
+                tokio::spawn(async move { lsp.opened(&r.abs, &text).await });
+            }
+            out
+        }
+        "lsp_definition" | "lsp_references" | "lsp_hover" | "lsp_workspace_symbols" => {
+            nav::run(env, name, args).await
+        }
         "write_file" | "edit_file" => {
             let prepared = if name == "write_file" {
                 fs::prepare_write(env, args)
@@ -288,7 +316,18 @@ pub async fn run(
                 Err(out) => return out,
             };
             match approve_change(env, pending, ctx).await {
-                Ok((pending, note)) => fs::commit(env, pending, ctx.cancel.is_cancelled(), &note),
+                Ok((pending, note)) => {
+                    let abs = pending.r.abs.clone();
+                    let mut out = fs::commit(env, pending, ctx.cancel.is_cancelled(), &note);
+                    if let (Some(lsp), Some(change)) = (&env.lsp, &out.change)
+                        && let Some(report) =
+                            lsp.check_write(ctx.call_id, &abs, &change.after).await
+                    {
+                        out.text.push('\n');
+                        out.text.push_str(&report);
+                    }
+                    out
+                }
                 Err(out) => out,
             }
         }
@@ -463,6 +502,7 @@ mod tests {
         specs(ToolSet {
             bash: true,
             edit: true,
+            lsp: false,
         })
         .into_iter()
         .find(|s| s.name == name)
@@ -496,11 +536,13 @@ mod tests {
         let none = names(ToolSet {
             bash: false,
             edit: false,
+            lsp: false,
         });
         assert!(none.is_empty());
         let shell = names(ToolSet {
             bash: true,
             edit: false,
+            lsp: false,
         });
         assert_eq!(shell, vec!["bash"]);
     }

@@ -575,7 +575,10 @@ fn after_a_rewind_the_tree_marks_only_what_still_differs() {
         changes: vec![],
     });
     assert!(r.app.tree.marks.is_empty());
-    assert!(r.app.diff.review.is_none(), "the diff pane is not taken over");
+    assert!(
+        r.app.diff.review.is_none(),
+        "the diff pane is not taken over"
+    );
 }
 
 #[test]

@@ -1,0 +1,681 @@
+//! Language servers: started lazily per language when a file of that
+//! language is first touched, fed every file the agent writes, asked for
+//! definitions and references. Diagnostics reach the model in the tool
+//! result of the write that caused them, and the front ends as events.
+//!
+//! A server that is not installed costs nothing (one notice per language);
+//! one that dies is restarted with backoff a few times, then turned off
+//! with one notice. Nothing here waits without a time limit.
+
+pub mod client;
+pub mod store;
+pub mod text;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use lsp_types::{Location, TextDocumentIdentifier, TextDocumentPositionParams};
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use crate::bus::EventBus;
+use crate::protocol::{AgentEvent, DiagItem, DiagLevel, Level, LocItem};
+use client::{Client, OnReport};
+use store::{DiagStore, FileDiags};
+
+/// One language server as configured.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ServerSpec {
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+    /// LSP language ids (`python`, `rust`, `c`, `cpp`, `go`, `typescript`…).
+    pub languages: Vec<String>,
+    pub initialization_options: Option<serde_json::Value>,
+    pub enabled: bool,
+}
+
+/// A server entry of the `lsp:` config key; every field optional so a
+/// layer can change one thing of a built-in server.
+#[derive(Clone, Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ServerFile {
+    pub command: Option<String>,
+    pub args: Option<Vec<String>>,
+    pub languages: Option<Vec<String>>,
+    pub initialization_options: Option<serde_json::Value>,
+    pub enabled: Option<bool>,
+}
+
+fn spec(name: &str, command: &str, args: &[&str], languages: &[&str]) -> ServerSpec {
+    ServerSpec {
+        name: name.into(),
+        command: command.into(),
+        args: args.iter().map(|s| s.to_string()).collect(),
+        languages: languages.iter().map(|s| s.to_string()).collect(),
+        initialization_options: None,
+        enabled: true,
+    }
+}
+
+/// The built-in servers, in order of preference per language.
+pub fn defaults() -> Vec<ServerSpec> {
+    vec![
+        spec("rust-analyzer", "rust-analyzer", &[], &["rust"]),
+        spec("pyright", "pyright-langserver", &["--stdio"], &["python"]),
+        spec("pylsp", "pylsp", &[], &["python"]),
+        spec("clangd", "clangd", &[], &["c", "cpp"]),
+        spec("gopls", "gopls", &[], &["go"]),
+        spec(
+            "typescript-language-server",
+            "typescript-language-server",
+            &["--stdio"],
+            &[
+                "typescript",
+                "typescriptreact",
+                "javascript",
+                "javascriptreact",
+            ],
+        ),
+    ]
+}
+
+/// The built-in servers with the config's changes laid over them; a new
+/// name adds a server (it needs a command and languages).
+pub fn resolve(config: &BTreeMap<String, ServerFile>) -> Result<Vec<ServerSpec>, String> {
+    let mut specs = defaults();
+    for (name, f) in config {
+        let i = match specs.iter().position(|s| &s.name == name) {
+            Some(i) => i,
+            None => {
+                let (Some(command), Some(languages)) = (&f.command, &f.languages) else {
+                    return Err(format!(
+                        "lsp server {name:?} is not built in: it needs `command` and `languages`"
+                    ));
+                };
+                specs.push(ServerSpec {
+                    name: name.clone(),
+                    command: command.clone(),
+                    args: vec![],
+                    languages: languages.clone(),
+                    initialization_options: None,
+                    enabled: true,
+                });
+                specs.len() - 1
+            }
+        };
+        let s = &mut specs[i];
+        if let Some(c) = &f.command {
+            s.command = c.clone();
+        }
+        if let Some(a) = &f.args {
+            s.args = a.clone();
+        }
+        if let Some(l) = &f.languages {
+            s.languages = l.clone();
+        }
+        if f.initialization_options.is_some() {
+            s.initialization_options = f.initialization_options.clone();
+        }
+        if let Some(e) = f.enabled {
+            s.enabled = e;
+        }
+    }
+    Ok(specs)
+}
+
+/// The LSP language id of a file, by extension.
+pub fn language_of(path: &Path) -> Option<&'static str> {
+    let ext = path.extension()?.to_str()?;
+    Some(match ext {
+        "rs" => "rust",
+        "py" | "pyi" => "python",
+        "c" | "h" => "c",
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => "cpp",
+        "go" => "go",
+        "ts" | "mts" | "cts" => "typescript",
+        "tsx" => "typescriptreact",
+        "js" | "mjs" | "cjs" => "javascript",
+        "jsx" => "javascriptreact",
+        _ => return None,
+    })
+}
+
+/// Where mm's own installs of language servers live (`scripts/lsp`):
+/// searched after PATH.
+pub fn own_bin_dirs() -> Vec<PathBuf> {
+    let base = std::env::var_os("MM_DATA_DIR")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("XDG_DATA_HOME")
+                .filter(|d| !d.is_empty())
+                .map(|d| PathBuf::from(d).join("mm"))
+        })
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/mm")));
+    match base {
+        Some(b) => vec![b.join("lsp/node_modules/.bin"), b.join("lsp/venv/bin")],
+        None => vec![],
+    }
+}
+
+/// The program for `command`: a path as is, else PATH, else mm's own dirs.
+pub fn find_program(command: &str) -> Option<PathBuf> {
+    if command.contains('/') {
+        let p = PathBuf::from(command);
+        return p.is_file().then_some(p);
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain(own_bin_dirs())
+        .map(|d| d.join(command))
+        .find(|p| {
+            use std::os::unix::fs::PermissionsExt;
+            p.metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// Restarts allowed after crashes before a server is turned off.
+const MAX_RESTARTS: u32 = 3;
+const INIT_TIMEOUT: Duration = Duration::from_secs(30);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a write waits for the server's verdict (the first check of a
+/// fresh server also waits for it to analyse the workspace).
+const CHECK_WAIT: Duration = Duration::from_secs(5);
+const FIRST_CHECK_WAIT: Duration = Duration::from_secs(20);
+const QUIET: Duration = Duration::from_millis(300);
+
+enum Slot {
+    Running {
+        client: Arc<Client>,
+        checked: bool,
+    },
+    /// Crashed; may start again after `retry_at`.
+    Waiting {
+        retry_at: Instant,
+    },
+    Off,
+}
+
+#[derive(Default)]
+struct State {
+    slots: HashMap<String, Slot>,
+    crashes: HashMap<String, u32>,
+    /// Languages already told they have no server.
+    told: HashSet<String>,
+}
+
+/// Why no server answers for a file.
+#[derive(Debug)]
+pub enum Unavailable {
+    /// Not a language any server handles (or not a code file).
+    NoLanguage,
+    NoServer(String),
+    Off(String),
+    Failed(String),
+}
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unavailable::NoLanguage => write!(f, "no language server handles this kind of file"),
+            Unavailable::NoServer(l) => write!(f, "no language server for {l} is installed"),
+            Unavailable::Off(n) => write!(f, "{n} is turned off for this session"),
+            Unavailable::Failed(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+pub struct Lsp {
+    root: PathBuf,
+    specs: Vec<ServerSpec>,
+    programs: HashMap<String, Option<PathBuf>>,
+    bus: EventBus,
+    pub store: Arc<DiagStore>,
+    state: Mutex<State>,
+    log: Option<PathBuf>,
+}
+
+impl Lsp {
+    /// `log`: where servers' stderr goes.
+    pub fn new(root: &Path, specs: Vec<ServerSpec>, bus: EventBus, log: Option<PathBuf>) -> Self {
+        let programs = specs
+            .iter()
+            .filter(|s| s.enabled)
+            .map(|s| (s.name.clone(), find_program(&s.command)))
+            .collect();
+        Self {
+            root: root.to_path_buf(),
+            specs,
+            programs,
+            bus,
+            store: Arc::new(DiagStore::default()),
+            state: Mutex::new(State::default()),
+            log,
+        }
+    }
+
+    /// Some enabled server is installed (the LSP tools are offered).
+    pub fn available(&self) -> bool {
+        self.programs.values().any(Option::is_some)
+    }
+
+    /// The names of the installed servers.
+    pub fn installed(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .specs
+            .iter()
+            .filter(|s| self.programs.get(&s.name).is_some_and(Option::is_some))
+            .map(|s| s.name.clone())
+            .collect();
+        v.dedup();
+        v
+    }
+
+    fn notice(&self, level: Level, text: String) {
+        self.bus.publish(AgentEvent::Notice {
+            turn: None,
+            level,
+            text,
+        });
+    }
+
+    fn on_report(&self) -> OnReport {
+        let bus = self.bus.clone();
+        let root = self.root.clone();
+        Arc::new(move |path: &Path, d: &FileDiags| {
+            if !path.starts_with(&root) {
+                return;
+            }
+            let (errors, warnings) = d.counts();
+            bus.publish(AgentEvent::Diagnostics {
+                path: text::rel(&root, path),
+                errors: errors as u32,
+                warnings: warnings as u32,
+                items: d.items.iter().map(item).collect(),
+            });
+        })
+    }
+
+    /// The running server for `path`, started if need be.
+    async fn server_for(
+        &self,
+        path: &Path,
+    ) -> Result<(Arc<Client>, &'static str, bool), Unavailable> {
+        let lang = language_of(path).ok_or(Unavailable::NoLanguage)?;
+        let candidates: Vec<&ServerSpec> = self
+            .specs
+            .iter()
+            .filter(|s| s.enabled && s.languages.iter().any(|l| l == lang))
+            .collect();
+        let Some((spec, program)) = candidates.iter().find_map(|s| {
+            self.programs
+                .get(&s.name)
+                .cloned()
+                .flatten()
+                .map(|p| (*s, p))
+        }) else {
+            let mut st = self.state.lock().await;
+            if st.told.insert(lang.to_string()) {
+                let names: Vec<&str> = candidates.iter().map(|s| s.command.as_str()).collect();
+                self.notice(
+                    Level::Info,
+                    if names.is_empty() {
+                        format!("no language server is configured for {lang}")
+                    } else {
+                        format!(
+                            "no language server found for {lang} (looked for {} on PATH); `scripts/lsp install` adds pyright",
+                            names.join(", ")
+                        )
+                    },
+                );
+            }
+            return Err(Unavailable::NoServer(lang.to_string()));
+        };
+        let mut st = self.state.lock().await;
+        let name = spec.name.clone();
+        match st.slots.get(&name) {
+            Some(Slot::Running { client, checked }) if client.alive() => {
+                return Ok((client.clone(), lang, !checked));
+            }
+            Some(Slot::Running { client, .. }) => {
+                let why = client
+                    .exit_reason
+                    .lock()
+                    .ok()
+                    .and_then(|w| w.clone())
+                    .unwrap_or_else(|| "it exited".into());
+                let open = client.open_paths().await;
+                self.store.clear(&open);
+                let n = st.crashes.entry(name.clone()).or_default();
+                *n += 1;
+                if *n > MAX_RESTARTS {
+                    st.slots.insert(name.clone(), Slot::Off);
+                    self.notice(
+                        Level::Warning,
+                        format!("{name} stopped {MAX_RESTARTS} times ({why}); language features for {lang} are off for this session"),
+                    );
+                    return Err(Unavailable::Off(name));
+                }
+                let wait = Duration::from_secs(match *n {
+                    1 => 0,
+                    2 => 2,
+                    _ => 10,
+                });
+                self.notice(
+                    Level::Warning,
+                    format!("{name} stopped ({why}); restarting it"),
+                );
+                st.slots.insert(
+                    name.clone(),
+                    Slot::Waiting {
+                        retry_at: Instant::now() + wait,
+                    },
+                );
+            }
+            Some(Slot::Off) => return Err(Unavailable::Off(name)),
+            _ => {}
+        }
+        if let Some(Slot::Waiting { retry_at }) = st.slots.get(&name)
+            && Instant::now() < *retry_at
+        {
+            return Err(Unavailable::Failed(format!(
+                "{name} is restarting; try again in a few seconds"
+            )));
+        }
+        let started = Client::start(
+            spec,
+            &program,
+            &self.root,
+            self.store.clone(),
+            self.on_report(),
+            self.log.as_deref(),
+            INIT_TIMEOUT,
+        )
+        .await;
+        match started {
+            Ok(c) => {
+                let c = Arc::new(c);
+                st.slots.insert(
+                    name,
+                    Slot::Running {
+                        client: c.clone(),
+                        checked: false,
+                    },
+                );
+                Ok((c, lang, true))
+            }
+            Err(e) => {
+                // A server that cannot start will not start on the next
+                // try either: say so once and leave it off.
+                st.slots.insert(name.clone(), Slot::Off);
+                self.notice(
+                    Level::Warning,
+                    format!("{e}; language features for {lang} are off for this session"),
+                );
+                Err(Unavailable::Failed(e.to_string()))
+            }
+        }
+    }
+
+    async fn mark_checked(&self, name: &str) {
+        let mut st = self.state.lock().await;
+        if let Some(Slot::Running { checked, .. }) = st.slots.get_mut(name) {
+            *checked = true;
+        }
+    }
+
+    /// The file was read: open it so the server has a baseline to tell new
+    /// errors from old ones. Never waits for diagnostics.
+    pub async fn opened(&self, path: &Path, content: &str) {
+        if let Ok((client, lang, _)) = self.server_for(path).await {
+            let _ = client.open(path, lang, content).await;
+        }
+    }
+
+    /// After a write: the server's errors in the file, as a note for the
+    /// tool result, and an `EditChecked` event for the front ends. None
+    /// when no server handles the file.
+    pub async fn check_write(&self, call_id: &str, path: &Path, content: &str) -> Option<String> {
+        let (client, lang, fresh) = match self.server_for(path).await {
+            Ok(v) => v,
+            Err(Unavailable::NoLanguage | Unavailable::NoServer(_) | Unavailable::Off(_)) => {
+                return None;
+            }
+            Err(e) => return Some(format!("(no diagnostics: {e})")),
+        };
+        let before = self.store.get(path);
+        let baseline = client
+            .is_open(path)
+            .await
+            .then(|| before.items.clone())
+            .filter(|_| before.generation > 0);
+        let version = match client.sync(path, lang, content).await {
+            Ok(v) => v,
+            Err(e) => return Some(format!("(no diagnostics: {e})")),
+        };
+        let wait = if fresh { FIRST_CHECK_WAIT } else { CHECK_WAIT };
+        let got = self
+            .store
+            .settle(
+                path,
+                before.generation,
+                version,
+                QUIET,
+                Instant::now() + wait,
+            )
+            .await;
+        self.mark_checked(&client.name).await;
+        let rel = text::rel(&self.root, path);
+        let Some(now) = got else {
+            return Some(format!(
+                "({} sent no diagnostics for {rel} within {}s)",
+                client.name,
+                wait.as_secs()
+            ));
+        };
+        let (note, errors, new) =
+            text::error_report(&client.name, &rel, &now.items, baseline.as_deref(), 8);
+        self.bus.publish(AgentEvent::EditChecked {
+            call_id: call_id.to_string(),
+            path: rel,
+            errors: errors as u32,
+            new_errors: new.map(|n| n as u32),
+        });
+        Some(note)
+    }
+
+    /// The position the model means: `line`:`col` (1-based) when both are
+    /// given, else `symbol` (on `line` if given).
+    async fn position(
+        &self,
+        path: &Path,
+        symbol: Option<&str>,
+        line: Option<usize>,
+        col: Option<usize>,
+    ) -> Result<(Arc<Client>, TextDocumentPositionParams), String> {
+        let content = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", text::rel(&self.root, path)))?;
+        let pos = match (symbol, line, col) {
+            (_, Some(l), Some(c)) => text::position(&content, l, c)
+                .ok_or_else(|| format!("line {l} is past the end of the file"))?,
+            (Some(s), l, _) => text::find_symbol(&content, s, l).ok_or_else(|| match l {
+                Some(l) => format!("`{s}` is not on line {l}"),
+                None => format!("`{s}` does not occur in the file"),
+            })?,
+            _ => return Err("give `symbol`, or `line` and `col`".into()),
+        };
+        let (client, lang, _) = self.server_for(path).await.map_err(|e| e.to_string())?;
+        client
+            .open(path, lang, &content)
+            .await
+            .map_err(|e| e.to_string())?;
+        let uri = client::uri(path).ok_or("not an absolute path")?;
+        Ok((
+            client,
+            TextDocumentPositionParams {
+                text_document: TextDocumentIdentifier { uri },
+                position: pos,
+            },
+        ))
+    }
+
+    pub async fn definition(
+        &self,
+        path: &Path,
+        symbol: Option<&str>,
+        line: Option<usize>,
+        col: Option<usize>,
+    ) -> Result<Vec<Location>, String> {
+        let (client, pos) = self.position(path, symbol, line, col).await?;
+        client
+            .definition(pos, REQUEST_TIMEOUT)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    pub async fn references(
+        &self,
+        path: &Path,
+        symbol: Option<&str>,
+        line: Option<usize>,
+        col: Option<usize>,
+    ) -> Result<Vec<Location>, String> {
+        let (client, pos) = self.position(path, symbol, line, col).await?;
+        client
+            .references(pos, REQUEST_TIMEOUT)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    pub async fn hover(
+        &self,
+        path: &Path,
+        symbol: Option<&str>,
+        line: Option<usize>,
+        col: Option<usize>,
+    ) -> Result<String, String> {
+        let (client, pos) = self.position(path, symbol, line, col).await?;
+        let h = client
+            .hover(pos, REQUEST_TIMEOUT)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(h.map(|h| hover_text(&h.contents)).unwrap_or_default())
+    }
+
+    /// Symbols matching `query` from every running server (starting the
+    /// one for `hint`'s language when none runs yet).
+    pub async fn workspace_symbols(
+        &self,
+        query: &str,
+        hint: Option<&Path>,
+    ) -> Result<Vec<(String, lsp_types::SymbolKind, Location)>, String> {
+        if let Some(h) = hint {
+            let _ = self.server_for(h).await;
+        }
+        let clients: Vec<Arc<Client>> = {
+            let st = self.state.lock().await;
+            st.slots
+                .values()
+                .filter_map(|s| match s {
+                    Slot::Running { client, .. } if client.alive() => Some(client.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        if clients.is_empty() {
+            return Err(
+                "no language server is running yet: name a file with `path` to start one".into(),
+            );
+        }
+        let mut all = Vec::new();
+        let mut errors = Vec::new();
+        for c in clients {
+            match c.workspace_symbols(query, REQUEST_TIMEOUT).await {
+                Ok(v) => all.extend(v),
+                Err(e) => errors.push(e.to_string()),
+            }
+        }
+        if all.is_empty() && !errors.is_empty() {
+            return Err(errors.join("; "));
+        }
+        Ok(all)
+    }
+
+    /// Locations as front-end items.
+    pub fn loc_items(&self, locs: &[Location]) -> Vec<LocItem> {
+        locs.iter()
+            .filter_map(|l| text::location_line(&self.root, l))
+            .map(|(path, line, col, text)| LocItem {
+                path,
+                line,
+                col,
+                text,
+            })
+            .collect()
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Ends every server politely, then firmly.
+    pub async fn shutdown(&self) {
+        let clients: Vec<Arc<Client>> = {
+            let mut st = self.state.lock().await;
+            st.slots
+                .drain()
+                .filter_map(|(_, s)| match s {
+                    Slot::Running { client, .. } => Some(client),
+                    _ => None,
+                })
+                .collect()
+        };
+        futures::future::join_all(clients.iter().map(|c| c.shutdown())).await;
+    }
+
+    /// The process ids of running servers (for tests and diagnostics).
+    pub async fn pids(&self) -> Vec<(String, u32)> {
+        let st = self.state.lock().await;
+        st.slots
+            .iter()
+            .filter_map(|(n, s)| match s {
+                Slot::Running { client, .. } => client.pid.map(|p| (n.clone(), p)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn item(d: &lsp_types::Diagnostic) -> DiagItem {
+    use lsp_types::DiagnosticSeverity as S;
+    DiagItem {
+        line: d.range.start.line + 1,
+        col: d.range.start.character + 1,
+        level: match d.severity {
+            None | Some(S::ERROR) => DiagLevel::Error,
+            Some(S::WARNING) => DiagLevel::Warning,
+            _ => DiagLevel::Info,
+        },
+        message: d.message.lines().next().unwrap_or("").to_string(),
+        source: d.source.clone(),
+    }
+}
+
+fn hover_text(c: &lsp_types::HoverContents) -> String {
+    use lsp_types::{HoverContents, MarkedString};
+    let one = |m: &MarkedString| match m {
+        MarkedString::String(s) => s.clone(),
+        MarkedString::LanguageString(l) => l.value.clone(),
+    };
+    match c {
+        HoverContents::Scalar(m) => one(m),
+        HoverContents::Array(v) => v.iter().map(one).collect::<Vec<_>>().join("\n"),
+        HoverContents::Markup(m) => m.value.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

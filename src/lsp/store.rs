@@ -1,0 +1,236 @@
+//! Diagnostics as the servers publish them, per file, with a generation
+//! counter so a caller can wait for the report that follows its change.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use lsp_types::{Diagnostic, DiagnosticSeverity};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// What a server last said about one file.
+#[derive(Clone, Debug, Default)]
+pub struct FileDiags {
+    /// The document version the report is about, when the server says.
+    pub version: Option<i32>,
+    /// Bumped on every report for this file.
+    pub generation: u64,
+    pub items: Vec<Diagnostic>,
+}
+
+impl FileDiags {
+    pub fn errors(&self) -> impl Iterator<Item = &Diagnostic> {
+        self.items.iter().filter(|d| is_error(d))
+    }
+
+    pub fn counts(&self) -> (usize, usize) {
+        let errors = self.errors().count();
+        let warnings = self
+            .items
+            .iter()
+            .filter(|d| d.severity == Some(DiagnosticSeverity::WARNING))
+            .count();
+        (errors, warnings)
+    }
+}
+
+/// A diagnostic without a severity is taken as an error, as editors do.
+pub fn is_error(d: &Diagnostic) -> bool {
+    matches!(d.severity, None | Some(DiagnosticSeverity::ERROR))
+}
+
+pub struct DiagStore {
+    files: Mutex<HashMap<PathBuf, FileDiags>>,
+    /// Counts every report, for waiters.
+    tick: watch::Sender<u64>,
+}
+
+impl Default for DiagStore {
+    fn default() -> Self {
+        Self {
+            files: Mutex::new(HashMap::new()),
+            tick: watch::channel(0).0,
+        }
+    }
+}
+
+impl DiagStore {
+    /// Records a report; returns the file's new state.
+    pub fn publish(
+        &self,
+        path: PathBuf,
+        version: Option<i32>,
+        items: Vec<Diagnostic>,
+    ) -> FileDiags {
+        let state = {
+            let Ok(mut files) = self.files.lock() else {
+                return FileDiags::default();
+            };
+            let f = files.entry(path).or_default();
+            f.generation += 1;
+            f.version = version;
+            f.items = items;
+            f.clone()
+        };
+        self.tick.send_modify(|n| *n += 1);
+        state
+    }
+
+    pub fn get(&self, path: &Path) -> FileDiags {
+        self.files
+            .lock()
+            .ok()
+            .and_then(|f| f.get(path).cloned())
+            .unwrap_or_default()
+    }
+
+    /// Every file with something to say, sorted by path.
+    pub fn all(&self) -> Vec<(PathBuf, FileDiags)> {
+        let mut v: Vec<(PathBuf, FileDiags)> = self
+            .files
+            .lock()
+            .map(|f| {
+                f.iter()
+                    .filter(|(_, d)| !d.items.is_empty())
+                    .map(|(p, d)| (p.clone(), d.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+
+    /// Forgets what a stopped server said.
+    pub fn clear(&self, paths: &[PathBuf]) {
+        if let Ok(mut f) = self.files.lock() {
+            for p in paths {
+                f.remove(p);
+            }
+        }
+    }
+
+    /// Waits until the server has reported on `path` after generation
+    /// `since` (for `version` or later when the server gives versions),
+    /// then until it has been quiet for `quiet`. None when nothing came
+    /// before `deadline`.
+    pub async fn settle(
+        &self,
+        path: &Path,
+        since: u64,
+        version: i32,
+        quiet: Duration,
+        deadline: Instant,
+    ) -> Option<FileDiags> {
+        let mut rx = self.tick.subscribe();
+        let fresh = |f: &FileDiags| f.generation > since && f.version.is_none_or(|v| v >= version);
+        loop {
+            let now = self.get(path);
+            if fresh(&now) {
+                break;
+            }
+            match tokio::time::timeout_at(deadline, rx.changed()).await {
+                Ok(Ok(())) => continue,
+                _ => return None,
+            }
+        }
+        // More may follow (a syntax pass, then a semantic one): wait for a
+        // quiet spell, but never past the deadline.
+        loop {
+            let until = (Instant::now() + quiet).min(deadline);
+            match tokio::time::timeout_at(until, rx.changed()).await {
+                Ok(Ok(())) if Instant::now() < deadline => continue,
+                _ => return Some(self.get(path)),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lsp_types::{Position, Range};
+    use std::sync::Arc;
+
+    fn diag(line: u32, sev: DiagnosticSeverity, msg: &str) -> Diagnostic {
+        Diagnostic {
+            range: Range::new(Position::new(line, 0), Position::new(line, 1)),
+            severity: Some(sev),
+            message: msg.into(),
+            ..Default::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_waiter_gets_the_report_for_its_version_after_a_quiet_spell() {
+        let store = Arc::new(DiagStore::default());
+        let p = PathBuf::from("/w/a.py");
+        store.publish(p.clone(), Some(1), vec![]);
+        let since = store.get(&p).generation;
+        let s = store.clone();
+        let q = p.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            // A stale report for the old version does not count…
+            s.publish(q.clone(), Some(1), vec![]);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            s.publish(q.clone(), Some(2), vec![]);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            // …and a second pass within the quiet spell replaces the first.
+            s.publish(q, Some(2), vec![diag(3, DiagnosticSeverity::ERROR, "boom")]);
+        });
+        let got = store
+            .settle(
+                &p,
+                since,
+                2,
+                Duration::from_millis(100),
+                Instant::now() + Duration::from_secs(5),
+            )
+            .await
+            .unwrap();
+        assert_eq!(got.counts(), (1, 0));
+        assert_eq!(got.items[0].message, "boom");
+    }
+
+    #[tokio::test]
+    async fn silence_ends_at_the_deadline() {
+        let store = DiagStore::default();
+        let started = std::time::Instant::now();
+        let got = store
+            .settle(
+                Path::new("/w/b.py"),
+                0,
+                1,
+                Duration::from_millis(50),
+                Instant::now() + Duration::from_millis(150),
+            )
+            .await;
+        assert!(got.is_none());
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn counts_and_listing() {
+        let store = DiagStore::default();
+        store.publish(
+            "/w/b.py".into(),
+            None,
+            vec![
+                diag(0, DiagnosticSeverity::ERROR, "e"),
+                diag(1, DiagnosticSeverity::WARNING, "w"),
+                Diagnostic {
+                    severity: None,
+                    ..diag(2, DiagnosticSeverity::ERROR, "no severity")
+                },
+            ],
+        );
+        store.publish("/w/a.py".into(), None, vec![]);
+        assert_eq!(store.get(Path::new("/w/b.py")).counts(), (2, 1));
+        let all = store.all();
+        assert_eq!(all.len(), 1, "files without diagnostics are not listed");
+        store.clear(&["/w/b.py".into()]);
+        assert!(store.all().is_empty());
+    }
+}

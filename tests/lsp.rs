@@ -1,0 +1,197 @@
+//! Language servers for real: pyright (installed by `scripts/lsp install`)
+//! on small Python projects in temp dirs. Diagnostics of an edit reach the
+//! model in that edit's tool result; definitions and references resolve to
+//! the right file and line; a killed server is restarted with a notice.
+//! Skipped when pyright is missing, unless MM_REQUIRE_LSP=1 (scripts/test).
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use mm::bus::EventBus;
+use mm::lsp::{Lsp, defaults, find_program};
+use mm::protocol::AgentEvent;
+use serde_json::json;
+use support::*;
+
+fn pyright() -> Option<PathBuf> {
+    let found = find_program("pyright-langserver");
+    if found.is_none() {
+        assert!(
+            std::env::var_os("MM_REQUIRE_LSP").is_none(),
+            "pyright-langserver is not installed: run scripts/lsp install"
+        );
+        eprintln!("skipped: pyright-langserver is not installed (scripts/lsp install)");
+    }
+    found
+}
+
+/// PATH for a child mm: pyright's folder first.
+fn path_with(program: &std::path::Path) -> String {
+    format!(
+        "{}:{}",
+        program.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+#[test]
+fn an_edit_that_breaks_the_code_is_reported_to_the_model_in_its_result() {
+    let Some(program) = pyright() else { return };
+    let server = Server::start(vec![
+        call("r1", "read_file", json!({"path": "calc.py"})),
+        call(
+            "e1",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "math.pi * r * r", "replacement": "math.tau_squared(r)"}),
+        ),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "calc.py",
+        "import math\n\n\ndef area(r):\n    return math.pi * r * r\n",
+    );
+    let out = ws
+        .mm()
+        .env("PATH", path_with(&program))
+        .args(["-p", "use tau in area", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    let result = &tool_results(&reqs[2]).last().unwrap().1.clone();
+    assert!(result.starts_with("edited calc.py"), "{result}");
+    assert!(
+        result.contains("pyright: 1 error(s) in calc.py")
+            && result.contains("calc.py:5:")
+            && result.contains("tau_squared"),
+        "{result}"
+    );
+    // The lsp tools are offered when a server is installed.
+    let tools: Vec<&str> = reqs[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"lsp_definition"), "{tools:?}");
+    let first = serde_json::to_vec(&reqs[0]).unwrap().len();
+    assert!(first <= 8 * 1024, "first request is {first} bytes");
+}
+
+#[test]
+fn definitions_and_references_point_at_the_right_lines() {
+    let Some(program) = pyright() else { return };
+    let server = Server::start(vec![
+        call(
+            "d1",
+            "lsp_definition",
+            json!({"path": "main.py", "symbol": "area", "line": 3}),
+        ),
+        call(
+            "f1",
+            "lsp_references",
+            json!({"path": "geo.py", "symbol": "area"}),
+        ),
+        call(
+            "h1",
+            "lsp_hover",
+            json!({"path": "geo.py", "line": 4, "col": 5}),
+        ),
+        text("Found it."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "geo.py",
+        "import math\n\n\ndef area(r: float) -> float:\n    return math.pi * r * r\n",
+    );
+    ws.write("main.py", "from geo import area\n\nprint(area(2))\n");
+    let out = ws
+        .mm()
+        .env("PATH", path_with(&program))
+        .args(["-p", "where is area", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    let def = &tool_results(&reqs[1]).last().unwrap().1.clone();
+    assert!(
+        def.contains("geo.py:4:5: def area(r: float) -> float:"),
+        "{def}"
+    );
+    let refs = &tool_results(&reqs[2]).last().unwrap().1.clone();
+    for want in ["geo.py:4:5:", "main.py:1:17:", "main.py:3:7:"] {
+        assert!(refs.contains(want), "{want} missing in {refs}");
+    }
+    let hover = &tool_results(&reqs[3]).last().unwrap().1.clone();
+    assert!(hover.contains("(r: float) -> float"), "{hover}");
+}
+
+#[tokio::test]
+async fn a_killed_server_is_restarted_with_a_notice_not_a_hang() {
+    let Some(program) = pyright() else { return };
+    // SAFETY: set before any thread of this test reads PATH.
+    unsafe { std::env::set_var("PATH", path_with(&program)) };
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let file = root.join("a.py");
+    std::fs::write(&file, "x: int = 1\n").unwrap();
+    let bus = EventBus::new();
+    let mut events = bus.subscribe();
+    let lsp = Lsp::new(&root, defaults(), bus, None);
+    assert!(lsp.available());
+    let report = lsp
+        .check_write("c1", &file, "x: int = 'one'\n")
+        .await
+        .unwrap();
+    assert!(report.contains("1 error(s) in a.py"), "{report}");
+
+    let pids = lsp.pids().await;
+    assert_eq!(pids.len(), 1, "{pids:?}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pids[0].1 as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let started = Instant::now();
+    let report = lsp.check_write("c2", &file, "x: int = 2\n").await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(report, "pyright: no errors in a.py");
+    let new_pids = lsp.pids().await;
+    assert_eq!(new_pids.len(), 1);
+    assert_ne!(new_pids[0].1, pids[0].1, "a new process");
+
+    let mut notices = Vec::new();
+    let mut counts = Vec::new();
+    while let Ok(ev) = events.try_recv() {
+        match ev {
+            AgentEvent::Notice { text, .. } => notices.push(text),
+            AgentEvent::Diagnostics { path, errors, .. } => counts.push((path, errors)),
+            _ => {}
+        }
+    }
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.starts_with("pyright stopped") && n.ends_with("restarting it")),
+        "{notices:?}"
+    );
+    assert_eq!(counts.first(), Some(&("a.py".to_string(), 1)), "{counts:?}");
+    assert_eq!(counts.last(), Some(&("a.py".to_string(), 0)), "{counts:?}");
+    let last = lsp.pids().await;
+    lsp.shutdown().await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let alive = std::path::Path::new(&format!("/proc/{}", last[0].1)).exists()
+        && !std::fs::read_to_string(format!("/proc/{}/stat", last[0].1))
+            .unwrap_or_default()
+            .contains(") Z ");
+    assert!(!alive, "the server was stopped on shutdown");
+}
