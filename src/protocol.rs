@@ -392,6 +392,8 @@ pub enum AgentEvent {
         path: String,
         errors: u32,
         new_errors: Option<u32>,
+        /// Checked before approval, on the proposed text.
+        preview: bool,
     },
     /// Definitions or references asked for by a front end.
     Locations {

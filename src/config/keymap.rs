@@ -68,6 +68,7 @@ impl Scope {
                 ),
                 ("help", "this help"),
                 ("palette", "slash-command palette"),
+                ("diagnostics", "the language servers' errors and warnings"),
             ],
             Scope::Transcript => &[
                 ("scroll_up", "scroll up a line"),
@@ -121,12 +122,25 @@ impl Scope {
             ],
             Scope::Viewer => &[
                 ("close", "close the viewer"),
-                ("scroll_up", "scroll up"),
-                ("scroll_down", "scroll down"),
+                ("scroll_up", "cursor up a line"),
+                ("scroll_down", "cursor down a line"),
+                ("left", "cursor left"),
+                ("right", "cursor right"),
+                ("word_next", "next word"),
+                ("word_prev", "previous word"),
                 ("page_up", "page up"),
                 ("page_down", "page down"),
                 ("top", "top"),
                 ("bottom", "bottom"),
+                (
+                    "definition",
+                    "go to the definition of the symbol under the cursor",
+                ),
+                (
+                    "references",
+                    "list the references to the symbol under the cursor",
+                ),
+                ("back", "back to where you came from"),
             ],
         }
     }

@@ -362,6 +362,11 @@ impl Client {
         Ok(Some(version))
     }
 
+    /// The version the next change of `path` will carry.
+    pub async fn next_version(&self, path: &Path) -> i32 {
+        self.docs.lock().await.get(path).map_or(1, |v| v + 1)
+    }
+
     pub async fn is_open(&self, path: &Path) -> bool {
         self.docs.lock().await.contains_key(path)
     }

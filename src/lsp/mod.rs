@@ -236,6 +236,10 @@ pub struct Lsp {
     pub store: Arc<DiagStore>,
     state: Mutex<State>,
     log: Option<PathBuf>,
+    /// Reports about proposed (not written) text: kept from the front ends.
+    muted: Arc<std::sync::Mutex<HashSet<(PathBuf, i32)>>>,
+    /// One check at a time, so a preview's text never outlives it.
+    checking: Mutex<()>,
 }
 
 impl Lsp {
@@ -254,6 +258,8 @@ impl Lsp {
             store: Arc::new(DiagStore::default()),
             state: Mutex::new(State::default()),
             log,
+            muted: Default::default(),
+            checking: Mutex::new(()),
         }
     }
 
@@ -285,8 +291,16 @@ impl Lsp {
     fn on_report(&self) -> OnReport {
         let bus = self.bus.clone();
         let root = self.root.clone();
+        let muted = self.muted.clone();
         Arc::new(move |path: &Path, d: &FileDiags| {
             if !path.starts_with(&root) {
+                return;
+            }
+            if let Some(v) = d.version
+                && muted
+                    .lock()
+                    .is_ok_and(|m| m.contains(&(path.to_path_buf(), v)))
+            {
                 return;
             }
             let (errors, warnings) = d.counts();
@@ -439,6 +453,7 @@ impl Lsp {
     /// tool result, and an `EditChecked` event for the front ends. None
     /// when no server handles the file.
     pub async fn check_write(&self, call_id: &str, path: &Path, content: &str) -> Option<String> {
+        let _one = self.checking.lock().await;
         let (client, lang, fresh) = match self.server_for(path).await {
             Ok(v) => v,
             Err(Unavailable::NoLanguage | Unavailable::NoServer(_) | Unavailable::Off(_)) => {
@@ -483,8 +498,65 @@ impl Lsp {
             path: rel,
             errors: errors as u32,
             new_errors: new.map(|n| n as u32),
+            preview: false,
         });
         Some(note)
+    }
+
+    /// Before an approval: what the proposed text would do to the file's
+    /// errors, as a preview `EditChecked`. The server is left with the
+    /// current text again; its reports on the proposal never reach the
+    /// front ends' counts.
+    pub async fn preview(&self, call_id: &str, path: &Path, current: &str, proposed: &str) {
+        let _one = self.checking.lock().await;
+        // Answered already (the file changed): nothing to preview.
+        if std::fs::read_to_string(path).unwrap_or_default() != current {
+            return;
+        }
+        let Ok((client, lang, fresh)) = self.server_for(path).await else {
+            return;
+        };
+        let wait = if fresh { FIRST_CHECK_WAIT } else { CHECK_WAIT };
+        let settle = |since: u64, version: i32| {
+            self.store
+                .settle(path, since, version, QUIET, Instant::now() + wait)
+        };
+        if !client.is_open(path).await {
+            let since = self.store.get(path).generation;
+            let Ok(v) = client.sync(path, lang, current).await else {
+                return;
+            };
+            if settle(since, v).await.is_none() {
+                return;
+            }
+        }
+        self.mark_checked(&client.name).await;
+        let baseline = self.store.get(path);
+        let v = client.next_version(path).await;
+        if let Ok(mut m) = self.muted.lock() {
+            m.insert((path.to_path_buf(), v));
+        }
+        if client.sync(path, lang, proposed).await.is_err() {
+            return;
+        }
+        let got = settle(baseline.generation, v).await;
+        // Back to the text on disk, and wait for the server to say so, so
+        // the next check starts from the truth.
+        let since = self.store.get(path).generation;
+        if let Ok(back) = client.sync(path, lang, current).await {
+            let _ = settle(since, back).await;
+        }
+        let Some(now) = got else { return };
+        let rel = text::rel(&self.root, path);
+        let (_, errors, new) =
+            text::error_report(&client.name, &rel, &now.items, Some(&baseline.items), 8);
+        self.bus.publish(AgentEvent::EditChecked {
+            call_id: call_id.to_string(),
+            path: rel,
+            errors: errors as u32,
+            new_errors: new.map(|n| n as u32),
+            preview: true,
+        });
     }
 
     /// The position the model means: `line`:`col` (1-based) when both are

@@ -364,6 +364,18 @@ async fn approve_change(
         return Ok((pending, String::new()));
     }
     let change = pending.change();
+    if let Some(lsp) = env.lsp.clone()
+        && crate::lsp::language_of(&pending.r.abs).is_some()
+    {
+        // The server's verdict joins the approval overlay while the user
+        // reads the diff.
+        let (call_id, abs) = (ctx.call_id.to_string(), pending.r.abs.clone());
+        let (current, proposed) = (
+            pending.before.clone().unwrap_or_default(),
+            pending.after.clone(),
+        );
+        tokio::spawn(async move { lsp.preview(&call_id, &abs, &current, &proposed).await });
+    }
     let decision = env
         .broker
         .ask(

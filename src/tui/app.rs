@@ -19,7 +19,7 @@ use super::panes::approvals::Approvals;
 use super::panes::composer::{Composer, Popup};
 use super::panes::diff::DiffPane;
 use super::panes::file_tree::FileTree;
-use super::panes::overlays::{Overlay, Viewer, help_lines};
+use super::panes::overlays::{Overlay, Place, PlaceList, Viewer, help_lines};
 use super::panes::rewind::{CommitOverlay, RewindOverlay, Stage};
 use super::panes::status::Status;
 use super::panes::transcript::{CellKind, ToolState, Transcript};
@@ -27,7 +27,8 @@ use crate::bus::OpSender;
 use crate::config::keymap::{self, Key, Keymap, Scope};
 use crate::config::theme::{self, Theme};
 use crate::protocol::{
-    AgentEvent, ApprovalDecision, ApprovalKind, Level, Op, Outcome, RewindMode, ToolStatus, TurnId,
+    AgentEvent, ApprovalDecision, ApprovalKind, Level, NavKind, Op, Outcome, RewindMode,
+    ToolStatus, TurnId,
 };
 
 /// Below this width the side panes become tabs.
@@ -99,6 +100,11 @@ pub struct App {
     /// A session diff was asked for only to re-mark the file tree (after a
     /// rewind or an undo), not to be shown.
     marks_only: bool,
+    /// Language-server diagnostics per file (the list and the viewer).
+    pub diags: std::collections::BTreeMap<String, Vec<crate::protocol::DiagItem>>,
+    /// Viewers and lists left by "go to definition" or opening a place;
+    /// "back" returns to them.
+    back: Vec<Overlay>,
 }
 
 impl App {
@@ -139,6 +145,8 @@ impl App {
             started: HashMap::new(),
             layout: Layout::default(),
             marks_only: false,
+            diags: Default::default(),
+            back: Vec::new(),
             root,
         }
     }
@@ -406,6 +414,79 @@ impl App {
                     id.get(..8).unwrap_or(&id)
                 ));
             }
+            AgentEvent::Diagnostics {
+                path,
+                errors,
+                warnings,
+                items,
+            } => {
+                if items.is_empty() {
+                    self.tree.diags.remove(&path);
+                    self.diags.remove(&path);
+                } else {
+                    self.tree.diags.insert(path.clone(), (errors, warnings));
+                    self.diags.insert(path, items);
+                }
+                let (e, w) = self
+                    .tree
+                    .diags
+                    .values()
+                    .fold((0, 0), |(e, w), (de, dw)| (e + de, w + dw));
+                self.status.errors = e;
+                self.status.warnings = w;
+                if let Some(Overlay::Viewer(v)) = &mut self.overlay {
+                    v.diags = self.diags.get(&v.path).cloned().unwrap_or_default();
+                }
+            }
+            AgentEvent::EditChecked {
+                call_id,
+                errors,
+                new_errors,
+                preview,
+                ..
+            } => {
+                let (text, bad) = verdict(errors, new_errors, preview);
+                if preview {
+                    self.approvals.checks.insert(call_id, (text, bad));
+                } else {
+                    self.diff.checked(&call_id, text, bad);
+                }
+            }
+            AgentEvent::Locations {
+                kind,
+                query,
+                items,
+                error,
+            } => {
+                self.status.flash = None;
+                if let Some(e) = error {
+                    self.flash(format!("{kind}: {e}"));
+                } else if items.is_empty() {
+                    self.flash(format!("no {kind} found for {query}"));
+                } else if kind == "definition" && items.len() == 1 {
+                    let it = &items[0];
+                    let (path, line, col) = (it.path.clone(), it.line, it.col);
+                    self.open_place(&path, line, col);
+                } else {
+                    let places = items
+                        .into_iter()
+                        .map(|i| Place {
+                            path: i.path,
+                            line: i.line,
+                            col: i.col,
+                            text: i.text,
+                            level: None,
+                        })
+                        .collect();
+                    if let Some(prev) = self.overlay.take() {
+                        self.back.push(prev);
+                    }
+                    self.overlay = Some(Overlay::Places(PlaceList::new(
+                        format!("{kind} of {query}"),
+                        places,
+                    )));
+                }
+            }
             AgentEvent::OpFinished { op } if op == "rewind" || op == "undo" => {
                 // The tree and its marks follow the work tree back.
                 self.tree.refresh();
@@ -591,6 +672,7 @@ impl App {
                 }
             }
             "toggle_mouse" => self.toggle_mouse(),
+            "diagnostics" => self.show_diagnostics(),
             "help" => self.overlay = Some(Overlay::Help { scroll: 0 }),
             "palette" => {
                 self.focus = Focus::Composer;
@@ -757,13 +839,50 @@ impl App {
                 }
             }
             Overlay::Viewer(v) => match self.keymap.action(Scope::Viewer, key) {
-                Some("close") => self.overlay = None,
+                Some("close") => {
+                    self.overlay = None;
+                    self.back.clear();
+                }
                 Some("scroll_up") => v.scroll_by(-1),
                 Some("scroll_down") => v.scroll_by(1),
+                Some("left") => v.move_col(-1),
+                Some("right") => v.move_col(1),
+                Some("word_next") => v.word(true),
+                Some("word_prev") => v.word(false),
                 Some("page_up") => v.page(-1),
                 Some("page_down") => v.page(1),
-                Some("top") => v.scroll = 0,
+                Some("top") => v.top(),
                 Some("bottom") => v.bottom(),
+                Some(a @ ("definition" | "references")) => {
+                    let kind = if a == "definition" {
+                        NavKind::Definition
+                    } else {
+                        NavKind::References
+                    };
+                    let (path, line, col) = (v.path.clone(), v.line as u32 + 1, v.col as u32 + 1);
+                    self.ops.send(Op::Navigate {
+                        kind,
+                        path,
+                        line,
+                        col,
+                    });
+                    self.flash(format!("asking the language server for the {a}…"));
+                }
+                Some("back") => self.go_back(),
+                _ => {}
+            },
+            Overlay::Places(p) => match key.code {
+                keymap::KeyCodeKey::Up => p.move_by(-1),
+                keymap::KeyCodeKey::Down => p.move_by(1),
+                keymap::KeyCodeKey::PageUp => p.page(-1),
+                keymap::KeyCodeKey::PageDown => p.page(1),
+                keymap::KeyCodeKey::Enter => {
+                    if let Some(place) = p.current() {
+                        let (path, line, col) = (place.path.clone(), place.line, place.col);
+                        self.open_place(&path, line, col);
+                    }
+                }
+                keymap::KeyCodeKey::Esc | keymap::KeyCodeKey::Backspace => self.go_back(),
                 _ => {}
             },
             Overlay::Help { scroll } => match key.code {
@@ -774,6 +893,57 @@ impl App {
                 _ => self.overlay = None,
             },
         }
+    }
+
+    /// Opens a file in the viewer at a 1-based place; what was open is
+    /// kept for "back".
+    fn open_place(&mut self, path: &str, line: u32, col: u32) {
+        let mut v = Viewer::open(&self.root, path);
+        v.goto(line as usize, col as usize);
+        v.diags = self.diags.get(path).cloned().unwrap_or_default();
+        if let Some(prev) = self.overlay.take() {
+            self.back.push(prev);
+        }
+        self.overlay = Some(Overlay::Viewer(v));
+    }
+
+    /// Back to the previous viewer or list; closes when there is none.
+    fn go_back(&mut self) {
+        self.overlay = self.back.pop();
+        if let Some(Overlay::Viewer(v)) = &mut self.overlay {
+            v.diags = self.diags.get(&v.path).cloned().unwrap_or_default();
+        }
+    }
+
+    /// Every diagnostic of the workspace, errors first.
+    fn show_diagnostics(&mut self) {
+        let mut items: Vec<Place> = self
+            .diags
+            .iter()
+            .flat_map(|(path, list)| {
+                list.iter().map(move |d| Place {
+                    path: path.clone(),
+                    line: d.line,
+                    col: d.col,
+                    text: match &d.source {
+                        Some(s) => format!("{} ({s})", d.message),
+                        None => d.message.clone(),
+                    },
+                    level: Some(d.level),
+                })
+            })
+            .collect();
+        items.sort_by_key(|p| {
+            (
+                p.level != Some(crate::protocol::DiagLevel::Error),
+                p.path.clone(),
+                p.line,
+            )
+        });
+        if let Some(prev) = self.overlay.take() {
+            self.back.push(prev);
+        }
+        self.overlay = Some(Overlay::Places(PlaceList::new("diagnostics".into(), items)));
     }
 
     /// A plain character typed while a pane other than the composer has
@@ -834,7 +1004,10 @@ impl App {
             Some("down") => self.tree.move_by(1),
             Some("open") => {
                 if let Some(path) = self.tree.open() {
-                    self.overlay = Some(Overlay::Viewer(Viewer::open(&self.root, &path)));
+                    let mut v = Viewer::open(&self.root, &path);
+                    v.diags = self.diags.get(&path).cloned().unwrap_or_default();
+                    self.back.clear();
+                    self.overlay = Some(Overlay::Viewer(v));
                 }
             }
             Some("expand") => self.tree.set_expanded(true),
@@ -994,6 +1167,7 @@ impl App {
             "/undo" => {
                 self.ops.send(Op::Undo);
             }
+            "/diagnostics" => self.show_diagnostics(),
             other => self.flash(format!("unknown command {other}; /help lists them")),
         }
     }
@@ -1232,5 +1406,28 @@ impl App {
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect()
+    }
+}
+
+/// The language server's verdict on an edit, in words, and whether it is
+/// bad news.
+fn verdict(errors: u32, new_errors: Option<u32>, preview: bool) -> (String, bool) {
+    let (adds, left) = if preview {
+        ("this edit would add", "would remain")
+    } else {
+        ("this edit adds", "remain")
+    };
+    match new_errors {
+        Some(0) if errors == 0 => ("language server: no errors".into(), false),
+        Some(0) => (
+            format!("language server: no new errors ({errors} {left} in the file)"),
+            false,
+        ),
+        Some(n) => (format!("language server: {adds} {n} error(s)"), true),
+        None if errors == 0 => ("language server: no errors".into(), false),
+        None => (
+            format!("language server: {errors} error(s) in the file after this edit"),
+            true,
+        ),
     }
 }

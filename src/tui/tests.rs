@@ -638,3 +638,167 @@ fn diff_review_and_commit_from_the_tui() {
         "{sent:?}"
     );
 }
+
+fn diag(line: u32, col: u32, level: DiagLevel, message: &str) -> DiagItem {
+    DiagItem {
+        line,
+        col,
+        level,
+        message: message.into(),
+        source: Some("Pyright".into()),
+    }
+}
+
+#[test]
+fn diagnostics_reach_the_tree_the_status_the_approval_and_the_diff_pane() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 4,
+            turn: 1,
+            call_id: "e1".into(),
+            kind: ApprovalKind::Edit {
+                change: change(
+                    "def add(a, b):\n    return a - b\n",
+                    "def add(a, b):\n    return a.plus(b)\n",
+                ),
+            },
+        },
+    });
+    r.app.on_agent(AgentEvent::EditChecked {
+        call_id: "e1".into(),
+        path: "calc.py".into(),
+        errors: 1,
+        new_errors: Some(1),
+        preview: true,
+    });
+    let text = screen(&mut r.app, 120, 30);
+    assert!(
+        text.contains("language server: this edit would add 1 error(s)"),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::Char('y')));
+    r.app.on_agent(AgentEvent::FileChanged {
+        turn: 1,
+        call_id: "e1".into(),
+        change: Arc::new(change(
+            "def add(a, b):\n    return a - b\n",
+            "def add(a, b):\n    return a.plus(b)\n",
+        )),
+    });
+    r.app.on_agent(AgentEvent::EditChecked {
+        call_id: "e1".into(),
+        path: "calc.py".into(),
+        errors: 1,
+        new_errors: Some(1),
+        preview: false,
+    });
+    r.app.on_agent(AgentEvent::Diagnostics {
+        path: "calc.py".into(),
+        errors: 1,
+        warnings: 1,
+        items: vec![
+            diag(2, 12, DiagLevel::Error, "Cannot access attribute \"plus\""),
+            diag(1, 9, DiagLevel::Warning, "\"b\" is not accessed"),
+        ],
+    });
+    r.app.on_agent(AgentEvent::Diagnostics {
+        path: "src/lib.rs".into(),
+        errors: 2,
+        warnings: 0,
+        items: vec![
+            diag(1, 1, DiagLevel::Error, "one"),
+            diag(1, 2, DiagLevel::Error, "two"),
+        ],
+    });
+    insta::assert_snapshot!("diagnostics_tree_status_diff", screen(&mut r.app, 120, 24));
+    assert_eq!((r.app.status.errors, r.app.status.warnings), (3, 1));
+    // A file with nothing left to say leaves the counts.
+    r.app.on_agent(AgentEvent::Diagnostics {
+        path: "src/lib.rs".into(),
+        errors: 0,
+        warnings: 0,
+        items: vec![],
+    });
+    assert_eq!((r.app.status.errors, r.app.status.warnings), (1, 1));
+}
+
+#[test]
+fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::Diagnostics {
+        path: "calc.py".into(),
+        errors: 1,
+        warnings: 0,
+        items: vec![diag(2, 12, DiagLevel::Error, "\"b\" is possibly unbound")],
+    });
+    r.app.on_key(key(KeyCode::F(8)));
+    let text = screen(&mut r.app, 100, 12);
+    assert!(
+        text.contains("diagnostics (1)") && text.contains("calc.py:2:12"),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::Enter));
+    insta::assert_snapshot!("viewer_with_diagnostic", screen(&mut r.app, 100, 12));
+    // F12 asks about the place under the cursor.
+    r.app.on_key(key(KeyCode::F(12)));
+    let sent = ops(&mut r);
+    assert!(
+        matches!(&sent[..], [Op::Navigate { kind: NavKind::Definition, path, line: 2, col: 12 }] if path == "calc.py"),
+        "{sent:?}"
+    );
+    r.app.on_agent(AgentEvent::Locations {
+        kind: "definition".into(),
+        query: "calc.py:2:12".into(),
+        items: vec![LocItem {
+            path: "src/lib.rs".into(),
+            line: 1,
+            col: 8,
+            text: "pub fn one() -> u32 { 1 }".into(),
+        }],
+        error: None,
+    });
+    let text = screen(&mut r.app, 100, 12);
+    assert!(
+        text.contains("src/lib.rs (1 lines") && text.contains("1:8 ·"),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::Char('r')));
+    assert!(matches!(
+        &ops(&mut r)[..],
+        [Op::Navigate {
+            kind: NavKind::References,
+            ..
+        }]
+    ));
+    r.app.on_agent(AgentEvent::Locations {
+        kind: "references".into(),
+        query: "src/lib.rs:1:8".into(),
+        items: vec![
+            LocItem {
+                path: "src/lib.rs".into(),
+                line: 1,
+                col: 8,
+                text: "pub fn one() -> u32 { 1 }".into(),
+            },
+            LocItem {
+                path: "calc.py".into(),
+                line: 2,
+                col: 5,
+                text: "return a - b".into(),
+            },
+        ],
+        error: None,
+    });
+    let text = screen(&mut r.app, 100, 12);
+    assert!(text.contains("references of src/lib.rs:1:8 (2)"), "{text}");
+    // Back: the definition's viewer, then the first viewer, then the list.
+    r.app.on_key(key(KeyCode::Esc));
+    assert!(screen(&mut r.app, 100, 12).contains("src/lib.rs (1 lines"));
+    r.app.on_key(key(KeyCode::Backspace));
+    assert!(screen(&mut r.app, 100, 12).contains("calc.py (2 lines"));
+    r.app.on_key(key(KeyCode::Backspace));
+    assert!(screen(&mut r.app, 100, 12).contains("diagnostics (1)"));
+    r.app.on_key(key(KeyCode::Esc));
+    assert!(r.app.overlay.is_none());
+}

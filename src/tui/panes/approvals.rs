@@ -30,6 +30,8 @@ pub struct Approvals {
     pub accepted: Vec<bool>,
     pub cursor: usize,
     pub scroll: usize,
+    /// The language server's verdict on a proposed edit, by call id.
+    pub checks: std::collections::HashMap<String, (String, bool)>,
 }
 
 impl Approvals {
@@ -160,6 +162,18 @@ impl Approvals {
                         Style::new().fg(th.dim),
                     ),
                 ])));
+                if let Some((text, bad)) = self.checks.get(&req.call_id) {
+                    logical.push(Logical::word(Line::styled(
+                        text.clone(),
+                        Style::new()
+                            .fg(if *bad { th.removed } else { th.dim })
+                            .add_modifier(if *bad {
+                                Modifier::BOLD
+                            } else {
+                                Modifier::empty()
+                            }),
+                    )));
+                }
                 logical.extend(render_hunks(
                     &self.hunks,
                     None,

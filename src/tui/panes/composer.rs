@@ -33,6 +33,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/undo", "revert the last edit"),
     (
+        "/diagnostics",
+        "the language servers' errors and warnings (F8); Enter opens one",
+    ),
+    (
         "/commit",
         "commit the session's changes with a message the model writes",
     ),

@@ -44,6 +44,10 @@ pub struct Entry {
     pub added: usize,
     pub removed: usize,
     pub state: EntryState,
+    /// The tool call that made the change.
+    pub call_id: String,
+    /// What the language server said of it ("adds 2 errors").
+    pub check: Option<(String, bool)>,
     /// Raw streamed arguments while live.
     args: String,
     tool: String,
@@ -111,6 +115,8 @@ impl DiffPane {
                 added: 0,
                 removed: 0,
                 state: EntryState::Applied,
+                call_id: String::new(),
+                check: None,
                 args: String::new(),
                 tool: String::new(),
                 colours: RefCell::new(None),
@@ -153,6 +159,8 @@ impl DiffPane {
             added: 0,
             removed: 0,
             state: EntryState::Live(call_id.to_string()),
+            call_id: call_id.to_string(),
+            check: None,
             args: String::new(),
             tool: tool.to_string(),
             colours: RefCell::new(None),
@@ -226,6 +234,14 @@ impl DiffPane {
     }
 
     /// A change landed.
+    /// The language server's verdict on a call's change: `bad` when it
+    /// brought errors.
+    pub fn checked(&mut self, call_id: &str, text: String, bad: bool) {
+        if let Some(e) = self.entries.iter_mut().rev().find(|e| e.call_id == call_id) {
+            e.check = Some((text, bad));
+        }
+    }
+
     /// How many different files the entries show.
     pub fn file_count(&self) -> usize {
         self.entries
@@ -265,6 +281,7 @@ impl DiffPane {
         e.before = change.before.clone();
         e.after = change.after.clone();
         e.state = state;
+        e.call_id = call_id.to_string();
         e.recompute();
         self.selected = i;
     }
@@ -387,6 +404,22 @@ impl DiffPane {
             header.push(Line::styled(
                 format!("({} changes; ←/→ to move)", self.entries.len()),
                 dim,
+            ));
+        }
+        if let Some((text, bad)) = self
+            .entries
+            .get(self.selected)
+            .and_then(|e| e.check.as_ref())
+        {
+            header.push(Line::styled(
+                text.clone(),
+                Style::new()
+                    .fg(if *bad { th.removed } else { th.dim })
+                    .add_modifier(if *bad {
+                        Modifier::BOLD
+                    } else {
+                        Modifier::empty()
+                    }),
             ));
         }
         header.push(Line::styled(

@@ -37,6 +37,8 @@ pub struct FileTree {
     pub selected: usize,
     pub filter: String,
     pub marks: BTreeMap<String, ChangeKind>,
+    /// Language-server errors and warnings per file.
+    pub diags: BTreeMap<String, (u32, u32)>,
     all_files: Option<Vec<String>>,
     scroll: std::cell::Cell<usize>,
 }
@@ -103,6 +105,7 @@ impl FileTree {
             selected: 0,
             filter: String::new(),
             marks: BTreeMap::new(),
+            diags: BTreeMap::new(),
             all_files: None,
             scroll: std::cell::Cell::new(0),
         };
@@ -264,6 +267,18 @@ impl FileTree {
         self.all_files = None;
     }
 
+    /// Errors and warnings of a file, or summed over a folder.
+    pub fn diag_counts(&self, path: &str, dir: bool) -> (u32, u32) {
+        if !dir {
+            return self.diags.get(path).copied().unwrap_or_default();
+        }
+        let prefix = format!("{path}/");
+        self.diags
+            .iter()
+            .filter(|(p, _)| p.starts_with(&prefix))
+            .fold((0, 0), |(e, w), (_, (de, dw))| (e + de, w + dw))
+    }
+
     fn changed_under(&self, dir: &str) -> usize {
         let prefix = format!("{dir}/");
         self.marks.keys().filter(|p| p.starts_with(&prefix)).count()
@@ -321,6 +336,19 @@ impl FileTree {
                 if n > 0 {
                     spans.push(Span::styled(format!(" {n}"), Style::new().fg(th.warning)));
                 }
+            }
+            let (errors, warnings) = self.diag_counts(&r.path, r.dir);
+            if errors > 0 {
+                spans.push(Span::styled(
+                    format!(" ✗{errors}"),
+                    Style::new().fg(th.removed).add_modifier(Modifier::BOLD),
+                ));
+            }
+            if warnings > 0 {
+                spans.push(Span::styled(
+                    format!(" ⚠{warnings}"),
+                    Style::new().fg(th.warning),
+                ));
             }
             lines.push(Line::from(spans));
         }

@@ -13,11 +13,13 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 use super::composer::COMMANDS;
 use crate::config::keymap::{Keymap, Scope};
 use crate::config::theme::Theme;
+use crate::protocol::{DiagItem, DiagLevel};
 use crate::tui::render::highlight;
 
 pub enum Overlay {
     Help { scroll: usize },
     Viewer(Viewer),
+    Places(PlaceList),
     Rewind(super::rewind::RewindOverlay),
     Commit(Box<super::rewind::CommitOverlay>),
 }
@@ -85,6 +87,12 @@ pub struct Viewer {
     pub path: String,
     pub text: String,
     pub scroll: usize,
+    /// The cursor, 0-based line and character column: where "go to
+    /// definition" and "find references" look.
+    pub line: usize,
+    pub col: usize,
+    /// The language server's diagnostics for this file.
+    pub diags: Vec<DiagItem>,
     lines: RefCell<Option<Vec<Line<'static>>>>,
     height: std::cell::Cell<u16>,
 }
@@ -107,14 +115,83 @@ impl Viewer {
             path: rel.to_string(),
             text,
             scroll: 0,
+            line: 0,
+            col: 0,
+            diags: Vec::new(),
             lines: RefCell::new(None),
             height: std::cell::Cell::new(10),
         }
     }
 
+    fn line_count(&self) -> usize {
+        self.text.lines().count().max(1)
+    }
+
+    fn line_len(&self, i: usize) -> usize {
+        self.text
+            .lines()
+            .nth(i)
+            .map(|l| l.chars().count())
+            .unwrap_or(0)
+    }
+
+    /// Keeps the cursor on the screen.
+    fn follow(&mut self) {
+        let h = self.height.get().max(2) as usize - 1;
+        if self.line < self.scroll {
+            self.scroll = self.line;
+        } else if self.line >= self.scroll + h {
+            self.scroll = self.line + 1 - h;
+        }
+    }
+
+    /// Puts the cursor at a 1-based line and column, a few lines from the top.
+    pub fn goto(&mut self, line: usize, col: usize) {
+        self.line = line.saturating_sub(1).min(self.line_count() - 1);
+        self.col = col.saturating_sub(1).min(self.line_len(self.line));
+        self.scroll = self.line.saturating_sub(3);
+        self.follow();
+    }
+
     pub fn scroll_by(&mut self, delta: isize) {
-        let max = self.text.lines().count().saturating_sub(1);
-        self.scroll = ((self.scroll as isize + delta).max(0) as usize).min(max);
+        let max = self.line_count() - 1;
+        self.line = ((self.line as isize + delta).max(0) as usize).min(max);
+        self.col = self.col.min(self.line_len(self.line));
+        self.follow();
+    }
+
+    pub fn move_col(&mut self, delta: isize) {
+        let len = self.line_len(self.line);
+        self.col = ((self.col as isize + delta).max(0) as usize).min(len);
+    }
+
+    /// To the start of the next (or previous) word on the line.
+    pub fn word(&mut self, forward: bool) {
+        let chars: Vec<char> = self
+            .text
+            .lines()
+            .nth(self.line)
+            .unwrap_or("")
+            .chars()
+            .collect();
+        let ident = |c: char| c.is_alphanumeric() || c == '_';
+        let mut i = self.col.min(chars.len());
+        if forward {
+            while i < chars.len() && ident(chars[i]) {
+                i += 1;
+            }
+            while i < chars.len() && !ident(chars[i]) {
+                i += 1;
+            }
+        } else {
+            while i > 0 && !ident(chars[i - 1]) {
+                i -= 1;
+            }
+            while i > 0 && ident(chars[i - 1]) {
+                i -= 1;
+            }
+        }
+        self.col = i;
     }
 
     pub fn page(&mut self, pages: isize) {
@@ -122,23 +199,45 @@ impl Viewer {
         self.scroll_by(pages * h);
     }
 
+    pub fn top(&mut self) {
+        self.line = 0;
+        self.col = 0;
+        self.scroll = 0;
+    }
+
     pub fn bottom(&mut self) {
-        self.scroll = self
-            .text
-            .lines()
-            .count()
-            .saturating_sub(self.height.get() as usize);
+        self.line = self.line_count() - 1;
+        self.col = 0;
+        self.follow();
     }
 
     fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme) {
         let total = self.text.lines().count();
+        let errors = self
+            .diags
+            .iter()
+            .filter(|d| d.level == DiagLevel::Error)
+            .count();
         let inner = frame(
             area,
             buf,
             th,
-            format!(" {} ({total} lines, read-only) ", self.path),
+            format!(
+                " {} ({total} lines, read-only){} ",
+                self.path,
+                if errors > 0 {
+                    format!(" ✗{errors}")
+                } else {
+                    String::new()
+                }
+            ),
         );
-        self.height.set(inner.height);
+        // The last row says where the cursor is and what is wrong there.
+        let body = Rect {
+            height: inner.height.saturating_sub(1),
+            ..inner
+        };
+        self.height.set(body.height);
         if self.lines.borrow().is_none() {
             *self.lines.borrow_mut() = Some(highlight::highlight(
                 &self.text, &self.path, &th.syntax, th.depth,
@@ -146,22 +245,204 @@ impl Viewer {
         }
         let lines = self.lines.borrow();
         let w = total.max(1).to_string().len();
+        let mark = |i: usize| {
+            let on = self.diags.iter().filter(|d| d.line as usize == i + 1);
+            on.map(|d| d.level).min_by_key(|l| match l {
+                DiagLevel::Error => 0,
+                DiagLevel::Warning => 1,
+                DiagLevel::Info => 2,
+            })
+        };
         let visible: Vec<Line<'static>> = lines
             .iter()
             .flatten()
             .enumerate()
             .skip(self.scroll)
-            .take(inner.height as usize)
+            .take(body.height as usize)
             .map(|(i, l)| {
-                let mut spans = vec![Span::styled(
-                    format!("{:>w$} ", i + 1),
-                    Style::new().fg(th.dim),
-                )];
-                spans.extend(l.spans.iter().cloned());
+                let (m, colour) = match mark(i) {
+                    Some(DiagLevel::Error) => ("●", th.removed),
+                    Some(DiagLevel::Warning) => ("●", th.warning),
+                    Some(DiagLevel::Info) => ("·", th.dim),
+                    None => (" ", th.dim),
+                };
+                let mut spans = vec![
+                    Span::styled(m, Style::new().fg(colour)),
+                    Span::styled(format!("{:>w$} ", i + 1), Style::new().fg(th.dim)),
+                ];
+                if i == self.line {
+                    spans.extend(cursor_spans(l, self.col, th));
+                } else {
+                    spans.extend(l.spans.iter().cloned());
+                }
                 Line::from(spans)
             })
             .collect();
-        Paragraph::new(visible).render(inner, buf);
+        Paragraph::new(visible).render(body, buf);
+        let here: Vec<&DiagItem> = self
+            .diags
+            .iter()
+            .filter(|d| d.line as usize == self.line + 1)
+            .collect();
+        let foot = match here.first() {
+            Some(d) => Line::styled(
+                format!("{}:{} {}", d.line, d.col, d.message),
+                Style::new().fg(if d.level == DiagLevel::Error {
+                    th.removed
+                } else {
+                    th.warning
+                }),
+            ),
+            None => Line::styled(
+                format!(
+                    "{}:{} · F12/d definition · r references · Backspace back · Esc close",
+                    self.line + 1,
+                    self.col + 1
+                ),
+                Style::new().fg(th.dim),
+            ),
+        };
+        Paragraph::new(foot).render(
+            Rect {
+                y: inner.y + body.height,
+                height: 1.min(inner.height),
+                ..inner
+            },
+            buf,
+        );
+    }
+}
+
+/// A highlighted line with the character at `col` shown as the cursor.
+fn cursor_spans(line: &Line<'static>, col: usize, th: &Theme) -> Vec<Span<'static>> {
+    let mut out = Vec::new();
+    let mut at = 0usize;
+    let mut placed = false;
+    for s in &line.spans {
+        let n = s.content.chars().count();
+        if !placed && col < at + n {
+            let k = col - at;
+            let chars: Vec<char> = s.content.chars().collect();
+            let (a, rest) = chars.split_at(k);
+            let (c, b) = rest.split_at(1);
+            out.push(Span::styled(a.iter().collect::<String>(), s.style));
+            out.push(Span::styled(
+                c.iter().collect::<String>(),
+                s.style.bg(th.selection).add_modifier(Modifier::REVERSED),
+            ));
+            out.push(Span::styled(b.iter().collect::<String>(), s.style));
+            placed = true;
+        } else {
+            out.push(s.clone());
+        }
+        at += n;
+    }
+    if !placed {
+        out.push(Span::styled(
+            " ",
+            Style::new()
+                .bg(th.selection)
+                .add_modifier(Modifier::REVERSED),
+        ));
+    }
+    out
+}
+
+/// A list of places (references, definitions, diagnostics): Enter opens
+/// the selected one in the viewer.
+pub struct PlaceList {
+    pub title: String,
+    pub items: Vec<Place>,
+    pub selected: usize,
+    height: std::cell::Cell<u16>,
+}
+
+pub struct Place {
+    pub path: String,
+    pub line: u32,
+    pub col: u32,
+    pub text: String,
+    /// Colour the line as an error or a warning.
+    pub level: Option<DiagLevel>,
+}
+
+impl PlaceList {
+    pub fn new(title: String, items: Vec<Place>) -> Self {
+        Self {
+            title,
+            items,
+            selected: 0,
+            height: std::cell::Cell::new(10),
+        }
+    }
+
+    pub fn move_by(&mut self, delta: isize) {
+        let n = self.items.len();
+        if n > 0 {
+            self.selected = (self.selected as isize + delta).clamp(0, n as isize - 1) as usize;
+        }
+    }
+
+    pub fn page(&mut self, pages: isize) {
+        self.move_by(pages * self.height.get().max(2) as isize);
+    }
+
+    pub fn current(&self) -> Option<&Place> {
+        self.items.get(self.selected)
+    }
+
+    fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme) {
+        let inner = frame(
+            area,
+            buf,
+            th,
+            format!(" {} ({}) ", self.title, self.items.len()),
+        );
+        let body = Rect {
+            height: inner.height.saturating_sub(1),
+            ..inner
+        };
+        self.height.set(body.height);
+        let h = body.height as usize;
+        let start = if h == 0 {
+            0
+        } else {
+            self.selected.saturating_sub(h - 1)
+        };
+        let mut lines = Vec::new();
+        if self.items.is_empty() {
+            lines.push(Line::styled("nothing here", Style::new().fg(th.dim)));
+        }
+        for (i, p) in self.items.iter().enumerate().skip(start).take(h) {
+            let mut st = Style::new().fg(match p.level {
+                Some(DiagLevel::Error) => th.removed,
+                Some(DiagLevel::Warning) => th.warning,
+                _ => th.text,
+            });
+            if i == self.selected {
+                st = st.bg(th.selection).add_modifier(Modifier::BOLD);
+            }
+            lines.push(Line::from(vec![
+                Span::styled(
+                    format!("{}:{}:{} ", p.path, p.line, p.col),
+                    Style::new().fg(th.accent),
+                ),
+                Span::styled(p.text.clone(), st),
+            ]));
+        }
+        Paragraph::new(lines).render(body, buf);
+        Paragraph::new(Line::styled(
+            "↑/↓ choose · Enter open · Esc back",
+            Style::new().fg(th.dim),
+        ))
+        .render(
+            Rect {
+                y: inner.y + body.height,
+                height: 1.min(inner.height),
+                ..inner
+            },
+            buf,
+        );
     }
 }
 
@@ -187,6 +468,7 @@ impl Overlay {
                 Paragraph::new(lines).render(inner, buf);
             }
             Overlay::Viewer(v) => v.render(area, buf, th),
+            Overlay::Places(p) => p.render(area, buf, th),
         }
     }
 }

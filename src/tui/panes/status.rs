@@ -33,6 +33,9 @@ pub struct Status {
     pub checkpoints: usize,
     /// A short message (what a command did), shown until the next one.
     pub flash: Option<String>,
+    /// Language-server totals over the workspace.
+    pub errors: u32,
+    pub warnings: u32,
 }
 
 pub fn human(n: u64) -> String {
@@ -123,6 +126,18 @@ impl Status {
             right.push(Span::styled(
                 format!("{frame} {secs:.0}s "),
                 Style::new().fg(th.accent),
+            ));
+        }
+        if self.errors > 0 {
+            right.push(Span::styled(
+                format!("✗{} ", self.errors),
+                Style::new().fg(th.removed).add_modifier(Modifier::BOLD),
+            ));
+        }
+        if self.warnings > 0 {
+            right.push(Span::styled(
+                format!("⚠{} ", self.warnings),
+                Style::new().fg(th.warning),
             ));
         }
         if self.checkpoints > 0 {
