@@ -47,6 +47,12 @@ fn an_edit_that_breaks_the_code_is_reported_to_the_model_in_its_result() {
             json!({"path": "calc.py", "old_string": "math.pi * r * r", "replacement": "math.tau_squared(r)"}),
         ),
         text("Done."),
+        call(
+            "e2",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "math.tau_squared(r)", "replacement": "math.tau * r * r / 2"}),
+        ),
+        text("Fixed: area uses math.tau now."),
     ]);
     let ws = Workspace::new();
     ws.write(
@@ -68,6 +74,24 @@ fn an_edit_that_breaks_the_code_is_reported_to_the_model_in_its_result() {
             && result.contains("calc.py:5:")
             && result.contains("tau_squared"),
         "{result}"
+    );
+    // The model said "Done." over the error: it is told once, and fixes it.
+    let nudge = reqs[3]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        nudge.starts_with("Your changes left errors that the language server reports:")
+            && nudge.contains("tau_squared"),
+        "{nudge}"
+    );
+    let fixed = &tool_results(&reqs[4]).last().unwrap().1.clone();
+    assert!(fixed.ends_with("pyright: no errors in calc.py"), "{fixed}");
+    assert_eq!(reqs.len(), 5, "no second nudge after the fix");
+    assert!(stdout(&out).contains("Fixed: area uses math.tau now."));
+    assert_eq!(
+        ws.read("calc.py"),
+        "import math\n\n\ndef area(r):\n    return math.tau * r * r / 2\n"
     );
     // The lsp tools are offered when a server is installed.
     let tools: Vec<&str> = reqs[0]["tools"]
@@ -145,7 +169,8 @@ async fn a_killed_server_is_restarted_with_a_notice_not_a_hang() {
     let report = lsp
         .check_write("c1", &file, "x: int = 'one'\n")
         .await
-        .unwrap();
+        .unwrap()
+        .text;
     assert!(report.contains("1 error(s) in a.py"), "{report}");
 
     let pids = lsp.pids().await;
@@ -158,7 +183,11 @@ async fn a_killed_server_is_restarted_with_a_notice_not_a_hang() {
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     let started = Instant::now();
-    let report = lsp.check_write("c2", &file, "x: int = 2\n").await.unwrap();
+    let report = lsp
+        .check_write("c2", &file, "x: int = 2\n")
+        .await
+        .unwrap()
+        .text;
     assert!(
         started.elapsed() < Duration::from_secs(30),
         "took {:?}",

@@ -401,6 +401,19 @@ impl Agent {
         }
         let names: Vec<&str> = attached.iter().map(|(p, _)| p.as_str()).collect();
         self.notice(Level::Info, format!("attached {}", names.join(", ")));
+        if let Some(lsp) = &self.tools.lsp {
+            // Attached counts as read: the server learns the file as it is,
+            // so errors an edit brings can be told from old ones.
+            for (rel, _) in &attached {
+                let abs = self.tools.sandbox.root().join(rel);
+                if crate::lsp::language_of(&abs).is_some()
+                    && let Ok(content) = std::fs::read_to_string(&abs)
+                {
+                    let lsp = lsp.clone();
+                    tokio::spawn(async move { lsp.opened(&abs, &content).await });
+                }
+            }
+        }
         for (path, body) in &attached {
             text.push_str(&format!("\n\n[{path}, as it is now]\n{body}"));
         }
@@ -409,15 +422,40 @@ impl Agent {
 
     /// What to tell a model that stopped on a promise, or claimed a change
     /// this turn never made.
-    fn nudge_for(&self, st: &TurnState) -> Option<&'static str> {
+    fn nudge_for(&self, st: &mut TurnState) -> Option<String> {
         let can_edit = self.specs.iter().any(|s| s.name == "edit_file");
+        if !st.told_errors {
+            let mut broken: Vec<(&String, &crate::lsp::Check)> = st
+                .checks
+                .iter()
+                .filter(|(_, c)| c.new_errors.unwrap_or(c.errors) > 0)
+                .collect();
+            broken.sort_by_key(|(p, _)| p.as_str());
+            if !broken.is_empty() {
+                let names: Vec<&str> = broken.iter().map(|(p, _)| p.as_str()).collect();
+                self.notice(
+                    Level::Warning,
+                    format!(
+                        "the language server reports errors this turn brought into {}; asking the model to fix them",
+                        names.join(", ")
+                    ),
+                );
+                let reports: Vec<&str> = broken.iter().map(|(_, c)| c.text.as_str()).collect();
+                let text = format!(
+                    "Your changes left errors that the language server reports:\n{}\nFix them now with a tool call, or explain why they are not real problems.",
+                    reports.join("\n")
+                );
+                st.told_errors = true;
+                return Some(text);
+            }
+        }
         if can_edit && st.written.is_empty() && batch::claims_a_change(&st.answer) {
             self.notice(
                 Level::Warning,
                 "the model says it changed something, but no file was written in this turn; asking it to act or correct itself",
             );
             return Some(
-                "You said you changed something, but no file was written in this turn: no write_file or edit_file call succeeded. Make the change now with a tool call, or say plainly that nothing was changed.",
+                "You said you changed something, but no file was written in this turn: no write_file or edit_file call succeeded. Make the change now with a tool call, or say plainly that nothing was changed.".into(),
             );
         }
         if batch::announces_next_step(&st.answer) {
@@ -426,7 +464,7 @@ impl Agent {
                 "the model announced a step without taking it; asking it to go on",
             );
             return Some(
-                "Go on: take that step now with a tool call. If the task is already finished, give your final answer.",
+                "Go on: take that step now with a tool call. If the task is already finished, give your final answer.".into(),
             );
         }
         None
@@ -759,6 +797,10 @@ impl Agent {
             {
                 st.written.push(change.path.clone());
             }
+            if let (Some(change), Some(check)) = (&out.change, &out.check) {
+                // The latest verdict per file: a later fix clears it.
+                st.checks.insert(change.path.clone(), (**check).clone());
+            }
             self.finish_call(call, &summary, out)?;
         }
         st.repeat_rounds = if all_repeats { st.repeat_rounds + 1 } else { 0 };
@@ -784,4 +826,8 @@ struct TurnState {
     stopped: Option<String>,
     /// Commands off the read-only list that ran.
     commands: u32,
+    /// The language server's latest verdict on each file written.
+    checks: HashMap<String, crate::lsp::Check>,
+    /// The model was told once about errors its changes left.
+    told_errors: bool,
 }

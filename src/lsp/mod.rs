@@ -207,6 +207,16 @@ struct State {
     told: HashSet<String>,
 }
 
+/// A server's verdict on a written file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    /// For the model: the errors, the new ones marked.
+    pub text: String,
+    pub errors: usize,
+    /// Errors the change brought in, when the server knew the file before.
+    pub new_errors: Option<usize>,
+}
+
 /// Why no server answers for a file.
 #[derive(Debug)]
 pub enum Unavailable {
@@ -452,14 +462,21 @@ impl Lsp {
     /// After a write: the server's errors in the file, as a note for the
     /// tool result, and an `EditChecked` event for the front ends. None
     /// when no server handles the file.
-    pub async fn check_write(&self, call_id: &str, path: &Path, content: &str) -> Option<String> {
+    pub async fn check_write(&self, call_id: &str, path: &Path, content: &str) -> Option<Check> {
+        let no = |text: String| {
+            Some(Check {
+                text,
+                errors: 0,
+                new_errors: None,
+            })
+        };
         let _one = self.checking.lock().await;
         let (client, lang, fresh) = match self.server_for(path).await {
             Ok(v) => v,
             Err(Unavailable::NoLanguage | Unavailable::NoServer(_) | Unavailable::Off(_)) => {
                 return None;
             }
-            Err(e) => return Some(format!("(no diagnostics: {e})")),
+            Err(e) => return no(format!("(no diagnostics: {e})")),
         };
         let before = self.store.get(path);
         let baseline = client
@@ -469,7 +486,7 @@ impl Lsp {
             .filter(|_| before.generation > 0);
         let version = match client.sync(path, lang, content).await {
             Ok(v) => v,
-            Err(e) => return Some(format!("(no diagnostics: {e})")),
+            Err(e) => return no(format!("(no diagnostics: {e})")),
         };
         let wait = if fresh { FIRST_CHECK_WAIT } else { CHECK_WAIT };
         let got = self
@@ -485,7 +502,7 @@ impl Lsp {
         self.mark_checked(&client.name).await;
         let rel = text::rel(&self.root, path);
         let Some(now) = got else {
-            return Some(format!(
+            return no(format!(
                 "({} sent no diagnostics for {rel} within {}s)",
                 client.name,
                 wait.as_secs()
@@ -500,7 +517,11 @@ impl Lsp {
             new_errors: new.map(|n| n as u32),
             preview: false,
         });
-        Some(note)
+        Some(Check {
+            text: note,
+            errors,
+            new_errors: new,
+        })
     }
 
     /// Before an approval: what the proposed text would do to the file's

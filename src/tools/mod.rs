@@ -38,6 +38,8 @@ pub struct ToolOutput {
     pub status: ToolStatus,
     pub text: String,
     pub change: Option<FileChange>,
+    /// The language server's verdict on the change, when one checked it.
+    pub check: Option<Box<crate::lsp::Check>>,
 }
 
 impl ToolOutput {
@@ -58,6 +60,7 @@ impl ToolOutput {
             status,
             text: text.into(),
             change: None,
+            check: None,
         }
     }
     pub fn with_change(mut self, change: FileChange) -> Self {
@@ -320,11 +323,11 @@ pub async fn run(
                     let abs = pending.r.abs.clone();
                     let mut out = fs::commit(env, pending, ctx.cancel.is_cancelled(), &note);
                     if let (Some(lsp), Some(change)) = (&env.lsp, &out.change)
-                        && let Some(report) =
-                            lsp.check_write(ctx.call_id, &abs, &change.after).await
+                        && let Some(check) = lsp.check_write(ctx.call_id, &abs, &change.after).await
                     {
                         out.text.push('\n');
-                        out.text.push_str(&report);
+                        out.text.push_str(&check.text);
+                        out.check = Some(Box::new(check));
                     }
                     out
                 }
