@@ -224,3 +224,34 @@ async fn a_killed_server_is_restarted_with_a_notice_not_a_hang() {
             .contains(") Z ");
     assert!(!alive, "the server was stopped on shutdown");
 }
+
+#[test]
+fn errors_the_model_leaves_are_told_to_the_user() {
+    let Some(program) = pyright() else { return };
+    let server = Server::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "new.py", "content": "import math\n\nprint(math.sphere_volume(2))\n"}),
+        ),
+        text("Done."),
+        text("It is fine, trust me."),
+    ]);
+    let ws = Workspace::new();
+    let out = ws
+        .mm()
+        .env("PATH", path_with(&program))
+        .args(["-p", "write new.py", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("asking the model to fix them")
+            && err.contains(
+                "the language server still reports errors this turn brought: new.py (1 error(s))"
+            ),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 3, "one follow-up, not a loop");
+}

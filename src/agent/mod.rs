@@ -325,6 +325,7 @@ impl Agent {
                     self.push(Message::user(nudge))?;
                     continue;
                 }
+                self.warn_left_errors(st);
                 return Ok(Outcome::Done);
             }
             self.push(msg)?;
@@ -418,6 +419,28 @@ impl Agent {
             text.push_str(&format!("\n\n[{path}, as it is now]\n{body}"));
         }
         text
+    }
+
+    /// The turn ends with errors its edits brought: the user hears it,
+    /// whatever the model's answer says.
+    fn warn_left_errors(&self, st: &TurnState) {
+        let mut left: Vec<String> = st
+            .checks
+            .iter()
+            .filter(|(_, c)| c.new_errors.unwrap_or(c.errors) > 0)
+            .map(|(p, c)| format!("{p} ({} error(s))", c.errors))
+            .collect();
+        if left.is_empty() {
+            return;
+        }
+        left.sort();
+        self.notice(
+            Level::Warning,
+            format!(
+                "the language server still reports errors this turn brought: {}",
+                left.join(", ")
+            ),
+        );
     }
 
     /// What to tell a model that stopped on a promise, or claimed a change

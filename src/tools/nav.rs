@@ -16,10 +16,10 @@ const MAX_HOVER: usize = 1500;
 
 fn place() -> Value {
     json!({
-        "path": string("File the symbol appears in"),
-        "symbol": string("The name, as written in the file"),
-        "line": integer("Line (1-based): where to look for symbol, or with col the exact place"),
-        "col": integer("Column (1-based)"),
+        "path": string("File"),
+        "symbol": string("Name as written in the file"),
+        "line": integer("1-based line"),
+        "col": integer("1-based column"),
     })
 }
 
@@ -27,24 +27,24 @@ pub fn specs() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
             name: "lsp_definition",
-            description: "Where a symbol is defined, from the language server. Give path and symbol (line helps), or path, line and col.",
+            description: "Find where a symbol is defined (language server). Give path and symbol, or path, line and col.",
             parameters: object(place(), &["path"]),
         },
         ToolSpec {
             name: "lsp_references",
-            description: "Every use of a symbol, from the language server. Same arguments as lsp_definition.",
+            description: "Find every use of a symbol (language server). Arguments as lsp_definition.",
             parameters: object(place(), &["path"]),
         },
         ToolSpec {
             name: "lsp_hover",
-            description: "The type and documentation of a symbol, from the language server. Same arguments as lsp_definition.",
+            description: "Type and docs of a symbol (language server). Arguments as lsp_definition.",
             parameters: object(place(), &["path"]),
         },
         ToolSpec {
             name: "lsp_workspace_symbols",
-            description: "Find functions, classes and other symbols by name in the workspace, from the language server.",
+            description: "Find symbols by name in the workspace (language server).",
             parameters: object(
-                json!({"query": string("Name or part of it"), "path": string("A file of the language to search")}),
+                json!({"query": string("Name or part of it"), "path": string("A file of that language")}),
                 &["query"],
             ),
         },
