@@ -462,6 +462,11 @@ pub enum Op {
     },
     /// Revert the last applied edit.
     Undo,
+    /// The user opened a file: its language server starts (if need be)
+    /// and reports on it.
+    OpenFile {
+        path: String,
+    },
     /// Go to definition / find references at a place (1-based).
     Navigate {
         kind: NavKind,

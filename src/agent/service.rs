@@ -58,6 +58,18 @@ pub fn spawn(
                     broker.resolve(id, decision);
                 }
                 Op::Shutdown => break,
+                Op::OpenFile { path } => {
+                    if let Some(lsp) = lsp.clone() {
+                        tokio::spawn(async move {
+                            let abs = lsp.root().join(&path);
+                            if crate::lsp::language_of(&abs).is_some()
+                                && let Ok(text) = tokio::fs::read_to_string(&abs).await
+                            {
+                                lsp.opened(&abs, &text).await;
+                            }
+                        });
+                    }
+                }
                 Op::Navigate {
                     kind,
                     path,

@@ -898,6 +898,9 @@ impl App {
     /// Opens a file in the viewer at a 1-based place; what was open is
     /// kept for "back".
     fn open_place(&mut self, path: &str, line: u32, col: u32) {
+        self.ops.send(Op::OpenFile {
+            path: path.to_string(),
+        });
         let mut v = Viewer::open(&self.root, path);
         v.goto(line as usize, col as usize);
         v.diags = self.diags.get(path).cloned().unwrap_or_default();
@@ -1004,6 +1007,7 @@ impl App {
             Some("down") => self.tree.move_by(1),
             Some("open") => {
                 if let Some(path) = self.tree.open() {
+                    self.ops.send(Op::OpenFile { path: path.clone() });
                     let mut v = Viewer::open(&self.root, &path);
                     v.diags = self.diags.get(&path).cloned().unwrap_or_default();
                     self.back.clear();

@@ -739,6 +739,8 @@ fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
         "{text}"
     );
     r.app.on_key(key(KeyCode::Enter));
+    // Opening a file starts its language server.
+    assert!(matches!(&ops(&mut r)[..], [Op::OpenFile { path }] if path == "calc.py"));
     insta::assert_snapshot!("viewer_with_diagnostic", screen(&mut r.app, 100, 12));
     // F12 asks about the place under the cursor.
     r.app.on_key(key(KeyCode::F(12)));
@@ -766,10 +768,13 @@ fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
     r.app.on_key(key(KeyCode::Char('r')));
     assert!(matches!(
         &ops(&mut r)[..],
-        [Op::Navigate {
-            kind: NavKind::References,
-            ..
-        }]
+        [
+            Op::OpenFile { .. },
+            Op::Navigate {
+                kind: NavKind::References,
+                ..
+            }
+        ]
     ));
     r.app.on_agent(AgentEvent::Locations {
         kind: "references".into(),
