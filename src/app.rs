@@ -34,6 +34,13 @@ pub async fn run(cli: Cli) -> i32 {
     }
     if let Some(which) = &cli.show {
         return match session::read_records(&root, which) {
+            Ok((id, records)) if cli.export.is_some() => export(
+                &root,
+                &id,
+                &records,
+                cli.export.as_deref().unwrap_or("-"),
+                cli.json,
+            ),
             Ok((id, records)) if cli.diff => show_diff(&root, &id, &records),
             Ok((_, records)) => {
                 show::replay(&records);
@@ -269,22 +276,68 @@ fn prune(root: &std::path::Path) -> i32 {
     }
 }
 
+/// The session's changes since its first checkpoint (empty when there
+/// are none or git cannot say).
+fn session_changes(
+    root: &std::path::Path,
+    id: &str,
+    records: &[session::Record],
+) -> Result<Vec<crate::protocol::FileChange>, String> {
+    let Some(first) = session::checkpoints(records).into_iter().next() else {
+        return Ok(Vec::new());
+    };
+    crate::git::Store::open(root, id)
+        .and_then(|mut s| {
+            let oid = git2::Oid::from_str(&first.id)?;
+            s.diff_since(oid)
+        })
+        .map(|c| c.iter().map(crate::git::PlannedChange::forward).collect())
+        .map_err(|e| e.to_string())
+}
+
+/// `-show ID -export PATH`: the session as Markdown, or JSONL with -json.
+fn export(
+    root: &std::path::Path,
+    id: &str,
+    records: &[session::Record],
+    path: &str,
+    json: bool,
+) -> i32 {
+    let text = if json {
+        session::export::jsonl(records)
+    } else {
+        let mut changes = session_changes(root, id, records).unwrap_or_else(|e| {
+            eprintln!("mm: the export has no diff: {e}");
+            Vec::new()
+        });
+        let target = root.join(path);
+        changes.retain(|c| root.join(&c.path) != target);
+        session::export::markdown(records, &changes)
+    };
+    if path == "-" {
+        print!("{text}");
+        return 0;
+    }
+    match std::fs::write(path, text) {
+        Ok(()) => {
+            eprintln!("mm: exported session {id} to {path}");
+            0
+        }
+        Err(e) => {
+            eprintln!("mm: cannot write {path}: {e}");
+            1
+        }
+    }
+}
+
 /// `-show ID -diff`: the session's changes against its first checkpoint.
 fn show_diff(root: &std::path::Path, id: &str, records: &[session::Record]) -> i32 {
-    let Some(first) = session::checkpoints(records).into_iter().next() else {
+    if session::checkpoints(records).is_empty() {
         eprintln!("mm: session {id} has no checkpoints");
         return 1;
-    };
-    let result = crate::git::Store::open(root, id).and_then(|mut s| {
-        let oid = git2::Oid::from_str(&first.id)?;
-        s.diff_since(oid)
-    });
-    match result {
+    }
+    match session_changes(root, id, records) {
         Ok(changes) => {
-            let changes: Vec<crate::protocol::FileChange> = changes
-                .iter()
-                .map(crate::git::PlannedChange::forward)
-                .collect();
             if changes.is_empty() {
                 println!("no changes since session {id} began");
             }

@@ -62,6 +62,10 @@ pub struct Cli {
     #[arg(long)]
     pub diff: bool,
 
+    /// With -show: write the session to PATH as Markdown (with -json: JSONL events; `-` for stdout).
+    #[arg(long, value_name = "PATH")]
+    pub export: Option<String>,
+
     /// Delete the checkpoint refs of every session but the latest (then `git gc` frees them).
     #[arg(long)]
     pub prune: bool,

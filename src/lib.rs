@@ -6,6 +6,7 @@ pub mod app;
 pub mod approval;
 pub mod bus;
 pub mod cli;
+pub mod clipboard;
 pub mod config;
 pub mod console;
 pub mod diff;

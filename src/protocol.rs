@@ -462,6 +462,11 @@ pub enum Op {
     },
     /// Revert the last applied edit.
     Undo,
+    /// Write the session as Markdown (or JSONL events when the path ends
+    /// in `.jsonl`); default `mm-<session>.md` in the workspace.
+    Export {
+        path: Option<String>,
+    },
     /// The user opened a file: its language server starts (if need be)
     /// and reports on it.
     OpenFile {

@@ -342,6 +342,54 @@ impl Agent {
         }
     }
 
+    /// Writes the session to a file: Markdown with the session's diff, or
+    /// JSONL events for a `.jsonl` path.
+    pub async fn export(&mut self, path: Option<String>) {
+        let root = self.tools.sandbox.root().to_path_buf();
+        let id = self.log.id().to_string();
+        let target = match path.filter(|p| !p.trim().is_empty()) {
+            Some(p) => {
+                let p = std::path::PathBuf::from(p.trim());
+                if p.is_absolute() { p } else { root.join(p) }
+            }
+            None => root.join(format!("mm-{id}.md")),
+        };
+        let records = match crate::session::read_records(&root, &id) {
+            Ok((_, r)) => r,
+            Err(e) => return self.git_notice(Level::Error, format!("not exported: {e}")),
+        };
+        let jsonl = target.extension().is_some_and(|e| e == "jsonl");
+        let text = if jsonl {
+            crate::session::export::jsonl(&records)
+        } else {
+            let changes = match (self.git.clone(), self.checkpoints.first()) {
+                (Some(store), Some(first)) => match parse_id(&first.id) {
+                    Ok(oid) => with_store(&store, move |s| s.diff_since(oid))
+                        .await
+                        .map(|c| c.iter().map(PlannedChange::forward).collect())
+                        .unwrap_or_default(),
+                    Err(_) => Vec::new(),
+                },
+                _ => Vec::new(),
+            };
+            let changes: Vec<_> = changes
+                .into_iter()
+                .filter(|c: &crate::protocol::FileChange| root.join(&c.path) != target)
+                .collect();
+            crate::session::export::markdown(&records, &changes)
+        };
+        match std::fs::write(&target, text) {
+            Ok(()) => self.git_notice(
+                Level::Info,
+                format!("exported the session to {}", target.display()),
+            ),
+            Err(e) => self.git_notice(
+                Level::Error,
+                format!("not exported: cannot write {}: {e}", target.display()),
+            ),
+        }
+    }
+
     /// One tool-less request for a Conventional Commits message.
     pub async fn propose_commit(&mut self) {
         let Some(store) = self.git.clone() else {

@@ -89,7 +89,8 @@ pub fn spawn(
                 | Op::SessionDiff { .. }
                 | Op::ProposeCommit
                 | Op::Commit { .. }
-                | Op::Undo) => {
+                | Op::Undo
+                | Op::Export { .. }) => {
                     let _ = work_tx.send(Work::Git(op));
                 }
             }
@@ -180,6 +181,7 @@ fn op_name(op: &Op) -> &'static str {
         Op::ProposeCommit => "propose_commit",
         Op::Commit { .. } => "commit",
         Op::Undo => "undo",
+        Op::Export { .. } => "export",
         _ => "other",
     }
 }
@@ -197,6 +199,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::ProposeCommit => agent.propose_commit().await,
         Op::Commit { message } => agent.commit(message).await,
         Op::Undo => agent.undo(),
+        Op::Export { path } => agent.export(path).await,
         _ => {}
     }
 }

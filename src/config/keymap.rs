@@ -80,6 +80,11 @@ impl Scope {
                 ("select_prev", "select the previous cell"),
                 ("select_next", "select the next cell"),
                 ("toggle", "expand or collapse the selected cell"),
+                ("copy", "copy the selected cell to the clipboard"),
+                (
+                    "copy_code",
+                    "copy the selected cell's code block (again: the next one)",
+                ),
                 ("help", "this help"),
             ],
             Scope::Diff => &[

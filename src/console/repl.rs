@@ -30,6 +30,8 @@ Commands:
   /rewind     go back to a checkpoint (files, conversation or both)
   /undo       revert the last edit
   /commit     commit the session's changes with a message the model writes
+  /copy [N]   copy the last answer (N: the N-th counting back) to the clipboard
+  /export [P] write the session as Markdown to P (default mm-<session>.md; .jsonl: events)
   /help       this help
   /quit       leave (also Ctrl-D, or Ctrl-C twice)
 Type \"\"\" on a line of its own to start and to end a multi-line message.
@@ -87,6 +89,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, banner: Banner, root:
         return 1;
     };
     let mut interrupted = false;
+    let mut session = banner.session.clone();
     loop {
         let (ed, line) = read_line(editor, "› ".into()).await;
         editor = ed;
@@ -126,7 +129,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, banner: Banner, root:
         if let Some(cmd) = trimmed.strip_prefix('/')
             && !cmd.contains('\n')
         {
-            let (done, ed) = slash(cmd, &ops, &mut events, &root, editor).await;
+            let (done, ed) = slash(cmd, &ops, &mut events, &root, &mut session, editor).await;
             editor = ed;
             match done {
                 Slash::Quit => break,
@@ -170,23 +173,37 @@ async fn slash(
     ops: &OpSender,
     events: &mut EventReceiver,
     root: &std::path::Path,
+    session: &mut String,
     mut editor: DefaultEditor,
 ) -> (Slash, DefaultEditor) {
     let name = cmd.split_whitespace().next().unwrap_or("");
+    let arg = cmd.split_once(char::is_whitespace).map(|(_, a)| a.trim());
     match name {
         "quit" | "exit" | "q" => return (Slash::Quit, editor),
         "rewind" => editor = super::git_cmds::rewind(ops, events, editor).await,
         "diff" => super::git_cmds::diff(ops, events).await,
         "commit" => editor = super::git_cmds::commit(ops, events, editor).await,
         "undo" => super::git_cmds::undo(ops, events).await,
+        "copy" => copy(root, session, arg),
+        "export" => {
+            super::git_cmds::collect(
+                ops,
+                events,
+                Op::Export {
+                    path: arg.map(str::to_string),
+                },
+            )
+            .await;
+        }
         "help" | "?" => println!("{HELP}"),
         "sessions" => print_sessions(root),
         "new" => {
             ops.send(Op::NewSession);
             while let Some(ev) = events.recv().await {
                 match ev {
-                    AgentEvent::SessionCleared { session } => {
-                        println!("new session {session}");
+                    AgentEvent::SessionCleared { session: id } => {
+                        println!("new session {id}");
+                        *session = id;
                         break;
                     }
                     AgentEvent::Notice { text, .. } => {
@@ -200,6 +217,42 @@ async fn slash(
         other => println!("unknown command /{other}; /help lists them"),
     }
     (Slash::Done, editor)
+}
+
+/// `/copy [N]`: an answer of this session to the clipboard, or wherever
+/// it can go, and says where.
+fn copy(root: &std::path::Path, session: &str, arg: Option<&str>) {
+    let n = match arg.map(str::parse::<usize>) {
+        None => 1,
+        Some(Ok(n)) if n >= 1 => n,
+        _ => {
+            println!("usage: /copy [N] (N = 1 is the last answer, 2 the one before)");
+            return;
+        }
+    };
+    let answers = match crate::session::read_records(root, session) {
+        Ok((_, records)) => crate::session::export::answers(&records),
+        Err(e) => {
+            eprintln!("mm: {e}");
+            return;
+        }
+    };
+    let Some(text) = answers.len().checked_sub(n).and_then(|i| answers.get(i)) else {
+        println!(
+            "no answer {n} back: this session has {} answer(s)",
+            answers.len()
+        );
+        return;
+    };
+    let mut out = std::io::stdout();
+    let env = crate::clipboard::Env::detect(out.is_terminal());
+    let got = crate::clipboard::copy(text, &env, &mut out, &root.join(".mm"));
+    let what = if n == 1 {
+        "the last answer".to_string()
+    } else {
+        format!("answer {n} back")
+    };
+    println!("{}", got.describe(&what, text.len()));
 }
 
 pub fn print_sessions(root: &std::path::Path) {

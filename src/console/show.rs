@@ -16,6 +16,8 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
     let mut turn = 0;
     let mut calls: HashMap<String, (String, String)> = HashMap::new();
     let mut open = false;
+    // The turn's last text, its answer.
+    let mut answer = String::new();
     for rec in records {
         match rec {
             Record::Message {
@@ -25,7 +27,7 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
             } => match message.role {
                 Role::User => {
                     if open {
-                        out.push(finished(turn));
+                        out.push(finished(turn, std::mem::take(&mut answer)));
                     }
                     turn += 1;
                     open = true;
@@ -42,6 +44,7 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                         });
                     }
                     if !message.text().is_empty() {
+                        answer = message.text().to_string();
                         out.push(AgentEvent::Token {
                             turn,
                             text: message.text().to_string(),
@@ -91,16 +94,16 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
         }
     }
     if open {
-        out.push(finished(turn));
+        out.push(finished(turn, answer));
     }
     out
 }
 
-fn finished(turn: u64) -> AgentEvent {
+fn finished(turn: u64, answer: String) -> AgentEvent {
     AgentEvent::TurnFinished {
         turn,
         outcome: Outcome::Done,
-        answer: String::new(),
+        answer,
         error: None,
     }
 }

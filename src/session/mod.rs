@@ -3,6 +3,7 @@
 //! not logged is a step that cannot be resumed, so a log that cannot be
 //! written fails the turn before the model is called.
 
+pub mod export;
 mod repair;
 
 use std::fs::{File, OpenOptions};

@@ -102,6 +102,11 @@ pub struct App {
     marks_only: bool,
     /// Language-server diagnostics per file (the list and the viewer).
     pub diags: std::collections::BTreeMap<String, Vec<crate::protocol::DiagItem>>,
+    /// Text to put on the clipboard (what it is, the text): the terminal
+    /// layer copies it and reports back with `copied`.
+    pub clipboard: Option<(String, String)>,
+    /// The code block of the selected cell copied last (cell, block).
+    code_cursor: Option<(usize, usize)>,
     /// Viewers and lists left by "go to definition" or opening a place;
     /// "back" returns to them.
     back: Vec<Overlay>,
@@ -146,6 +151,8 @@ impl App {
             layout: Layout::default(),
             marks_only: false,
             diags: Default::default(),
+            clipboard: None,
+            code_cursor: None,
             back: Vec::new(),
             root,
         }
@@ -918,6 +925,72 @@ impl App {
         }
     }
 
+    /// The terminal layer copied (or could not): say where it went.
+    pub fn copied(&mut self, what: &str, got: &crate::clipboard::Copied, bytes: usize) {
+        self.flash(got.describe(what, bytes));
+        self.dirty = true;
+    }
+
+    /// `/copy [N]`: the last answer, or the N-th counting back.
+    fn copy_answer(&mut self, arg: Option<&str>) {
+        let n = match arg.map(str::parse::<usize>) {
+            None => 1,
+            Some(Ok(n)) if n >= 1 => n,
+            _ => return self.flash("usage: /copy [N] (1 is the last answer, 2 the one before)"),
+        };
+        let answers: Vec<&str> = self
+            .transcript
+            .cells
+            .iter()
+            .filter_map(|c| match &c.kind {
+                CellKind::Answer { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        match answers.len().checked_sub(n).and_then(|i| answers.get(i)) {
+            Some(text) => {
+                let what = if n == 1 {
+                    "the last answer".to_string()
+                } else {
+                    format!("answer {n} back")
+                };
+                self.clipboard = Some((what, text.to_string()));
+            }
+            None => self.flash(format!(
+                "no answer {n} back: the transcript has {} answer(s)",
+                answers.len()
+            )),
+        }
+    }
+
+    /// The selected cell (or, with `code`, its next fenced code block).
+    fn copy_selected(&mut self, code: bool) {
+        let Some(i) = self.transcript.selected else {
+            return self.flash("select a cell first (j/k), then copy it");
+        };
+        let Some(cell) = self.transcript.cells.get(i) else {
+            return;
+        };
+        let text = cell.kind.plain_text();
+        if !code {
+            self.clipboard = Some(("the selected cell".into(), text));
+            return;
+        }
+        let blocks = crate::clipboard::code_blocks(&text);
+        if blocks.is_empty() {
+            return self.flash("no code block in this cell");
+        }
+        let next = match self.code_cursor {
+            Some((c, b)) if c == i => (b + 1) % blocks.len(),
+            _ => 0,
+        };
+        self.code_cursor = Some((i, next));
+        self.clipboard = Some((
+            format!("code block {}/{}", next + 1, blocks.len()),
+            blocks[next].clone(),
+        ));
+    }
+
     /// Every diagnostic of the workspace, errors first.
     fn show_diagnostics(&mut self) {
         let mut items: Vec<Place> = self
@@ -977,6 +1050,8 @@ impl App {
             Some("select_prev") => self.transcript.select(-1),
             Some("select_next") => self.transcript.select(1),
             Some("toggle") => self.transcript.toggle_selected(),
+            Some("copy") => self.copy_selected(false),
+            Some("copy_code") => self.copy_selected(true),
             Some("help") => self.overlay = Some(Overlay::Help { scroll: 0 }),
             _ => self.type_into_composer(ev),
         }
@@ -1172,6 +1247,13 @@ impl App {
                 self.ops.send(Op::Undo);
             }
             "/diagnostics" => self.show_diagnostics(),
+            "/copy" => self.copy_answer(arg),
+            "/export" => {
+                self.ops.send(Op::Export {
+                    path: arg.map(str::to_string),
+                });
+                self.flash("exporting the session…");
+            }
             other => self.flash(format!("unknown command {other}; /help lists them")),
         }
     }

@@ -127,6 +127,12 @@ async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
                 let _ = std::io::stdout().flush();
             }
         }
+        if let Some((what, text)) = app.clipboard.take() {
+            let env = crate::clipboard::Env::detect(true);
+            let mut out = std::io::stdout();
+            let got = crate::clipboard::copy(&text, &env, &mut out, &app.root.join(".mm"));
+            app.copied(&what, &got, text.len());
+        }
         if std::mem::take(&mut app.mouse_changed) {
             let mut out = std::io::stdout();
             let _ = if app.mouse_capture {

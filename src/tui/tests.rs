@@ -807,3 +807,58 @@ fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
     r.app.on_key(key(KeyCode::Esc));
     assert!(r.app.overlay.is_none());
 }
+
+#[test]
+fn copy_takes_the_last_answer_a_cell_or_its_code_blocks() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "show me".into(),
+    });
+    r.app.on_agent(AgentEvent::Token {
+        turn: 1,
+        text: "First:\n\n```sh\nls -l\n```\n\nThen:\n\n```sh\nwc -l\n```\n".into(),
+    });
+    r.app.on_agent(AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: Outcome::Done,
+        answer: String::new(),
+        error: None,
+    });
+    typed(&mut r.app, "/copy");
+    r.app.on_key(key(KeyCode::Enter));
+    let (what, text) = r.app.clipboard.take().unwrap();
+    assert_eq!(what, "the last answer");
+    assert!(text.starts_with("First:\n\n```sh\nls -l"), "{text}");
+    typed(&mut r.app, "/copy 2");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(r.app.clipboard.is_none());
+    assert!(
+        screen(&mut r.app, 120, 20).contains("no answer 2 back: the transcript has 1 answer(s)")
+    );
+
+    // In the transcript: select the answer, `c` copies its code blocks in
+    // turn, `y` the whole cell.
+    r.app.focus = Focus::Transcript;
+    r.app.on_key(key(KeyCode::Char('k')));
+    r.app.on_key(key(KeyCode::Char('c')));
+    assert_eq!(
+        r.app.clipboard.take(),
+        Some(("code block 1/2".into(), "ls -l\n".into()))
+    );
+    r.app.on_key(key(KeyCode::Char('c')));
+    assert_eq!(
+        r.app.clipboard.take(),
+        Some(("code block 2/2".into(), "wc -l\n".into()))
+    );
+    r.app.on_key(key(KeyCode::Char('y')));
+    let (what, text) = r.app.clipboard.take().unwrap();
+    assert_eq!(what, "the selected cell");
+    assert!(text.contains("Then:"), "{text}");
+    let got = crate::clipboard::Copied::Terminal {
+        mux: crate::clipboard::Mux::None,
+        cut: false,
+    };
+    r.app.copied(&what, &got, text.len());
+    assert!(screen(&mut r.app, 120, 20).contains("copied the selected cell"));
+}

@@ -33,6 +33,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/undo", "revert the last edit"),
     (
+        "/copy",
+        "copy the last answer (/copy N: the N-th counting back)",
+    ),
+    (
+        "/export",
+        "write the session as Markdown (/export PATH; .jsonl: events)",
+    ),
+    (
         "/diagnostics",
         "the language servers' errors and warnings (F8); Enter opens one",
     ),

@@ -61,6 +61,31 @@ pub enum CellKind {
     },
 }
 
+impl CellKind {
+    /// The cell as text to copy: an answer as the model wrote it (markdown),
+    /// a tool call as its line and output.
+    pub fn plain_text(&self) -> String {
+        match self {
+            CellKind::User(t) => t.clone(),
+            CellKind::Answer { text, .. } | CellKind::Reasoning { text, .. } => text.clone(),
+            CellKind::Tool {
+                name,
+                summary,
+                output,
+                ..
+            } => format!("{name} {summary}\n{output}"),
+            CellKind::Notice(_, t) => t.clone(),
+            CellKind::Receipt { written, commands } => {
+                crate::protocol::receipt_text(written, *commands)
+            }
+            CellKind::TurnEnd { outcome, error } => match error {
+                Some(e) => format!("{outcome:?}: {e}"),
+                None => format!("{outcome:?}"),
+            },
+        }
+    }
+}
+
 /// A cell's lines for (width, version, selected).
 type Rendered = (u16, u64, bool, Vec<Line<'static>>);
 

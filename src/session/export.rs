@@ -1,0 +1,256 @@
+//! A session as a document: Markdown for people (prompts, answers, tool
+//! calls with their results folded, the changes as diffs) or JSONL events
+//! for programs (the same events a live run publishes).
+
+use std::collections::HashMap;
+
+use super::Record;
+use crate::llm::Role;
+use crate::protocol::{FileChange, ToolStatus};
+
+/// What the user saw as answers: the assistant's texts, in order.
+pub fn answers(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Message { message, .. }
+                if message.role == Role::Assistant && !message.text().trim().is_empty() =>
+            {
+                Some(message.text().to_string())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// A code fence longer than any run of backticks in `text`.
+fn fence(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+fn quote(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            if l.is_empty() {
+                ">".to_string()
+            } else {
+                format!("> {l}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The session as Markdown; `changes` (the session's diff) closes it.
+pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
+    let mut out = String::new();
+    let mut calls: HashMap<String, (String, String)> = HashMap::new();
+    let mut turn = 0;
+    for rec in records {
+        match rec {
+            Record::Header {
+                id,
+                created,
+                cwd,
+                provider,
+                model,
+                ..
+            } => {
+                out.push_str(&format!("# mm session {id}\n\n"));
+                out.push_str(&format!(
+                    "- model: {provider}/{model}\n- workspace: `{cwd}`\n- started: {created}\n"
+                ));
+            }
+            Record::Message {
+                message,
+                status,
+                typed,
+            } => match message.role {
+                Role::User => {
+                    turn += 1;
+                    let prompt = typed.clone().unwrap_or_else(|| message.text().to_string());
+                    let title: String = prompt
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .chars()
+                        .take(72)
+                        .collect();
+                    out.push_str(&format!("\n## {turn}. {title}\n\n{}\n", quote(&prompt)));
+                }
+                Role::Assistant => {
+                    let text = message.text().trim();
+                    if !text.is_empty() {
+                        out.push_str(&format!("\n{text}\n"));
+                    }
+                    for c in &message.tool_calls {
+                        let summary = serde_json::from_str(&c.arguments)
+                            .map(|args| crate::tools::summary(&c.name, &args))
+                            .unwrap_or_default();
+                        calls.insert(c.id.clone(), (c.name.clone(), summary));
+                    }
+                }
+                Role::Tool => {
+                    let id = message.tool_call_id.clone().unwrap_or_default();
+                    let (name, summary) = calls.get(&id).cloned().unwrap_or_default();
+                    let mark = match status.unwrap_or(ToolStatus::Ok) {
+                        ToolStatus::Ok => "✓",
+                        ToolStatus::Error => "✗",
+                        ToolStatus::Refused => "⊘ refused:",
+                        ToolStatus::NotRun => "⊘ not run:",
+                    };
+                    let result = message.text().trim_end();
+                    let f = fence(result);
+                    out.push_str(&format!(
+                        "\n<details><summary>{mark} {name} <code>{}</code></summary>\n\n{f}text\n{result}\n{f}\n\n</details>\n",
+                        html_escape(&summary)
+                    ));
+                }
+                Role::System => {}
+            },
+            Record::Receipt { written, .. } => {
+                out.push_str(&format!(
+                    "\n*{}*\n",
+                    crate::protocol::receipt_text(written, 0)
+                ));
+            }
+            Record::Note { text } => out.push_str(&format!("\n*mm: {text}*\n")),
+            Record::Turn { .. } | Record::Checkpoint { .. } => {}
+        }
+    }
+    if !changes.is_empty() {
+        out.push_str("\n---\n\n## Changes in this session\n");
+        for c in changes {
+            let diff = crate::diff::unified(&c.path, &c.before, &c.after, 3, usize::MAX);
+            let f = fence(&diff);
+            out.push_str(&format!(
+                "\n### {} (+{} -{})\n\n{f}diff\n{}\n{f}\n",
+                c.path,
+                c.added,
+                c.removed,
+                diff.trim_end()
+            ));
+        }
+    }
+    out
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The session as JSONL: one event per line, as `-json` consumers see
+/// them elsewhere.
+pub fn jsonl(records: &[Record]) -> String {
+    let mut out = String::new();
+    for ev in crate::console::show::events(records) {
+        if let Ok(line) = serde_json::to_string(&ev) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{Message, ToolCall};
+    use std::sync::Arc;
+
+    fn records() -> Vec<Record> {
+        let mut assistant = Message::assistant("I will fix `add`.");
+        assistant.tool_calls = vec![ToolCall {
+            id: "c1".into(),
+            name: "edit_file".into(),
+            arguments: r#"{"path":"calc.py","old_string":"a - b","replacement":"a + b"}"#.into(),
+        }];
+        vec![
+            Record::Header {
+                version: 1,
+                id: "20261130-101010-abcdef".into(),
+                created: "2026-11-30T10:10:10Z".into(),
+                cwd: "/work/demo".into(),
+                provider: "local".into(),
+                model: "qwen2.5-coder-1.5b".into(),
+            },
+            Record::Turn { turn: 1 },
+            Record::Message {
+                message: Message::user("Fix add in calc.py\n\n[calc.py, as it is now]\n…"),
+                status: None,
+                typed: Some("Fix add in calc.py".into()),
+            },
+            Record::Message {
+                message: assistant,
+                status: None,
+                typed: None,
+            },
+            Record::Message {
+                message: Message::tool_result(
+                    "c1",
+                    "edited calc.py: +1 -1\n--- a/calc.py\n+++ b/calc.py\n@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n```",
+                ),
+                status: Some(ToolStatus::Ok),
+                typed: None,
+            },
+            Record::Message {
+                message: Message::assistant(
+                    "Fixed: `add` now adds.\n\n```python\nadd(1, 2)  # 3\n```",
+                ),
+                status: None,
+                typed: None,
+            },
+            Record::Receipt {
+                turn: 1,
+                written: vec!["calc.py".into()],
+                commands: 0,
+            },
+        ]
+    }
+
+    #[test]
+    fn a_session_as_markdown() {
+        let change = FileChange {
+            path: "calc.py".into(),
+            kind: crate::protocol::ChangeKind::Modified,
+            before: Arc::from("def add(a, b):\n    return a - b\n"),
+            after: Arc::from("def add(a, b):\n    return a + b\n"),
+            added: 1,
+            removed: 1,
+        };
+        insta::assert_snapshot!("export_markdown", markdown(&records(), &[change]));
+    }
+
+    #[test]
+    fn a_session_as_jsonl_events() {
+        let text = jsonl(&records());
+        insta::assert_snapshot!("export_jsonl", text);
+        for line in text.lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert!(v["type"].is_string());
+        }
+    }
+
+    #[test]
+    fn answers_are_the_texts_the_user_saw() {
+        assert_eq!(
+            answers(&records()),
+            vec![
+                "I will fix `add`.".to_string(),
+                "Fixed: `add` now adds.\n\n```python\nadd(1, 2)  # 3\n```".to_string()
+            ]
+        );
+    }
+}

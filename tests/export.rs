@@ -1,0 +1,115 @@
+//! Copying answers and exporting sessions: `/copy` in the REPL writes the
+//! exact OSC 52 sequence to the terminal when there is no display; `/export`
+//! and `mm -show ID -export` write Markdown or JSONL.
+
+mod support;
+
+use base64::Engine;
+use support::term::Term;
+use support::*;
+
+const ANSWER: &str = "Set it like this:\n\n```python\nx = 1\n```";
+
+#[test]
+fn copy_goes_through_the_terminal_and_export_writes_the_session() {
+    let server = Server::start(vec![text("First answer."), text(ANSWER)]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("first question\r");
+    t.expect("First answer.");
+    t.send("how do I set x?\r");
+    t.expect("x = 1");
+    t.send("/copy\r");
+    let b64 = base64::engine::general_purpose::STANDARD.encode(ANSWER);
+    t.expect(&format!("\x1b]52;c;{b64}\x07"));
+    t.expect(&format!(
+        "copied the last answer ({} bytes) through the terminal (OSC 52)",
+        ANSWER.len()
+    ));
+    t.send("/copy 2\r");
+    let b64 = base64::engine::general_purpose::STANDARD.encode("First answer.");
+    t.expect(&format!("\x1b]52;c;{b64}\x07"));
+    t.send("/copy 3\r");
+    t.expect("no answer 3 back: this session has 2 answer(s)");
+
+    // Outside the workspace, so that the exports are not changes in it.
+    let out_dir = ws.home.path().to_path_buf();
+    t.send(&format!("/export {}\r", out_dir.join("notes.md").display()));
+    t.expect("exported the session to");
+    let md = std::fs::read_to_string(out_dir.join("notes.md")).unwrap();
+    assert!(md.starts_with("# mm session "), "{md}");
+    assert!(
+        md.contains("## 2. how do I set x?\n\n> how do I set x?\n\nSet it like this:"),
+        "{md}"
+    );
+    t.send(&format!(
+        "/export {}\r",
+        out_dir.join("events.jsonl").display()
+    ));
+    t.expect("exported the session to");
+    let jsonl = std::fs::read_to_string(out_dir.join("events.jsonl")).unwrap();
+    let types: Vec<String> = jsonl
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["type"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "turn_started",
+            "token",
+            "turn_finished",
+            "turn_started",
+            "token",
+            "turn_finished"
+        ]
+    );
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+
+    // The same from the command line, after the fact.
+    let out = ws
+        .mm()
+        .args(["-show", "last", "-export"])
+        .arg(out_dir.join("again.md"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(out_dir.join("again.md")).unwrap(),
+        md
+    );
+    // An export into the workspace is not a change of its own diff.
+    t_free_export(&ws);
+    let out = ws
+        .mm()
+        .args(["-show", "last", "-export", "-", "-json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), jsonl);
+}
+
+fn t_free_export(ws: &Workspace) {
+    let out = ws
+        .mm()
+        .args(["-show", "last", "-export", "in-tree.md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = ws.read("in-tree.md");
+    let out = ws
+        .mm()
+        .args(["-show", "last", "-export", "in-tree.md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("in-tree.md"), first);
+    assert!(!first.contains("### in-tree.md"), "{first}");
+}
