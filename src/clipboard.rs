@@ -95,9 +95,13 @@ pub fn osc52(text: &str, mux: Mux) -> (Vec<u8>, bool) {
     let seq = format!("\x1b]52;c;{b64}\x07");
     let bytes = match mux {
         Mux::None => seq.into_bytes(),
-        // tmux passes a DCS through with every ESC inside doubled (and
-        // `allow-passthrough on` since tmux 3.3).
-        Mux::Tmux => format!("\x1bPtmux;{}\x1b\\", seq.replace('\x1b', "\x1b\x1b")).into_bytes(),
+        // tmux takes the plain sequence itself with `set-clipboard on`
+        // (its buffer, and the outer terminal's clipboard when it can), and
+        // passes a DCS-wrapped one (ESCs doubled) to the outer terminal
+        // with `allow-passthrough on`. Both are sent: either setting works.
+        Mux::Tmux => {
+            format!("{seq}\x1bPtmux;{}\x1b\\", seq.replace('\x1b', "\x1b\x1b")).into_bytes()
+        }
         // screen cuts a DCS string at 768 bytes: one DCS per chunk.
         Mux::Screen => {
             let mut out = String::new();
@@ -244,7 +248,10 @@ mod tests {
         assert_eq!(plain, b"\x1b]52;c;aGk=\x07");
         assert!(!cut);
         let (tmux, _) = osc52("hi", Mux::Tmux);
-        assert_eq!(tmux, b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\");
+        assert_eq!(
+            tmux,
+            b"\x1b]52;c;aGk=\x07\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\"
+        );
         let (screen, _) = osc52("hi", Mux::Screen);
         assert_eq!(screen, b"\x1bP\x1b]52;c;aGk=\x07\x1b\\");
         // Long text: screen gets one DCS per 76 characters.
@@ -334,7 +341,10 @@ mod tests {
                 cut: false
             }
         );
-        assert_eq!(sink, b"\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\");
+        assert_eq!(
+            sink,
+            b"\x1b]52;c;aGk=\x07\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\"
+        );
         assert_eq!(
             got.describe("the last answer", 2),
             "copied the last answer (2 bytes) through the terminal (OSC 52, via tmux)"
