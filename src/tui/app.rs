@@ -105,6 +105,8 @@ pub struct App {
     /// Text to put on the clipboard (what it is, the text): the terminal
     /// layer copies it and reports back with `copied`.
     pub clipboard: Option<(String, String)>,
+    /// `g` was pressed in the viewer: `gd`, `gr` or `gg` may follow.
+    viewer_g: bool,
     /// The code block of the selected cell copied last (cell, block).
     code_cursor: Option<(usize, usize)>,
     /// Viewers and lists left by "go to definition" or opening a place;
@@ -152,6 +154,7 @@ impl App {
             marks_only: false,
             diags: Default::default(),
             clipboard: None,
+            viewer_g: false,
             code_cursor: None,
             back: Vec::new(),
             root,
@@ -772,6 +775,11 @@ impl App {
     }
 
     fn overlay_key(&mut self, ev: KeyEvent, key: Key) {
+        let viewer_action = if matches!(self.overlay, Some(Overlay::Viewer(_))) {
+            self.viewer_action(key)
+        } else {
+            None
+        };
         let Some(overlay) = &mut self.overlay else {
             return;
         };
@@ -845,7 +853,7 @@ impl App {
                     c.area.input(ev);
                 }
             }
-            Overlay::Viewer(v) => match self.keymap.action(Scope::Viewer, key) {
+            Overlay::Viewer(v) => match viewer_action.as_deref() {
                 Some("close") => {
                     self.overlay = None;
                     self.back.clear();
@@ -900,6 +908,27 @@ impl App {
                 _ => self.overlay = None,
             },
         }
+    }
+
+    /// The viewer's action for a key, with vim's `gd` (definition), `gr`
+    /// (references) and `gg` (top) on top of the keymap.
+    fn viewer_action(&mut self, key: Key) -> Option<String> {
+        let plain = |c: char| key.code == keymap::KeyCodeKey::Char(c) && !key.ctrl && !key.alt;
+        if std::mem::take(&mut self.viewer_g) {
+            if plain('d') {
+                return Some("definition".into());
+            }
+            if plain('r') {
+                return Some("references".into());
+            }
+            if plain('g') {
+                return Some("top".into());
+            }
+        } else if plain('g') {
+            self.viewer_g = true;
+            return None;
+        }
+        self.keymap.action(Scope::Viewer, key).map(str::to_string)
     }
 
     /// Opens a file in the viewer at a 1-based place; what was open is

@@ -862,3 +862,44 @@ fn copy_takes_the_last_answer_a_cell_or_its_code_blocks() {
     r.app.copied(&what, &got, text.len());
     assert!(screen(&mut r.app, 120, 20).contains("copied the selected cell"));
 }
+
+#[test]
+fn vim_gd_gr_and_gg_work_in_the_viewer() {
+    let mut r = rig();
+    r.app.focus = Focus::Tree;
+    // calc.py is the second row (after the src folder).
+    r.app.on_key(key(KeyCode::Down));
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(&ops(&mut r)[..], [Op::OpenFile { path }] if path == "calc.py"));
+    r.app.on_key(key(KeyCode::Down));
+    r.app.on_key(key(KeyCode::Char('w')));
+    r.app.on_key(key(KeyCode::Char('g')));
+    assert!(ops(&mut r).is_empty(), "g alone waits for the next key");
+    r.app.on_key(key(KeyCode::Char('d')));
+    let sent = ops(&mut r);
+    assert!(
+        matches!(
+            &sent[..],
+            [Op::Navigate {
+                kind: NavKind::Definition,
+                line: 2,
+                col: 5,
+                ..
+            }]
+        ),
+        "{sent:?}"
+    );
+    r.app.on_key(key(KeyCode::Char('g')));
+    r.app.on_key(key(KeyCode::Char('r')));
+    assert!(matches!(
+        &ops(&mut r)[..],
+        [Op::Navigate {
+            kind: NavKind::References,
+            ..
+        }]
+    ));
+    r.app.on_key(key(KeyCode::Char('g')));
+    r.app.on_key(key(KeyCode::Char('g')));
+    let text = screen(&mut r.app, 100, 12);
+    assert!(text.contains("1:1 ·"), "{text}");
+}
