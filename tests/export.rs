@@ -113,3 +113,56 @@ fn t_free_export(ws: &Workspace) {
     assert_eq!(ws.read("in-tree.md"), first);
     assert!(!first.contains("### in-tree.md"), "{first}");
 }
+
+/// With a display, `/copy` uses the system clipboard: checked under Xvfb
+/// with xclip (skipped when they are missing, unless MM_REQUIRE_X11=1).
+#[test]
+fn with_a_display_copy_uses_the_system_clipboard() {
+    let have = |p: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {p}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("Xvfb") || !have("xclip") {
+        assert!(
+            std::env::var_os("MM_REQUIRE_X11").is_none(),
+            "Xvfb and xclip are needed (apt-get install xvfb xclip)"
+        );
+        eprintln!("skipped: Xvfb or xclip is missing");
+        return;
+    }
+    let display = format!(":{}", 90 + std::process::id() % 500);
+    let mut xvfb = std::process::Command::new("Xvfb")
+        .args([
+            display.as_str(),
+            "-screen",
+            "0",
+            "640x480x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let server = Server::start(vec![text("Copied from mm.")]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut t = Term::start_with(&ws, &["-url", &url], &[("DISPLAY", &display)]);
+    t.expect("› ");
+    t.send("say it\r");
+    t.expect("Copied from mm.");
+    t.send("/copy\r");
+    t.expect("copied the last answer (15 bytes) to the clipboard");
+    let got = std::process::Command::new("xclip")
+        .args(["-o", "-selection", "clipboard"])
+        .env("DISPLAY", &display)
+        .output()
+        .unwrap();
+    let _ = xvfb.kill();
+    assert_eq!(String::from_utf8_lossy(&got.stdout), "Copied from mm.");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}

@@ -18,6 +18,11 @@ pub struct Term {
 
 impl Term {
     pub fn start(ws: &Workspace, args: &[&str]) -> Term {
+        Self::start_with(ws, args, &[])
+    }
+
+    /// With extra environment variables.
+    pub fn start_with(ws: &Workspace, args: &[&str], env: &[(&str, &str)]) -> Term {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows: 40,
@@ -34,6 +39,9 @@ impl Term {
         cmd.env("HOME", ws.home.path());
         cmd.env("NO_COLOR", "1");
         cmd.env("TERM", "xterm");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         let child = pty.slave.spawn_command(cmd).unwrap();
         drop(pty.slave);
         let mut reader = pty.master.try_clone_reader().unwrap();
