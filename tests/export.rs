@@ -162,6 +162,7 @@ fn with_a_display_copy_uses_the_system_clipboard() {
         .output()
         .unwrap();
     let _ = xvfb.kill();
+    let _ = xvfb.wait();
     assert_eq!(String::from_utf8_lossy(&got.stdout), "Copied from mm.");
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
