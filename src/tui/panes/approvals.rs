@@ -163,16 +163,7 @@ impl Approvals {
                     ),
                 ])));
                 if let Some((text, bad)) = self.checks.get(&req.call_id) {
-                    logical.push(Logical::word(Line::styled(
-                        text.clone(),
-                        Style::new()
-                            .fg(if *bad { th.removed } else { th.dim })
-                            .add_modifier(if *bad {
-                                Modifier::BOLD
-                            } else {
-                                Modifier::empty()
-                            }),
-                    )));
+                    logical.push(Logical::word(super::verdict_line(text, *bad, th)));
                 }
                 logical.extend(render_hunks(
                     &self.hunks,

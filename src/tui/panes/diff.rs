@@ -411,16 +411,7 @@ impl DiffPane {
             .get(self.selected)
             .and_then(|e| e.check.as_ref())
         {
-            header.push(Line::styled(
-                text.clone(),
-                Style::new()
-                    .fg(if *bad { th.removed } else { th.dim })
-                    .add_modifier(if *bad {
-                        Modifier::BOLD
-                    } else {
-                        Modifier::empty()
-                    }),
-            ));
+            header.push(super::verdict_line(text, *bad, th));
         }
         header.push(Line::styled(
             "─".repeat(area.width as usize),
