@@ -201,31 +201,46 @@ pub fn copy(text: &str, env: &Env, term: &mut dyn Write, fallback_dir: &Path) ->
     match std::fs::write(&path, text) {
         Ok(()) => Copied::File(path),
         Err(_) => {
-            let tmp = std::env::temp_dir().join("mm-copied.md");
-            let _ = std::fs::write(&tmp, text);
-            Copied::File(tmp)
+            // A fresh file of our own, not a name someone could have
+            // planted a link at.
+            let kept = tempfile::Builder::new()
+                .prefix("mm-copied-")
+                .suffix(".md")
+                .tempfile()
+                .and_then(|mut f| {
+                    f.write_all(text.as_bytes())?;
+                    f.keep().map_err(|e| e.error)
+                });
+            match kept {
+                Ok((_, p)) => Copied::File(p),
+                Err(_) => Copied::File(path),
+            }
         }
     }
 }
 
-/// The fenced code blocks of a markdown text, their content only.
+/// The fenced code blocks of a markdown text, their content only: a
+/// block closes at a fence of the same character at least as long, or at
+/// the end of the text.
 pub fn code_blocks(markdown: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut current: Option<(String, String)> = None;
+    // The fence character, its length, and the block so far.
+    let mut current: Option<(char, usize, String)> = None;
     for line in markdown.lines() {
         let trimmed = line.trim_start();
+        let run = |c: char| trimmed.chars().take_while(|x| *x == c).count();
         match &mut current {
             None => {
-                if let Some(fence) = ["```", "~~~"].iter().find(|f| trimmed.starts_with(**f)) {
-                    let n = trimmed
-                        .chars()
-                        .take_while(|c| *c == fence.chars().next().unwrap_or('`'))
-                        .count();
-                    current = Some((trimmed[..n].to_string(), String::new()));
+                for c in ['`', '~'] {
+                    if run(c) >= 3 {
+                        current = Some((c, run(c), String::new()));
+                        break;
+                    }
                 }
             }
-            Some((fence, body)) => {
-                if trimmed.starts_with(fence.as_str()) && trimmed.trim_end() == fence.as_str() {
+            Some((c, n, body)) => {
+                let closes = run(*c) >= *n && trimmed.trim_end().chars().all(|x| x == *c);
+                if closes {
                     out.push(std::mem::take(body));
                     current = None;
                 } else {
@@ -234,6 +249,11 @@ pub fn code_blocks(markdown: &str) -> Vec<String> {
                 }
             }
         }
+    }
+    if let Some((_, _, body)) = current
+        && !body.is_empty()
+    {
+        out.push(body);
     }
     out
 }
@@ -380,5 +400,10 @@ mod tests {
             ]
         );
         assert!(code_blocks("no code").is_empty());
+        // A longer closing fence closes; an unclosed last block counts.
+        assert_eq!(
+            code_blocks("````\na\n`````\n```\nb\n"),
+            vec!["a\n".to_string(), "b\n".to_string()]
+        );
     }
 }

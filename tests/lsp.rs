@@ -166,8 +166,9 @@ async fn a_killed_server_is_restarted_with_a_notice_not_a_hang() {
     let mut events = bus.subscribe();
     let lsp = Lsp::new(&root, defaults(), bus, None);
     assert!(lsp.available());
+    let never = tokio_util::sync::CancellationToken::new();
     let report = lsp
-        .check_write("c1", &file, "x: int = 'one'\n")
+        .check_write("c1", &file, "x: int = 'one'\n", &never)
         .await
         .unwrap()
         .text;
@@ -184,7 +185,7 @@ async fn a_killed_server_is_restarted_with_a_notice_not_a_hang() {
 
     let started = Instant::now();
     let report = lsp
-        .check_write("c2", &file, "x: int = 2\n")
+        .check_write("c2", &file, "x: int = 2\n", &never)
         .await
         .unwrap()
         .text;
@@ -254,4 +255,42 @@ fn errors_the_model_leaves_are_told_to_the_user() {
         "{err}"
     );
     assert_eq!(server.requests().len(), 3, "one follow-up, not a loop");
+}
+
+#[test]
+fn an_error_from_an_earlier_edit_of_the_turn_is_not_forgotten() {
+    let Some(program) = pyright() else { return };
+    let server = Server::start(vec![
+        call("r1", "read_file", json!({"path": "calc.py"})),
+        call(
+            "e1",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "return a + b", "replacement": "return a.plus(b) + undefined_thing"}),
+        ),
+        // A second edit elsewhere: its own baseline already has the error.
+        call(
+            "e2",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "def add(a, b):", "replacement": "def add(a: int, b: int):"}),
+        ),
+        text("Done."),
+        text("The error is intended."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a + b\n");
+    let out = ws
+        .mm()
+        .env("PATH", path_with(&program))
+        .args(["-p", "change add", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 5, "the model was asked about the errors");
+    let nudge = reqs[4]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(nudge.contains("undefined_thing"), "{nudge}");
+    assert!(stderr(&out).contains("still reports errors this turn brought: calc.py"));
 }

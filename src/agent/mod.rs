@@ -427,7 +427,7 @@ impl Agent {
         let mut left: Vec<String> = st
             .checks
             .iter()
-            .filter(|(_, c)| c.new_errors.unwrap_or(c.errors) > 0)
+            .filter(|(p, c)| turn_new_errors(st, p, c) > 0)
             .map(|(p, c)| format!("{p} ({} error(s))", c.errors))
             .collect();
         if left.is_empty() {
@@ -451,7 +451,7 @@ impl Agent {
             let mut broken: Vec<(&String, &crate::lsp::Check)> = st
                 .checks
                 .iter()
-                .filter(|(_, c)| c.new_errors.unwrap_or(c.errors) > 0)
+                .filter(|(p, c)| turn_new_errors(st, p, c) > 0)
                 .collect();
             broken.sort_by_key(|(p, _)| p.as_str());
             if !broken.is_empty() {
@@ -820,15 +820,48 @@ impl Agent {
             {
                 st.written.push(change.path.clone());
             }
-            if let (Some(change), Some(check)) = (&out.change, &out.check) {
-                // The latest verdict per file: a later fix clears it.
-                st.checks.insert(change.path.clone(), (**check).clone());
+            if let Some(change) = &out.change {
+                match &out.check {
+                    Some(check) => {
+                        // Errors are counted against the file as the turn
+                        // found it, not as the last write left it.
+                        st.baselines
+                            .entry(change.path.clone())
+                            .or_insert_with(|| check.baseline.clone());
+                        st.checks.insert(change.path.clone(), (**check).clone());
+                    }
+                    // Nothing to say any more (the server is off): an old
+                    // verdict would be stale.
+                    None => {
+                        st.checks.remove(&change.path);
+                    }
+                }
             }
             self.finish_call(call, &summary, out)?;
         }
         st.repeat_rounds = if all_repeats { st.repeat_rounds + 1 } else { 0 };
         Ok(())
     }
+}
+
+/// Errors in `path` now that were not there before the turn first wrote
+/// it (all of them when the server did not know the file).
+fn turn_new_errors(st: &TurnState, path: &str, check: &crate::lsp::Check) -> usize {
+    let Some(Some(before)) = st.baselines.get(path) else {
+        return check.now.len();
+    };
+    let mut old: Vec<&str> = before.iter().map(String::as_str).collect();
+    check
+        .now
+        .iter()
+        .filter(|m| match old.iter().position(|o| o == m) {
+            Some(i) => {
+                old.swap_remove(i);
+                false
+            }
+            None => true,
+        })
+        .count()
 }
 
 /// What a turn accumulates across its rounds.
@@ -851,6 +884,9 @@ struct TurnState {
     commands: u32,
     /// The language server's latest verdict on each file written.
     checks: HashMap<String, crate::lsp::Check>,
+    /// Each written file's errors before the turn's first write to it
+    /// (None: the server did not know the file).
+    baselines: HashMap<String, Option<Vec<String>>>,
     /// The model was told once about errors its changes left.
     told_errors: bool,
 }

@@ -101,8 +101,8 @@ pub struct Client {
     /// Why the main loop ended, when it did.
     pub exit_reason: Arc<std::sync::Mutex<Option<String>>>,
     child: Mutex<Option<tokio::process::Child>>,
-    /// Open documents and their versions.
-    docs: Mutex<HashMap<PathBuf, i32>>,
+    /// Open documents: their versions and a hash of the text sent last.
+    docs: Mutex<HashMap<PathBuf, (i32, u64)>>,
     pub pid: Option<u32>,
 }
 
@@ -153,7 +153,7 @@ impl Client {
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             return Err(LspError::Start(spec.name.clone(), "no pipes".into()));
         };
-        let client = Self::over(
+        let mut client = Self::over(
             &spec.name,
             stdout.compat(),
             stdin.compat_write(),
@@ -162,7 +162,7 @@ impl Client {
             root,
         );
         *client.child.lock().await = Some(child);
-        let client = Client { pid, ..client };
+        client.pid = pid;
         client.initialize(root, spec, init_timeout).await?;
         Ok(client)
     }
@@ -287,17 +287,25 @@ impl Client {
         }
     }
 
-    /// Tells the server the document's text (open, or change); returns the
-    /// version sent.
-    pub async fn sync(&self, path: &Path, language: &str, text: &str) -> Result<i32, LspError> {
-        self.sync_inner(path, language, text, false)
+    /// Tells the server the document's text (open, or change); `saved`
+    /// adds didSave (the text is what is on disk). Returns the version.
+    pub async fn sync(
+        &self,
+        path: &Path,
+        language: &str,
+        text: &str,
+        saved: bool,
+    ) -> Result<i32, LspError> {
+        self.sync_inner(path, language, text, saved, false)
             .await
             .map(|v| v.unwrap_or(0))
     }
 
-    /// Opens the document unless it is open already (then sends nothing).
-    pub async fn open(&self, path: &Path, language: &str, text: &str) -> Result<(), LspError> {
-        self.sync_inner(path, language, text, true)
+    /// Makes the server's copy of the document `text` (the file on disk):
+    /// opens it, or changes it when the text sent last differs; sends
+    /// nothing when it is the same.
+    pub async fn ensure(&self, path: &Path, language: &str, text: &str) -> Result<(), LspError> {
+        self.sync_inner(path, language, text, false, true)
             .await
             .map(|_| ())
     }
@@ -307,7 +315,8 @@ impl Client {
         path: &Path,
         language: &str,
         text: &str,
-        only_new: bool,
+        saved: bool,
+        only_if_different: bool,
     ) -> Result<Option<i32>, LspError> {
         let Some(uri) = uri(path) else {
             return Err(LspError::Request(
@@ -315,17 +324,23 @@ impl Client {
                 format!("{} is not an absolute path", path.display()),
             ));
         };
+        let hash = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            text.hash(&mut h);
+            h.finish()
+        };
         let mut docs = self.docs.lock().await;
-        if only_new && docs.contains_key(path) {
+        if only_if_different && docs.get(path).is_some_and(|(_, h)| *h == hash) {
             return Ok(None);
         }
         let mut socket = self.socket.clone();
-        let version = match docs.get(path) {
+        let version = match docs.get(path).map(|(v, _)| *v) {
             None => {
                 socket
                     .did_open(DidOpenTextDocumentParams {
                         text_document: TextDocumentItem {
-                            uri,
+                            uri: uri.clone(),
                             language_id: language.to_string(),
                             version: 1,
                             text: text.to_string(),
@@ -349,22 +364,26 @@ impl Client {
                         }],
                     })
                     .map_err(|e| self.err(e))?;
-                socket
-                    .did_save(DidSaveTextDocumentParams {
-                        text_document: TextDocumentIdentifier { uri },
-                        text: None,
-                    })
-                    .map_err(|e| self.err(e))?;
                 version
             }
         };
-        docs.insert(path.to_path_buf(), version);
+        if saved {
+            // Servers that check on save (rust-analyzer runs cargo check)
+            // hear of every write, the first one too.
+            socket
+                .did_save(DidSaveTextDocumentParams {
+                    text_document: TextDocumentIdentifier { uri },
+                    text: None,
+                })
+                .map_err(|e| self.err(e))?;
+        }
+        docs.insert(path.to_path_buf(), (version, hash));
         Ok(Some(version))
     }
 
     /// The version the next change of `path` will carry.
     pub async fn next_version(&self, path: &Path) -> i32 {
-        self.docs.lock().await.get(path).map_or(1, |v| v + 1)
+        self.docs.lock().await.get(path).map_or(1, |(v, _)| v + 1)
     }
 
     pub async fn is_open(&self, path: &Path) -> bool {
@@ -491,5 +510,13 @@ impl Client {
         {
             let _ = child.kill().await;
         }
+    }
+}
+
+impl Drop for Client {
+    /// The main loop ends before its last sender goes (async-lsp panics
+    /// in a loop whose sender is gone), e.g. when initialize failed.
+    fn drop(&mut self) {
+        let _ = self.socket.emit(Stop);
     }
 }

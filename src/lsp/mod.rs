@@ -19,6 +19,7 @@ use std::time::Duration;
 use lsp_types::{Location, TextDocumentIdentifier, TextDocumentPositionParams};
 use tokio::sync::Mutex;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use crate::bus::EventBus;
 use crate::protocol::{AgentEvent, DiagItem, DiagLevel, Level, LocItem};
@@ -215,6 +216,9 @@ pub struct Check {
     pub errors: usize,
     /// Errors the change brought in, when the server knew the file before.
     pub new_errors: Option<usize>,
+    /// The error messages before the change (when known) and after it.
+    pub baseline: Option<Vec<String>>,
+    pub now: Vec<String>,
 }
 
 /// Why no server answers for a file.
@@ -248,6 +252,9 @@ pub struct Lsp {
     log: Option<PathBuf>,
     /// Reports about proposed (not written) text: kept from the front ends.
     muted: Arc<std::sync::Mutex<HashSet<(PathBuf, i32)>>>,
+    /// What the server last said about each file's real text (reports on
+    /// proposals left out): the baseline a write is compared with.
+    real: Arc<std::sync::Mutex<HashMap<PathBuf, Vec<lsp_types::Diagnostic>>>>,
     /// One check at a time, so a preview's text never outlives it.
     checking: Mutex<()>,
 }
@@ -269,6 +276,7 @@ impl Lsp {
             state: Mutex::new(State::default()),
             log,
             muted: Default::default(),
+            real: Default::default(),
             checking: Mutex::new(()),
         }
     }
@@ -302,10 +310,8 @@ impl Lsp {
         let bus = self.bus.clone();
         let root = self.root.clone();
         let muted = self.muted.clone();
+        let real = self.real.clone();
         Arc::new(move |path: &Path, d: &FileDiags| {
-            if !path.starts_with(&root) {
-                return;
-            }
             if let Some(v) = d.version
                 && muted
                     .lock()
@@ -313,12 +319,19 @@ impl Lsp {
             {
                 return;
             }
+            if let Ok(mut r) = real.lock() {
+                r.insert(path.to_path_buf(), d.items.clone());
+            }
+            if !path.starts_with(&root) {
+                return;
+            }
             let (errors, warnings) = d.counts();
+            let content = std::fs::read_to_string(path).unwrap_or_default();
             bus.publish(AgentEvent::Diagnostics {
                 path: text::rel(&root, path),
                 errors: errors as u32,
                 warnings: warnings as u32,
-                items: d.items.iter().map(item).collect(),
+                items: d.items.iter().map(|x| item(x, &content)).collect(),
             });
         })
     }
@@ -334,14 +347,27 @@ impl Lsp {
             .iter()
             .filter(|s| s.enabled && s.languages.iter().any(|l| l == lang))
             .collect();
-        let Some((spec, program)) = candidates.iter().find_map(|s| {
-            self.programs
-                .get(&s.name)
-                .cloned()
-                .flatten()
-                .map(|p| (*s, p))
-        }) else {
-            let mut st = self.state.lock().await;
+        let mut st = self.state.lock().await;
+        // The first installed one that is not off (pylsp after a pyright
+        // that would not start).
+        let installed: Vec<(&ServerSpec, PathBuf)> = candidates
+            .iter()
+            .filter_map(|s| {
+                self.programs
+                    .get(&s.name)
+                    .cloned()
+                    .flatten()
+                    .map(|p| (*s, p))
+            })
+            .collect();
+        let usable = installed
+            .iter()
+            .find(|(s, _)| !matches!(st.slots.get(&s.name), Some(Slot::Off)))
+            .cloned();
+        let Some((spec, program)) = usable else {
+            if let Some((s, _)) = installed.first() {
+                return Err(Unavailable::Off(s.name.clone()));
+            }
             if st.told.insert(lang.to_string()) {
                 let names: Vec<&str> = candidates.iter().map(|s| s.command.as_str()).collect();
                 self.notice(
@@ -358,7 +384,6 @@ impl Lsp {
             }
             return Err(Unavailable::NoServer(lang.to_string()));
         };
-        let mut st = self.state.lock().await;
         let name = spec.name.clone();
         match st.slots.get(&name) {
             Some(Slot::Running { client, checked }) if client.alive() => {
@@ -373,6 +398,13 @@ impl Lsp {
                     .unwrap_or_else(|| "it exited".into());
                 let open = client.open_paths().await;
                 self.store.clear(&open);
+                // The new process counts versions from 1 again.
+                if let Ok(mut m) = self.muted.lock() {
+                    m.retain(|(p, _)| !open.contains(p));
+                }
+                if let Ok(mut r) = self.real.lock() {
+                    r.retain(|p, _| !open.contains(p));
+                }
                 let n = st.crashes.entry(name.clone()).or_default();
                 *n += 1;
                 if *n > MAX_RESTARTS {
@@ -455,19 +487,40 @@ impl Lsp {
     /// errors from old ones. Never waits for diagnostics.
     pub async fn opened(&self, path: &Path, content: &str) {
         if let Ok((client, lang, _)) = self.server_for(path).await {
-            let _ = client.open(path, lang, content).await;
+            let _ = client.ensure(path, lang, content).await;
         }
     }
 
     /// After a write: the server's errors in the file, as a note for the
     /// tool result, and an `EditChecked` event for the front ends. None
     /// when no server handles the file.
-    pub async fn check_write(&self, call_id: &str, path: &Path, content: &str) -> Option<Check> {
+    pub async fn check_write(
+        &self,
+        call_id: &str,
+        path: &Path,
+        content: &str,
+        cancel: &CancellationToken,
+    ) -> Option<Check> {
+        tokio::select! {
+            c = self.check_write_inner(call_id, path, content) => c,
+            _ = cancel.cancelled() => Some(Check {
+                text: "(no diagnostics: cancelled)".into(),
+                errors: 0,
+                new_errors: None,
+                baseline: None,
+                now: Vec::new(),
+            }),
+        }
+    }
+
+    async fn check_write_inner(&self, call_id: &str, path: &Path, content: &str) -> Option<Check> {
         let no = |text: String| {
             Some(Check {
                 text,
                 errors: 0,
                 new_errors: None,
+                baseline: None,
+                now: Vec::new(),
             })
         };
         let _one = self.checking.lock().await;
@@ -478,26 +531,20 @@ impl Lsp {
             }
             Err(e) => return no(format!("(no diagnostics: {e})")),
         };
-        let before = self.store.get(path);
-        let baseline = client
-            .is_open(path)
-            .await
-            .then(|| before.items.clone())
-            .filter(|_| before.generation > 0);
-        let version = match client.sync(path, lang, content).await {
+        let since = self.store.get(path).generation;
+        let baseline = if client.is_open(path).await {
+            self.real.lock().ok().and_then(|r| r.get(path).cloned())
+        } else {
+            None
+        };
+        let version = match client.sync(path, lang, content, true).await {
             Ok(v) => v,
             Err(e) => return no(format!("(no diagnostics: {e})")),
         };
         let wait = if fresh { FIRST_CHECK_WAIT } else { CHECK_WAIT };
         let got = self
             .store
-            .settle(
-                path,
-                before.generation,
-                version,
-                QUIET,
-                Instant::now() + wait,
-            )
+            .settle(path, since, version, QUIET, Instant::now() + wait)
             .await;
         self.mark_checked(&client.name).await;
         let rel = text::rel(&self.root, path);
@@ -508,8 +555,14 @@ impl Lsp {
                 wait.as_secs()
             ));
         };
-        let (note, errors, new) =
-            text::error_report(&client.name, &rel, &now.items, baseline.as_deref(), 8);
+        let (note, errors, new) = text::error_report(
+            &client.name,
+            &rel,
+            content,
+            &now.items,
+            baseline.as_deref(),
+            8,
+        );
         self.bus.publish(AgentEvent::EditChecked {
             call_id: call_id.to_string(),
             path: rel,
@@ -517,34 +570,53 @@ impl Lsp {
             new_errors: new.map(|n| n as u32),
             preview: false,
         });
+        let messages = |items: &[lsp_types::Diagnostic]| -> Vec<String> {
+            items
+                .iter()
+                .filter(|d| store::is_error(d))
+                .map(|d| d.message.clone())
+                .collect()
+        };
         Some(Check {
             text: note,
             errors,
             new_errors: new,
+            baseline: baseline.as_deref().map(messages),
+            now: messages(&now.items),
         })
     }
 
     /// Before an approval: what the proposed text would do to the file's
     /// errors, as a preview `EditChecked`. The server is left with the
     /// current text again; its reports on the proposal never reach the
-    /// front ends' counts.
-    pub async fn preview(&self, call_id: &str, path: &Path, current: &str, proposed: &str) {
+    /// front ends' counts. `answered` ends it early (the user decided).
+    pub async fn preview(
+        &self,
+        call_id: &str,
+        path: &Path,
+        current: &str,
+        proposed: &str,
+        answered: &CancellationToken,
+    ) {
         let _one = self.checking.lock().await;
-        // Answered already (the file changed): nothing to preview.
-        if std::fs::read_to_string(path).unwrap_or_default() != current {
+        // Answered already, or the file changed: nothing to preview.
+        if answered.is_cancelled() || std::fs::read_to_string(path).ok().as_deref() != Some(current)
+        {
             return;
         }
         let Ok((client, lang, fresh)) = self.server_for(path).await else {
             return;
         };
         let wait = if fresh { FIRST_CHECK_WAIT } else { CHECK_WAIT };
-        let settle = |since: u64, version: i32| {
-            self.store
-                .settle(path, since, version, QUIET, Instant::now() + wait)
+        let settle = |since: u64, version: i32| async move {
+            tokio::select! {
+                got = self.store.settle(path, since, version, QUIET, Instant::now() + wait) => got,
+                _ = answered.cancelled() => None,
+            }
         };
         if !client.is_open(path).await {
             let since = self.store.get(path).generation;
-            let Ok(v) = client.sync(path, lang, current).await else {
+            let Ok(v) = client.sync(path, lang, current, false).await else {
                 return;
             };
             if settle(since, v).await.is_none() {
@@ -552,25 +624,25 @@ impl Lsp {
             }
         }
         self.mark_checked(&client.name).await;
-        let baseline = self.store.get(path);
+        let baseline = self.real.lock().ok().and_then(|r| r.get(path).cloned());
+        let since = self.store.get(path).generation;
         let v = client.next_version(path).await;
         if let Ok(mut m) = self.muted.lock() {
             m.insert((path.to_path_buf(), v));
         }
-        if client.sync(path, lang, proposed).await.is_err() {
+        if client.sync(path, lang, proposed, false).await.is_err() {
             return;
         }
-        let got = settle(baseline.generation, v).await;
-        // Back to the text on disk, and wait for the server to say so, so
-        // the next check starts from the truth.
-        let since = self.store.get(path).generation;
-        if let Ok(back) = client.sync(path, lang, current).await {
-            let _ = settle(since, back).await;
-        }
-        let Some(now) = got else { return };
+        let got = settle(since, v).await;
+        // Back to the text on disk (what a later check compares with is
+        // kept apart from the proposal's reports, in `real`).
+        let _ = client.sync(path, lang, current, false).await;
+        let (Some(now), Some(baseline)) = (got, baseline) else {
+            return;
+        };
         let rel = text::rel(&self.root, path);
         let (_, errors, new) =
-            text::error_report(&client.name, &rel, &now.items, Some(&baseline.items), 8);
+            text::error_report(&client.name, &rel, proposed, &now.items, Some(&baseline), 8);
         self.bus.publish(AgentEvent::EditChecked {
             call_id: call_id.to_string(),
             path: rel,
@@ -600,9 +672,12 @@ impl Lsp {
             })?,
             _ => return Err("give `symbol`, or `line` and `col`".into()),
         };
+        // Not while a preview holds proposed text; and the server gets the
+        // text on disk if what it has differs (a shell command changed it).
+        let _one = self.checking.lock().await;
         let (client, lang, _) = self.server_for(path).await.map_err(|e| e.to_string())?;
         client
-            .open(path, lang, &content)
+            .ensure(path, lang, &content)
             .await
             .map_err(|e| e.to_string())?;
         let uri = client::uri(path).ok_or("not an absolute path")?;
@@ -742,11 +817,16 @@ impl Lsp {
     }
 }
 
-fn item(d: &lsp_types::Diagnostic) -> DiagItem {
+/// A diagnostic for the front ends, its column in characters of `content`.
+fn item(d: &lsp_types::Diagnostic, content: &str) -> DiagItem {
     use lsp_types::DiagnosticSeverity as S;
+    let line = content
+        .lines()
+        .nth(d.range.start.line as usize)
+        .unwrap_or("");
     DiagItem {
         line: d.range.start.line + 1,
-        col: d.range.start.character + 1,
+        col: text::char_col(line, d.range.start.character) as u32 + 1,
         level: match d.severity {
             None | Some(S::ERROR) => DiagLevel::Error,
             Some(S::WARNING) => DiagLevel::Warning,

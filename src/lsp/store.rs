@@ -135,12 +135,20 @@ impl DiagStore {
                 _ => return None,
             }
         }
-        // More may follow (a syntax pass, then a semantic one): wait for a
-        // quiet spell, but never past the deadline.
+        // More may follow (a syntax pass, then a semantic one): wait until
+        // this file has been quiet for a while (reports on other files do
+        // not count), but never past the deadline.
+        let mut seen = self.get(path).generation;
+        let mut until = (Instant::now() + quiet).min(deadline);
         loop {
-            let until = (Instant::now() + quiet).min(deadline);
             match tokio::time::timeout_at(until, rx.changed()).await {
-                Ok(Ok(())) if Instant::now() < deadline => continue,
+                Ok(Ok(())) => {
+                    let g = self.get(path).generation;
+                    if g != seen {
+                        seen = g;
+                        until = (Instant::now() + quiet).min(deadline);
+                    }
+                }
                 _ => return Some(self.get(path)),
             }
         }

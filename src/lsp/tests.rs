@@ -143,7 +143,10 @@ async fn diagnostics_follow_each_change_and_server_requests_are_answered() {
         .unwrap();
     let file = root.path().join("a.py");
 
-    let v1 = c.sync(&file, "python", "x = 1\ny = BAD\n").await.unwrap();
+    let v1 = c
+        .sync(&file, "python", "x = 1\ny = BAD\n", true)
+        .await
+        .unwrap();
     assert_eq!(v1, 1);
     let got = store
         .settle(
@@ -159,7 +162,10 @@ async fn diagnostics_follow_each_change_and_server_requests_are_answered() {
     assert_eq!(got.items[0].range.start, Position::new(1, 4));
 
     let since = store.get(&file).generation;
-    let v2 = c.sync(&file, "python", "x = 1\ny = 2\n").await.unwrap();
+    let v2 = c
+        .sync(&file, "python", "x = 1\ny = 2\n", true)
+        .await
+        .unwrap();
     assert_eq!(v2, 2);
     let got = store
         .settle(
@@ -281,11 +287,12 @@ async fn without_a_server_mm_says_so_once_per_language() {
     }
     let lsp = Lsp::new(root.path(), specs, bus, None);
     assert!(!lsp.available());
+    let never = tokio_util::sync::CancellationToken::new();
     let f = root.path().join("a.py");
-    assert_eq!(lsp.check_write("c1", &f, "x = 1\n").await, None);
-    assert_eq!(lsp.check_write("c2", &f, "x = 2\n").await, None);
+    assert_eq!(lsp.check_write("c1", &f, "x = 1\n", &never).await, None);
+    assert_eq!(lsp.check_write("c2", &f, "x = 2\n", &never).await, None);
     assert_eq!(
-        lsp.check_write("c3", &root.path().join("notes.txt"), "hi")
+        lsp.check_write("c3", &root.path().join("notes.txt"), "hi", &never)
             .await,
         None
     );

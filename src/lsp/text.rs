@@ -83,12 +83,14 @@ pub fn location_line(root: &Path, loc: &Location) -> Option<(String, u32, u32, S
     let text = std::fs::read_to_string(&path).unwrap_or_default();
     let line = loc.range.start.line as usize;
     let src = text.lines().nth(line).unwrap_or("");
+    // Outside the workspace only the place is told, not its content.
+    let shown = if path.starts_with(root) { src } else { "" };
     let col = char_col(src, loc.range.start.character) + 1;
     Some((
         rel(root, &path),
         line as u32 + 1,
         col as u32,
-        src.trim().chars().take(120).collect(),
+        shown.trim().chars().take(120).collect(),
     ))
 }
 
@@ -111,6 +113,7 @@ pub fn locations(root: &Path, locs: &[Location], max: usize) -> String {
 pub fn error_report(
     server: &str,
     rel_path: &str,
+    content: &str,
     now: &[Diagnostic],
     before: Option<&[Diagnostic]>,
     max: usize,
@@ -154,10 +157,14 @@ pub fn error_report(
             .chars()
             .take(200)
             .collect();
+        let line = content
+            .lines()
+            .nth(d.range.start.line as usize)
+            .unwrap_or("");
         out.push_str(&format!(
             "\n{rel_path}:{}:{}: {msg}{}",
             d.range.start.line + 1,
-            d.range.start.character + 1,
+            char_col(line, d.range.start.character) + 1,
             if *new { " (new)" } else { "" }
         ));
     }
@@ -207,22 +214,23 @@ mod tests {
 
     #[test]
     fn new_errors_are_told_apart_from_old_ones_that_moved() {
+        let body = "xxxxxxxx\n".repeat(6);
         let before = vec![err(1, "old problem")];
         let now = vec![
             err(3, "old problem"),
             err(5, "\"sqroot\" is not a known attribute"),
         ];
-        let (text, n, new) = error_report("pyright", "a.py", &now, Some(&before), 10);
+        let (text, n, new) = error_report("pyright", "a.py", &body, &now, Some(&before), 10);
         assert_eq!((n, new), (2, Some(1)));
         assert!(text.contains("a.py:4:5: old problem\n"), "{text}");
         assert!(
             text.ends_with("a.py:6:5: \"sqroot\" is not a known attribute (new)"),
             "{text}"
         );
-        let (text, _, new) = error_report("pyright", "a.py", &now, None, 1);
+        let (text, _, new) = error_report("pyright", "a.py", &body, &now, None, 1);
         assert_eq!(new, None);
         assert!(text.ends_with("… and 1 more"), "{text}");
-        let (text, n, _) = error_report("pyright", "a.py", &[], Some(&before), 10);
+        let (text, n, _) = error_report("pyright", "a.py", &body, &[], Some(&before), 10);
         assert_eq!((text.as_str(), n), ("pyright: no errors in a.py", 0));
     }
 }

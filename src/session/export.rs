@@ -118,10 +118,12 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 }
                 Role::System => {}
             },
-            Record::Receipt { written, .. } => {
+            Record::Receipt {
+                written, commands, ..
+            } => {
                 out.push_str(&format!(
                     "\n*{}*\n",
-                    crate::protocol::receipt_text(written, 0)
+                    crate::protocol::receipt_text(written, *commands)
                 ));
             }
             Record::Note { text } => out.push_str(&format!("\n*mm: {text}*\n")),

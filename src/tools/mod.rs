@@ -323,7 +323,9 @@ pub async fn run(
                     let abs = pending.r.abs.clone();
                     let mut out = fs::commit(env, pending, ctx.cancel.is_cancelled(), &note);
                     if let (Some(lsp), Some(change)) = (&env.lsp, &out.change)
-                        && let Some(check) = lsp.check_write(ctx.call_id, &abs, &change.after).await
+                        && let Some(check) = lsp
+                            .check_write(ctx.call_id, &abs, &change.after, ctx.cancel)
+                            .await
                     {
                         out.text.push('\n');
                         out.text.push_str(&check.text);
@@ -367,18 +369,22 @@ async fn approve_change(
         return Ok((pending, String::new()));
     }
     let change = pending.change();
+    let answered = CancellationToken::new();
     if let Some(lsp) = env.lsp.clone()
+        && let Some(current) = pending.before.clone()
         && crate::lsp::language_of(&pending.r.abs).is_some()
     {
         // The server's verdict joins the approval overlay while the user
-        // reads the diff.
+        // reads the diff (a new file has nothing to compare with).
         let (call_id, abs) = (ctx.call_id.to_string(), pending.r.abs.clone());
-        let (current, proposed) = (
-            pending.before.clone().unwrap_or_default(),
-            pending.after.clone(),
-        );
-        tokio::spawn(async move { lsp.preview(&call_id, &abs, &current, &proposed).await });
+        let proposed = pending.after.clone();
+        let answered = answered.clone();
+        tokio::spawn(async move {
+            lsp.preview(&call_id, &abs, &current, &proposed, &answered)
+                .await
+        });
     }
+    let _answered = answered.drop_guard();
     let decision = env
         .broker
         .ask(

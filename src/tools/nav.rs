@@ -102,8 +102,9 @@ pub async fn run(env: &ToolEnv, name: &str, args: &Map<String, Value>) -> ToolOu
                 ToolOutput::ok(format!("the server knows nothing about {what}"))
             }
             Ok(t) => {
+                let cut = t.trim().chars().count() > MAX_HOVER;
                 let mut t: String = t.trim().chars().take(MAX_HOVER).collect();
-                if t.len() >= MAX_HOVER {
+                if cut {
                     t.push('…');
                 }
                 ToolOutput::ok(t)
