@@ -257,6 +257,10 @@ pub struct Lsp {
     real: Arc<std::sync::Mutex<HashMap<PathBuf, Vec<lsp_types::Diagnostic>>>>,
     /// One check at a time, so a preview's text never outlives it.
     checking: Mutex<()>,
+    /// One start at a time per server.
+    starting: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Shut down: a server that finishes starting now is stopped at once.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl Lsp {
@@ -278,6 +282,8 @@ impl Lsp {
             muted: Default::default(),
             real: Default::default(),
             checking: Mutex::new(()),
+            starting: Default::default(),
+            closed: Default::default(),
         }
     }
 
@@ -441,6 +447,25 @@ impl Lsp {
                 "{name} is restarting; try again in a few seconds"
             )));
         }
+        // Start without holding the state: other languages, the symbol
+        // search and quitting do not wait for a slow server.
+        let gate = self
+            .starting
+            .lock()
+            .map(|mut g| g.entry(name.clone()).or_default().clone())
+            .unwrap_or_default();
+        drop(st);
+        let _starting = gate.lock().await;
+        {
+            let st = self.state.lock().await;
+            match st.slots.get(&name) {
+                Some(Slot::Running { client, checked }) if client.alive() => {
+                    return Ok((client.clone(), lang, !checked));
+                }
+                Some(Slot::Off) => return Err(Unavailable::Off(name)),
+                _ => {}
+            }
+        }
         let started = Client::start(
             spec,
             &program,
@@ -451,6 +476,13 @@ impl Lsp {
             INIT_TIMEOUT,
         )
         .await;
+        let mut st = self.state.lock().await;
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            if let Ok(c) = started {
+                c.shutdown().await;
+            }
+            return Err(Unavailable::Off(name));
+        }
         match started {
             Ok(c) => {
                 let c = Arc::new(c);
@@ -791,6 +823,7 @@ impl Lsp {
 
     /// Ends every server politely, then firmly.
     pub async fn shutdown(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
         let clients: Vec<Arc<Client>> = {
             let mut st = self.state.lock().await;
             st.slots
