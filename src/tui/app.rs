@@ -31,6 +31,11 @@ use crate::protocol::{
     ToolStatus, TurnId,
 };
 
+/// Typing this recently when an approval opens guards it…
+const TYPING: Duration = Duration::from_secs(1);
+/// …until the keyboard has been quiet this long.
+const GUARD: Duration = Duration::from_millis(600);
+
 /// Below this width the side panes become tabs.
 pub const NARROW: u16 = 100;
 const TREE_WIDTH: u16 = 30;
@@ -105,6 +110,11 @@ pub struct App {
     /// Text to put on the clipboard (what it is, the text): the terminal
     /// layer copies it and reports back with `copied`.
     pub clipboard: Option<(String, String)>,
+    /// When a character was last typed into the composer.
+    last_typed: Option<Instant>,
+    /// An approval opened while the user was typing: its keys wait until
+    /// the typing stops, so a `y` meant for a message answers nothing.
+    approval_guard: Option<Instant>,
     /// `g` was pressed in the viewer: `gd`, `gr` or `gg` may follow.
     viewer_g: bool,
     /// The code block of the selected cell copied last (cell, block).
@@ -154,6 +164,8 @@ impl App {
             marks_only: false,
             diags: Default::default(),
             clipboard: None,
+            last_typed: None,
+            approval_guard: None,
             viewer_g: false,
             code_cursor: None,
             back: Vec::new(),
@@ -319,6 +331,14 @@ impl App {
                 }
                 if let ApprovalKind::Edit { change } = &request.kind {
                     self.diff.pending(&request.call_id, change);
+                }
+                // Only mid-message: after Enter the composer is empty and
+                // the next keys are meant for what comes up.
+                if self.approvals.queue.is_empty()
+                    && !self.composer.is_empty()
+                    && self.last_typed.is_some_and(|t| t.elapsed() < TYPING)
+                {
+                    self.approval_guard = Some(Instant::now() + GUARD);
                 }
                 self.approvals.push(request);
                 self.status.approvals_waiting = self.approvals.queue.len();
@@ -727,6 +747,13 @@ impl App {
     }
 
     fn approval_key(&mut self, ev: KeyEvent, key: Key) {
+        if self.approval_guard.is_some_and(|t| Instant::now() < t) {
+            // Still typing: nothing answers until a short pause.
+            self.approval_guard = Some(Instant::now() + GUARD);
+            self.flash("an approval opened while you typed: read it, then answer");
+            return;
+        }
+        self.approval_guard = None;
         if let Some(reason) = &mut self.approvals.reason {
             match ev.code {
                 KeyCode::Enter => {
@@ -1166,6 +1193,9 @@ impl App {
             Some("history_next") if self.composer.on_last_line() => self.composer.history_next(),
             Some("complete") => {}
             _ => {
+                if matches!(ev.code, KeyCode::Char(_)) {
+                    self.last_typed = Some(Instant::now());
+                }
                 self.composer.area.input(ev);
                 self.composer.load_files_if_needed(&self.root);
             }

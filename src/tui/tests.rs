@@ -903,3 +903,36 @@ fn vim_gd_gr_and_gg_work_in_the_viewer() {
     let text = screen(&mut r.app, 100, 12);
     assert!(text.contains("1:1 ·"), "{text}");
 }
+
+#[test]
+fn an_approval_that_opens_while_you_type_is_not_answered_by_your_typing() {
+    let mut r = rig();
+    // Typing a message ahead, "/copy" has a y in it…
+    typed(&mut r.app, "/cop");
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 9,
+            turn: 1,
+            call_id: "x1".into(),
+            kind: ApprovalKind::Exec {
+                command: "rm -rf build".into(),
+                reason: "not on the read-only list".into(),
+                always_key: "rm".into(),
+            },
+        },
+    });
+    r.app.on_key(key(KeyCode::Char('y')));
+    assert!(ops(&mut r).is_empty(), "the y went nowhere");
+    assert!(screen(&mut r.app, 120, 30).contains("an approval opened while you typed"));
+    // After a pause, keys answer.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    r.app.on_key(key(KeyCode::Char('n')));
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(
+        &ops(&mut r)[..],
+        [Op::Approval {
+            id: 9,
+            decision: ApprovalDecision::No { .. }
+        }]
+    ));
+}
