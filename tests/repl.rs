@@ -164,3 +164,38 @@ fn edits_wait_for_approval_and_show_their_diff() {
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+#[test]
+fn typing_ahead_does_not_answer_an_approval() {
+    // The call streams slowly: the user types "yes" while it comes, before
+    // any question was asked.
+    let mut slow = vec![(
+        600,
+        json!({"choices":[{"index":0,"delta":{"content":"Removing it."}}]}).to_string(),
+    )];
+    slow.push((
+        0,
+        json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"bash","arguments":"{\"command\": \"rm one.txt\"}"}}]}}]}).to_string(),
+    ));
+    slow.push((
+        0,
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}).to_string(),
+    ));
+    let server = Server::start(vec![Reply::Sse(slow), text("one.txt stays.")]);
+    let ws = Workspace::new();
+    ws.write("one.txt", "x");
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("remove one.txt\r");
+    t.expect("attached one.txt");
+    t.send("yes\r");
+    t.expect("allow?");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(ws.dir.path().join("one.txt").exists(), "nothing ran yet");
+    t.send("n\r");
+    t.expect("one.txt stays.");
+    assert!(ws.dir.path().join("one.txt").exists());
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}

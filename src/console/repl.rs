@@ -323,6 +323,12 @@ async fn follow_turn(
 
 /// y / N / a, or `n because …` to tell the model why. None: Ctrl-C.
 async fn ask(editor: DefaultEditor) -> (DefaultEditor, Option<ApprovalDecision>) {
+    // What was typed ahead during the turn is not an answer to a question
+    // it never saw: drop it, as sudo does.
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        let _ = nix::sys::termios::tcflush(&stdin, nix::sys::termios::FlushArg::TCIFLUSH);
+    }
     let (ed, line) = read_line(
         editor,
         "  allow? [y]es / [N]o (n <reason>) / [a]lways: ".into(),
