@@ -294,3 +294,47 @@ fn an_error_from_an_earlier_edit_of_the_turn_is_not_forgotten() {
     assert!(nudge.contains("undefined_thing"), "{nudge}");
     assert!(stderr(&out).contains("still reports errors this turn brought: calc.py"));
 }
+
+#[test]
+fn a_turn_stopped_in_a_loop_still_tells_of_the_errors_it_left() {
+    let Some(program) = pyright() else { return };
+    let mut script = vec![call(
+        "w1",
+        "write_file",
+        json!({"path": "new.py", "content": "print(undefined_name)\n"}),
+    )];
+    for i in 0..8 {
+        script.push(call(
+            &format!("r{i}"),
+            "read_file",
+            json!({"path": "new.py"}),
+        ));
+    }
+    script.push(text("All done, no errors."));
+    let server = Server::start(script);
+    let ws = Workspace::new();
+    let out = ws
+        .mm()
+        .env("PATH", path_with(&program))
+        .args(["-p", "write new.py", "-url", &server.url()])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(3), "a stopped loop: {err}");
+    assert!(err.contains("asking for a final report"), "{err}");
+    assert!(
+        err.contains(
+            "the language server still reports errors this turn brought: new.py (1 error(s))"
+        ),
+        "{err}"
+    );
+    let last = server.requests().last().unwrap().clone();
+    let ask = last["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        ask.starts_with("This turn is over") && ask.contains("undefined_name"),
+        "{ask}"
+    );
+}

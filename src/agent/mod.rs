@@ -270,6 +270,9 @@ impl Agent {
             },
         };
         let error = error.or(state.stopped.take());
+        // However the turn ended (an answer, a stopped loop, a budget), the
+        // user hears of errors it left, whatever the model's answer claims.
+        self.warn_left_errors(&state);
         if state.used_tools {
             self.bus.publish(AgentEvent::Receipt {
                 turn,
@@ -325,7 +328,6 @@ impl Agent {
                     self.push(Message::user(nudge))?;
                     continue;
                 }
-                self.warn_left_errors(st);
                 return Ok(Outcome::Done);
             }
             self.push(msg)?;
@@ -523,9 +525,28 @@ impl Agent {
         round: u32,
         cancel: &CancellationToken,
     ) -> Result<Outcome, Stop> {
-        self.push(Message::user(
+        let mut ask = String::from(
             "This turn is over: no more tool calls. Report briefly what you did, what you checked, and what is left to do.",
-        ))?;
+        );
+        // The report must not claim a clean build the server contradicts.
+        let mut left: Vec<&crate::lsp::Check> = st
+            .checks
+            .iter()
+            .filter(|(p, c)| turn_new_errors(st, p, c) > 0)
+            .map(|(_, c)| c)
+            .collect();
+        left.sort_by(|a, b| a.text.cmp(&b.text));
+        if !left.is_empty() {
+            ask.push_str("\nThe language server still reports errors your changes left; say so in the report:\n");
+            ask.push_str(
+                &left
+                    .iter()
+                    .map(|c| c.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+        }
+        self.push(Message::user(ask))?;
         let reply = self.request(round + 1, false, cancel).await?;
         let (mut msg, _) = self.assistant_message(reply, round + 1);
         msg.tool_calls.clear();
