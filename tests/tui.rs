@@ -247,20 +247,6 @@ fn a_rejected_hunk_stays_out_and_the_model_is_told() {
     assert_eq!(s.exit_code(), 0);
 }
 
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 fn eventually(what: &str, ok: impl Fn() -> bool) {
     let start = Instant::now();
     while !ok() {

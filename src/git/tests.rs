@@ -350,21 +350,18 @@ fn a_submodule_is_left_as_it_is() {
     let sub = repo();
     let d = repo();
     let p = d.path();
-    let out = Command::new("git")
-        .args(["-c", "protocol.file.allow=always", "submodule", "add", "-q"])
-        .arg(sub.path())
-        .arg("vendor/sub")
-        .current_dir(p)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let sub_path = sub.path().to_string_lossy().into_owned();
+    git(
+        p,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &sub_path,
+            "vendor/sub",
+        ],
     );
     git(p, &["commit", "-qm", "add sub"]);
     let before = user_state(p);
