@@ -162,11 +162,7 @@ async fn navigate(
     };
     let abs = lsp.root().join(&path);
     let (l, c) = (Some(line as usize), Some(col as usize));
-    let res = match kind {
-        NavKind::Definition => lsp.definition(&abs, None, l, c).await,
-        NavKind::References => lsp.references(&abs, None, l, c).await,
-    };
-    match res {
+    match lsp.locations(kind, &abs, None, l, c).await {
         Ok(locs) => done(lsp.loc_items(&locs), None),
         Err(e) => done(vec![], Some(e)),
     }

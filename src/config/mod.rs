@@ -103,6 +103,19 @@ pub fn user_config_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config").join("mm"))
 }
 
+/// Where mm keeps data of its own (shadow repositories, language servers
+/// it installed): `$MM_DATA_DIR`, else `$XDG_DATA_HOME/mm`, else
+/// `~/.local/share/mm`.
+pub fn data_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("MM_DATA_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    if let Some(d) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return Some(PathBuf::from(d).join("mm"));
+    }
+    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/mm"))
+}
+
 /// 1-based line and column of a byte offset, for errors in TOML files.
 pub(crate) fn line_col(text: &str, offset: usize) -> (u64, u64) {
     let before = &text[..offset.min(text.len())];

@@ -85,14 +85,7 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> GitError + '_ {
 /// Where shadow repositories live: `$XDG_DATA_HOME/mm/shadow` or
 /// `~/.local/share/mm/shadow` (`MM_DATA_DIR` replaces `…/mm`).
 pub fn shadow_dir() -> Option<PathBuf> {
-    if let Some(d) = std::env::var_os("MM_DATA_DIR") {
-        return Some(PathBuf::from(d).join("shadow"));
-    }
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
-    Some(base.join("mm").join("shadow"))
+    crate::config::data_dir().map(|d| d.join("shadow"))
 }
 
 fn path_key(root: &Path) -> String {

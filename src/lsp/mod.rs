@@ -22,7 +22,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::EventBus;
-use crate::protocol::{AgentEvent, DiagItem, DiagLevel, Level, LocItem};
+use crate::protocol::{AgentEvent, DiagItem, DiagLevel, Level, LocItem, NavKind};
 use client::{Client, OnReport};
 use store::{DiagStore, FileDiags};
 
@@ -144,21 +144,10 @@ pub fn language_of(path: &Path) -> Option<&'static str> {
     })
 }
 
-/// Where mm's own installs of language servers live (`scripts/lsp`):
+/// Where mm's own install of language servers lives (`scripts/lsp`):
 /// searched after PATH.
-pub fn own_bin_dirs() -> Vec<PathBuf> {
-    let base = std::env::var_os("MM_DATA_DIR")
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("XDG_DATA_HOME")
-                .filter(|d| !d.is_empty())
-                .map(|d| PathBuf::from(d).join("mm"))
-        })
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/mm")));
-    match base {
-        Some(b) => vec![b.join("lsp/node_modules/.bin"), b.join("lsp/venv/bin")],
-        None => vec![],
-    }
+pub fn own_bin_dir() -> Option<PathBuf> {
+    crate::config::data_dir().map(|d| d.join("lsp/node_modules/.bin"))
 }
 
 /// The program for `command`: a path as is, else PATH, else mm's own dirs.
@@ -169,7 +158,7 @@ pub fn find_program(command: &str) -> Option<PathBuf> {
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .chain(own_bin_dirs())
+        .chain(own_bin_dir())
         .map(|d| d.join(command))
         .find(|p| {
             use std::os::unix::fs::PermissionsExt;
@@ -332,7 +321,12 @@ impl Lsp {
                 return;
             }
             let (errors, warnings) = d.counts();
-            let content = std::fs::read_to_string(path).unwrap_or_default();
+            // Columns in characters need the line; an empty report needs none.
+            let content = if d.items.is_empty() {
+                String::new()
+            } else {
+                std::fs::read_to_string(path).unwrap_or_default()
+            };
             bus.publish(AgentEvent::Diagnostics {
                 path: text::rel(&root, path),
                 errors: errors as u32,
@@ -722,32 +716,21 @@ impl Lsp {
         ))
     }
 
-    pub async fn definition(
+    /// Where the symbol at the place is defined, or every use of it.
+    pub async fn locations(
         &self,
+        kind: NavKind,
         path: &Path,
         symbol: Option<&str>,
         line: Option<usize>,
         col: Option<usize>,
     ) -> Result<Vec<Location>, String> {
         let (client, pos) = self.position(path, symbol, line, col).await?;
-        client
-            .definition(pos, REQUEST_TIMEOUT)
-            .await
-            .map_err(|e| e.to_string())
-    }
-
-    pub async fn references(
-        &self,
-        path: &Path,
-        symbol: Option<&str>,
-        line: Option<usize>,
-        col: Option<usize>,
-    ) -> Result<Vec<Location>, String> {
-        let (client, pos) = self.position(path, symbol, line, col).await?;
-        client
-            .references(pos, REQUEST_TIMEOUT)
-            .await
-            .map_err(|e| e.to_string())
+        match kind {
+            NavKind::Definition => client.definition(pos, REQUEST_TIMEOUT).await,
+            NavKind::References => client.references(pos, REQUEST_TIMEOUT).await,
+        }
+        .map_err(|e| e.to_string())
     }
 
     pub async fn hover(

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use super::{ToolEnv, ToolOutput, arg_str, arg_u64, integer, object, string};
 use crate::llm::ToolSpec;
 use crate::lsp::text;
+use crate::protocol::NavKind;
 
 /// Results listed at most.
 const MAX_LOCATIONS: usize = 30;
@@ -113,12 +114,12 @@ pub async fn run(env: &ToolEnv, name: &str, args: &Map<String, Value>) -> ToolOu
         },
         _ => {
             let defs = name == "lsp_definition";
-            let res = if defs {
-                lsp.definition(&r.abs, symbol, line, col).await
+            let kind = if defs {
+                NavKind::Definition
             } else {
-                lsp.references(&r.abs, symbol, line, col).await
+                NavKind::References
             };
-            match res {
+            match lsp.locations(kind, &r.abs, symbol, line, col).await {
                 Ok(locs) if locs.is_empty() => ToolOutput::ok(format!(
                     "no {} found for {what}",
                     if defs { "definition" } else { "references" }
