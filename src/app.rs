@@ -303,17 +303,16 @@ fn export(
     path: &str,
     json: bool,
 ) -> i32 {
-    let text = if json {
-        session::export::jsonl(records)
+    let changes = if json {
+        Vec::new()
     } else {
-        let mut changes = session_changes(root, id, records).unwrap_or_else(|e| {
+        session_changes(root, id, records).unwrap_or_else(|e| {
             eprintln!("mm: the export has no diff: {e}");
             Vec::new()
-        });
-        let target = root.join(path);
-        changes.retain(|c| root.join(&c.path) != target);
-        session::export::markdown(records, &changes)
+        })
     };
+    let target = (path != "-").then(|| root.join(path));
+    let text = session::export::document(root, records, changes, target.as_deref(), json);
     if path == "-" {
         print!("{text}");
         return 0;

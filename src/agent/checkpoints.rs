@@ -359,25 +359,17 @@ impl Agent {
             Err(e) => return self.git_notice(Level::Error, format!("not exported: {e}")),
         };
         let jsonl = target.extension().is_some_and(|e| e == "jsonl");
-        let text = if jsonl {
-            crate::session::export::jsonl(&records)
-        } else {
-            let changes = match (self.git.clone(), self.checkpoints.first()) {
-                (Some(store), Some(first)) => match parse_id(&first.id) {
-                    Ok(oid) => with_store(&store, move |s| s.diff_since(oid))
-                        .await
-                        .map(|c| c.iter().map(PlannedChange::forward).collect())
-                        .unwrap_or_default(),
-                    Err(_) => Vec::new(),
-                },
-                _ => Vec::new(),
-            };
-            let changes: Vec<_> = changes
-                .into_iter()
-                .filter(|c: &crate::protocol::FileChange| root.join(&c.path) != target)
-                .collect();
-            crate::session::export::markdown(&records, &changes)
+        let changes = match (jsonl, self.git.clone(), self.checkpoints.first()) {
+            (false, Some(store), Some(first)) => match parse_id(&first.id) {
+                Ok(oid) => with_store(&store, move |s| s.diff_since(oid))
+                    .await
+                    .map(|c| c.iter().map(PlannedChange::forward).collect())
+                    .unwrap_or_default(),
+                Err(_) => Vec::new(),
+            },
+            _ => Vec::new(),
         };
+        let text = crate::session::export::document(&root, &records, changes, Some(&target), jsonl);
         match std::fs::write(&target, text) {
             Ok(()) => self.git_notice(
                 Level::Info,

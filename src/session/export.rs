@@ -3,6 +3,7 @@
 //! for programs (the same events a live run publishes).
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use super::Record;
 use crate::llm::Role;
@@ -151,6 +152,24 @@ fn html_escape(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
+}
+
+/// The export written to `target`: JSONL events, or Markdown whose diff
+/// leaves out `target` itself (an export is not a change of the session).
+pub fn document(
+    root: &Path,
+    records: &[Record],
+    mut changes: Vec<FileChange>,
+    target: Option<&Path>,
+    jsonl: bool,
+) -> String {
+    if jsonl {
+        return self::jsonl(records);
+    }
+    if let Some(t) = target {
+        changes.retain(|c| root.join(&c.path) != t);
+    }
+    markdown(records, &changes)
 }
 
 /// The session as JSONL: one event per line, as `-json` consumers see
