@@ -36,6 +36,20 @@ fn path_with(program: &std::path::Path) -> String {
     )
 }
 
+/// `mm -p PROMPT` against the scripted server, with pyright on PATH.
+fn run_with(
+    ws: &Workspace,
+    program: &std::path::Path,
+    server: &Server,
+    prompt: &str,
+) -> std::process::Output {
+    ws.mm()
+        .env("PATH", path_with(program))
+        .args(["-p", prompt, "-url", &server.url()])
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn an_edit_that_breaks_the_code_is_reported_to_the_model_in_its_result() {
     let Some(program) = pyright() else { return };
@@ -59,12 +73,7 @@ fn an_edit_that_breaks_the_code_is_reported_to_the_model_in_its_result() {
         "calc.py",
         "import math\n\n\ndef area(r):\n    return math.pi * r * r\n",
     );
-    let out = ws
-        .mm()
-        .env("PATH", path_with(&program))
-        .args(["-p", "use tau in area", "-url", &server.url()])
-        .output()
-        .unwrap();
+    let out = run_with(&ws, &program, &server, "use tau in area");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let reqs = server.requests();
     let result = &tool_results(&reqs[2]).last().unwrap().1.clone();
@@ -132,12 +141,7 @@ fn definitions_and_references_point_at_the_right_lines() {
         "import math\n\n\ndef area(r: float) -> float:\n    return math.pi * r * r\n",
     );
     ws.write("main.py", "from geo import area\n\nprint(area(2))\n");
-    let out = ws
-        .mm()
-        .env("PATH", path_with(&program))
-        .args(["-p", "where is area", "-url", &server.url()])
-        .output()
-        .unwrap();
+    let out = run_with(&ws, &program, &server, "where is area");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let reqs = server.requests();
     let def = &tool_results(&reqs[1]).last().unwrap().1.clone();
@@ -239,12 +243,7 @@ fn errors_the_model_leaves_are_told_to_the_user() {
         text("It is fine, trust me."),
     ]);
     let ws = Workspace::new();
-    let out = ws
-        .mm()
-        .env("PATH", path_with(&program))
-        .args(["-p", "write new.py", "-url", &server.url()])
-        .output()
-        .unwrap();
+    let out = run_with(&ws, &program, &server, "write new.py");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
@@ -278,12 +277,7 @@ fn an_error_from_an_earlier_edit_of_the_turn_is_not_forgotten() {
     ]);
     let ws = Workspace::new();
     ws.write("calc.py", "def add(a, b):\n    return a + b\n");
-    let out = ws
-        .mm()
-        .env("PATH", path_with(&program))
-        .args(["-p", "change add", "-url", &server.url()])
-        .output()
-        .unwrap();
+    let out = run_with(&ws, &program, &server, "change add");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let reqs = server.requests();
     assert_eq!(reqs.len(), 5, "the model was asked about the errors");
@@ -313,12 +307,7 @@ fn a_turn_stopped_in_a_loop_still_tells_of_the_errors_it_left() {
     script.push(text("All done, no errors."));
     let server = Server::start(script);
     let ws = Workspace::new();
-    let out = ws
-        .mm()
-        .env("PATH", path_with(&program))
-        .args(["-p", "write new.py", "-url", &server.url()])
-        .output()
-        .unwrap();
+    let out = run_with(&ws, &program, &server, "write new.py");
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(3), "a stopped loop: {err}");
     assert!(err.contains("asking for a final report"), "{err}");

@@ -797,6 +797,7 @@ fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
     });
     let text = screen(&mut r.app, 100, 12);
     assert!(text.contains("references of src/lib.rs:1:8 (2)"), "{text}");
+    insta::assert_snapshot!("references_list", text);
     // Back: the definition's viewer, then the first viewer, then the list.
     r.app.on_key(key(KeyCode::Esc));
     assert!(screen(&mut r.app, 100, 12).contains("src/lib.rs (1 lines"));
