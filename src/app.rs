@@ -11,7 +11,7 @@ use crate::cli::Cli;
 use crate::config::{self, Settings};
 use crate::console::{repl, show};
 use crate::llm::{self, ChatRequest, Message, RequestBudget};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{Fence, Sandbox};
 use crate::session::{self, SessionLog};
 use crate::tools::{self, ToolEnv, ToolSet};
 use crate::{headless, startup, tui};
@@ -61,19 +61,20 @@ pub async fn run(cli: Cli) -> i32 {
         Err(code) => return code,
     };
     let unattended = cli.prompt.is_some();
-    let sandbox = match Sandbox::new(&root, settings.sandbox) {
-        Ok(s) => Arc::new(s),
-        Err(e) => {
-            eprintln!("mm: cannot use {} as the workspace: {e}", root.display());
-            return 2;
-        }
-    };
     if cli.show_prompt {
-        show_prompt(&settings, sandbox.root(), unattended, cli.json);
+        let root = match std::fs::canonicalize(&root) {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("mm: cannot use {} as the workspace: {e}", root.display());
+                return 2;
+            }
+        };
+        let fenced = !cli.unfenced && Fence::detect().await.is_on();
+        show_prompt(&settings, &root, unattended, fenced, cli.json);
         return 0;
     }
     let tui_looks = if cli.tui && cli.prompt.is_none() {
-        match load_looks(&settings, sandbox.root()) {
+        match load_looks(&settings, &root) {
             Ok(l) => Some(l),
             Err(e) => {
                 eprintln!("mm: config error: {e}");
@@ -83,7 +84,27 @@ pub async fn run(cli: Cli) -> i32 {
     } else {
         None
     };
-    let connected = match startup::connect(&mut settings).await {
+    // The fence is looked for while the server is: neither waits for the other.
+    let fence = async {
+        if cli.unfenced {
+            Fence::Off("-unfenced".into())
+        } else {
+            Fence::detect().await
+        }
+    };
+    let (fence, connected) = tokio::join!(fence, startup::connect(&mut settings));
+    if let Err(msg) = fence_required(&cli, &settings, &fence) {
+        eprintln!("mm: {msg}");
+        return 2;
+    }
+    let sandbox = match Sandbox::with_fence(&root, settings.sandbox, fence, !cli.no_net) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            eprintln!("mm: cannot use {} as the workspace: {e}", root.display());
+            return 2;
+        }
+    };
+    let connected = match connected {
         Ok(c) => c,
         Err(msg) => {
             eprintln!("mm: {msg}");
@@ -129,23 +150,27 @@ pub async fn run(cli: Cli) -> i32 {
         BrokerMode::Interactive
     };
     let broker = Arc::new(ApprovalBroker::new(mode, bus.clone()));
+    let sandbox_words = sandbox.describe();
     let mut tool_env = ToolEnv::new(sandbox, broker.clone(), settings.bash_timeout);
     tool_env.approve_edits =
         settings.approve_edits && !unattended && settings.sandbox == config::SandboxMode::Workspace;
     if settings.edit_tools {
-        tool_env.lsp = Some(Arc::new(crate::lsp::Lsp::new(
-            &root,
-            settings.lsp.clone(),
-            bus.clone(),
-            Some(root.join(".mm").join("lsp.log")),
-        )));
+        tool_env.lsp = Some(Arc::new(
+            crate::lsp::Lsp::new(
+                &root,
+                settings.lsp.clone(),
+                bus.clone(),
+                Some(root.join(".mm").join("lsp.log")),
+            )
+            .fenced(tool_env.sandbox.clone()),
+        ));
     }
     let lsp = tool_env.lsp.clone();
     let tools = Arc::new(tool_env);
     let banner = repl::Banner {
         provider: settings.provider.clone(),
         model: connected.model.clone(),
-        sandbox: settings.sandbox.as_str().to_string(),
+        sandbox: sandbox_words,
         session: log.id().to_string(),
         context_window: connected.context_window,
     };
@@ -218,6 +243,27 @@ pub async fn run(cli: Cli) -> i32 {
 
 /// The TUI's theme and keymap, loaded before anything starts so a broken
 /// file stops mm with its line:col.
+/// `-sandbox read-only` and `-no-net` promise what only the fence can
+/// keep: without one they stop mm, unless `-unfenced` says to go on.
+fn fence_required(cli: &Cli, settings: &Settings, fence: &Fence) -> Result<(), String> {
+    let Fence::Off(why) = fence else {
+        return Ok(());
+    };
+    if cli.unfenced {
+        return Ok(());
+    }
+    let wants = if cli.no_net {
+        "-no-net"
+    } else if settings.sandbox == config::SandboxMode::ReadOnly {
+        "-sandbox read-only"
+    } else {
+        return Ok(());
+    };
+    Err(format!(
+        "{wants} needs the OS fence, and there is none here: {why}. Install bubblewrap (apt-get install bubblewrap), or add -unfenced to go on without it."
+    ))
+}
+
 fn load_looks(
     settings: &Settings,
     root: &std::path::Path,
@@ -392,8 +438,21 @@ fn load_settings(cli: &Cli) -> Result<Settings, i32> {
 
 /// `-show-prompt`: the system prompt (with -json: the whole first request)
 /// on stdout, the first request's size on stderr.
-fn show_prompt(settings: &Settings, root: &std::path::Path, unattended: bool, json: bool) {
-    let system = prompt::system_prompt(settings, &prompt::PromptEnv { root, unattended });
+fn show_prompt(
+    settings: &Settings,
+    root: &std::path::Path,
+    unattended: bool,
+    fenced: bool,
+    json: bool,
+) {
+    let system = prompt::system_prompt(
+        settings,
+        &prompt::PromptEnv {
+            root,
+            unattended,
+            fenced,
+        },
+    );
     let specs = tools::specs(ToolSet {
         bash: settings.bash_tool,
         edit: settings.edit_tools,

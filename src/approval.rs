@@ -113,6 +113,7 @@ mod tests {
             command: "rm x".into(),
             reason: "r".into(),
             always_key: "rm".into(),
+            scope: "`rm …` commands".into(),
         }
     }
 

@@ -78,6 +78,14 @@ pub struct Cli {
     #[arg(long)]
     pub yolo: bool,
 
+    /// Cut the network for every command and language server mm starts (needs the fence).
+    #[arg(long)]
+    pub no_net: bool,
+
+    /// Run without the OS fence (bubblewrap) even where it exists; tests and builds then ask.
+    #[arg(long)]
+    pub unfenced: bool,
+
     /// Model id (default: what the server has loaded).
     #[arg(long, value_name = "ID")]
     pub model: Option<String>,

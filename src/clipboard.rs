@@ -197,8 +197,10 @@ pub fn copy(text: &str, env: &Env, term: &mut dyn Write, fallback_dir: &Path) ->
         }
     }
     let path = fallback_dir.join("copied.md");
-    let _ = std::fs::create_dir_all(fallback_dir);
-    match std::fs::write(&path, text) {
+    // Never through a link planted at .mm or .mm/copied.md.
+    let written =
+        crate::mmdir::MmDir::open(fallback_dir).and_then(|d| d.write("copied.md", text.as_bytes()));
+    match written {
         Ok(()) => Copied::File(path),
         Err(_) => {
             // A fresh file of our own, not a name someone could have

@@ -76,6 +76,9 @@ pub async fn run(
             "answer": result.answer,
             "written": result.written,
             "session": agent.session_id(),
+            "sandbox": agent.sandbox().mode().as_str(),
+            "fence": agent.sandbox().fence().name(),
+            "network": !agent.sandbox().no_net(),
             "requests": agent.requests(),
             "usage": {"prompt": usage.prompt, "cached": usage.cached, "completion": usage.completion},
         });

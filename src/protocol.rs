@@ -129,6 +129,9 @@ pub enum ApprovalKind {
         reason: String,
         /// What "always" would allow for the rest of the session.
         always_key: String,
+        /// The same in words: "`cargo test …` commands", "this exact command".
+        #[serde(default)]
+        scope: String,
     },
     /// A file edit, with the change it would make.
     Edit { change: FileChange },

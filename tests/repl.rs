@@ -15,13 +15,13 @@ fn a_conversation_with_approvals_and_multi_line_input() {
         text("Removed one.txt."),
         call("c2", "bash", json!({"command": "rm two.txt"})),
         text("two.txt stays."),
-        call("c3", "bash", json!({"command": "rm -f three.txt"})),
-        call("c4", "bash", json!({"command": "rm -f four.txt"})),
-        text("Removed three and four."),
+        call("c3", "bash", json!({"command": "mkdir -p out/three"})),
+        call("c4", "bash", json!({"command": "mkdir -p out/four"})),
+        text("Made three and four."),
         text("Two lines received."),
     ]);
     let ws = Workspace::new();
-    for f in ["one.txt", "two.txt", "three.txt", "four.txt"] {
+    for f in ["one.txt", "two.txt"] {
         ws.write(f, "x");
     }
     let url = server.url();
@@ -52,13 +52,14 @@ fn a_conversation_with_approvals_and_multi_line_input() {
         "{refused}"
     );
 
-    t.send("remove three and four\r");
-    t.expect("allow?");
+    t.send("make three and four\r");
+    // The question says what "always" would allow.
+    t.expect("[a]lways = `mkdir …` commands this session");
     t.send("a\r");
-    // "always" covers `rm` for the session: the second call does not ask.
-    t.expect("Removed three and four.");
-    assert!(!ws.dir.path().join("three.txt").exists());
-    assert!(!ws.dir.path().join("four.txt").exists());
+    // "always" covers `mkdir` for the session: the second call does not ask.
+    t.expect("Made three and four.");
+    assert!(ws.dir.path().join("out/three").is_dir());
+    assert!(ws.dir.path().join("out/four").is_dir());
     assert_eq!(t.screen.lock().unwrap().matches("allow?").count(), 3);
 
     t.send("\"\"\"\r");

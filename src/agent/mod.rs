@@ -125,6 +125,7 @@ impl Agent {
         let system = prompt::system_prompt(
             &parts.settings,
             &prompt::PromptEnv {
+                fenced: parts.tools.sandbox.fence().is_on(),
                 root: parts.tools.sandbox.root(),
                 unattended: parts.unattended,
             },
@@ -157,6 +158,11 @@ impl Agent {
         self.log.id()
     }
 
+    /// The sandbox the tools run under.
+    pub fn sandbox(&self) -> &crate::sandbox::Sandbox {
+        &self.tools.sandbox
+    }
+
     /// Tells the front ends what this session is.
     pub fn announce(&self, resumed: bool) {
         self.bus.publish(AgentEvent::SessionStarted {
@@ -165,7 +171,7 @@ impl Agent {
             model: self.model.clone(),
             base_url: self.client.base_url(),
             context_window: self.context_window,
-            sandbox: self.settings.sandbox.as_str().to_string(),
+            sandbox: self.tools.sandbox.describe(),
             resumed,
         });
     }
@@ -796,9 +802,7 @@ impl Agent {
             let writing_command = (call.name == "bash")
                 .then(|| tools::arg_str(&args, "command"))
                 .flatten()
-                .filter(|c| {
-                    crate::sandbox::policy::judge(c) != crate::sandbox::policy::Judgement::ReadOnly
-                })
+                .filter(|c| !crate::sandbox::policy::is_read_only(c))
                 .map(str::to_string);
             if let Some(command) = &writing_command {
                 // A command may change files the receipt cannot see: a
@@ -830,9 +834,8 @@ impl Agent {
             }
             if call.name == "bash"
                 && matches!(out.status, ToolStatus::Ok | ToolStatus::Error)
-                && tools::arg_str(&args, "command").is_some_and(|c| {
-                    crate::sandbox::policy::judge(c) != crate::sandbox::policy::Judgement::ReadOnly
-                })
+                && tools::arg_str(&args, "command")
+                    .is_some_and(|c| !crate::sandbox::policy::is_read_only(c))
             {
                 st.commands += 1;
             }

@@ -23,6 +23,8 @@ pub struct PromptEnv<'a> {
     pub root: &'a Path,
     /// True when nobody can answer an approval (headless).
     pub unattended: bool,
+    /// Tests and builds run without asking, inside the OS fence.
+    pub fenced: bool,
 }
 
 fn template(root: &Path) -> String {
@@ -36,21 +38,25 @@ fn template(root: &Path) -> String {
     DEFAULT_TEMPLATE.to_string()
 }
 
-fn sandbox_line(mode: SandboxMode, unattended: bool, bash: bool) -> String {
+fn sandbox_line(mode: SandboxMode, env: &PromptEnv<'_>, bash: bool) -> String {
     if !bash {
         return "sandbox: file tools only, inside the workspace".into();
     }
-    match (mode, unattended) {
+    let runs = if env.fenced {
+        "read-only commands, tests and builds"
+    } else {
+        "read-only commands"
+    };
+    match (mode, env.unattended) {
         (SandboxMode::ReadOnly, _) => {
-            "sandbox: read-only; files cannot be changed and only read-only commands run".into()
+            format!("sandbox: read-only; files cannot be changed and only {runs} run")
         }
         (SandboxMode::Full, _) => "sandbox: full access inside the workspace".into(),
         (SandboxMode::Workspace, false) => {
-            "sandbox: read-only commands run at once; other commands wait for the user's approval"
-                .into()
+            format!("sandbox: {runs} run at once; other commands wait for the user's approval")
         }
         (SandboxMode::Workspace, true) => {
-            "sandbox: unattended run; only read-only commands run, others are refused".into()
+            format!("sandbox: unattended run; only {runs} run, others are refused")
         }
     }
 }
@@ -79,7 +85,7 @@ pub fn system_prompt(settings: &Settings, env: &PromptEnv<'_>) -> String {
         .replace("{{git}}", git)
         .replace(
             "{{sandbox}}",
-            &sandbox_line(settings.sandbox, env.unattended, settings.bash_tool),
+            &sandbox_line(settings.sandbox, env, settings.bash_tool),
         );
     if let Some(agents) = agents_md(env.root) {
         prompt.push_str("\nProject instructions (AGENTS.md):\n");
@@ -129,6 +135,7 @@ mod tests {
         .unwrap();
         let s = resolve(&[], &Overrides::default(), None).unwrap();
         let env = PromptEnv {
+            fenced: false,
             root: dir.path(),
             unattended: false,
         };
@@ -150,6 +157,7 @@ mod tests {
         .unwrap();
         let s = resolve(&[(None, layer)], &Overrides::default(), None).unwrap();
         let env = PromptEnv {
+            fenced: false,
             root: dir.path(),
             unattended: true,
         };

@@ -10,6 +10,7 @@ use rustyline::DefaultEditor;
 use crate::bus::{EventReceiver, OpSender};
 use crate::diff::{self, LineKind};
 use crate::protocol::{AgentEvent, FileChange, Level, Op, RewindMode};
+use crate::untrusted::displayable;
 
 fn styles() -> (Style, Style, Style, Style) {
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -42,7 +43,7 @@ pub async fn collect(ops: &OpSender, events: &mut EventReceiver, op: Op) -> Vec<
                     Level::Warning => "warning: ",
                     Level::Error => "error: ",
                 };
-                eprintln!("mm: {tag}{text}");
+                eprintln!("mm: {tag}{}", displayable(&text));
             }
             other => out.push(other),
         }
@@ -54,7 +55,12 @@ pub async fn collect(ops: &OpSender, events: &mut EventReceiver, op: Op) -> Vec<
 pub fn print_changes(changes: &[FileChange]) {
     let (add, del, dim, bold) = styles();
     for c in changes {
-        println!("{bold}{} (+{} -{}){bold:#}", c.path, c.added, c.removed);
+        println!(
+            "{bold}{} (+{} -{}){bold:#}",
+            displayable(&c.path),
+            c.added,
+            c.removed
+        );
         for h in diff::hunks(&c.before, &c.after, diff::CONTEXT) {
             println!("{dim}{}{dim:#}", h.header());
             for l in &h.lines {
@@ -63,7 +69,7 @@ pub fn print_changes(changes: &[FileChange]) {
                     LineKind::Removed => (del, '-'),
                     LineKind::Context => (dim, ' '),
                 };
-                println!("{s}{m}{}{s:#}", l.text());
+                println!("{s}{m}{}{s:#}", displayable(&l.text()));
             }
         }
     }
@@ -125,7 +131,7 @@ pub async fn rewind(
             c.info.turn,
             time,
             c.info.kind,
-            c.info.label,
+            displayable(&c.info.label),
             c.files.len(),
             c.added,
             c.removed
@@ -217,8 +223,8 @@ pub async fn commit(
     let Some((mut message, files)) = proposal else {
         return editor;
     };
-    println!("files: {}", files.join(", "));
-    println!("---\n{message}\n---");
+    println!("files: {}", displayable(&files.join(", ")));
+    println!("---\n{}\n---", displayable(&message));
     let (mut editor, answer) =
         ask(editor, "commit with this message? [y]es / [e]dit / [N]o ").await;
     match answer.as_deref().map(str::trim) {

@@ -6,6 +6,7 @@ use std::io::Write;
 use anstyle::{AnsiColor, Style};
 
 use crate::protocol::{AgentEvent, ApprovalKind, Level, Outcome, ToolStatus, Usage};
+use crate::untrusted::displayable;
 
 /// Where things go and what is shown.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,11 +124,13 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     fn side_line(&mut self, style: Style, text: &str) {
         self.ensure_line();
+        let text = displayable(text);
         let _ = writeln!(self.side(), "{style}{text}{style:#}");
     }
 
     fn note(&mut self, style: Style, text: &str) {
         self.ensure_line();
+        let text = displayable(text);
         let _ = writeln!(self.err, "{style}mm: {text}{style:#}");
     }
 
@@ -138,6 +141,7 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     /// Streams answer text where the mode wants it.
     fn answer_text(&mut self, text: &str) {
+        let text = displayable(text);
         match self.mode {
             PrintMode::Headless { stream: false } => {}
             PrintMode::Headless { stream: true } => {
@@ -162,6 +166,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         if self.mode == (PrintMode::Headless { stream: false }) {
             return;
         }
+        let text = displayable(text);
         let dim = self.st.dim;
         let w: &mut dyn Write = if self.headless() {
             &mut self.err
@@ -183,6 +188,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 if self.mode == PrintMode::Replay {
                     let p = self.st.prompt;
                     self.ensure_line();
+                    let prompt = displayable(prompt);
                     let _ = writeln!(self.out, "\n{p}› {prompt}{p:#}");
                 }
             }
@@ -211,9 +217,12 @@ impl<O: Write, E: Write> Printer<O, E> {
                 let s = self.st.warn;
                 let text = match &request.kind {
                     ApprovalKind::Exec {
-                        command, reason, ..
+                        command,
+                        reason,
+                        scope,
+                        ..
                     } => {
-                        format!("  ? run `{command}`? ({reason})")
+                        format!("  ? run `{command}`? ({reason}; always = {scope})")
                     }
                     ApprovalKind::Edit { change } => {
                         self.print_diff(&change.before, &change.after);
@@ -296,7 +305,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         match self.mode {
             PrintMode::Headless { stream: false } => {
                 if !answer.is_empty() {
-                    let _ = writeln!(self.out, "{}", answer.trim_end());
+                    let _ = writeln!(self.out, "{}", displayable(answer.trim_end()));
                 }
             }
             PrintMode::Headless { stream: true } => {
@@ -413,6 +422,50 @@ mod tests {
         let expected =
             "Looking.\n  ▸ bash cargo test\n    [exit code 0, 0.1s]\nFixed.\nmm: wrote a.rs\n";
         assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn control_bytes_from_the_model_and_tools_never_reach_the_terminal() {
+        let spoof = "\x1b[2K\r  allow? [y]es";
+        let events = vec![
+            AgentEvent::Token {
+                turn: 1,
+                text: format!("answer{spoof}"),
+            },
+            AgentEvent::ToolCallRunning {
+                turn: 1,
+                call_id: "a".into(),
+                name: "bash".into(),
+                summary: format!("ls{spoof}"),
+                arguments: "{}".into(),
+            },
+            AgentEvent::ApprovalRequested {
+                request: crate::protocol::ApprovalRequest {
+                    id: 1,
+                    turn: 1,
+                    call_id: "a".into(),
+                    kind: ApprovalKind::Exec {
+                        command: format!("rm x{spoof}"),
+                        reason: "r".into(),
+                        always_key: "=rm x".into(),
+                        scope: "this exact command".into(),
+                    },
+                },
+            },
+            AgentEvent::Notice {
+                turn: Some(1),
+                level: Level::Warning,
+                text: format!("n{spoof}"),
+            },
+        ];
+        for mode in [PrintMode::Repl, PrintMode::Headless { stream: true }] {
+            let (out, err) = run(mode, &events);
+            for text in [&out, &err] {
+                assert!(!text.contains('\x1b'), "{text:?}");
+                assert!(!text.contains('\r'), "{text:?}");
+            }
+            assert!(out.contains("^[[2K^M") || err.contains("^[[2K^M"));
+        }
     }
 
     #[test]

@@ -266,6 +266,7 @@ pub fn print_sessions(root: &std::path::Path) {
     }
     for s in list {
         let first: String = s.first_prompt.chars().take(60).collect();
+        let first = crate::untrusted::displayable(&first);
         println!(
             "{}  {:>4} messages  {:>8} bytes  {first}",
             s.id, s.messages, s.bytes
@@ -298,7 +299,13 @@ async fn follow_turn(
             match ev {
                 AgentEvent::ApprovalRequested { request } => {
                     printer.flush();
-                    let (ed, decision) = ask(editor).await;
+                    let always = match &request.kind {
+                        crate::protocol::ApprovalKind::Exec { scope, .. } => scope.clone(),
+                        crate::protocol::ApprovalKind::Edit { change } => {
+                            format!("every change to {}", change.path)
+                        }
+                    };
+                    let (ed, decision) = ask(editor, &always).await;
                     editor = ed;
                     if decision.is_none() {
                         ops.send(Op::Cancel);
@@ -322,16 +329,18 @@ async fn follow_turn(
 }
 
 /// y / N / a, or `n because …` to tell the model why. None: Ctrl-C.
-async fn ask(editor: DefaultEditor) -> (DefaultEditor, Option<ApprovalDecision>) {
+/// `always` says what "always" would allow from now on.
+async fn ask(editor: DefaultEditor, always: &str) -> (DefaultEditor, Option<ApprovalDecision>) {
     // What was typed ahead during the turn is not an answer to a question
     // it never saw: drop it, as sudo does.
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         let _ = nix::sys::termios::tcflush(&stdin, nix::sys::termios::FlushArg::TCIFLUSH);
     }
+    let always = crate::untrusted::displayable(always);
     let (ed, line) = read_line(
         editor,
-        "  allow? [y]es / [N]o (n <reason>) / [a]lways: ".into(),
+        format!("  allow? [y]es / [N]o (n <reason>) / [a]lways = {always} this session: "),
     )
     .await;
     let decision = match line {

@@ -88,6 +88,33 @@ pub fn shadow_dir() -> Option<PathBuf> {
     crate::config::data_dir().map(|d| d.join("shadow"))
 }
 
+/// The settings of the repository that holds `dir` that come from the
+/// repository itself (its `.git/config`, a worktree's config, and what
+/// they include), not from the user's own files: `(name, value)`, names
+/// lower-cased. Empty when `dir` is in no repository.
+pub fn repository_settings(dir: &Path) -> Result<Vec<(String, String)>> {
+    let Ok(repo) = Repository::discover(dir) else {
+        return Ok(Vec::new());
+    };
+    let config = repo.config()?;
+    let mut out = Vec::new();
+    let mut entries = config.entries(None)?;
+    while let Some(e) = entries.next() {
+        let e = e?;
+        let level = e.level();
+        if matches!(
+            level,
+            git2::ConfigLevel::Local | git2::ConfigLevel::Worktree | git2::ConfigLevel::App
+        ) {
+            out.push((
+                e.name().unwrap_or("").to_ascii_lowercase(),
+                e.value().unwrap_or("").to_string(),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 fn path_key(root: &Path) -> String {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();

@@ -101,6 +101,9 @@ pub struct Client {
     /// Why the main loop ended, when it did.
     pub exit_reason: Arc<std::sync::Mutex<Option<String>>>,
     child: Mutex<Option<tokio::process::Child>>,
+    /// The server's process group, killed when the client goes (and by
+    /// every way out of mm).
+    group: Option<crate::sandbox::procs::Group>,
     /// Open documents: their versions and a hash of the text sent last.
     docs: Mutex<HashMap<PathBuf, (i32, u64)>>,
     pub pid: Option<u32>,
@@ -123,7 +126,7 @@ impl Client {
     /// `log` (or nowhere).
     pub async fn start(
         spec: &ServerSpec,
-        program: &Path,
+        mut cmd: tokio::process::Command,
         root: &Path,
         store: Arc<DiagStore>,
         on_report: OnReport,
@@ -132,17 +135,13 @@ impl Client {
     ) -> Result<Client, LspError> {
         let stderr = log
             .and_then(|p| {
-                std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(p)
-                    .ok()
+                let dir = crate::mmdir::MmDir::open(p.parent()?).ok()?;
+                let name = p.file_name()?.to_string_lossy().into_owned();
+                dir.file(&name, crate::mmdir::Open::Append).ok()
             })
             .map(Stdio::from)
             .unwrap_or_else(Stdio::null);
-        let mut child = tokio::process::Command::new(program)
-            .args(&spec.args)
-            .current_dir(root)
+        let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(stderr)
@@ -150,6 +149,7 @@ impl Client {
             .spawn()
             .map_err(|e| LspError::Start(spec.name.clone(), e.to_string()))?;
         let pid = child.id();
+        let group = pid.and_then(crate::sandbox::procs::Group::register);
         let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
             return Err(LspError::Start(spec.name.clone(), "no pipes".into()));
         };
@@ -163,6 +163,7 @@ impl Client {
         );
         *client.child.lock().await = Some(child);
         client.pid = pid;
+        client.group = group;
         client.initialize(root, spec, init_timeout).await?;
         Ok(client)
     }
@@ -198,6 +199,7 @@ impl Client {
             alive,
             exit_reason,
             child: Mutex::new(None),
+            group: None,
             docs: Mutex::new(HashMap::new()),
             pid: None,
         }

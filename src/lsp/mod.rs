@@ -250,6 +250,9 @@ pub struct Lsp {
     starting: std::sync::Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// Shut down: a server that finishes starting now is stopped at once.
     closed: std::sync::atomic::AtomicBool,
+    /// Servers start inside the fence, as commands do (None in tests: a
+    /// plain process with the scrubbed environment).
+    sandbox: Option<Arc<crate::sandbox::Sandbox>>,
 }
 
 impl Lsp {
@@ -273,6 +276,37 @@ impl Lsp {
             checking: Mutex::new(()),
             starting: Default::default(),
             closed: Default::default(),
+            sandbox: None,
+        }
+    }
+
+    /// Starts servers inside `sandbox`'s fence, with its network setting.
+    pub fn fenced(mut self, sandbox: Arc<crate::sandbox::Sandbox>) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// The command that starts a server: in the fence with the workspace
+    /// writable (rust-analyzer's cargo check writes target/), the secrets
+    /// scrubbed from its environment.
+    fn server_command(&self, program: &Path, args: &[String]) -> tokio::process::Command {
+        let program = program.to_string_lossy();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        match &self.sandbox {
+            Some(sb) => {
+                let mut plan = sb.approved_plan();
+                if sb.mode() == crate::config::SandboxMode::ReadOnly {
+                    plan.access = plan.access.map(|_| crate::sandbox::Access::ReadOnly);
+                }
+                sb.command(&program, &args, &self.root, plan)
+            }
+            None => {
+                let mut cmd = tokio::process::Command::new(program.as_ref());
+                cmd.args(&args).current_dir(&self.root);
+                crate::sandbox::env::apply(&mut cmd);
+                crate::sandbox::procs::own_session(&mut cmd);
+                cmd
+            }
         }
     }
 
@@ -462,7 +496,7 @@ impl Lsp {
         }
         let started = Client::start(
             spec,
-            &program,
+            self.server_command(&program, &spec.args),
             &self.root,
             self.store.clone(),
             self.on_report(),

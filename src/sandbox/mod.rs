@@ -1,30 +1,51 @@
 //! The only module that decides permission: the path jail and credential
-//! gate for the file tools, the exec policy for `bash`, and the mode.
+//! gate for the file tools, the exec gate for `bash`, the OS fence, and
+//! the mode.
 //!
-//! | mode        | read | write, edit    | allowlisted exec | other exec |
-//! |-------------|------|----------------|------------------|------------|
-//! | read-only   | yes  | no             | yes              | no         |
-//! | workspace   | yes  | inside root    | yes              | asks       |
-//! | full        | yes  | inside root    | yes              | yes        |
+//! | mode      | read | write, edit | read-only cmd | project code (tests, builds)  | other cmd |
+//! |-----------|------|-------------|---------------|-------------------------------|-----------|
+//! | read-only | yes  | no          | yes           | in the fence, read-only; else no | no     |
+//! | workspace | yes  | inside root | yes           | in the fence; else asks       | asks      |
+//! | full      | yes  | inside root | yes           | yes                           | yes       |
 //!
-//! The front end only collects an answer; the sandbox that asked applies
-//! it, so "always" is remembered here, for this session.
+//! Everything but `full` runs inside the fence where there is one (the
+//! workspace read-only for read-only commands). The front end only
+//! collects an answer; the sandbox that asked applies it, so "always" is
+//! remembered here, for this session.
 
+pub mod env;
+pub mod fence;
 pub mod path;
 pub mod policy;
+pub mod procs;
+pub mod rules;
+pub mod shell;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+pub use fence::{Access, Fence};
 pub use path::Resolved;
 
 use crate::config::SandboxMode;
+use policy::{Check, Class};
+
+/// How a command that may run is to be run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunPlan {
+    /// What it may write; `None` runs it outside any fence.
+    pub access: Option<Access>,
+    /// The network is there.
+    pub net: bool,
+    /// Run without asking: git's program-running settings are turned off.
+    pub git_guard: bool,
+}
 
 /// What the sandbox says about a shell command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ExecDecision {
-    Allow,
+    Run(RunPlan),
     /// Ask the user; `key` is what "always" would remember.
     Ask {
         reason: String,
@@ -38,15 +59,28 @@ pub enum ExecDecision {
 pub struct Sandbox {
     root: PathBuf,
     mode: SandboxMode,
+    fence: Fence,
+    net: bool,
     always: Mutex<BTreeSet<String>>,
 }
 
 impl Sandbox {
-    /// `root` is canonicalised here; it must exist.
+    /// `root` is canonicalised here; it must exist. No fence, network on.
     pub fn new(root: &Path, mode: SandboxMode) -> std::io::Result<Self> {
+        Self::with_fence(root, mode, Fence::Off("not looked for".into()), true)
+    }
+
+    pub fn with_fence(
+        root: &Path,
+        mode: SandboxMode,
+        fence: Fence,
+        net: bool,
+    ) -> std::io::Result<Self> {
         Ok(Self {
             root: std::fs::canonicalize(root)?,
             mode,
+            fence,
+            net,
             always: Mutex::new(BTreeSet::new()),
         })
     }
@@ -57,6 +91,29 @@ impl Sandbox {
 
     pub fn mode(&self) -> SandboxMode {
         self.mode
+    }
+
+    pub fn fence(&self) -> &Fence {
+        &self.fence
+    }
+
+    /// The mode and the fence in a few words, for the banner, the status
+    /// bar and `-json`: `workspace · bwrap`, `read-only · bwrap · no net`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("{} · {}", self.mode.as_str(), self.fence.name());
+        if s.ends_with("none") {
+            s.truncate(s.len() - 4);
+            s.push_str("no fence");
+        }
+        if !self.net {
+            s.push_str(" · no net");
+        }
+        s
+    }
+
+    /// The network is cut for everything mm starts (`-no-net`).
+    pub fn no_net(&self) -> bool {
+        !self.net
     }
 
     /// A path the file tools may read.
@@ -86,53 +143,206 @@ impl Sandbox {
         if let Some(why) = path::reserved_reason(&r.rel, write) {
             return Err(format!("refused: {why}"));
         }
-        // A symlink inside the root may point at a credential file.
-        if let Ok(target) = std::fs::canonicalize(&r.abs)
-            && let Ok(rel) = target.strip_prefix(&self.root)
-        {
-            let rel = rel.to_string_lossy().replace('\\', "/");
-            if let Some(why) = path::credential_reason(&rel) {
-                return Err(format!("refused: {} points to {rel}: {why}", r.rel));
+        Ok(())
+    }
+
+    /// Judges a shell command under the current mode and fence.
+    pub fn check_exec(&self, command: &str) -> ExecDecision {
+        let verdict = policy::judge(command);
+        let class = match verdict.class {
+            Class::ReadOnly | Class::ProjectCode => match self.run_checks(&verdict.checks) {
+                Ok(()) => verdict.class,
+                Err(why) => Class::NotListed(why),
+            },
+            other => other,
+        };
+        let fenced = self.fence.is_on();
+        let run = |access: Access, git_guard: bool| {
+            ExecDecision::Run(RunPlan {
+                access: fenced.then_some(access),
+                net: self.net,
+                git_guard,
+            })
+        };
+        match (self.mode, class) {
+            (SandboxMode::Full, class) => ExecDecision::Run(RunPlan {
+                // Full access runs outside the fence, but for -no-net.
+                access: (fenced && !self.net).then_some(Access::Full),
+                net: self.net,
+                git_guard: class == Class::ReadOnly,
+            }),
+            (_, Class::ReadOnly) => run(Access::ReadOnly, true),
+            (SandboxMode::Workspace, Class::ProjectCode) if fenced => {
+                run(Access::Workspace, false)
+            }
+            (SandboxMode::ReadOnly, Class::ProjectCode) if fenced => run(Access::ReadOnly, false),
+            (SandboxMode::Workspace, Class::ProjectCode) => self.ask(
+                command,
+                "it runs the project's own code and there is no fence (bubblewrap) on this machine"
+                    .into(),
+            ),
+            (SandboxMode::ReadOnly, Class::ProjectCode) => ExecDecision::Deny {
+                reason: "the sandbox is read-only and this command runs the project's own code, which needs a fence (bubblewrap) to run read-only".into(),
+            },
+            (SandboxMode::ReadOnly, Class::NotListed(reason)) => ExecDecision::Deny {
+                reason: format!(
+                    "the sandbox is read-only and this command is not on the read-only list ({reason})"
+                ),
+            },
+            (SandboxMode::Workspace, Class::NotListed(reason)) => self.ask(command, reason),
+        }
+    }
+
+    fn ask(&self, command: &str, reason: String) -> ExecDecision {
+        let key = policy::always_key(command);
+        if self.is_always(&key) {
+            return ExecDecision::Run(self.approved_plan());
+        }
+        ExecDecision::Ask { reason, key }
+    }
+
+    /// How a command the user said yes to runs: inside the fence with the
+    /// workspace writable (outside it in `full` mode).
+    pub fn approved_plan(&self) -> RunPlan {
+        let access = match self.mode {
+            SandboxMode::Full => (!self.net).then_some(Access::Full),
+            _ => Some(Access::Workspace),
+        };
+        RunPlan {
+            access: access.filter(|_| self.fence.is_on()),
+            net: self.net,
+            git_guard: false,
+        }
+    }
+
+    /// The command that runs `program args` in `cwd` as `plan` says: in
+    /// the fence or not, with the scrubbed environment, in a session and
+    /// process group of its own.
+    pub fn command(
+        &self,
+        program: &str,
+        args: &[&str],
+        cwd: &Path,
+        plan: RunPlan,
+    ) -> tokio::process::Command {
+        let (prog, argv) = match plan.access {
+            Some(access) => self
+                .fence
+                .argv(&self.root, cwd, access, plan.net, program, args),
+            None => (
+                PathBuf::from(program),
+                args.iter().map(std::ffi::OsString::from).collect(),
+            ),
+        };
+        let mut cmd = tokio::process::Command::new(prog);
+        cmd.args(argv).current_dir(cwd);
+        env::apply(&mut cmd);
+        if plan.git_guard {
+            for (k, v) in env::git_guard() {
+                cmd.env(k, v);
+            }
+        }
+        if plan.access.is_some() {
+            cmd.env("TMPDIR", "/tmp");
+        }
+        procs::own_session(&mut cmd);
+        cmd
+    }
+
+    /// The file-system checks a verdict asked for; Err says what failed.
+    fn run_checks(&self, checks: &[Check]) -> Result<(), String> {
+        for c in checks {
+            match c {
+                Check::Read { word, dirs } => {
+                    for d in dirs {
+                        self.check_operand(d, &word.text, word.globs, true)?;
+                    }
+                }
+                Check::Dir { word, dirs } => {
+                    for d in dirs {
+                        self.check_operand(d, &word.text, false, false)?;
+                    }
+                }
+                Check::Git { at, dirs } => {
+                    for d in dirs {
+                        let dir = match at {
+                            Some(w) => join(d, &w.text),
+                            None => d.clone(),
+                        };
+                        let dir = if dir.is_empty() { ".".to_string() } else { dir };
+                        let r = path::resolve(&self.root, &dir)
+                            .map_err(|e| format!("git outside the workspace ({e})"))?;
+                        self.git_settings_hazard(&r.abs)?;
+                    }
+                }
             }
         }
         Ok(())
     }
 
-    /// Judges a shell command under the current mode.
-    pub fn check_exec(&self, command: &str) -> ExecDecision {
-        let reason = match policy::judge(command) {
-            policy::Judgement::ReadOnly => return ExecDecision::Allow,
-            policy::Judgement::NotAllowlisted(reason) => reason,
+    /// One path operand seen from directory `dir` of the workspace.
+    fn check_operand(&self, dir: &str, text: &str, globs: bool, read: bool) -> Result<(), String> {
+        if text == "-" || (read && text == "/dev/null") {
+            return Ok(());
+        }
+        let base = path::resolve(&self.root, if dir.is_empty() { "." } else { dir })
+            .map_err(|e| format!("a folder outside the workspace ({e})"))?;
+        let candidates: Vec<String> = if globs {
+            let matches = path::glob_matches(&base.abs, text)?;
+            if matches.is_empty() {
+                vec![join(dir, text)]
+            } else {
+                let bare = !text.contains('/');
+                let mut v = Vec::new();
+                for m in matches {
+                    let shown = m.to_string_lossy().into_owned();
+                    if bare
+                        && m.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with('-'))
+                    {
+                        return Err(format!(
+                            "a glob that matches a file named like an option ({shown})"
+                        ));
+                    }
+                    v.push(shown);
+                }
+                v
+            }
+        } else {
+            vec![join(dir, text)]
         };
-        match self.mode {
-            SandboxMode::Full => ExecDecision::Allow,
-            SandboxMode::ReadOnly => ExecDecision::Deny {
-                reason: format!(
-                    "the sandbox is read-only and this command is not on the read-only list ({reason})"
-                ),
-            },
-            SandboxMode::Workspace => {
-                if self.is_always_command(command) {
-                    return ExecDecision::Allow;
-                }
-                ExecDecision::Ask {
-                    reason,
-                    key: policy::always_key(command),
-                }
+        for c in candidates {
+            let r = path::resolve(&self.root, &c)
+                .map_err(|e| format!("a path outside the workspace ({e})"))?;
+            if read && let Some(why) = path::credential_reason(&r.rel) {
+                return Err(format!("it reads a credential file ({why})"));
+            }
+            if let Some(why) = path::reserved_reason(&r.rel, false) {
+                return Err(why);
             }
         }
+        Ok(())
     }
 
-    /// True when "always" was answered for exactly this key (a file).
+    /// A repository whose own config names a program git would run for a
+    /// read command (an external diff, a textconv filter, an fsmonitor
+    /// hook…) is not read-only: the command asks.
+    fn git_settings_hazard(&self, dir: &Path) -> Result<(), String> {
+        let settings = crate::git::repository_settings(dir)
+            .map_err(|e| format!("git's config cannot be read ({e})"))?;
+        for (name, value) in settings {
+            if runs_a_program(&name, &value) {
+                return Err(format!(
+                    "the repository's config sets {name}, which makes git run a program"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// True when "always" was answered for exactly this key.
     pub fn is_always(&self, key: &str) -> bool {
         self.always.lock().map(|s| s.contains(key)).unwrap_or(false)
-    }
-
-    fn is_always_command(&self, command: &str) -> bool {
-        let Ok(set) = self.always.lock() else {
-            return false;
-        };
-        set.iter().any(|key| policy::matches_always(command, key))
     }
 
     /// Remembers an "always" answer for the rest of the session.
@@ -140,6 +350,51 @@ impl Sandbox {
         if let Ok(mut set) = self.always.lock() {
             set.insert(key.to_string());
         }
+    }
+
+    /// The "always" answers given so far.
+    pub fn remembered(&self) -> Vec<String> {
+        self.always
+            .lock()
+            .map(|s| s.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+fn join(dir: &str, text: &str) -> String {
+    if dir.is_empty() || text.starts_with('/') {
+        text.to_string()
+    } else {
+        format!("{dir}/{text}")
+    }
+}
+
+/// git settings that start a program. `core.fsmonitor` may also be a
+/// plain boolean (the built-in daemon).
+fn runs_a_program(name: &str, value: &str) -> bool {
+    let parts: Vec<&str> = name.split('.').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    match first {
+        "alias" | "filter" | "pager" | "include" | "includeif" => true,
+        "diff" | "merge" => {
+            name == "diff.external"
+                || (parts.len() == 3 && matches!(last, "textconv" | "command" | "driver"))
+        }
+        "core" => match last {
+            "fsmonitor" => !matches!(
+                value.to_ascii_lowercase().as_str(),
+                "" | "false" | "true" | "no" | "yes" | "0" | "1" | "off" | "on"
+            ),
+            "pager" | "editor" | "askpass" | "sshcommand" | "gitproxy" | "hookspath" => true,
+            _ => false,
+        },
+        "credential" => last == "helper",
+        "gpg" => last == "program",
+        "sequence" => last == "editor",
+        "interactive" => last == "difffilter",
+        "uploadpack" => last == "packobjectshook",
+        "remote" => matches!(last, "uploadpack" | "receivepack" | "vcs"),
+        _ => false,
     }
 }
 
@@ -153,18 +408,135 @@ mod tests {
         (dir, s)
     }
 
+    fn fenced(mode: SandboxMode) -> (tempfile::TempDir, Sandbox) {
+        let dir = tempfile::tempdir().unwrap();
+        let fence = Fence::Bwrap(PathBuf::from("/usr/bin/bwrap"));
+        let s = Sandbox::with_fence(dir.path(), mode, fence, true).unwrap();
+        (dir, s)
+    }
+
+    fn runs(d: &ExecDecision) -> bool {
+        matches!(d, ExecDecision::Run(_))
+    }
+
     #[test]
-    fn modes_decide_what_is_not_allowlisted() {
+    fn modes_decide_what_is_not_listed() {
         let (_d, ro) = sandbox(SandboxMode::ReadOnly);
-        assert_eq!(ro.check_exec("ls"), ExecDecision::Allow);
+        assert!(runs(&ro.check_exec("ls")));
         assert!(matches!(ro.check_exec("rm x"), ExecDecision::Deny { .. }));
         assert!(ro.check_write("a.txt").is_err());
         let (_d, ws) = sandbox(SandboxMode::Workspace);
         assert!(matches!(ws.check_exec("rm x"), ExecDecision::Ask { .. }));
         assert!(ws.check_write("a.txt").is_ok());
         let (_d, full) = sandbox(SandboxMode::Full);
-        assert_eq!(full.check_exec("rm x"), ExecDecision::Allow);
+        assert!(runs(&full.check_exec("rm x")));
         assert!(full.check_write("../a.txt").is_err());
+    }
+
+    #[test]
+    fn project_code_runs_only_inside_the_fence() {
+        let (_d, ws) = sandbox(SandboxMode::Workspace);
+        assert!(matches!(
+            ws.check_exec("cargo test"),
+            ExecDecision::Ask { .. }
+        ));
+        let (_d, ro) = sandbox(SandboxMode::ReadOnly);
+        assert!(matches!(ro.check_exec("pytest"), ExecDecision::Deny { .. }));
+        let (_d, ws) = fenced(SandboxMode::Workspace);
+        assert_eq!(
+            ws.check_exec("cargo test"),
+            ExecDecision::Run(RunPlan {
+                access: Some(Access::Workspace),
+                net: true,
+                git_guard: false
+            })
+        );
+        let (_d, ro) = fenced(SandboxMode::ReadOnly);
+        assert!(matches!(
+            ro.check_exec("pytest"),
+            ExecDecision::Run(RunPlan {
+                access: Some(Access::ReadOnly),
+                ..
+            })
+        ));
+        assert!(matches!(
+            ro.check_exec("ls"),
+            ExecDecision::Run(RunPlan {
+                access: Some(Access::ReadOnly),
+                git_guard: true,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn operands_outside_or_secret_are_not_read_only() {
+        let (d, ws) = sandbox(SandboxMode::Workspace);
+        std::fs::write(d.path().join(".env"), "KEY=1").unwrap();
+        std::fs::write(d.path().join("a.txt"), "x").unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        assert!(runs(&ws.check_exec("cat a.txt")));
+        assert!(runs(&ws.check_exec("cd sub && cat ../a.txt")));
+        for cmd in [
+            "cat /etc/passwd",
+            "cat ../x",
+            "cat .env",
+            "grep KEY .env",
+            "head -5 .e*",
+            "ls .mm/sessions",
+            "cd sub; cat ../../x",
+            "wc -l < /etc/passwd",
+            "git -C .. status",
+        ] {
+            assert!(
+                matches!(ws.check_exec(cmd), ExecDecision::Ask { .. }),
+                "{cmd}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_glob_that_expands_to_an_option_is_caught() {
+        let (d, ws) = sandbox(SandboxMode::Workspace);
+        std::fs::write(d.path().join("--output=x"), "").unwrap();
+        std::fs::write(d.path().join("b.txt"), "").unwrap();
+        assert!(matches!(ws.check_exec("sort *"), ExecDecision::Ask { .. }));
+        assert!(runs(&ws.check_exec("sort *.txt")));
+    }
+
+    #[test]
+    fn a_symlink_out_found_by_a_glob_is_caught() {
+        let (d, ws) = sandbox(SandboxMode::Workspace);
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "s").unwrap();
+        std::fs::create_dir(d.path().join("docs")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), d.path().join("docs/link"))
+            .unwrap();
+        assert!(matches!(
+            ws.check_exec("cat docs/*"),
+            ExecDecision::Ask { .. }
+        ));
+    }
+
+    #[test]
+    fn a_repository_config_that_runs_programs_makes_git_ask() {
+        let (d, ws) = sandbox(SandboxMode::Workspace);
+        let sub = d.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        git2::Repository::init(&sub).unwrap();
+        assert!(runs(&ws.check_exec("git -C sub status")));
+        let cfg = sub.join(".git/config");
+        let mut text = std::fs::read_to_string(&cfg).unwrap();
+        text.push_str("[core]\n\tfsmonitor = touch /tmp/mm-pwned\n");
+        std::fs::write(&cfg, text).unwrap();
+        assert!(matches!(
+            ws.check_exec("git -C sub status"),
+            ExecDecision::Ask { .. }
+        ));
+        assert!(runs_a_program("diff.lfs.textconv", "cat"));
+        assert!(runs_a_program("diff.external", "x"));
+        assert!(!runs_a_program("core.fsmonitor", "true"));
+        assert!(!runs_a_program("remote.origin.url", "x"));
     }
 
     #[test]
@@ -174,7 +546,7 @@ mod tests {
             panic!("should ask");
         };
         ws.remember(&key);
-        assert_eq!(ws.check_exec("cargo test"), ExecDecision::Allow);
+        assert!(runs(&ws.check_exec("cargo test")));
         assert!(matches!(
             ws.check_exec("cargo build"),
             ExecDecision::Ask { .. }
@@ -183,15 +555,29 @@ mod tests {
             ws.check_exec("cargo test && rm -rf ."),
             ExecDecision::Ask { .. }
         ));
+        let ExecDecision::Ask { key, .. } = ws.check_exec("rm -f x.o") else {
+            panic!("should ask");
+        };
+        ws.remember(&key);
+        assert!(runs(&ws.check_exec("rm -f x.o")));
+        assert!(matches!(
+            ws.check_exec("rm -rf dir"),
+            ExecDecision::Ask { .. }
+        ));
     }
 
     #[test]
-    fn credentials_are_refused_even_through_a_symlink() {
+    fn credentials_and_git_internals_are_refused_even_through_a_symlink() {
         let (d, ws) = sandbox(SandboxMode::Workspace);
         std::fs::write(d.path().join(".env"), "KEY=1").unwrap();
         std::os::unix::fs::symlink(d.path().join(".env"), d.path().join("notes.txt")).unwrap();
+        std::fs::create_dir(d.path().join(".git")).unwrap();
+        std::os::unix::fs::symlink(".git", d.path().join("gitlink")).unwrap();
         assert!(ws.check_read(".env").is_err());
         assert!(ws.check_read("notes.txt").is_err());
         assert!(ws.check_write("deploy/id_ed25519").is_err());
+        assert!(ws.check_write("gitlink/config").is_err());
+        assert!(ws.check_write("vendor/lib/.git/config").is_err());
+        assert!(ws.check_read("gitlink/config").is_ok());
     }
 }

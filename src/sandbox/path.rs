@@ -1,17 +1,22 @@
-//! The path jail for the file tools and the credential gate.
+//! The path jail for the file tools and the exec gate, and the
+//! credential gate.
 //!
-//! A path is resolved against the workspace root lexically first (`..`
-//! that climbs out fails), then every existing component is checked on
-//! disk: a symlink anywhere on the way must resolve inside the root, and a
-//! dangling one is refused because writing through it would create a file
-//! wherever it points.
+//! A path is resolved the way the kernel would: component by component,
+//! each symlink on the way replaced by its target (which must be inside
+//! the root; a dangling one is refused, because writing through it would
+//! create a file wherever it points), and `..` taken from where the path
+//! really is, not from its text (`link/..` with `link -> .` is the root's
+//! parent). Reserved names (`.git`, `.mm`) are then checked on every
+//! component of the resolved path, so `gitlink -> .git` followed by
+//! `gitlink/config` or a nested `sub/.git/config` is caught.
 
 use std::path::{Component, Path, PathBuf};
 
 /// A path the file tools may use.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Resolved {
-    /// Absolute path inside the root (symlinks not resolved).
+    /// Absolute path inside the root, symlinks resolved as far as the
+    /// path exists.
     pub abs: PathBuf,
     /// Relative to the root, `/`-separated, for messages and receipts.
     pub rel: String,
@@ -27,7 +32,6 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, String> {
         return Err("path contains a NUL byte".into());
     }
     let given = Path::new(input);
-    let mut parts: Vec<String> = Vec::new();
     let rel_input: PathBuf = if given.is_absolute() {
         match given.strip_prefix(root) {
             Ok(rest) => rest.to_path_buf(),
@@ -41,52 +45,91 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, String> {
     } else {
         given.to_path_buf()
     };
+    let mut cur = root.to_path_buf();
+    // Once a component does not exist, the rest cannot be symlinks.
+    let mut on_disk = true;
     for comp in rel_input.components() {
         match comp {
-            Component::Normal(p) => parts.push(p.to_string_lossy().into_owned()),
+            Component::Normal(p) => {
+                cur.push(p);
+                if !on_disk {
+                    continue;
+                }
+                match std::fs::symlink_metadata(&cur) {
+                    Err(_) => on_disk = false,
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        match std::fs::canonicalize(&cur) {
+                            Ok(target) if target.starts_with(root) => cur = target,
+                            Ok(target) => {
+                                return Err(format!(
+                                    "{input} goes through a symlink that leaves the workspace (to {})",
+                                    target.display()
+                                ));
+                            }
+                            Err(_) => {
+                                return Err(format!("{input} goes through a dangling symlink"));
+                            }
+                        }
+                    }
+                    Ok(_) => {}
+                }
+            }
             Component::CurDir => {}
             Component::ParentDir => {
-                if parts.pop().is_none() {
+                if cur == root {
                     return Err(format!("{input} leaves the workspace"));
                 }
+                cur.pop();
             }
             Component::RootDir | Component::Prefix(_) => {
                 return Err(format!("{input} is outside the workspace"));
             }
         }
     }
-    let mut abs = root.to_path_buf();
-    for part in &parts {
-        abs.push(part);
-        match std::fs::symlink_metadata(&abs) {
-            Err(_) => break,
-            Ok(meta) if meta.file_type().is_symlink() => match std::fs::canonicalize(&abs) {
-                Ok(target) if target.starts_with(root) => {}
-                Ok(target) => {
-                    return Err(format!(
-                        "{input} goes through a symlink that leaves the workspace (to {})",
-                        target.display()
-                    ));
-                }
-                Err(_) => {
-                    return Err(format!("{input} goes through a dangling symlink"));
-                }
-            },
-            Ok(_) => {}
-        }
-    }
-    let abs = parts.iter().fold(root.to_path_buf(), |p, c| p.join(c));
-    Ok(Resolved {
-        rel: if parts.is_empty() {
-            ".".into()
-        } else {
-            parts.join("/")
-        },
-        abs,
-    })
+    let rel = match cur.strip_prefix(root) {
+        Ok(r) if r.as_os_str().is_empty() => ".".to_string(),
+        Ok(r) => r.to_string_lossy().replace('\\', "/"),
+        Err(_) => return Err(format!("{input} is outside the workspace")),
+    };
+    Ok(Resolved { abs: cur, rel })
 }
 
-/// Credential-shaped paths the file tools refuse everywhere.
+/// Reads a regular file of at most `limit` bytes. Anything else (a FIFO,
+/// a device, a socket) is refused at once: reading a FIFO a model made
+/// froze mm, Ctrl-C included (issue 9). Opened non-blocking and checked on
+/// the open descriptor, so a swap after a check cannot slip in.
+pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(std::io::Error::other("is a directory"));
+    }
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "is not a regular file (a FIFO, device or socket)",
+        ));
+    }
+    if meta.len() > limit {
+        return Err(std::io::Error::other(format!(
+            "is {} bytes: too big to read",
+            meta.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > limit {
+        return Err(std::io::Error::other("grew too big while it was read"));
+    }
+    Ok(out)
+}
+
+/// Credential-shaped paths: the file tools refuse them, the exec gate
+/// asks, checkpoints leave them out.
 pub fn credential_reason(rel: &str) -> Option<String> {
     let components: Vec<&str> = rel.split('/').collect();
     for dir in &components[..components.len().saturating_sub(1)] {
@@ -98,29 +141,102 @@ pub fn credential_reason(rel: &str) -> Option<String> {
         }
     }
     let name = components.last().copied().unwrap_or("");
+    is_credential_name(name).then(|| format!("{rel} looks like a credential file"))
+}
+
+/// A file name that looks like it holds a secret.
+pub fn is_credential_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
-    let credential = lower.starts_with(".env")
-        || lower.starts_with("id_")
+    lower.starts_with(".env")
+        || lower.starts_with("id_rsa")
+        || lower.starts_with("id_dsa")
+        || lower.starts_with("id_ecdsa")
+        || lower.starts_with("id_ed25519")
         || [".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"]
             .iter()
             .any(|ext| lower.ends_with(ext))
         || matches!(
             lower.as_str(),
             ".netrc" | ".git-credentials" | ".npmrc" | ".pypirc" | "credentials" | ".htpasswd"
-        );
-    credential.then(|| format!("{rel} looks like a credential file"))
+        )
 }
 
-/// Parts of the workspace that belong to mm or git, not to the model.
+/// Parts of the workspace that belong to mm or git, not to the model,
+/// checked on every component of a resolved relative path.
 pub fn reserved_reason(rel: &str, write: bool) -> Option<String> {
-    let first = rel.split('/').next().unwrap_or("");
-    if rel.starts_with(".mm/sessions") {
+    if rel == ".mm/sessions" || rel.starts_with(".mm/sessions/") {
         return Some("the session logs under .mm/sessions are off limits".into());
     }
-    if write && (first == ".git" || first == ".mm") {
-        return Some(format!("{first}/ is not written by the file tools"));
+    if !write {
+        return None;
+    }
+    let mut parts = rel.split('/');
+    if parts.next() == Some(".mm") {
+        return Some(".mm/ is mm's own folder: the file tools do not write it".into());
+    }
+    if rel.split('/').any(|c| c == ".git") {
+        return Some(format!(
+            "{rel} is inside a .git folder: the file tools do not write git's internals"
+        ));
     }
     None
+}
+
+/// The paths an unquoted glob would expand to, from `base` (absolute,
+/// inside the workspace): Err when the expansion could reach `..` (a
+/// component like `.*`) or is too big to check. An empty result means
+/// the shell passes the word on as it is.
+pub fn glob_matches(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
+    const MAX_MATCHES: usize = 2000;
+    let (mut found, rest) = match pattern.strip_prefix('/') {
+        Some(r) => (vec![PathBuf::from("/")], r),
+        None => (vec![base.to_path_buf()], pattern),
+    };
+    for comp in rest.split('/').filter(|c| !c.is_empty()) {
+        let is_glob = comp.contains(['*', '?', '[']);
+        if !is_glob {
+            for f in &mut found {
+                f.push(comp);
+            }
+            continue;
+        }
+        if comp.starts_with('.') {
+            return Err(format!("a glob that may match `..` ({pattern})"));
+        }
+        let matcher = globset::GlobBuilder::new(comp)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| format!("a glob the gate cannot read ({pattern}: {e})"))?
+            .compile_matcher();
+        let mut next = Vec::new();
+        for dir in &found {
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with('.') || !matcher.is_match(name.as_ref()) {
+                    continue;
+                }
+                next.push(dir.join(name.as_ref()));
+                if next.len() > MAX_MATCHES {
+                    return Err(format!("a glob with too many matches to check ({pattern})"));
+                }
+            }
+        }
+        found = next;
+    }
+    // With no match at all the shell keeps the pattern: nothing to check.
+    if found
+        .iter()
+        .all(|f| !f.exists() && std::fs::symlink_metadata(f).is_err())
+    {
+        return Ok(Vec::new());
+    }
+    found.retain(|f| std::fs::symlink_metadata(f).is_ok());
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -164,7 +280,33 @@ mod tests {
         assert!(resolve(&root, "out").is_err());
         assert!(resolve(&root, "file-out").is_err());
         assert!(resolve(&root, "dangling").is_err());
-        assert!(resolve(&root, "alias/ok.txt").is_ok());
+        assert_eq!(resolve(&root, "alias/ok.txt").unwrap().rel, "in/ok.txt");
+    }
+
+    #[test]
+    fn dot_dot_is_taken_from_where_a_symlink_really_goes() {
+        let (_d, root) = root();
+        std::os::unix::fs::symlink(".", root.join("here")).unwrap();
+        std::fs::create_dir(root.join("deep")).unwrap();
+        std::os::unix::fs::symlink(root.join("deep"), root.join("d")).unwrap();
+        // Lexically `here/..` is the root; really it is the root's parent.
+        assert!(resolve(&root, "here/../x").is_err());
+        assert_eq!(resolve(&root, "d/../x").unwrap().rel, "x");
+    }
+
+    #[test]
+    fn reserved_names_are_caught_through_links_and_at_any_depth() {
+        let (_d, root) = root();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::os::unix::fs::symlink(".git", root.join("gitlink")).unwrap();
+        let r = resolve(&root, "gitlink/config").unwrap();
+        assert_eq!(r.rel, ".git/config");
+        assert!(reserved_reason(&r.rel, true).is_some());
+        assert!(reserved_reason("sub/.git/config", true).is_some());
+        assert!(reserved_reason(".mm/sessions/x.jsonl", false).is_some());
+        assert!(reserved_reason(".git/config", false).is_none());
+        assert!(reserved_reason("src/main.rs", true).is_none());
+        assert!(reserved_reason("src/.github/x.yml", true).is_none());
     }
 
     #[test]
@@ -176,6 +318,7 @@ mod tests {
             "server.pem",
             "keys/tls.key",
             "id_rsa",
+            "id_ed25519.pub",
             ".ssh/config",
             "home/.aws/credentials",
             ".netrc",
@@ -183,16 +326,45 @@ mod tests {
         ] {
             assert!(credential_reason(bad).is_some(), "{bad}");
         }
-        for fine in ["src/env.rs", "environment.md", "keyboard.rs", "README.md"] {
+        for fine in [
+            "src/env.rs",
+            "environment.md",
+            "keyboard.rs",
+            "README.md",
+            "id_test.py",
+        ] {
             assert!(credential_reason(fine).is_none(), "{fine}");
         }
     }
 
     #[test]
-    fn mm_and_git_internals_are_reserved() {
-        assert!(reserved_reason(".mm/sessions/x.jsonl", false).is_some());
-        assert!(reserved_reason(".git/config", true).is_some());
-        assert!(reserved_reason(".git/config", false).is_none());
-        assert!(reserved_reason("src/main.rs", true).is_none());
+    fn only_regular_files_are_read() {
+        let (_d, root) = root();
+        std::fs::write(root.join("a.txt"), "hello").unwrap();
+        assert_eq!(read_regular(&root.join("a.txt"), 100).unwrap(), b"hello");
+        assert!(read_regular(&root.join("a.txt"), 3).is_err());
+        nix::unistd::mkfifo(&root.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let started = std::time::Instant::now();
+        assert!(read_regular(&root.join("fifo"), 100).is_err());
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        assert!(read_regular(&root, 100).is_err());
+    }
+
+    #[test]
+    fn globs_expand_like_the_shell_and_refuse_dot_dot() {
+        let (_d, root) = root();
+        std::fs::create_dir(root.join("src")).unwrap();
+        std::fs::write(root.join("src/a.rs"), "").unwrap();
+        std::fs::write(root.join("src/b.rs"), "").unwrap();
+        std::fs::write(root.join("src/.hidden.rs"), "").unwrap();
+        let mut m = glob_matches(&root, "src/*.rs").unwrap();
+        m.sort();
+        assert_eq!(m, vec![root.join("src/a.rs"), root.join("src/b.rs")]);
+        assert!(glob_matches(&root, "*.py").unwrap().is_empty());
+        assert!(glob_matches(&root, ".*/x").is_err());
+        assert_eq!(
+            glob_matches(&root, "*/a.rs").unwrap(),
+            vec![root.join("src/a.rs")]
+        );
     }
 }

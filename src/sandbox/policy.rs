@@ -1,642 +1,1034 @@
-//! The exec policy: which shell commands are read-only enough to run
-//! without asking. The command is split the way `sh` splits words (quotes
-//! and backslashes understood), so `'-delete'` is `-delete`; anything this
-//! parser is not sure about is "not allowlisted" and goes to the mode's
-//! answer (ask, refuse or run). This is a convenience gate, not a security
-//! boundary: an allowlisted `cat` can still read any file the user can.
+//! The exec policy: what a shell command is, judged from its text alone.
+//! Pure: the lexer splits it (`shell`), each simple command is matched
+//! argument by argument against the read-only list (`rules`), and what can
+//! only be checked on disk (operand paths, the directories `cd` moves to,
+//! the repository git runs in) comes back as checks for the sandbox to do.
+//!
+//! Three classes:
+//! - read-only: runs without asking in every mode (inside the fence where
+//!   there is one, with the workspace read-only);
+//! - project code: builds and test runners (cargo test, pytest, make, …)
+//!   run the project's own code, so they are never read-only: they run
+//!   without asking only inside the fence, and ask where there is none;
+//! - anything else: asks (workspace), is refused (read-only) or runs (full).
 
-/// How one command line was judged.
+use super::rules::{self, Operands};
+use super::shell::{self, Join, Simple, Word};
+
+/// What a command line is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Judgement {
-    /// Every part is on the read-only list.
+pub enum Class {
     ReadOnly,
-    /// Something is not: the reason, in a few words.
-    NotAllowlisted(String),
+    ProjectCode,
+    /// Something is not on either list: the reason, in a few words.
+    NotListed(String),
 }
 
-/// A word after quote removal, with what the shell would still do to it.
+/// A check only the file system can answer. `dirs` are the directories
+/// (relative to the workspace, "" for the root) the command may run in.
 #[derive(Clone, Debug, PartialEq, Eq)]
-struct Word {
-    text: String,
-    /// An unquoted or double-quoted `$...` expansion.
-    expands: bool,
-    /// An unquoted `*`, `?` or `[`.
-    globs: bool,
+pub enum Check {
+    /// A path the command reads: inside the workspace, no credential.
+    Read { word: Word, dirs: Vec<String> },
+    /// A directory `cd` or `git -C` moves to: inside the workspace.
+    Dir { word: Word, dirs: Vec<String> },
+    /// git runs in `dirs` (joined with `at`, from `-C`): the repository's
+    /// own config must not name programs git would run.
+    Git { at: Option<Word>, dirs: Vec<String> },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
-enum Token {
-    Word(Word),
-    /// `|`, `||`, `&&`, `;`, newline: separate simple commands.
-    Separator,
-    /// `&`, `(`, `)`: background jobs and subshells.
-    Control(String),
-    /// A redirection operator with its fd prefix, e.g. `2>`, `>>`, `<`.
-    Redirect(String),
+pub struct Verdict {
+    pub class: Class,
+    pub checks: Vec<Check>,
 }
 
-/// Splits a command line into tokens. Err with a reason for constructs
-/// that are never allowlisted (substitutions, unterminated quotes).
-fn lex(input: &str) -> Result<Vec<Token>, String> {
-    let chars: Vec<char> = input.chars().collect();
-    let mut tokens = Vec::new();
-    let mut i = 0;
-    let mut word: Option<Word> = None;
-    let flush = |word: &mut Option<Word>, tokens: &mut Vec<Token>| {
-        if let Some(w) = word.take() {
-            tokens.push(Token::Word(w));
+impl Verdict {
+    fn not_listed(reason: impl Into<String>) -> Self {
+        Verdict {
+            class: Class::NotListed(reason.into()),
+            checks: Vec::new(),
         }
+    }
+}
+
+/// Judges a whole command line. The directory each command runs in is
+/// followed through `cd`, `&&`, `||` and `;` as the shell would: a set of
+/// (directory, did the last command succeed) states, so `cd sub && cat
+/// ../a` checks `a` from `sub` only, and `cd sub; cat ../a` from both.
+pub fn judge(command: &str) -> Verdict {
+    let simples = match shell::parse(command) {
+        Ok(s) => s,
+        Err(reason) => return Verdict::not_listed(reason),
     };
-    while i < chars.len() {
-        let c = chars[i];
-        match c {
-            ' ' | '\t' => {
-                flush(&mut word, &mut tokens);
-                i += 1;
+    if simples.is_empty() {
+        return Verdict::not_listed("an empty command");
+    }
+    let mut checks = Vec::new();
+    let mut project = false;
+    let mut states: Vec<(String, bool)> = vec![(String::new(), true)];
+    for pipeline in pipelines(&simples) {
+        let join = pipeline[0].join;
+        let (run, skip): (Vec<_>, Vec<_>) = states.into_iter().partition(|(_, ok)| match join {
+            Join::And => *ok,
+            Join::Or => !*ok,
+            Join::Sequence | Join::Pipe => true,
+        });
+        let mut dirs: Vec<String> = Vec::new();
+        for (d, _) in &run {
+            if !dirs.contains(d) {
+                dirs.push(d.clone());
             }
-            '\n' | ';' => {
-                flush(&mut word, &mut tokens);
-                tokens.push(Token::Separator);
-                i += 1;
+        }
+        if dirs.is_empty() {
+            // It never runs; judge it from the root all the same.
+            dirs.push(String::new());
+        }
+        let mut cd_to = None;
+        for cmd in pipeline {
+            match judge_simple(cmd, &dirs, &mut checks) {
+                Err(reason) => return Verdict::not_listed(reason),
+                Ok(Part::ReadOnly) => {}
+                Ok(Part::Project) => project = true,
+                // In a pipeline each command has a shell of its own.
+                Ok(Part::Cd(target)) => cd_to = (pipeline.len() == 1).then_some(target),
             }
-            '#' if word.is_none() => {
-                while i < chars.len() && chars[i] != '\n' {
-                    i += 1;
+        }
+        states = skip;
+        for d in dirs {
+            let moved = match &cd_to {
+                Some(t) => join_dir(&d, t),
+                None => d.clone(),
+            };
+            for state in [(moved, true), (d, false)] {
+                if !states.contains(&state) {
+                    states.push(state);
                 }
-            }
-            '|' => {
-                flush(&mut word, &mut tokens);
-                i += if chars.get(i + 1) == Some(&'|') { 2 } else { 1 };
-                if chars.get(i) == Some(&'&') {
-                    return Err("`|&` pipes stderr".into());
-                }
-                tokens.push(Token::Separator);
-            }
-            '&' => {
-                flush(&mut word, &mut tokens);
-                if chars.get(i + 1) == Some(&'&') {
-                    tokens.push(Token::Separator);
-                    i += 2;
-                } else if chars.get(i + 1) == Some(&'>') {
-                    let len = if chars.get(i + 2) == Some(&'>') { 3 } else { 2 };
-                    tokens.push(Token::Redirect(chars[i..i + len].iter().collect()));
-                    i += len;
-                } else {
-                    tokens.push(Token::Control("&".into()));
-                    i += 1;
-                }
-            }
-            '(' | ')' => {
-                flush(&mut word, &mut tokens);
-                tokens.push(Token::Control(c.to_string()));
-                i += 1;
-            }
-            '<' | '>' => {
-                if chars.get(i + 1) == Some(&'(') {
-                    return Err("process substitution".into());
-                }
-                // A word made only of digits right before is the fd number.
-                let mut op = String::new();
-                if let Some(w) = &word
-                    && !w.text.is_empty()
-                    && w.text.chars().all(|d| d.is_ascii_digit())
-                    && !w.expands
-                {
-                    op.push_str(&w.text);
-                    word = None;
-                }
-                flush(&mut word, &mut tokens);
-                op.push(c);
-                i += 1;
-                while let Some(&n) = chars.get(i) {
-                    if matches!(n, '>' | '<' | '&' | '|') && op.len() < 4 {
-                        op.push(n);
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
-                tokens.push(Token::Redirect(op));
-            }
-            '`' => return Err("command substitution".into()),
-            '\'' => {
-                let w = word.get_or_insert_with(empty_word);
-                i += 1;
-                loop {
-                    match chars.get(i) {
-                        None => return Err("unterminated quote".into()),
-                        Some('\'') => break,
-                        Some(&ch) => w.text.push(ch),
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            '"' => {
-                let w = word.get_or_insert_with(empty_word);
-                i += 1;
-                loop {
-                    match chars.get(i) {
-                        None => return Err("unterminated quote".into()),
-                        Some('"') => break,
-                        Some('`') => return Err("command substitution".into()),
-                        Some('$') => {
-                            if chars.get(i + 1) == Some(&'(') {
-                                return Err("command substitution".into());
-                            }
-                            w.expands = true;
-                            w.text.push('$');
-                        }
-                        Some('\\') => {
-                            i += 1;
-                            match chars.get(i) {
-                                Some(&n @ ('$' | '`' | '"' | '\\')) => w.text.push(n),
-                                Some('\n') => {}
-                                Some(&n) => {
-                                    w.text.push('\\');
-                                    w.text.push(n);
-                                }
-                                None => return Err("unterminated quote".into()),
-                            }
-                        }
-                        Some(&ch) => w.text.push(ch),
-                    }
-                    i += 1;
-                }
-                i += 1;
-            }
-            '\\' => {
-                i += 1;
-                match chars.get(i) {
-                    Some('\n') => {}
-                    Some(&n) => word.get_or_insert_with(empty_word).text.push(n),
-                    None => {}
-                }
-                i += 1;
-            }
-            '$' => {
-                if chars.get(i + 1) == Some(&'(') {
-                    return Err("command substitution".into());
-                }
-                let w = word.get_or_insert_with(empty_word);
-                w.expands = true;
-                w.text.push('$');
-                i += 1;
-            }
-            '*' | '?' | '[' => {
-                let w = word.get_or_insert_with(empty_word);
-                w.globs = true;
-                w.text.push(c);
-                i += 1;
-            }
-            _ => {
-                word.get_or_insert_with(empty_word).text.push(c);
-                i += 1;
             }
         }
     }
-    flush(&mut word, &mut tokens);
-    Ok(tokens)
-}
-
-fn empty_word() -> Word {
-    Word {
-        text: String::new(),
-        expands: false,
-        globs: false,
+    Verdict {
+        class: if project {
+            Class::ProjectCode
+        } else {
+            Class::ReadOnly
+        },
+        checks,
     }
 }
 
-/// A simple command: its words and whether a redirection went anywhere
-/// but stderr or /dev/null.
-struct Simple {
-    words: Vec<Word>,
-}
-
-/// Judges a whole command line.
-pub fn judge(command: &str) -> Judgement {
-    match judge_inner(command) {
-        Ok(()) => Judgement::ReadOnly,
-        Err(reason) => Judgement::NotAllowlisted(reason),
-    }
-}
-
-fn judge_inner(command: &str) -> Result<(), String> {
-    let tokens = lex(command)?;
-    let commands = split(tokens)?;
-    if commands.is_empty() {
-        return Err("empty command".into());
-    }
-    for cmd in &commands {
-        check_simple(cmd)?;
-    }
-    Ok(())
-}
-
-fn split(tokens: Vec<Token>) -> Result<Vec<Simple>, String> {
+/// Simple commands grouped into pipelines (`a | b` is one).
+fn pipelines(simples: &[Simple]) -> Vec<&[Simple]> {
     let mut out = Vec::new();
-    let mut cur = Simple { words: Vec::new() };
-    let mut iter = tokens.into_iter().peekable();
-    while let Some(tok) = iter.next() {
-        match tok {
-            Token::Word(w) => cur.words.push(w),
-            Token::Separator => {
-                if !cur.words.is_empty() {
-                    out.push(std::mem::replace(&mut cur, Simple { words: Vec::new() }));
-                }
-            }
-            Token::Control(c) if c == "&" => return Err("a background job (`&`)".into()),
-            Token::Control(_) => return Err("a subshell".into()),
-            Token::Redirect(op) => {
-                let target = match iter.peek() {
-                    Some(Token::Word(w)) => Some(w.clone()),
-                    _ => None,
-                };
-                if !harmless_redirect(&op, target.as_ref()) {
-                    return Err("a redirection to a file".into());
-                }
-                if target.is_some() {
-                    iter.next();
-                }
-            }
+    let mut start = 0;
+    for i in 1..=simples.len() {
+        if i == simples.len() || simples[i].join != Join::Pipe {
+            out.push(&simples[start..i]);
+            start = i;
         }
     }
-    if !cur.words.is_empty() {
-        out.push(cur);
-    }
-    Ok(out)
+    out
 }
 
-/// Redirections that write nothing: to /dev/null, or between stdout and stderr.
-fn harmless_redirect(op: &str, target: Option<&Word>) -> bool {
-    let fd_dup = matches!(op, ">&" | "1>&" | "2>&");
-    if fd_dup {
-        return target.is_some_and(|t| t.text == "1" || t.text == "2");
-    }
-    let to_null = matches!(op, ">" | ">>" | "1>" | "2>" | "2>>" | "1>>" | "&>" | "&>>");
-    to_null && target.is_some_and(|t| t.text == "/dev/null" && !t.expands)
+/// True when the command runs without asking in every mode.
+pub fn is_read_only(command: &str) -> bool {
+    judge(command).class == Class::ReadOnly
 }
 
-fn check_simple(cmd: &Simple) -> Result<(), String> {
-    let Some(first) = cmd.words.first() else {
-        return Err("empty command".into());
+fn join_dir(dir: &str, target: &str) -> String {
+    if target.starts_with('/') || dir.is_empty() {
+        target.to_string()
+    } else {
+        format!("{dir}/{target}")
+    }
+}
+
+enum Part {
+    ReadOnly,
+    Project,
+    Cd(String),
+}
+
+fn judge_simple(cmd: &Simple, dirs: &[String], checks: &mut Vec<Check>) -> Result<Part, String> {
+    for r in &cmd.redirects {
+        redirect(r, dirs, checks)?;
+    }
+    let mut words = cmd.words.as_slice();
+    let mut assigns = 0;
+    while let Some(w) = words.first()
+        && is_assignment(&w.text)
+    {
+        words = &words[1..];
+        assigns += 1;
+    }
+    let Some((verb, args)) = words.split_first() else {
+        return Err(if assigns > 0 {
+            "a variable assignment".into()
+        } else {
+            "a redirection without a command".into()
+        });
     };
-    if first.text.contains('=') && !first.text.starts_with('=') {
+    if !verb.literal() {
+        return Err("a command name made by the shell".into());
+    }
+    let name = verb.text.as_str();
+    if name.contains('/') {
+        return Err(format!("a path-qualified command ({name})"));
+    }
+    if name == "timeout" {
+        let inner = after_timeout(args)?;
+        let sub = Simple {
+            join: cmd.join,
+            words: inner.to_vec(),
+            redirects: Vec::new(),
+        };
+        return match judge_simple(&sub, dirs, checks)? {
+            Part::Cd(_) => Err("`timeout cd`".into()),
+            other => Ok(other),
+        };
+    }
+    if project_code(name, args) {
+        return Ok(Part::Project);
+    }
+    if assigns > 0 {
         return Err("a variable assignment before the command".into());
     }
-    for w in &cmd.words {
+    if name == "cd" {
+        return cd(args, dirs, checks);
+    }
+    match name {
+        "git" => git(args, dirs, checks)?,
+        "find" => find(args, dirs, checks)?,
+        _ => {
+            let Some(spec) = rules::find(rules::COMMANDS, name) else {
+                return Err(format!("`{name}` is not on the read-only list"));
+            };
+            listed(name, spec, args, dirs, checks)?;
+        }
+    }
+    Ok(Part::ReadOnly)
+}
+
+fn is_assignment(text: &str) -> bool {
+    let Some((name, _)) = text.split_once('=') else {
+        return false;
+    };
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Redirections that write nothing: to /dev/null, between stdout and
+/// stderr, or reading a file (checked as a read).
+fn redirect(r: &shell::Redirect, dirs: &[String], checks: &mut Vec<Check>) -> Result<(), String> {
+    let target = r.target.as_ref().filter(|t| t.literal());
+    let op = r.op.as_str();
+    if matches!(op, ">&" | "1>&" | "2>&") {
+        return match target {
+            Some(t) if t.text == "1" || t.text == "2" => Ok(()),
+            _ => Err("a redirection to a file".into()),
+        };
+    }
+    if matches!(op, "<" | "0<") {
+        return match target {
+            Some(t) => {
+                checks.push(Check::Read {
+                    word: t.clone(),
+                    dirs: dirs.to_vec(),
+                });
+                Ok(())
+            }
+            None => Err("an input redirection from something not a plain path".into()),
+        };
+    }
+    let to_null = matches!(op, ">" | ">>" | "1>" | "2>" | "2>>" | "1>>" | "&>" | "&>>");
+    if to_null && target.is_some_and(|t| t.text == "/dev/null") {
+        return Ok(());
+    }
+    Err("a redirection to a file".into())
+}
+
+/// `timeout [-s SIG] [-k DUR] [--preserve-status] [--foreground] DUR CMD…`.
+fn after_timeout(args: &[Word]) -> Result<&[Word], String> {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.text.as_str() {
+            "-s" | "-k" | "--signal" | "--kill-after" => i += 2,
+            "--preserve-status" | "--foreground" | "-v" | "--verbose" => i += 1,
+            t if t.starts_with("--signal=") || t.starts_with("--kill-after=") => i += 1,
+            t if t.starts_with('-') => return Err(format!("`timeout {t}`")),
+            _ => break,
+        }
+    }
+    match args.get(i + 1..) {
+        Some(rest) if !rest.is_empty() && args[i].literal() => Ok(rest),
+        _ => Err("`timeout` without a command".into()),
+    }
+}
+
+fn cd(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<Part, String> {
+    let args: Vec<&Word> = args.iter().filter(|w| w.text != "--").collect();
+    match args.as_slice() {
+        [w] if w.literal() && w.text != "-" && !w.text.starts_with('-') => {
+            checks.push(Check::Dir {
+                word: (*w).clone(),
+                dirs: dirs.to_vec(),
+            });
+            Ok(Part::Cd(w.text.clone()))
+        }
+        _ => Err("`cd` anywhere but one plain folder".into()),
+    }
+}
+
+/// Checks a listed command's arguments and queues its path checks.
+fn listed(
+    name: &str,
+    spec: &rules::Spec,
+    args: &[Word],
+    dirs: &[String],
+    checks: &mut Vec<Check>,
+) -> Result<(), String> {
+    let parsed = rules::parse_args(name, spec, args)?;
+    let read = |w: &Word, checks: &mut Vec<Check>| -> Result<(), String> {
         if w.expands {
-            return Err("a shell expansion (`$`)".into());
+            return Err(format!(
+                "`{name}` with a path made by the shell ({})",
+                w.text
+            ));
         }
-        if w.globs && w.text.starts_with('-') {
-            return Err("a glob in a flag".into());
+        checks.push(Check::Read {
+            word: w.clone(),
+            dirs: dirs.to_vec(),
+        });
+        Ok(())
+    };
+    for v in &parsed.path_values {
+        read(v, checks)?;
+    }
+    let ops = &parsed.operands;
+    match spec.operands {
+        Operands::Nothing if !ops.is_empty() => {
+            return Err(format!("`{name}` with an operand ({})", ops[0].text));
         }
-    }
-    let verb = first.text.as_str();
-    if verb.contains('/') {
-        return Err(format!("a path-qualified command ({verb})"));
-    }
-    let args: Vec<&str> = cmd.words[1..].iter().map(|w| w.text.as_str()).collect();
-    check_verb(verb, &args)
-}
-
-const PLAIN_READERS: &[&str] = &[
-    "ls",
-    "cat",
-    "head",
-    "tail",
-    "wc",
-    "pwd",
-    "echo",
-    "file",
-    "stat",
-    "du",
-    "df",
-    "which",
-    "whoami",
-    "id",
-    "uname",
-    "basename",
-    "dirname",
-    "realpath",
-    "readlink",
-    "true",
-    "false",
-    "nl",
-    "cut",
-    "tr",
-    "column",
-    "diff",
-    "cmp",
-    "comm",
-    "md5sum",
-    "sha1sum",
-    "sha256sum",
-    "grep",
-    "egrep",
-    "fgrep",
-    "test",
-    "[",
-    "type",
-    "printenv",
-];
-
-fn check_verb(verb: &str, args: &[&str]) -> Result<(), String> {
-    let not_listed = || Err(format!("`{verb}` is not on the read-only list"));
-    match verb {
-        v if PLAIN_READERS.contains(&v) => Ok(()),
-        "rg" => deny_flags(verb, args, &["--pre", "--pre-glob"]),
-        "tree" => deny_short_or_long(verb, args, 'o', &["--output"]),
-        "sort" => deny_short_or_long(
-            verb,
-            args,
-            'o',
-            &["--output", "--compress-program", "--temporary-directory"],
-        ),
-        "uniq" => {
-            let operands = args.iter().filter(|a| !a.starts_with('-')).count();
-            if operands > 1 {
-                Err("`uniq` with an output file".into())
-            } else {
-                Ok(())
+        Operands::Nothing | Operands::GitRevs => {}
+        Operands::Text => {
+            if let Some(w) = ops.iter().find(|w| !w.literal()) {
+                return Err(format!("a shell expansion ({})", w.text));
             }
         }
-        "date" => {
-            if args
+        Operands::Paths => {
+            for w in ops {
+                read(w, checks)?;
+            }
+        }
+        Operands::OnePath => {
+            if ops.len() > 1 {
+                return Err(format!("`{name}` with a second operand (an output file)"));
+            }
+            for w in ops {
+                read(w, checks)?;
+            }
+        }
+        Operands::PatternThenPaths => {
+            let skip = usize::from(!parsed.pattern_given);
+            if let Some(p) = ops.first().filter(|p| skip == 1 && !p.literal()) {
+                return Err(format!("a pattern made by the shell ({})", p.text));
+            }
+            for w in ops.iter().skip(skip) {
+                read(w, checks)?;
+            }
+        }
+        Operands::DateFormat => {
+            if let Some(w) = ops
                 .iter()
-                .all(|a| a.starts_with('+') || matches!(*a, "-u" | "--utc" | "-R" | "-I"))
+                .find(|w| !w.text.starts_with('+') || !w.literal())
             {
-                Ok(())
-            } else {
-                Err("`date` with an operand or a setting flag".into())
+                return Err(format!(
+                    "`date` with an operand that sets the clock ({})",
+                    w.text
+                ));
             }
-        }
-        "find" => deny_flags(
-            verb,
-            args,
-            &[
-                "-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
-                "-fls",
-            ],
-        ),
-        "git" => check_git(args),
-        "cargo" => match first_operand(args) {
-            Some("check" | "tree" | "metadata" | "version" | "--version" | "-V") => Ok(()),
-            _ => Err("`cargo` other than check, tree or metadata".into()),
-        },
-        "go" => match first_operand(args) {
-            Some("vet" | "list" | "version") => Ok(()),
-            Some("env") if !args.iter().any(|a| matches!(*a, "-w" | "-u")) => Ok(()),
-            _ => Err("`go` other than vet, list, version or env".into()),
-        },
-        _ => not_listed(),
-    }
-}
-
-fn first_operand<'a>(args: &[&'a str]) -> Option<&'a str> {
-    args.first().copied()
-}
-
-fn deny_flags(verb: &str, args: &[&str], denied: &[&str]) -> Result<(), String> {
-    for a in args {
-        let name = a.split('=').next().unwrap_or(a);
-        if denied.contains(&name) {
-            return Err(format!("`{verb} {name}`"));
         }
     }
     Ok(())
 }
 
-/// Denies a short flag letter, attached (`-oFILE`) or clustered (`-ro`),
-/// and the listed long flags (`--output=x` too).
-fn deny_short_or_long(verb: &str, args: &[&str], short: char, long: &[&str]) -> Result<(), String> {
-    for a in args {
-        if let Some(rest) = a.strip_prefix("--") {
-            let name = rest.split('=').next().unwrap_or(rest);
-            if long.iter().any(|l| l.trim_start_matches("--") == name) {
-                return Err(format!("`{verb} --{name}` writes a file"));
-            }
-        } else if let Some(cluster) = a.strip_prefix('-')
-            && cluster.contains(short)
-        {
-            return Err(format!("`{verb} -{short}` writes a file"));
-        }
-    }
-    Ok(())
-}
-
-fn check_git(args: &[&str]) -> Result<(), String> {
-    // Global options before the subcommand; `-c` could set a pager or hook.
+/// git: global options, then a read-only subcommand with its options.
+fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), String> {
     let mut rest = args;
+    let mut at: Option<Word> = None;
     while let Some(first) = rest.first() {
-        match *first {
-            "--no-pager" | "-P" | "--no-optional-locks" => rest = &rest[1..],
-            "-C" if rest.len() > 1 => rest = &rest[2..],
+        match first.text.as_str() {
+            "--no-pager"
+            | "-P"
+            | "--no-optional-locks"
+            | "--literal-pathspecs"
+            | "--no-replace-objects" => rest = &rest[1..],
+            "-C" if rest.len() > 1 => {
+                let dir = rest[1].clone();
+                if !dir.literal() {
+                    return Err("`git -C` with a folder made by the shell".into());
+                }
+                if at.is_some() {
+                    return Err("`git -C` twice".into());
+                }
+                checks.push(Check::Dir {
+                    word: dir.clone(),
+                    dirs: dirs.to_vec(),
+                });
+                at = Some(dir);
+                rest = &rest[2..];
+            }
+            "--version" if rest.len() == 1 => return Ok(()),
+            t if t.starts_with('-') => return Err(format!("`git {t}` before the subcommand")),
             _ => break,
         }
     }
     let Some((sub, sub_args)) = rest.split_first() else {
         return Err("`git` without a subcommand".into());
     };
-    if sub_args
-        .iter()
-        .any(|a| a.starts_with("--output") || a.starts_with("--ext-diff"))
-    {
-        return Err("`git` writing to a file".into());
+    if !sub.literal() {
+        return Err("a git subcommand made by the shell".into());
     }
-    let no_operands = |what: &str| {
-        if sub_args.iter().any(|a| !a.starts_with('-')) {
-            Err(format!(
-                "`git {what}` with an operand changes the repository"
-            ))
-        } else {
-            Ok(())
-        }
+    let Some(spec) = rules::find(rules::GIT, &sub.text) else {
+        return Err(format!("`git {}` is not on the read-only list", sub.text));
     };
-    match *sub {
-        "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files" | "blame" | "grep"
-        | "describe" | "shortlog" | "show-ref" | "ls-tree" | "cat-file" | "reflog" => Ok(()),
-        "branch" => {
-            if sub_args.iter().any(|a| {
-                matches!(
-                    *a,
-                    "-d" | "-D"
-                        | "-m"
-                        | "-M"
-                        | "-c"
-                        | "-C"
-                        | "--delete"
-                        | "--move"
-                        | "--copy"
-                        | "-u"
-                        | "--set-upstream-to"
-                        | "--unset-upstream"
-                        | "-f"
-                        | "--force"
-                )
-            }) {
-                return Err("`git branch` changing a branch".into());
-            }
-            let listing = sub_args.iter().any(|a| {
-                matches!(
-                    *a,
-                    "-l" | "--list" | "-a" | "-r" | "--contains" | "--merged"
-                )
+    let name = format!("git {}", sub.text);
+    let parsed = rules::parse_args(&name, spec, sub_args)?;
+    if let Some(w) = parsed.operands.iter().find(|w| w.expands) {
+        return Err(format!("`{name}` with a shell expansion ({})", w.text));
+    }
+    let first = parsed.operands.first().map(|w| w.text.as_str());
+    let listing = sub_args
+        .iter()
+        .any(|a| matches!(a.text.as_str(), "-l" | "--list"));
+    match sub.text.as_str() {
+        "branch" | "tag" if first.is_some() && !listing => {
+            return Err(format!("`{name}` with a name creates or changes one"));
+        }
+        "reflog" if !matches!(first, None | Some("show")) => {
+            return Err(format!("`{name} {}`", first.unwrap_or("")));
+        }
+        "stash" if !matches!(first, Some("list" | "show")) => {
+            return Err("`git stash` other than list or show changes the work tree".into());
+        }
+        "cat-file" | "remote" | "status" | "log" | "diff" | "show" | "rev-parse" | "ls-files"
+        | "ls-tree" | "blame" | "grep" | "describe" | "shortlog" | "show-ref" | "branch"
+        | "tag" | "reflog" | "stash" | "version" => {}
+        other => return Err(format!("`git {other}`")),
+    }
+    for v in &parsed.path_values {
+        checks.push(Check::Read {
+            word: v.clone(),
+            dirs: dirs.to_vec(),
+        });
+    }
+    checks.push(Check::Git {
+        at,
+        dirs: dirs.to_vec(),
+    });
+    Ok(())
+}
+
+/// find: start paths, then an expression of listed predicates only.
+fn find(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), String> {
+    const NO_ARG: &[&str] = &[
+        "-print",
+        "-print0",
+        "-ls",
+        "-prune",
+        "-quit",
+        "-empty",
+        "-true",
+        "-false",
+        "-readable",
+        "-writable",
+        "-executable",
+        "-nouser",
+        "-nogroup",
+        "-depth",
+        "-xdev",
+        "-mount",
+        "-noleaf",
+        "-daystart",
+        "-not",
+        "!",
+        "-o",
+        "-or",
+        "-a",
+        "-and",
+        "(",
+        ")",
+        ",",
+        "-ignore_readdir_race",
+        "-noignore_readdir_race",
+    ];
+    const ONE_ARG: &[&str] = &[
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-regextype",
+        "-type",
+        "-xtype",
+        "-maxdepth",
+        "-mindepth",
+        "-size",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-perm",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-links",
+        "-inum",
+        "-printf",
+        "-used",
+        "-lname",
+        "-ilname",
+    ];
+    const PATH_ARG: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile"];
+    let mut i = 0;
+    // Leading options: -P (never follow) only; -H and -L follow symlinks.
+    while let Some(a) = args.get(i) {
+        match a.text.as_str() {
+            "-P" => i += 1,
+            "-H" | "-L" | "-follow" => return Err("`find` following symlinks".into()),
+            _ => break,
+        }
+    }
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        if t.starts_with('-') || t == "(" || t == "!" || t == ")" {
+            break;
+        }
+        if a.expands {
+            return Err(format!("`find` in a folder made by the shell ({t})"));
+        }
+        checks.push(Check::Read {
+            word: a.clone(),
+            dirs: dirs.to_vec(),
+        });
+        i += 1;
+    }
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        if !a.literal() && a.text.starts_with('-') {
+            return Err("`find` with a predicate made by the shell".into());
+        }
+        i += 1;
+        if NO_ARG.contains(&t) {
+            continue;
+        }
+        let takes_path = PATH_ARG.contains(&t);
+        // -newerXY: X and Y from a, B, c, m (t takes a date, not a path).
+        let newer_xy = t.len() == 8
+            && t.starts_with("-newer")
+            && t[6..7].chars().all(|c| "aBcm".contains(c))
+            && t[7..8].chars().all(|c| "aBcmt".contains(c));
+        if !(ONE_ARG.contains(&t) || takes_path || newer_xy) {
+            return Err(format!("`find {t}` is not on the read-only list"));
+        }
+        let Some(v) = args.get(i) else {
+            return Err(format!("`find {t}` without its value"));
+        };
+        i += 1;
+        if takes_path || (newer_xy && !t.ends_with('t')) {
+            checks.push(Check::Read {
+                word: v.clone(),
+                dirs: dirs.to_vec(),
             });
-            if listing {
-                Ok(())
-            } else {
-                no_operands("branch")
-            }
         }
-        "tag" => {
-            if sub_args.iter().any(|a| matches!(*a, "-l" | "--list")) {
-                Ok(())
-            } else {
-                no_operands("tag")
-            }
+    }
+    Ok(())
+}
+
+/// Builds and test runners: they run code from the workspace (a build
+/// script, a conftest.py, a Makefile), so they never count as read-only.
+fn project_code(name: &str, args: &[Word]) -> bool {
+    let sub = args
+        .iter()
+        .map(|w| w.text.as_str())
+        .find(|a| !a.starts_with('-') && !a.starts_with('+'));
+    let has = |flag: &str| args.iter().any(|w| w.text == flag);
+    match name {
+        "cargo" => {
+            matches!(
+                sub,
+                Some(
+                    "build"
+                        | "b"
+                        | "check"
+                        | "c"
+                        | "test"
+                        | "t"
+                        | "clippy"
+                        | "doc"
+                        | "bench"
+                        | "run"
+                        | "r"
+                        | "metadata"
+                        | "tree"
+                        | "nextest"
+                        | "version"
+                )
+            ) || (sub == Some("fmt") && has("--check"))
+                || (sub.is_none() && (has("--version") || has("-V")))
         }
-        "remote" => match sub_args.first() {
-            None | Some(&"-v") | Some(&"--verbose") => Ok(()),
-            Some(&"show") | Some(&"get-url") => Ok(()),
-            _ => Err("`git remote` changing a remote".into()),
-        },
-        "stash" => match sub_args.first() {
-            Some(&"list") | Some(&"show") => Ok(()),
-            _ => Err("`git stash` changes the work tree".into()),
-        },
-        other => Err(format!("`git {other}` is not on the read-only list")),
+        "go" => {
+            matches!(
+                sub,
+                Some("build" | "vet" | "test" | "list" | "version" | "run")
+            ) || (sub == Some("env") && !has("-w") && !has("-u"))
+        }
+        "pytest" | "py.test" | "tox" | "nox" | "ctest" | "jest" | "vitest" | "mocha" | "tsc"
+        | "mypy" | "pyright" | "flake8" | "pylint" | "eslint" | "make" | "ninja" | "gcc"
+        | "g++" | "cc" | "c++" | "clang" | "clang++" | "rustc" | "javac" => true,
+        "python" | "python3" => {
+            let w: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+            matches!(
+                w.as_slice(),
+                [
+                    "-m",
+                    "pytest" | "unittest" | "doctest" | "mypy" | "pyflakes" | "compileall",
+                    ..
+                ] | ["-V" | "--version"]
+            )
+        }
+        "npm" | "pnpm" | "bun" => matches!(sub, Some("test" | "t" | "run" | "run-script")),
+        "yarn" => matches!(sub, Some("test" | "run")),
+        "deno" => matches!(sub, Some("test" | "check" | "lint")),
+        "cmake" => has("--build"),
+        "meson" => matches!(sub, Some("test" | "compile")),
+        "mvn" | "gradle" => matches!(
+            sub,
+            Some("test" | "compile" | "verify" | "check" | "build" | "package")
+        ),
+        "dotnet" | "swift" => matches!(sub, Some("test" | "build")),
+        "ruff" => sub == Some("check") && !has("--fix"),
+        "black" | "prettier" => has("--check"),
+        _ => false,
     }
 }
 
-/// What "always" remembers for a command: its prefix (verb, plus the
-/// subcommand for tools that have them) when the command is one plain
-/// simple command, else the exact command line.
+/// Commands whose "always" is never wider than the exact command line:
+/// interpreters and shells run anything, these delete or move files, and
+/// these reach the network or other machines.
+const EXACT_ONLY: &[&str] = &[
+    "sh",
+    "bash",
+    "zsh",
+    "fish",
+    "dash",
+    "ksh",
+    "csh",
+    "tcsh",
+    "python",
+    "python3",
+    "python2",
+    "node",
+    "deno",
+    "bun",
+    "ruby",
+    "perl",
+    "php",
+    "lua",
+    "R",
+    "Rscript",
+    "java",
+    "osascript",
+    "pwsh",
+    "powershell",
+    "rm",
+    "rmdir",
+    "mv",
+    "cp",
+    "dd",
+    "ln",
+    "install",
+    "chmod",
+    "chown",
+    "chgrp",
+    "truncate",
+    "shred",
+    "tee",
+    "sed",
+    "awk",
+    "gawk",
+    "xargs",
+    "find",
+    "env",
+    "sudo",
+    "su",
+    "doas",
+    "eval",
+    "exec",
+    "source",
+    ".",
+    "nohup",
+    "timeout",
+    "nice",
+    "watch",
+    "time",
+    "strace",
+    "curl",
+    "wget",
+    "ssh",
+    "scp",
+    "rsync",
+    "nc",
+    "ncat",
+    "socat",
+    "kill",
+    "pkill",
+    "killall",
+    "docker",
+    "podman",
+    "kubectl",
+    "npx",
+    "bunx",
+    "pipx",
+    "uvx",
+    "crontab",
+    "systemctl",
+    "service",
+    "mount",
+    "umount",
+    "git",
+];
+
+/// Package managers and build tools: "always" covers one subcommand
+/// (`cargo test …`), a script run covers that script (`npm run build …`),
+/// and installs and publishes are never wider than the exact command.
+const WITH_SUBCOMMANDS: &[&str] = &[
+    "cargo", "npm", "pnpm", "yarn", "go", "pip", "pip3", "uv", "poetry", "gem", "bundle",
+    "composer", "apt", "apt-get", "brew", "conda", "mvn", "gradle", "dotnet", "swift", "make",
+    "just", "mix", "stack", "cabal", "meson", "cmake",
+];
+
+const INSTALL_LIKE: &[&str] = &[
+    "install",
+    "i",
+    "add",
+    "remove",
+    "rm",
+    "uninstall",
+    "publish",
+    "exec",
+    "x",
+    "dlx",
+    "link",
+    "update",
+    "upgrade",
+    "ci",
+    "get",
+    "login",
+    "logout",
+    "config",
+    "set",
+    "sync",
+    "owner",
+    "yank",
+    "login",
+];
+
+/// What "always" remembers for a command: a prefix (`cargo test`, `npm run
+/// build`, `mkdir`) when the command is one plain simple command whose verb
+/// allows one, else the exact command line, marked with a leading `=`.
 pub fn always_key(command: &str) -> String {
-    let exact = command.trim().to_string();
-    let Ok(tokens) = lex(command) else {
+    let exact = format!("={}", command.trim());
+    let Ok(simples) = shell::parse(command) else {
         return exact;
     };
-    let mut words = Vec::new();
-    for t in tokens {
-        match t {
-            Token::Word(w) if !w.expands && !w.globs => words.push(w.text),
-            _ => return exact,
-        }
-    }
-    let Some(verb) = words.first() else {
+    let [one] = simples.as_slice() else {
         return exact;
     };
-    if verb.contains('/') || verb.contains('=') {
+    if !one.redirects.is_empty() || one.words.iter().any(|w| !w.literal()) {
         return exact;
     }
-    const WITH_SUBCOMMANDS: &[&str] = &[
-        "git", "cargo", "npm", "pnpm", "yarn", "go", "make", "docker", "kubectl", "pip", "uv",
-        "poetry", "bundle", "dotnet", "gradle", "mvn", "just", "deno", "bun", "npx",
-    ];
-    match words.get(1) {
-        Some(sub) if WITH_SUBCOMMANDS.contains(&verb.as_str()) && !sub.starts_with('-') => {
-            format!("{verb} {sub}")
-        }
-        _ => verb.clone(),
+    let words: Vec<&str> = one.words.iter().map(|w| w.text.as_str()).collect();
+    let Some((&verb, rest)) = words.split_first() else {
+        return exact;
+    };
+    if verb.contains('/') || is_assignment(verb) || EXACT_ONLY.contains(&verb) {
+        return exact;
+    }
+    if !WITH_SUBCOMMANDS.contains(&verb) {
+        return verb.to_string();
+    }
+    let mut plain = rest
+        .iter()
+        .filter(|a| !a.starts_with('-') && !a.starts_with('+'));
+    match plain.next() {
+        None if rest.is_empty() => verb.to_string(),
+        None => exact,
+        Some(&sub) if INSTALL_LIKE.contains(&sub) => exact,
+        Some(&sub) if matches!(sub, "run" | "run-script") => match plain.next() {
+            Some(script) => format!("{verb} {sub} {script}"),
+            None => exact,
+        },
+        Some(&sub) => format!("{verb} {sub}"),
     }
 }
 
 /// True when `command` falls under a remembered "always" key.
 pub fn matches_always(command: &str, key: &str) -> bool {
-    // A complex command's key is its exact text, so a prefix key only ever
-    // covers plain simple commands, never redirections or chains.
-    command.trim() == key || always_key(command) == key
+    always_key(command) == key
+}
+
+/// The scope of an "always" answer in words, for the approval question.
+pub fn describe_always(key: &str) -> String {
+    match key.strip_prefix('=') {
+        Some(_) => "this exact command".to_string(),
+        None => format!("`{key} …` commands"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn class(cmd: &str) -> Class {
+        judge(cmd).class
+    }
+
     fn ok(cmd: &str) {
-        assert_eq!(judge(cmd), Judgement::ReadOnly, "{cmd} should be read-only");
+        assert_eq!(class(cmd), Class::ReadOnly, "{cmd} should be read-only");
+    }
+
+    fn project(cmd: &str) {
+        assert_eq!(
+            class(cmd),
+            Class::ProjectCode,
+            "{cmd} should be project code"
+        );
     }
 
     fn no(cmd: &str) {
         assert!(
-            matches!(judge(cmd), Judgement::NotAllowlisted(_)),
-            "{cmd} should not be allowlisted"
+            matches!(class(cmd), Class::NotListed(_)),
+            "{cmd} should not be listed"
         );
     }
 
     #[test]
     fn read_only_commands_pass() {
-        ok("ls -la");
-        ok("cat src/main.rs | head -20");
-        ok("grep -rn 'fn main' src && wc -l src/*.rs");
-        ok("find . -name '*.rs' -type f");
-        ok("git status --short; git log --oneline -5");
-        ok("git diff HEAD~1 -- src");
-        ok("cargo check --all-targets 2>&1");
-        ok("ls missing 2>/dev/null");
-        ok("sort -r file.txt");
-        ok("uniq input.txt");
-        ok("date +%Y");
-        ok("git --no-pager log");
-        ok("echo hello # a comment > x");
+        for cmd in [
+            "ls -la",
+            "ls -la src --color=auto",
+            "cat src/main.rs | head -20",
+            "grep -rn 'fn main' src && wc -l src/*.rs",
+            "find . -name '*.rs' -type f",
+            "find src -maxdepth 2 -newer Cargo.toml -print",
+            "git status --short; git log --oneline -5",
+            "git diff HEAD~1 -- src",
+            "git -C sub log -n 3",
+            "git branch --list 'feat*'",
+            "git show HEAD@{1}",
+            "ls missing 2>/dev/null",
+            "sort -r file.txt",
+            "uniq input.txt",
+            "date +%Y",
+            "git --no-pager log",
+            "echo hello # a comment > x",
+            "wc -l < notes.txt",
+            "cd src && ls",
+            "head -20 a.txt",
+            "rg -n --glob '*.rs' TODO src",
+        ] {
+            ok(cmd);
+        }
     }
 
     #[test]
-    fn writing_and_running_things_is_not_allowlisted() {
-        no("rm -rf target");
-        no("echo hi > out.txt");
-        no("echo hi >> out.txt");
-        no("cat < secret");
-        no("ls $(pwd)");
-        no("ls `pwd`");
-        no("echo \"$HOME\"");
-        no("ls $HOME");
-        no("sudo ls");
-        no("xargs rm");
-        no("eval ls");
-        no("/bin/ls");
-        no("PATH=/tmp ls");
-        no("LD_PRELOAD=x.so ls");
-        no("ls &");
-        no("(ls)");
-        no("diff <(ls) <(ls a)");
-        no("cargo test");
-        no("git commit -m x");
-        no("git branch new-feature");
-        no("git -c core.pager=sh log");
-        no("git diff --output=patch.txt");
-        no("go env -w GOFLAGS=x");
-        no("echo 'unterminated");
+    fn project_code_is_its_own_class() {
+        for cmd in [
+            "cargo check --all-targets 2>&1",
+            "cargo test --lib",
+            "RUST_BACKTRACE=1 cargo test",
+            "go vet ./...",
+            "pytest -q tests/test_calc.py",
+            "python -m pytest -x",
+            "npm test",
+            "npm run build",
+            "make",
+            "make test | tail -20",
+            "cd sub && pytest",
+            "timeout 60 pytest",
+        ] {
+            project(cmd);
+        }
     }
 
     #[test]
-    fn quoted_and_clustered_flags_are_seen_through() {
-        no("find . '-delete'");
-        no("find . -\"exec\" rm {} ;");
-        no("find . -name x -exec rm {} \\;");
-        no("sort -o out.txt in.txt");
-        no("sort -oout.txt in.txt");
-        no("sort -ro out.txt in.txt");
-        no("sort --output=out.txt in");
-        no("uniq in.txt out.txt");
-        no("date -s 2020-01-01");
-        no("date 0101");
-        no("tree -o listing.txt");
-        no("rg --pre cat pattern");
-        no("ls -*");
-        no("ls 2>&1 >log");
+    fn writing_and_running_things_is_not_listed() {
+        for cmd in [
+            "rm -rf target",
+            "echo hi > out.txt",
+            "echo hi >> out.txt",
+            "ls $(pwd)",
+            "ls `pwd`",
+            "echo \"$HOME\"",
+            "ls $HOME",
+            "cat ~/.ssh/id_rsa",
+            "cat {a,b}",
+            "sudo ls",
+            "xargs rm",
+            "eval ls",
+            "/bin/ls",
+            "PATH=/tmp ls",
+            "LD_PRELOAD=x.so ls",
+            "ls &",
+            "(ls)",
+            "diff <(ls) <(ls a)",
+            "git commit -m x",
+            "git branch new-feature",
+            "git branch -D main",
+            "git reflog expire --expire=now --all",
+            "git reflog delete HEAD@{0}",
+            "git -c core.pager=sh log",
+            "git diff --output=patch.txt",
+            "git diff --ext-diff",
+            "git diff --no-index /etc/passwd x",
+            "git grep -O'touch /tmp/x' foo",
+            "git grep --open-files-in-pager=sh foo",
+            "git log --textconv",
+            "git show --show-signature",
+            "git stash",
+            "git stash drop",
+            "git --git-dir=/x status",
+            "go env -w GOFLAGS=x",
+            "echo 'unterminated",
+            "cd",
+            "cd -",
+            "cd ~",
+            "python x.py",
+            "node -e 'x'",
+            "cargo fmt",
+            "npx some-package",
+            "timeout 5 rm -rf x",
+        ] {
+            no(cmd);
+        }
     }
 
     #[test]
-    fn always_keys_are_prefixes_for_plain_commands_only() {
+    fn options_are_exact_and_operands_checked() {
+        for cmd in [
+            "find . '-delete'",
+            "find . -\"exec\" rm {} ;",
+            "find . -name x -exec rm {} \\;",
+            "find . -fprint out",
+            "find -L . -name x",
+            "sort -o out.txt in.txt",
+            "sort -oout.txt in.txt",
+            "sort -ro out.txt in.txt",
+            "sort --output=out.txt in",
+            "sort --o=/outside/x in",
+            "sort --outp /outside/x in",
+            "sort --compress-prog=sh in",
+            "uniq in.txt out.txt",
+            "file -C -m x",
+            "date -s 2020-01-01",
+            "date 0101",
+            "tree -o listing.txt",
+            "tree -R",
+            "rg --pre cat pattern",
+            "rg -z pattern",
+            "grep -R secret .",
+            "ls -*",
+            "ls 2>&1 >log",
+            "cat < $HOME/x",
+            "tail -f log",
+        ] {
+            no(cmd);
+        }
+    }
+
+    #[test]
+    fn paths_come_back_as_checks_from_every_directory() {
+        let v = judge("cd sub; cat ../a.txt");
+        assert_eq!(v.class, Class::ReadOnly);
+        let reads: Vec<(&str, &Vec<String>)> = v
+            .checks
+            .iter()
+            .filter_map(|c| match c {
+                Check::Read { word, dirs } => Some((word.text.as_str(), dirs)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            reads,
+            vec![("../a.txt", &vec!["sub".to_string(), "".to_string()])]
+        );
+        let v = judge("cd sub && cat ../a.txt && cat ../b.txt || cat c.txt");
+        let seen: Vec<(&str, Vec<&str>)> = v
+            .checks
+            .iter()
+            .filter_map(|c| match c {
+                Check::Read { word, dirs } => Some((
+                    word.text.as_str(),
+                    dirs.iter().map(String::as_str).collect(),
+                )),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                ("../a.txt", vec!["sub"]),
+                ("../b.txt", vec!["sub"]),
+                // Runs when the cd or a cat failed: from either place.
+                ("c.txt", vec!["", "sub"]),
+            ]
+        );
+        let v = judge("cd sub | cat ../a.txt; cat ../b.txt");
+        assert!(v.checks.iter().any(|c| matches!(c, Check::Read { word, dirs } if word.text == "../b.txt" && dirs == &vec!["".to_string()])));
+        let v = judge("grep -e x -f pats.txt src");
+        let n = v
+            .checks
+            .iter()
+            .filter(|c| matches!(c, Check::Read { .. }))
+            .count();
+        assert_eq!(n, 2, "the -f file and the operand");
+        let v = judge("git -C sub status");
+        assert!(
+            v.checks
+                .iter()
+                .any(|c| matches!(c, Check::Git { at: Some(w), .. } if w.text == "sub"))
+        );
+    }
+
+    #[test]
+    fn always_keys_are_never_the_bare_verb_for_dangerous_tools() {
         assert_eq!(always_key("cargo test --lib"), "cargo test");
-        assert_eq!(always_key("npm run build"), "npm run");
-        assert_eq!(always_key("rm -f a.txt"), "rm");
-        assert_eq!(always_key("echo hi > out.txt"), "echo hi > out.txt");
-        assert_eq!(always_key("make && rm -rf /"), "make && rm -rf /");
+        assert_eq!(always_key("npm run build"), "npm run build");
+        assert_eq!(always_key("npm install left-pad"), "=npm install left-pad");
+        assert_eq!(always_key("mkdir -p out"), "mkdir");
+        assert_eq!(always_key("rm -f a.o"), "=rm -f a.o");
+        assert_eq!(always_key("python x.py"), "=python x.py");
+        assert_eq!(always_key("git push"), "=git push");
+        assert_eq!(always_key("echo hi > out.txt"), "=echo hi > out.txt");
+        assert_eq!(always_key("make && rm -rf /"), "=make && rm -rf /");
         assert!(matches_always("cargo test --release", "cargo test"));
         assert!(!matches_always("cargo build", "cargo test"));
         assert!(!matches_always("cargo test > /etc/x", "cargo test"));
         assert!(!matches_always("cargo test; rm -rf ~", "cargo test"));
+        assert!(!matches_always("rm -rf dir", &always_key("rm -f x.o")));
+        assert!(matches_always("rm -f x.o", &always_key("rm -f x.o")));
+        assert!(!matches_always("npm run deploy", "npm run build"));
+        assert_eq!(describe_always("cargo test"), "`cargo test …` commands");
+        assert_eq!(describe_always("=rm x"), "this exact command");
     }
 }

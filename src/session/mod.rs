@@ -6,15 +6,15 @@
 pub mod export;
 mod repair;
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use nix::fcntl::{Flock, FlockArg};
 use serde::{Deserialize, Serialize};
 
 use crate::llm::{Message, Role};
+use crate::mmdir::{MmDir, Open};
 use crate::protocol::{CheckpointInfo, ToolStatus};
 
 pub use repair::Repair;
@@ -108,24 +108,19 @@ impl std::fmt::Debug for SessionLog {
     }
 }
 
-/// Creates `.mm/` with a `.gitignore` so logs never get committed.
-fn prepare_dir(root: &Path) -> Result<PathBuf, SessionError> {
-    let mm = root.join(".mm");
-    let dir = sessions_dir(root);
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)
-        .map_err(io_err(&dir))?;
-    let ignore = mm.join(".gitignore");
-    if !ignore.exists() {
-        std::fs::write(
-            &ignore,
-            "# written by mm: sessions and traces stay out of git\n*\n",
-        )
-        .map_err(io_err(&ignore))?;
+/// Opens `.mm/sessions` (creating `.mm/` with a `.gitignore` so logs never
+/// get committed), never through a symlink.
+fn sessions(root: &Path) -> Result<MmDir, SessionError> {
+    let mm_path = root.join(".mm");
+    let mm = MmDir::open(&mm_path).map_err(io_err(&mm_path))?;
+    match mm.file(".gitignore", Open::CreateNew) {
+        Ok(mut f) => f
+            .write_all(b"# written by mm: sessions and traces stay out of git\n*\n")
+            .map_err(io_err(&mm_path.join(".gitignore")))?,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io_err(&mm_path.join(".gitignore"))(e)),
     }
-    Ok(dir)
+    mm.subdir("sessions").map_err(io_err(&sessions_dir(root)))
 }
 
 fn lock(file: File, id: &str) -> Result<Flock<File>, SessionError> {
@@ -136,18 +131,14 @@ impl SessionLog {
     /// Creates a new log with a fresh id (UTC time + random suffix,
     /// created exclusively) and writes its header.
     pub fn create(root: &Path, provider: &str, model: &str) -> Result<SessionLog, SessionError> {
-        let dir = prepare_dir(root)?;
+        let dir = sessions(root)?;
         let now = jiff::Timestamp::now();
         let stamp = now.strftime("%Y%m%d-%H%M%S").to_string();
         for _ in 0..16 {
             let id = format!("{stamp}-{:06x}", fastrand::u32(..0x100_0000));
-            let path = dir.join(format!("{id}.jsonl"));
-            let file = match OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&path)
-            {
+            let name = format!("{id}.jsonl");
+            let path = dir.path().join(&name);
+            let file = match dir.file(&name, Open::CreateNew) {
                 Ok(f) => f,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(io_err(&path)(e)),
@@ -164,7 +155,7 @@ impl SessionLog {
             })?;
             return Ok(log);
         }
-        Err(io_err(&dir)(std::io::Error::other(
+        Err(io_err(dir.path())(std::io::Error::other(
             "could not find a free session id",
         )))
     }
@@ -176,12 +167,10 @@ impl SessionLog {
         which: &str,
     ) -> Result<(SessionLog, Vec<Record>, Repair), SessionError> {
         let id = resolve_id(root, which)?;
-        let path = sessions_dir(root).join(format!("{id}.jsonl"));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&path)
-            .map_err(io_err(&path))?;
+        let name = format!("{id}.jsonl");
+        let dir = sessions(root)?;
+        let path = dir.path().join(&name);
+        let file = dir.file(&name, Open::Update).map_err(io_err(&path))?;
         let mut file = lock(file, &id)?;
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes).map_err(io_err(&path))?;
@@ -352,8 +341,9 @@ pub fn resolve_id(root: &Path, which: &str) -> Result<String, SessionError> {
 /// Reads a log without locking or repairing it (for `-show`).
 pub fn read_records(root: &Path, which: &str) -> Result<(String, Vec<Record>), SessionError> {
     let id = resolve_id(root, which)?;
-    let path = sessions_dir(root).join(format!("{id}.jsonl"));
-    let bytes = std::fs::read(&path).map_err(io_err(&path))?;
+    let name = format!("{id}.jsonl");
+    let path = sessions_dir(root).join(&name);
+    let bytes = sessions(root).and_then(|d| d.read(&name).map_err(io_err(&path)))?;
     let parsed = repair::parse(&path, &bytes)?;
     Ok((id, parsed.records))
 }
@@ -373,6 +363,9 @@ pub fn list(root: &Path) -> Vec<SessionInfo> {
     let Ok(rd) = std::fs::read_dir(&dir) else {
         return Vec::new();
     };
+    let Ok(sessions) = sessions(root) else {
+        return Vec::new();
+    };
     let mut out: Vec<(std::time::SystemTime, SessionInfo)> = Vec::new();
     for entry in rd.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -380,7 +373,10 @@ pub fn list(root: &Path) -> Vec<SessionInfo> {
             continue;
         };
         let Ok(meta) = entry.metadata() else { continue };
-        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        let text = sessions
+            .read(&name)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .unwrap_or_default();
         let mut messages = 0;
         let mut first_prompt = String::new();
         for line in text.lines() {

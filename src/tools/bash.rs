@@ -1,7 +1,8 @@
-//! The `bash` tool: `/bin/sh -c` in its own process group, stdin closed,
-//! secrets scrubbed from the environment, a hard timeout that kills the
-//! whole tree, and output bounded in memory while it runs (head and tail
-//! kept: the start says what ran, the end says how it failed).
+//! The `bash` tool's runner: the command the sandbox built (`/bin/sh -c`,
+//! in the fence where there is one, secrets scrubbed, a session of its
+//! own), stdin closed, a hard timeout that kills the whole tree, and
+//! output bounded in memory while it runs (head and tail kept: the start
+//! says what ran, the end says how it failed).
 
 use std::collections::VecDeque;
 use std::process::Stdio;
@@ -10,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::sync::CancellationToken;
+
+use crate::sandbox::procs;
 
 /// Bytes kept from the start and the end of a command's output.
 pub const HEAD_BYTES: usize = 4 * 1024;
@@ -55,27 +58,6 @@ impl BoundedOutput {
     }
 }
 
-/// Environment variables that look like secrets are not passed on.
-pub fn is_secret_var(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    const MARKERS: &[&str] = &[
-        "KEY",
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "CREDENTIAL",
-        "AUTH",
-        "COOKIE",
-        "SESSION",
-    ];
-    MARKERS.iter().any(|m| upper.contains(m))
-        || upper.starts_with("AWS_")
-        || upper.starts_with("AZURE_")
-        || upper.starts_with("GOOGLE_APPLICATION")
-        || upper == "DATABASE_URL"
-}
-
 /// How a command ended.
 #[derive(Debug)]
 pub struct Finished {
@@ -86,33 +68,24 @@ pub struct Finished {
     pub elapsed: Duration,
 }
 
+/// Runs a command the sandbox built (`Sandbox::command`): stdin closed,
+/// output bounded, killed with everything it started on timeout, cancel,
+/// or when this future is dropped.
 pub async fn run(
-    command: &str,
-    cwd: &std::path::Path,
+    mut cmd: tokio::process::Command,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> std::io::Result<Finished> {
     let started = Instant::now();
-    let mut cmd = tokio::process::Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         .kill_on_drop(true)
-        .env_clear();
-    for (k, v) in std::env::vars_os() {
-        if !is_secret_var(&k.to_string_lossy()) {
-            cmd.env(k, v);
-        }
-    }
-    cmd.env("PAGER", "cat")
+        .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0");
     let mut child = cmd.spawn()?;
-    let pgid = child.id().map(|p| p as i32);
+    let group = child.id().and_then(procs::Group::register);
     let buf = Arc::new(Mutex::new(BoundedOutput::default()));
     let out_task = child
         .stdout
@@ -147,7 +120,9 @@ pub async fn run(
     };
     tokio::pin!(pumps);
     if tokio::time::timeout(grace, &mut pumps).await.is_err() || status.is_none() {
-        kill_group(pgid);
+        if let Some(g) = &group {
+            g.kill();
+        }
         let _ = tokio::time::timeout(Duration::from_secs(2), &mut pumps).await;
     }
     let exit_code = match status {
@@ -157,6 +132,7 @@ pub async fn run(
             None
         }
     };
+    drop(group);
     let output = buf.lock().map(|b| b.render()).unwrap_or_default();
     Ok(Finished {
         output,
@@ -165,15 +141,6 @@ pub async fn run(
         cancelled,
         elapsed: started.elapsed(),
     })
-}
-
-fn kill_group(pgid: Option<i32>) {
-    if let Some(pgid) = pgid {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pgid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
 }
 
 async fn pump(mut r: impl AsyncRead + Unpin, buf: Arc<Mutex<BoundedOutput>>) {
@@ -209,20 +176,9 @@ mod tests {
         assert!(r.len() < HEAD_BYTES + TAIL_BYTES + 100);
     }
 
-    #[test]
-    fn secret_looking_variables_are_scrubbed() {
-        for s in [
-            "OPENAI_API_KEY",
-            "GITHUB_TOKEN",
-            "AWS_REGION",
-            "DB_PASSWORD",
-            "MY_SECRET",
-        ] {
-            assert!(is_secret_var(s), "{s}");
-        }
-        for ok in ["PATH", "HOME", "LANG", "CARGO_HOME", "TERM"] {
-            assert!(!is_secret_var(ok), "{ok}");
-        }
+    fn sh(dir: &std::path::Path, command: &str) -> tokio::process::Command {
+        let sb = crate::sandbox::Sandbox::new(dir, crate::config::SandboxMode::Workspace).unwrap();
+        sb.command("/bin/sh", &["-c", command], dir, sb.approved_plan())
     }
 
     #[tokio::test]
@@ -231,8 +187,7 @@ mod tests {
         let marker = dir.path().join("late");
         let cmd = format!("(sleep 2; touch {}) & sleep 30", marker.display());
         let f = run(
-            &cmd,
-            dir.path(),
+            sh(dir.path(), &cmd),
             Duration::from_millis(300),
             &CancellationToken::new(),
         )
@@ -248,8 +203,7 @@ mod tests {
     async fn stdin_is_closed_and_exit_codes_come_back() {
         let dir = tempfile::tempdir().unwrap();
         let f = run(
-            "cat; echo done; exit 3",
-            dir.path(),
+            sh(dir.path(), "cat; echo done; exit 3"),
             Duration::from_secs(5),
             &CancellationToken::new(),
         )
@@ -265,8 +219,7 @@ mod tests {
         // SAFETY: single-threaded test setup before the child is spawned.
         unsafe { std::env::set_var("MM_TEST_API_KEY", "hunter2") };
         let f = run(
-            "env",
-            dir.path(),
+            sh(dir.path(), "env"),
             Duration::from_secs(5),
             &CancellationToken::new(),
         )

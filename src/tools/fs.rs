@@ -30,17 +30,17 @@ fn content_hash(text: &str) -> u64 {
     h.finish()
 }
 
-/// Reads a file as UTF-8 text; binary files and huge files are refused.
+/// Reads a file as UTF-8 text; binary files, huge files and anything but
+/// a regular file are refused.
 fn read_text(path: &Path, rel: &str) -> Result<String, String> {
-    let meta =
-        std::fs::metadata(path).map_err(|e| format!("cannot read {rel}: {}", io_reason(&e)))?;
-    if meta.is_dir() {
-        return Err(format!("{rel} is a directory; use list_dir"));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(format!("{rel} is {} bytes: too big to read", meta.len()));
-    }
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {rel}: {}", io_reason(&e)))?;
+    let bytes =
+        crate::sandbox::path::read_regular(path, MAX_FILE_BYTES).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
+                format!("cannot read {rel}: {}", io_reason(&e))
+            }
+            _ if e.to_string() == "is a directory" => format!("{rel} is a directory; use list_dir"),
+            _ => format!("{rel} {e}"),
+        })?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(format!("{rel} is a binary file"));
     }
@@ -251,7 +251,7 @@ pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending
     let path = arg_str(args, "path").unwrap_or_default();
     let content = arg_str(args, "content").unwrap_or_default();
     let r = env.sandbox.check_write(path).map_err(ToolOutput::refused)?;
-    let before = if r.abs.exists() {
+    let before = if std::fs::symlink_metadata(&r.abs).is_ok() {
         let current = read_text(&r.abs, &r.rel)
             .map_err(|e| ToolOutput::error(format!("cannot overwrite: {e}")))?;
         check_fresh(env, &r, &current, "overwrite").map_err(ToolOutput::refused)?;

@@ -444,13 +444,14 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
     if command.trim().is_empty() {
         return ToolOutput::error("empty command");
     }
-    match env.sandbox.check_exec(command) {
-        ExecDecision::Allow => {}
+    let plan = match env.sandbox.check_exec(command) {
+        ExecDecision::Run(plan) => plan,
         ExecDecision::Deny { reason } => return ToolOutput::refused(format!("refused: {reason}")),
         ExecDecision::Ask { reason, key } => {
             let kind = ApprovalKind::Exec {
                 command: command.to_string(),
                 reason,
+                scope: crate::sandbox::policy::describe_always(&key),
                 always_key: key.clone(),
             };
             match env
@@ -470,8 +471,9 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
                     return ToolOutput::refused(why);
                 }
             }
+            env.sandbox.approved_plan()
         }
-    }
+    };
     if ctx.cancel.is_cancelled() {
         return ToolOutput::not_run("not executed: cancelled");
     }
@@ -479,7 +481,9 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
         .map(Duration::from_secs)
         .unwrap_or(env.bash_timeout)
         .min(bash::MAX_TIMEOUT);
-    let f = match bash::run(command, env.sandbox.root(), timeout, ctx.cancel).await {
+    let root = env.sandbox.root();
+    let cmd = env.sandbox.command("/bin/sh", &["-c", command], root, plan);
+    let f = match bash::run(cmd, timeout, ctx.cancel).await {
         Ok(f) => f,
         Err(e) => return ToolOutput::error(format!("cannot start /bin/sh: {e}")),
     };

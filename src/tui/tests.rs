@@ -228,6 +228,7 @@ fn an_exec_approval_is_answered_with_y() {
                 command: "cargo test --lib".into(),
                 reason: "`cargo` other than check, tree or metadata".into(),
                 always_key: "cargo test".into(),
+                scope: "`cargo test …` commands".into(),
             },
         },
     });
@@ -261,6 +262,7 @@ fn no_with_a_reason_and_always() {
                     command: "rm -rf target".into(),
                     reason: "`rm` is not on the read-only list".into(),
                     always_key: "rm".into(),
+                    scope: "`rm …` commands".into(),
                 },
             },
         });
@@ -326,6 +328,7 @@ fn esc_defers_an_approval_and_brings_it_back() {
                 command: "make".into(),
                 reason: "r".into(),
                 always_key: "make".into(),
+                scope: "`make …` commands".into(),
             },
         },
     });
@@ -919,6 +922,7 @@ fn an_approval_that_opens_while_you_type_is_not_answered_by_your_typing() {
                 command: "rm -rf build".into(),
                 reason: "not on the read-only list".into(),
                 always_key: "rm".into(),
+                scope: "`rm …` commands".into(),
             },
         },
     });

@@ -120,7 +120,8 @@ impl Approvals {
             ApprovalKind::Exec {
                 command,
                 reason,
-                always_key,
+                scope,
+                ..
             } => {
                 for (i, l) in command.lines().enumerate() {
                     let p = if i == 0 { "$ " } else { "  " };
@@ -138,7 +139,7 @@ impl Approvals {
                     Style::new().fg(th.dim),
                 )));
                 logical.push(Logical::word(Line::styled(
-                    format!("always = allow `{always_key}` for this session"),
+                    format!("always = allow {scope} for this session"),
                     Style::new().fg(th.dim),
                 )));
             }

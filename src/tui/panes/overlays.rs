@@ -102,7 +102,7 @@ impl Viewer {
         let path = root.join(rel);
         let text = match std::fs::metadata(&path) {
             Ok(m) if m.len() > 4 * 1024 * 1024 => format!("({} bytes: too big to show)", m.len()),
-            Ok(_) => match std::fs::read(&path) {
+            Ok(_) => match crate::sandbox::path::read_regular(&path, 4 * 1024 * 1024) {
                 Ok(bytes) if bytes.iter().take(8192).any(|b| *b == 0) => {
                     "(a binary file)".to_string()
                 }

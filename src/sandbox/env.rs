@@ -1,0 +1,106 @@
+//! The environment a child process gets: mm's own, without anything that
+//! looks like a secret (API keys reached language servers before issue 9),
+//! and, for commands run without asking, git's program-running settings
+//! turned off.
+
+use std::ffi::OsString;
+
+/// Environment variables that look like secrets are not passed on.
+pub fn is_secret_var(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    const MARKERS: &[&str] = &[
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "AUTH",
+        "COOKIE",
+        "SESSION",
+    ];
+    MARKERS.iter().any(|m| upper.contains(m))
+        || upper.starts_with("AWS_")
+        || upper.starts_with("AZURE_")
+        || upper.starts_with("GOOGLE_APPLICATION")
+        || upper == "DATABASE_URL"
+        || upper == "SSH_AUTH_SOCK"
+}
+
+/// mm's environment without secrets.
+pub fn scrubbed() -> Vec<(OsString, OsString)> {
+    std::env::vars_os()
+        .filter(|(k, _)| !is_secret_var(&k.to_string_lossy()))
+        .collect()
+}
+
+/// Puts the scrubbed environment on a command, replacing its own.
+pub fn apply(cmd: &mut tokio::process::Command) {
+    cmd.env_clear();
+    for (k, v) in scrubbed() {
+        cmd.env(k, v);
+    }
+}
+
+/// Settings given to git on its command line (`GIT_CONFIG_COUNT`), which
+/// win over every config file: a repository's config cannot make a read
+/// command start a program (fsmonitor, hooks, a pager). Settings git has
+/// no "off" for (diff.external, textconv) are checked by the gate instead.
+pub const GIT_GUARD: &[(&str, &str)] = &[
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", "/dev/null"),
+    ("core.pager", "cat"),
+    ("core.sshCommand", "false"),
+    ("core.editor", "false"),
+    ("sequence.editor", "false"),
+    ("credential.helper", ""),
+    ("protocol.allow", "never"),
+];
+
+/// The environment variables that carry `GIT_GUARD`.
+pub fn git_guard() -> Vec<(String, String)> {
+    let mut v = vec![
+        ("GIT_CONFIG_COUNT".to_string(), GIT_GUARD.len().to_string()),
+        ("GIT_OPTIONAL_LOCKS".to_string(), "0".to_string()),
+        ("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()),
+    ];
+    for (i, (k, val)) in GIT_GUARD.iter().enumerate() {
+        v.push((format!("GIT_CONFIG_KEY_{i}"), k.to_string()));
+        v.push((format!("GIT_CONFIG_VALUE_{i}"), val.to_string()));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_looking_variables_are_scrubbed() {
+        for s in [
+            "OPENAI_API_KEY",
+            "MM_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_REGION",
+            "DB_PASSWORD",
+            "MY_SECRET",
+            "SSH_AUTH_SOCK",
+        ] {
+            assert!(is_secret_var(s), "{s}");
+        }
+        for ok in ["PATH", "HOME", "LANG", "CARGO_HOME", "TERM"] {
+            assert!(!is_secret_var(ok), "{ok}");
+        }
+    }
+
+    #[test]
+    fn the_git_guard_numbers_every_setting() {
+        let g = git_guard();
+        let count: usize = g[0].1.parse().unwrap();
+        assert_eq!(count, GIT_GUARD.len());
+        assert!(
+            g.iter()
+                .any(|(k, v)| k == &format!("GIT_CONFIG_KEY_{}", count - 1) && !v.is_empty())
+        );
+    }
+}

@@ -1,0 +1,95 @@
+//! Every process mm starts (shell commands, language servers) leads a
+//! session and process group of its own, and is registered here until it
+//! ends, so that every way out of mm (a turn's end, Ctrl-C, SIGTERM,
+//! SIGHUP, a panic) can kill what is still running: a killed mm once left
+//! a command running on (issue 9).
+
+use std::collections::HashSet;
+use std::sync::Mutex;
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+
+static GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+
+/// Kills its process group when dropped, and unregisters it.
+#[derive(Debug)]
+pub struct Group(i32);
+
+impl Group {
+    /// Registers the group led by `pid` (a child started with `setsid`).
+    pub fn register(pid: u32) -> Option<Group> {
+        let pgid = i32::try_from(pid).ok().filter(|p| *p > 1)?;
+        if let Ok(mut g) = GROUPS.lock() {
+            g.get_or_insert_with(HashSet::new).insert(pgid);
+        }
+        Some(Group(pgid))
+    }
+
+    /// Kills the whole group now (what the shell left running included).
+    pub fn kill(&self) {
+        let _ = killpg(Pid::from_raw(self.0), Signal::SIGKILL);
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.kill();
+        if let Ok(mut g) = GROUPS.lock()
+            && let Some(set) = g.as_mut()
+        {
+            set.remove(&self.0);
+        }
+    }
+}
+
+/// Kills every registered group (on the way out of the process).
+pub fn kill_all() {
+    let groups: Vec<i32> = match GROUPS.lock() {
+        Ok(g) => g.iter().flatten().copied().collect(),
+        Err(_) => return,
+    };
+    for pgid in groups {
+        let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    }
+}
+
+/// Makes `cmd`'s child the leader of a new session: its own process group
+/// (so the group can be killed whole) and no controlling terminal (so it
+/// cannot read the user's keys or push input into mm's terminal).
+pub fn own_session(cmd: &mut tokio::process::Command) {
+    // SAFETY: setsid is async-signal-safe and touches no memory of the
+    // parent; it runs in the child between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid()
+                .map(|_| ())
+                .map_err(std::io::Error::from)
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn dropping_the_group_kills_what_a_command_left_in_the_background() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("late");
+        let mut cmd = tokio::process::Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(format!("(sleep 1; touch {}) & sleep 30", marker.display()));
+        own_session(&mut cmd);
+        let mut child = cmd.spawn().unwrap();
+        let group = Group::register(child.id().unwrap()).unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        // kill_all is tested end to end (SIGTERM to mm): here it would kill
+        // the other tests' commands too.
+        drop(group);
+        let status = child.wait().await.unwrap();
+        assert!(!status.success());
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        assert!(!marker.exists(), "the background child survived");
+    }
+}
