@@ -16,8 +16,38 @@ use crate::session::{self, SessionLog};
 use crate::tools::{self, ToolEnv, ToolSet};
 use crate::{headless, startup, tui};
 
+/// SIGTERM and SIGHUP (a closed terminal, `kill`, a CI timeout) end mm
+/// at once, but never leave what it started running: every command and
+/// language server is killed with its process group, the terminal is put
+/// back, and the exit code says which signal it was. The session log is
+/// whole at every step, so the session resumes.
+fn watch_exit_signals() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::hangup()),
+    ) else {
+        return;
+    };
+    tokio::spawn(async move {
+        let code = tokio::select! {
+            _ = term.recv() => 128 + 15,
+            _ = hup.recv() => 128 + 1,
+        };
+        crate::sandbox::procs::kill_all();
+        tui::restore_if_entered();
+        std::process::exit(code);
+    });
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        crate::sandbox::procs::kill_all();
+        previous(info);
+    }));
+}
+
 /// Runs mm as the flags say and returns the exit code.
 pub async fn run(cli: Cli) -> i32 {
+    watch_exit_signals();
     let root = match workspace_root(&cli) {
         Ok(r) => r,
         Err(e) => {
@@ -126,6 +156,20 @@ pub async fn run(cli: Cli) -> i32 {
                         repair.closed_calls.len()
                     );
                 }
+                let always = session::always_keys(&records);
+                if !always.is_empty() {
+                    eprintln!(
+                        "mm: session {}: {} \"always\" answer(s) still hold: {}",
+                        log.id(),
+                        always.len(),
+                        always
+                            .iter()
+                            .map(|k| crate::untrusted::displayable(k).into_owned())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                    sandbox.restore(&always);
+                }
                 replay = records.clone();
                 (log, session::messages(&records))
             }
@@ -184,7 +228,13 @@ pub async fn run(cli: Cli) -> i32 {
         bus: bus.clone(),
         turn_starts: session::turn_starts(&replay),
         checkpoints: session::checkpoints(&replay),
-        git: open_checkpoints(&root, log.id(), settings.checkpoint_days),
+        git: open_checkpoints(
+            &root,
+            log.id(),
+            settings.checkpoint_days,
+            session::checkpoints(&replay).last(),
+        ),
+        made: session::made(&replay),
         log,
         history,
         unattended,
@@ -280,11 +330,15 @@ fn open_checkpoints(
     root: &std::path::Path,
     session: &str,
     keep_days: u64,
+    resumed_at: Option<&crate::protocol::CheckpointInfo>,
 ) -> Option<Arc<std::sync::Mutex<crate::git::Store>>> {
     match crate::git::Store::open(root, session) {
-        Ok(s) => {
+        Ok(mut s) => {
             if keep_days > 0 {
                 let _ = s.prune_older_than(keep_days);
+            }
+            if let Some(oid) = resumed_at.and_then(|c| git2::Oid::from_str(&c.id).ok()) {
+                let _ = s.resume_at(oid);
             }
             Some(Arc::new(std::sync::Mutex::new(s)))
         }

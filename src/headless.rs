@@ -60,6 +60,7 @@ pub async fn run(
                 cancel.cancel();
                 // A second Ctrl-C does not wait for the turn to wind down.
                 if tokio::signal::ctrl_c().await.is_ok() {
+                    crate::sandbox::procs::kill_all();
                     std::process::exit(130);
                 }
             }

@@ -18,5 +18,7 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(mm::app::run(cli));
+    // Nothing mm started outlives it, whatever path led here.
+    mm::sandbox::procs::kill_all();
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

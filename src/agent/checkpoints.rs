@@ -4,7 +4,7 @@
 //! by the model, and undo of the last edit. Git work runs on a blocking
 //! thread; everything that happens goes out on the bus.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use git2::Oid;
@@ -102,6 +102,39 @@ impl Agent {
         }
     }
 
+    /// The last checkpoint the store took.
+    pub(super) async fn last_checkpoint(&self) -> Option<Oid> {
+        let store = self.git.clone()?;
+        with_store(&store, |s| Ok(s.last_commit()))
+            .await
+            .ok()
+            .flatten()
+    }
+
+    /// Notes what a command changed (between the checkpoints before and
+    /// after it) as mm's doing.
+    pub(super) async fn record_command_changes(
+        &mut self,
+        before: Option<Oid>,
+    ) -> Result<(), crate::session::SessionError> {
+        let (Some(store), Some(before)) = (self.git.clone(), before) else {
+            return Ok(());
+        };
+        let Some(after) = self.last_checkpoint().await else {
+            return Ok(());
+        };
+        if after == before {
+            return Ok(());
+        }
+        let changed = with_store(&store, move |s| s.changes_between(before, after))
+            .await
+            .unwrap_or_default();
+        for (path, blob) in changed {
+            self.record_made(&path, blob)?;
+        }
+        Ok(())
+    }
+
     /// Every checkpoint, most recent first, with what going back undoes.
     pub async fn list_checkpoints(&mut self) {
         let Some(store) = self.git.clone() else {
@@ -117,7 +150,7 @@ impl Agent {
             let mut out = Vec::new();
             for id in ids {
                 let oid = Oid::from_str(&id)?;
-                out.push(s.plan(oid, &HashSet::new())?.changes);
+                out.push(s.plan(oid, &HashMap::new())?.changes);
             }
             Ok(out)
         })
@@ -155,8 +188,8 @@ impl Agent {
             Ok(o) => o,
             Err(e) => return self.git_notice(Level::Error, e),
         };
-        let written = self.session_written.clone();
-        match with_store(&store, move |s| s.plan(oid, &written)).await {
+        let made = self.made.clone();
+        match with_store(&store, move |s| s.plan(oid, &made)).await {
             Ok(plan) => self.bus.publish(AgentEvent::RewindPreview {
                 id: id.to_string(),
                 foreign: plan.foreign().iter().map(|s| s.to_string()).collect(),
@@ -196,26 +229,42 @@ impl Agent {
                 return false;
             }
         };
-        let written = self.session_written.clone();
-        let plan = match with_store(&store, move |s| s.plan(oid, &written)).await {
+        let made = self.made.clone();
+        let plan = match with_store(&store, move |s| s.plan(oid, &made)).await {
             Ok(p) => p,
             Err(e) => {
                 self.git_notice(Level::Error, format!("cannot rewind: {e}"));
                 return false;
             }
         };
+        let unsaved = plan.unsaved();
+        if !unsaved.is_empty() {
+            self.git_notice(
+                Level::Warning,
+                format!(
+                    "not rewound: no checkpoint holds what {} now ({} over {} MB or not a regular file), so a rewind would lose it; move {} out of the workspace and rewind again",
+                    unsaved.join(", "),
+                    if unsaved.len() == 1 { "it is:" } else { "they are:" },
+                    crate::git::MAX_FILE_BYTES / (1024 * 1024),
+                    if unsaved.len() == 1 { "it" } else { "them" }
+                ),
+            );
+            return false;
+        }
         let foreign = plan.foreign();
         if !foreign.is_empty() && !overwrite {
             self.git_notice(
                 Level::Warning,
                 format!(
-                    "not rewound: {} changed since the last checkpoint, not by mm (by you?); confirm to overwrite {}",
+                    "not rewound: {} changed since mm last left {}, not by mm (by you?); confirm to overwrite {}",
                     foreign.join(", "),
+                    if foreign.len() == 1 { "it" } else { "them" },
                     if foreign.len() == 1 { "it" } else { "them" }
                 ),
             );
             return false;
         }
+        let results = plan.results();
         let label = format!("before rewinding to turn {}", target.turn);
         self.checkpoint(Kind::Safety, &label).await;
         let changes: Vec<FileChange> = plan.changes.iter().map(PlannedChange::backward).collect();
@@ -229,8 +278,11 @@ impl Agent {
                 reads.remove(&self.tools.sandbox.root().join(&c.path));
             }
         }
-        self.session_written
-            .extend(changes.iter().map(|c| c.path.clone()));
+        for (path, blob) in results {
+            if let Err(e) = self.record_made(&path, blob) {
+                self.git_notice(Level::Error, e.to_string());
+            }
+        }
         for change in &changes {
             self.bus.publish(AgentEvent::FileChanged {
                 turn: self.turn,
@@ -293,6 +345,16 @@ impl Agent {
             let _ = log.append(&Record::Checkpoint {
                 checkpoint: c.clone(),
             });
+        }
+        // What mm made of the files and the "always" answers go on too.
+        for (path, blob) in &self.made {
+            let _ = log.append(&Record::Made {
+                path: path.clone(),
+                blob: blob.clone(),
+            });
+        }
+        for key in self.tools.sandbox.remembered() {
+            let _ = log.append(&Record::Always { key });
         }
         self.messages.truncate(end);
         self.turn_starts = starts;
@@ -527,6 +589,14 @@ impl Agent {
         };
         if let Err(e) = result {
             return self.git_notice(Level::Error, format!("not undone: {e}"));
+        }
+        let blob = if change.kind == ChangeKind::Created {
+            String::new()
+        } else {
+            crate::git::blob_id(change.before.as_bytes())
+        };
+        if let Err(e) = self.record_made(&change.path, blob) {
+            self.git_notice(Level::Error, e.to_string());
         }
         if let Ok(mut reads) = self.tools.reads.lock() {
             reads.remove(&path);

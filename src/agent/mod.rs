@@ -71,6 +71,8 @@ pub struct AgentParts {
     pub checkpoints: Vec<crate::protocol::CheckpointInfo>,
     /// None when checkpoints are off.
     pub git: Option<Arc<std::sync::Mutex<crate::git::Store>>>,
+    /// What mm last made of each file (a resumed session's, from its log).
+    pub made: HashMap<String, String>,
 }
 
 pub struct Agent {
@@ -90,8 +92,9 @@ pub struct Agent {
     turn_starts: Vec<usize>,
     checkpoints: Vec<crate::protocol::CheckpointInfo>,
     git: Option<Arc<std::sync::Mutex<crate::git::Store>>>,
-    /// Every file mm's file tools wrote in this session.
-    session_written: std::collections::HashSet<String>,
+    /// What mm last made of each file it changed (blob id, "" deleted),
+    /// this session and the runs of it before a resume.
+    made: HashMap<String, String>,
     /// Applied edits, last on top (`/undo`).
     edits: Vec<crate::protocol::FileChange>,
 }
@@ -149,7 +152,7 @@ impl Agent {
             turn_starts: parts.turn_starts,
             checkpoints: parts.checkpoints,
             git: parts.git,
-            session_written: Default::default(),
+            made: parts.made,
             edits: Vec::new(),
         }
     }
@@ -234,6 +237,18 @@ impl Agent {
             level,
             text: text.into(),
         });
+    }
+
+    /// Notes what mm left a file as, in memory and in the log.
+    fn record_made(&mut self, path: &str, blob: String) -> Result<(), SessionError> {
+        if self.made.get(path) == Some(&blob) {
+            return Ok(());
+        }
+        self.made.insert(path.to_string(), blob.clone());
+        self.log.append(&Record::Made {
+            path: path.to_string(),
+            blob,
+        })
     }
 
     fn push(&mut self, msg: Message) -> Result<(), SessionError> {
@@ -708,13 +723,16 @@ impl Agent {
     ) -> Result<(), SessionError> {
         let turn = self.turn;
         if let Some(change) = out.change.clone() {
-            self.session_written.insert(change.path.clone());
+            self.record_made(&change.path, crate::git::blob_id(change.after.as_bytes()))?;
             self.edits.push(change.clone());
             self.bus.publish(AgentEvent::FileChanged {
                 turn,
                 call_id: call.id.clone(),
                 change: Arc::new(change),
             });
+        }
+        for key in self.tools.sandbox.take_unlogged() {
+            self.log.append(&Record::Always { key })?;
         }
         let text: Arc<str> = Arc::from(out.text.as_str());
         self.bus.publish(AgentEvent::ToolCallFinished {
@@ -804,10 +822,12 @@ impl Agent {
                 .flatten()
                 .filter(|c| !crate::sandbox::policy::is_read_only(c))
                 .map(str::to_string);
+            let mut before = None;
             if let Some(command) = &writing_command {
                 // A command may change files the receipt cannot see: a
                 // checkpoint before it lets /rewind undo it.
                 self.checkpoint(crate::git::Kind::Command, command).await;
+                before = self.last_checkpoint().await;
             }
             self.bus.publish(AgentEvent::ToolCallRunning {
                 turn: self.turn,
@@ -827,6 +847,8 @@ impl Agent {
                 // for a change made outside mm.
                 self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
                     .await;
+                // What the command changed is mm's doing, not the user's.
+                self.record_command_changes(before).await?;
             }
             st.history.push(batch::step_hash(&key, &out.text));
             if matches!(out.status, ToolStatus::Error | ToolStatus::Refused) {

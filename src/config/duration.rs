@@ -44,8 +44,19 @@ pub fn parse(text: &str) -> Result<Duration, String> {
         total += value * factor;
         rest = &rest[unit_len..];
     }
-    Ok(Duration::from_secs_f64(total))
+    // Go's own limit is about 290 years; anything past a day is a typo
+    // here, and a number too big for a Duration must not panic.
+    match Duration::try_from_secs_f64(total) {
+        Ok(d) if d <= MAX => Ok(d),
+        _ => Err(format!(
+            "duration {text:?} is too long (at most {})",
+            format(MAX)
+        )),
+    }
 }
+
+/// The longest duration an agent file may give.
+pub const MAX: Duration = Duration::from_secs(24 * 3600);
 
 /// Formats a duration the way a user would write it back.
 pub fn format(d: Duration) -> String {
@@ -78,7 +89,17 @@ mod tests {
 
     #[test]
     fn refuses_what_go_refuses() {
-        for bad in ["", "30", "s", "3x", "1m-2s", "two minutes"] {
+        for bad in [
+            "",
+            "30",
+            "s",
+            "3x",
+            "1m-2s",
+            "two minutes",
+            "1e30h",
+            "99999999999999999999999h",
+            "25h",
+        ] {
             assert!(parse(bad).is_err(), "{bad:?} should fail");
         }
     }

@@ -87,6 +87,7 @@ async fn ask(editor: DefaultEditor, prompt: &str) -> (DefaultEditor, Option<Stri
         Ok(pair) => pair,
         Err(e) => {
             eprintln!("mm: the line editor failed: {e}");
+            crate::sandbox::procs::kill_all();
             std::process::exit(1)
         }
     }

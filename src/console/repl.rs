@@ -60,6 +60,7 @@ async fn read_line(
         Err(e) => {
             // The line editor's thread died; the terminal state is unknown.
             eprintln!("mm: the line editor failed: {e}");
+            crate::sandbox::procs::kill_all();
             std::process::exit(1)
         }
     }

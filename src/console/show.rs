@@ -87,9 +87,15 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                 written: written.clone(),
                 commands: *commands,
             }),
+            Record::Always { key } => out.push(AgentEvent::Notice {
+                turn: None,
+                level: crate::protocol::Level::Info,
+                text: format!("the user answered always: {}", always_words(key)),
+            }),
             Record::Header { .. }
             | Record::Note { .. }
             | Record::Turn { .. }
+            | Record::Made { .. }
             | Record::Checkpoint { .. } => {}
         }
     }
@@ -121,4 +127,15 @@ pub fn replay(records: &[Record]) {
         p.print(&ev);
     }
     p.flush();
+}
+
+/// An "always" key as the user would say it.
+pub fn always_words(key: &str) -> String {
+    match key.strip_prefix("file:") {
+        Some(path) => format!("every change to {path}"),
+        None => match key.strip_prefix('=') {
+            Some(cmd) => format!("`{cmd}`"),
+            None => crate::sandbox::policy::describe_always(key),
+        },
+    }
 }

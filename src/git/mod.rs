@@ -88,6 +88,31 @@ pub fn shadow_dir() -> Option<PathBuf> {
     crate::config::data_dir().map(|d| d.join("shadow"))
 }
 
+/// The highest checkpoint number a session already has.
+fn last_number(repo: &Repository, session: &str) -> Result<u32> {
+    let mut max = 0;
+    for r in repo.references_glob(&format!("refs/mm/checkpoints/{session}/*"))? {
+        let r = r?;
+        if let Some(n) = r
+            .name()
+            .ok()
+            .and_then(|n| n.rsplit('/').next())
+            .and_then(|n| n.parse::<u32>().ok())
+        {
+            max = max.max(n);
+        }
+    }
+    Ok(max)
+}
+
+/// The git blob id of some content: what mm made of a file, compared
+/// later with the file's entry in a checkpoint.
+pub fn blob_id(content: &[u8]) -> String {
+    Oid::hash_object(git2::ObjectType::Blob, content)
+        .map(|o| o.to_string())
+        .unwrap_or_default()
+}
+
 /// The settings of the repository that holds `dir` that come from the
 /// repository itself (its `.git/config`, a worktree's config, and what
 /// they include), not from the user's own files: `(name, value)`, names
@@ -167,6 +192,9 @@ impl Store {
             }
         }
         repo.set_index(&mut index)?;
+        // A resumed session numbers on from its last checkpoint: an
+        // overwritten ref once let `git gc` delete turn 1 (issue 9).
+        let count = last_number(&repo, session)?;
         Ok(Store {
             repo,
             root,
@@ -175,8 +203,21 @@ impl Store {
             shadow,
             index,
             last: None,
-            count: 0,
+            count,
         })
+    }
+
+    /// Takes up from a checkpoint of an earlier run of this session: an
+    /// unchanged work tree reuses it.
+    pub fn resume_at(&mut self, commit: Oid) -> Result<()> {
+        let tree = self.tree_of(commit)?.id();
+        self.last = Some((commit, tree));
+        Ok(())
+    }
+
+    /// The last checkpoint taken (or resumed at).
+    pub fn last_commit(&self) -> Option<Oid> {
+        self.last.map(|(c, _)| c)
     }
 
     fn open_shadow(root: &Path, shadows: &Path) -> Result<Repository> {
@@ -243,9 +284,16 @@ impl Store {
             self.repo
                 .commit(None, &sig, &sig, &message, &tree_obj, &parents)?
         };
-        self.count += 1;
-        let name = format!("refs/mm/checkpoints/{}/{:04}", self.session, self.count);
-        self.repo.reference(&name, commit, true, "mm checkpoint")?;
+        // Never force: a ref that exists is another checkpoint to keep.
+        loop {
+            self.count += 1;
+            let name = format!("refs/mm/checkpoints/{}/{:04}", self.session, self.count);
+            match self.repo.reference(&name, commit, false, "mm checkpoint") {
+                Ok(_) => break,
+                Err(e) if e.code() == git2::ErrorCode::Exists => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
         self.last = Some((commit, tree));
         Ok((commit, true))
     }
@@ -312,7 +360,12 @@ impl Store {
         let Ok(today) = jiff::civil::Date::strptime("%Y%m%d", &today) else {
             return Ok(0);
         };
+        let own = self.session.clone();
         self.prune_where(|session| {
+            if session == own {
+                // The session that is open keeps its checkpoints.
+                return false;
+            }
             let then = session
                 .get(..8)
                 .and_then(|d| jiff::civil::Date::strptime("%Y%m%d", d).ok());

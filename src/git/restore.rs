@@ -3,7 +3,7 @@
 //! changed outside mm since the last checkpoint), shown, then applied.
 //! Ignored files and files left out of snapshots are never touched.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use std::sync::Arc;
@@ -25,9 +25,13 @@ pub struct PlannedChange {
     pub then: String,
     pub exists_now: bool,
     pub existed_then: bool,
-    /// Changed since the last checkpoint by something other than mm's
-    /// file tools (the user, a command): a rewind asks before overwriting.
+    /// Not as mm last left it (the user, or something mm did not run,
+    /// changed it, in this session or between sessions): a rewind asks,
+    /// naming the file, before overwriting.
     pub foreign: bool,
+    /// What the file is now is in no checkpoint (it is over the size limit,
+    /// or not a regular file): a rewind would lose it, so it refuses.
+    pub unsaved: bool,
     pub binary: bool,
     /// The file mode at the checkpoint (to restore the executable bit).
     mode: u32,
@@ -83,6 +87,26 @@ impl Plan {
             .iter()
             .filter(|c| c.foreign)
             .map(|c| c.path.as_str())
+            .collect()
+    }
+
+    pub fn unsaved(&self) -> Vec<&str> {
+        self.changes
+            .iter()
+            .filter(|c| c.unsaved)
+            .map(|c| c.path.as_str())
+            .collect()
+    }
+
+    /// What each file will hold once the plan is applied: its blob id,
+    /// "" for a file the rewind deletes.
+    pub fn results(&self) -> Vec<(String, String)> {
+        self.changes
+            .iter()
+            .map(|c| {
+                let id = c.blob.map(|o| o.to_string()).unwrap_or_default();
+                (c.path.clone(), id)
+            })
             .collect()
     }
 }
@@ -143,26 +167,25 @@ impl Store {
     }
 
     /// What going back to `target` would do, against the work tree now.
-    /// `session_written`: files mm's tools wrote in this session.
-    pub fn plan(&mut self, target: Oid, session_written: &HashSet<String>) -> Result<Plan> {
+    /// `made`: what mm last made of each file it changed (its blob id, ""
+    /// for a file it deleted), from the session log; a file that is not as
+    /// mm left it is foreign.
+    pub fn plan(&mut self, target: Oid, made: &HashMap<String, String>) -> Result<Plan> {
         let now = self.snapshot_tree()?;
         let target_tree = self.tree_of(target)?.id();
-        let since_last: HashSet<String> = match self.last {
-            Some((_, last_tree)) => self
-                .changed_paths(last_tree, now)?
-                .into_iter()
-                .map(|(p, _)| p)
-                .collect(),
-            None => HashSet::new(),
-        };
         let mut changes = Vec::new();
         for (path, _) in self.changed_paths(target_tree, now)? {
             let then = self.entry(target_tree, &path);
             let cur = self.entry(now, &path);
             let (now_text, now_bin) = cur.map(|(o, _)| self.blob_text(o)).unwrap_or_default();
             let (then_text, then_bin) = then.map(|(o, _)| self.blob_text(o)).unwrap_or_default();
+            // The snapshot left the file out (too big, not a regular file):
+            // the tree holds an older version, the disk one no checkpoint.
+            let unsaved = left_out(&self.root.join(&path));
+            let state = cur.map(|(o, _)| o.to_string()).unwrap_or_default();
             changes.push(PlannedChange {
-                foreign: since_last.contains(&path) && !session_written.contains(&path),
+                foreign: unsaved || made.get(&path) != Some(&state),
+                unsaved,
                 binary: now_bin || then_bin,
                 exists_now: cur.is_some(),
                 existed_then: then.is_some(),
@@ -176,14 +199,44 @@ impl Store {
         Ok(Plan { target, changes })
     }
 
+    /// What each file that differs between two checkpoints became in the
+    /// second: (path, blob id, "" when it is gone).
+    pub fn changes_between(&self, from: Oid, to: Oid) -> Result<Vec<(String, String)>> {
+        let a = self.tree_of(from)?.id();
+        let b = self.tree_of(to)?.id();
+        let mut out = Vec::new();
+        for (path, _) in self.changed_paths(a, b)? {
+            let id = self
+                .entry(b, &path)
+                .map(|(o, _)| o.to_string())
+                .unwrap_or_default();
+            out.push((path, id));
+        }
+        Ok(out)
+    }
+
     /// The session's changes: from a checkpoint to the work tree now.
     pub fn diff_since(&mut self, from: Oid) -> Result<Vec<PlannedChange>> {
-        let plan = self.plan(from, &HashSet::new())?;
+        let plan = self.plan(from, &HashMap::new())?;
         Ok(plan.changes)
     }
 
-    /// Puts the files of a plan back as they were at its checkpoint.
+    /// Puts the files of a plan back as they were at its checkpoint. A
+    /// plan with a file no checkpoint holds is refused whole: nothing is
+    /// written.
     pub fn apply(&mut self, plan: &Plan) -> Result<()> {
+        let unsaved = plan.unsaved();
+        if !unsaved.is_empty() {
+            return Err(GitError::Other(format!(
+                "{} would be lost: no checkpoint holds what {} now",
+                unsaved.join(", "),
+                if unsaved.len() == 1 {
+                    "it is"
+                } else {
+                    "they are"
+                }
+            )));
+        }
         for c in &plan.changes {
             let path = self.root.join(&c.path);
             match c.blob {
@@ -199,6 +252,16 @@ impl Store {
         let tree = self.tree_of(plan.target)?.id();
         self.last = Some((plan.target, tree));
         Ok(())
+    }
+}
+
+/// A file checkpoints leave out (over the size limit, or not a regular
+/// file or symlink): what it holds now is in no checkpoint.
+fn left_out(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_file() => m.len() > super::MAX_FILE_BYTES,
+        Ok(m) => !m.file_type().is_symlink() && !m.is_dir(),
+        Err(_) => false,
     }
 }
 

@@ -1,7 +1,7 @@
 //! Checkpoints on real repositories in temp dirs, checked against what
 //! `git` itself reports: the user's index, refs and stash never change.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -78,10 +78,7 @@ fn a_rewind_undoes_edits_new_files_and_deletions_and_touches_nothing_of_the_user
     std::fs::remove_file(p.join("b.txt")).unwrap();
     std::fs::remove_file(p.join("untracked.txt")).unwrap();
     std::fs::write(p.join("debug.log"), "ignored, changed\n").unwrap();
-    let written: HashSet<String> = ["a.txt", "src/deep/new.rs", "b.txt", "untracked.txt"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let written = made_now(p, &["a.txt", "src/deep/new.rs", "b.txt", "untracked.txt"]);
     let plan = store.plan(c1, &written).unwrap();
     let mut paths: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
     paths.sort();
@@ -125,12 +122,12 @@ fn a_rewind_can_itself_be_rewound() {
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
     std::fs::write(p.join("a.txt"), "turn one\n").unwrap();
     std::fs::write(p.join("new.txt"), "new\n").unwrap();
-    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
     let (safety, _) = store.checkpoint(Kind::Safety, 1, "before rewind").unwrap();
     store.apply(&plan).unwrap();
     assert!(!p.join("new.txt").exists());
     // Changed my mind.
-    let back = store.plan(safety, &HashSet::new()).unwrap();
+    let back = store.plan(safety, &HashMap::new()).unwrap();
     store.apply(&back).unwrap();
     assert_eq!(
         std::fs::read_to_string(p.join("a.txt")).unwrap(),
@@ -154,19 +151,94 @@ fn an_unchanged_tree_reuses_the_last_checkpoint() {
     assert_ne!(a, c);
 }
 
+/// What mm "made" of these files: their content now ("" when gone).
+fn made_now(p: &Path, files: &[&str]) -> HashMap<String, String> {
+    files
+        .iter()
+        .map(|f| {
+            let blob = std::fs::read(p.join(f))
+                .map(|b| crate::git::blob_id(&b))
+                .unwrap_or_default();
+            (f.to_string(), blob)
+        })
+        .collect()
+}
+
 #[test]
-fn files_changed_outside_mm_since_the_last_checkpoint_are_flagged() {
+fn files_not_as_mm_left_them_are_flagged() {
     let d = repo();
     let p = d.path();
     let sh = shadows();
     let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
     std::fs::write(p.join("a.txt"), "by mm\n").unwrap();
+    std::fs::write(p.join("c.txt"), "by mm too\n").unwrap();
+    let made = made_now(p, &["a.txt", "c.txt"]);
     store.checkpoint(Kind::Turn, 2, "t2").unwrap();
     std::fs::write(p.join("b.txt"), "by the user, between turns\n").unwrap();
-    let written: HashSet<String> = ["a.txt".to_string()].into();
-    let plan = store.plan(c1, &written).unwrap();
-    assert_eq!(plan.foreign(), vec!["b.txt"]);
+    // A file mm wrote, edited by the user afterwards: theirs now.
+    std::fs::write(p.join("c.txt"), "by mm, then the user\n").unwrap();
+    store.checkpoint(Kind::Turn, 3, "t3").unwrap();
+    let plan = store.plan(c1, &made).unwrap();
+    let mut foreign = plan.foreign();
+    foreign.sort();
+    assert_eq!(foreign, vec!["b.txt", "c.txt"]);
+}
+
+#[test]
+fn a_resumed_store_numbers_on_and_never_overwrites_a_ref() {
+    let d = repo();
+    let p = d.path();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    std::fs::write(p.join("a.txt"), "turn 1\n").unwrap();
+    let (c2, _) = store.checkpoint(Kind::Turn, 2, "t2").unwrap();
+    drop(store);
+    let mut again = Store::open_in(p, "s1", sh.path()).unwrap();
+    again.resume_at(c2).unwrap();
+    std::fs::write(p.join("a.txt"), "turn 3\n").unwrap();
+    let (c3, _) = again.checkpoint(Kind::Turn, 3, "t3").unwrap();
+    let refs = git(
+        p,
+        &[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            "refs/mm/",
+        ],
+    );
+    assert!(
+        refs.contains(&format!("refs/mm/checkpoints/s1/0001 {c1}")),
+        "{refs}"
+    );
+    assert!(
+        refs.contains(&format!("refs/mm/checkpoints/s1/0002 {c2}")),
+        "{refs}"
+    );
+    assert!(
+        refs.contains(&format!("refs/mm/checkpoints/s1/0003 {c3}")),
+        "{refs}"
+    );
+    git(p, &["gc", "--prune=now", "--quiet"]);
+    assert!(git(p, &["cat-file", "-t", &c1.to_string()]).contains("commit"));
+}
+
+#[test]
+fn a_file_no_checkpoint_holds_is_never_overwritten() {
+    let d = repo();
+    let p = d.path();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    std::fs::write(p.join("data.txt"), "small, by mm\n").unwrap();
+    store.checkpoint(Kind::Turn, 2, "t2").unwrap();
+    // The user grows it past the limit: no checkpoint can hold it.
+    let huge = vec![b'y'; (MAX_FILE_BYTES + 1) as usize];
+    std::fs::write(p.join("data.txt"), &huge).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    assert_eq!(plan.unsaved(), vec!["data.txt"]);
+    assert!(store.apply(&plan).is_err());
+    assert_eq!(std::fs::read(p.join("data.txt")).unwrap(), huge);
 }
 
 #[test]
@@ -179,7 +251,7 @@ fn a_repository_without_commits_and_a_detached_head_work() {
     let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
     std::fs::write(p.join("x.txt"), "changed\n").unwrap();
-    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(std::fs::read_to_string(p.join("x.txt")).unwrap(), "x\n");
     assert!(
@@ -194,7 +266,7 @@ fn a_repository_without_commits_and_a_detached_head_work() {
     let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "detached").unwrap();
     std::fs::write(p.join("a.txt"), "changed\n").unwrap();
-    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(git(p, &["status", "--porcelain"]), "");
 }
@@ -210,7 +282,7 @@ fn a_workspace_below_the_repository_root_only_rewinds_itself() {
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
     std::fs::write(p.join("app/m.py"), "x = 2\n").unwrap();
     std::fs::write(p.join("a.txt"), "outside the workspace\n").unwrap();
-    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
     let paths: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(paths, vec!["m.py"]);
     store.apply(&plan).unwrap();
@@ -238,7 +310,7 @@ fn outside_git_a_shadow_repository_keeps_the_checkpoints() {
     std::fs::write(p.join("notes.md"), "v2\n").unwrap();
     std::fs::write(p.join("extra.md"), "new\n").unwrap();
     std::fs::write(p.join(".mm/sessions/x.jsonl"), "{}\n{}\n").unwrap();
-    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(std::fs::read_to_string(p.join("notes.md")).unwrap(), "v1\n");
     assert!(!p.join("extra.md").exists());
@@ -285,7 +357,7 @@ fn binary_files_come_back_and_huge_ones_are_left_alone() {
     std::fs::write(p.join("img.bin"), [9u8, 9, 0, 9]).unwrap();
     let huge = vec![b'x'; (MAX_FILE_BYTES + 1) as usize];
     std::fs::write(p.join("huge.dat"), &huge).unwrap();
-    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
     let paths: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(
         paths,
@@ -326,7 +398,7 @@ fn a_merge_with_conflicts_is_checkpointed_without_touching_the_index() {
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "during a merge").unwrap();
     let conflicted = std::fs::read_to_string(p.join("a.txt")).unwrap();
     std::fs::write(p.join("a.txt"), "resolved by mm\n").unwrap();
-    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(
         std::fs::read_to_string(p.join("a.txt")).unwrap(),
@@ -372,7 +444,7 @@ fn a_submodule_is_left_as_it_is() {
     std::fs::write(p.join("vendor/sub/a.txt"), "changed inside\n").unwrap();
     std::fs::write(p.join("a.txt"), "edited\n").unwrap();
     store.checkpoint(Kind::Turn, 2, "edit").unwrap();
-    let plan = store.plan(c1, &HashSet::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(std::fs::read_to_string(p.join("a.txt")).unwrap(), "one\n");
     assert_eq!(

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use eventsource_stream::Eventsource;
+use eventsource_stream::{EventStreamError, Eventsource};
 use futures::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -18,6 +18,10 @@ use crate::config::provider;
 const MAX_ATTEMPTS: u32 = 4;
 /// The longest wait a `Retry-After` header may impose before mm gives up.
 const MAX_RETRY_WAIT: Duration = Duration::from_secs(60);
+/// The most a reply may stream before mm stops reading it. A hostile
+/// server streamed 734 MB and mm's memory grew to 1.8 GB (issue 9); a
+/// real reply is tokens × a few bytes (32k tokens ≈ 150 KB).
+pub const MAX_REPLY_BYTES: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
@@ -37,6 +41,11 @@ pub enum LlmError {
     Stream(#[from] StreamError),
     #[error("the request budget (-max-requests {0}) is used up")]
     Budget(u32),
+    #[error(
+        "the server sent more than {} MiB for one reply; mm stopped reading and none of it ran",
+        MAX_REPLY_BYTES / (1024 * 1024)
+    )]
+    TooBig,
     #[error("cancelled")]
     Cancelled,
 }
@@ -226,21 +235,47 @@ impl LlmClient {
         let status = resp.status();
         if status.as_u16() == 429 || status.is_server_error() {
             let after = retry_after(&resp);
-            let text = resp.text().await.unwrap_or_default();
+            let text = body_text(resp).await;
             return Ok(Attempt::Retry(
                 format!("server answered {}{}", status.as_u16(), short_body(&text)),
                 after,
             ));
         }
         if !status.is_success() {
-            let text = resp.text().await.unwrap_or_default();
+            let text = body_text(resp).await;
             return Err(LlmError::Http {
                 status: status.as_u16(),
                 body: error_message(&text),
             });
         }
 
-        let mut events = resp.bytes_stream().eventsource();
+        let is_json = resp
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|t| t.contains("json"));
+        if is_json {
+            // Not a stream: a server that ignored `stream` (its answer is
+            // whole), or an error in a 200. Either way, asking again would
+            // get the same.
+            return self.whole_reply(resp, started).await;
+        }
+        let mut total = 0usize;
+        let over = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = over.clone();
+        let mut events = resp
+            .bytes_stream()
+            .take_while(move |chunk| {
+                if let Ok(b) = chunk {
+                    total += b.len();
+                    if total > MAX_REPLY_BYTES {
+                        flag.store(true, Ordering::SeqCst);
+                        return std::future::ready(false);
+                    }
+                }
+                std::future::ready(true)
+            })
+            .eventsource();
         let mut asm = Assembler::new();
         let mut first_token_ms = None;
         loop {
@@ -256,8 +291,13 @@ impl LlmClient {
                 Err(_) if first_token_ms.is_some() => return Err(LlmError::Stalled(self.watchdog)),
                 Err(_) => return Err(LlmError::FirstToken(self.first_token_timeout)),
                 Ok(None) => break,
-                Ok(Some(Err(e))) if first_token_ms.is_none() => {
+                Ok(Some(Err(EventStreamError::Transport(e)))) if first_token_ms.is_none() => {
                     return Ok(Attempt::Retry(format!("stream error: {e}"), None));
+                }
+                // Bytes that are not UTF-8 or not SSE come the same way
+                // every time: not retried.
+                Ok(Some(Err(e @ (EventStreamError::Utf8(_) | EventStreamError::Parser(_))))) => {
+                    return Err(LlmError::Stream(StreamError::BadChunk(e.to_string())));
                 }
                 Ok(Some(Err(e))) => return Err(LlmError::Cut(e.to_string())),
                 Ok(Some(Ok(ev))) => ev,
@@ -271,6 +311,9 @@ impl LlmClient {
             if item.data.trim() == "[DONE]" {
                 break;
             }
+        }
+        if over.load(Ordering::SeqCst) {
+            return Err(LlmError::TooBig);
         }
         let reply = asm.finish();
         if !reply.is_complete() {
@@ -286,6 +329,28 @@ impl LlmClient {
             first_token_ms,
             elapsed_ms: started.elapsed().as_millis() as u64,
         }))
+    }
+
+    /// A `200` with a JSON body instead of a stream: a whole chat
+    /// completion becomes the reply; anything else is the server's error.
+    async fn whole_reply(
+        &self,
+        resp: reqwest::Response,
+        started: Instant,
+    ) -> Result<Attempt, LlmError> {
+        let bytes = read_capped(resp).await?;
+        let text = String::from_utf8_lossy(&bytes);
+        match super::stream::whole_completion(&text) {
+            Some(reply) => Ok(Attempt::Done(Streamed {
+                reply,
+                first_token_ms: Some(started.elapsed().as_millis() as u64),
+                elapsed_ms: started.elapsed().as_millis() as u64,
+            })),
+            None => Err(LlmError::Http {
+                status: 200,
+                body: format!("not a chat completion stream: {}", error_message(&text)),
+            }),
+        }
     }
 
     /// POSTs to the active endpoint; on a connect error, switches once to
@@ -385,10 +450,7 @@ impl LlmClient {
             detail: root_cause(&e),
         })?;
         let status = resp.status();
-        let text = resp.text().await.map_err(|e| LlmError::Connect {
-            url: url.to_string(),
-            detail: root_cause(&e),
-        })?;
+        let text = String::from_utf8_lossy(&read_capped(resp).await?).into_owned();
         if !status.is_success() {
             return Err(LlmError::Http {
                 status: status.as_u16(),
@@ -407,13 +469,41 @@ enum SendError {
     Fatal(LlmError),
 }
 
+/// A body read to its end, but never more than `MAX_REPLY_BYTES`.
+async fn read_capped(resp: reqwest::Response) -> Result<Vec<u8>, LlmError> {
+    let mut out = Vec::new();
+    let mut stream = resp.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| LlmError::Cut(root_cause(&e)))?;
+        if out.len() + chunk.len() > MAX_REPLY_BYTES {
+            return Err(LlmError::TooBig);
+        }
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out)
+}
+
+/// An error body as text (capped; empty when it cannot be read).
+async fn body_text(resp: reqwest::Response) -> String {
+    read_capped(resp)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
+/// `Retry-After` in seconds. Any number a server sends is taken without
+/// a panic: too big for a Duration is "longer than mm waits".
 fn retry_after(resp: &reqwest::Response) -> Option<Duration> {
-    resp.headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map(Duration::from_secs_f64)
+    let value = resp.headers().get("retry-after")?.to_str().ok()?;
+    parse_retry_after(value)
+}
+
+fn parse_retry_after(value: &str) -> Option<Duration> {
+    let secs = value.trim().parse::<f64>().ok()?;
+    if secs.is_nan() || secs < 0.0 {
+        return None;
+    }
+    Some(Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX))
 }
 
 fn short_body(text: &str) -> String {
@@ -471,6 +561,16 @@ mod tests {
         for _ in 0..100 {
             assert!(unlimited.take().is_ok());
         }
+    }
+
+    #[test]
+    fn any_retry_after_is_taken_without_a_panic() {
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after("1e30"), Some(Duration::MAX));
+        assert_eq!(parse_retry_after("inf"), Some(Duration::MAX));
+        assert_eq!(parse_retry_after("-1"), None);
+        assert_eq!(parse_retry_after("NaN"), None);
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
     }
 
     #[test]

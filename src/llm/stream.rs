@@ -118,6 +118,11 @@ struct Timings {
     predicted_per_second: Option<f64>,
 }
 
+/// The most tool calls one reply may carry. A hostile server sent 20,000
+/// in one reply and mm took 68 s to assemble them (issue 9); models send
+/// a handful.
+pub const MAX_CALLS: usize = 64;
+
 /// Errors the stream itself reports.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum StreamError {
@@ -125,6 +130,8 @@ pub enum StreamError {
     BadChunk(String),
     #[error("the server reported an error mid-stream: {0}")]
     Server(String),
+    #[error("the reply has more than {MAX_CALLS} tool calls; none of them ran")]
+    TooManyCalls,
 }
 
 #[derive(Default)]
@@ -166,7 +173,7 @@ impl Assembler {
         let mut out = Vec::new();
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
-                self.apply_delta(delta, &mut out);
+                self.apply_delta(delta, &mut out)?;
             }
             if let Some(reason) = choice.finish_reason.filter(|r| !r.is_empty()) {
                 self.reply.finish_reason = Some(reason);
@@ -195,7 +202,7 @@ impl Assembler {
         Ok(out)
     }
 
-    fn apply_delta(&mut self, delta: Delta, out: &mut Vec<StreamDelta>) {
+    fn apply_delta(&mut self, delta: Delta, out: &mut Vec<StreamDelta>) -> Result<(), StreamError> {
         let reasoning = delta.reasoning_content.or(delta.reasoning);
         if let Some(r) = reasoning.filter(|r| !r.is_empty()) {
             self.reply.reasoning.push_str(&r);
@@ -207,7 +214,7 @@ impl Assembler {
         }
         for (pos, tc) in delta.tool_calls.into_iter().flatten().enumerate() {
             let index = tc.index.unwrap_or(pos);
-            let slot = self.slot(index);
+            let slot = self.slot(index)?;
             let call = &mut self.reply.calls[slot];
             if let Some(id) = tc.id.filter(|s| !s.is_empty()) {
                 call.id = Some(id);
@@ -236,11 +243,15 @@ impl Assembler {
                 }
             }
         }
+        Ok(())
     }
 
-    fn slot(&mut self, index: usize) -> usize {
+    fn slot(&mut self, index: usize) -> Result<usize, StreamError> {
         if let Some(&(_, slot)) = self.slots.iter().find(|(i, _)| *i == index) {
-            return slot;
+            return Ok(slot);
+        }
+        if self.reply.calls.len() >= MAX_CALLS {
+            return Err(StreamError::TooManyCalls);
         }
         self.reply.calls.push(RawCall {
             index,
@@ -248,7 +259,7 @@ impl Assembler {
         });
         let slot = self.reply.calls.len() - 1;
         self.slots.push((index, slot));
-        slot
+        Ok(slot)
     }
 
     /// The folded reply, with double-encoded arguments unwrapped.
@@ -263,6 +274,39 @@ impl Assembler {
         }
         self.reply
     }
+}
+
+/// A whole (not streamed) chat completion, as a server that ignores
+/// `stream: true` sends it: None when the text is not one.
+pub fn whole_completion(text: &str) -> Option<Reply> {
+    #[derive(Deserialize)]
+    struct Whole {
+        choices: Vec<WholeChoice>,
+        usage: Option<WireUsage>,
+    }
+    #[derive(Deserialize)]
+    struct WholeChoice {
+        message: Delta,
+        finish_reason: Option<String>,
+    }
+    let whole: Whole = serde_json::from_str(text).ok()?;
+    let choice = whole.choices.into_iter().next()?;
+    let mut asm = Assembler::new();
+    let mut ignored = Vec::new();
+    asm.apply_delta(choice.message, &mut ignored).ok()?;
+    asm.reply.finish_reason = Some(choice.finish_reason.unwrap_or_else(|| "stop".into()));
+    if let Some(u) = whole.usage {
+        asm.reply.usage = Some(Usage {
+            prompt: u.prompt_tokens,
+            cached: u
+                .prompt_tokens_details
+                .and_then(|d| d.cached_tokens)
+                .or(u.prompt_cache_hit_tokens)
+                .unwrap_or(0),
+            completion: u.completion_tokens,
+        });
+    }
+    Some(asm.finish())
 }
 
 /// Arguments that arrive as a JSON string holding JSON (`"{\"a\":1}"`) are
@@ -364,6 +408,36 @@ mod tests {
             r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"bash","arguments":"{}"}}]}}]}"#,
         ]);
         assert!(!r.is_complete());
+    }
+
+    #[test]
+    fn a_flood_of_tool_calls_is_refused_quickly() {
+        let mut a = Assembler::new();
+        let started = std::time::Instant::now();
+        let mut err = None;
+        for i in 0..20_000 {
+            let chunk = format!(
+                r#"{{"choices":[{{"delta":{{"tool_calls":[{{"index":{i},"id":"c{i}","function":{{"name":"bash","arguments":"{{}}"}}}}]}}}}]}}"#
+            );
+            if let Err(e) = a.push(&chunk) {
+                err = Some(e);
+                break;
+            }
+        }
+        assert_eq!(err, Some(StreamError::TooManyCalls));
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_whole_completion_is_a_reply() {
+        let r = whole_completion(
+            r#"{"choices":[{"message":{"role":"assistant","content":"hi","tool_calls":[{"index":0,"id":"a","function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#,
+        )
+        .unwrap();
+        assert_eq!(r.content, "hi");
+        assert_eq!(r.calls[0].name, "bash");
+        assert!(r.is_complete());
+        assert!(whole_completion(r#"{"error":{"message":"x"}}"#).is_none());
     }
 
     #[test]

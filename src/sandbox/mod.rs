@@ -62,6 +62,8 @@ pub struct Sandbox {
     fence: Fence,
     net: bool,
     always: Mutex<BTreeSet<String>>,
+    /// "Always" answers not yet written to the session log.
+    unlogged: Mutex<Vec<String>>,
 }
 
 impl Sandbox {
@@ -82,6 +84,7 @@ impl Sandbox {
             fence,
             net,
             always: Mutex::new(BTreeSet::new()),
+            unlogged: Mutex::new(Vec::new()),
         })
     }
 
@@ -347,9 +350,27 @@ impl Sandbox {
 
     /// Remembers an "always" answer for the rest of the session.
     pub fn remember(&self, key: &str) {
-        if let Ok(mut set) = self.always.lock() {
-            set.insert(key.to_string());
+        if let Ok(mut set) = self.always.lock()
+            && set.insert(key.to_string())
+            && let Ok(mut u) = self.unlogged.lock()
+        {
+            u.push(key.to_string());
         }
+    }
+
+    /// Puts back the "always" answers a resumed session had given.
+    pub fn restore(&self, keys: &[String]) {
+        if let Ok(mut set) = self.always.lock() {
+            set.extend(keys.iter().cloned());
+        }
+    }
+
+    /// The "always" answers given since the last call, for the session log.
+    pub fn take_unlogged(&self) -> Vec<String> {
+        self.unlogged
+            .lock()
+            .map(|mut u| std::mem::take(&mut *u))
+            .unwrap_or_default()
     }
 
     /// The "always" answers given so far.

@@ -128,7 +128,11 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 ));
             }
             Record::Note { text } => out.push_str(&format!("\n*mm: {text}*\n")),
-            Record::Turn { .. } | Record::Checkpoint { .. } => {}
+            Record::Always { key } => out.push_str(&format!(
+                "\n*the user answered always: {}*\n",
+                crate::console::show::always_words(key)
+            )),
+            Record::Turn { .. } | Record::Checkpoint { .. } | Record::Made { .. } => {}
         }
     }
     if !changes.is_empty() {

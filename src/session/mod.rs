@@ -62,6 +62,19 @@ pub enum Record {
     Checkpoint {
         checkpoint: CheckpointInfo,
     },
+    /// What mm left a file as (its tools, a command it ran, a rewind): the
+    /// git blob id of the content, "" for a file it deleted. A rewind asks
+    /// before overwriting a file that is no longer as mm left it.
+    Made {
+        path: String,
+        blob: String,
+    },
+    /// The user answered "always": `key` runs without asking for the rest
+    /// of the session, a resumed one included (`=…` one exact command,
+    /// `file:…` every change to one file, else a command prefix).
+    Always {
+        key: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -187,6 +200,7 @@ impl SessionLog {
         let mut repair = Repair {
             torn_bytes: parsed.torn_bytes,
             closed_calls: Vec::new(),
+            answered_prompt: false,
         };
         if repair.torn_bytes > 0 {
             log.append(&Record::Note {
@@ -214,6 +228,22 @@ impl SessionLog {
                     "resume: closed {} tool call(s) whose results were never recorded",
                     repair.closed_calls.len()
                 ),
+            })?;
+        }
+        // A prompt the model never answered (mm was killed mid-stream):
+        // the next prompt would make two user messages in a row, which
+        // strict chat templates reject.
+        if let Some(answer) = repair::unanswered_prompt(&records) {
+            let rec = Record::Message {
+                message: answer,
+                status: None,
+                typed: None,
+            };
+            log.append(&rec)?;
+            records.push(rec);
+            repair.answered_prompt = true;
+            log.append(&Record::Note {
+                text: "resume: the last prompt had no answer; marked as interrupted".into(),
             })?;
         }
         Ok((log, records, repair))
@@ -292,6 +322,28 @@ pub fn turn_starts(records: &[Record]) -> Vec<usize> {
         }
     }
     out
+}
+
+/// What mm last made of each file, as a log recorded it.
+pub fn made(records: &[Record]) -> std::collections::HashMap<String, String> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Made { path, blob } => Some((path.clone(), blob.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The "always" answers recorded in a log.
+pub fn always_keys(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Always { key } => Some(key.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The checkpoints recorded in a log, oldest first.

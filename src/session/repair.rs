@@ -15,6 +15,8 @@ pub struct Repair {
     pub torn_bytes: usize,
     /// Ids of tool calls answered "outcome unknown".
     pub closed_calls: Vec<String>,
+    /// The last prompt had no answer and was given one saying so.
+    pub answered_prompt: bool,
 }
 
 pub struct Parsed {
@@ -69,6 +71,20 @@ pub fn parse(path: &Path, bytes: &[u8]) -> Result<Parsed, SessionError> {
         truncate_to,
         needs_newline,
         torn_bytes,
+    })
+}
+
+/// The assistant message owed to a prompt that was never answered (the
+/// log ends on a user message), if it does.
+pub fn unanswered_prompt(records: &[Record]) -> Option<Message> {
+    let last = records.iter().rev().find_map(|r| match r {
+        Record::Message { message, .. } => Some(message),
+        _ => None,
+    })?;
+    (last.role == Role::User).then(|| {
+        Message::assistant(
+            "(no answer: the session stopped before the reply to this message was recorded)",
+        )
     })
 }
 

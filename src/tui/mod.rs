@@ -31,8 +31,19 @@ const FRAME: Duration = Duration::from_millis(16);
 /// How often the screen moves while the agent works (spinner, elapsed time).
 const TICK: Duration = Duration::from_millis(100);
 
+/// The terminal is in raw mode on the alternate screen.
+static ENTERED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Puts the terminal back if the TUI had taken it (a signal's way out).
+pub fn restore_if_entered() {
+    if ENTERED.load(std::sync::atomic::Ordering::SeqCst) {
+        restore();
+    }
+}
+
 /// Puts the terminal back as it was; safe to call more than once.
 pub fn restore() {
+    ENTERED.store(false, std::sync::atomic::Ordering::SeqCst);
     let mut out = std::io::stdout();
     let _ = execute!(
         out,
@@ -47,6 +58,7 @@ pub fn restore() {
 }
 
 fn enter(mouse: bool) -> std::io::Result<()> {
+    ENTERED.store(true, std::sync::atomic::Ordering::SeqCst);
     terminal::enable_raw_mode()?;
     let mut out = std::io::stdout();
     execute!(out, EnterAlternateScreen, EnableBracketedPaste)?;
