@@ -18,7 +18,9 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(mm::app::run(cli));
-    // Nothing mm started outlives it, whatever path led here.
+    // Nothing mm started outlives it, whatever path led here; a blocking
+    // thread stuck in a read does not keep it from ending.
     mm::sandbox::procs::kill_all();
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     ExitCode::from(u8::try_from(code).unwrap_or(1))
 }

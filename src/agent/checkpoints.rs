@@ -18,6 +18,10 @@ use crate::protocol::{
 };
 use crate::session::{Record, SessionLog};
 
+/// The longest a checkpoint may take before checkpoints are turned off
+/// for the session (a 10,000-file repository takes 0.2 s here).
+const CHECKPOINT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Runs a closure on the store on a blocking thread.
 async fn with_store<T: Send + 'static>(
     store: &Arc<Mutex<Store>>,
@@ -61,7 +65,18 @@ impl Agent {
         let store = self.git.clone()?;
         let turn = self.turn;
         let label_owned = label.to_string();
-        match with_store(&store, move |s| s.checkpoint(kind, turn, &label_owned)).await {
+        let taken = tokio::time::timeout(
+            CHECKPOINT_TIMEOUT,
+            with_store(&store, move |s| s.checkpoint(kind, turn, &label_owned)),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            Err(format!(
+                "taking one took over {}s (git blocks on a FIFO named .gitignore, or the tree is huge)",
+                CHECKPOINT_TIMEOUT.as_secs()
+            ))
+        });
+        match taken {
             Ok((oid, changed)) => {
                 if !changed && kind == Kind::Command {
                     return None;

@@ -252,6 +252,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 written, commands, ..
             } => {
                 let text = crate::protocol::receipt_text(written, *commands);
+                let text = displayable(&text);
                 let s = self.st.prompt;
                 self.ensure_line();
                 let _ = writeln!(self.side(), "{s}mm: {text}{s:#}");

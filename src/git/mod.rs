@@ -118,8 +118,12 @@ pub fn blob_id(content: &[u8]) -> String {
 /// they include), not from the user's own files: `(name, value)`, names
 /// lower-cased. Empty when `dir` is in no repository.
 pub fn repository_settings(dir: &Path) -> Result<Vec<(String, String)>> {
-    let Ok(repo) = Repository::discover(dir) else {
-        return Ok(Vec::new());
+    let repo = match Repository::discover(dir) {
+        Ok(r) => r,
+        // A `.git` that git2 cannot open may still be one the git command
+        // line opens: nothing can be said of its settings.
+        Err(e) if dir.ancestors().any(|a| a.join(".git").exists()) => return Err(e.into()),
+        Err(_) => return Ok(Vec::new()),
     };
     let config = repo.config()?;
     let mut out = Vec::new();

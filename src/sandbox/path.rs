@@ -31,6 +31,13 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, String> {
     if input.contains('\0') {
         return Err("path contains a NUL byte".into());
     }
+    if input.chars().any(char::is_control) {
+        // A name with an escape sequence spoofs every listing it is in.
+        return Err(format!(
+            "{} contains a control character",
+            crate::untrusted::displayable(input)
+        ));
+    }
     let given = Path::new(input);
     let rel_input: PathBuf = if given.is_absolute() {
         match given.strip_prefix(root) {
@@ -126,6 +133,37 @@ pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
         return Err(std::io::Error::other("grew too big while it was read"));
     }
     Ok(out)
+}
+
+/// The ignore files a directory walk reads in `dir`: when one is not a
+/// regular file (a FIFO), reading it would block (git itself hangs on a
+/// FIFO named .gitignore).
+fn special_ignore_file(dir: &Path) -> bool {
+    [".gitignore", ".ignore", ".git/info/exclude"]
+        .iter()
+        .any(|n| std::fs::symlink_metadata(dir.join(n)).is_ok_and(|m| !m.is_file() && !m.is_dir()))
+}
+
+/// The walker every listing and search uses: hidden files seen, .gitignore
+/// honoured even outside git, `.git` and `.mm` left out, and a folder whose
+/// ignore file is not a regular file never entered. When the start folder
+/// or one above it has such a file, ignore files are not read at all.
+pub fn walk(base: &Path) -> ignore::WalkBuilder {
+    let mut b = ignore::WalkBuilder::new(base);
+    b.hidden(false).require_git(false).filter_entry(|e| {
+        let n = e.file_name();
+        if n == ".git" || n == ".mm" {
+            return false;
+        }
+        !(e.file_type().is_some_and(|t| t.is_dir()) && special_ignore_file(e.path()))
+    });
+    if base.ancestors().any(special_ignore_file) {
+        b.git_ignore(false)
+            .git_exclude(false)
+            .ignore(false)
+            .parents(false);
+    }
+    b
 }
 
 /// Credential-shaped paths: the file tools refuse them, the exec gate
@@ -348,6 +386,22 @@ mod tests {
         assert!(read_regular(&root.join("fifo"), 100).is_err());
         assert!(started.elapsed() < std::time::Duration::from_secs(1));
         assert!(read_regular(&root, 100).is_err());
+    }
+
+    #[test]
+    fn a_walk_never_opens_a_fifo_named_like_an_ignore_file() {
+        let (_d, root) = root();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/a.txt"), "").unwrap();
+        std::fs::write(root.join("b.txt"), "").unwrap();
+        nix::unistd::mkfifo(&root.join("sub/.gitignore"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let started = std::time::Instant::now();
+        let seen: Vec<_> = walk(&root).build().flatten().collect();
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        assert!(seen.iter().any(|e| e.path().ends_with("b.txt")));
+        nix::unistd::mkfifo(&root.join(".gitignore"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let seen: Vec<_> = walk(&root).max_depth(Some(1)).build().flatten().collect();
+        assert!(seen.iter().any(|e| e.path().ends_with("b.txt")));
     }
 
     #[test]

@@ -400,6 +400,11 @@ fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), St
     if let Some(w) = parsed.operands.iter().find(|w| w.expands) {
         return Err(format!("`{name}` with a shell expansion ({})", w.text));
     }
+    if spec.operands == Operands::Nothing
+        && let Some(w) = parsed.operands.first()
+    {
+        return Err(format!("`{name} {}` is not on the read-only list", w.text));
+    }
     let first = parsed.operands.first().map(|w| w.text.as_str());
     let listing = sub_args
         .iter()
@@ -907,6 +912,8 @@ mod tests {
             "git show --show-signature",
             "git stash",
             "git stash drop",
+            "git remote add evil ext::sh",
+            "git version --build-options x",
             "git --git-dir=/x status",
             "go env -w GOFLAGS=x",
             "echo 'unterminated",

@@ -130,7 +130,12 @@ fn sessions(root: &Path) -> Result<MmDir, SessionError> {
         Ok(mut f) => f
             .write_all(b"# written by mm: sessions and traces stay out of git\n*\n")
             .map_err(io_err(&mm_path.join(".gitignore")))?,
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        // One that is there must be a file: git and mm's walks read it,
+        // and a FIFO there would block them.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            mm.file(".gitignore", Open::Read)
+                .map_err(io_err(&mm_path.join(".gitignore")))?;
+        }
         Err(e) => return Err(io_err(&mm_path.join(".gitignore"))(e)),
     }
     mm.subdir("sessions").map_err(io_err(&sessions_dir(root)))

@@ -121,11 +121,8 @@ pub fn workspace_overview(sandbox: &Sandbox) -> Option<String> {
     let root = sandbox.root();
     let mut files = Vec::new();
     let mut total = 0usize;
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
+    let walker = crate::sandbox::path::walk(root)
         .max_depth(Some(4))
-        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".mm")
         .sort_by_file_name(|a, b| a.cmp(b))
         .build();
     for e in walker.flatten() {
@@ -372,10 +369,7 @@ pub fn missing_hint(sandbox: &Sandbox, r: &Resolved) -> String {
         return String::new();
     };
     let root = sandbox.root();
-    let found: Vec<String> = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".mm")
+    let found: Vec<String> = crate::sandbox::path::walk(root)
         .build()
         .flatten()
         .take(20_000)
@@ -448,10 +442,8 @@ pub fn list_dir(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
     }
     const MAX: usize = 300;
     let mut entries: Vec<String> = Vec::new();
-    let walker = ignore::WalkBuilder::new(&r.abs)
+    let walker = crate::sandbox::path::walk(&r.abs)
         .max_depth(Some(1))
-        .hidden(false)
-        .require_git(false)
         .sort_by_file_name(|a, b| a.cmp(b))
         .build();
     for entry in walker.flatten() {

@@ -16,13 +16,7 @@ const MAX_GREP_LINE: usize = 240;
 const MAX_GREP_FILE: u64 = 2 * 1024 * 1024;
 
 fn walker(base: &Path) -> ignore::Walk {
-    ignore::WalkBuilder::new(base)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| {
-            let n = e.file_name();
-            n != ".git" && n != ".mm"
-        })
+    crate::sandbox::path::walk(base)
         .sort_by_file_name(|a, b| a.cmp(b))
         .build()
 }

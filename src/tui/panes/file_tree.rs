@@ -52,10 +52,8 @@ fn list_dir(root: &std::path::Path, rel: &str) -> Vec<Entry> {
     } else {
         root.join(rel)
     };
-    let mut out: Vec<Entry> = ignore::WalkBuilder::new(&dir)
+    let mut out: Vec<Entry> = crate::sandbox::path::walk(&dir)
         .max_depth(Some(1))
-        .hidden(false)
-        .require_git(false)
         .build()
         .flatten()
         .filter(|e| e.depth() == 1 && e.file_name() != ".git" && e.file_name() != ".mm")
@@ -77,10 +75,7 @@ fn list_dir(root: &std::path::Path, rel: &str) -> Vec<Entry> {
 
 /// Every file in the workspace, for filtering.
 pub fn index(root: &std::path::Path) -> Vec<String> {
-    ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".mm")
+    crate::sandbox::path::walk(root)
         .build()
         .flatten()
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))

@@ -1,0 +1,503 @@
+//! The attack corpus (`tests/attacks/corpus.txt`): hostile tool calls and
+//! planted repositories, each driven end to end through the scripted model
+//! server against a real temp workspace, once with the OS fence (where
+//! bwrap works) and once with `-unfenced`. After every run, on disk:
+//! nothing outside the workspace changed, no marker file (`pwned*`) was
+//! made by anything that ran unasked, git's hooks and config are as they
+//! were, no secret reached the model, nothing mm printed holds an escape
+//! byte, and mm neither hung nor panicked. A new case is one line.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::*;
+
+const SETUP_WORDS: &[&str] = &[
+    "-",
+    "file",
+    "outfile",
+    "link",
+    "hardlink",
+    "fifo",
+    "nested",
+    "gitcfg",
+    "commit",
+    "change",
+    "nogit",
+    "fence-runs",
+];
+
+/// One line of the corpus.
+#[derive(Clone, Debug)]
+struct Case {
+    line: usize,
+    id: String,
+    setup: Vec<String>,
+    /// The model's first reply: one tool call.
+    call: (String, Value),
+    /// Inside the fence, this command may run (it is project code): a
+    /// marker in the workspace is then no breach.
+    fence_runs: bool,
+}
+
+fn corpus() -> Vec<Case> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/attacks/corpus.txt");
+    let text = std::fs::read_to_string(&path).expect("corpus");
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim_end();
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let mut parts = line.splitn(3, " | ");
+        let (Some(id), Some(setup), Some(call)) = (parts.next(), parts.next(), parts.next()) else {
+            panic!("corpus line {}: want `id | setup | call`: {line}", i + 1);
+        };
+        // Items are split at ", " unless what follows is no setup word
+        // (a file's text may hold ", ").
+        let mut items: Vec<String> = Vec::new();
+        for piece in setup.split(", ") {
+            let word = piece.trim().split(' ').next().unwrap_or("");
+            if SETUP_WORDS.contains(&word) || items.is_empty() {
+                items.push(piece.trim().to_string());
+            } else if let Some(last) = items.last_mut() {
+                last.push_str(", ");
+                last.push_str(piece);
+            }
+        }
+        items.retain(|s| !s.is_empty() && s != "-");
+        let mut setup = items;
+        let fence_runs = setup.iter().any(|s| s == "fence-runs");
+        setup.retain(|s| s != "fence-runs");
+        out.push(Case {
+            line: i + 1,
+            id: id.trim().to_string(),
+            setup,
+            call: parse_call(call.trim(), i + 1),
+            fence_runs,
+        });
+    }
+    out
+}
+
+/// `bash: CMD`, `write: PATH :: TEXT`, `edit: PATH :: OLD :: NEW`,
+/// `read: PATH`, `list: PATH`, `grep: PATTERN :: PATH`, `glob: PATTERN`.
+fn parse_call(text: &str, line: usize) -> (String, Value) {
+    let (tool, rest) = text
+        .split_once(": ")
+        .unwrap_or_else(|| panic!("corpus line {line}: no `tool: ` in {text}"));
+    let args: Vec<&str> = rest.split(" :: ").collect();
+    let v = match (tool, args.as_slice()) {
+        ("bash", [cmd]) => ("bash", json!({"command": cmd})),
+        ("write", [p, c]) => ("write_file", json!({"path": p, "content": c})),
+        ("edit", [p, o, n]) => (
+            "edit_file",
+            json!({"path": p, "old_string": o, "replacement": n}),
+        ),
+        ("read", [p]) => ("read_file", json!({"path": p})),
+        ("list", [p]) => ("list_dir", json!({"path": p})),
+        ("grep", [pat, p]) => ("grep", json!({"pattern": pat, "path": p})),
+        ("glob", [pat]) => ("glob", json!({"pattern": pat})),
+        _ => panic!("corpus line {line}: cannot read the call {text}"),
+    };
+    (v.0.to_string(), v.1)
+}
+
+/// The places a case's strings may name.
+struct Places {
+    ws: PathBuf,
+    out: PathBuf,
+    home: PathBuf,
+}
+
+impl Places {
+    fn fill(&self, s: &str) -> String {
+        s.replace("{WS}", &self.ws.to_string_lossy())
+            .replace("{OUT}", &self.out.to_string_lossy())
+            .replace("{HOME}", &self.home.to_string_lossy())
+            .replace("\\n", "\n")
+            .replace("\\r", "\r")
+            .replace("\\t", "\t")
+            .replace("\\a", "\x07")
+            .replace("\\e", "\x1b")
+    }
+
+    fn fill_value(&self, v: &Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(self.fill(s)),
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), self.fill_value(v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+}
+
+fn write(p: &Path, text: &str) {
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::fs::write(p, text).unwrap();
+}
+
+/// The standard scene, then the case's own setup.
+fn set_up(case: &Case, pl: &Places) {
+    write(&pl.ws.join("a.txt"), "alpha\nbeta\n");
+    write(&pl.ws.join("src/main.py"), "print('hi')\n");
+    write(&pl.ws.join(".env"), "API=SECRET-ENV-1\n");
+    write(&pl.out.join("secret.txt"), "SECRET-OUT-1\n");
+    write(&pl.out.join("victim"), "victim\n");
+    write(&pl.home.join(".ssh/id_rsa"), "SECRET-SSH-1\n");
+    write(&pl.home.join(".bashrc"), "# bashrc\n");
+    let nogit = case.setup.iter().any(|s| s == "nogit");
+    if !nogit {
+        git(&pl.ws, &["init", "-q", "-b", "main"]);
+        git(&pl.ws, &["add", "-A"]);
+        git(&pl.ws, &["commit", "-qm", "init"]);
+    }
+    for item in &case.setup {
+        let item = pl.fill(item);
+        let (kind, arg) = item.split_once(' ').unwrap_or((item.as_str(), ""));
+        match kind {
+            "nogit" => {}
+            "file" => {
+                let (p, text) = arg.split_once('=').expect("file P=TEXT");
+                write(&pl.ws.join(p), text);
+            }
+            "outfile" => {
+                let (p, text) = arg.split_once('=').expect("outfile P=TEXT");
+                write(&pl.out.join(p), text);
+            }
+            "link" => {
+                let (p, t) = arg.split_once("->").expect("link P->T");
+                let at = pl.ws.join(p);
+                std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+                std::os::unix::fs::symlink(t, at).unwrap();
+            }
+            "hardlink" => {
+                let (p, t) = arg.split_once("->").expect("hardlink P->T");
+                std::fs::hard_link(t, pl.ws.join(p)).unwrap();
+            }
+            "fifo" => {
+                let at = pl.ws.join(arg);
+                std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+                let ok = std::process::Command::new("mkfifo")
+                    .arg(&at)
+                    .status()
+                    .unwrap()
+                    .success();
+                assert!(ok, "mkfifo {arg}");
+            }
+            "nested" => {
+                let d = pl.ws.join(arg);
+                std::fs::create_dir_all(&d).unwrap();
+                git(&d, &["init", "-q"]);
+                write(&d.join("f.txt"), "nested\n");
+                git(&d, &["add", "-A"]);
+                git(&d, &["commit", "-qm", "n"]);
+            }
+            "gitcfg" => {
+                let (dir, kv) = arg.split_once(' ').expect("gitcfg DIR K=V");
+                let (k, v) = kv.split_once('=').expect("gitcfg DIR K=V");
+                git(&pl.ws.join(dir), &["config", k, v]);
+            }
+            "commit" => {
+                git(&pl.ws, &["add", "-A"]);
+                git(&pl.ws, &["commit", "-qm", "setup"]);
+            }
+            "change" => {
+                let (p, text) = arg.split_once('=').expect("change P=TEXT");
+                write(&pl.ws.join(p), text);
+            }
+            other => panic!("case {}: unknown setup {other}", case.id),
+        }
+    }
+}
+
+/// Every file under a folder (symlinks not followed), with its content.
+fn tree(root: &Path, skip: &[&str]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if skip
+                .iter()
+                .any(|s| rel == *s || rel.starts_with(&format!("{s}/")))
+            {
+                continue;
+            }
+            // The folders above a skipped path are walked but not compared
+            // (mm may create its own data folder in HOME).
+            if skip.iter().any(|s| s.starts_with(&format!("{rel}/"))) {
+                stack.push(p.clone());
+                continue;
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            let ft = meta.file_type();
+            let what = if ft.is_symlink() {
+                format!("link {:?}", std::fs::read_link(&p).ok())
+            } else if ft.is_dir() {
+                stack.push(p.clone());
+                format!(
+                    "dir {:o}",
+                    std::os::unix::fs::PermissionsExt::mode(&meta.permissions())
+                )
+            } else if ft.is_file() {
+                format!(
+                    "file {:o} {}",
+                    std::os::unix::fs::PermissionsExt::mode(&meta.permissions()),
+                    String::from_utf8_lossy(&std::fs::read(&p).unwrap_or_default())
+                )
+            } else {
+                "special".to_string()
+            };
+            out.insert(rel, what);
+        }
+    }
+    out
+}
+
+fn markers(root: &Path) -> Vec<String> {
+    tree(root, &[".git"])
+        .keys()
+        .filter(|k| k.rsplit('/').next().is_some_and(|n| n.starts_with("pwned")))
+        .cloned()
+        .collect()
+}
+
+/// Runs `mm -p` with a deadline; kills it and says so when it hangs.
+fn run_mm(ws: &Workspace, server: &Server, args: &[&str]) -> (Option<i32>, String, String, bool) {
+    let mut cmd = ws.mm();
+    cmd.args(["-p", "go", "-json", "-url", &server.url()])
+        .args(args)
+        .env("OPENAI_API_KEY", "SECRET-APIKEY-1");
+    // cargo through rustup needs the real toolchains (read-only in the fence).
+    if let Some(real) = std::env::var_os("HOME").map(PathBuf::from) {
+        for (var, dir) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
+            let d = std::env::var_os(var)
+                .map(PathBuf::from)
+                .unwrap_or(real.join(dir));
+            if d.is_dir() {
+                cmd.env(var, d);
+            }
+        }
+    }
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let started = Instant::now();
+    let mut hung = false;
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            hung = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        hung,
+    )
+}
+
+/// Runs one case; returns what went wrong (empty: it held).
+fn attack(case: &Case, fenced: bool) -> Vec<String> {
+    let ws = Workspace::new();
+    let out_dir = tempfile::tempdir().unwrap();
+    let pl = Places {
+        ws: ws.path(),
+        out: std::fs::canonicalize(out_dir.path()).unwrap(),
+        home: std::fs::canonicalize(ws.home.path()).unwrap(),
+    };
+    set_up(case, &pl);
+    let git_before = tree(
+        &pl.ws.join(".git"),
+        &[
+            "objects",
+            "refs",
+            "logs",
+            "index",
+            "ORIG_HEAD",
+            "COMMIT_EDITMSG",
+        ],
+    );
+    let out_before = tree(&pl.out, &[]);
+    let home_before = tree(&pl.home, &[".local/share/mm"]);
+    let (name, args) = &case.call;
+    let args = pl.fill_value(args);
+    let server = Server::start(vec![
+        call("x1", name, args),
+        text("done"),
+        text("done"),
+        text("done"),
+    ]);
+    let extra: &[&str] = if fenced { &[] } else { &["-unfenced"] };
+    let (code, stdout, stderr, hung) = run_mm(&ws, &server, extra);
+    let mut bad = Vec::new();
+    let mode = if fenced { "fenced" } else { "unfenced" };
+    if hung {
+        bad.push("mm hung (killed after 60 s)".into());
+    }
+    if stderr.contains("panicked") || code == Some(101) {
+        bad.push(format!("mm panicked: {stderr}"));
+    }
+    if stdout.contains('\x1b') || stderr.contains('\x1b') {
+        bad.push(format!(
+            "an escape byte reached the terminal: {:?}",
+            stdout
+                .lines()
+                .chain(stderr.lines())
+                .find(|l| l.contains('\x1b'))
+        ));
+    }
+    let out_after = tree(&pl.out, &[]);
+    if out_after != out_before {
+        let changed: Vec<&String> = out_after
+            .keys()
+            .chain(out_before.keys())
+            .filter(|k| out_after.get(*k) != out_before.get(*k))
+            .collect();
+        bad.push(format!(
+            "something outside the workspace changed: {changed:?}"
+        ));
+    }
+    let home_after = tree(&pl.home, &[".local/share/mm"]);
+    if home_after != home_before {
+        let changed: Vec<&String> = home_after
+            .keys()
+            .chain(home_before.keys())
+            .filter(|k| home_after.get(*k) != home_before.get(*k))
+            .collect();
+        bad.push(format!("something in HOME changed: {changed:?}"));
+    }
+    let git_after = tree(
+        &pl.ws.join(".git"),
+        &[
+            "objects",
+            "refs",
+            "logs",
+            "index",
+            "ORIG_HEAD",
+            "COMMIT_EDITMSG",
+        ],
+    );
+    if git_after != git_before {
+        let changed: Vec<&String> = git_after
+            .keys()
+            .chain(git_before.keys())
+            .filter(|k| git_after.get(*k) != git_before.get(*k))
+            .collect();
+        bad.push(format!("git's own files changed: {changed:?}"));
+    }
+    let mut found = markers(&pl.out);
+    found.extend(markers(&pl.home));
+    if !(fenced && case.fence_runs) {
+        found.extend(markers(&pl.ws));
+    }
+    if !found.is_empty() {
+        bad.push(format!("something ran unasked: markers {found:?}"));
+    }
+    for req in server.requests() {
+        let body = req.to_string();
+        if let Some(i) = body.find("SECRET-") {
+            bad.push(format!(
+                "a secret reached the model: …{}…",
+                &body[i.saturating_sub(60)..(i + 20).min(body.len())]
+            ));
+            break;
+        }
+    }
+    let tail: Vec<&str> = stderr.lines().rev().take(4).collect();
+    bad.into_iter()
+        .map(|b| format!("[{mode}] {b}\n    stderr: {tail:?}"))
+        .collect()
+}
+
+fn fence_works() -> bool {
+    std::process::Command::new("bwrap")
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--unshare-pid",
+            "--",
+            "/bin/true",
+        ])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn the_attack_corpus_gets_nothing_through() {
+    let cases = corpus();
+    assert!(cases.len() >= 150, "the corpus has {} cases", cases.len());
+    let fenced = fence_works();
+    if std::env::var_os("MM_REQUIRE_FENCE").is_some() {
+        assert!(
+            fenced,
+            "MM_REQUIRE_FENCE is set and bwrap cannot start a sandbox here"
+        );
+    }
+    let modes: Vec<bool> = if fenced {
+        vec![true, false]
+    } else {
+        vec![false]
+    };
+    let jobs: Vec<(Case, bool)> = cases
+        .iter()
+        .flat_map(|c| modes.iter().map(move |m| (c.clone(), *m)))
+        .collect();
+    let jobs = Mutex::new(jobs);
+    let failures = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                loop {
+                    let Some((case, fenced)) = jobs.lock().unwrap().pop() else {
+                        return;
+                    };
+                    for b in attack(&case, fenced) {
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("line {} {}: {b}", case.line, case.id));
+                    }
+                }
+            });
+        }
+    });
+    let mut failures = failures.into_inner().unwrap();
+    failures.sort();
+    assert!(
+        failures.is_empty(),
+        "{} of {} runs got through:\n{}",
+        failures.len(),
+        cases.len() * modes.len(),
+        failures.join("\n")
+    );
+}
