@@ -1,0 +1,249 @@
+//! The OS fence, checked on disk: a Makefile (project code, which runs
+//! without asking only inside the fence) tries to delete, create and write
+//! outside the workspace, read the SSH key, plant a git hook, write mm's
+//! folder, leave a file in /tmp, see mm's processes and reach the network.
+//! With `MM_REQUIRE_FENCE` set (CI), a machine where the fence does not
+//! start fails the suite instead of skipping it. And every way out of mm
+//! (SIGTERM, SIGHUP) kills what it started.
+
+mod support;
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::json;
+use support::*;
+
+fn fence_works() -> bool {
+    let works = std::process::Command::new("bwrap")
+        .args([
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--unshare-pid",
+            "--",
+            "/bin/true",
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !works && std::env::var_os("MM_REQUIRE_FENCE").is_some() {
+        panic!("MM_REQUIRE_FENCE is set and bwrap cannot start a sandbox here");
+    }
+    works
+}
+
+/// A listener on 127.0.0.1 that counts the connections it gets.
+fn counting_listener() -> (u16, Arc<AtomicUsize>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let n = Arc::new(AtomicUsize::new(0));
+    let seen = n.clone();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            seen.fetch_add(1, Ordering::SeqCst);
+            if let Ok(mut s) = s {
+                let mut buf = [0u8; 512];
+                let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
+                let _ = s.read(&mut buf);
+                use std::io::Write;
+                let _ = s.write_all(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok");
+            }
+        }
+    });
+    (port, n)
+}
+
+fn makefile(ws: &Workspace, out: &Path, probe: &str, port: u16) {
+    let o = out.display();
+    ws.write(
+        "Makefile",
+        &format!(
+            "all:\n\
+\t-rm -f {o}/victim\n\
+\t-touch {o}/pwned\n\
+\t-sh -c 'echo x > {o}/pwned2'\n\
+\t-sh -c 'cat $$HOME/.ssh/id_rsa > stolen.txt'\n\
+\t-sh -c 'echo hook > .git/hooks/pre-commit'\n\
+\t-sh -c 'echo \"[core]\" >> .git/config'\n\
+\t-touch .mm/evil\n\
+\t-touch /tmp/{probe}\n\
+\t-sh -c 'ps ax > procs.txt'\n\
+\t-python3 -c \"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{port}/', timeout=3)\"\n\
+\ttouch ran.txt\n"
+        ),
+    );
+}
+
+fn setup() -> (Workspace, tempfile::TempDir) {
+    let ws = Workspace::new();
+    let out = tempfile::tempdir().unwrap();
+    std::fs::write(out.path().join("victim"), "victim\n").unwrap();
+    let home = ws.home.path();
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "SECRET-SSH-KEY\n").unwrap();
+    ws.write("a.txt", "a\n");
+    git(&ws.path(), &["init", "-q"]);
+    git(&ws.path(), &["add", "-A"]);
+    git(&ws.path(), &["commit", "-qm", "init"]);
+    std::fs::create_dir_all(ws.path().join(".mm")).unwrap();
+    (ws, out)
+}
+
+#[test]
+fn code_run_in_the_fence_touches_nothing_outside_the_workspace() {
+    if !fence_works() {
+        eprintln!("skipped: bwrap cannot start a sandbox here");
+        return;
+    }
+    for no_net in [false, true] {
+        let (ws, out) = setup();
+        let probe = format!("mm-fence-probe-{}-{no_net}", std::process::id());
+        let (port, hits) = counting_listener();
+        makefile(&ws, out.path(), &probe, port);
+        let config_before = std::fs::read(ws.path().join(".git/config")).unwrap();
+        let server = Server::start(vec![
+            call("m", "bash", json!({"command": "make"})),
+            text("made"),
+        ]);
+        let mut args = vec!["-json"];
+        if no_net {
+            args.push("-no-net");
+        }
+        let o = ws.run(&server, "build it", &args);
+        let result = json_result(&o);
+        assert_eq!(result["fence"], "bwrap", "{}", stderr(&o));
+        assert_eq!(result["network"], !no_net);
+        let p = ws.path();
+        assert!(
+            p.join("ran.txt").exists(),
+            "make did not run: {}",
+            stderr(&o)
+        );
+        assert!(out.path().join("victim").exists(), "deleted outside");
+        assert!(!out.path().join("pwned").exists(), "created outside");
+        assert!(!out.path().join("pwned2").exists(), "wrote outside");
+        let stolen = std::fs::read_to_string(p.join("stolen.txt")).unwrap_or_default();
+        assert!(!stolen.contains("SECRET"), "read the SSH key");
+        assert!(!p.join(".git/hooks/pre-commit").exists(), "planted a hook");
+        assert_eq!(
+            std::fs::read(p.join(".git/config")).unwrap(),
+            config_before,
+            "changed .git/config"
+        );
+        assert!(!p.join(".mm/evil").exists(), "wrote mm's folder");
+        assert!(
+            !Path::new("/tmp").join(&probe).exists(),
+            "wrote the real /tmp"
+        );
+        let procs = std::fs::read_to_string(p.join("procs.txt")).unwrap_or_default();
+        assert!(
+            procs.lines().count() < 10 && !procs.contains(env!("CARGO_BIN_EXE_mm")),
+            "saw mm's processes:\n{procs}"
+        );
+        let reached = hits.load(Ordering::SeqCst);
+        if no_net {
+            assert_eq!(reached, 0, "-no-net let a connection through");
+        } else {
+            assert_eq!(reached, 1, "the network is there without -no-net");
+        }
+    }
+}
+
+#[test]
+fn read_only_mode_runs_project_code_with_the_workspace_read_only() {
+    if !fence_works() {
+        eprintln!("skipped: bwrap cannot start a sandbox here");
+        return;
+    }
+    let (ws, out) = setup();
+    makefile(&ws, out.path(), "mm-ro-probe", 9);
+    let server = Server::start(vec![
+        call("m", "bash", json!({"command": "make"})),
+        text("done"),
+    ]);
+    let o = ws.run(&server, "build it", &["-json", "-sandbox", "read-only"]);
+    assert_eq!(json_result(&o)["fence"], "bwrap");
+    assert!(!ws.path().join("ran.txt").exists(), "wrote the workspace");
+    assert!(out.path().join("victim").exists());
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].1.contains("Read-only file system"),
+        "{}",
+        results[0].1
+    );
+}
+
+#[test]
+fn without_the_fence_project_code_asks_and_headless_refuses_it() {
+    let (ws, out) = setup();
+    makefile(&ws, out.path(), "mm-nofence-probe", 9);
+    let server = Server::start(vec![
+        call("m", "bash", json!({"command": "make"})),
+        text("done"),
+    ]);
+    let o = ws.run(&server, "build it", &["-json", "-unfenced"]);
+    assert_eq!(json_result(&o)["fence"], "none");
+    assert!(!ws.path().join("ran.txt").exists());
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].1.contains("not run"), "{}", results[0].1);
+}
+
+/// Starts `mm -p` whose model runs `command`, waits until it has started
+/// it, sends `signal` to mm, and says whether `marker` ever appeared.
+fn killed_mid_command(args: &[&str], command: &str, signal: nix::sys::signal::Signal) -> bool {
+    let ws = Workspace::new();
+    ws.write("Makefile", &format!("all:\n\t{command}\n"));
+    let server = Server::start(vec![
+        call("c", "bash", json!({"command": "make"})),
+        text("done"),
+    ]);
+    let mut child = ws
+        .mm()
+        .args(["-p", "go", "-url", &server.url()])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = ws.path().join("started");
+    for _ in 0..200 {
+        if started.exists() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert!(started.exists(), "the command never started");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
+    let status = child.wait().unwrap();
+    assert!(!status.success());
+    std::thread::sleep(Duration::from_millis(2500));
+    ws.path().join("late").exists()
+}
+
+#[test]
+fn sigterm_and_sighup_kill_the_command_mm_started() {
+    use nix::sys::signal::Signal;
+    let cmd = "touch started; sleep 2; touch late";
+    // Outside the fence (full access), and inside it.
+    assert!(!killed_mid_command(
+        &["-sandbox", "full"],
+        cmd,
+        Signal::SIGTERM
+    ));
+    assert!(!killed_mid_command(
+        &["-sandbox", "full"],
+        cmd,
+        Signal::SIGHUP
+    ));
+    if fence_works() {
+        assert!(!killed_mid_command(&[], cmd, Signal::SIGTERM));
+    }
+}
