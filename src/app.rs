@@ -127,6 +127,12 @@ pub async fn run(cli: Cli) -> i32 {
         eprintln!("mm: {msg}");
         return 2;
     }
+    if let Fence::Off(why) = &fence
+        && !cli.unfenced
+        && settings.sandbox != config::SandboxMode::Full
+    {
+        eprintln!("mm: no OS fence ({why}): tests and builds ask before they run");
+    }
     let sandbox = match Sandbox::with_fence(&root, settings.sandbox, fence, !cli.no_net) {
         Ok(s) => Arc::new(s),
         Err(e) => {

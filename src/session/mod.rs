@@ -395,6 +395,12 @@ pub fn resolve_id(root: &Path, which: &str) -> Result<String, SessionError> {
     }
 }
 
+/// The records of a log's bytes, as a resume reads them (a torn last line
+/// left out; damage elsewhere is an error).
+pub fn parse_log(bytes: &[u8]) -> Result<Vec<Record>, SessionError> {
+    Ok(repair::parse(Path::new("log"), bytes)?.records)
+}
+
 /// Reads a log without locking or repairing it (for `-show`).
 pub fn read_records(root: &Path, which: &str) -> Result<(String, Vec<Record>), SessionError> {
     let id = resolve_id(root, which)?;

@@ -1,0 +1,56 @@
+//! What the fence costs a command: `sh -c true` started as the bash tool
+//! starts it, outside the fence and inside it (read-only, and with the
+//! workspace writable; with and without the network). Target: at most
+//! 15 ms more per command (issue 9). Skipped where bwrap cannot start.
+
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+
+use mm::config::SandboxMode;
+use mm::sandbox::{Access, Fence, RunPlan, Sandbox};
+
+fn run(sb: &Sandbox, rt: &tokio::runtime::Runtime, plan: RunPlan) {
+    rt.block_on(async {
+        let mut cmd = sb.command("/bin/sh", &["-c", "true"], sb.root(), plan);
+        let status = cmd.status().await.unwrap();
+        assert!(status.success());
+    });
+}
+
+fn fence(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let fence = rt.block_on(Fence::detect());
+    let dir = tempfile::tempdir().unwrap();
+    let sb = Sandbox::with_fence(dir.path(), SandboxMode::Workspace, fence, true).unwrap();
+    let mut g = c.benchmark_group("fence");
+    g.sample_size(30).measurement_time(Duration::from_secs(5));
+    let plan = |access, net| RunPlan {
+        access,
+        net,
+        git_guard: false,
+    };
+    g.bench_function("sh -c true, no fence", |b| {
+        b.iter(|| run(&sb, &rt, plan(None, true)))
+    });
+    if sb.fence().is_on() {
+        g.bench_function("sh -c true, fence, read-only", |b| {
+            b.iter(|| run(&sb, &rt, plan(Some(Access::ReadOnly), true)))
+        });
+        g.bench_function("sh -c true, fence, workspace writable", |b| {
+            b.iter(|| run(&sb, &rt, plan(Some(Access::Workspace), true)))
+        });
+        g.bench_function("sh -c true, fence, no network", |b| {
+            b.iter(|| run(&sb, &rt, plan(Some(Access::Workspace), false)))
+        });
+    } else {
+        eprintln!("fence: bwrap cannot start here; only the unfenced figure is measured");
+    }
+    g.finish();
+}
+
+criterion_group!(benches, fence);
+criterion_main!(benches);

@@ -1,0 +1,20 @@
+//! The exec gate's lexer and judge on any command line: no panic, and the
+//! judgement is stable (the same line, the same answer).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mm::sandbox::{policy, shell};
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(cmd) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = shell::parse(cmd);
+    let v = policy::judge(cmd);
+    assert_eq!(v, policy::judge(cmd));
+    let key = policy::always_key(cmd);
+    assert!(policy::matches_always(cmd, &key));
+    let _ = policy::describe_always(&key);
+    let shown = mm::untrusted::displayable(cmd);
+    assert!(!shown.contains('\x1b'));
+});
