@@ -170,7 +170,8 @@ pub async fn run(cli: Cli) -> i32 {
                         always.len(),
                         always
                             .iter()
-                            .map(|k| crate::untrusted::displayable(k).into_owned())
+                            .map(|k| crate::untrusted::displayable(&show::always_words(k))
+                                .into_owned())
                             .collect::<Vec<_>>()
                             .join(", ")
                     );

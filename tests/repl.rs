@@ -200,3 +200,51 @@ fn typing_ahead_does_not_answer_an_approval() {
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+#[test]
+fn always_for_one_rm_is_not_always_for_every_rm_and_holds_after_a_resume() {
+    let server = Server::start(vec![
+        call("c1", "bash", json!({"command": "rm -f x.o"})),
+        call("c2", "bash", json!({"command": "rm -rf dir"})),
+        text("Kept dir."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("x.o", "obj");
+    ws.write("dir/keep.txt", "keep");
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("clean up\r");
+    t.expect("[a]lways = this exact command this session");
+    t.send("a\r");
+    // The next rm is another command: it asks again.
+    t.expect("run `rm -rf dir`?");
+    t.send("n\r");
+    t.expect("Kept dir.");
+    assert!(!ws.dir.path().join("x.o").exists());
+    assert!(ws.dir.path().join("dir/keep.txt").exists());
+    t.send("\x04");
+    assert_eq!(t.exit_code(), 0);
+    let log = std::fs::read_to_string(ws.sessions().last().unwrap()).unwrap();
+    assert!(
+        log.contains(r#"{"type":"always","key":"=rm -f x.o"}"#),
+        "{log}"
+    );
+
+    // Resumed, the same command runs without a question.
+    ws.write("x.o", "obj again");
+    let again = Server::start(vec![
+        call("c3", "bash", json!({"command": "rm -f x.o"})),
+        text("Removed."),
+    ]);
+    let url = again.url();
+    let mut t = Term::start(&ws, &["-url", &url, "-resume", "last"]);
+    t.expect("still hold: `rm -f x.o`");
+    t.expect("› ");
+    t.send("again\r");
+    t.expect("Removed.");
+    assert!(!ws.dir.path().join("x.o").exists());
+    assert_eq!(t.screen.lock().unwrap().matches("allow?").count(), 0);
+    t.send("\x04");
+    assert_eq!(t.exit_code(), 0);
+}

@@ -366,3 +366,36 @@ fn three_turns_then_diff_rewind_rewind_back_and_commit_in_the_tui() {
     s.keys("\x11"); // ctrl-q
     assert_eq!(s.exit_code(), 0);
 }
+
+#[test]
+fn escape_sequences_from_the_model_and_tools_never_reach_the_terminal() {
+    let evil = "\u{1b}]0;PWNED-TITLE\u{7}\u{1b}[2J\u{1b}]52;c;cHduZWQ=\u{7}";
+    let server = Server::start(vec![
+        call(
+            "p",
+            "bash",
+            json!({"command": "printf '\\033]0;PWNED-OUT\\007 listed'"}),
+        ),
+        text(&format!("Here{evil} it is.")),
+    ]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 120);
+    s.wait_for("Ask mm to do something");
+    s.keys("show me\r");
+    s.wait_for("it is.");
+    s.keys("\x03");
+    s.keys("\x03");
+    assert_eq!(s.exit_code(), 0);
+    std::thread::sleep(Duration::from_millis(200));
+    let raw = s.raw.lock().unwrap().clone();
+    for bad in [&b"\x1b]0;PWNED"[..], b"\x1b]52;c;cHduZWQ"] {
+        assert!(
+            !raw.windows(bad.len()).any(|w| w == bad),
+            "{:?} reached the terminal",
+            String::from_utf8_lossy(bad)
+        );
+    }
+    // The replay printed into the scrollback shows them escaped.
+    assert!(s.text().contains("^[]0;PWNED-TITLE^G"), "{}", s.text());
+}
