@@ -327,3 +327,36 @@ fn a_turn_stopped_in_a_loop_still_tells_of_the_errors_it_left() {
         "{ask}"
     );
 }
+
+#[test]
+fn a_server_in_the_fence_outlives_its_check_on_mm() {
+    // pyright checks every few seconds that the pid it was given is alive;
+    // in the fence's pid namespace mm's pid is not there.
+    let Some(program) = pyright() else { return };
+    let mut later = match call(
+        "e1",
+        "edit_file",
+        json!({"path": "calc.py", "old_string": "return 1", "replacement": "return undefined_name"}),
+    ) {
+        Reply::Sse(events) => events,
+        other => panic!("{other:?}"),
+    };
+    later[0].0 = 7000;
+    let server = Server::start(vec![
+        call("r1", "read_file", json!({"path": "calc.py"})),
+        Reply::Sse(later),
+        text("Done."),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def one():\n    return 1\n");
+    let out = run_with(&ws, &program, &server, "break it");
+    let err = stderr(&out);
+    assert!(!err.contains("pyright stopped"), "{err}");
+    let reqs = server.requests();
+    let result = &tool_results(&reqs[2]).last().unwrap().1.clone();
+    assert!(
+        result.contains("undefined_name"),
+        "no diagnostics: {result}"
+    );
+}

@@ -104,6 +104,8 @@ pub struct Client {
     /// The server's process group, killed when the client goes (and by
     /// every way out of mm).
     group: Option<crate::sandbox::procs::Group>,
+    /// mm's pid as the server can see it (None inside the fence).
+    parent_pid: Option<u32>,
     /// Open documents: their versions and a hash of the text sent last.
     docs: Mutex<HashMap<PathBuf, (i32, u64)>>,
     pub pid: Option<u32>,
@@ -127,6 +129,7 @@ impl Client {
     pub async fn start(
         spec: &ServerSpec,
         mut cmd: tokio::process::Command,
+        parent_pid: Option<u32>,
         root: &Path,
         store: Arc<DiagStore>,
         on_report: OnReport,
@@ -164,6 +167,10 @@ impl Client {
         *client.child.lock().await = Some(child);
         client.pid = pid;
         client.group = group;
+        // In the fence's pid namespace mm's pid means nothing: a server
+        // that watches its parent by pid (pyright does, every few seconds)
+        // would find it gone and quit.
+        client.parent_pid = parent_pid;
         client.initialize(root, spec, init_timeout).await?;
         Ok(client)
     }
@@ -200,6 +207,7 @@ impl Client {
             exit_reason,
             child: Mutex::new(None),
             group: None,
+            parent_pid: Some(std::process::id()),
             docs: Mutex::new(HashMap::new()),
             pid: None,
         }
@@ -243,7 +251,7 @@ impl Client {
         };
         #[allow(deprecated)]
         let params = InitializeParams {
-            process_id: Some(std::process::id()),
+            process_id: self.parent_pid,
             root_uri: uri(root),
             workspace_folders: folder(root).map(|f| vec![f]),
             initialization_options: spec.initialization_options.clone(),

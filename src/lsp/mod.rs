@@ -288,8 +288,14 @@ impl Lsp {
 
     /// The command that starts a server: in the fence with the workspace
     /// writable (rust-analyzer's cargo check writes target/), the secrets
-    /// scrubbed from its environment.
-    fn server_command(&self, program: &Path, args: &[String]) -> tokio::process::Command {
+    /// scrubbed from its environment. Also says mm's pid as the server
+    /// will see it: none inside the fence, which has a pid namespace of its
+    /// own.
+    fn server_command(
+        &self,
+        program: &Path,
+        args: &[String],
+    ) -> (tokio::process::Command, Option<u32>) {
         let program = program.to_string_lossy();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         match &self.sandbox {
@@ -298,14 +304,15 @@ impl Lsp {
                 if sb.mode() == crate::config::SandboxMode::ReadOnly {
                     plan.access = plan.access.map(|_| crate::sandbox::Access::ReadOnly);
                 }
-                sb.command(&program, &args, &self.root, plan)
+                let pid = plan.access.is_none().then(std::process::id);
+                (sb.command(&program, &args, &self.root, plan), pid)
             }
             None => {
                 let mut cmd = tokio::process::Command::new(program.as_ref());
                 cmd.args(&args).current_dir(&self.root);
                 crate::sandbox::env::apply(&mut cmd);
                 crate::sandbox::procs::own_session(&mut cmd);
-                cmd
+                (cmd, Some(std::process::id()))
             }
         }
     }
@@ -494,9 +501,11 @@ impl Lsp {
                 _ => {}
             }
         }
+        let (cmd, parent_pid) = self.server_command(&program, &spec.args);
         let started = Client::start(
             spec,
-            self.server_command(&program, &spec.args),
+            cmd,
+            parent_pid,
             &self.root,
             self.store.clone(),
             self.on_report(),
