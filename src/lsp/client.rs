@@ -111,6 +111,13 @@ pub struct Client {
     pub pid: Option<u32>,
 }
 
+/// How a server is started: its command (in the fence or not), and mm's
+/// pid as the server will see it (None inside the fence's pid namespace).
+pub struct Launch {
+    pub cmd: tokio::process::Command,
+    pub parent_pid: Option<u32>,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum LspError {
     #[error("{0} did not start: {1}")]
@@ -128,8 +135,7 @@ impl Client {
     /// `log` (or nowhere).
     pub async fn start(
         spec: &ServerSpec,
-        mut cmd: tokio::process::Command,
-        parent_pid: Option<u32>,
+        launch: Launch,
         root: &Path,
         store: Arc<DiagStore>,
         on_report: OnReport,
@@ -144,6 +150,10 @@ impl Client {
             })
             .map(Stdio::from)
             .unwrap_or_else(Stdio::null);
+        let Launch {
+            mut cmd,
+            parent_pid,
+        } = launch;
         let mut child = cmd
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

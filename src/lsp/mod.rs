@@ -291,11 +291,7 @@ impl Lsp {
     /// scrubbed from its environment. Also says mm's pid as the server
     /// will see it: none inside the fence, which has a pid namespace of its
     /// own.
-    fn server_command(
-        &self,
-        program: &Path,
-        args: &[String],
-    ) -> (tokio::process::Command, Option<u32>) {
+    fn server_command(&self, program: &Path, args: &[String]) -> client::Launch {
         let program = program.to_string_lossy();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         match &self.sandbox {
@@ -304,15 +300,20 @@ impl Lsp {
                 if sb.mode() == crate::config::SandboxMode::ReadOnly {
                     plan.access = plan.access.map(|_| crate::sandbox::Access::ReadOnly);
                 }
-                let pid = plan.access.is_none().then(std::process::id);
-                (sb.command(&program, &args, &self.root, plan), pid)
+                client::Launch {
+                    parent_pid: plan.access.is_none().then(std::process::id),
+                    cmd: sb.command(&program, &args, &self.root, plan),
+                }
             }
             None => {
                 let mut cmd = tokio::process::Command::new(program.as_ref());
                 cmd.args(&args).current_dir(&self.root);
                 crate::sandbox::env::apply(&mut cmd);
                 crate::sandbox::procs::own_session(&mut cmd);
-                (cmd, Some(std::process::id()))
+                client::Launch {
+                    cmd,
+                    parent_pid: Some(std::process::id()),
+                }
             }
         }
     }
@@ -501,11 +502,9 @@ impl Lsp {
                 _ => {}
             }
         }
-        let (cmd, parent_pid) = self.server_command(&program, &spec.args);
         let started = Client::start(
             spec,
-            cmd,
-            parent_pid,
+            self.server_command(&program, &spec.args),
             &self.root,
             self.store.clone(),
             self.on_report(),
