@@ -16,28 +16,8 @@ use crate::session::{self, SessionLog};
 use crate::tools::{self, ToolEnv, ToolSet};
 use crate::{headless, startup, tui};
 
-/// SIGTERM and SIGHUP (a closed terminal, `kill`, a CI timeout) end mm
-/// at once, but never leave what it started running: every command and
-/// language server is killed with its process group, the terminal is put
-/// back, and the exit code says which signal it was. The session log is
-/// whole at every step, so the session resumes.
-fn watch_exit_signals() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return;
-    };
-    tokio::spawn(async move {
-        let code = tokio::select! {
-            _ = term.recv() => 128 + 15,
-            _ = hup.recv() => 128 + 1,
-        };
-        crate::sandbox::procs::kill_all();
-        tui::restore_if_entered();
-        std::process::exit(code);
-    });
+/// A panic anywhere kills what mm started before it is reported.
+fn kill_children_on_panic() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         crate::sandbox::procs::kill_all();
@@ -47,7 +27,7 @@ fn watch_exit_signals() {
 
 /// Runs mm as the flags say and returns the exit code.
 pub async fn run(cli: Cli) -> i32 {
-    watch_exit_signals();
+    kill_children_on_panic();
     let root = match workspace_root(&cli) {
         Ok(r) => r,
         Err(e) => {
@@ -421,7 +401,8 @@ fn export(
     let target = (path != "-").then(|| root.join(path));
     let text = session::export::document(root, records, changes, target.as_deref(), json);
     if path == "-" {
-        print!("{text}");
+        // To a terminal (or a pipe read by one): nothing raw.
+        print!("{}", crate::untrusted::displayable(&text));
         return 0;
     }
     match std::fs::write(path, text) {

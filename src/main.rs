@@ -7,6 +7,7 @@ fn main() -> ExitCode {
     // fraction of aws-lc's time); without this call the client panics.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = mm::cli::Cli::parse_args();
+    mm::sandbox::procs::watch_exit_signals(mm::tui::restore_if_entered);
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

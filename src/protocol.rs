@@ -355,7 +355,7 @@ pub enum AgentEvent {
     RewindPreview {
         id: String,
         changes: Vec<FileChange>,
-        /// Files changed outside mm since the last checkpoint.
+        /// Files that are no longer as mm last left them (changed by the user).
         foreign: Vec<String>,
     },
     /// The conversation was cut back to before `turn` (a rewind).

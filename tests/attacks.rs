@@ -210,7 +210,26 @@ fn set_up(case: &Case, pl: &Places) {
             }
             "commit" => {
                 git(&pl.ws, &["add", "-A"]);
-                git(&pl.ws, &["commit", "-qm", "setup"]);
+                git(&pl.ws, &["commit", "-qm", "setup", "--allow-empty"]);
+            }
+            "touch" => {
+                // Any name, `=` included (file P=TEXT cannot say one).
+                let at = pl.ws.join(arg);
+                std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+                std::fs::write(at, "").unwrap();
+            }
+            "gitadd" => {
+                git(&pl.ws, &["add", arg]);
+                git(&pl.ws, &["commit", "-qm", "add"]);
+            }
+            "oldtime" => {
+                let ok = std::process::Command::new("touch")
+                    .args(["-d", "2020-01-01"])
+                    .arg(pl.ws.join(arg))
+                    .status()
+                    .unwrap()
+                    .success();
+                assert!(ok, "touch -d {arg}");
             }
             "change" => {
                 let (p, text) = arg.split_once('=').expect("change P=TEXT");

@@ -162,3 +162,49 @@ fn undo_reverts_the_last_edit_only() {
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+#[test]
+fn a_file_mm_wrote_and_the_user_changed_between_sessions_is_confirmed_before_a_rewind() {
+    let ws = Workspace::new();
+    let p = ws.path();
+    git(&p, &["init", "-q", "-b", "main"]);
+    ws.write("a.txt", "alpha\n");
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    // Session 1, headless: mm writes notes.txt.
+    let first = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "by mm\n"}),
+        ),
+        text("Wrote notes."),
+    ]);
+    let o = ws.run(&first, "write notes", &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Between sessions, the user edits the file mm wrote.
+    ws.write("notes.txt", "by mm, then my own lines\n");
+    // Resumed: going back to turn 1 would delete notes.txt.
+    let second = Server::start(vec![]);
+    let url = second.url();
+    let mut t = Term::start(&ws, &["-url", &url, "-resume", "last"]);
+    t.expect("› ");
+    t.send("/rewind\r");
+    t.expect("rewind to which?");
+    let screen = t.screen.lock().unwrap().clone();
+    let turn1 = screen
+        .lines()
+        .rev()
+        .find(|l| l.contains("turn 1 ·") && l.contains("write notes"))
+        .and_then(|l| l.trim().split(')').next().map(str::to_string))
+        .expect("turn 1 is listed");
+    t.send(&format!("{turn1}\r"));
+    t.expect("restore [c]ode");
+    t.send("c\r");
+    t.expect("notes.txt changed since mm last left it");
+    t.send("n\r");
+    t.expect("not rewound");
+    assert_eq!(ws.read("notes.txt"), "by mm, then my own lines\n");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}

@@ -73,6 +73,8 @@ fn makefile(ws: &Workspace, out: &Path, probe: &str, port: u16) {
 \t-sh -c 'cat $$HOME/.ssh/id_rsa > stolen.txt'\n\
 \t-sh -c 'echo hook > .git/hooks/pre-commit'\n\
 \t-sh -c 'echo \"[core]\" >> .git/config'\n\
+\t-sh -c 'mv .git .git-old && mkdir .git && cp -a .git-old/. .git/'\n\
+\t-sh -c 'rm -rf .git/objects'\n\
 \t-touch .mm/evil\n\
 \t-touch /tmp/{probe}\n\
 \t-sh -c 'ps ax > procs.txt'\n\
@@ -138,6 +140,10 @@ fn code_run_in_the_fence_touches_nothing_outside_the_workspace() {
             config_before,
             "changed .git/config"
         );
+        assert!(!p.join(".git-old").exists(), "moved .git");
+        assert!(p.join(".git/objects").is_dir(), "deleted git's objects");
+        assert!(!p.join(".git-old").exists(), "moved .git");
+        assert!(p.join(".git/objects").is_dir(), "deleted git's objects");
         assert!(!p.join(".mm/evil").exists(), "wrote mm's folder");
         assert!(
             !Path::new("/tmp").join(&probe).exists(),
@@ -194,6 +200,46 @@ fn without_the_fence_project_code_asks_and_headless_refuses_it() {
     assert!(!ws.path().join("ran.txt").exists());
     let results = tool_results(&server.requests()[1]);
     assert!(results[0].1.contains("not run"), "{}", results[0].1);
+}
+
+#[test]
+fn an_approved_command_can_commit_but_not_plant_what_runs_later() {
+    if !fence_works() {
+        eprintln!("skipped: bwrap cannot start a sandbox here");
+        return;
+    }
+    let (ws, out) = setup();
+    let p = ws.path();
+    let o = out.path().display();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let fence = rt.block_on(mm::sandbox::Fence::detect());
+    let sb = mm::sandbox::Sandbox::with_fence(&p, mm::config::SandboxMode::Workspace, fence, true)
+        .unwrap();
+    let config_before = std::fs::read(p.join(".git/config")).unwrap();
+    let script = format!(
+        "mv .git .git-old; \
+         printf '[core]\\n\\tfsmonitor = touch {o}/pwned\\n' >> .git/config; \
+         echo hook > .git/hooks/pre-commit; \
+         echo b > b.txt; git add b.txt; \
+         git -c user.name=t -c user.email=t@t commit -qm approved && touch committed"
+    );
+    let plan = sb.approved_plan();
+    let status = rt.block_on(async {
+        let mut cmd = sb.command("/bin/sh", &["-c", &script], &p, plan);
+        cmd.status().await.unwrap()
+    });
+    assert!(status.success(), "{status:?}");
+    assert!(
+        p.join("committed").exists(),
+        "an approved git commit works in the fence"
+    );
+    assert!(git(&p, &["log", "--format=%s"]).contains("approved"));
+    assert!(!p.join(".git-old").exists(), "moved .git");
+    assert_eq!(std::fs::read(p.join(".git/config")).unwrap(), config_before);
+    assert!(!p.join(".git/hooks/pre-commit").exists());
 }
 
 /// Starts `mm -p` whose model runs `command`, waits until it has started

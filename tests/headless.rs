@@ -712,3 +712,130 @@ fn the_fallback_is_used_when_the_base_url_does_not_answer() {
         stderr(&out)
     );
 }
+
+/// A hostile or broken server: none of what follows may panic, hang,
+/// grow without bound, or be retried when asking again would get the same.
+mod hostile_server {
+    use super::*;
+
+    fn response(head: &str, body: &[u8]) -> Reply {
+        let mut bytes = format!(
+            "HTTP/1.1 {head}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        bytes.extend_from_slice(body);
+        Reply::Response(bytes)
+    }
+
+    #[test]
+    fn a_reply_past_16_mib_is_cut_and_runs_nothing() {
+        let piece = format!(
+            "data: {}\n\n",
+            json!({"choices":[{"index":0,"delta":{"content": "x".repeat(64 * 1024)}}]})
+        );
+        let mut body = String::new();
+        while body.len() < 20 * 1024 * 1024 {
+            body.push_str(&piece);
+        }
+        let server = Server::start(vec![Reply::Raw(body)]);
+        let ws = Workspace::new();
+        let started = std::time::Instant::now();
+        let o = ws.run(&server, "hi", &[]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains("more than 16 MiB"), "{}", stderr(&o));
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        assert_eq!(server.requests().len(), 1, "not retried");
+    }
+
+    #[test]
+    fn a_flood_of_tool_calls_runs_none_of_them() {
+        let mut body = String::new();
+        for i in 0..20_000 {
+            body.push_str(&format!(
+                "data: {}\n\n",
+                json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":i,"id":format!("c{i}"),"type":"function","function":{"name":"bash","arguments":"{\"command\":\"touch pwned\"}"}}]}}]})
+            ));
+        }
+        body.push_str("data: [DONE]\n\n");
+        let server = Server::start(vec![Reply::Raw(body)]);
+        let ws = Workspace::new();
+        let started = std::time::Instant::now();
+        let o = ws.run(&server, "hi", &["-yolo"]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(
+            stderr(&o).contains("more than 64 tool calls"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        assert!(!ws.dir.path().join("pwned").exists());
+    }
+
+    #[test]
+    fn a_json_200_is_an_answer_or_an_error_never_a_retry() {
+        let whole = json!({"choices":[{"index":0,"message":{"role":"assistant","content":"whole answer"},"finish_reason":"stop"}]});
+        let server = Server::start(vec![response(
+            "200 OK\r\nContent-Type: application/json",
+            whole.to_string().as_bytes(),
+        )]);
+        let ws = Workspace::new();
+        let o = ws.run(&server, "hi", &[]);
+        assert_eq!(stdout(&o).trim(), "whole answer", "{}", stderr(&o));
+
+        let err = json!({"error":{"message":"model not loaded"}});
+        let server = Server::start(vec![response(
+            "200 OK\r\nContent-Type: application/json",
+            err.to_string().as_bytes(),
+        )]);
+        let o = ws.run(&server, "hi", &[]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains("model not loaded"), "{}", stderr(&o));
+        assert_eq!(server.requests().len(), 1, "not retried");
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_fail_once() {
+        let mut body = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"".to_vec();
+        body.extend_from_slice(&[0xff, 0xfe, 0xfd]);
+        body.extend_from_slice(b"\"}}]}\n\n");
+        let server = Server::start(vec![response(
+            "200 OK\r\nContent-Type: text/event-stream",
+            &body,
+        )]);
+        let ws = Workspace::new();
+        let o = ws.run(&server, "hi", &[]);
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert_eq!(server.requests().len(), 1, "not retried");
+    }
+
+    #[test]
+    fn a_retry_after_of_any_size_is_no_panic() {
+        for value in ["1e30", "inf", "99999999999999999999999", "-5", "soon"] {
+            let server = Server::start(vec![
+                response(
+                    &format!(
+                        "429 Too Many\r\nRetry-After: {value}\r\nContent-Type: application/json"
+                    ),
+                    b"{\"error\":{\"message\":\"slow down\"}}",
+                ),
+                text("after the wait"),
+            ]);
+            let ws = Workspace::new();
+            let o = ws.run(&server, "hi", &[]);
+            assert!(!stderr(&o).contains("panicked"), "{value}: {}", stderr(&o));
+            assert!(matches!(o.status.code(), Some(0) | Some(1)), "{value}");
+        }
+    }
+
+    #[test]
+    fn a_huge_watchdog_in_an_agent_file_is_a_config_error() {
+        let ws = Workspace::new();
+        ws.write("agent.yaml", "watchdogTimeout: 1e30h\n");
+        let server = Server::start(vec![]);
+        let o = ws.run(&server, "hi", &["agent.yaml"]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("agent.yaml"), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    }
+}

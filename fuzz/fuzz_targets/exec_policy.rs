@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mm::sandbox::{policy, shell};
+use mm::sandbox::{always, policy, shell};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(cmd) = std::str::from_utf8(data) else {
@@ -12,9 +12,9 @@ fuzz_target!(|data: &[u8]| {
     let _ = shell::parse(cmd);
     let v = policy::judge(cmd);
     assert_eq!(v, policy::judge(cmd));
-    let key = policy::always_key(cmd);
-    assert!(policy::matches_always(cmd, &key));
-    let _ = policy::describe_always(&key);
+    let key = always::key(cmd);
+    assert!(always::matches(cmd, &key));
+    let _ = always::describe(&key);
     let shown = mm::untrusted::displayable(cmd);
     assert!(!shown.contains('\x1b'));
 });

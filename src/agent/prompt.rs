@@ -28,14 +28,31 @@ pub struct PromptEnv<'a> {
 }
 
 fn template(root: &Path) -> String {
-    let local = root.join(".mm").join("prompts").join("system.md");
-    let user = crate::config::user_config_dir().map(|d| d.join("prompts").join("system.md"));
-    for path in [Some(local), user].into_iter().flatten() {
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            return text;
-        }
+    let local = workspace_text(root, ".mm/prompts/system.md");
+    let user = crate::config::user_config_dir()
+        .and_then(|d| read_text(&d.join("prompts").join("system.md")));
+    local
+        .or(user)
+        .unwrap_or_else(|| DEFAULT_TEMPLATE.to_string())
+}
+
+/// A text file of at most 256 KiB, only if it is a regular file (a FIFO
+/// named AGENTS.md froze mm before its first request).
+fn read_text(path: &Path) -> Option<String> {
+    let bytes = crate::sandbox::path::read_regular(path, 256 * 1024).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// A file of the workspace that goes into every request: read only when
+/// it resolves inside the workspace and does not look like a credential
+/// (an `AGENTS.md` linked to `.env` or `~/.ssh/id_rsa` sent it to the
+/// model).
+fn workspace_text(root: &Path, rel: &str) -> Option<String> {
+    let r = crate::sandbox::path::resolve(root, rel).ok()?;
+    if crate::sandbox::path::credential_reason(&r.rel).is_some() {
+        return None;
     }
-    DEFAULT_TEMPLATE.to_string()
+    read_text(&r.abs)
 }
 
 fn sandbox_line(mode: SandboxMode, env: &PromptEnv<'_>, bash: bool) -> String {
@@ -102,7 +119,7 @@ fn find_git_above(root: &Path) -> bool {
 }
 
 fn agents_md(root: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(root.join("AGENTS.md")).ok()?;
+    let text = workspace_text(root, "AGENTS.md")?;
     let text = text.trim();
     if text.is_empty() {
         return None;

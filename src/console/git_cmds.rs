@@ -184,8 +184,8 @@ pub async fn rewind(
         let (ed, yes) = ask(
             editor,
             &format!(
-                "{} changed since the last checkpoint, not by mm (by you?); overwrite? [y/N] ",
-                foreign.join(", ")
+                "{} changed since mm last left it, not by mm (by you?); overwrite? [y/N] ",
+                displayable(&foreign.join(", "))
             ),
         )
         .await;

@@ -135,7 +135,7 @@ pub fn always_words(key: &str) -> String {
         Some(path) => format!("every change to {path}"),
         None => match key.strip_prefix('=') {
             Some(cmd) => format!("`{cmd}`"),
-            None => crate::sandbox::policy::describe_always(key),
+            None => crate::sandbox::always::describe(key),
         },
     }
 }

@@ -1,6 +1,6 @@
 //! Rewinding the work tree to a checkpoint, and the session's diff. A
 //! rewind is planned first (what each file would become, which files
-//! changed outside mm since the last checkpoint), shown, then applied.
+//! are no longer as mm left them), shown, then applied.
 //! Ignored files and files left out of snapshots are never touched.
 
 use std::collections::HashMap;

@@ -296,10 +296,13 @@ impl Lsp {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         match &self.sandbox {
             Some(sb) => {
+                // Like unasked code: the workspace (read-only in read-only
+                // mode), never .git.
                 let mut plan = sb.approved_plan();
-                if sb.mode() == crate::config::SandboxMode::ReadOnly {
-                    plan.access = plan.access.map(|_| crate::sandbox::Access::ReadOnly);
-                }
+                plan.access = plan.access.map(|_| match sb.mode() {
+                    crate::config::SandboxMode::ReadOnly => crate::sandbox::Access::ReadOnly,
+                    _ => crate::sandbox::Access::Project,
+                });
                 client::Launch {
                     parent_pid: plan.access.is_none().then(std::process::id),
                     cmd: sb.command(&program, &args, &self.root, plan),

@@ -27,10 +27,18 @@ pub fn is_secret_var(name: &str) -> bool {
         || upper == "SSH_AUTH_SOCK"
 }
 
+/// Variables that change where a shell goes or what it runs first:
+/// `cd dir` follows CDPATH to a folder outside the workspace, and ENV or
+/// BASH_ENV name a file a shell sources before the command.
+const SHELL_STEERING: &[&str] = &["CDPATH", "ENV", "BASH_ENV"];
+
 /// mm's environment without secrets.
 pub fn scrubbed() -> Vec<(OsString, OsString)> {
     std::env::vars_os()
-        .filter(|(k, _)| !is_secret_var(&k.to_string_lossy()))
+        .filter(|(k, _)| {
+            let k = k.to_string_lossy();
+            !is_secret_var(&k) && !SHELL_STEERING.contains(&k.as_ref())
+        })
         .collect()
 }
 
@@ -47,6 +55,13 @@ pub fn apply(cmd: &mut tokio::process::Command) {
 /// command start a program (fsmonitor, hooks, a pager). Settings git has
 /// no "off" for (diff.external, textconv) are checked by the gate instead.
 pub const GIT_GUARD: &[(&str, &str)] = &[
+    // Submodules are repositories with settings of their own that git
+    // would honour when it looks into them (a clean filter ran on a plain
+    // `git status`): it does not look into them.
+    ("diff.ignoreSubmodules", "all"),
+    ("submodule.recurse", "false"),
+    ("status.submoduleSummary", "false"),
+    ("diff.submodule", "short"),
     ("core.fsmonitor", "false"),
     ("core.hooksPath", "/dev/null"),
     ("core.pager", "cat"),

@@ -20,7 +20,12 @@ use std::process::Stdio;
 pub enum Access {
     /// Nothing but its private /tmp.
     ReadOnly,
-    /// The workspace (but its .git/hooks, .git/config, .mm) and the caches.
+    /// Code nobody was asked about (tests, builds): the workspace and the
+    /// caches, but nothing of `.git` or `.mm`.
+    Project,
+    /// A command the user said yes to: the workspace, `.git` too (a commit
+    /// works) but its hooks, config, info and submodules' config and hooks,
+    /// and the caches.
     Workspace,
     /// Everything the user can (only with `-no-net` in `full` mode).
     Full,
@@ -162,7 +167,7 @@ impl Fence {
             a.push("--tmpfs");
             a.push("/var/tmp");
             match access {
-                Access::Workspace => {
+                Access::Workspace | Access::Project => {
                     a.pair("--bind", root);
                     if let Some(home) = &home {
                         for c in cache_dirs(home) {
@@ -171,11 +176,17 @@ impl Fence {
                             }
                         }
                     }
-                    for p in protected(root) {
-                        a.pair("--ro-bind", &p);
+                    for (p, writable) in protected(root, access == Access::Workspace) {
+                        a.pair(if writable { "--bind" } else { "--ro-bind" }, &p);
                     }
                 }
                 _ => a.pair("--ro-bind", root),
+            }
+            // Session logs are mm's, read by nothing it runs.
+            let sessions = root.join(".mm/sessions");
+            if sessions.is_dir() {
+                a.push("--tmpfs");
+                a.push(sessions);
             }
             if let Some(home) = &home {
                 for m in MASKED {
@@ -259,24 +270,41 @@ fn cache_dirs(home: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// Parts of the workspace that stay read-only when the rest is writable:
-/// git hooks and config (code in them runs later, outside the fence) and
-/// mm's own folder (sessions, prompts). A missing hooks folder is made
-/// empty first, so it cannot be created inside the fence.
-fn protected(root: &Path) -> Vec<PathBuf> {
+/// Parts of the workspace mounted again over the writable workspace, in
+/// order, with whether each stays writable. `.git` becomes a mount point
+/// of its own, so it cannot be renamed and rebuilt with a planted config
+/// (the red team did that); for unasked code it is read-only whole, for a
+/// command the user approved only what runs code later is: hooks, config,
+/// info, and each submodule's config and hooks. `.mm/` is read-only. A
+/// missing hooks folder is made empty first, so it cannot be created in
+/// the fence.
+fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
+    let real = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
     let git = root.join(".git");
-    if git.is_dir() && !git.join("hooks").exists() {
-        let _ = std::fs::create_dir(git.join("hooks"));
+    let mut out = Vec::new();
+    if git.is_dir() && real(&git) {
+        if !git.join("hooks").exists() {
+            let _ = std::fs::create_dir(git.join("hooks"));
+        }
+        if approved {
+            out.push((git.clone(), true));
+            let mut inner = vec![git.join("hooks"), git.join("config"), git.join("info")];
+            if let Ok(rd) = std::fs::read_dir(git.join("modules")) {
+                for m in rd.flatten() {
+                    inner.push(m.path().join("config"));
+                    inner.push(m.path().join("hooks"));
+                }
+            }
+            out.extend(inner.into_iter().filter(|p| real(p)).map(|p| (p, false)));
+        } else {
+            out.push((git, false));
+        }
     }
-    [
-        git.join("hooks"),
-        git.join("config"),
-        git.join("info"),
-        root.join(".mm"),
-    ]
-    .into_iter()
-    .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink()))
-    .collect()
+    let mm = root.join(".mm");
+    if real(&mm) {
+        out.push((mm, false));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -316,9 +344,16 @@ mod tests {
         let r = root.display().to_string();
         let ws = text(Access::Workspace, true);
         assert!(ws.contains(&format!("--bind {r} {r}")), "{ws}");
+        assert!(ws.contains(&format!("--bind {r}/.git {r}/.git")), "{ws}");
         assert!(ws.contains(&format!("--ro-bind {r}/.git/hooks {r}/.git/hooks")));
         assert!(ws.contains(&format!("--ro-bind {r}/.git/config {r}/.git/config")));
         assert!(!ws.contains("--unshare-net"));
+        let project = text(Access::Project, true);
+        assert!(
+            project.contains(&format!("--ro-bind {r}/.git {r}/.git")),
+            "{project}"
+        );
+        assert!(!project.contains(&format!("--bind {r}/.git {r}/.git")));
         let ro = text(Access::ReadOnly, false);
         assert!(ro.contains(&format!("--ro-bind {r} {r}")), "{ro}");
         assert!(!ro.contains(&format!("--bind {r} {r}")));

@@ -13,6 +13,7 @@
 //! collects an answer; the sandbox that asked applies it, so "always" is
 //! remembered here, for this session.
 
+pub mod always;
 pub mod env;
 pub mod fence;
 pub mod path;
@@ -175,9 +176,7 @@ impl Sandbox {
                 git_guard: class == Class::ReadOnly,
             }),
             (_, Class::ReadOnly) => run(Access::ReadOnly, true),
-            (SandboxMode::Workspace, Class::ProjectCode) if fenced => {
-                run(Access::Workspace, false)
-            }
+            (SandboxMode::Workspace, Class::ProjectCode) if fenced => run(Access::Project, false),
             (SandboxMode::ReadOnly, Class::ProjectCode) if fenced => run(Access::ReadOnly, false),
             (SandboxMode::Workspace, Class::ProjectCode) => self.ask(
                 command,
@@ -197,7 +196,7 @@ impl Sandbox {
     }
 
     fn ask(&self, command: &str, reason: String) -> ExecDecision {
-        let key = policy::always_key(command);
+        let key = always::key(command);
         if self.is_always(&key) {
             return ExecDecision::Run(self.approved_plan());
         }
@@ -266,6 +265,20 @@ impl Sandbox {
                         self.check_operand(d, &word.text, false, false)?;
                     }
                 }
+                Check::GitOperand { word, dirs } => {
+                    for d in dirs {
+                        self.check_git_operand(d, &word.text)?;
+                    }
+                }
+                Check::NoSecretsUnder { word, dirs } => {
+                    for d in dirs {
+                        let at = match word {
+                            Some(w) => join(d, &w.text),
+                            None => d.clone(),
+                        };
+                        self.check_no_secrets_under(&at)?;
+                    }
+                }
                 Check::Git { at, dirs } => {
                     for d in dirs {
                         let dir = match at {
@@ -322,6 +335,60 @@ impl Sandbox {
             }
             if let Some(why) = path::reserved_reason(&r.rel, false) {
                 return Err(why);
+            }
+        }
+        Ok(())
+    }
+
+    /// A git revision or path, seen from `dir`: `rev:path` names a file of
+    /// the repository (its name is checked); anything else is checked as a
+    /// path, which a revision name passes (it names nothing on disk).
+    fn check_git_operand(&self, dir: &str, text: &str) -> Result<(), String> {
+        if let Some((_, inside)) = text.split_once(':') {
+            let inside = inside.trim_start_matches("./");
+            if let Some(why) = path::credential_reason(inside) {
+                return Err(format!("it reads a credential file from git ({why})"));
+            }
+            return Ok(());
+        }
+        let r = path::resolve(&self.root, &join(dir, text))
+            .map_err(|e| format!("a git operand outside the workspace ({e})"))?;
+        if let Some(why) = path::credential_reason(&r.rel) {
+            return Err(format!("it reads a credential file ({why})"));
+        }
+        if let Some(why) = path::reserved_reason(&r.rel, false) {
+            return Err(why);
+        }
+        Ok(())
+    }
+
+    /// A recursive search under `at` (relative to the workspace) would
+    /// read every file there: none may look like a credential. Ignored and
+    /// hidden files count (grep -r reads them); `.git` and `.mm` do not.
+    fn check_no_secrets_under(&self, at: &str) -> Result<(), String> {
+        const MAX_WALKED: usize = 100_000;
+        let base = path::resolve(&self.root, if at.is_empty() { "." } else { at })
+            .map_err(|e| format!("a search outside the workspace ({e})"))?;
+        if !base.abs.is_dir() {
+            return Ok(());
+        }
+        let walk = ignore::WalkBuilder::new(&base.abs)
+            .standard_filters(false)
+            .follow_links(false)
+            .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".mm")
+            .build();
+        for (n, e) in walk.flatten().enumerate() {
+            if n > MAX_WALKED {
+                return Err("a recursive search over more files than mm checks".into());
+            }
+            let Ok(rel) = e.path().strip_prefix(&self.root) else {
+                continue;
+            };
+            let rel = rel.to_string_lossy();
+            if e.depth() > 0
+                && let Some(why) = path::credential_reason(&rel)
+            {
+                return Err(format!("a recursive search would read {why}"));
             }
         }
         Ok(())
@@ -390,17 +457,20 @@ fn join(dir: &str, text: &str) -> String {
     }
 }
 
-/// git settings that start a program. `core.fsmonitor` may also be a
-/// plain boolean (the built-in daemon).
+/// git settings that start a program (or write a file, `trace2.*`).
+/// Subsections may hold dots (`diff.x.y.textconv` is the driver `x.y`),
+/// so a setting is known by its section and its last part. `core.fsmonitor`
+/// may also be a plain boolean (the built-in daemon).
 fn runs_a_program(name: &str, value: &str) -> bool {
     let parts: Vec<&str> = name.split('.').collect();
     let (first, last) = (parts[0], parts[parts.len() - 1]);
+    let sub = parts.len() >= 3;
     match first {
-        "alias" | "filter" | "pager" | "include" | "includeif" => true,
-        "diff" | "merge" => {
-            name == "diff.external"
-                || (parts.len() == 3 && matches!(last, "textconv" | "command" | "driver"))
-        }
+        "alias" | "filter" | "pager" | "include" | "includeif" | "trace2" => true,
+        "diff" => name == "diff.external" || (sub && matches!(last, "textconv" | "command")),
+        "merge" => sub && last == "driver",
+        "difftool" | "mergetool" => matches!(last, "cmd" | "path"),
+        "submodule" => last == "update",
         "core" => match last {
             "fsmonitor" => !matches!(
                 value.to_ascii_lowercase().as_str(),
@@ -467,7 +537,7 @@ mod tests {
         assert_eq!(
             ws.check_exec("cargo test"),
             ExecDecision::Run(RunPlan {
-                access: Some(Access::Workspace),
+                access: Some(Access::Project),
                 net: true,
                 git_guard: false
             })
@@ -517,6 +587,41 @@ mod tests {
     }
 
     #[test]
+    fn git_operands_and_recursive_searches_are_checked_on_disk() {
+        let (d, ws) = sandbox(SandboxMode::Workspace);
+        std::fs::write(d.path().join("a.txt"), "x").unwrap();
+        git2::Repository::init(d.path()).unwrap();
+        assert!(runs(&ws.check_exec("git diff HEAD~1 -- a.txt")));
+        assert!(runs(&ws.check_exec("grep -rn x .")));
+        for cmd in [
+            "git diff /etc/passwd a.txt",
+            "git diff ../x a.txt",
+            "git show HEAD:.env",
+            "git log -- .env",
+        ] {
+            assert!(
+                matches!(ws.check_exec(cmd), ExecDecision::Ask { .. }),
+                "{cmd}"
+            );
+        }
+        std::fs::create_dir(d.path().join("conf")).unwrap();
+        std::fs::write(d.path().join("conf/.env"), "KEY=1").unwrap();
+        for cmd in [
+            "grep -rn KEY .",
+            "grep -r KEY",
+            "rg KEY",
+            "git grep KEY",
+            "grep -rn KEY conf",
+        ] {
+            assert!(
+                matches!(ws.check_exec(cmd), ExecDecision::Ask { .. }),
+                "{cmd}"
+            );
+        }
+        assert!(runs(&ws.check_exec("grep -n KEY a.txt")));
+    }
+
+    #[test]
     fn a_glob_that_expands_to_an_option_is_caught() {
         let (d, ws) = sandbox(SandboxMode::Workspace);
         std::fs::write(d.path().join("--output=x"), "").unwrap();
@@ -555,6 +660,11 @@ mod tests {
             ExecDecision::Ask { .. }
         ));
         assert!(runs_a_program("diff.lfs.textconv", "cat"));
+        assert!(runs_a_program("diff.x.y.textconv", "cat"));
+        assert!(runs_a_program("diff.x.y.command", "cat"));
+        assert!(runs_a_program("merge.a.b.driver", "cat"));
+        assert!(runs_a_program("trace2.eventtarget", "/tmp/x"));
+        assert!(!runs_a_program("diff.renames", "true"));
         assert!(runs_a_program("diff.external", "x"));
         assert!(!runs_a_program("core.fsmonitor", "true"));
         assert!(!runs_a_program("remote.origin.url", "x"));

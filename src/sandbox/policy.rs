@@ -35,6 +35,15 @@ pub enum Check {
     /// git runs in `dirs` (joined with `at`, from `-C`): the repository's
     /// own config must not name programs git would run.
     Git { at: Option<Word>, dirs: Vec<String> },
+    /// A git revision or path: what it names as a path (`rev:path` too)
+    /// is inside the workspace and not a credential.
+    GitOperand { word: Word, dirs: Vec<String> },
+    /// A search reads every file under `word` (or the directory it runs
+    /// in): none may be credential-shaped.
+    NoSecretsUnder {
+        word: Option<Word>,
+        dirs: Vec<String>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,20 +93,20 @@ pub fn judge(command: &str) -> Verdict {
             // It never runs; judge it from the root all the same.
             dirs.push(String::new());
         }
-        let mut cd_to = None;
+        let mut moved_to = None;
         for cmd in pipeline {
             match judge_simple(cmd, &dirs, &mut checks) {
                 Err(reason) => return Verdict::not_listed(reason),
                 Ok(Part::ReadOnly) => {}
                 Ok(Part::Project) => project = true,
                 // In a pipeline each command has a shell of its own.
-                Ok(Part::Cd(target)) => cd_to = (pipeline.len() == 1).then_some(target),
+                Ok(Part::Cd(target)) => moved_to = (pipeline.len() == 1).then_some(target),
             }
         }
         states = skip;
         for d in dirs {
-            let moved = match &cd_to {
-                Some(t) => join_dir(&d, t),
+            let moved = match &moved_to {
+                Some(t) => cd_to(&d, t),
                 None => d.clone(),
             };
             for state in [(moved, true), (d, false)] {
@@ -141,6 +150,27 @@ fn join_dir(dir: &str, target: &str) -> String {
     } else {
         format!("{dir}/{target}")
     }
+}
+
+/// Where `cd target` from `dir` lands, as the shell computes it: the
+/// path joined and `..` taken off the text (`cd -L`), "" for the root,
+/// a leading `..` kept when it climbs out (the check then fails).
+fn cd_to(dir: &str, target: &str) -> String {
+    let joined = join_dir(dir, target);
+    let absolute = joined.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for c in joined.split('/') {
+        match c {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            ".." if absolute => {}
+            other => parts.push(other),
+        }
+    }
+    let body = parts.join("/");
+    if absolute { format!("/{body}") } else { body }
 }
 
 enum Part {
@@ -209,7 +239,7 @@ fn judge_simple(cmd: &Simple, dirs: &[String], checks: &mut Vec<Check>) -> Resul
     Ok(Part::ReadOnly)
 }
 
-fn is_assignment(text: &str) -> bool {
+pub(super) fn is_assignment(text: &str) -> bool {
     let Some((name, _)) = text.split_once('=') else {
         return false;
     };
@@ -272,10 +302,18 @@ fn cd(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<Part, S
     let args: Vec<&Word> = args.iter().filter(|w| w.text != "--").collect();
     match args.as_slice() {
         [w] if w.literal() && w.text != "-" && !w.text.starts_with('-') => {
-            checks.push(Check::Dir {
-                word: (*w).clone(),
-                dirs: dirs.to_vec(),
-            });
+            // The shell's `cd` is logical: `d/..` is where it started,
+            // whatever `d` links to. So is the place checked.
+            for d in dirs {
+                checks.push(Check::Dir {
+                    word: Word {
+                        text: cd_to(d, &w.text),
+                        expands: false,
+                        globs: false,
+                    },
+                    dirs: vec![String::new()],
+                });
+            }
             Ok(Part::Cd(w.text.clone()))
         }
         _ => Err("`cd` anywhere but one plain folder".into()),
@@ -339,6 +377,21 @@ fn listed(
             for w in ops.iter().skip(skip) {
                 read(w, checks)?;
             }
+            if recursive(name, args) {
+                let paths: Vec<&Word> = ops.iter().skip(skip).collect();
+                if paths.is_empty() {
+                    checks.push(Check::NoSecretsUnder {
+                        word: None,
+                        dirs: dirs.to_vec(),
+                    });
+                }
+                for w in paths {
+                    checks.push(Check::NoSecretsUnder {
+                        word: Some(w.clone()),
+                        dirs: dirs.to_vec(),
+                    });
+                }
+            }
         }
         Operands::DateFormat => {
             if let Some(w) = ops
@@ -353,6 +406,20 @@ fn listed(
         }
     }
     Ok(())
+}
+
+/// A search that walks folders: rg always, grep with -r (or
+/// `--directories=recurse`). Options are read loosely here: a false "yes"
+/// only costs a walk.
+fn recursive(name: &str, args: &[Word]) -> bool {
+    name == "rg"
+        || args.iter().any(|w| {
+            let t = w.text.as_str();
+            t == "--recursive"
+                || t.starts_with("--directories")
+                || t == "recurse"
+                || (t.starts_with('-') && !t.starts_with("--") && t.contains(['r', 'd']))
+        })
 }
 
 /// git: global options, then a read-only subcommand with its options.
@@ -397,7 +464,7 @@ fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), St
     };
     let name = format!("git {}", sub.text);
     let parsed = rules::parse_args(&name, spec, sub_args)?;
-    if let Some(w) = parsed.operands.iter().find(|w| w.expands) {
+    if let Some(w) = parsed.operands.iter().find(|w| !w.literal()) {
         return Err(format!("`{name}` with a shell expansion ({})", w.text));
     }
     if spec.operands == Operands::Nothing
@@ -428,6 +495,27 @@ fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), St
         checks.push(Check::Read {
             word: v.clone(),
             dirs: dirs.to_vec(),
+        });
+    }
+    // Revisions and paths alike: an operand that names a place outside the
+    // repository makes `git diff A B` a `--no-index` diff of two files.
+    let git_dirs: Vec<String> = dirs
+        .iter()
+        .map(|d| match &at {
+            Some(w) => join_dir(d, &w.text),
+            None => d.clone(),
+        })
+        .collect();
+    for w in &parsed.operands {
+        checks.push(Check::GitOperand {
+            word: w.clone(),
+            dirs: git_dirs.clone(),
+        });
+    }
+    if sub.text == "grep" {
+        checks.push(Check::NoSecretsUnder {
+            word: None,
+            dirs: git_dirs.clone(),
         });
     }
     checks.push(Check::Git {
@@ -548,6 +636,14 @@ fn find(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), S
         let Some(v) = args.get(i) else {
             return Err(format!("`find {t}` without its value"));
         };
+        if !v.literal() {
+            // `-name *.rs` unquoted: the shell expands it, maybe into
+            // several words (`-name +x -exec sh {}`).
+            return Err(format!(
+                "`find {t}` with a value made by the shell ({})",
+                v.text
+            ));
+        }
         i += 1;
         if takes_path || (newer_xy && !t.ends_with('t')) {
             checks.push(Check::Read {
@@ -624,179 +720,6 @@ fn project_code(name: &str, args: &[Word]) -> bool {
         "ruff" => sub == Some("check") && !has("--fix"),
         "black" | "prettier" => has("--check"),
         _ => false,
-    }
-}
-
-/// Commands whose "always" is never wider than the exact command line:
-/// interpreters and shells run anything, these delete or move files, and
-/// these reach the network or other machines.
-const EXACT_ONLY: &[&str] = &[
-    "sh",
-    "bash",
-    "zsh",
-    "fish",
-    "dash",
-    "ksh",
-    "csh",
-    "tcsh",
-    "python",
-    "python3",
-    "python2",
-    "node",
-    "deno",
-    "bun",
-    "ruby",
-    "perl",
-    "php",
-    "lua",
-    "R",
-    "Rscript",
-    "java",
-    "osascript",
-    "pwsh",
-    "powershell",
-    "rm",
-    "rmdir",
-    "mv",
-    "cp",
-    "dd",
-    "ln",
-    "install",
-    "chmod",
-    "chown",
-    "chgrp",
-    "truncate",
-    "shred",
-    "tee",
-    "sed",
-    "awk",
-    "gawk",
-    "xargs",
-    "find",
-    "env",
-    "sudo",
-    "su",
-    "doas",
-    "eval",
-    "exec",
-    "source",
-    ".",
-    "nohup",
-    "timeout",
-    "nice",
-    "watch",
-    "time",
-    "strace",
-    "curl",
-    "wget",
-    "ssh",
-    "scp",
-    "rsync",
-    "nc",
-    "ncat",
-    "socat",
-    "kill",
-    "pkill",
-    "killall",
-    "docker",
-    "podman",
-    "kubectl",
-    "npx",
-    "bunx",
-    "pipx",
-    "uvx",
-    "crontab",
-    "systemctl",
-    "service",
-    "mount",
-    "umount",
-    "git",
-];
-
-/// Package managers and build tools: "always" covers one subcommand
-/// (`cargo test …`), a script run covers that script (`npm run build …`),
-/// and installs and publishes are never wider than the exact command.
-const WITH_SUBCOMMANDS: &[&str] = &[
-    "cargo", "npm", "pnpm", "yarn", "go", "pip", "pip3", "uv", "poetry", "gem", "bundle",
-    "composer", "apt", "apt-get", "brew", "conda", "mvn", "gradle", "dotnet", "swift", "make",
-    "just", "mix", "stack", "cabal", "meson", "cmake",
-];
-
-const INSTALL_LIKE: &[&str] = &[
-    "install",
-    "i",
-    "add",
-    "remove",
-    "rm",
-    "uninstall",
-    "publish",
-    "exec",
-    "x",
-    "dlx",
-    "link",
-    "update",
-    "upgrade",
-    "ci",
-    "get",
-    "login",
-    "logout",
-    "config",
-    "set",
-    "sync",
-    "owner",
-    "yank",
-    "login",
-];
-
-/// What "always" remembers for a command: a prefix (`cargo test`, `npm run
-/// build`, `mkdir`) when the command is one plain simple command whose verb
-/// allows one, else the exact command line, marked with a leading `=`.
-pub fn always_key(command: &str) -> String {
-    let exact = format!("={}", command.trim());
-    let Ok(simples) = shell::parse(command) else {
-        return exact;
-    };
-    let [one] = simples.as_slice() else {
-        return exact;
-    };
-    if !one.redirects.is_empty() || one.words.iter().any(|w| !w.literal()) {
-        return exact;
-    }
-    let words: Vec<&str> = one.words.iter().map(|w| w.text.as_str()).collect();
-    let Some((&verb, rest)) = words.split_first() else {
-        return exact;
-    };
-    if verb.contains('/') || is_assignment(verb) || EXACT_ONLY.contains(&verb) {
-        return exact;
-    }
-    if !WITH_SUBCOMMANDS.contains(&verb) {
-        return verb.to_string();
-    }
-    let mut plain = rest
-        .iter()
-        .filter(|a| !a.starts_with('-') && !a.starts_with('+'));
-    match plain.next() {
-        None if rest.is_empty() => verb.to_string(),
-        None => exact,
-        Some(&sub) if INSTALL_LIKE.contains(&sub) => exact,
-        Some(&sub) if matches!(sub, "run" | "run-script") => match plain.next() {
-            Some(script) => format!("{verb} {sub} {script}"),
-            None => exact,
-        },
-        Some(&sub) => format!("{verb} {sub}"),
-    }
-}
-
-/// True when `command` falls under a remembered "always" key.
-pub fn matches_always(command: &str, key: &str) -> bool {
-    always_key(command) == key
-}
-
-/// The scope of an "always" answer in words, for the approval question.
-pub fn describe_always(key: &str) -> String {
-    match key.strip_prefix('=') {
-        Some(_) => "this exact command".to_string(),
-        None => format!("`{key} …` commands"),
     }
 }
 
@@ -1000,6 +923,12 @@ mod tests {
                 ("c.txt", vec!["", "sub"]),
             ]
         );
+        // `cd` is logical, as in the shell: `d/..` is where it started.
+        let v = judge("cd d/.. && cat ../x");
+        assert!(v.checks.iter().any(|c| matches!(c, Check::Read { word, dirs } if word.text == "../x" && dirs == &vec!["".to_string()])), "{v:?}");
+        assert_eq!(cd_to("a/b", "../c/./d"), "a/c/d");
+        assert_eq!(cd_to("", ".."), "..");
+        assert_eq!(cd_to("/w", "x/../.."), "/");
         let v = judge("cd sub | cat ../a.txt; cat ../b.txt");
         assert!(v.checks.iter().any(|c| matches!(c, Check::Read { word, dirs } if word.text == "../b.txt" && dirs == &vec!["".to_string()])));
         let v = judge("grep -e x -f pats.txt src");
@@ -1015,27 +944,5 @@ mod tests {
                 .iter()
                 .any(|c| matches!(c, Check::Git { at: Some(w), .. } if w.text == "sub"))
         );
-    }
-
-    #[test]
-    fn always_keys_are_never_the_bare_verb_for_dangerous_tools() {
-        assert_eq!(always_key("cargo test --lib"), "cargo test");
-        assert_eq!(always_key("npm run build"), "npm run build");
-        assert_eq!(always_key("npm install left-pad"), "=npm install left-pad");
-        assert_eq!(always_key("mkdir -p out"), "mkdir");
-        assert_eq!(always_key("rm -f a.o"), "=rm -f a.o");
-        assert_eq!(always_key("python x.py"), "=python x.py");
-        assert_eq!(always_key("git push"), "=git push");
-        assert_eq!(always_key("echo hi > out.txt"), "=echo hi > out.txt");
-        assert_eq!(always_key("make && rm -rf /"), "=make && rm -rf /");
-        assert!(matches_always("cargo test --release", "cargo test"));
-        assert!(!matches_always("cargo build", "cargo test"));
-        assert!(!matches_always("cargo test > /etc/x", "cargo test"));
-        assert!(!matches_always("cargo test; rm -rf ~", "cargo test"));
-        assert!(!matches_always("rm -rf dir", &always_key("rm -f x.o")));
-        assert!(matches_always("rm -f x.o", &always_key("rm -f x.o")));
-        assert!(!matches_always("npm run deploy", "npm run build"));
-        assert_eq!(describe_always("cargo test"), "`cargo test …` commands");
-        assert_eq!(describe_always("=rm x"), "this exact command");
     }
 }

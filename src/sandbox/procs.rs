@@ -56,16 +56,51 @@ pub fn kill_all() {
 
 /// Makes `cmd`'s child the leader of a new session: its own process group
 /// (so the group can be killed whole) and no controlling terminal (so it
-/// cannot read the user's keys or push input into mm's terminal).
+/// cannot read the user's keys or push input into mm's terminal). It gets
+/// the signals mm keeps for its exit watcher back.
 pub fn own_session(cmd: &mut tokio::process::Command) {
-    // SAFETY: setsid is async-signal-safe and touches no memory of the
-    // parent; it runs in the child between fork and exec.
+    // SAFETY: setsid and sigprocmask are async-signal-safe and touch no
+    // memory of the parent; they run in the child between fork and exec.
     unsafe {
         cmd.pre_exec(|| {
+            nix::sys::signal::sigprocmask(
+                nix::sys::signal::SigmaskHow::SIG_SETMASK,
+                Some(&nix::sys::signal::SigSet::empty()),
+                None,
+            )
+            .map_err(std::io::Error::from)?;
             nix::unistd::setsid()
                 .map(|_| ())
                 .map_err(std::io::Error::from)
         });
+    }
+}
+
+/// SIGTERM and SIGHUP (a closed terminal, `kill`, a CI timeout) end mm at
+/// once, but never leave what it started running: a thread of its own
+/// waits for them (so a stuck read elsewhere cannot delay it), kills every
+/// registered process group, runs `restore` (the terminal) and exits with
+/// 128 + the signal. Call before any other thread starts: they inherit the
+/// blocked signals, and only this thread takes them.
+pub fn watch_exit_signals(restore: fn()) {
+    use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGTERM);
+    set.add(Signal::SIGHUP);
+    if sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), None).is_err() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("mm-exit-signals".into())
+        .spawn(move || {
+            if let Ok(sig) = set.wait() {
+                kill_all();
+                restore();
+                std::process::exit(128 + sig as i32);
+            }
+        });
+    if spawned.is_err() {
+        let _ = sigprocmask(SigmaskHow::SIG_UNBLOCK, Some(&set), None);
     }
 }
 

@@ -72,9 +72,10 @@ const GREP_OPTS: &str = "-r -n -i -l -L -c -v -w -x -o -h -H -s -q -E -F -G -P -
 --exclude-dir= --binary-files= --label= --color=? --colour=? --directories= --devices=";
 
 /// The plain read-only commands. Left out on purpose: `-R`/`-L`/`--follow`
-/// style options that follow symlinks out of the workspace, anything that
-/// writes (`-o`, `--output`), reads a list of file names from a file, or
-/// runs a program (`--pre`, `--compress-program`, `-z` in rg).
+/// style options that follow symlinks out of the workspace (and `diff -r`,
+/// which follows the links it finds in folders), anything that writes
+/// (`-o`, `--output`), reads a list of file names from a file, or runs a
+/// program (`--pre`, `--compress-program`, `-z` in rg, `diff -l`).
 pub const COMMANDS: &[Spec] = &[
     spec(
         "ls",
@@ -188,14 +189,12 @@ pub const COMMANDS: &[Spec] = &[
     ),
     spec(
         "diff",
-        "-a -b -B -c -d -e -E -i -l -n -N -p -q -r -s -t -T -u -w -y -Z -C= -U= -W= -x=p -X=p -I= \
+        "-a -b -B -c -d -e -E -i -n -p -q -s -t -T -u -w -y -Z -C= -U= -W= -I= \
 --normal --brief --report-identical-files --context --context= --unified --unified= --ed --rcs \
 --side-by-side --width= --left-column --suppress-common-lines --show-c-function --label= --expand-tabs \
---initial-tab --suppress-blank-empty --new-file --unidirectional-new-file --ignore-case \
---ignore-file-name-case --no-ignore-file-name-case --ignore-tab-expansion --ignore-trailing-space \
+--initial-tab --suppress-blank-empty --ignore-case --ignore-tab-expansion --ignore-trailing-space \
 --ignore-space-change --ignore-all-space --ignore-blank-lines --ignore-matching-lines= --text \
---strip-trailing-cr --recursive --exclude= --minimal --speed-large-files --color=? --no-dereference \
---show-function-line= --tabsize=",
+--strip-trailing-cr --minimal --speed-large-files --color=? --show-function-line= --tabsize=",
         Paths,
     ),
     spec(
@@ -425,6 +424,19 @@ pub struct Args {
     pub pattern_given: bool,
 }
 
+/// An option's value as its own word: it must be what it looks like. A
+/// glob there could expand to several words and shift the rest (`sort -t
+/// [+-]*` became `sort -t + --compress-program=sh`).
+fn value_word(prog: &str, option: &str, w: &Word) -> Result<Word, String> {
+    if !w.literal() {
+        return Err(format!(
+            "`{prog} {option}` with a value made by the shell ({})",
+            w.text
+        ));
+    }
+    Ok(w.clone())
+}
+
 /// Sorts `args` into options and operands; Err names the first argument
 /// the spec does not allow.
 pub fn parse_args(prog: &str, spec: &Spec, args: &[Word]) -> Result<Args, String> {
@@ -467,7 +479,7 @@ pub fn parse_args(prog: &str, spec: &Spec, args: &[Word]) -> Result<Args, String
                         None => match args.get(i) {
                             Some(v) => {
                                 i += 1;
-                                v.clone()
+                                value_word(prog, &full, v)?
                             }
                             None => return Err(format!("`{prog} {full}` without its value")),
                         },
@@ -503,7 +515,7 @@ pub fn parse_args(prog: &str, spec: &Spec, args: &[Word]) -> Result<Args, String
                         match args.get(i) {
                             Some(v) => {
                                 i += 1;
-                                v.clone()
+                                value_word(prog, &name, v)?
                             }
                             None => return Err(format!("`{prog} {name}` without its value")),
                         }
@@ -597,5 +609,17 @@ mod tests {
         ] {
             assert!(parse(cmd, &args).is_err(), "{cmd} {args:?}");
         }
+        let glob = Word {
+            text: "[+-]*".into(),
+            expands: false,
+            globs: true,
+        };
+        let spec = find(COMMANDS, "sort").unwrap();
+        let args = vec![w(&["-t"]).remove(0), glob, w(&["big.txt"]).remove(0)];
+        assert!(
+            parse_args("sort", spec, &args).is_err(),
+            "a glob as a value"
+        );
+        assert!(parse("sort", &["--compress-prog=sh"]).is_err());
     }
 }

@@ -451,7 +451,7 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
             let kind = ApprovalKind::Exec {
                 command: command.to_string(),
                 reason,
-                scope: crate::sandbox::policy::describe_always(&key),
+                scope: crate::sandbox::always::describe(&key),
                 always_key: key.clone(),
             };
             match env

@@ -547,7 +547,8 @@ fn the_rewind_overlay_previews_and_asks_what_to_restore() {
     assert!(ops(&mut r).is_empty());
     let text = screen(&mut r.app, 120, 24);
     assert!(
-        text.contains("notes.txt changed since the last") && text.contains("overwrite? y / n"),
+        text.contains("notes.txt changed since mm last left it")
+            && text.contains("overwrite? y / n"),
         "{text}"
     );
     r.app.on_key(key(KeyCode::Char('y')));

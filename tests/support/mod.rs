@@ -32,6 +32,8 @@ pub enum Reply {
     },
     /// Headers, then these events, then silence for `secs` before closing.
     StallAfter(Vec<String>, u64),
+    /// A whole HTTP response, byte for byte (status line, headers, body).
+    Response(Vec<u8>),
 }
 
 #[derive(Default)]
@@ -167,6 +169,9 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         Reply::Raw(text) => {
             sse_headers(&mut stream);
             let _ = stream.write_all(text.as_bytes());
+        }
+        Reply::Response(bytes) => {
+            let _ = stream.write_all(&bytes);
         }
         Reply::StallAfter(events, secs) => {
             sse_headers(&mut stream);

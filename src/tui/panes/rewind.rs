@@ -2,7 +2,7 @@
 //! (time, prompt or command, what going back would undo). Moving through
 //! the list previews the change in the diff pane; Enter asks what to
 //! restore (code, conversation, both) and, when files changed outside mm
-//! since the last checkpoint, whether to overwrite them. And the `/commit`
+//! since mm last left them, whether to overwrite them. And the `/commit`
 //! overlay: the model's message, editable, with the files it covers.
 
 use ratatui::buffer::Buffer;
@@ -129,7 +129,7 @@ impl RewindOverlay {
             )],
             Stage::Confirm(_) => vec![Line::styled(
                 format!(
-                    "{} changed since the last checkpoint, not by mm: overwrite? y / n",
+                    "{} changed since mm last left it, not by mm: overwrite? y / n",
                     self.foreign.join(", ")
                 ),
                 Style::new().fg(th.warning).add_modifier(Modifier::BOLD),

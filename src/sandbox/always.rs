@@ -1,0 +1,209 @@
+//! What an "always" answer covers. The narrowest useful scope: one
+//! subcommand of a build tool (`cargo test …`), one script (`npm run build
+//! …`), the verb of a plain tool (`mkdir …`), and never more than the exact
+//! command line for what can do anything (shells, interpreters, `rm`, `git`,
+//! package installs). Measured before issue 9: "always" on `rm -f x.o`
+//! allowed a later `rm -rf dir`, and on `python x.py` all code.
+
+use super::policy::is_assignment;
+use super::shell;
+
+/// Commands whose "always" is never wider than the exact command line:
+/// interpreters and shells run anything, these delete or move files, and
+/// these reach the network or other machines.
+const EXACT_ONLY: &[&str] = &[
+    "sh",
+    "bash",
+    "zsh",
+    "fish",
+    "dash",
+    "ksh",
+    "csh",
+    "tcsh",
+    "python",
+    "python3",
+    "python2",
+    "node",
+    "deno",
+    "bun",
+    "ruby",
+    "perl",
+    "php",
+    "lua",
+    "R",
+    "Rscript",
+    "java",
+    "osascript",
+    "pwsh",
+    "powershell",
+    "rm",
+    "rmdir",
+    "mv",
+    "cp",
+    "dd",
+    "ln",
+    "install",
+    "chmod",
+    "chown",
+    "chgrp",
+    "truncate",
+    "shred",
+    "tee",
+    "sed",
+    "awk",
+    "gawk",
+    "xargs",
+    "find",
+    "env",
+    "sudo",
+    "su",
+    "doas",
+    "eval",
+    "exec",
+    "source",
+    ".",
+    "nohup",
+    "timeout",
+    "nice",
+    "watch",
+    "time",
+    "strace",
+    "curl",
+    "wget",
+    "ssh",
+    "scp",
+    "rsync",
+    "nc",
+    "ncat",
+    "socat",
+    "kill",
+    "pkill",
+    "killall",
+    "docker",
+    "podman",
+    "kubectl",
+    "npx",
+    "bunx",
+    "pipx",
+    "uvx",
+    "crontab",
+    "systemctl",
+    "service",
+    "mount",
+    "umount",
+    "git",
+];
+
+/// Package managers and build tools: "always" covers one subcommand
+/// (`cargo test …`), a script run covers that script (`npm run build …`),
+/// and installs and publishes are never wider than the exact command.
+const WITH_SUBCOMMANDS: &[&str] = &[
+    "cargo", "npm", "pnpm", "yarn", "go", "pip", "pip3", "uv", "poetry", "gem", "bundle",
+    "composer", "apt", "apt-get", "brew", "conda", "mvn", "gradle", "dotnet", "swift", "make",
+    "just", "mix", "stack", "cabal", "meson", "cmake",
+];
+
+const INSTALL_LIKE: &[&str] = &[
+    "install",
+    "i",
+    "add",
+    "remove",
+    "rm",
+    "uninstall",
+    "publish",
+    "exec",
+    "x",
+    "dlx",
+    "link",
+    "update",
+    "upgrade",
+    "ci",
+    "get",
+    "login",
+    "logout",
+    "config",
+    "set",
+    "sync",
+    "owner",
+    "yank",
+    "login",
+];
+
+/// What "always" remembers for a command: a prefix (`cargo test`, `npm run
+/// build`, `mkdir`) when the command is one plain simple command whose verb
+/// allows one, else the exact command line, marked with a leading `=`.
+pub fn key(command: &str) -> String {
+    let exact = format!("={}", command.trim());
+    let Ok(simples) = shell::parse(command) else {
+        return exact;
+    };
+    let [one] = simples.as_slice() else {
+        return exact;
+    };
+    if !one.redirects.is_empty() || one.words.iter().any(|w| !w.literal()) {
+        return exact;
+    }
+    let words: Vec<&str> = one.words.iter().map(|w| w.text.as_str()).collect();
+    let Some((&verb, rest)) = words.split_first() else {
+        return exact;
+    };
+    if verb.contains('/') || is_assignment(verb) || EXACT_ONLY.contains(&verb) {
+        return exact;
+    }
+    if !WITH_SUBCOMMANDS.contains(&verb) {
+        return verb.to_string();
+    }
+    let mut plain = rest
+        .iter()
+        .filter(|a| !a.starts_with('-') && !a.starts_with('+'));
+    match plain.next() {
+        None if rest.is_empty() => verb.to_string(),
+        None => exact,
+        Some(&sub) if INSTALL_LIKE.contains(&sub) => exact,
+        Some(&sub) if matches!(sub, "run" | "run-script") => match plain.next() {
+            Some(script) => format!("{verb} {sub} {script}"),
+            None => exact,
+        },
+        Some(&sub) => format!("{verb} {sub}"),
+    }
+}
+
+/// True when `command` falls under a remembered "always" key.
+pub fn matches(command: &str, key: &str) -> bool {
+    self::key(command) == key
+}
+
+/// The scope of an "always" answer in words, for the approval question.
+pub fn describe(key: &str) -> String {
+    match key.strip_prefix('=') {
+        Some(_) => "this exact command".to_string(),
+        None => format!("`{key} …` commands"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn always_keys_are_never_the_bare_verb_for_dangerous_tools() {
+        assert_eq!(key("cargo test --lib"), "cargo test");
+        assert_eq!(key("npm run build"), "npm run build");
+        assert_eq!(key("npm install left-pad"), "=npm install left-pad");
+        assert_eq!(key("mkdir -p out"), "mkdir");
+        assert_eq!(key("rm -f a.o"), "=rm -f a.o");
+        assert_eq!(key("python x.py"), "=python x.py");
+        assert_eq!(key("git push"), "=git push");
+        assert_eq!(key("echo hi > out.txt"), "=echo hi > out.txt");
+        assert_eq!(key("make && rm -rf /"), "=make && rm -rf /");
+        assert!(matches("cargo test --release", "cargo test"));
+        assert!(!matches("cargo build", "cargo test"));
+        assert!(!matches("cargo test > /etc/x", "cargo test"));
+        assert!(!matches("cargo test; rm -rf ~", "cargo test"));
+        assert!(!matches("rm -rf dir", &key("rm -f x.o")));
+        assert!(matches("rm -f x.o", &key("rm -f x.o")));
+        assert!(!matches("npm run deploy", "npm run build"));
+        assert_eq!(describe("cargo test"), "`cargo test …` commands");
+        assert_eq!(describe("=rm x"), "this exact command");
+    }
+}
