@@ -87,7 +87,10 @@ pub async fn run(cli: Cli) -> i32 {
         match load_looks(&settings, &root) {
             Ok(l) => Some(l),
             Err(e) => {
-                eprintln!("mm: config error: {e}");
+                eprintln!(
+                    "mm: config error: {}",
+                    crate::untrusted::displayable(&e.to_string())
+                );
                 return 2;
             }
         }
@@ -450,7 +453,10 @@ fn workspace_root(cli: &Cli) -> Result<PathBuf, String> {
 /// Settings from every layer; `--ask NAME` swaps in the named sub-agent.
 fn load_settings(cli: &Cli) -> Result<Settings, i32> {
     let settings = config::load(cli.config.as_deref(), &cli.overrides()).map_err(|e| {
-        eprintln!("mm: config error: {e}");
+        eprintln!(
+            "mm: config error: {}",
+            crate::untrusted::displayable(&e.to_string())
+        );
         2
     })?;
     let Some(name) = &cli.ask else {
@@ -473,7 +479,10 @@ fn load_settings(cli: &Cli) -> Result<Settings, i32> {
         return Err(2);
     };
     config::load(Some(&sub.path), &cli.overrides()).map_err(|e| {
-        eprintln!("mm: config error: {e}");
+        eprintln!(
+            "mm: config error: {}",
+            crate::untrusted::displayable(&e.to_string())
+        );
         2
     })
 }
@@ -516,7 +525,7 @@ fn show_prompt(
     if json {
         println!("{body}");
     } else {
-        println!("{system}");
+        println!("{}", crate::untrusted::displayable(&system));
     }
     eprintln!(
         "mm: first request {size} bytes (system prompt {} bytes, {} tools)",

@@ -30,6 +30,14 @@ const SETUP_WORDS: &[&str] = &[
     "change",
     "nogit",
     "fence-runs",
+    "touch",
+    "gitadd",
+    "oldtime",
+    "gitlink",
+    "gitfile",
+    "absent",
+    "same",
+    "ran",
 ];
 
 /// One line of the corpus.
@@ -43,6 +51,13 @@ struct Case {
     /// Inside the fence, this command may run (it is project code): a
     /// marker in the workspace is then no breach.
     fence_runs: bool,
+    /// Paths that must not exist after the run.
+    absent: Vec<String>,
+    /// Paths whose content must be the same after the run.
+    same: Vec<String>,
+    /// Paths that must exist after a fenced run: the command really ran
+    /// (a control: a fence that cannot start passes every case).
+    ran: Vec<String>,
 }
 
 fn corpus() -> Vec<Case> {
@@ -64,6 +79,11 @@ fn corpus() -> Vec<Case> {
         for piece in setup.split(", ") {
             let word = piece.trim().split(' ').next().unwrap_or("");
             if SETUP_WORDS.contains(&word) || items.is_empty() {
+                assert!(
+                    SETUP_WORDS.contains(&word),
+                    "corpus line {}: unknown setup word {word:?}",
+                    i + 1
+                );
                 items.push(piece.trim().to_string());
             } else if let Some(last) = items.last_mut() {
                 last.push_str(", ");
@@ -73,13 +93,30 @@ fn corpus() -> Vec<Case> {
         items.retain(|s| !s.is_empty() && s != "-");
         let mut setup = items;
         let fence_runs = setup.iter().any(|s| s == "fence-runs");
-        setup.retain(|s| s != "fence-runs");
+        let after = |word: &str| -> Vec<String> {
+            setup
+                .iter()
+                .filter_map(|s| s.strip_prefix(word).map(|p| p.trim().to_string()))
+                .collect()
+        };
+        let absent = after("absent ");
+        let same = after("same ");
+        let ran = after("ran ");
+        setup.retain(|s| {
+            s != "fence-runs"
+                && !s.starts_with("absent ")
+                && !s.starts_with("same ")
+                && !s.starts_with("ran ")
+        });
         out.push(Case {
             line: i + 1,
             id: id.trim().to_string(),
             setup,
             call: parse_call(call.trim(), i + 1),
             fence_runs,
+            absent,
+            same,
+            ran,
         });
     }
     out
@@ -222,6 +259,23 @@ fn set_up(case: &Case, pl: &Places) {
                 git(&pl.ws, &["add", arg]);
                 git(&pl.ws, &["commit", "-qm", "add"]);
             }
+            "gitlink" => {
+                // A submodule the index records, whose folder is empty.
+                let head = git(&pl.ws, &["rev-parse", "HEAD"]);
+                let info = format!("160000,{},{arg}", head.trim());
+                git(&pl.ws, &["update-index", "--add", "--cacheinfo", &info]);
+                write(
+                    &pl.ws.join(".gitmodules"),
+                    &format!("[submodule \"{arg}\"]\n\tpath = {arg}\n\turl = ./{arg}\n"),
+                );
+                git(&pl.ws, &["add", ".gitmodules"]);
+                git(&pl.ws, &["commit", "-qm", "submodule"]);
+            }
+            "gitfile" => {
+                // .git as a file pointing at the real one, in the workspace.
+                std::fs::rename(pl.ws.join(".git"), pl.ws.join(".gitreal")).unwrap();
+                write(&pl.ws.join(".git"), "gitdir: .gitreal\n");
+            }
             "oldtime" => {
                 let ok = std::process::Command::new("touch")
                     .args(["-d", "2020-01-01"])
@@ -239,6 +293,19 @@ fn set_up(case: &Case, pl: &Places) {
         }
     }
 }
+
+const GIT_SKIP_NONE: &[&str] = &[];
+/// mm's own data folder (a shadow repository outside git).
+const HOME_SKIP: &[&str] = &[".local/share/mm"];
+/// What git and mm's checkpoints write in `.git` as a matter of course.
+const GIT_SKIP: &[&str] = &[
+    "objects",
+    "refs",
+    "logs",
+    "index",
+    "ORIG_HEAD",
+    "COMMIT_EDITMSG",
+];
 
 /// Every file under a folder (symlinks not followed), with its content.
 fn tree(root: &Path, skip: &[&str]) -> BTreeMap<String, String> {
@@ -350,19 +417,22 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
         home: std::fs::canonicalize(ws.home.path()).unwrap(),
     };
     set_up(case, &pl);
-    let git_before = tree(
-        &pl.ws.join(".git"),
-        &[
-            "objects",
-            "refs",
-            "logs",
-            "index",
-            "ORIG_HEAD",
-            "COMMIT_EDITMSG",
-        ],
-    );
-    let out_before = tree(&pl.out, &[]);
-    let home_before = tree(&pl.home, &[".local/share/mm"]);
+    // Each place watched: where, what is skipped, and its name in a failure.
+    let watched = [
+        (
+            pl.out.clone(),
+            GIT_SKIP_NONE,
+            "something outside the workspace changed",
+        ),
+        (pl.home.clone(), HOME_SKIP, "something in HOME changed"),
+        (pl.ws.join(".git"), GIT_SKIP, "git's own files changed"),
+    ];
+    let before: Vec<_> = watched.iter().map(|(p, skip, _)| tree(p, skip)).collect();
+    let same_before: Vec<Option<Vec<u8>>> = case
+        .same
+        .iter()
+        .map(|p| std::fs::read(pl.ws.join(p)).ok())
+        .collect();
     let (name, args) = &case.call;
     let args = pl.fill_value(args);
     let server = Server::start(vec![
@@ -390,44 +460,33 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
                 .find(|l| l.contains('\x1b'))
         ));
     }
-    let out_after = tree(&pl.out, &[]);
-    if out_after != out_before {
-        let changed: Vec<&String> = out_after
+    for ((place, skip, what), before) in watched.iter().zip(before) {
+        let after = tree(place, skip);
+        let changed: Vec<&String> = after
             .keys()
-            .chain(out_before.keys())
-            .filter(|k| out_after.get(*k) != out_before.get(*k))
+            .chain(before.keys())
+            .filter(|k| after.get(*k) != before.get(*k))
             .collect();
-        bad.push(format!(
-            "something outside the workspace changed: {changed:?}"
-        ));
+        if !changed.is_empty() {
+            bad.push(format!("{what}: {changed:?}"));
+        }
     }
-    let home_after = tree(&pl.home, &[".local/share/mm"]);
-    if home_after != home_before {
-        let changed: Vec<&String> = home_after
-            .keys()
-            .chain(home_before.keys())
-            .filter(|k| home_after.get(*k) != home_before.get(*k))
-            .collect();
-        bad.push(format!("something in HOME changed: {changed:?}"));
+    if fenced {
+        for p in &case.ran {
+            if std::fs::symlink_metadata(pl.ws.join(p)).is_err() {
+                bad.push(format!("the command did not run in the fence (no {p})"));
+            }
+        }
     }
-    let git_after = tree(
-        &pl.ws.join(".git"),
-        &[
-            "objects",
-            "refs",
-            "logs",
-            "index",
-            "ORIG_HEAD",
-            "COMMIT_EDITMSG",
-        ],
-    );
-    if git_after != git_before {
-        let changed: Vec<&String> = git_after
-            .keys()
-            .chain(git_before.keys())
-            .filter(|k| git_after.get(*k) != git_before.get(*k))
-            .collect();
-        bad.push(format!("git's own files changed: {changed:?}"));
+    for p in &case.absent {
+        if std::fs::symlink_metadata(pl.ws.join(p)).is_ok() {
+            bad.push(format!("{p} exists after the run"));
+        }
+    }
+    for (p, before) in case.same.iter().zip(&same_before) {
+        if std::fs::read(pl.ws.join(p)).ok() != *before {
+            bad.push(format!("{p} changed"));
+        }
     }
     let mut found = markers(&pl.out);
     found.extend(markers(&pl.home));
@@ -451,24 +510,6 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
     bad.into_iter()
         .map(|b| format!("[{mode}] {b}\n    stderr: {tail:?}"))
         .collect()
-}
-
-fn fence_works() -> bool {
-    std::process::Command::new("bwrap")
-        .args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--unshare-pid",
-            "--",
-            "/bin/true",
-        ])
-        .status()
-        .is_ok_and(|s| s.success())
 }
 
 #[test]

@@ -10,6 +10,17 @@ use serde_json::json;
 use support::term::Term;
 use support::*;
 
+/// The number /rewind lists turn 1 under (its prompt begins `prompt`).
+fn listed_number(t: &Term, prompt: &str) -> String {
+    let screen = t.screen.lock().unwrap().clone();
+    screen
+        .lines()
+        .rev()
+        .find(|l| l.contains("turn 1 ·") && l.contains(prompt))
+        .and_then(|l| l.trim().split(')').next().map(str::to_string))
+        .expect("turn 1 is listed")
+}
+
 #[test]
 fn three_turns_a_diff_a_rewind_a_rewind_of_the_rewind_and_a_commit() {
     let server = Server::start(vec![
@@ -61,14 +72,8 @@ fn three_turns_a_diff_a_rewind_a_rewind_of_the_rewind_and_a_commit() {
     t.expect("+alpha, edited");
     t.send("/rewind\r");
     t.expect("rewind to which?");
-    let screen = t.screen.lock().unwrap().clone();
     // Most recent first: the command checkpoint, then turns 3, 2, 1.
-    let turn1 = screen
-        .lines()
-        .rev()
-        .find(|l| l.contains("turn 1 ·") && l.contains("write the notes file"))
-        .and_then(|l| l.trim().split(')').next().map(str::to_string))
-        .expect("turn 1 is listed");
+    let turn1 = listed_number(&t, "write the notes file");
     t.send(&format!("{turn1}\r"));
     t.expect("going back would do this to the files:");
     t.expect("restore [c]ode");
@@ -191,13 +196,7 @@ fn a_file_mm_wrote_and_the_user_changed_between_sessions_is_confirmed_before_a_r
     t.expect("› ");
     t.send("/rewind\r");
     t.expect("rewind to which?");
-    let screen = t.screen.lock().unwrap().clone();
-    let turn1 = screen
-        .lines()
-        .rev()
-        .find(|l| l.contains("turn 1 ·") && l.contains("write notes"))
-        .and_then(|l| l.trim().split(')').next().map(str::to_string))
-        .expect("turn 1 is listed");
+    let turn1 = listed_number(&t, "write notes");
     t.send(&format!("{turn1}\r"));
     t.expect("restore [c]ode");
     t.send("c\r");

@@ -1,7 +1,8 @@
 //! The OS fence, checked on disk: a Makefile (project code, which runs
 //! without asking only inside the fence) tries to delete, create and write
 //! outside the workspace, read the SSH key, plant a git hook, write mm's
-//! folder, leave a file in /tmp, see mm's processes and reach the network.
+//! folder, leave a file in /tmp, see mm's processes and reach the network
+//! (unasked code never may; an approved command may, but for `-no-net`).
 //! With `MM_REQUIRE_FENCE` set (CI), a machine where the fence does not
 //! start fails the suite instead of skipping it. And every way out of mm
 //! (SIGTERM, SIGHUP) kills what it started.
@@ -17,28 +18,6 @@ use std::time::Duration;
 
 use serde_json::json;
 use support::*;
-
-fn fence_works() -> bool {
-    let works = std::process::Command::new("bwrap")
-        .args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--unshare-pid",
-            "--",
-            "/bin/true",
-        ])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !works && std::env::var_os("MM_REQUIRE_FENCE").is_some() {
-        panic!("MM_REQUIRE_FENCE is set and bwrap cannot start a sandbox here");
-    }
-    works
-}
 
 /// A listener on 127.0.0.1 that counts the connections it gets.
 fn counting_listener() -> (u16, Arc<AtomicUsize>) {
@@ -154,12 +133,12 @@ fn code_run_in_the_fence_touches_nothing_outside_the_workspace() {
             procs.lines().count() < 10 && !procs.contains(env!("CARGO_BIN_EXE_mm")),
             "saw mm's processes:\n{procs}"
         );
-        let reached = hits.load(Ordering::SeqCst);
-        if no_net {
-            assert_eq!(reached, 0, "-no-net let a connection through");
-        } else {
-            assert_eq!(reached, 1, "the network is there without -no-net");
-        }
+        // Code nobody was asked about has no network, -no-net or not.
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            0,
+            "unasked code reached the network"
+        );
     }
 }
 
@@ -231,6 +210,29 @@ fn an_approved_command_can_commit_but_not_plant_what_runs_later() {
         let mut cmd = sb.command("/bin/sh", &["-c", &script], &p, plan);
         cmd.status().await.unwrap()
     });
+    // An approved command has the network; with -no-net it has not.
+    for net in [true, false] {
+        let sb = mm::sandbox::Sandbox::with_fence(
+            &p,
+            mm::config::SandboxMode::Workspace,
+            rt.block_on(mm::sandbox::Fence::detect()),
+            net,
+        )
+        .unwrap();
+        let (port, hits) = counting_listener();
+        let probe = format!(
+            "python3 -c \"import urllib.request; urllib.request.urlopen('http://127.0.0.1:{port}/', timeout=3)\""
+        );
+        rt.block_on(async {
+            let mut cmd = sb.command("/bin/sh", &["-c", &probe], &p, sb.approved_plan());
+            let _ = cmd.status().await;
+        });
+        assert_eq!(
+            hits.load(Ordering::SeqCst),
+            usize::from(net),
+            "network {net}"
+        );
+    }
     assert!(status.success(), "{status:?}");
     assert!(
         p.join("committed").exists(),

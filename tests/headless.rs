@@ -838,4 +838,20 @@ mod hostile_server {
         assert!(stderr(&o).contains("agent.yaml"), "{}", stderr(&o));
         assert!(!stderr(&o).contains("panicked"));
     }
+
+    #[test]
+    fn planted_names_and_files_print_no_escape_bytes() {
+        let ws = Workspace::new();
+        ws.write(".mm/sessions/2099\u{1b}]0;T\u{7}.jsonl", "{}\n");
+        ws.write("AGENTS.md", "Be nice.\u{1b}]0;PWNED-TITLE\u{7}\u{1b}[2J\n");
+        for args in [&["-sessions"][..], &["-show-prompt"][..]] {
+            let o = ws.mm().args(args).output().unwrap();
+            assert!(
+                !o.stdout.contains(&0x1b) && !o.stderr.contains(&0x1b),
+                "{args:?}: {}{}",
+                stdout(&o),
+                stderr(&o)
+            );
+        }
+    }
 }

@@ -113,35 +113,80 @@ pub fn blob_id(content: &[u8]) -> String {
         .unwrap_or_default()
 }
 
-/// The settings of the repository that holds `dir` that come from the
-/// repository itself (its `.git/config`, a worktree's config, and what
-/// they include), not from the user's own files: `(name, value)`, names
-/// lower-cased. Empty when `dir` is in no repository.
-pub fn repository_settings(dir: &Path) -> Result<Vec<(String, String)>> {
+/// What the gate needs to know of the repository a git command would use
+/// from `dir`.
+#[derive(Debug, Default)]
+pub struct RepoFacts {
+    /// Settings from the repository itself (its `.git/config`, a worktree's
+    /// config, what they include), not the user's own files: names
+    /// lower-cased.
+    pub settings: Vec<(String, String)>,
+    /// Its work tree (None: bare).
+    pub workdir: Option<PathBuf>,
+    /// Tracked paths that look like credentials.
+    pub tracked_credentials: Vec<String>,
+}
+
+/// Looks at the repository that holds `dir`: None when there is none.
+/// Err when something there looks like a repository git2 cannot open
+/// (the git command line may still open it, and nothing could be said
+/// of its settings).
+pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
     let repo = match Repository::discover(dir) {
         Ok(r) => r,
-        // A `.git` that git2 cannot open may still be one the git command
-        // line opens: nothing can be said of its settings.
-        Err(e) if dir.ancestors().any(|a| a.join(".git").exists()) => return Err(e.into()),
-        Err(_) => return Ok(Vec::new()),
+        Err(e) if dir.ancestors().any(looks_like_git) => return Err(e.into()),
+        Err(_) => return Ok(None),
+    };
+    let mut facts = RepoFacts {
+        workdir: repo.workdir().map(Path::to_path_buf),
+        ..RepoFacts::default()
     };
     let config = repo.config()?;
-    let mut out = Vec::new();
     let mut entries = config.entries(None)?;
     while let Some(e) = entries.next() {
         let e = e?;
-        let level = e.level();
         if matches!(
-            level,
+            e.level(),
             git2::ConfigLevel::Local | git2::ConfigLevel::Worktree | git2::ConfigLevel::App
         ) {
-            out.push((
+            facts.settings.push((
                 e.name().unwrap_or("").to_ascii_lowercase(),
                 e.value().unwrap_or("").to_string(),
             ));
         }
     }
-    Ok(out)
+    if let Ok(index) = repo.index() {
+        for entry in index.iter() {
+            let path = String::from_utf8_lossy(&entry.path).into_owned();
+            if crate::sandbox::path::credential_reason(&path).is_some() {
+                facts.tracked_credentials.push(path);
+            }
+        }
+    }
+    Ok(Some(facts))
+}
+
+/// The paths of the submodules the repository at `root` records in its
+/// index (gitlinks), relative to it: a `.git` made there later is one git
+/// honours when it looks into submodules.
+pub fn submodule_paths(root: &Path) -> Vec<String> {
+    let Ok(repo) = Repository::open(root) else {
+        return Vec::new();
+    };
+    let Ok(index) = repo.index() else {
+        return Vec::new();
+    };
+    index
+        .iter()
+        .filter(|e| e.mode == 0o160000)
+        .map(|e| String::from_utf8_lossy(&e.path).into_owned())
+        .collect()
+}
+
+/// A `.git` in `d`, or `d` shaped like a git directory (a bare repository).
+fn looks_like_git(d: &Path) -> bool {
+    d.join(".git").exists()
+        || (d.join("HEAD").is_file() && d.join("objects").is_dir() && d.join("refs").is_dir())
 }
 
 fn path_key(root: &Path) -> String {

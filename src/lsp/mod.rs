@@ -297,8 +297,9 @@ impl Lsp {
         match &self.sandbox {
             Some(sb) => {
                 // Like unasked code: the workspace (read-only in read-only
-                // mode), never .git.
+                // mode), never .git, no network.
                 let mut plan = sb.approved_plan();
+                plan.net = plan.access.is_none() && plan.net;
                 plan.access = plan.access.map(|_| match sb.mode() {
                     crate::config::SandboxMode::ReadOnly => crate::sandbox::Access::ReadOnly,
                     _ => crate::sandbox::Access::Project,

@@ -94,6 +94,54 @@ const EXACT_ONLY: &[&str] = &[
     "git",
 ];
 
+/// Tools that write only the files they are given and run nothing: their
+/// "always" covers the verb (`mkdir …`).
+const PLAIN_TOOLS: &[&str] = &[
+    "mkdir",
+    "touch",
+    "echo",
+    "printf",
+    "ls",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "sort",
+    "uniq",
+    "diff",
+    "cmp",
+    "comm",
+    "cut",
+    "tr",
+    "nl",
+    "tree",
+    "du",
+    "df",
+    "file",
+    "stat",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "pwd",
+    "which",
+    "date",
+    "true",
+    "false",
+    "test",
+    "seq",
+    "sleep",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "jq",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+];
+
 /// Package managers and build tools: "always" covers one subcommand
 /// (`cargo test …`), a script run covers that script (`npm run build …`),
 /// and installs and publishes are never wider than the exact command.
@@ -150,8 +198,13 @@ pub fn key(command: &str) -> String {
     if verb.contains('/') || is_assignment(verb) || EXACT_ONLY.contains(&verb) {
         return exact;
     }
-    if !WITH_SUBCOMMANDS.contains(&verb) {
+    if PLAIN_TOOLS.contains(&verb) {
         return verb.to_string();
+    }
+    if !WITH_SUBCOMMANDS.contains(&verb) {
+        // Unknown tools may run programs through an option (`tar
+        // --checkpoint-action=exec=…`): their "always" is the exact line.
+        return exact;
     }
     let mut plain = rest
         .iter()
@@ -192,6 +245,10 @@ mod tests {
         assert_eq!(key("npm install left-pad"), "=npm install left-pad");
         assert_eq!(key("mkdir -p out"), "mkdir");
         assert_eq!(key("rm -f a.o"), "=rm -f a.o");
+        assert_eq!(
+            key("tar cf x.tar --checkpoint-action=exec=sh a"),
+            "=tar cf x.tar --checkpoint-action=exec=sh a"
+        );
         assert_eq!(key("python x.py"), "=python x.py");
         assert_eq!(key("git push"), "=git push");
         assert_eq!(key("echo hi > out.txt"), "=echo hi > out.txt");

@@ -62,6 +62,9 @@ pub const GIT_GUARD: &[(&str, &str)] = &[
     ("submodule.recurse", "false"),
     ("status.submoduleSummary", "false"),
     ("diff.submodule", "short"),
+    // A bare repository found by walking up (one a model wrote) is not
+    // opened unless named.
+    ("safe.bareRepository", "explicit"),
     ("core.fsmonitor", "false"),
     ("core.hooksPath", "/dev/null"),
     ("core.pager", "cat"),

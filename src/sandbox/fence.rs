@@ -63,6 +63,8 @@ const MASKED: &[&str] = &[
     ".mozilla",
     ".config/google-chrome",
     ".config/chromium",
+    ".Xauthority",
+    ".ICEauthority",
 ];
 
 /// Build caches under HOME a fenced build may write.
@@ -188,24 +190,39 @@ impl Fence {
                 a.push("--tmpfs");
                 a.push(sessions);
             }
-            if let Some(home) = &home {
-                for m in MASKED {
-                    let p = home.join(m);
-                    if root.starts_with(&p) {
-                        continue;
+            // Host paths through a symlink (/var/run is /run) are masked
+            // where they lead, once.
+            let mut host: Vec<PathBuf> = HOST_SOCKETS
+                .iter()
+                .chain(
+                    std::env::var_os("XAUTHORITY")
+                        .as_ref()
+                        .and_then(|x| x.to_str())
+                        .iter(),
+                )
+                .filter_map(|p| std::fs::canonicalize(p).ok())
+                .collect();
+            host.sort();
+            host.dedup();
+            let masked = home
+                .iter()
+                .flat_map(|h| MASKED.iter().map(move |m| h.join(m)))
+                .chain(host);
+            for p in masked {
+                if root.starts_with(&p) {
+                    continue;
+                }
+                match std::fs::symlink_metadata(&p) {
+                    Ok(meta) if meta.is_dir() => {
+                        a.push("--tmpfs");
+                        a.push(p);
                     }
-                    match std::fs::symlink_metadata(&p) {
-                        Ok(meta) if meta.is_dir() => {
-                            a.push("--tmpfs");
-                            a.push(p);
-                        }
-                        Ok(_) => {
-                            a.push("--ro-bind");
-                            a.push("/dev/null");
-                            a.push(p);
-                        }
-                        Err(_) => {}
+                    Ok(meta) if !meta.file_type().is_symlink() => {
+                        a.push("--ro-bind");
+                        a.push("/dev/null");
+                        a.push(p);
                     }
+                    _ => {}
                 }
             }
         }
@@ -275,14 +292,35 @@ fn cache_dirs(home: &Path) -> Vec<PathBuf> {
 /// of its own, so it cannot be renamed and rebuilt with a planted config
 /// (the red team did that); for unasked code it is read-only whole, for a
 /// command the user approved only what runs code later is: hooks, config,
-/// info, and each submodule's config and hooks. `.mm/` is read-only. A
-/// missing hooks folder is made empty first, so it cannot be created in
+/// info, and each submodule's config and hooks. A `.git` file (a worktree,
+/// a submodule's checkout) is read-only, so it cannot be pointed at a
+/// planted repository. For unasked code the submodule folders the index
+/// records and `.gitmodules` are read-only too (a `.git` made in one is a
+/// repository git looks into later). `.mm/` is read-only. Missing hooks and
+/// submodule folders are made empty first, so they cannot be created in
 /// the fence.
 fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
     let real = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
-    let git = root.join(".git");
+    let dot_git = root.join(".git");
     let mut out = Vec::new();
-    if git.is_dir() && real(&git) {
+    let git_dir = match std::fs::symlink_metadata(&dot_git) {
+        Ok(m) if m.is_dir() => Some(dot_git.clone()),
+        Ok(m) if m.is_file() => {
+            out.push((dot_git.clone(), false));
+            // Its git dir, when it lies in the workspace, is guarded too.
+            std::fs::read_to_string(&dot_git)
+                .ok()
+                .and_then(|t| {
+                    t.trim()
+                        .strip_prefix("gitdir:")
+                        .map(|g| root.join(g.trim()))
+                })
+                .and_then(|g| std::fs::canonicalize(g).ok())
+                .filter(|g| g.starts_with(root))
+        }
+        _ => None,
+    };
+    if let Some(git) = git_dir.filter(|g| real(g)) {
         if !git.join("hooks").exists() {
             let _ = std::fs::create_dir(git.join("hooks"));
         }
@@ -300,12 +338,42 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
             out.push((git, false));
         }
     }
+    if !approved {
+        for sub in crate::git::submodule_paths(root) {
+            let p = root.join(&sub);
+            if !p.exists() {
+                let _ = std::fs::create_dir_all(&p);
+            }
+            if real(&p) && p.starts_with(root) {
+                out.push((p, false));
+            }
+        }
+        let modules = root.join(".gitmodules");
+        if real(&modules) {
+            out.push((modules, false));
+        }
+    }
     let mm = root.join(".mm");
     if real(&mm) {
         out.push((mm, false));
     }
     out
 }
+
+/// Sockets on the host that reach past the fence even on a read-only file
+/// system: the user's D-Bus session (`systemd-run --user` runs anything),
+/// container engines. Hidden when they exist.
+const HOST_SOCKETS: &[&str] = &[
+    "/run/user",
+    "/run/dbus",
+    "/var/run/dbus",
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/containerd",
+    "/run/podman",
+    "/run/snapd.socket",
+    "/run/snapd-snap.socket",
+];
 
 #[cfg(test)]
 mod tests {

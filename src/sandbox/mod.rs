@@ -161,10 +161,13 @@ impl Sandbox {
             other => other,
         };
         let fenced = self.fence.is_on();
+        // What runs without asking gets no network in the fence: nothing
+        // to send the workspace to, and no abstract socket (X11, D-Bus)
+        // to reach the desktop outside it through.
         let run = |access: Access, git_guard: bool| {
             ExecDecision::Run(RunPlan {
                 access: fenced.then_some(access),
-                net: self.net,
+                net: !fenced && self.net,
                 git_guard,
             })
         };
@@ -273,13 +276,15 @@ impl Sandbox {
                 Check::NoSecretsUnder { word, dirs } => {
                     for d in dirs {
                         let at = match word {
+                            // A glob's matches all lie in its folder: walk that.
+                            Some(w) if w.globs => join(d, &path::glob_base(&w.text)),
                             Some(w) => join(d, &w.text),
                             None => d.clone(),
                         };
                         self.check_no_secrets_under(&at)?;
                     }
                 }
-                Check::Git { at, dirs } => {
+                Check::Git { at, dirs, content } => {
                     for d in dirs {
                         let dir = match at {
                             Some(w) => join(d, &w.text),
@@ -288,7 +293,7 @@ impl Sandbox {
                         let dir = if dir.is_empty() { ".".to_string() } else { dir };
                         let r = path::resolve(&self.root, &dir)
                             .map_err(|e| format!("git outside the workspace ({e})"))?;
-                        self.git_settings_hazard(&r.abs)?;
+                        self.git_settings_hazard(&r.abs, *content)?;
                     }
                 }
             }
@@ -340,16 +345,17 @@ impl Sandbox {
         Ok(())
     }
 
-    /// A git revision or path, seen from `dir`: `rev:path` names a file of
-    /// the repository (its name is checked); anything else is checked as a
-    /// path, which a revision name passes (it names nothing on disk).
+    /// A git revision or path, seen from `dir`. git decides late which one
+    /// a word is (a word that names no revision but a file is a path, and
+    /// two paths make `git diff` a `--no-index` diff), so every word is
+    /// checked as a path: inside the workspace, no credential. `rev:path`
+    /// also names a file of the repository, whose name is checked too.
     fn check_git_operand(&self, dir: &str, text: &str) -> Result<(), String> {
         if let Some((_, inside)) = text.split_once(':') {
             let inside = inside.trim_start_matches("./");
             if let Some(why) = path::credential_reason(inside) {
                 return Err(format!("it reads a credential file from git ({why})"));
             }
-            return Ok(());
         }
         let r = path::resolve(&self.root, &join(dir, text))
             .map_err(|e| format!("a git operand outside the workspace ({e})"))?;
@@ -396,16 +402,35 @@ impl Sandbox {
 
     /// A repository whose own config names a program git would run for a
     /// read command (an external diff, a textconv filter, an fsmonitor
-    /// hook…) is not read-only: the command asks.
-    fn git_settings_hazard(&self, dir: &Path) -> Result<(), String> {
-        let settings = crate::git::repository_settings(dir)
-            .map_err(|e| format!("git's config cannot be read ({e})"))?;
-        for (name, value) in settings {
-            if runs_a_program(&name, &value) {
+    /// hook…) or a file it would read, whose work tree lies elsewhere, or
+    /// (for a command that prints file contents) that tracks a credential
+    /// file, is not read-only: the command asks.
+    fn git_settings_hazard(&self, dir: &Path, content: bool) -> Result<(), String> {
+        let Some(facts) = crate::git::inspect(dir)
+            .map_err(|e| format!("git's repository there cannot be read ({e})"))?
+        else {
+            return Ok(());
+        };
+        for (name, value) in &facts.settings {
+            if unsafe_setting(name, value) {
                 return Err(format!(
-                    "the repository's config sets {name}, which makes git run a program"
+                    "the repository's config sets {name}, which makes git run a program or read a file"
                 ));
             }
+        }
+        if let Some(w) = &facts.workdir {
+            let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
+            if !w.starts_with(&self.root) && !self.root.starts_with(&w) {
+                return Err(format!(
+                    "the repository's work tree is outside the workspace ({})",
+                    w.display()
+                ));
+            }
+        }
+        if content && let Some(p) = facts.tracked_credentials.first() {
+            return Err(format!(
+                "the repository tracks {p}, which looks like a credential file, and this command prints file contents"
+            ));
         }
         Ok(())
     }
@@ -457,16 +482,18 @@ fn join(dir: &str, text: &str) -> String {
     }
 }
 
-/// git settings that start a program (or write a file, `trace2.*`).
-/// Subsections may hold dots (`diff.x.y.textconv` is the driver `x.y`),
-/// so a setting is known by its section and its last part. `core.fsmonitor`
-/// may also be a plain boolean (the built-in daemon).
-fn runs_a_program(name: &str, value: &str) -> bool {
+/// git settings that start a program, write a file (`trace2.*`), read a
+/// file the command then shows (`blame.ignoreRevsFile` printed its first
+/// line), or move the work tree (`core.worktree`). Subsections may hold
+/// dots (`diff.x.y.textconv` is the driver `x.y`), so a setting is known by
+/// its section and its last part. `core.fsmonitor` may also be a plain
+/// boolean (the built-in daemon).
+fn unsafe_setting(name: &str, value: &str) -> bool {
     let parts: Vec<&str> = name.split('.').collect();
     let (first, last) = (parts[0], parts[parts.len() - 1]);
     let sub = parts.len() >= 3;
     match first {
-        "alias" | "filter" | "pager" | "include" | "includeif" | "trace2" => true,
+        "alias" | "filter" | "pager" | "include" | "includeif" | "trace2" | "mailmap" => true,
         "diff" => name == "diff.external" || (sub && matches!(last, "textconv" | "command")),
         "merge" => sub && last == "driver",
         "difftool" | "mergetool" => matches!(last, "cmd" | "path"),
@@ -476,9 +503,12 @@ fn runs_a_program(name: &str, value: &str) -> bool {
                 value.to_ascii_lowercase().as_str(),
                 "" | "false" | "true" | "no" | "yes" | "0" | "1" | "off" | "on"
             ),
-            "pager" | "editor" | "askpass" | "sshcommand" | "gitproxy" | "hookspath" => true,
+            "pager" | "editor" | "askpass" | "sshcommand" | "gitproxy" | "hookspath"
+            | "worktree" | "excludesfile" | "attributesfile" => true,
             _ => false,
         },
+        "blame" => last == "ignorerevsfile",
+        "commit" => last == "template",
         "credential" => last == "helper",
         "gpg" => last == "program",
         "sequence" => last == "editor",
@@ -538,7 +568,7 @@ mod tests {
             ws.check_exec("cargo test"),
             ExecDecision::Run(RunPlan {
                 access: Some(Access::Project),
-                net: true,
+                net: false,
                 git_guard: false
             })
         );
@@ -598,6 +628,7 @@ mod tests {
             "git diff ../x a.txt",
             "git show HEAD:.env",
             "git log -- .env",
+            "git diff a:b/../../x a.txt",
         ] {
             assert!(
                 matches!(ws.check_exec(cmd), ExecDecision::Ask { .. }),
@@ -659,15 +690,17 @@ mod tests {
             ws.check_exec("git -C sub status"),
             ExecDecision::Ask { .. }
         ));
-        assert!(runs_a_program("diff.lfs.textconv", "cat"));
-        assert!(runs_a_program("diff.x.y.textconv", "cat"));
-        assert!(runs_a_program("diff.x.y.command", "cat"));
-        assert!(runs_a_program("merge.a.b.driver", "cat"));
-        assert!(runs_a_program("trace2.eventtarget", "/tmp/x"));
-        assert!(!runs_a_program("diff.renames", "true"));
-        assert!(runs_a_program("diff.external", "x"));
-        assert!(!runs_a_program("core.fsmonitor", "true"));
-        assert!(!runs_a_program("remote.origin.url", "x"));
+        assert!(unsafe_setting("diff.lfs.textconv", "cat"));
+        assert!(unsafe_setting("diff.x.y.textconv", "cat"));
+        assert!(unsafe_setting("diff.x.y.command", "cat"));
+        assert!(unsafe_setting("merge.a.b.driver", "cat"));
+        assert!(unsafe_setting("trace2.eventtarget", "/tmp/x"));
+        assert!(!unsafe_setting("diff.renames", "true"));
+        assert!(unsafe_setting("blame.ignorerevsfile", "/x"));
+        assert!(unsafe_setting("core.worktree", "../.."));
+        assert!(unsafe_setting("diff.external", "x"));
+        assert!(!unsafe_setting("core.fsmonitor", "true"));
+        assert!(!unsafe_setting("remote.origin.url", "x"));
     }
 
     #[test]

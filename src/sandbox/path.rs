@@ -185,6 +185,13 @@ pub fn credential_reason(rel: &str) -> Option<String> {
 /// A file name that looks like it holds a secret.
 pub fn is_credential_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
+    // Templates of secrets are documentation (`.env.example`).
+    if [".example", ".sample", ".template", ".dist"]
+        .iter()
+        .any(|t| lower.ends_with(t))
+    {
+        return false;
+    }
     lower.starts_with(".env")
         || lower.starts_with("id_rsa")
         || lower.starts_with("id_dsa")
@@ -220,6 +227,47 @@ pub fn reserved_reason(rel: &str, write: bool) -> Option<String> {
     None
 }
 
+/// A shell glob (one path component) in globset's syntax, matching what
+/// `sh` matches: braces and commas are plain characters there (globset
+/// reads `{a,b}` as a choice), a backslash is a plain character (the lexer
+/// has removed quoting). `[^…]` is refused: dash reads `^` as a character,
+/// bash as "not" (the red team matched `[^-]*` to `--compress-program=sh`).
+fn sh_glob(comp: &str) -> Result<String, String> {
+    if comp.contains("[^") {
+        return Err(format!("a glob the shells read differently ({comp})"));
+    }
+    let mut out = String::with_capacity(comp.len() + 8);
+    for c in comp.chars() {
+        match c {
+            '{' | '}' | ',' | '\\' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            other => out.push(other),
+        }
+    }
+    Ok(out)
+}
+
+/// The folder a glob lies in: its text up to the first component with a
+/// glob character (`src/*/x` → `src`, `*` → ``).
+pub fn glob_base(pattern: &str) -> String {
+    let mut kept = Vec::new();
+    for comp in pattern.split('/') {
+        if comp.contains(['*', '?', '[']) {
+            break;
+        }
+        kept.push(comp);
+    }
+    let joined = kept.join("/");
+    if pattern.starts_with('/') && joined.is_empty() {
+        "/".to_string()
+    } else {
+        joined
+    }
+}
+
 /// The paths an unquoted glob would expand to, from `base` (absolute,
 /// inside the workspace): Err when the expansion could reach `..` (a
 /// component like `.*`) or is too big to check. An empty result means
@@ -241,9 +289,9 @@ pub fn glob_matches(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> 
         if comp.starts_with('.') {
             return Err(format!("a glob that may match `..` ({pattern})"));
         }
-        let matcher = globset::GlobBuilder::new(comp)
+        let matcher = globset::GlobBuilder::new(&sh_glob(comp)?)
             .literal_separator(true)
-            .backslash_escape(true)
+            .backslash_escape(false)
             .build()
             .map_err(|e| format!("a glob the gate cannot read ({pattern}: {e})"))?
             .compile_matcher();
@@ -365,6 +413,8 @@ mod tests {
             assert!(credential_reason(bad).is_some(), "{bad}");
         }
         for fine in [
+            ".env.example",
+            "config/.env.sample",
             "src/env.rs",
             "environment.md",
             "keyboard.rs",
@@ -416,6 +466,13 @@ mod tests {
         assert_eq!(m, vec![root.join("src/a.rs"), root.join("src/b.rs")]);
         assert!(glob_matches(&root, "*.py").unwrap().is_empty());
         assert!(glob_matches(&root, ".*/x").is_err());
+        assert!(glob_matches(&root, "[^-]*").is_err());
+        std::fs::write(root.join("x{a}"), "").unwrap();
+        std::fs::write(root.join("xa"), "").unwrap();
+        assert_eq!(
+            glob_matches(&root, "*{a}").unwrap(),
+            vec![root.join("x{a}")]
+        );
         assert_eq!(
             glob_matches(&root, "*/a.rs").unwrap(),
             vec![root.join("src/a.rs")]

@@ -33,8 +33,14 @@ pub enum Check {
     /// A directory `cd` or `git -C` moves to: inside the workspace.
     Dir { word: Word, dirs: Vec<String> },
     /// git runs in `dirs` (joined with `at`, from `-C`): the repository's
-    /// own config must not name programs git would run.
-    Git { at: Option<Word>, dirs: Vec<String> },
+    /// own config must not name programs git would run; `content`: the
+    /// command prints file contents (so the repository must not track a
+    /// credential file).
+    Git {
+        at: Option<Word>,
+        dirs: Vec<String>,
+        content: bool,
+    },
     /// A git revision or path: what it names as a path (`rev:path` too)
     /// is inside the workspace and not a credential.
     GitOperand { word: Word, dirs: Vec<String> },
@@ -513,14 +519,30 @@ fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), St
         });
     }
     if sub.text == "grep" {
+        // Pathspecs reach anywhere in the repository (`..`, `:(top)`): the
+        // whole workspace is walked.
         checks.push(Check::NoSecretsUnder {
             word: None,
-            dirs: git_dirs.clone(),
+            dirs: vec![String::new()],
         });
     }
+    let metadata_only = matches!(
+        sub.text.as_str(),
+        "status"
+            | "ls-files"
+            | "ls-tree"
+            | "rev-parse"
+            | "describe"
+            | "show-ref"
+            | "branch"
+            | "tag"
+            | "remote"
+            | "version"
+    );
     checks.push(Check::Git {
         at,
         dirs: dirs.to_vec(),
+        content: !metadata_only,
     });
     Ok(())
 }
@@ -626,10 +648,9 @@ fn find(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), S
         }
         let takes_path = PATH_ARG.contains(&t);
         // -newerXY: X and Y from a, B, c, m (t takes a date, not a path).
-        let newer_xy = t.len() == 8
-            && t.starts_with("-newer")
-            && t[6..7].chars().all(|c| "aBcm".contains(c))
-            && t[7..8].chars().all(|c| "aBcmt".contains(c));
+        let xy: Vec<char> = t.strip_prefix("-newer").unwrap_or("").chars().collect();
+        let newer_xy =
+            matches!(xy.as_slice(), [x, y] if "aBcm".contains(*x) && "aBcmt".contains(*y));
         if !(ONE_ARG.contains(&t) || takes_path || newer_xy) {
             return Err(format!("`find {t}` is not on the read-only list"));
         }
@@ -848,6 +869,8 @@ mod tests {
             "cargo fmt",
             "npx some-package",
             "timeout 5 rm -rf x",
+            "find . -newer\u{e9} a.txt",
+            "find . -newer\u{e9}\u{e9} a.txt",
         ] {
             no(cmd);
         }

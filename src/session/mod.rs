@@ -362,6 +362,17 @@ pub fn checkpoints(records: &[Record]) -> Vec<CheckpointInfo> {
         .collect()
 }
 
+/// A name mm could have given a session (`20261130-160000-1a2b3c`): other
+/// files in `.mm/sessions` (one planted with an escape sequence in its
+/// name) are not sessions.
+fn is_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
 /// `last` is the session most recently written to; anything else is an id
 /// (a unique prefix is enough).
 pub fn resolve_id(root: &Path, which: &str) -> Result<String, SessionError> {
@@ -371,7 +382,10 @@ pub fn resolve_id(root: &Path, which: &str) -> Result<String, SessionError> {
         .flatten()
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            let id = name.strip_suffix(".jsonl")?.to_string();
+            let id = name
+                .strip_suffix(".jsonl")
+                .filter(|i| is_session_id(i))?
+                .to_string();
             let modified = e.metadata().ok()?.modified().ok()?;
             Some((modified, id))
         })
@@ -432,7 +446,7 @@ pub fn list(root: &Path) -> Vec<SessionInfo> {
     let mut out: Vec<(std::time::SystemTime, SessionInfo)> = Vec::new();
     for entry in rd.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(id) = name.strip_suffix(".jsonl") else {
+        let Some(id) = name.strip_suffix(".jsonl").filter(|i| is_session_id(i)) else {
             continue;
         };
         let Ok(meta) = entry.metadata() else { continue };
