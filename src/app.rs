@@ -102,7 +102,10 @@ pub async fn run(cli: Cli) -> i32 {
         if cli.unfenced {
             Fence::Off("-unfenced".into())
         } else {
-            Fence::detect().await
+            match std::fs::canonicalize(&root) {
+                Ok(r) => Fence::detect_in(&r).await,
+                Err(_) => Fence::detect().await,
+            }
         }
     };
     let (fence, connected) = tokio::join!(fence, startup::connect(&mut settings));

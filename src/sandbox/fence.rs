@@ -87,33 +87,55 @@ impl Fence {
     /// Finds bwrap and checks that it can start a process here (it cannot
     /// in some containers without user namespaces).
     pub async fn detect() -> Fence {
+        Self::detect_in(Path::new("/")).await
+    }
+
+    /// Like `detect`, with the very mounts a command in `root` gets (a
+    /// mask or a bind this machine refuses shows here, not on every
+    /// command later).
+    pub async fn detect_in(root: &Path) -> Fence {
         let Some(bwrap) = find_bwrap() else {
             return Fence::Off(
                 "bubblewrap (bwrap) is not installed; apt-get install bubblewrap".into(),
             );
         };
-        let probe = tokio::process::Command::new(&bwrap)
-            .args([
-                "--ro-bind",
-                "/",
-                "/",
-                "--dev",
-                "/dev",
-                "--proc",
-                "/proc",
-                "--unshare-pid",
-                "--die-with-parent",
-                "--new-session",
-                "--",
-                "/bin/true",
-            ])
+        let fence = Fence::Bwrap(bwrap);
+        let (prog, args) = if root == Path::new("/") {
+            (
+                match &fence {
+                    Fence::Bwrap(b) => b.clone(),
+                    Fence::Off(_) => PathBuf::new(),
+                },
+                [
+                    "--ro-bind",
+                    "/",
+                    "/",
+                    "--dev",
+                    "/dev",
+                    "--proc",
+                    "/proc",
+                    "--unshare-pid",
+                    "--die-with-parent",
+                    "--new-session",
+                    "--",
+                    "/bin/true",
+                ]
+                .iter()
+                .map(OsString::from)
+                .collect(),
+            )
+        } else {
+            fence.argv(root, root, Access::Workspace, false, "/bin/true", &[])
+        };
+        let probe = tokio::process::Command::new(prog)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .output();
         match tokio::time::timeout(std::time::Duration::from_secs(5), probe).await {
-            Ok(Ok(out)) if out.status.success() => Fence::Bwrap(bwrap),
+            Ok(Ok(out)) if out.status.success() => fence,
             Ok(Ok(out)) => Fence::Off(format!(
                 "bwrap cannot start a sandbox here: {}",
                 String::from_utf8_lossy(&out.stderr).trim()

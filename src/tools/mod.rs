@@ -491,6 +491,10 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
+    if plan.access.is_some() && f.exit_code == Some(1) && text.starts_with("bwrap: ") {
+        // The fence itself failed, not the command: say so plainly.
+        text.push_str("[the OS fence (bubblewrap) could not start this command; it did not run]\n");
+    }
     let secs = f.elapsed.as_secs_f64();
     if f.timed_out {
         text.push_str(&format!(
