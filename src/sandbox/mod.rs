@@ -2,16 +2,18 @@
 //! gate for the file tools, the exec gate for `bash`, the OS fence, and
 //! the mode.
 //!
-//! | mode      | read | write, edit | read-only cmd | project code (tests, builds)  | other cmd |
-//! |-----------|------|-------------|---------------|-------------------------------|-----------|
-//! | read-only | yes  | no          | yes           | in the fence, read-only; else no | no     |
-//! | workspace | yes  | inside root | yes           | in the fence; else asks       | asks      |
-//! | full      | yes  | inside root | yes           | yes                           | yes       |
+//! | mode      | file tools write | read-only cmd | tests, builds           | other cmd |
+//! |-----------|------------------|---------------|-------------------------|-----------|
+//! | read-only | no               | run           | in the fence, read-only; no fence: refused | refused |
+//! | workspace | inside root      | run           | in the fence; no fence: ask | ask   |
+//! | full      | inside root      | run           | run                     | run       |
 //!
-//! Everything but `full` runs inside the fence where there is one (the
-//! workspace read-only for read-only commands). The front end only
-//! collects an answer; the sandbox that asked applies it, so "always" is
-//! remembered here, for this session.
+//! Everything but `full` runs inside the fence where there is one: what
+//! runs without asking with the workspace read-only (read-only commands)
+//! or `.git` read-only (tests, builds), and without network; what the user
+//! approved with the workspace writable and the network unless `-no-net`.
+//! The front end only collects an answer; the sandbox that asked applies
+//! it, so "always" is remembered here, for this session.
 
 pub mod always;
 pub mod env;
@@ -104,18 +106,15 @@ impl Sandbox {
     /// The mode and the fence in a few words, for the banner, the status
     /// bar and `-json`: `workspace · bwrap`, `read-only · bwrap · no net`.
     pub fn describe(&self) -> String {
-        let mut s = format!("{} · {}", self.mode.as_str(), self.fence.name());
-        if s.ends_with("none") {
-            s.truncate(s.len() - 4);
-            s.push_str("no fence");
-        }
-        if !self.net {
-            s.push_str(" · no net");
-        }
-        s
+        let fence = match self.fence {
+            Fence::Bwrap(_) => "bwrap",
+            Fence::Off(_) => "no fence",
+        };
+        let net = if self.net { "" } else { " · no net" };
+        format!("{} · {fence}{net}", self.mode.as_str())
     }
 
-    /// The network is cut for everything mm starts (`-no-net`).
+    /// `-no-net`: not even an approved command gets the network.
     pub fn no_net(&self) -> bool {
         !self.net
     }
