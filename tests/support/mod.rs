@@ -408,24 +408,16 @@ pub fn git(dir: &std::path::Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// bwrap can start a sandbox here. With `MM_REQUIRE_FENCE` set (CI), a
-/// machine where it cannot fails the test instead of skipping the fence.
+/// bwrap can start a sandbox here (mm's own probe). With
+/// `MM_REQUIRE_FENCE` set (CI), a machine where it cannot fails the test
+/// instead of skipping the fence.
 pub fn fence_works() -> bool {
-    let works = Command::new("bwrap")
-        .args([
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--unshare-pid",
-            "--",
-            "/bin/true",
-        ])
-        .status()
-        .is_ok_and(|s| s.success());
+    let works = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(mm::sandbox::Fence::detect())
+        .is_on();
     if !works && std::env::var_os("MM_REQUIRE_FENCE").is_some() {
         panic!("MM_REQUIRE_FENCE is set and bwrap cannot start a sandbox here");
     }
