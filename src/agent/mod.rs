@@ -202,17 +202,23 @@ impl Agent {
 
     /// Starts a new session log and forgets the conversation (`/new`).
     pub fn new_session(&mut self) -> Result<(), SessionError> {
-        let log = SessionLog::create(
+        let mut log = SessionLog::create(
             self.tools.sandbox.root(),
             &self.settings.provider,
             &self.model,
         )?;
+        // "Always" answers hold for the process: the new log says so, so a
+        // resume of it has them too. What the old session made is its own.
+        for key in self.tools.sandbox.remembered() {
+            log.append(&Record::Always { key })?;
+        }
         self.log = log;
         self.messages.truncate(1);
         self.turn = 0;
         self.turn_starts.clear();
         self.checkpoints.clear();
         self.edits.clear();
+        self.made.clear();
         self.bus.publish(AgentEvent::SessionCleared {
             session: self.log.id().to_string(),
         });
