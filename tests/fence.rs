@@ -244,6 +244,34 @@ fn an_approved_command_can_commit_but_not_plant_what_runs_later() {
     assert!(!p.join(".git/hooks/pre-commit").exists());
 }
 
+#[test]
+fn a_git_repository_planted_by_unasked_code_is_reported() {
+    if !fence_works() {
+        eprintln!("skipped: bwrap cannot start a sandbox here");
+        return;
+    }
+    let (ws, out) = setup();
+    ws.write(
+        "Makefile",
+        &format!(
+            "all:\n\tmkdir -p src && cd src && git init -q && git config core.fsmonitor 'touch {}/pwned; false'\n",
+            out.path().display()
+        ),
+    );
+    let server = Server::start(vec![
+        call("m", "bash", json!({"command": "make"})),
+        text("done"),
+    ]);
+    let o = ws.run(&server, "build it", &[]);
+    let err = stderr(&o);
+    assert!(
+        err.contains("created or changed a git repository at src/.git"),
+        "{err}"
+    );
+    let results = tool_results(&server.requests()[1]);
+    assert!(results[0].1.contains("src/.git"), "{}", results[0].1);
+}
+
 /// Starts `mm -p` whose model runs `command`, waits until it has started
 /// it, sends `signal` to mm, and says whether `marker` ever appeared.
 fn killed_mid_command(args: &[&str], command: &str, signal: nix::sys::signal::Signal) -> bool {

@@ -728,7 +728,7 @@ impl Agent {
         out: ToolOutput,
     ) -> Result<(), SessionError> {
         let turn = self.turn;
-        if let Some(change) = out.change.clone() {
+        if let Some(change) = out.change.clone().map(|c| *c) {
             self.record_made(&change.path, crate::git::blob_id(change.after.as_bytes()))?;
             self.edits.push(change.clone());
             self.bus.publish(AgentEvent::FileChanged {
@@ -739,6 +739,9 @@ impl Agent {
         }
         for key in self.tools.sandbox.take_unlogged() {
             self.log.append(&Record::Always { key })?;
+        }
+        if let Some(w) = &out.warning {
+            self.notice(Level::Warning, w.clone());
         }
         let text: Arc<str> = Arc::from(out.text.as_str());
         self.bus.publish(AgentEvent::ToolCallFinished {

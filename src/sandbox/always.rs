@@ -94,8 +94,11 @@ const EXACT_ONLY: &[&str] = &[
     "git",
 ];
 
-/// Tools that write only the files they are given and run nothing: their
-/// "always" covers the verb (`mkdir …`).
+/// Tools that write only the files they are given and run nothing, by
+/// any option: their "always" covers the verb (`mkdir …`), for operands
+/// inside the workspace (the sandbox checks). Left out: `sort`
+/// (`--compress-program`, `-o`), `rg` (`--pre`), `tree` (`-o`), `date`
+/// (`-s`), `file` (`-C`), `diff` (`-l` runs pr), `uniq` (an output operand).
 const PLAIN_TOOLS: &[&str] = &[
     "mkdir",
     "touch",
@@ -106,18 +109,11 @@ const PLAIN_TOOLS: &[&str] = &[
     "head",
     "tail",
     "wc",
-    "sort",
-    "uniq",
-    "diff",
-    "cmp",
-    "comm",
     "cut",
     "tr",
     "nl",
-    "tree",
     "du",
     "df",
-    "file",
     "stat",
     "basename",
     "dirname",
@@ -125,22 +121,23 @@ const PLAIN_TOOLS: &[&str] = &[
     "readlink",
     "pwd",
     "which",
-    "date",
     "true",
     "false",
     "test",
     "seq",
     "sleep",
-    "grep",
-    "egrep",
-    "fgrep",
-    "rg",
     "jq",
     "md5sum",
     "sha1sum",
     "sha256sum",
     "sha512sum",
 ];
+
+/// True when `key` covers a plain tool's every use (its operands must then
+/// be checked each time).
+pub fn is_verb_key(key: &str) -> bool {
+    PLAIN_TOOLS.contains(&key)
+}
 
 /// Package managers and build tools: "always" covers one subcommand
 /// (`cargo test …`), a script run covers that script (`npm run build …`),
@@ -244,6 +241,8 @@ mod tests {
         assert_eq!(key("npm run build"), "npm run build");
         assert_eq!(key("npm install left-pad"), "=npm install left-pad");
         assert_eq!(key("mkdir -p out"), "mkdir");
+        assert_eq!(key("sort -o x y"), "=sort -o x y");
+        assert!(is_verb_key("mkdir") && !is_verb_key("cargo test"));
         assert_eq!(key("rm -f a.o"), "=rm -f a.o");
         assert_eq!(
             key("tar cf x.tar --checkpoint-action=exec=sh a"),

@@ -199,10 +199,34 @@ impl Sandbox {
 
     fn ask(&self, command: &str, reason: String) -> ExecDecision {
         let key = always::key(command);
-        if self.is_always(&key) {
+        // "Always" for a plain tool's verb (`mkdir …`) covers what lies in
+        // the workspace: `mkdir /elsewhere` asks again.
+        if self.is_always(&key) && (!always::is_verb_key(&key) || self.operands_inside(command)) {
             return ExecDecision::Run(self.approved_plan());
         }
         ExecDecision::Ask { reason, key }
+    }
+
+    /// Every word of a one-command line that could name a path (an operand,
+    /// an option's `=value`) is inside the workspace and not a credential.
+    fn operands_inside(&self, command: &str) -> bool {
+        let Ok(simples) = shell::parse(command) else {
+            return false;
+        };
+        simples.iter().all(|s| {
+            s.words.iter().skip(1).all(|w| {
+                let text = match w.text.split_once('=') {
+                    Some((opt, v)) if opt.starts_with('-') => v,
+                    _ if w.text.starts_with('-') => return true,
+                    _ => w.text.as_str(),
+                };
+                w.literal()
+                    && path::resolve(&self.root, text).is_ok_and(|r| {
+                        path::credential_reason(&r.rel).is_none()
+                            && path::reserved_reason(&r.rel, true).is_none()
+                    })
+            })
+        })
     }
 
     /// How a command the user said yes to runs: inside the fence with the
@@ -432,6 +456,59 @@ impl Sandbox {
             ));
         }
         Ok(())
+    }
+
+    /// Every git repository in the workspace (a `.git` folder or file,
+    /// nested ones included) with a fingerprint of what makes git run code
+    /// there (its config, its hooks, where a `.git` file points). None when
+    /// the workspace is too big to look through.
+    pub fn git_repositories(&self) -> Option<std::collections::BTreeMap<String, u64>> {
+        use std::hash::{Hash, Hasher};
+        const MAX_WALKED: usize = 200_000;
+        let mut out = std::collections::BTreeMap::new();
+        // `.git` itself is seen, nothing in it (nor in `.mm`).
+        let walk = ignore::WalkBuilder::new(&self.root)
+            .standard_filters(false)
+            .follow_links(false)
+            .filter_entry(|e| {
+                e.depth() == 0
+                    || (e.file_name() != ".mm"
+                        && e.path()
+                            .parent()
+                            .is_none_or(|p| p.file_name() != Some(std::ffi::OsStr::new(".git"))))
+            })
+            .build();
+        for (n, e) in walk.flatten().enumerate() {
+            if n > MAX_WALKED {
+                return None;
+            }
+            if e.file_name() != ".git" {
+                continue;
+            }
+            let p = e.path();
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            if p.is_file() {
+                std::fs::read(p).ok().hash(&mut h);
+            } else {
+                std::fs::read(p.join("config")).ok().hash(&mut h);
+                let mut hooks: Vec<(String, Option<Vec<u8>>)> = std::fs::read_dir(p.join("hooks"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|h| {
+                        (
+                            h.file_name().to_string_lossy().into_owned(),
+                            std::fs::read(h.path()).ok(),
+                        )
+                    })
+                    .collect();
+                hooks.sort();
+                hooks.hash(&mut h);
+            }
+            let rel = p.strip_prefix(&self.root).unwrap_or(p);
+            out.insert(rel.to_string_lossy().into_owned(), h.finish());
+        }
+        Some(out)
     }
 
     /// True when "always" was answered for exactly this key.
@@ -725,6 +802,19 @@ mod tests {
         assert!(runs(&ws.check_exec("rm -f x.o")));
         assert!(matches!(
             ws.check_exec("rm -rf dir"),
+            ExecDecision::Ask { .. }
+        ));
+        let ExecDecision::Ask { key, .. } = ws.check_exec("mkdir -p out") else {
+            panic!("should ask");
+        };
+        ws.remember(&key);
+        assert!(runs(&ws.check_exec("mkdir -p out/deeper")));
+        assert!(matches!(
+            ws.check_exec("mkdir /tmp/elsewhere"),
+            ExecDecision::Ask { .. }
+        ));
+        assert!(matches!(
+            ws.check_exec("mkdir ../elsewhere"),
             ExecDecision::Ask { .. }
         ));
     }

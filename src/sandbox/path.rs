@@ -302,11 +302,17 @@ pub fn glob_matches(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> 
             };
             for e in rd.flatten() {
                 let name = e.file_name();
-                let name = name.to_string_lossy();
-                if name.starts_with('.') || !matcher.is_match(name.as_ref()) {
+                // A name that is not UTF-8 cannot be checked as the text
+                // the shell passes on.
+                let Some(name) = name.to_str() else {
+                    return Err(format!(
+                        "a file name that is not UTF-8 where {pattern} looks"
+                    ));
+                };
+                if name.starts_with('.') || !matcher.is_match(name) {
                     continue;
                 }
-                next.push(dir.join(name.as_ref()));
+                next.push(dir.join(name));
                 if next.len() > MAX_MATCHES {
                     return Err(format!("a glob with too many matches to check ({pattern})"));
                 }
@@ -452,6 +458,15 @@ mod tests {
         nix::unistd::mkfifo(&root.join(".gitignore"), nix::sys::stat::Mode::S_IRWXU).unwrap();
         let seen: Vec<_> = walk(&root).max_depth(Some(1)).build().flatten().collect();
         assert!(seen.iter().any(|e| e.path().ends_with("b.txt")));
+    }
+
+    #[test]
+    fn a_glob_over_a_name_that_is_not_utf8_is_refused() {
+        use std::os::unix::ffi::OsStrExt;
+        let (_d, root) = root();
+        let name = std::ffi::OsStr::from_bytes(b"k\xff");
+        std::os::unix::fs::symlink("/etc/passwd", root.join(name)).unwrap();
+        assert!(glob_matches(&root, "k*").is_err());
     }
 
     #[test]

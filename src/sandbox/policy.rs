@@ -229,6 +229,14 @@ fn judge_simple(cmd: &Simple, dirs: &[String], checks: &mut Vec<Check>) -> Resul
     if assigns > 0 {
         return Err("a variable assignment before the command".into());
     }
+    if let Some(w) = words.iter().find(|w| w.globs && !w.readable_glob()) {
+        // `'[a]'*`: the text no longer tells the quoted `[a]` (plain
+        // characters to the shell) from a pattern the gate would expand.
+        return Err(format!(
+            "a glob mixed with quoted pattern characters ({})",
+            w.text
+        ));
+    }
     if name == "cd" {
         return cd(args, dirs, checks);
     }
@@ -312,11 +320,7 @@ fn cd(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<Part, S
             // whatever `d` links to. So is the place checked.
             for d in dirs {
                 checks.push(Check::Dir {
-                    word: Word {
-                        text: cd_to(d, &w.text),
-                        expands: false,
-                        globs: false,
-                    },
+                    word: Word::plain(&cd_to(d, &w.text)),
                     dirs: vec![String::new()],
                 });
             }
@@ -870,6 +874,10 @@ mod tests {
             "npx some-package",
             "timeout 5 rm -rf x",
             "find . -newer\u{e9} a.txt",
+            "cat '[a]'*",
+            "cat \\[a]*",
+            "git status --ignore-submodules=none",
+            "git ls-files --recurse-submodules",
             "find . -newer\u{e9}\u{e9} a.txt",
         ] {
             no(cmd);

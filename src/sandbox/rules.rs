@@ -266,13 +266,15 @@ pub const COMMANDS: &[Spec] = &[
 
 /// git subcommands that only read, with their options. Left out: anything
 /// that runs a program (`-O`, `--open-files-in-pager`, `--ext-diff`,
-/// `--textconv`), writes a file (`--output`), or reads outside the
-/// repository (`--no-index`).
+/// `--textconv`), writes a file (`--output`), reads outside the repository
+/// (`--no-index`), or looks into submodules, whose settings git would
+/// honour (`--ignore-submodules`, `--recurse-submodules`: on the command
+/// line they beat the guard's `diff.ignoreSubmodules=all`).
 pub const GIT: &[Spec] = &[
     spec(
         "status",
         "-s -b -u -z -v --short --branch --long --porcelain --porcelain=? --verbose --untracked-files=? \
---ignored=? --ignore-submodules=? --no-renames --renames --ahead-behind --no-ahead-behind --show-stash \
+--ignored=? --no-renames --renames --ahead-behind --no-ahead-behind --show-stash \
 --column=? --no-column",
         GitRevs,
     ),
@@ -295,7 +297,7 @@ pub const GIT: &[Spec] = &[
         "ls-files",
         "-c -d -m -o -i -s -u -k -t -v -f -z --cached --deleted --modified --others --ignored --stage \
 --unmerged --killed --directory --no-empty-directory --exclude-standard --full-name --error-unmatch \
---eol --abbrev --abbrev=? --debug --recurse-submodules --exclude=",
+--eol --abbrev --abbrev=? --debug --exclude=",
         GitRevs,
     ),
     spec(
@@ -313,7 +315,7 @@ pub const GIT: &[Spec] = &[
     counted(
         "grep",
         "-a -c -E -F -G -h -H -i -I -l -L -n -o -p -P -q -r -v -w -W -z -A= -B= -C= -e=e -f=pe -m= \
---cached --untracked --recurse-submodules --text --ignore-case --word-regexp \
+--cached --untracked --text --ignore-case --word-regexp \
 --invert-match --full-name --extended-regexp --basic-regexp --perl-regexp --fixed-strings --line-number \
 --column --files-with-matches --name-only --files-without-match --null --count --break --heading \
 --show-function --function-context --quiet --all-match --and --or --not --max-depth= --after-context= \
@@ -471,11 +473,7 @@ pub fn parse_args(prog: &str, spec: &Spec, args: &[Word]) -> Result<Args, String
                 Some(Takes::Nothing | Takes::Optional) => {}
                 Some(Takes::Value { path, pattern }) => {
                     let value = match value {
-                        Some(v) => Word {
-                            text: v.to_string(),
-                            expands: false,
-                            globs: false,
-                        },
+                        Some(v) => Word::plain(v),
                         None => match args.get(i) {
                             Some(v) => {
                                 i += 1;
@@ -520,11 +518,7 @@ pub fn parse_args(prog: &str, spec: &Spec, args: &[Word]) -> Result<Args, String
                             None => return Err(format!("`{prog} {name}` without its value")),
                         }
                     } else {
-                        Word {
-                            text: rest,
-                            expands: false,
-                            globs: false,
-                        }
+                        Word::plain(&rest)
                     };
                     out.pattern_given |= pattern;
                     if path {
@@ -543,13 +537,7 @@ mod tests {
     use super::*;
 
     fn w(list: &[&str]) -> Vec<Word> {
-        list.iter()
-            .map(|t| Word {
-                text: t.to_string(),
-                expands: false,
-                globs: false,
-            })
-            .collect()
+        list.iter().map(|t| Word::plain(t)).collect()
     }
 
     fn parse(name: &str, args: &[&str]) -> Result<Args, String> {
@@ -610,9 +598,8 @@ mod tests {
             assert!(parse(cmd, &args).is_err(), "{cmd} {args:?}");
         }
         let glob = Word {
-            text: "[+-]*".into(),
-            expands: false,
             globs: true,
+            ..Word::plain("[+-]*")
         };
         let spec = find(COMMANDS, "sort").unwrap();
         let args = vec![w(&["-t"]).remove(0), glob, w(&["big.txt"]).remove(0)];

@@ -16,6 +16,9 @@ pub struct Word {
     pub expands: bool,
     /// An unquoted `*`, `?` or `[`: the shell may replace it with paths.
     pub globs: bool,
+    /// A quoted or escaped `*`, `?`, `[` or `]`: in a glob word the text no
+    /// longer says which of them the shell takes as pattern characters.
+    pub quoted_meta: bool,
 }
 
 impl Word {
@@ -24,7 +27,30 @@ impl Word {
             text: String::new(),
             expands: false,
             globs: false,
+            quoted_meta: false,
         }
+    }
+
+    /// A word exactly as given (for option values split off a word).
+    pub fn plain(text: &str) -> Self {
+        Word {
+            text: text.to_string(),
+            ..Word::new()
+        }
+    }
+
+    /// Pushes a quoted or escaped character.
+    fn push_quoted(&mut self, c: char) {
+        if matches!(c, '*' | '?' | '[' | ']') {
+            self.quoted_meta = true;
+        }
+        self.text.push(c);
+    }
+
+    /// A glob whose pattern characters the text can tell apart from
+    /// quoted ones: the gate can expand it as the shell would.
+    pub fn readable_glob(&self) -> bool {
+        self.globs && !self.quoted_meta
     }
 
     /// A word the shell passes on exactly as written.
@@ -224,7 +250,7 @@ fn lex(input: &str) -> Result<Vec<Token>, String> {
                     match chars.get(i) {
                         None => return Err("unterminated quote".into()),
                         Some('\'') => break,
-                        Some(&ch) => w.text.push(ch),
+                        Some(&ch) => w.push_quoted(ch),
                     }
                     i += 1;
                 }
@@ -252,12 +278,12 @@ fn lex(input: &str) -> Result<Vec<Token>, String> {
                                 Some('\n') => {}
                                 Some(&n) => {
                                     w.text.push('\\');
-                                    w.text.push(n);
+                                    w.push_quoted(n);
                                 }
                                 None => return Err("unterminated quote".into()),
                             }
                         }
-                        Some(&ch) => w.text.push(ch),
+                        Some(&ch) => w.push_quoted(ch),
                     }
                     i += 1;
                 }
@@ -267,7 +293,7 @@ fn lex(input: &str) -> Result<Vec<Token>, String> {
                 i += 1;
                 match chars.get(i) {
                     Some('\n') => {}
-                    Some(&n) => word.get_or_insert_with(Word::new).text.push(n),
+                    Some(&n) => word.get_or_insert_with(Word::new).push_quoted(n),
                     None => {}
                 }
                 i += 1;
@@ -385,6 +411,14 @@ mod tests {
         assert!(w[4].expands && w[5].expands);
         assert!(w[6].literal(), "single quotes keep $");
         assert!(w[7].globs);
+        let p = parse("cat '[a]'* \\[b]* [c]*").unwrap();
+        let w = &p[0].words;
+        assert!(
+            w[1].globs && !w[1].readable_glob(),
+            "a quoted class with a glob"
+        );
+        assert!(!w[2].readable_glob(), "an escaped bracket");
+        assert!(w[3].readable_glob());
     }
 
     #[test]

@@ -37,9 +37,12 @@ pub struct ToolSet {
 pub struct ToolOutput {
     pub status: ToolStatus,
     pub text: String,
-    pub change: Option<FileChange>,
+    /// Boxed: an output travels in every `Result` of the file tools.
+    pub change: Option<Box<FileChange>>,
     /// The language server's verdict on the change, when one checked it.
     pub check: Option<Box<crate::lsp::Check>>,
+    /// Something the user must hear of, whatever the model makes of it.
+    pub warning: Option<String>,
 }
 
 impl ToolOutput {
@@ -61,10 +64,11 @@ impl ToolOutput {
             text: text.into(),
             change: None,
             check: None,
+            warning: None,
         }
     }
     pub fn with_change(mut self, change: FileChange) -> Self {
-        self.change = Some(change);
+        self.change = Some(Box::new(change));
         self
     }
 }
@@ -482,11 +486,51 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
         .unwrap_or(env.bash_timeout)
         .min(bash::MAX_TIMEOUT);
     let root = env.sandbox.root();
+    // A command that may write could leave a git repository in the
+    // workspace whose settings git honours later (a planted fsmonitor or
+    // hook): look before and after, and tell the user.
+    let repos_before = match plan.git_guard {
+        true => None,
+        false => git_repositories(env).await,
+    };
     let cmd = env.sandbox.command("/bin/sh", &["-c", command], root, plan);
     let f = match bash::run(cmd, timeout, ctx.cancel).await {
         Ok(f) => f,
         Err(e) => return ToolOutput::error(format!("cannot start /bin/sh: {e}")),
     };
+    let mut out = bash_result(f, timeout, plan);
+    if let (Some(before), Some(after)) = (repos_before, git_repositories(env).await) {
+        let mut planted: Vec<&String> = after
+            .iter()
+            .filter(|(p, v)| before.get(*p) != Some(*v))
+            .map(|(p, _)| p)
+            .collect();
+        planted.sort();
+        if !planted.is_empty() {
+            let names: Vec<&str> = planted.iter().map(|p| p.as_str()).collect();
+            let w = format!(
+                "this command created or changed a git repository at {}: git honours its settings (hooks, fsmonitor) when you run git there; delete it if you did not expect it",
+                names.join(", ")
+            );
+            out.text.push_str(&format!("\n[{w}]"));
+            out.warning = Some(w);
+        }
+    }
+    out
+}
+
+/// The workspace's git repositories and their fingerprints, off the
+/// runtime thread.
+async fn git_repositories(env: &ToolEnv) -> Option<std::collections::BTreeMap<String, u64>> {
+    let sandbox = env.sandbox.clone();
+    tokio::task::spawn_blocking(move || sandbox.git_repositories())
+        .await
+        .ok()
+        .flatten()
+}
+
+/// A finished command as the model reads it.
+fn bash_result(f: bash::Finished, timeout: Duration, plan: crate::sandbox::RunPlan) -> ToolOutput {
     let mut text = f.output;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
