@@ -149,7 +149,16 @@ pub async fn run(cli: Cli) -> i32 {
                     );
                 }
                 let always = session::always_keys(&records);
-                if !always.is_empty() {
+                let started_here = session::started_in(&records, &root);
+                if !always.is_empty() && !started_here {
+                    // A log this workspace did not write (one that came
+                    // with a cloned repository) grants nothing.
+                    eprintln!(
+                        "mm: session {} was started in another folder: its {} \"always\" answer(s) do not hold here",
+                        log.id(),
+                        always.len()
+                    );
+                } else if !always.is_empty() {
                     eprintln!(
                         "mm: session {}: {} \"always\" answer(s) still hold: {}",
                         log.id(),

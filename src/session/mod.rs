@@ -329,6 +329,19 @@ pub fn turn_starts(records: &[Record]) -> Vec<usize> {
     out
 }
 
+/// True when the log was started in `root` (its header says so): a log
+/// that came with a cloned repository was not, and its "always" answers
+/// are not taken.
+pub fn started_in(records: &[Record], root: &Path) -> bool {
+    records.iter().any(|r| match r {
+        Record::Header { cwd, .. } => {
+            let cwd = Path::new(cwd);
+            cwd == root || std::fs::canonicalize(cwd).is_ok_and(|c| c == root)
+        }
+        _ => false,
+    })
+}
+
 /// What mm last made of each file, as a log recorded it.
 pub fn made(records: &[Record]) -> std::collections::HashMap<String, String> {
     records
