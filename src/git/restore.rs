@@ -237,15 +237,31 @@ impl Store {
                 }
             )));
         }
-        for c in &plan.changes {
-            let path = self.root.join(&c.path);
-            match c.blob {
-                None => remove_file_and_empty_dirs(&path, &self.root)?,
-                Some(oid) => {
-                    let blob = self.repo.find_blob(oid)?;
-                    write_file(&path, blob.content(), c.mode)?;
-                }
+        // Deletions first (a link made since the checkpoint goes before
+        // files are written where it was), then writes. Every path is
+        // checked as it is used: one that leads through a symlink out of
+        // the workspace stops the rewind before anything is written there.
+        let escapes = |rel: &str| {
+            crate::sandbox::path::resolve(&self.root, rel)
+                .err()
+                .map(|e| GitError::Other(format!("the rewind stopped at {rel}: {e}")))
+        };
+        for c in plan.changes.iter().filter(|c| c.blob.is_none()) {
+            let parent = Path::new(&c.path)
+                .parent()
+                .map(|p| p.to_string_lossy().into_owned());
+            if let Some(e) = parent.filter(|p| !p.is_empty()).and_then(|p| escapes(&p)) {
+                return Err(e);
             }
+            remove_file_and_empty_dirs(&self.root.join(&c.path), &self.root)?;
+        }
+        for c in &plan.changes {
+            let Some(oid) = c.blob else { continue };
+            if let Some(e) = escapes(&c.path) {
+                return Err(e);
+            }
+            let blob = self.repo.find_blob(oid)?;
+            write_file(&self.root.join(&c.path), blob.content(), c.mode)?;
         }
         // The work tree is the target's again: changes from here on are
         // measured against it, not taken for changes made outside mm.

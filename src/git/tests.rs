@@ -455,3 +455,59 @@ fn a_submodule_is_left_as_it_is() {
     assert!(p.join("vendor/sub/.git").exists());
     assert_eq!(user_state(p), before);
 }
+
+#[test]
+fn a_rewind_never_writes_through_a_symlink_that_leaves() {
+    let d = repo();
+    let p = d.path();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(p.join("dir")).unwrap();
+    std::fs::write(p.join("dir/x.txt"), "inside\n").unwrap();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    // Since then `dir` became a link out of the workspace: going back
+    // removes the link and writes the folder again, inside.
+    std::fs::remove_dir_all(p.join("dir")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.join("dir")).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    store.apply(&plan).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(p.join("dir/x.txt")).unwrap(),
+        "inside\n"
+    );
+    assert!(
+        !std::fs::symlink_metadata(p.join("dir"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+
+    // A link the checkpoints do not see (it is ignored) where a tracked
+    // folder was: writing the folder's file back would go through it, so
+    // the rewind stops before it writes anything there.
+    let d = repo();
+    let p = d.path();
+    std::fs::create_dir(p.join("sub")).unwrap();
+    std::fs::write(p.join("sub/x.txt"), "tracked\n").unwrap();
+    git(p, &["add", "sub/x.txt"]);
+    git(p, &["commit", "-qm", "sub"]);
+    std::fs::write(p.join(".gitignore"), "sub\n").unwrap();
+    let mut store = Store::open_in(p, "s2", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    std::fs::remove_dir_all(p.join("sub")).unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.join("sub")).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    assert!(
+        plan.changes.iter().any(|c| c.path == "sub/x.txt"),
+        "{:?}",
+        plan.changes
+    );
+    let err = store.apply(&plan).unwrap_err();
+    assert!(
+        err.to_string().contains("the rewind stopped at sub/x.txt"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+}
