@@ -585,7 +585,11 @@ impl Agent {
         let Some(change) = self.edits.pop() else {
             return self.git_notice(Level::Info, "nothing to undo");
         };
-        let path = self.tools.sandbox.root().join(&change.path);
+        // Where the file is now: never through a link out of the workspace.
+        let path = match crate::sandbox::path::resolve(self.tools.sandbox.root(), &change.path) {
+            Ok(r) => r.abs,
+            Err(e) => return self.git_notice(Level::Warning, format!("not undone: {e}")),
+        };
         let current = std::fs::read_to_string(&path).unwrap_or_default();
         if current != *change.after {
             self.git_notice(
