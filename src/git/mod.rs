@@ -88,6 +88,44 @@ pub fn shadow_dir() -> Option<PathBuf> {
     crate::config::data_dir().map(|d| d.join("shadow"))
 }
 
+/// The repository found from `root` is the workspace's own: its git
+/// directory lies in the workspace or above it (the workspace is a folder
+/// of the repository), or a `.git` file points at a linked worktree or a
+/// submodule whose records point back here. A `.git` file that points at
+/// some other repository (a planted one) is not followed: checkpoints
+/// would write refs and objects into that repository.
+fn owns(repo: &Repository, root: &Path) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let git_dir = canon(repo.path());
+    if git_dir.starts_with(root) {
+        return true;
+    }
+    let Some(workdir) = repo.workdir().map(canon) else {
+        return false;
+    };
+    if !root.starts_with(&workdir) {
+        // The repository's work tree is elsewhere.
+        return false;
+    }
+    let dot_git = workdir.join(".git");
+    if dot_git.is_dir() {
+        // An ordinary repository whose folder the workspace is (or is in).
+        return canon(&dot_git) == git_dir;
+    }
+    if !dot_git.is_file() {
+        return false;
+    }
+    // A linked worktree: its git dir says where its `.git` file is.
+    if let Ok(back) = std::fs::read_to_string(git_dir.join("gitdir")) {
+        return canon(Path::new(back.trim())) == canon(&dot_git);
+    }
+    // A submodule checkout: its git dir's config names this work tree.
+    repo.config()
+        .ok()
+        .and_then(|c| c.get_string("core.worktree").ok())
+        .is_some_and(|w| canon(&git_dir.join(w)) == workdir)
+}
+
 /// The highest checkpoint number a session already has.
 fn last_number(repo: &Repository, session: &str) -> Result<u32> {
     let mut max = 0;
@@ -217,7 +255,7 @@ impl Store {
     pub fn open_in(root: &Path, session: &str, shadows: &Path) -> Result<Store> {
         let root = std::fs::canonicalize(root).map_err(io_err(root))?;
         let (repo, shadow) = match Repository::discover(&root) {
-            Ok(r) if !r.is_bare() && r.workdir().is_some() => (r, false),
+            Ok(r) if !r.is_bare() && r.workdir().is_some() && owns(&r, &root) => (r, false),
             _ => (Self::open_shadow(&root, shadows)?, true),
         };
         let workdir = repo
@@ -379,6 +417,14 @@ impl Store {
             .map(Path::to_path_buf)
             .ok_or_else(|| GitError::Other("no work tree".into()))?;
         for p in paths {
+            // Never through a link out of the workspace (the file it
+            // reaches is not the project's), never a credential.
+            if let Err(e) = crate::sandbox::path::resolve(&self.root, p) {
+                return Err(GitError::Other(format!("not committed: {e}")));
+            }
+            if let Some(why) = crate::sandbox::path::credential_reason(p) {
+                return Err(GitError::Other(format!("not committed: {why}")));
+            }
             let rel = format!("{}{p}", self.prefix);
             if workdir.join(&rel).exists() {
                 index.add_path(Path::new(&rel))?;

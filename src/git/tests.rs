@@ -511,3 +511,54 @@ fn a_rewind_never_writes_through_a_symlink_that_leaves() {
     );
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }
+
+#[test]
+fn a_planted_git_file_pointing_at_another_repository_is_not_followed() {
+    let other = repo();
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("a.txt"), "x\n").unwrap();
+    std::fs::write(
+        p.join(".git"),
+        format!("gitdir: {}\n", other.path().join(".git").display()),
+    )
+    .unwrap();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    assert!(
+        store.is_shadow(),
+        "checkpoints went into the other repository"
+    );
+    store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    assert_eq!(git(other.path(), &["for-each-ref", "refs/mm"]), "");
+}
+
+#[test]
+fn a_linked_worktree_is_its_own_repository() {
+    let main = repo();
+    let wt = tempfile::tempdir().unwrap();
+    let at = wt.path().join("wt");
+    git(
+        main.path(),
+        &["worktree", "add", "-q", at.to_str().unwrap()],
+    );
+    let sh = shadows();
+    let store = Store::open_in(&at, "s1", sh.path()).unwrap();
+    assert!(!store.is_shadow());
+}
+
+#[test]
+fn a_commit_never_takes_a_file_through_a_link_out() {
+    let d = repo();
+    let p = d.path();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("hosts.yml"), "token: SECRET\n").unwrap();
+    std::os::unix::fs::symlink(outside.path(), p.join("cfg")).unwrap();
+    let sh = shadows();
+    let store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let err = store
+        .commit_paths(&["cfg/hosts.yml".to_string()], "x")
+        .unwrap_err();
+    assert!(err.to_string().contains("not committed"), "{err}");
+    assert!(!git(p, &["log", "--all", "--format=%s"]).contains('x'));
+}

@@ -362,12 +362,16 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
     }
     if !approved {
         for sub in crate::git::submodule_paths(root) {
-            let p = root.join(&sub);
-            if !p.exists() {
-                let _ = std::fs::create_dir_all(&p);
+            // Only where the path really lies in the workspace: a folder on
+            // the way may have become a link out of it.
+            let Ok(r) = crate::sandbox::path::resolve(root, &sub) else {
+                continue;
+            };
+            if !r.abs.exists() {
+                let _ = std::fs::create_dir_all(&r.abs);
             }
-            if real(&p) && p.starts_with(root) {
-                out.push((p, false));
+            if real(&r.abs) && r.abs.starts_with(root) {
+                out.push((r.abs, false));
             }
         }
         let modules = root.join(".gitmodules");
@@ -449,5 +453,39 @@ mod tests {
         assert!(!ro.contains(&format!("--bind {r} {r}")));
         assert!(ro.contains("--unshare-net"));
         assert!(ro.ends_with("-- /bin/sh -c x"));
+    }
+
+    #[test]
+    fn a_submodule_folder_behind_a_link_out_is_never_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&root)
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@t")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@t")
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(&["init", "-q"]);
+        git(&["commit", "-q", "--allow-empty", "-m", "i"]);
+        let head = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        let head = String::from_utf8(head.stdout).unwrap();
+        let info = format!("160000,{},lnk/sub", head.trim());
+        git(&["update-index", "--add", "--cacheinfo", &info]);
+        std::os::unix::fs::symlink(outside.path(), root.join("lnk")).unwrap();
+        let fence = Fence::Bwrap(PathBuf::from("/usr/bin/bwrap"));
+        let _ = fence.argv(&root, &root, Access::Project, false, "/bin/true", &[]);
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
     }
 }
