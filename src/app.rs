@@ -62,6 +62,9 @@ pub async fn run(cli: Cli) -> i32 {
             }
         };
     }
+    if let Some(cases) = &cli.eval {
+        return crate::eval::run(&cli, cases).await;
+    }
     if cli.json && cli.prompt.is_none() && !cli.show_prompt {
         eprintln!("mm: -json needs -p PROMPT");
         return 2;
@@ -198,6 +201,7 @@ pub async fn run(cli: Cli) -> i32 {
     let broker = Arc::new(ApprovalBroker::new(mode, bus.clone()));
     let sandbox_words = sandbox.describe();
     let mut tool_env = ToolEnv::new(sandbox, broker.clone(), settings.bash_timeout);
+    tool_env.guard_writes = settings.harness;
     tool_env.approve_edits =
         settings.approve_edits && !unattended && settings.sandbox == config::SandboxMode::Workspace;
     if settings.edit_tools {

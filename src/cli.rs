@@ -113,6 +113,18 @@ pub struct Cli {
     /// Print the system prompt (with -json: the first request body) and its size, then exit.
     #[arg(long)]
     pub show_prompt: bool,
+
+    /// Turn off the checking loops (verify, reproduce, claim checks, re-asks): the model's answer ends the turn.
+    #[arg(long)]
+    pub no_harness: bool,
+
+    /// Run the eval cases in DIR (a case folder, or a folder of them); see eval/README.md.
+    #[arg(long, value_name = "DIR")]
+    pub eval: Option<PathBuf>,
+
+    /// With -eval: runs of each case.
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u32>,
 }
 
 fn parse_sandbox(s: &str) -> Result<SandboxMode, String> {
@@ -139,6 +151,7 @@ impl Cli {
             yolo: self.yolo,
             max_rounds: self.max_rounds,
             max_requests: self.max_requests,
+            no_harness: self.no_harness,
         }
     }
 }

@@ -86,6 +86,17 @@ pub async fn run(
         if let Some(e) = &result.error {
             obj["error"] = json!(e);
         }
+        if let Some(t) = &result.tests {
+            obj["tests"] = json!({
+                "command": t.command,
+                "passed": t.passed,
+                "summary": t.summary,
+                "attempts": t.attempts,
+            });
+        }
+        if !result.unbacked.is_empty() {
+            obj["unbacked_claims"] = json!(result.unbacked);
+        }
         println!("{obj}");
     }
     match result.outcome {

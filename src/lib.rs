@@ -10,6 +10,7 @@ pub mod clipboard;
 pub mod config;
 pub mod console;
 pub mod diff;
+pub mod eval;
 pub mod git;
 pub mod headless;
 pub mod llm;

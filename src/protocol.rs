@@ -64,6 +64,15 @@ impl Usage {
         self.cached += other.cached;
         self.completion += other.completion;
     }
+
+    /// What was added since `earlier`.
+    pub fn minus(&self, earlier: &Usage) -> Usage {
+        Usage {
+            prompt: self.prompt.saturating_sub(earlier.prompt),
+            cached: self.cached.saturating_sub(earlier.cached),
+            completion: self.completion.saturating_sub(earlier.completion),
+        }
+    }
 }
 
 /// Figures about one request that a status line shows.
@@ -331,6 +340,9 @@ pub enum AgentEvent {
         /// Shell commands off the read-only list that ran: their effects
         /// on files are not in `written`.
         commands: u32,
+        /// What the harness checked (`tests: 4 passed`), claims the
+        /// facts did not back, and the turn's cost.
+        notes: Vec<String>,
     },
     TurnFinished {
         turn: TurnId,
@@ -411,7 +423,7 @@ pub enum AgentEvent {
 
 /// The receipt's words: `wrote a.rs, b.rs` or `no files written`, and the
 /// commands that may have changed files besides.
-pub fn receipt_text(written: &[String], commands: u32) -> String {
+pub fn receipt_text(written: &[String], commands: u32, notes: &[String]) -> String {
     let mut text = if written.is_empty() {
         "no files written".to_string()
     } else {
@@ -422,6 +434,10 @@ pub fn receipt_text(written: &[String], commands: u32) -> String {
             "; {commands} shell command{} ran that may have changed files",
             if commands == 1 { "" } else { "s" }
         ));
+    }
+    for n in notes {
+        text.push_str(" · ");
+        text.push_str(n);
     }
     text
 }

@@ -88,7 +88,7 @@ fn files_named_in_the_prompt_are_attached_and_count_as_read() {
         .to_string();
     assert!(
         first.starts_with(
-            "fix `calc.py`\n\n[files in the workspace]\ncalc.py\n\n[calc.py, as it is now]\n"
+            "fix `calc.py`\n\n[files in the workspace]\ncalc.py\n\n[calc.py as it is now, for context; it counts as read]\n"
         ),
         "{first}"
     );

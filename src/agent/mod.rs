@@ -9,6 +9,8 @@
 
 pub mod batch;
 mod checkpoints;
+mod follow;
+pub mod harness;
 pub mod prompt;
 pub mod recover;
 pub mod service;
@@ -40,6 +42,12 @@ const MAX_REPEAT_ROUNDS: u32 = 3;
 const MAX_NUDGES: u32 = 2;
 /// The longest cycle of repeated calls the loop detector looks for.
 const MAX_CYCLE: usize = 8;
+/// Harness follow-ups per turn (empty answers, claims the facts do not
+/// back, answers about tool calls, callers left behind), besides the
+/// test runs `verifyAttempts` counts.
+const MAX_FOLLOW_UPS: u32 = 4;
+/// Lines of a failing run fed back to the model.
+const FAILURE_LINES: usize = 40;
 
 /// How a turn ended, for the front end that asked.
 #[derive(Clone, Debug)]
@@ -49,9 +57,25 @@ pub struct TurnResult {
     pub answer: String,
     pub written: Vec<String>,
     pub error: Option<String>,
+    /// The last test run the harness made this turn.
+    pub tests: Option<TestReport>,
+    /// Claims in the answer that the turn's facts contradict.
+    pub unbacked: Vec<String>,
+    /// Model requests this turn and their tokens.
+    pub requests: u32,
+    pub usage: Usage,
 }
 
-/// What an agent is built from.
+/// A test (or reproduction) run the harness made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TestReport {
+    pub command: String,
+    /// None: it could not run (refused, cancelled).
+    pub passed: Option<bool>,
+    pub summary: String,
+    /// Failing runs fed back to the model.
+    pub attempts: u32,
+}
 pub struct AgentParts {
     pub settings: Arc<Settings>,
     pub model: String,
@@ -275,9 +299,20 @@ impl Agent {
             turn,
             prompt: prompt.to_string(),
         });
-        let mut state = TurnState::default();
+        let mut state = TurnState {
+            prompt: prompt.to_string(),
+            ..TurnState::default()
+        };
+        let usage_before = self.usage;
+        let requests_before = self.budget.used();
         self.checkpoint(crate::git::Kind::Turn, prompt).await;
-        let text = self.with_attachments(prompt);
+        let mut text = self.with_attachments(prompt);
+        if self.harness_on() {
+            self.plan_checks(&mut state);
+            if let Some(found) = self.reproduce(&mut state, cancel).await {
+                text.push_str(&found);
+            }
+        }
         let message = Message::user(text);
         let logged = self
             .log
@@ -300,16 +335,37 @@ impl Agent {
         // However the turn ended (an answer, a stopped loop, a budget), the
         // user hears of errors it left, whatever the model's answer claims.
         self.warn_left_errors(&state);
-        if state.used_tools {
+        if self.harness_on() && outcome != Outcome::Cancelled {
+            self.flag_unbacked(&mut state);
+        }
+        let usage = self.usage.minus(&usage_before);
+        let requests = self.budget.used().saturating_sub(requests_before);
+        if state.used_tools || state.tests.is_some() || !state.unbacked.is_empty() {
+            let mut notes = Vec::new();
+            if let Some(t) = &state.tests {
+                notes.push(t.receipt_words());
+            }
+            for u in &state.unbacked {
+                notes.push(format!("unbacked claim: {u}"));
+            }
+            notes.push(format!(
+                "{requests} request{}, {} prompt tokens ({} cached), {} generated",
+                if requests == 1 { "" } else { "s" },
+                usage.prompt,
+                usage.cached,
+                usage.completion
+            ));
             self.bus.publish(AgentEvent::Receipt {
                 turn,
                 written: state.written.clone(),
                 commands: state.commands,
+                notes: notes.clone(),
             });
             if let Err(e) = self.log.append(&Record::Receipt {
                 turn,
                 written: state.written.clone(),
                 commands: state.commands,
+                notes,
             }) {
                 self.notice(Level::Error, e.to_string());
             }
@@ -326,6 +382,10 @@ impl Agent {
             answer: state.answer,
             written: state.written,
             error,
+            tests: state.tests,
+            unbacked: state.unbacked,
+            requests,
+            usage,
         }
     }
 
@@ -339,13 +399,23 @@ impl Agent {
         loop {
             round += 1;
             let reply = self.request(round, true, cancel).await?;
-            let (msg, truncated) = self.assistant_message(reply, round);
+            let recover_code = self.harness_on() && !st.question;
+            let (msg, truncated) = self.assistant_message(reply, round, recover_code);
             let calls = msg.tool_calls.clone();
             st.answer = msg.text().to_string();
             if calls.is_empty() {
                 self.push(msg)?;
                 if truncated {
                     return Ok(Outcome::Truncated);
+                }
+                if self.harness_on() {
+                    if round < max_rounds
+                        && let Some(follow_up) = self.check_ending(st, cancel).await?
+                    {
+                        self.push(Message::user(follow_up))?;
+                        continue;
+                    }
+                    return Ok(Outcome::Done);
                 }
                 if st.nudges < MAX_NUDGES
                     && round < max_rounds
@@ -445,7 +515,9 @@ impl Agent {
             }
         }
         for (path, body) in &attached {
-            text.push_str(&format!("\n\n[{path}, as it is now]\n{body}"));
+            text.push_str(&format!(
+                "\n\n[{path} as it is now, for context; it counts as read]\n{body}"
+            ));
         }
         text
     }
@@ -476,30 +548,8 @@ impl Agent {
     /// this turn never made.
     fn nudge_for(&self, st: &mut TurnState) -> Option<String> {
         let can_edit = self.specs.iter().any(|s| s.name == "edit_file");
-        if !st.told_errors {
-            let mut broken: Vec<(&String, &crate::lsp::Check)> = st
-                .checks
-                .iter()
-                .filter(|(p, c)| turn_new_errors(st, p, c) > 0)
-                .collect();
-            broken.sort_by_key(|(p, _)| p.as_str());
-            if !broken.is_empty() {
-                let names: Vec<&str> = broken.iter().map(|(p, _)| p.as_str()).collect();
-                self.notice(
-                    Level::Warning,
-                    format!(
-                        "the language server reports errors this turn brought into {}; asking the model to fix them",
-                        names.join(", ")
-                    ),
-                );
-                let reports: Vec<&str> = broken.iter().map(|(_, c)| c.text.as_str()).collect();
-                let text = format!(
-                    "Your changes left errors that the language server reports:\n{}\nFix them now with a tool call, or explain why they are not real problems.",
-                    reports.join("\n")
-                );
-                st.told_errors = true;
-                return Some(text);
-            }
+        if let Some(text) = self.lsp_follow_up(st) {
+            return Some(text);
         }
         if can_edit && st.written.is_empty() && batch::claims_a_change(&st.answer) {
             self.notice(
@@ -522,6 +572,38 @@ impl Agent {
         None
     }
 
+    /// Errors the language server reports that this turn's edits brought,
+    /// said once a turn.
+    fn lsp_follow_up(&self, st: &mut TurnState) -> Option<String> {
+        if st.told_errors {
+            return None;
+        }
+        let mut broken: Vec<(&String, &crate::lsp::Check)> = st
+            .checks
+            .iter()
+            .filter(|(p, c)| turn_new_errors(st, p, c) > 0)
+            .collect();
+        if broken.is_empty() {
+            return None;
+        }
+        broken.sort_by_key(|(p, _)| p.as_str());
+        let names: Vec<&str> = broken.iter().map(|(p, _)| p.as_str()).collect();
+        self.notice(
+            Level::Warning,
+            format!(
+                "the language server reports errors this turn brought into {}; asking the model to fix them",
+                names.join(", ")
+            ),
+        );
+        let reports: Vec<&str> = broken.iter().map(|(_, c)| c.text.as_str()).collect();
+        let text = format!(
+            "Your changes left errors that the language server reports:\n{}\nFix them now with edit_file, or explain why they are not real problems.",
+            reports.join("\n")
+        );
+        st.told_errors = true;
+        Some(text)
+    }
+
     /// Calls repeated with the same results change nothing: say so once,
     /// then stop the turn if it goes on.
     fn check_cycle(&mut self, st: &mut TurnState) -> Result<(), Stop> {
@@ -539,9 +621,14 @@ impl Agent {
             Level::Warning,
             "the model is repeating the same calls with the same results; telling it to change course",
         );
-        self.push(Message::user(
+        let mut text = String::from(
             "You are repeating the same tool calls and getting the same results: this changes nothing. Stop repeating them. Try a different approach, or give your final answer with what you found.",
-        ))?;
+        );
+        if self.harness_on() {
+            text.push('\n');
+            text.push_str(&harness::restate(&st.prompt));
+        }
+        self.push(Message::user(text))?;
         Ok(())
     }
 
@@ -555,6 +642,21 @@ impl Agent {
         let mut ask = String::from(
             "This turn is over: no more tool calls. Report briefly what you did, what you checked, and what is left to do.",
         );
+        if self.harness_on() {
+            ask.push('\n');
+            ask.push_str(&harness::restate(&st.prompt));
+            ask.push_str(&format!(
+                "\nFacts: {}.",
+                crate::protocol::receipt_text(
+                    &st.written,
+                    st.commands,
+                    &st.tests
+                        .iter()
+                        .map(TestReport::receipt_words)
+                        .collect::<Vec<_>>()
+                )
+            ));
+        }
         // The report must not claim a clean build the server contradicts.
         let mut left: Vec<&crate::lsp::Check> = st
             .checks
@@ -575,7 +677,7 @@ impl Agent {
         }
         self.push(Message::user(ask))?;
         let reply = self.request(round + 1, false, cancel).await?;
-        let (mut msg, _) = self.assistant_message(reply, round + 1);
+        let (mut msg, _) = self.assistant_message(reply, round + 1, false);
         msg.tool_calls.clear();
         st.answer = msg.text().to_string();
         self.push(msg)?;
@@ -672,7 +774,12 @@ impl Agent {
 
     /// The assistant message of a reply, with a tool call the model wrote
     /// as text turned into a real one. Returns whether it was truncated.
-    fn assistant_message(&self, streamed: Streamed, round: u32) -> (Message, bool) {
+    fn assistant_message(
+        &self,
+        streamed: Streamed,
+        round: u32,
+        recover_code: bool,
+    ) -> (Message, bool) {
         let reply = streamed.reply;
         let truncated = reply.truncated();
         let mut content = reply.content;
@@ -702,6 +809,27 @@ impl Agent {
                 });
                 content = r.remaining_text;
             }
+        }
+        if calls.is_empty()
+            && !truncated
+            && recover_code
+            && self.specs.iter().any(|s| s.name == "write_file")
+            && let Some(p) = recover::code_proposal(&content, &self.tools.read_files_now())
+        {
+            // The change was printed instead of made: it becomes the call
+            // the model should have sent, with its checks and approval.
+            self.notice(
+                Level::Info,
+                format!(
+                    "the model printed a new version of {} instead of writing it; proposing it as a change",
+                    p.path
+                ),
+            );
+            calls.push(ToolCall {
+                id: format!("text_edit_{}_{round}", self.turn),
+                name: "write_file".into(),
+                arguments: serde_json::json!({"path": p.path, "content": p.content}).to_string(),
+            });
         }
         let msg = Message {
             role: Role::Assistant,
@@ -869,6 +997,25 @@ impl Agent {
                     .is_some_and(|c| !crate::sandbox::policy::is_read_only(c))
             {
                 st.commands += 1;
+                let command = tools::arg_str(&args, "command").unwrap_or_default();
+                if st.is_check_command(command) {
+                    st.model_checked = Some((
+                        command.to_string(),
+                        out.status == ToolStatus::Ok,
+                        st.changes(),
+                    ));
+                } else {
+                    st.mutations += 1;
+                }
+            }
+            if let Some(change) = &out.change {
+                st.mutations += 1;
+                let removed = tools::guard::removed_names(&change.before, &change.after);
+                for name in removed {
+                    if !st.removed.iter().any(|(n, _)| *n == name) {
+                        st.removed.push((name, change.path.clone()));
+                    }
+                }
             }
             if let Some(change) = &out.change
                 && !st.written.contains(&change.path)
@@ -922,6 +1069,33 @@ fn turn_new_errors(st: &TurnState, path: &str, check: &crate::lsp::Check) -> usi
 /// What a turn accumulates across its rounds.
 #[derive(Default)]
 struct TurnState {
+    /// The request as the user typed it.
+    prompt: String,
+    /// The request asks a question rather than for a change.
+    question: bool,
+    /// The project's test command (configured or detected).
+    verify: Option<String>,
+    /// The command the request says fails.
+    repro: Option<String>,
+    /// The request mentions running tests or failing tests.
+    wants_tests: bool,
+    /// The last harness test run, and how many failures were fed back.
+    tests: Option<TestReport>,
+    /// `changes()` when the harness last ran the checks.
+    checked_at: Option<usize>,
+    /// A check command the model ran itself: (command, passed, changes()).
+    model_checked: Option<(String, bool, usize)>,
+    /// Names the turn's edits removed, with the file that defined them.
+    removed: Vec<(String, String)>,
+    /// File changes and commands that may have changed files.
+    mutations: usize,
+    follow_ups: u32,
+    told_claim: bool,
+    told_tests_claim: bool,
+    told_refs: bool,
+    reasked: bool,
+    harness_calls: u32,
+    unbacked: Vec<String>,
     answer: String,
     written: Vec<String>,
     used_tools: bool,

@@ -141,3 +141,211 @@ mod tests {
         assert!(fenced_call(two, TOOLS).is_none());
     }
 }
+
+/// A change the model printed as a fenced code block instead of making
+/// it: a new version of a whole file, or of functions a file defines.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Proposal {
+    pub path: String,
+    pub content: String,
+}
+
+/// The fenced code blocks of an answer, with the line before each (where
+/// a path is often named) and the fence's info string.
+fn code_blocks(text: &str) -> Vec<(String, &str)> {
+    fenced_blocks(text)
+        .into_iter()
+        .map(|(open, _, body)| {
+            let info_end = text[open..].find('\n').map(|i| open + i).unwrap_or(open);
+            let info = text[open + 3..info_end].trim();
+            let before = text[..open].trim_end().rsplit('\n').next().unwrap_or("");
+            (format!("{before} {info}"), body)
+        })
+        .collect()
+}
+
+/// Turns the first code block that changes one of `files` (path and
+/// current content) into a proposal: the block as the whole file when it
+/// names the file or keeps most of it, else each function it defines put
+/// in place of the file's function of the same name.
+pub fn code_proposal(text: &str, files: &[(String, String)]) -> Option<Proposal> {
+    use crate::tools::guard::definitions;
+    for (context, body) in code_blocks(text) {
+        if body.trim().is_empty() || body.trim_start().starts_with('{') {
+            continue;
+        }
+        let defs = definitions(body);
+        for (path, current) in files {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            let named = context.contains(path.as_str()) || context.contains(name);
+            let cur_lines: Vec<&str> = current
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .collect();
+            let shared = body
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && cur_lines.contains(l))
+                .count();
+            let whole = !cur_lines.is_empty() && shared * 10 >= cur_lines.len() * 8;
+            let file_defs = definitions(current);
+            // Functions the file has: each goes in place of its namesake,
+            // and everything else in the file stays.
+            if !defs.is_empty() && defs.iter().all(|d| file_defs.contains(d)) {
+                let mut content = current.clone();
+                for d in &defs {
+                    let (Some(new_block), Some(old_block)) =
+                        (block_of(body, d), block_of(&content, d))
+                    else {
+                        continue;
+                    };
+                    let indent = old_block.lines().next().map(leading).unwrap_or(0);
+                    content = content.replacen(&old_block, &reindent(&new_block, indent), 1);
+                }
+                if content != *current {
+                    return Some(Proposal {
+                        path: path.clone(),
+                        content,
+                    });
+                }
+            }
+            // The whole file, when the block says so or is most of it.
+            if (named || whole) && file_defs.iter().all(|d| defs.contains(d)) {
+                let mut content = body.to_string();
+                if !content.ends_with('\n') {
+                    content.push('\n');
+                }
+                if content.trim() != current.trim() {
+                    return Some(Proposal {
+                        path: path.clone(),
+                        content,
+                    });
+                }
+            }
+        }
+    }
+    None
+}
+
+fn leading(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The lines of the definition of `name` in `text`: its first line, and
+/// every line after it until one is indented no deeper (a closing brace
+/// at that depth belongs to it).
+fn block_of(text: &str, name: &str) -> Option<String> {
+    use crate::tools::guard::definitions;
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let start = lines
+        .iter()
+        .position(|l| definitions(l).first().map(String::as_str) == Some(name))?;
+    // Decorators directly above belong to the definition.
+    let mut first = start;
+    while first > 0 && lines[first - 1].trim_start().starts_with('@') {
+        first -= 1;
+    }
+    let depth = leading(lines[start]);
+    let mut end = start + 1;
+    while end < lines.len() {
+        let l = lines[end];
+        if l.trim().is_empty() {
+            end += 1;
+            continue;
+        }
+        if leading(l) <= depth {
+            let t = l.trim_start();
+            if t.starts_with('}') || t.starts_with(')') || t.starts_with(']') {
+                end += 1;
+            }
+            break;
+        }
+        end += 1;
+    }
+    // Blank lines at the end are the file's, not the definition's.
+    while end > start + 1 && lines[end - 1].trim().is_empty() {
+        end -= 1;
+    }
+    Some(lines[first..end].concat())
+}
+
+fn reindent(block: &str, to: usize) -> String {
+    let from = block
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('@'))
+        .map(leading)
+        .unwrap_or(0);
+    block
+        .split_inclusive('\n')
+        .map(|l| {
+            if l.trim().is_empty() {
+                l.trim_start_matches([' ', '\t']).to_string()
+            } else {
+                let cut = leading(l).min(from);
+                format!("{}{}", " ".repeat(to), &l[cut..])
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod proposal_tests {
+    use super::*;
+
+    const STATS: &str = "def total(values):\n    return sum(values)\n\n\ndef mean(values):\n    return total(values) / (len(values) - 1)\n\n\ndef spread(values):\n    return max(values) - min(values)\n";
+
+    #[test]
+    fn a_printed_function_replaces_the_one_in_the_file() {
+        let answer = "The bug is in mean. The corrected function should look like this:\n\n```python\ndef mean(values):\n    if not values:\n        return 0.0\n    return total(values) / len(values)\n```\n";
+        let files = vec![("stats.py".to_string(), STATS.to_string())];
+        let p = code_proposal(answer, &files).unwrap();
+        assert_eq!(p.path, "stats.py");
+        assert!(
+            p.content.contains("return total(values) / len(values)\n"),
+            "{}",
+            p.content
+        );
+        assert!(
+            p.content.contains("def total(values):") && p.content.contains("def spread(values):")
+        );
+        assert!(!p.content.contains("len(values) - 1"));
+        assert!(p.content.contains("\n\n\ndef spread"), "{}", p.content);
+    }
+
+    #[test]
+    fn a_printed_whole_file_becomes_the_file() {
+        let fixed = STATS.replace("(len(values) - 1)", "len(values)");
+        let answer = format!("Here is the corrected stats.py:\n```python\n{fixed}```");
+        let files = vec![("stats.py".to_string(), STATS.to_string())];
+        let p = code_proposal(&answer, &files).unwrap();
+        assert_eq!(p.content, fixed);
+    }
+
+    #[test]
+    fn blocks_that_change_nothing_or_match_no_file_are_not_proposals() {
+        let files = vec![("stats.py".to_string(), STATS.to_string())];
+        let same =
+            "```python\ndef mean(values):\n    return total(values) / (len(values) - 1)\n```";
+        assert_eq!(code_proposal(same, &files), None);
+        let other = "```python\ndef unrelated():\n    pass\n```";
+        assert_eq!(code_proposal(other, &files), None);
+        let shell = "Run it with:\n```sh\npython3 -m unittest\n```";
+        assert_eq!(code_proposal(shell, &files), None);
+    }
+
+    #[test]
+    fn a_method_keeps_its_indentation_and_braces_close_blocks() {
+        let js = "function clamp(x, lo, hi) {\n  if (x > hi) return lo;\n  return x;\n}\n\nmodule.exports = { clamp };\n";
+        let answer =
+            "```js\nfunction clamp(x, lo, hi) {\n  if (x > hi) return hi;\n  return x;\n}\n```";
+        let files = vec![("clamp.js".to_string(), js.to_string())];
+        let p = code_proposal(answer, &files).unwrap();
+        assert_eq!(p.content, js.replace("return lo;", "return hi;"));
+        let py = "class S:\n    def pop(self):\n        return 1\n\n    def size(self):\n        return 0\n";
+        let answer = "```python\ndef pop(self):\n    return 2\n```";
+        let files = vec![("s.py".to_string(), py.to_string())];
+        let p = code_proposal(answer, &files).unwrap();
+        assert_eq!(p.content, py.replace("return 1", "return 2"));
+    }
+}

@@ -114,6 +114,14 @@ pub struct AgentFile {
     pub checkpoint_days: Option<u64>,
     /// Language servers: changes to the built-in ones, or new ones.
     pub lsp: Option<BTreeMap<String, crate::lsp::ServerFile>>,
+    /// The command that runs the project's tests (`off`: never run them;
+    /// unset: detected from the workspace).
+    pub verify: Option<String>,
+    /// Rounds of "the tests fail, fix them" per turn (default 3).
+    pub verify_attempts: Option<u32>,
+    /// The checking loops (verify, reproduce, claim checks, re-asks);
+    /// default true.
+    pub harness: Option<bool>,
 }
 
 /// A configuration error, with its place in the file when known.
@@ -162,7 +170,7 @@ impl AgentFile {
 }
 
 /// Turns a YAML error into one line that says what to change.
-fn describe(path: &Path, err: &serde_saphyr::Error) -> ConfigError {
+pub(crate) fn describe(path: &Path, err: &serde_saphyr::Error) -> ConfigError {
     let position = err
         .location()
         .filter(|l| l.line() > 0)

@@ -36,6 +36,8 @@ pub struct Overrides {
     pub yolo: bool,
     pub max_rounds: Option<u32>,
     pub max_requests: Option<u32>,
+    /// `-no-harness`.
+    pub no_harness: bool,
 }
 
 /// A sub-agent declared under `mmConfigs`, its path resolved.
@@ -89,6 +91,11 @@ pub struct Settings {
     pub acp_title: Option<String>,
     /// The agent file these settings came from, if any.
     pub agent_file: Option<PathBuf>,
+    /// `verify:`: None detects the test command, Some("") turns it off.
+    pub verify: Option<String>,
+    pub verify_attempts: u32,
+    /// The checking loops are on (`-no-harness` / `harness: false` turn them off).
+    pub harness: bool,
 }
 
 /// Where personal configuration lives: `$MM_CONFIG_DIR`, else
@@ -290,6 +297,15 @@ pub fn resolve(
         acp_name: acp.name,
         acp_title: acp.title,
         agent_file: agent_file.map(Path::to_path_buf),
+        verify: merged.verify.as_deref().map(|v| {
+            if v.trim() == "off" {
+                String::new()
+            } else {
+                v.trim().to_string()
+            }
+        }),
+        verify_attempts: merged.verify_attempts.unwrap_or(3),
+        harness: !flags.no_harness && merged.harness.unwrap_or(true),
     })
 }
 
@@ -325,7 +341,10 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         approve_edits,
         theme,
         keymap,
-        checkpoint_days
+        checkpoint_days,
+        verify,
+        verify_attempts,
+        harness
     );
     if let Some(top_lsp) = top.lsp {
         // Server by server: a personal pyright setting survives an agent

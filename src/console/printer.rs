@@ -249,9 +249,12 @@ impl<O: Write, E: Write> Printer<O, E> {
                 }
             }
             AgentEvent::Receipt {
-                written, commands, ..
+                written,
+                commands,
+                notes,
+                ..
             } => {
-                let text = crate::protocol::receipt_text(written, *commands);
+                let text = crate::protocol::receipt_text(written, *commands, notes);
                 let text = displayable(&text);
                 let s = self.st.prompt;
                 self.ensure_line();
@@ -399,6 +402,7 @@ mod tests {
                 turn: 1,
                 written: vec!["a.rs".into()],
                 commands: 0,
+                notes: Vec::new(),
             },
             AgentEvent::TurnFinished {
                 turn: 1,

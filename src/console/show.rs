@@ -82,10 +82,12 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                 turn: t,
                 written,
                 commands,
+                notes,
             } => out.push(AgentEvent::Receipt {
                 turn: *t,
                 written: written.clone(),
                 commands: *commands,
+                notes: notes.clone(),
             }),
             Record::Always { key } => out.push(AgentEvent::Notice {
                 turn: None,

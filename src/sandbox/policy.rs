@@ -226,6 +226,14 @@ fn judge_simple(cmd: &Simple, dirs: &[String], checks: &mut Vec<Check>) -> Resul
     if project_code(name, args) {
         return Ok(Part::Project);
     }
+    if let Some(script) = script_run(name, args) {
+        // The script is the workspace's code: it runs where tests run.
+        checks.push(Check::Read {
+            word: script.clone(),
+            dirs: dirs.to_vec(),
+        });
+        return Ok(Part::Project);
+    }
     if assigns > 0 {
         return Err("a variable assignment before the command".into());
     }
@@ -680,6 +688,25 @@ fn find(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), S
     Ok(())
 }
 
+/// `python3 app.py args`, `node test.js`: an interpreter given a script
+/// file as its first word. The script (checked as a path the command
+/// reads) is project code like a test; inline code (`-c`, `-e`) is not.
+fn script_run<'a>(name: &str, args: &'a [Word]) -> Option<&'a Word> {
+    let exts: &[&str] = match name {
+        "python" | "python3" => &[".py"],
+        "node" => &[".js", ".mjs", ".cjs"],
+        "ruby" => &[".rb"],
+        "perl" => &[".pl"],
+        "sh" | "bash" => &[".sh"],
+        _ => return None,
+    };
+    let first = args.first()?;
+    (first.literal()
+        && !first.text.starts_with('-')
+        && exts.iter().any(|e| first.text.ends_with(e)))
+    .then_some(first)
+}
+
 /// Builds and test runners: they run code from the workspace (a build
 /// script, a conftest.py, a Makefile), so they never count as read-only.
 fn project_code(name: &str, args: &[Word]) -> bool {
@@ -819,6 +846,10 @@ mod tests {
             "make test | tail -20",
             "cd sub && pytest",
             "timeout 60 pytest",
+            "python x.py",
+            "python3 report.py --times 3 Ann",
+            "node test.js",
+            "sh scripts/check.sh",
         ] {
             project(cmd);
         }
@@ -868,8 +899,10 @@ mod tests {
             "cd",
             "cd -",
             "cd ~",
-            "python x.py",
             "node -e 'x'",
+            "python3 -c 'print(1)'",
+            "python3 -u x.py",
+            "node $SCRIPT.js",
             "cargo fmt",
             "npx some-package",
             "timeout 5 rm -rf x",

@@ -120,11 +120,14 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 Role::System => {}
             },
             Record::Receipt {
-                written, commands, ..
+                written,
+                commands,
+                notes,
+                ..
             } => {
                 out.push_str(&format!(
                     "\n*{}*\n",
-                    crate::protocol::receipt_text(written, *commands)
+                    crate::protocol::receipt_text(written, *commands, notes)
                 ));
             }
             Record::Note { text } => out.push_str(&format!("\n*mm: {text}*\n")),
@@ -241,6 +244,7 @@ mod tests {
                 turn: 1,
                 written: vec!["calc.py".into()],
                 commands: 0,
+                notes: Vec::new(),
             },
         ]
     }

@@ -50,6 +50,8 @@ pub enum Record {
         written: Vec<String>,
         #[serde(default)]
         commands: u32,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        notes: Vec<String>,
     },
     /// Something mm did to the log itself (a repair on resume).
     Note {

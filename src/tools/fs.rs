@@ -262,6 +262,23 @@ pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending
             r.rel
         )));
     }
+    if env.guard_writes {
+        match &before {
+            Some(old) => {
+                if let Some(why) = super::guard::destructive(&r.rel, old, content) {
+                    return Err(ToolOutput::refused(why));
+                }
+            }
+            None => {
+                if let Some(source) = super::guard::copied_from(content, &env.read_files(&r)) {
+                    return Err(ToolOutput::refused(format!(
+                        "refused: this would create {} as a copy of {source}, which you were shown as context. Nothing was written. Write what the request asks for in {}, not {source}'s content.",
+                        r.rel, r.rel
+                    )));
+                }
+            }
+        }
+    }
     Ok(Pending {
         r,
         before,
@@ -290,15 +307,35 @@ pub fn prepare_edit(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending,
     let current = read_text(&r.abs, &r.rel)
         .map_err(|e| ToolOutput::error(format!("{e}{}", missing_hint(&env.sandbox, &r))))?;
     check_fresh(env, &r, &current, "edit").map_err(ToolOutput::refused)?;
+    let replace_all = args
+        .get("replace_all")
+        .is_some_and(|v| v.as_bool() == Some(true) || v.as_str() == Some("true"));
+    if replace_all && current.contains(old) {
+        let count = current.matches(old).count();
+        return Ok(Pending {
+            r,
+            after: current.replace(old, new),
+            before: Some(current),
+            how: if count > 1 { Some("replace_all") } else { None },
+            edit: true,
+        });
+    }
     let splice = edit_match::find(&current, old, new).map_err(|e| match e {
         MatchError::Ambiguous { mut lines } => {
             lines.dedup();
-            let lines: Vec<String> = lines.iter().map(usize::to_string).collect();
+            let all: Vec<&str> = current.lines().collect();
+            let listed: Vec<String> = lines
+                .iter()
+                .map(|n| {
+                    let text = all.get(n - 1).copied().unwrap_or("").trim_end();
+                    format!("  line {n}: {}", text.chars().take(120).collect::<String>())
+                })
+                .collect();
             ToolOutput::error(format!(
-                "old_string matches {} places in {} (lines {}); include more surrounding lines so it matches once",
+                "old_string matches {} places in {}, so nothing was changed:\n{}\nTo change every one, send the same call with replace_all: true. To change one, include more of its surrounding lines so old_string matches once.",
                 lines.len(),
                 r.rel,
-                lines.join(", ")
+                listed.join("\n")
             ))
         }
         MatchError::NotFound { closest } => {
@@ -477,6 +514,40 @@ impl ToolEnv {
         if let Ok(mut reads) = self.reads.lock() {
             reads.insert(r.abs.clone(), content_hash(text));
         }
+    }
+
+    /// The files read this session, with their content now.
+    pub fn read_files_now(&self) -> Vec<(String, String)> {
+        self.files_read(None)
+    }
+
+    /// The files read this session (but `except`), with their content now.
+    fn read_files(&self, except: &Resolved) -> Vec<(String, String)> {
+        self.files_read(Some(&except.abs))
+    }
+
+    fn files_read(&self, except: Option<&std::path::PathBuf>) -> Vec<(String, String)> {
+        let mut paths: Vec<std::path::PathBuf> = match self.reads.lock() {
+            Ok(reads) => reads
+                .keys()
+                .filter(|p| Some(*p) != except)
+                .cloned()
+                .collect(),
+            Err(_) => return Vec::new(),
+        };
+        paths.sort();
+        paths
+            .into_iter()
+            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= 64 * 1024))
+            .filter_map(|p| {
+                let text = std::fs::read_to_string(&p).ok()?;
+                let rel = p
+                    .strip_prefix(self.sandbox.root())
+                    .map(|r| r.to_string_lossy().into_owned())
+                    .unwrap_or_else(|_| p.display().to_string());
+                Some((rel, text))
+            })
+            .collect()
     }
 
     fn read_hash(&self, r: &Resolved) -> Option<u64> {

@@ -5,6 +5,7 @@
 pub mod bash;
 pub mod edit_match;
 pub mod fs;
+pub mod guard;
 pub mod nav;
 pub mod search;
 
@@ -84,6 +85,9 @@ pub struct ToolEnv {
     pub approve_edits: bool,
     /// Language servers: diagnostics after writes, navigation tools.
     pub lsp: Option<Arc<crate::lsp::Lsp>>,
+    /// Refuse whole-file writes that would delete definitions or most of
+    /// a file, and new files that copy a file read as context.
+    pub guard_writes: bool,
 }
 
 impl ToolEnv {
@@ -95,6 +99,7 @@ impl ToolEnv {
             bash_timeout,
             approve_edits: false,
             lsp: None,
+            guard_writes: true,
         }
     }
 }
@@ -171,12 +176,13 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
         });
         v.push(ToolSpec {
             name: "edit_file",
-            description: "Replace one block of text in a file you have read. old_string must occur exactly once: copy it from the file, with enough lines to be unique.",
+            description: "Replace one block of text in a file you have read. old_string must occur exactly once (copy it from the file, with enough lines to be unique), unless replace_all is true.",
             parameters: object(
                 json!({
                     "path": string("Path relative to the workspace"),
                     "old_string": string("Exact text to replace"),
                     "replacement": string("The new text that takes its place"),
+                    "replace_all": {"type": "boolean", "description": "Replace every occurrence"},
                 }),
                 &["path", "old_string", "replacement"],
             ),

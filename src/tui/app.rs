@@ -367,9 +367,16 @@ impl App {
                 turn,
                 written,
                 commands,
+                notes,
             } => {
-                self.transcript
-                    .push(turn, CellKind::Receipt { written, commands });
+                self.transcript.push(
+                    turn,
+                    CellKind::Receipt {
+                        written,
+                        commands,
+                        notes,
+                    },
+                );
             }
             AgentEvent::TurnFinished {
                 turn,

@@ -144,6 +144,7 @@ fn turn_events() -> Vec<AgentEvent> {
             turn: 1,
             written: vec!["calc.py".into()],
             commands: 0,
+            notes: Vec::new(),
         },
         AgentEvent::TurnFinished {
             turn: 1,

@@ -54,6 +54,7 @@ pub enum CellKind {
     Receipt {
         written: Vec<String>,
         commands: u32,
+        notes: Vec<String>,
     },
     TurnEnd {
         outcome: Outcome,
@@ -75,9 +76,11 @@ impl CellKind {
                 ..
             } => format!("{name} {summary}\n{output}"),
             CellKind::Notice(_, t) => t.clone(),
-            CellKind::Receipt { written, commands } => {
-                crate::protocol::receipt_text(written, *commands)
-            }
+            CellKind::Receipt {
+                written,
+                commands,
+                notes,
+            } => crate::protocol::receipt_text(written, *commands, notes),
             CellKind::TurnEnd { outcome, error } => match error {
                 Some(e) => format!("{outcome:?}: {e}"),
                 None => format!("{outcome:?}"),
@@ -269,8 +272,12 @@ impl Cell {
                     Style::new().fg(c),
                 ))]
             }
-            CellKind::Receipt { written, commands } => {
-                let text = crate::protocol::receipt_text(written, *commands);
+            CellKind::Receipt {
+                written,
+                commands,
+                notes,
+            } => {
+                let text = crate::protocol::receipt_text(written, *commands, notes);
                 let c = if written.is_empty() { th.dim } else { th.added };
                 vec![Logical::word(Line::styled(
                     format!("■ {text}"),

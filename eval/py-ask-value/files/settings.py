@@ -1,0 +1,6 @@
+import os
+
+TIMEOUT_SECONDS = 30
+MAX_RETRIES = 5
+DEFAULT_PORT = 8125
+PORT = int(os.environ.get("APP_PORT", DEFAULT_PORT))

@@ -1,0 +1,3 @@
+from net.client import read_headers
+
+print(read_headers(["Host: example.org", "Accept: */*"]))

@@ -1,0 +1,458 @@
+//! The harness around a small model's turn: run what the request says
+//! fails before the model looks, run the tests after it changes files,
+//! and before a turn ends, hold the answer against the facts (what was
+//! written, what ran, what still refers to a removed name). Each
+//! follow-up restates the request and names the next step.
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    Agent, FAILURE_LINES, MAX_FOLLOW_UPS, MAX_NUDGES, Stop, TestReport, TurnState, batch, harness,
+};
+use crate::protocol::{AgentEvent, Level, ToolStatus};
+use crate::tools::{self, CallCtx, ToolOutput};
+
+impl TestReport {
+    /// The receipt's words for it: `tests: 4 passed`, `tests: 1 failed
+    /// after 3 attempts`, `` `python3 app.py`: passed ``.
+    pub fn receipt_words(&self) -> String {
+        let generic = matches!(self.summary.as_str(), "passed" | "failing");
+        let head = if generic {
+            format!("`{}`", self.command)
+        } else {
+            "tests".to_string()
+        };
+        match self.passed {
+            Some(false) if self.attempts > 0 => format!(
+                "{head}: {} after {} attempt{}",
+                self.summary,
+                self.attempts,
+                if self.attempts == 1 { "" } else { "s" }
+            ),
+            Some(_) => format!("{head}: {}", self.summary),
+            None => format!("`{}` could not run: {}", self.command, self.summary),
+        }
+    }
+}
+
+impl TurnState {
+    /// Changes so far: file changes and commands that may have changed
+    /// files (a test run is not one).
+    pub(super) fn changes(&self) -> usize {
+        self.mutations
+    }
+
+    /// A command that runs the project's tests or the request's command.
+    pub(super) fn is_check_command(&self, command: &str) -> bool {
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let has = |c: &Option<String>| {
+            c.as_deref().is_some_and(|c| {
+                command.contains(
+                    c.split_whitespace()
+                        .take(2)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                        .as_str(),
+                )
+            })
+        };
+        has(&self.repro)
+            || has(&self.verify)
+            || words.iter().any(|w| {
+                matches!(
+                    *w,
+                    "pytest" | "unittest" | "test" | "jest" | "vitest" | "mocha"
+                ) || w.starts_with("test_")
+                    || w.starts_with("test.")
+            })
+    }
+}
+
+impl Agent {
+    pub(super) fn harness_on(&self) -> bool {
+        self.settings.harness && !self.specs.is_empty()
+    }
+
+    /// What this turn's checks are: the test command, the command the
+    /// request says fails, whether it asks a question.
+    pub(super) fn plan_checks(&self, st: &mut TurnState) {
+        st.question = harness::is_question(&st.prompt);
+        st.wants_tests = harness::mentions_tests(&st.prompt);
+        if !self.settings.bash_tool {
+            return;
+        }
+        st.repro = harness::named_command(&st.prompt);
+        st.verify = match self.settings.verify.as_deref() {
+            Some("") => None,
+            Some(v) => Some(v.to_string()),
+            None => harness::detect_verify(self.tools.sandbox.root()),
+        };
+    }
+
+    /// Runs the command the request says fails (or the tests it says
+    /// fail) before the model's first look; returns what to add to the
+    /// request so the model starts from the traceback.
+    pub(super) async fn reproduce(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let command = match (&st.repro, &st.verify) {
+            (Some(r), _) => r.clone(),
+            (None, Some(v)) if st.wants_tests && !st.question => v.clone(),
+            _ => return None,
+        };
+        let out = self.harness_run(st, &command, cancel).await;
+        let report = self.report_of(&command, &out, 0);
+        st.checked_at = Some(0);
+        let text = match report.passed {
+            Some(true) => format!(
+                "\n\n[mm ran `{command}` before you start: it passed ({})]",
+                report.summary
+            ),
+            Some(false) => format!(
+                "\n\n[mm ran `{command}` before you start; it fails:]\n{}",
+                self.failure_lines(&out.text)
+            ),
+            None => return None,
+        };
+        st.tests = Some(report);
+        Some(text)
+    }
+
+    /// Runs a command for the harness: through the gate and the fence
+    /// like the model's commands, shown as a tool card, with checkpoints
+    /// around it; its output does not enter the conversation here.
+    pub(super) async fn harness_run(
+        &mut self,
+        st: &mut TurnState,
+        command: &str,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        st.harness_calls += 1;
+        let call_id = format!("mm_check_{}_{}", self.turn, st.harness_calls);
+        let mut args = Map::new();
+        args.insert("command".into(), Value::String(command.to_string()));
+        let summary = tools::summary("bash", &args);
+        let read_only = crate::sandbox::policy::is_read_only(command);
+        let mut before = None;
+        if !read_only {
+            self.checkpoint(crate::git::Kind::Command, command).await;
+            before = self.last_checkpoint().await;
+        }
+        self.bus.publish(AgentEvent::ToolCallStarted {
+            turn: self.turn,
+            call_id: call_id.clone(),
+            name: "bash".into(),
+        });
+        self.bus.publish(AgentEvent::ToolCallRunning {
+            turn: self.turn,
+            call_id: call_id.clone(),
+            name: "bash".into(),
+            summary: summary.clone(),
+            arguments: json!({"command": command}).to_string(),
+        });
+        let ctx = CallCtx {
+            turn: self.turn,
+            call_id: &call_id,
+            cancel,
+        };
+        let out = tools::run(&self.tools, "bash", &args, &ctx).await;
+        if !read_only {
+            self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
+                .await;
+            if let Err(e) = self.record_command_changes(before).await {
+                self.notice(Level::Error, e.to_string());
+            }
+        }
+        self.bus.publish(AgentEvent::ToolCallFinished {
+            turn: self.turn,
+            call_id,
+            name: "bash".into(),
+            summary,
+            status: out.status,
+            output: std::sync::Arc::from(out.text.as_str()),
+        });
+        out
+    }
+
+    fn report_of(&self, command: &str, out: &ToolOutput, attempts: u32) -> TestReport {
+        let passed = match out.status {
+            ToolStatus::Ok => Some(true),
+            ToolStatus::Error => Some(false),
+            ToolStatus::Refused | ToolStatus::NotRun => None,
+        };
+        let summary = match passed {
+            Some(ok) => harness::test_summary(&out.text, ok),
+            None => out
+                .text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("")
+                .chars()
+                .take(160)
+                .collect(),
+        };
+        TestReport {
+            command: command.to_string(),
+            passed,
+            summary,
+            attempts,
+        }
+    }
+
+    fn failure_lines(&self, output: &str) -> String {
+        let body: Vec<&str> = output
+            .lines()
+            .filter(|l| !(l.starts_with("[exit code") && l.ends_with(']')))
+            .collect();
+        harness::trim_failure(&body.join("\n"), self.tools.sandbox.root(), FAILURE_LINES)
+    }
+
+    /// Runs the request's command and the tests, in that order; the first
+    /// that does not pass comes back with its output. Sets `st.tests`.
+    async fn run_checks(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Option<(String, ToolOutput)> {
+        let mut commands: Vec<String> = Vec::new();
+        for c in [st.repro.clone(), st.verify.clone()].into_iter().flatten() {
+            if !commands.contains(&c) {
+                commands.push(c);
+            }
+        }
+        let attempts = st.tests.as_ref().map(|t| t.attempts).unwrap_or(0);
+        st.checked_at = Some(st.changes());
+        for command in commands {
+            let out = self.harness_run(st, &command, cancel).await;
+            let report = self.report_of(&command, &out, attempts);
+            let passed = report.passed;
+            st.tests = Some(report);
+            if passed != Some(true) {
+                return Some((command, out));
+            }
+        }
+        None
+    }
+
+    /// After changes (or when the answer claims passing tests), runs the
+    /// checks; a failure goes back to the model while attempts last.
+    async fn verify_step(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+        force: bool,
+    ) -> Option<String> {
+        if st.repro.is_none() && st.verify.is_none() {
+            return None;
+        }
+        let fresh = st.checked_at != Some(st.changes());
+        if !fresh || !(st.changes() > 0 || force) {
+            return None;
+        }
+        let max = self.settings.verify_attempts;
+        if st
+            .tests
+            .as_ref()
+            .is_some_and(|t| t.passed == Some(false) && t.attempts >= max)
+        {
+            return None;
+        }
+        let (command, out) = self.run_checks(st, cancel).await?;
+        if out.status != ToolStatus::Error {
+            self.notice(
+                Level::Warning,
+                format!("the check `{command}` could not run, so the change is not verified"),
+            );
+            return None;
+        }
+        let report = st.tests.as_mut()?;
+        if report.attempts >= max {
+            return None;
+        }
+        report.attempts += 1;
+        let (n, summary) = (report.attempts, report.summary.clone());
+        self.notice(
+            Level::Warning,
+            format!(
+                "`{command}` fails after the change ({summary}): telling the model (attempt {n} of {max})"
+            ),
+        );
+        Some(format!(
+            "After your change, `{command}` fails:\n{}\n\n{}\nFix the code so that it passes, with tool calls. Change a test only if the request asks for it.",
+            self.failure_lines(&out.text),
+            harness::restate(&st.prompt)
+        ))
+    }
+
+    /// Where names this turn removed are still used.
+    fn left_references(&self, st: &TurnState) -> Vec<(String, String, Vec<String>)> {
+        let names: Vec<String> = st.removed.iter().map(|(n, _)| n.clone()).collect();
+        tools::guard::references(self.tools.sandbox.root(), &names, "")
+            .into_iter()
+            .map(|(name, hits)| {
+                let file = st
+                    .removed
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, f)| f.clone())
+                    .unwrap_or_default();
+                (name, file, hits)
+            })
+            .collect()
+    }
+
+    /// The follow-up a finished answer needs, if any: checked against what
+    /// the turn did. None ends the turn.
+    pub(super) async fn check_ending(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, Stop> {
+        let ask = harness::restate(&st.prompt);
+        let can_edit = self.specs.iter().any(|s| s.name == "edit_file");
+        if st.follow_ups >= MAX_FOLLOW_UPS {
+            return Ok(None);
+        }
+        if st.answer.trim().is_empty() && !st.reasked {
+            st.reasked = true;
+            st.follow_ups += 1;
+            self.notice(Level::Info, "the model's answer was empty; asking again");
+            return Ok(Some(format!(
+                "Your reply was empty.\n{ask}\nAnswer it now, or make the change with a tool call."
+            )));
+        }
+        if let Some(text) = self.lsp_follow_up(st) {
+            st.follow_ups += 1;
+            return Ok(Some(format!("{text}\n{ask}")));
+        }
+        if !st.told_refs && !st.removed.is_empty() {
+            let left = self.left_references(st);
+            if !left.is_empty() {
+                st.told_refs = true;
+                st.follow_ups += 1;
+                let lines: Vec<String> = left
+                    .iter()
+                    .map(|(name, file, hits)| {
+                        format!(
+                            "{file} no longer defines {name}, but it is still used at {}",
+                            hits.join(", ")
+                        )
+                    })
+                    .collect();
+                self.notice(
+                    Level::Warning,
+                    format!("{}; asking the model to update them", lines.join("; ")),
+                );
+                return Ok(Some(format!(
+                    "{}.\nUpdate every one of those places (read_file, then edit_file) so nothing uses the old name.\n{ask}",
+                    lines.join(".\n")
+                )));
+            }
+        }
+        if let Some(text) = self.verify_step(st, cancel, false).await {
+            return Ok(Some(text));
+        }
+        if can_edit
+            && !st.question
+            && st.written.is_empty()
+            && st.commands == 0
+            && !st.told_claim
+            && batch::claims_a_change(&st.answer)
+        {
+            st.told_claim = true;
+            st.follow_ups += 1;
+            self.notice(
+                Level::Warning,
+                "the model says it changed something, but no file was written in this turn; asking it to act or correct itself",
+            );
+            return Ok(Some(format!(
+                "You said you changed something, but nothing was written in this turn: no write_file or edit_file call succeeded and no command changed a file.\n{ask}\nMake the change now with a tool call, or say plainly that nothing was changed."
+            )));
+        }
+        if !st.told_tests_claim
+            && harness::claims_tests_pass(&st.answer)
+            && st.model_checked.is_none()
+            && st.checked_at != Some(st.changes())
+        {
+            st.told_tests_claim = true;
+            if st.verify.is_some() || st.repro.is_some() {
+                if let Some(text) = self.verify_step(st, cancel, true).await {
+                    return Ok(Some(text));
+                }
+            } else {
+                st.follow_ups += 1;
+                self.notice(
+                    Level::Warning,
+                    "the model says tests pass, but none ran in this turn; asking it to run them or say so",
+                );
+                return Ok(Some(format!(
+                    "You said the tests pass, but no test ran in this turn. Run them with the bash tool, or say plainly that they were not run.\n{ask}"
+                )));
+            }
+        }
+        if !st.reasked && st.used_tools {
+            let names: Vec<&str> = self.specs.iter().map(|s| s.name).collect();
+            if harness::talks_about_tools(&st.answer, &names) {
+                st.reasked = true;
+                st.follow_ups += 1;
+                self.notice(
+                    Level::Info,
+                    "the answer describes a tool call instead of answering; asking again",
+                );
+                return Ok(Some(format!(
+                    "That reply describes a tool call; it does not answer.\n{ask}\nAnswer it directly, using what the tools returned."
+                )));
+            }
+        }
+        if st.nudges < MAX_NUDGES && batch::announces_next_step(&st.answer) {
+            st.nudges += 1;
+            st.follow_ups += 1;
+            self.notice(
+                Level::Info,
+                "the model announced a step without taking it; asking it to go on",
+            );
+            return Ok(Some(format!(
+                "Go on: take that step now with a tool call. If the task is already finished, give your final answer.\n{ask}"
+            )));
+        }
+        Ok(None)
+    }
+
+    /// Claims the facts contradict, said to the user and kept for the
+    /// receipt and `-json`.
+    pub(super) fn flag_unbacked(&self, st: &mut TurnState) {
+        let mut flags = Vec::new();
+        if !st.question
+            && st.written.is_empty()
+            && st.commands == 0
+            && batch::claims_a_change(&st.answer)
+        {
+            flags.push("the answer says files were changed, but none was written".to_string());
+        }
+        if harness::claims_tests_pass(&st.answer) {
+            match &st.tests {
+                Some(t) if t.passed == Some(false) => flags.push(format!(
+                    "the answer says the tests pass, but `{}` fails ({})",
+                    t.command, t.summary
+                )),
+                None if st.model_checked.is_none() => {
+                    flags.push("the answer says the tests pass, but no test ran".to_string())
+                }
+                _ => {}
+            }
+        }
+        for (name, file, hits) in self.left_references(st) {
+            flags.push(format!(
+                "{name} was removed from {file} but is still used at {}",
+                hits.join(", ")
+            ));
+        }
+        for f in &flags {
+            self.notice(Level::Warning, format!("unbacked: {f}"));
+        }
+        st.unbacked = flags;
+    }
+}

@@ -1,0 +1,372 @@
+//! What the harness knows without the model: the project's test command,
+//! the command a request says fails, what a failure's output comes down
+//! to, and whether an answer is one. Pure functions; the loop in
+//! `agent` decides when to use them.
+
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+/// The command that runs the project's tests, when the workspace says
+/// which: pytest or unittest for Python test files, `cargo test`,
+/// `go test ./...`, `npm test` when package.json has a test script.
+pub fn detect_verify(root: &Path) -> Option<String> {
+    if root.join("Cargo.toml").is_file() {
+        return Some("cargo test --offline -q".into());
+    }
+    if root.join("go.mod").is_file() {
+        return Some("go test ./...".into());
+    }
+    if let Ok(text) = std::fs::read_to_string(root.join("package.json"))
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+        && let Some(test) = v["scripts"]["test"].as_str()
+        && !test.contains("no test specified")
+    {
+        return Some("npm test --silent".into());
+    }
+    if has_python_tests(root) {
+        return Some(if python_has_pytest() {
+            "python3 -m pytest -q -x --no-header -p no:cacheprovider".into()
+        } else {
+            "python3 -m unittest -q".into()
+        });
+    }
+    None
+}
+
+fn has_python_tests(root: &Path) -> bool {
+    let named = |p: &Path| {
+        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+            n.ends_with(".py") && (n.starts_with("test_") || n.ends_with("_test.py"))
+        })
+    };
+    crate::sandbox::path::walk(root)
+        .max_depth(Some(3))
+        .build()
+        .flatten()
+        .take(2_000)
+        .any(|e| named(e.path()))
+}
+
+fn python_has_pytest() -> bool {
+    static HAS: LazyLock<bool> = LazyLock::new(|| {
+        std::process::Command::new("python3")
+            .args(["-c", "import pytest"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    *HAS
+}
+
+/// Programs whose command line a request may quote as the thing that
+/// fails (`python3 app.py` crashes, `cargo test` fails).
+const RUNNERS: &[&str] = &[
+    "python", "python3", "pytest", "node", "npm", "npx", "cargo", "go", "make", "ruby", "perl",
+    "sh", "bash", "deno", "yarn", "pnpm", "java", "mvn", "gradle", "dotnet", "php",
+];
+
+/// The command a request quotes in backticks (or after "run"), when it
+/// looks like one of the project's programs or test runners.
+pub fn named_command(prompt: &str) -> Option<String> {
+    static TICKS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"`([^`\n]{2,200})`").ok());
+    let re = TICKS.as_ref()?;
+    re.captures_iter(prompt)
+        .filter_map(|c| c.get(1))
+        .map(|m| m.as_str().trim().trim_start_matches("$ ").to_string())
+        .find(|cmd| {
+            let first = cmd.split_whitespace().next().unwrap_or("");
+            (RUNNERS.contains(&first) || first.starts_with("./"))
+                && cmd.split_whitespace().count() >= 2
+                || matches!(first, "pytest" | "make")
+        })
+}
+
+/// The request asks for the tests to be run, or says they fail.
+pub fn mentions_tests(prompt: &str) -> bool {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(run|rerun|re-run|execute)\b[^.\n]{0,30}\btests?\b|\btests?\b[^\n]{0,40}\b(fail|fails|failing|pass|passes|broken|red)\b")
+            .ok()
+    });
+    RE.as_ref().is_some_and(|r| r.is_match(prompt))
+}
+
+/// The request asks something rather than for a change.
+pub fn is_question(prompt: &str) -> bool {
+    let p = prompt.trim();
+    let lower = p.to_lowercase();
+    let first = lower.split_whitespace().next().unwrap_or("");
+    p.ends_with('?')
+        || matches!(
+            first,
+            "what"
+                | "which"
+                | "how"
+                | "where"
+                | "why"
+                | "who"
+                | "when"
+                | "does"
+                | "is"
+                | "are"
+                | "explain"
+                | "describe"
+        )
+}
+
+/// How a test run ended, in a few words: `4 passed`, `1 failed, 3 passed`.
+pub fn test_summary(output: &str, ok: bool) -> String {
+    static PYTEST: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?m)^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?)(?:, )?)+)").ok()
+    });
+    static UNITTEST: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"(?m)^Ran (\d+) tests?").ok());
+    static UNITTEST_FAIL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(
+            r"(?m)^FAILED \(((?:failures|errors)=\d+(?:, (?:failures|errors|skipped)=\d+)*)\)",
+        )
+        .ok()
+    });
+    static CARGO: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"test result: \w+\. (\d+) passed; (\d+) failed").ok());
+    if let Some(c) = CARGO.as_ref().and_then(|r| r.captures_iter(output).last()) {
+        let (p, f) = (&c[1], &c[2]);
+        return if f == "0" {
+            format!("{p} passed")
+        } else {
+            format!("{f} failed, {p} passed")
+        };
+    }
+    if let Some(c) = PYTEST.as_ref().and_then(|r| r.captures_iter(output).last()) {
+        return c[1].trim().trim_end_matches(',').to_string();
+    }
+    if let Some(c) = UNITTEST.as_ref().and_then(|r| r.captures(output)) {
+        let n = &c[1];
+        if ok {
+            return format!("{n} passed");
+        }
+        if let Some(f) = UNITTEST_FAIL.as_ref().and_then(|r| r.captures(output)) {
+            return format!("{} of {n} failing", f[1].replace('=', " "));
+        }
+        return format!("{n} ran, failing");
+    }
+    if ok {
+        "passed".into()
+    } else {
+        "failing".into()
+    }
+}
+
+/// The lines of a failing run that matter: failing test names, assertion
+/// and error lines, traceback lines inside the workspace (with the code
+/// line under each), the summary. At most `max` lines.
+pub fn trim_failure(output: &str, root: &Path, max: usize) -> String {
+    static KEEP: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?i)^(FAIL|ERROR|FAILED|failures:|---- |thread '.*' panicked|\s*(assert|expected|left|right|actual)\b|.*(Error|Exception|error\[|panicked at|AssertionError|Traceback)|E\s{2,}|test result:|Ran \d+ test|.*\bnot ok\b|\s+at .*\.(js|ts|mjs):\d+)").ok()
+    });
+    let root_text = root.to_string_lossy();
+    let lines: Vec<&str> = output.lines().collect();
+    let mut keep = vec![false; lines.len()];
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let in_workspace = t.starts_with("File \"")
+            && !t.contains("/lib/python")
+            && (t.contains(root_text.as_ref()) || !t.starts_with("File \"/"));
+        if in_workspace {
+            keep[i] = true;
+            if let Some(k) = keep.get_mut(i + 1) {
+                *k = true;
+            }
+        } else if KEEP.as_ref().is_some_and(|r| r.is_match(line)) && !t.starts_with("File \"") {
+            keep[i] = true;
+        }
+    }
+    let mut out: Vec<&str> = lines
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|(l, _)| *l)
+        .collect();
+    if out.is_empty() {
+        out = lines.iter().rev().take(max).rev().copied().collect();
+    }
+    if out.len() > max {
+        let skip = out.len() - max;
+        out.drain(..skip);
+    }
+    out.iter()
+        .map(|l| {
+            let l = l.replace(root_text.as_ref(), ".");
+            if l.chars().count() > 300 {
+                l.chars().take(300).collect::<String>() + "…"
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The answer says tests ran or pass ("the tests now pass", "all tests
+/// passed"), to be checked against what actually ran.
+pub fn claims_tests_pass(text: &str) -> bool {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(tests?|test suite)\b[^.\n]{0,40}\b(now )?(pass|passes|passed|passing|succeed|succeeds|succeeded|are green)\b|\b(ran|run|running) the tests\b").ok()
+    });
+    RE.as_ref().is_some_and(|r| r.is_match(text))
+}
+
+/// An answer that reports the tool calls instead of answering: "the
+/// read_file tool was called with…", "I called list_dir".
+pub fn talks_about_tools(text: &str, tools: &[&str]) -> bool {
+    let lower = text.to_lowercase();
+    if lower.trim().is_empty() {
+        return false;
+    }
+    let names_a_tool = tools.iter().any(|t| lower.contains(t));
+    static CALLED: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(was|were|is|has been) (called|invoked|executed)\b|\b(tool|function) call\b|\bthe (tool|function) (returned|was)\b|\bcalled (the )?\w+ (tool|function)\b").ok()
+    });
+    let about_calls = CALLED.as_ref().is_some_and(|r| r.is_match(&lower));
+    (names_a_tool && about_calls)
+        || (names_a_tool && lower.len() < 400 && lower.contains("(") && lower.contains("path"))
+}
+
+/// The request, quoted for a harness message so a small model that lost
+/// it has it again.
+pub fn restate(prompt: &str) -> String {
+    const MAX: usize = 1_500;
+    let p = prompt.trim();
+    let p = if p.len() > MAX {
+        let mut end = MAX;
+        while !p.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!("{}…", &p[..end])
+    } else {
+        p.to_string()
+    };
+    format!("The user's request: \"{p}\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_test_command_is_detected_from_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(detect_verify(dir.path()), None);
+        std::fs::write(dir.path().join("calc.py"), "").unwrap();
+        assert_eq!(detect_verify(dir.path()), None);
+        std::fs::create_dir(dir.path().join("tests")).unwrap();
+        std::fs::write(dir.path().join("tests/test_calc.py"), "").unwrap();
+        assert!(detect_verify(dir.path()).unwrap().starts_with("python3 -m"));
+        std::fs::write(
+            dir.path().join("package.json"),
+            r#"{"scripts":{"test":"node test.js"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            detect_verify(dir.path()).as_deref(),
+            Some("npm test --silent")
+        );
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]\n").unwrap();
+        assert_eq!(
+            detect_verify(dir.path()).as_deref(),
+            Some("cargo test --offline -q")
+        );
+    }
+
+    #[test]
+    fn npm_init_placeholder_is_not_a_test_script() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("package.json"),
+            r#"{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}}"#,
+        )
+        .unwrap();
+        assert_eq!(detect_verify(dir.path()), None);
+    }
+
+    #[test]
+    fn commands_quoted_in_a_request_are_found() {
+        assert_eq!(
+            named_command("Running `python3 report.py` crashes. Fix it.").as_deref(),
+            Some("python3 report.py")
+        );
+        assert_eq!(
+            named_command("`node test.js` fails. Fix the bug in clamp.js.").as_deref(),
+            Some("node test.js")
+        );
+        assert_eq!(
+            named_command("`cargo test` fails").as_deref(),
+            Some("cargo test")
+        );
+        assert_eq!(
+            named_command("rename `calc_total` to `compute_total`"),
+            None
+        );
+        assert_eq!(named_command("use `python3` please"), None);
+        assert_eq!(named_command("no code here"), None);
+    }
+
+    #[test]
+    fn requests_about_tests_and_questions_are_told_apart() {
+        assert!(mentions_tests("Fix the bug, then run the tests."));
+        assert!(mentions_tests("The tests in test_stats.py fail."));
+        assert!(!mentions_tests("Write a function that adds two numbers."));
+        assert!(is_question("How many functions are in shapes.py?"));
+        assert!(is_question(
+            "Which file defines parse_header? Answer with its path."
+        ));
+        assert!(!is_question("Add a function reverse(s) to text.py."));
+    }
+
+    #[test]
+    fn summaries_of_common_runners() {
+        let unittest_ok = "....\n----------------------------------------------------------------------\nRan 4 tests in 0.001s\n\nOK\n";
+        assert_eq!(test_summary(unittest_ok, true), "4 passed");
+        let unittest_fail = "F..\n======\nFAIL: test_mean (test_stats.StatsTest)\n----\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n";
+        assert_eq!(
+            test_summary(unittest_fail, false),
+            "failures 1 of 3 failing"
+        );
+        let pytest = "F.\n=== 1 failed, 1 passed in 0.02s ===\n";
+        assert_eq!(test_summary(pytest, false), "1 failed, 1 passed");
+        let cargo = "test result: FAILED. 2 passed; 1 failed; 0 ignored\n";
+        assert_eq!(test_summary(cargo, false), "1 failed, 2 passed");
+        assert_eq!(test_summary("boom", false), "failing");
+    }
+
+    #[test]
+    fn a_failure_is_trimmed_to_what_matters() {
+        let root = Path::new("/work/ws");
+        let out = "F..\n======================================================================\nFAIL: test_mean (test_stats.StatsTest.test_mean)\n----------------------------------------------------------------------\nTraceback (most recent call last):\n  File \"/work/ws/test_stats.py\", line 12, in test_mean\n    self.assertEqual(mean([2, 4, 6]), 4)\n  File \"/usr/lib/python3.12/unittest/case.py\", line 885, in assertEqual\n    assertion_func(first, second, msg=msg)\nAssertionError: 6.0 != 4\n\n----------------------------------------------------------------------\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n";
+        let t = trim_failure(out, root, 30);
+        assert!(t.contains("FAIL: test_mean"), "{t}");
+        assert!(t.contains("File \"./test_stats.py\", line 12"), "{t}");
+        assert!(t.contains("self.assertEqual(mean([2, 4, 6]), 4)"), "{t}");
+        assert!(t.contains("AssertionError: 6.0 != 4"), "{t}");
+        assert!(!t.contains("unittest/case.py"), "{t}");
+        assert!(!t.contains("assertion_func"), "{t}");
+        assert!(!t.contains("====="), "{t}");
+    }
+
+    #[test]
+    fn claims_and_tool_talk_are_recognised() {
+        assert!(claims_tests_pass("I fixed it and the tests now pass."));
+        assert!(claims_tests_pass("All tests passed."));
+        assert!(!claims_tests_pass("The function returns 4."));
+        let tools = ["read_file", "list_dir"];
+        assert!(talks_about_tools(
+            "The read_file tool was called with the path shapes.py.",
+            &tools
+        ));
+        assert!(talks_about_tools("read_file(path=\"shapes.py\")", &tools));
+        assert!(!talks_about_tools("shapes.py defines 4 functions.", &tools));
+    }
+}

@@ -1,0 +1,527 @@
+//! `mm -eval CASES -runs N`: runs each case in a fresh copy of its
+//! workspace with a fresh headless mm, and judges the work tree with the
+//! case's check command — never the model's prose.
+//!
+//! A case is a folder with a `case.yaml` (prompt, check, optional setup,
+//! sandbox, max_rounds, timeout) and a `files/` folder copied into the
+//! workspace. A question's check reads the answer from the file named by
+//! `$MM_EVAL_ANSWER`; every check runs in the work tree.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::cli::Cli;
+
+/// One case as its `case.yaml` declares it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseFile {
+    /// What the user asks.
+    pub prompt: String,
+    /// Shell command run in the work tree afterwards; exit 0 is a pass.
+    pub check: String,
+    /// What the case measures (free text, shown in the table).
+    #[serde(default)]
+    pub class: Option<String>,
+    /// Shell command run in the fresh work tree before mm starts.
+    #[serde(default)]
+    pub setup: Option<String>,
+    /// read-only, workspace or full.
+    #[serde(default)]
+    pub sandbox: Option<String>,
+    #[serde(default)]
+    pub max_rounds: Option<u32>,
+    /// Seconds before the run is stopped and counted as failed.
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// Make the work tree a git repository with one commit (default true).
+    #[serde(default = "yes")]
+    pub git: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A case and where it lives.
+pub struct Case {
+    pub name: String,
+    pub dir: PathBuf,
+    pub file: CaseFile,
+}
+
+/// Reads one case folder, or every case folder inside `path`.
+pub fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
+    let one = path.join("case.yaml");
+    if one.is_file() {
+        return Ok(vec![load_case(path)?]);
+    }
+    let entries = std::fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("case.yaml").is_file())
+        .collect();
+    dirs.sort();
+    if dirs.is_empty() {
+        return Err(format!(
+            "{}: no case.yaml in it or in its folders",
+            path.display()
+        ));
+    }
+    dirs.iter().map(|d| load_case(d)).collect()
+}
+
+fn load_case(dir: &Path) -> Result<Case, String> {
+    let path = dir.join("case.yaml");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let file: CaseFile = serde_saphyr::from_str(&text)
+        .map_err(|e| crate::config::file::describe(&path, &e).to_string())?;
+    if let Some(s) = &file.sandbox
+        && crate::config::SandboxMode::parse(s).is_none()
+    {
+        return Err(format!(
+            "{}: sandbox {s:?} is not read-only, workspace or full",
+            path.display()
+        ));
+    }
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    Ok(Case {
+        name,
+        dir: dir.to_path_buf(),
+        file,
+    })
+}
+
+/// What one run of one case gave.
+#[derive(Debug, Clone, Default)]
+pub struct RunResult {
+    pub pass: bool,
+    pub outcome: String,
+    pub exit: Option<i32>,
+    pub secs: f64,
+    pub requests: u64,
+    pub prompt_tokens: u64,
+    pub cached_tokens: u64,
+    pub completion_tokens: u64,
+    pub tests: Option<String>,
+    pub flagged: Vec<String>,
+    /// The kept work tree of a failed run.
+    pub kept: Option<PathBuf>,
+    pub note: Option<String>,
+}
+
+/// Runs `mm -eval` as the flags say and returns the exit code.
+pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
+    let cases = match load_cases(cases_path) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("mm: eval: {e}");
+            return 2;
+        }
+    };
+    let runs = cli.runs.unwrap_or(1).max(1);
+    let exe = match std::env::current_exe() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("mm: eval: cannot find mm's own binary: {e}");
+            return 1;
+        }
+    };
+    let base = match tempfile::Builder::new().prefix("mm-eval-").tempdir() {
+        Ok(d) => d.keep(),
+        Err(e) => {
+            eprintln!("mm: eval: cannot make a temporary folder: {e}");
+            return 1;
+        }
+    };
+    let out_file = std::env::current_dir()
+        .map(|d| d.join(".mm").join("eval-results.jsonl"))
+        .ok();
+    let started = Instant::now();
+    let date = jiff::Timestamp::now().to_string();
+    let harness = !cli.no_harness;
+    eprintln!(
+        "mm: eval: {} case(s) × {runs} run(s), harness {}; work trees under {}",
+        cases.len(),
+        if harness { "on" } else { "off" },
+        base.display()
+    );
+    let mut table: Vec<(String, Vec<RunResult>)> = Vec::new();
+    for case in &cases {
+        let mut results = Vec::new();
+        for n in 1..=runs {
+            let r = run_once(cli, &exe, case, n, &base).await;
+            eprintln!(
+                "  {:<28} run {n}: {} {:>5.0}s  {} req  prompt {} (cached {}) gen {}{}{}",
+                case.name,
+                if r.pass { "PASS" } else { "fail" },
+                r.secs,
+                r.requests,
+                r.prompt_tokens,
+                r.cached_tokens,
+                r.completion_tokens,
+                r.tests
+                    .as_deref()
+                    .map(|t| format!("  tests: {t}"))
+                    .unwrap_or_default(),
+                r.kept
+                    .as_deref()
+                    .map(|k| format!("  kept {}", k.display()))
+                    .unwrap_or_default(),
+            );
+            if let Some(note) = &r.note {
+                eprintln!("      {note}");
+            }
+            if let Some(path) = &out_file {
+                append_jsonl(path, &result_json(case, n, &r, &date, harness));
+            }
+            results.push(r);
+        }
+        table.push((case.name.clone(), results));
+    }
+    let summary = summarize(&table, started.elapsed(), harness);
+    if cli.json {
+        println!("{}", summary.json);
+    } else {
+        print!("{}", summary.text);
+    }
+    if let Some(path) = &out_file {
+        eprintln!("mm: eval: results appended to {}", path.display());
+    }
+    0
+}
+
+struct Summary {
+    text: String,
+    json: Value,
+}
+
+fn summarize(table: &[(String, Vec<RunResult>)], wall: Duration, harness: bool) -> Summary {
+    let mut text = String::new();
+    let mut cases_json = Vec::new();
+    let (mut passed, mut total) = (0usize, 0usize);
+    let (mut prompt, mut cached, mut gen_tokens) = (0u64, 0u64, 0u64);
+    for (name, results) in table {
+        let p = results.iter().filter(|r| r.pass).count();
+        let secs: f64 = results.iter().map(|r| r.secs).sum();
+        let n = results.len().max(1);
+        passed += p;
+        total += results.len();
+        prompt += results.iter().map(|r| r.prompt_tokens).sum::<u64>();
+        cached += results.iter().map(|r| r.cached_tokens).sum::<u64>();
+        gen_tokens += results.iter().map(|r| r.completion_tokens).sum::<u64>();
+        text.push_str(&format!(
+            "{name:<28} {p}/{}  {:>5.0}s a run\n",
+            results.len(),
+            secs / n as f64
+        ));
+        cases_json.push(json!({"case": name, "passed": p, "runs": results.len(), "secs": secs}));
+    }
+    let rate = if total == 0 {
+        0.0
+    } else {
+        100.0 * passed as f64 / total as f64
+    };
+    text.push_str(&format!(
+        "overall {passed}/{total} ({rate:.0}%), harness {}, {:.0}s; tokens: prompt {prompt} (cached {cached}), generated {gen_tokens}\n",
+        if harness { "on" } else { "off" },
+        wall.as_secs_f64()
+    ));
+    Summary {
+        text,
+        json: json!({
+            "passed": passed,
+            "runs": total,
+            "rate": rate,
+            "harness": harness,
+            "secs": wall.as_secs_f64(),
+            "usage": {"prompt": prompt, "cached": cached, "completion": gen_tokens},
+            "cases": cases_json,
+        }),
+    }
+}
+
+fn result_json(case: &Case, n: u32, r: &RunResult, date: &str, harness: bool) -> Value {
+    json!({
+        "date": date,
+        "case": case.name,
+        "class": case.file.class,
+        "run": n,
+        "pass": r.pass,
+        "outcome": r.outcome,
+        "exit": r.exit,
+        "secs": r.secs,
+        "requests": r.requests,
+        "usage": {"prompt": r.prompt_tokens, "cached": r.cached_tokens, "completion": r.completion_tokens},
+        "tests": r.tests,
+        "flagged": r.flagged,
+        "harness": harness,
+    })
+}
+
+fn append_jsonl(path: &Path, value: &Value) {
+    use std::io::Write;
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| writeln!(f, "{value}"));
+    if let Err(e) = written {
+        eprintln!("mm: eval: cannot append to {}: {e}", path.display());
+    }
+}
+
+/// The arguments of the mm run under test, from the eval's own flags.
+fn child_args(cli: &Cli, case: &Case, work: &Path) -> Vec<String> {
+    let mut args = vec![
+        "-p".to_string(),
+        case.file.prompt.clone(),
+        "-json".into(),
+        "-cwd".into(),
+        work.display().to_string(),
+    ];
+    if let Some(c) = &cli.config {
+        let abs = std::fs::canonicalize(c).unwrap_or_else(|_| c.clone());
+        args.push(abs.display().to_string());
+    }
+    for (flag, value) in [
+        ("-provider", cli.provider.clone()),
+        ("-model", cli.model.clone()),
+        ("-url", cli.url.clone()),
+        ("-max-requests", cli.max_requests.map(|n| n.to_string())),
+        (
+            "-max-rounds",
+            case.file
+                .max_rounds
+                .or(cli.max_rounds)
+                .map(|n| n.to_string()),
+        ),
+        (
+            "-sandbox",
+            case.file
+                .sandbox
+                .clone()
+                .or(cli.sandbox.map(|s| s.as_str().to_string())),
+        ),
+    ] {
+        if let Some(v) = value {
+            args.push(flag.into());
+            args.push(v);
+        }
+    }
+    if cli.unfenced {
+        args.push("-unfenced".into());
+    }
+    if cli.no_harness {
+        args.push("-no-harness".into());
+    }
+    if cli.yolo {
+        args.push("-yolo".into());
+    }
+    args
+}
+
+async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> RunResult {
+    let slot = base.join(format!("{}-{n}", case.name));
+    let work = slot.join("work");
+    let mut r = RunResult::default();
+    if let Err(e) = prepare(case, &work).await {
+        r.outcome = "setup-failed".into();
+        r.note = Some(e);
+        r.kept = Some(work);
+        return r;
+    }
+    let log_path = slot.join("mm.log");
+    let answer_path = slot.join("answer.txt");
+    let stderr = std::fs::File::create(&log_path)
+        .map(std::process::Stdio::from)
+        .unwrap_or_else(|_| std::process::Stdio::null());
+    let mut cmd = tokio::process::Command::new(exe);
+    cmd.args(child_args(cli, case, &work))
+        .current_dir(&work)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(stderr)
+        .kill_on_drop(true);
+    let limit = Duration::from_secs(case.file.timeout.unwrap_or(900));
+    let t0 = Instant::now();
+    let output = match cmd.spawn() {
+        Ok(child) => tokio::time::timeout(limit, child.wait_with_output()).await,
+        Err(e) => {
+            r.outcome = "not-started".into();
+            r.note = Some(format!("cannot start {}: {e}", exe.display()));
+            return r;
+        }
+    };
+    r.secs = t0.elapsed().as_secs_f64();
+    let (stdout, exit) = match output {
+        Ok(Ok(o)) => (o.stdout, o.status.code()),
+        Ok(Err(e)) => {
+            r.outcome = "failed".into();
+            r.note = Some(format!("mm failed: {e}"));
+            (Vec::new(), None)
+        }
+        Err(_) => {
+            r.outcome = "timeout".into();
+            r.note = Some(format!("stopped after {}s", limit.as_secs()));
+            (Vec::new(), None)
+        }
+    };
+    r.exit = exit;
+    let reply: Value = serde_json::from_slice(&stdout).unwrap_or(Value::Null);
+    let answer = reply["answer"].as_str().unwrap_or("").to_string();
+    if r.outcome.is_empty() {
+        r.outcome = reply["outcome"].as_str().unwrap_or("no-json").to_string();
+    }
+    r.requests = reply["requests"].as_u64().unwrap_or(0);
+    r.prompt_tokens = reply["usage"]["prompt"].as_u64().unwrap_or(0);
+    r.cached_tokens = reply["usage"]["cached"].as_u64().unwrap_or(0);
+    r.completion_tokens = reply["usage"]["completion"].as_u64().unwrap_or(0);
+    r.tests = reply["tests"]["summary"].as_str().map(str::to_string);
+    r.flagged = reply["unbacked_claims"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let _ = std::fs::write(&answer_path, &answer);
+    r.pass = check(case, &work, &answer_path).await;
+    if r.pass {
+        let _ = std::fs::remove_dir_all(&slot);
+    } else {
+        r.kept = Some(slot);
+    }
+    r
+}
+
+/// A fresh work tree: the case's files, its setup, one commit.
+async fn prepare(case: &Case, work: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(work).map_err(|e| format!("{}: {e}", work.display()))?;
+    let files = case.dir.join("files");
+    if files.is_dir() {
+        copy_tree(&files, work).map_err(|e| format!("copying {}: {e}", files.display()))?;
+    }
+    if let Some(setup) = &case.file.setup {
+        shell(setup, work, &[]).await?;
+    }
+    if case.file.git {
+        shell(
+            "git init -q && git add -A && git -c user.name=mm-eval -c user.email=eval@mm.invalid commit -qm setup --allow-empty",
+            work,
+            &[],
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+async fn check(case: &Case, work: &Path, answer: &Path) -> bool {
+    shell(
+        &case.file.check,
+        work,
+        &[("MM_EVAL_ANSWER", answer.as_os_str())],
+    )
+    .await
+    .is_ok()
+}
+
+async fn shell(script: &str, cwd: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Result<(), String> {
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(script)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(300), cmd.output())
+        .await
+        .map_err(|_| format!("`{script}` ran over 300s"))?
+        .map_err(|e| format!("`{script}`: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{script}` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            std::fs::create_dir_all(&target)?;
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_case_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("eval");
+        let cases = load_cases(&dir).unwrap();
+        assert!(cases.len() >= 15, "{} cases", cases.len());
+        for c in &cases {
+            assert!(!c.file.prompt.trim().is_empty(), "{}", c.name);
+            assert!(c.dir.join("files").is_dir(), "{} has no files/", c.name);
+        }
+    }
+
+    #[test]
+    fn a_bad_case_names_its_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("case.yaml"),
+            "prompt: hi\ncheck: true\nrunz: 3\n",
+        )
+        .unwrap();
+        let e = load_cases(dir.path()).err().unwrap();
+        assert!(e.contains("case.yaml:3:"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_check_judges_the_work_tree_and_the_answer_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let case_dir = dir.path().join("c");
+        std::fs::create_dir_all(case_dir.join("files")).unwrap();
+        std::fs::write(case_dir.join("files/a.txt"), "one\n").unwrap();
+        std::fs::write(
+            case_dir.join("case.yaml"),
+            "prompt: x\ncheck: grep -q one a.txt && grep -q 42 \"$MM_EVAL_ANSWER\"\n",
+        )
+        .unwrap();
+        let case = load_case(&case_dir).unwrap();
+        let work = dir.path().join("work");
+        prepare(&case, &work).await.unwrap();
+        assert!(work.join(".git").is_dir());
+        let answer = dir.path().join("answer.txt");
+        std::fs::write(&answer, "it is 42").unwrap();
+        assert!(check(&case, &work, &answer).await);
+        std::fs::write(&answer, "it is 41").unwrap();
+        assert!(!check(&case, &work, &answer).await);
+    }
+}
