@@ -243,10 +243,31 @@ fn the_round_budget_ends_with_one_tool_less_report_and_exit_3() {
     assert_eq!(r["answer"], "I listed the folder; nothing else was done.");
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3);
-    assert!(
-        reqs[2].get("tools").is_none(),
-        "the final report request offers no tools"
+    assert_eq!(
+        reqs[2]["tools"], reqs[1]["tools"],
+        "the final report request keeps the cached prefix: the same tools"
     );
+    let ask = reqs[2]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(ask.contains("no more tool calls"), "{ask}");
+    assert!(ask.contains("The user's request: \"explore\""), "{ask}");
+}
+
+#[test]
+fn without_the_harness_the_final_report_offers_no_tools() {
+    let server = Server::start(vec![
+        call("c1", "list_dir", json!({})),
+        call("c2", "glob", json!({"pattern": "*.rs"})),
+        text("I listed the folder."),
+    ]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "explore", &["-max-rounds", "2", "-no-harness"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[2].get("tools").is_none());
 }
 
 #[test]
@@ -386,13 +407,9 @@ fn a_claimed_change_without_a_write_is_questioned() {
     assert_eq!(stdout(&out), "Nothing was changed: I only looked.\n");
     let second = &server.requests()[1]["messages"];
     let last = second.as_array().unwrap().last().unwrap();
-    assert!(
-        last["content"]
-            .as_str()
-            .unwrap()
-            .contains("no file was written"),
-        "{last}"
-    );
+    let said = last["content"].as_str().unwrap();
+    assert!(said.contains("nothing was written in this turn"), "{last}");
+    assert!(said.contains("The user's request: \"fix it\""), "{last}");
 }
 
 #[test]

@@ -374,6 +374,21 @@ impl Agent {
         }
         if !st.told_tests_claim
             && harness::claims_tests_pass(&st.answer)
+            && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))
+        {
+            st.told_tests_claim = true;
+            st.follow_ups += 1;
+            let facts = format!("`{}` fails ({})", t.command, t.summary);
+            self.notice(
+                Level::Warning,
+                format!("the model says the tests pass, but {facts}; telling it"),
+            );
+            return Ok(Some(format!(
+                "You said the tests pass, but {facts}: they do not pass.\n{ask}\nFix the code with tool calls, or say plainly that the tests still fail."
+            )));
+        }
+        if !st.told_tests_claim
+            && harness::claims_tests_pass(&st.answer)
             && st.model_checked.is_none()
             && st.checked_at != Some(st.changes())
         {

@@ -94,6 +94,28 @@ pub fn mentions_tests(prompt: &str) -> bool {
     RE.as_ref().is_some_and(|r| r.is_match(prompt))
 }
 
+/// A path that holds tests by the usual conventions.
+pub fn is_test_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.starts_with("test_")
+        || name.starts_with("test.")
+        || name.contains("_test.")
+        || name.contains(".test.")
+        || name.contains(".spec.")
+        || path.starts_with("tests/")
+        || path.contains("/tests/")
+        || path.starts_with("test/")
+}
+
+/// The request asks for tests to be written or changed.
+pub fn asks_for_tests(prompt: &str) -> bool {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(write|add|create|extend|update|change|rewrite)\b[^.\n]{0,30}\btests?\b")
+            .ok()
+    });
+    RE.as_ref().is_some_and(|r| r.is_match(prompt))
+}
+
 /// The request asks something rather than for a change.
 pub fn is_question(prompt: &str) -> bool {
     let p = prompt.trim();
@@ -319,6 +341,14 @@ mod tests {
         assert!(mentions_tests("Fix the bug, then run the tests."));
         assert!(mentions_tests("The tests in test_stats.py fail."));
         assert!(!mentions_tests("Write a function that adds two numbers."));
+        assert!(asks_for_tests(
+            "Write unit tests for slugify in test_slug.py"
+        ));
+        assert!(!asks_for_tests(
+            "The tests in test_stats.py fail. Fix the bug."
+        ));
+        assert!(is_test_file("test_stats.py") && is_test_file("tests/leap.rs"));
+        assert!(is_test_file("src/clamp.test.js") && !is_test_file("stats.py"));
         assert!(is_question("How many functions are in shapes.py?"));
         assert!(is_question(
             "Which file defines parse_header? Answer with its path."

@@ -676,7 +676,14 @@ impl Agent {
             );
         }
         self.push(Message::user(ask))?;
-        let reply = self.request(round + 1, false, cancel).await?;
+        // With the tools still offered the request shares the server's
+        // cached prefix (a tool-less one is read again from the start,
+        // a minute on a CPU); a reply that is only a call is asked again
+        // without them.
+        let mut reply = self.request(round + 1, self.harness_on(), cancel).await?;
+        if self.harness_on() && reply.reply.content.trim().is_empty() {
+            reply = self.request(round + 1, false, cancel).await?;
+        }
         let (mut msg, _) = self.assistant_message(reply, round + 1, false);
         msg.tool_calls.clear();
         st.answer = msg.text().to_string();
@@ -978,7 +985,7 @@ impl Agent {
                 call_id: &call.id,
                 cancel,
             };
-            let out = tools::run(&self.tools, &call.name, &args, &ctx).await;
+            let mut out = tools::run(&self.tools, &call.name, &args, &ctx).await;
             if let Some(command) = &writing_command {
                 // And one after it, so what it changed is not taken later
                 // for a change made outside mm.
@@ -1010,6 +1017,16 @@ impl Agent {
             }
             if let Some(change) = &out.change {
                 st.mutations += 1;
+                if self.harness_on()
+                    && st.wants_tests
+                    && harness::is_test_file(&change.path)
+                    && !harness::asks_for_tests(&st.prompt)
+                {
+                    out.text.push_str(&format!(
+                        "\nNote: {} is a test file. The request is to make the code pass its tests, not to change the tests: put the test back if you weakened it, and fix the code.",
+                        change.path
+                    ));
+                }
                 let removed = tools::guard::removed_names(&change.before, &change.after);
                 for name in removed {
                     if !st.removed.iter().any(|(n, _)| *n == name) {

@@ -43,11 +43,14 @@ pub fn scrubbed() -> Vec<(OsString, OsString)> {
 }
 
 /// Puts the scrubbed environment on a command, replacing its own.
+/// Python writes no bytecode caches: a test run right after an edit in
+/// the same second (same size, same mtime) would import the stale one.
 pub fn apply(cmd: &mut tokio::process::Command) {
     cmd.env_clear();
     for (k, v) in scrubbed() {
         cmd.env(k, v);
     }
+    cmd.env("PYTHONDONTWRITEBYTECODE", "1");
 }
 
 /// Settings given to git on its command line (`GIT_CONFIG_COUNT`), which

@@ -1,0 +1,358 @@
+//! The harness around a small model, end to end: the real `mm` binary
+//! headless against the scripted server, real commands (python3), the
+//! work tree and the requests asserted.
+
+mod support;
+
+use serde_json::json;
+use support::*;
+
+const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n";
+const CALC_TEST: &str = "import unittest\n\nfrom calc import add, mul\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n";
+
+fn last_user(req: &serde_json::Value) -> String {
+    req["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn failing_tests_after_a_change_go_back_with_the_request_until_they_pass() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "return a - b", "replacement": "return a * b"}),
+        ),
+        text("Fixed add."),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "return a * b\n\n\ndef mul", "replacement": "return a + b\n\n\ndef mul"}),
+        ),
+        text("Fixed add; the tests pass."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", CALC);
+    ws.write("test_calc.py", CALC_TEST);
+    let out = ws.run(&server, "fix add in calc.py", &["-yolo", "-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.remaining(), 0, "{}", stderr(&out));
+    let reqs = server.requests();
+    let fed_back = last_user(&reqs[2]);
+    assert!(fed_back.contains("fails:"), "{fed_back}");
+    assert!(fed_back.contains("test_add"), "{fed_back}");
+    assert!(fed_back.contains("AssertionError: 6 != 5"), "{fed_back}");
+    assert!(
+        fed_back.contains("The user's request: \"fix add in calc.py\""),
+        "{fed_back}"
+    );
+    assert!(!fed_back.contains("unittest/case.py"), "{fed_back}");
+    let r = json_result(&out);
+    assert_eq!(r["tests"]["passed"], true, "{r}");
+    assert_eq!(r["tests"]["summary"], "2 passed", "{r}");
+    assert_eq!(r["tests"]["attempts"], 1, "{r}");
+    assert!(r.get("unbacked_claims").is_none(), "{r}");
+    assert!(
+        stderr(&out).contains("tests: 2 passed"),
+        "the receipt says how the tests ended: {}",
+        stderr(&out)
+    );
+    assert!(ws.read("calc.py").contains("return a + b"));
+}
+
+#[test]
+fn tests_still_failing_after_the_attempts_are_reported_as_such() {
+    let mut script = vec![call(
+        "c1",
+        "edit_file",
+        json!({"path": "calc.py", "old_string": "return a - b", "replacement": "return b - a"}),
+    )];
+    for _ in 0..3 {
+        script.push(text("Fixed add; the tests pass."));
+    }
+    let server = Server::start(script);
+    let ws = Workspace::new();
+    ws.write("calc.py", CALC);
+    ws.write("test_calc.py", CALC_TEST);
+    let out = ws.run(
+        &server,
+        "fix add in calc.py",
+        &["-yolo", "-json", "-max-rounds", "10"],
+    );
+    let r = json_result(&out);
+    assert_eq!(r["tests"]["passed"], false, "{r}");
+    assert_eq!(r["tests"]["attempts"], 1, "{r}");
+    let flagged = r["unbacked_claims"].to_string();
+    assert!(
+        flagged.contains("the answer says the tests pass, but"),
+        "{flagged}"
+    );
+    assert!(stderr(&out).contains("after 1 attempt"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_command_a_request_names_runs_before_the_model_looks() {
+    let server = Server::start(vec![text("It divides by zero on line 2.")]);
+    let ws = Workspace::new();
+    ws.write(
+        "app.py",
+        "def ratio(a, b):\n    return a / b\n\nprint(ratio(1, 0))\n",
+    );
+    let out = ws.run(&server, "`python3 app.py` crashes. Why?", &["-yolo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.contains("[mm ran `python3 app.py` before you start; it fails:]"),
+        "{first}"
+    );
+    assert!(first.contains("ZeroDivisionError"), "{first}");
+    assert!(first.contains("File \"./app.py\", line 2"), "{first}");
+}
+
+#[test]
+fn without_a_fence_or_approval_the_check_is_reported_as_not_run() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "return a - b", "replacement": "return a + b"}),
+        ),
+        text("Fixed add."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", CALC);
+    ws.write("test_calc.py", CALC_TEST);
+    let out = ws.run(&server, "fix add in calc.py", &["-unfenced", "-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = json_result(&out);
+    assert_eq!(r["tests"]["passed"], serde_json::Value::Null, "{r}");
+    assert!(stderr(&out).contains("could not run"), "{}", stderr(&out));
+}
+
+#[test]
+fn with_the_fence_the_check_runs_without_asking() {
+    if !fence_works() {
+        eprintln!("skipped: no working fence here");
+        return;
+    }
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "return a - b", "replacement": "return a + b"}),
+        ),
+        text("Fixed add."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", CALC);
+    ws.write("test_calc.py", CALC_TEST);
+    let out = ws.run(&server, "fix add in calc.py", &["-json"]);
+    let r = json_result(&out);
+    assert_eq!(r["tests"]["summary"], "2 passed", "{r} {}", stderr(&out));
+}
+
+#[test]
+fn a_write_that_would_delete_functions_is_refused_and_names_them() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "text.py", "content": "def reverse(s):\n    return s[::-1]\n"}),
+        ),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "text.py", "old_string": "def lower(s):\n    return s.lower()\n", "replacement": "def lower(s):\n    return s.lower()\n\n\ndef reverse(s):\n    return s[::-1]\n"}),
+        ),
+        text("Added reverse."),
+    ]);
+    let ws = Workspace::new();
+    let before = "def upper(s):\n    return s.upper()\n\n\ndef lower(s):\n    return s.lower()\n";
+    ws.write("text.py", before);
+    let out = ws.run(&server, "add reverse(s) to text.py", &["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refused = &tool_results(&server.requests()[1])[0].1;
+    assert!(refused.contains("refused"), "{refused}");
+    assert!(refused.contains("upper, lower"), "{refused}");
+    assert!(refused.contains("edit_file"), "{refused}");
+    let now = ws.read("text.py");
+    assert!(
+        now.starts_with(before) && now.contains("def reverse"),
+        "{now}"
+    );
+}
+
+#[test]
+fn a_new_file_that_copies_the_attached_one_is_refused() {
+    let slug = "import re\n\n\ndef slugify(title):\n    return \"-\".join(w.lower() for w in re.findall(r\"\\w+\", title))\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "test_slug.py", "content": slug}),
+        ),
+        text("I could not write the tests."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("slug.py", slug);
+    let out = ws.run(&server, "write tests for slug.py in test_slug.py", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refused = &tool_results(&server.requests()[1])[0].1;
+    assert!(refused.contains("a copy of slug.py"), "{refused}");
+    assert!(!ws.path().join("test_slug.py").exists());
+}
+
+#[test]
+fn a_fix_printed_as_code_becomes_the_change() {
+    let server = Server::start(vec![
+        text(
+            "The corrected function should look like this:\n\n```python\ndef add(a, b):\n    return a + b\n```\n",
+        ),
+        text("Fixed add."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", CALC);
+    let out = ws.run(&server, "fix add in calc.py", &["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("calc.py"), CALC.replace("a - b", "a + b"));
+    let r = json_result(&out);
+    assert_eq!(r["written"], json!(["calc.py"]), "{r}");
+    assert!(
+        stderr(&out).contains("printed a new version of calc.py"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn edit_file_lists_every_match_and_replace_all_changes_them() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "c.py", "old_string": "timeout=30", "replacement": "timeout=60"}),
+        ),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "c.py", "old_string": "timeout=30", "replacement": "timeout=60", "replace_all": true}),
+        ),
+        text("Changed all three."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "c.py",
+        "get(u, timeout=30)\npost(u, timeout=30)\nhead(u, timeout=30)\n",
+    );
+    let out = ws.run(&server, "use a 60 s timeout in c.py", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = &tool_results(&server.requests()[1])[0].1;
+    assert!(listed.contains("matches 3 places"), "{listed}");
+    assert!(listed.contains("line 2: post(u, timeout=30)"), "{listed}");
+    assert!(listed.contains("replace_all: true"), "{listed}");
+    assert_eq!(
+        ws.read("c.py"),
+        "get(u, timeout=60)\npost(u, timeout=60)\nhead(u, timeout=60)\n"
+    );
+}
+
+#[test]
+fn callers_left_with_a_removed_name_are_pointed_out_then_flagged() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "pricing.py", "old_string": "def calc_total(", "replacement": "def compute_total("}),
+        ),
+        text("Renamed calc_total to compute_total in both files."),
+        text("Renamed it in both files."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("pricing.py", "def calc_total(p):\n    return sum(p)\n");
+    ws.write(
+        "cart.py",
+        "from pricing import calc_total\n\nprint(calc_total([1]))\n",
+    );
+    let out = ws.run(
+        &server,
+        "rename calc_total in pricing.py to compute_total",
+        &["-json"],
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "{}", stderr(&out));
+    let told = last_user(&reqs[2]);
+    assert!(
+        told.contains(
+            "pricing.py no longer defines calc_total, but it is still used at cart.py:1, cart.py:3"
+        ),
+        "{told}"
+    );
+    assert!(told.contains("The user's request:"), "{told}");
+    let r = json_result(&out);
+    let flagged = r["unbacked_claims"].to_string();
+    assert!(
+        flagged.contains("calc_total was removed from pricing.py but is still used at cart.py:1"),
+        "{flagged}"
+    );
+}
+
+#[test]
+fn an_answer_about_the_tool_call_is_asked_again() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "g.py"})),
+        text("The read_file tool was called with the path g.py."),
+        text("2"),
+    ]);
+    let ws = Workspace::new();
+    ws.write("g.py", "def a():\n    pass\n\n\ndef b():\n    pass\n");
+    let out = ws.run(&server, "How many functions does g.py define?", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "2\n");
+    let again = last_user(&server.requests()[2]);
+    assert!(again.contains("describes a tool call"), "{again}");
+    assert!(
+        again.contains("How many functions does g.py define?"),
+        "{again}"
+    );
+}
+
+#[test]
+fn an_empty_answer_is_asked_for_once() {
+    let server = Server::start(vec![text(""), text("Nothing to do.")]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "tidy up", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Nothing to do.\n");
+    assert!(last_user(&server.requests()[1]).contains("Your reply was empty"));
+}
+
+#[test]
+fn without_the_harness_the_first_answer_ends_the_turn() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "return a - b", "replacement": "return a * b"}),
+        ),
+        text("Fixed add; the tests pass."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", CALC);
+    ws.write("test_calc.py", CALC_TEST);
+    let out = ws.run(
+        &server,
+        "fix add in calc.py",
+        &["-yolo", "-json", "-no-harness"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 2);
+    let r = json_result(&out);
+    assert!(r.get("tests").is_none(), "{r}");
+}
