@@ -481,6 +481,8 @@ pub enum Op {
     },
     /// Revert the last applied edit.
     Undo,
+    /// What the session and its last turn cost (`/stats`), as a notice.
+    Stats,
     /// Write the session as Markdown (or JSONL events when the path ends
     /// in `.jsonl`); default `mm-<session>.md` in the workspace.
     Export {

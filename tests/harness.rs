@@ -159,17 +159,12 @@ fn with_the_fence_the_check_runs_without_asking() {
 }
 
 #[test]
-fn a_write_that_would_delete_functions_is_refused_and_names_them() {
+fn a_write_of_only_the_new_function_is_merged_into_the_file() {
     let server = Server::start(vec![
         call(
             "c1",
             "write_file",
             json!({"path": "text.py", "content": "def reverse(s):\n    return s[::-1]\n"}),
-        ),
-        call(
-            "c2",
-            "edit_file",
-            json!({"path": "text.py", "old_string": "def lower(s):\n    return s.lower()\n", "replacement": "def lower(s):\n    return s.lower()\n\n\ndef reverse(s):\n    return s[::-1]\n"}),
         ),
         text("Added reverse."),
     ]);
@@ -178,15 +173,35 @@ fn a_write_that_would_delete_functions_is_refused_and_names_them() {
     ws.write("text.py", before);
     let out = ws.run(&server, "add reverse(s) to text.py", &["-json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = &tool_results(&server.requests()[1])[0].1;
+    assert!(said.contains("would have deleted upper, lower"), "{said}");
+    assert!(said.contains("added reverse"), "{said}");
+    assert_eq!(
+        ws.read("text.py"),
+        format!("{before}\n\ndef reverse(s):\n    return s[::-1]\n")
+    );
+}
+
+#[test]
+fn a_write_that_would_delete_functions_and_adds_none_is_refused() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "text.py", "content": "print('hi')\n"}),
+        ),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    let before = "def upper(s):\n    return s.upper()\n\n\ndef lower(s):\n    return s.lower()\n";
+    ws.write("text.py", before);
+    let out = ws.run(&server, "tidy text.py", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let refused = &tool_results(&server.requests()[1])[0].1;
     assert!(refused.contains("refused"), "{refused}");
     assert!(refused.contains("upper, lower"), "{refused}");
     assert!(refused.contains("edit_file"), "{refused}");
-    let now = ws.read("text.py");
-    assert!(
-        now.starts_with(before) && now.contains("def reverse"),
-        "{now}"
-    );
+    assert_eq!(ws.read("text.py"), before);
 }
 
 #[test]

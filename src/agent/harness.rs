@@ -190,11 +190,32 @@ pub fn trim_failure(output: &str, root: &Path, max: usize) -> String {
         Regex::new(r"(?i)^(FAIL|ERROR|FAILED|failures:|---- |thread '.*' panicked|\s*(assert|expected|left|right|actual)\b|.*(Error|Exception|error\[|panicked at|AssertionError|Traceback)|E\s{2,}|test result:|Ran \d+ test|.*\bnot ok\b|\s+at .*\.(js|ts|mjs):\d+)").ok()
     });
     let root_text = root.to_string_lossy();
-    let lines: Vec<&str> = output.lines().collect();
+    let lines: Vec<&str> = output
+        .lines()
+        .filter(|l| {
+            let t = l.trim();
+            !(t.len() > 8 && t.chars().all(|c| c == '=' || c == '-'))
+        })
+        .collect();
     let mut keep = vec![false; lines.len()];
+    if lines.len() <= max / 2 {
+        // Short enough to keep whole: the values a message names (`0 !==
+        // 10`) are often on lines no pattern knows.
+        keep.iter_mut().for_each(|k| *k = true);
+    }
+    let mut skip_next = false;
     for (i, line) in lines.iter().enumerate() {
         let t = line.trim_start();
-        let in_workspace = t.starts_with("File \"")
+        if skip_next {
+            // The code line under a frame outside the workspace.
+            skip_next = false;
+            if !t.starts_with("File \"") && !KEEP.as_ref().is_some_and(|r| r.is_match(line)) {
+                keep[i] = false;
+                continue;
+            }
+        }
+        let frame = t.starts_with("File \"");
+        let in_workspace = frame
             && !t.contains("/lib/python")
             && (t.contains(root_text.as_ref()) || !t.starts_with("File \"/"));
         if in_workspace {
@@ -202,7 +223,10 @@ pub fn trim_failure(output: &str, root: &Path, max: usize) -> String {
             if let Some(k) = keep.get_mut(i + 1) {
                 *k = true;
             }
-        } else if KEEP.as_ref().is_some_and(|r| r.is_match(line)) && !t.starts_with("File \"") {
+        } else if frame {
+            keep[i] = false;
+            skip_next = true;
+        } else if KEEP.as_ref().is_some_and(|r| r.is_match(line)) {
             keep[i] = true;
         }
     }
@@ -384,6 +408,12 @@ mod tests {
         assert!(!t.contains("unittest/case.py"), "{t}");
         assert!(!t.contains("assertion_func"), "{t}");
         assert!(!t.contains("====="), "{t}");
+        let node = "node:assert:90\n  throw new AssertionError(obj);\n  ^\n\nAssertionError [ERR_ASSERTION]: Expected values to be strictly equal:\n\n0 !== 10\n\n    at Object.<anonymous> (/work/ws/test.js:7:8)\n";
+        let t = trim_failure(node, root, 40);
+        assert!(
+            t.contains("0 !== 10") && t.contains("(./test.js:7:8)"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -121,6 +121,8 @@ pub struct Agent {
     made: HashMap<String, String>,
     /// Applied edits, last on top (`/undo`).
     edits: Vec<crate::protocol::FileChange>,
+    /// The last turn's requests and tokens (`/stats`).
+    last_turn: Option<(u32, Usage)>,
 }
 
 /// Why the loop stopped early.
@@ -178,6 +180,7 @@ impl Agent {
             git: parts.git,
             made: parts.made,
             edits: Vec::new(),
+            last_turn: None,
         }
     }
 
@@ -222,6 +225,46 @@ impl Agent {
 
     pub fn messages(&self) -> &[Message] {
         &self.messages[1..]
+    }
+
+    /// `/stats`: what this process's turns and the last one cost, said as
+    /// a notice.
+    pub fn stats(&self) {
+        let words = |requests: u32, u: &Usage| {
+            let share = if u.prompt > 0 {
+                format!(
+                    ", {}% of prompt tokens from the server's cache",
+                    u.cached * 100 / u.prompt
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "{requests} request{}, {} prompt tokens ({} cached{share}), {} generated",
+                if requests == 1 { "" } else { "s" },
+                u.prompt,
+                u.cached,
+                u.completion
+            )
+        };
+        let mut text = format!(
+            "session {} ({} turn{}): {}",
+            self.log.id(),
+            self.turn,
+            if self.turn == 1 { "" } else { "s" },
+            words(self.budget.used(), &self.usage)
+        );
+        if let Some((r, u)) = &self.last_turn {
+            text.push_str(&format!("\nlast turn: {}", words(*r, u)));
+        }
+        if let Some(w) = self.context_window {
+            text.push_str(&format!("\ncontext window: {w} tokens"));
+        }
+        self.bus.publish(AgentEvent::Notice {
+            turn: None,
+            level: Level::Info,
+            text,
+        });
     }
 
     /// Starts a new session log and forgets the conversation (`/new`).
@@ -340,6 +383,7 @@ impl Agent {
         }
         let usage = self.usage.minus(&usage_before);
         let requests = self.budget.used().saturating_sub(requests_before);
+        self.last_turn = Some((requests, usage));
         if state.used_tools || state.tests.is_some() || !state.unbacked.is_empty() {
             let mut notes = Vec::new();
             if let Some(t) = &state.tests {
@@ -952,9 +996,19 @@ impl Agent {
                     .find(|l| !l.trim().is_empty())
                     .unwrap_or("")
                     .to_string();
-                let out = ToolOutput::not_run(format!(
-                    "not run again: this exact call failed just before ({first}). Change the approach: different arguments, another tool, or explain the problem in your answer."
-                ));
+                let check = call.name == "bash"
+                    && self.harness_on()
+                    && st.is_check_command(tools::arg_str(&args, "command").unwrap_or_default());
+                let out = ToolOutput::not_run(if check {
+                    format!(
+                        "not run again: nothing has changed since it failed just before ({first}), so it would fail the same way. Change the code first with edit_file, then run it again.\n{}",
+                        harness::restate(&st.prompt)
+                    )
+                } else {
+                    format!(
+                        "not run again: this exact call failed just before ({first}). Change the approach: different arguments, another tool, or explain the problem in your answer."
+                    )
+                });
                 st.failures.insert(key.clone(), err.clone());
                 st.history.push(batch::step_hash(&key, &out.text));
                 self.finish_call(call, &summary, out)?;

@@ -169,7 +169,7 @@ fn code_blocks(text: &str) -> Vec<(String, &str)> {
 /// names the file or keeps most of it, else each function it defines put
 /// in place of the file's function of the same name.
 pub fn code_proposal(text: &str, files: &[(String, String)]) -> Option<Proposal> {
-    use crate::tools::guard::definitions;
+    use crate::tools::guard::{block_of, definitions, leading, reindent};
     for (context, body) in code_blocks(text) {
         if body.trim().is_empty() || body.trim_start().starts_with('{') {
             continue;
@@ -226,67 +226,6 @@ pub fn code_proposal(text: &str, files: &[(String, String)]) -> Option<Proposal>
         }
     }
     None
-}
-
-fn leading(line: &str) -> usize {
-    line.len() - line.trim_start().len()
-}
-
-/// The lines of the definition of `name` in `text`: its first line, and
-/// every line after it until one is indented no deeper (a closing brace
-/// at that depth belongs to it).
-fn block_of(text: &str, name: &str) -> Option<String> {
-    use crate::tools::guard::definitions;
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let start = lines
-        .iter()
-        .position(|l| definitions(l).first().map(String::as_str) == Some(name))?;
-    // Decorators directly above belong to the definition.
-    let mut first = start;
-    while first > 0 && lines[first - 1].trim_start().starts_with('@') {
-        first -= 1;
-    }
-    let depth = leading(lines[start]);
-    let mut end = start + 1;
-    while end < lines.len() {
-        let l = lines[end];
-        if l.trim().is_empty() {
-            end += 1;
-            continue;
-        }
-        if leading(l) <= depth {
-            let t = l.trim_start();
-            if t.starts_with('}') || t.starts_with(')') || t.starts_with(']') {
-                end += 1;
-            }
-            break;
-        }
-        end += 1;
-    }
-    // Blank lines at the end are the file's, not the definition's.
-    while end > start + 1 && lines[end - 1].trim().is_empty() {
-        end -= 1;
-    }
-    Some(lines[first..end].concat())
-}
-
-fn reindent(block: &str, to: usize) -> String {
-    let from = block
-        .lines()
-        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('@'))
-        .map(leading)
-        .unwrap_or(0);
-    block
-        .split_inclusive('\n')
-        .map(|l| {
-            if l.trim().is_empty() {
-                l.trim_start_matches([' ', '\t']).to_string()
-            } else {
-                let cut = leading(l).min(from);
-                format!("{}{}", " ".repeat(to), &l[cut..])
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -90,6 +90,7 @@ pub fn spawn(
                 | Op::ProposeCommit
                 | Op::Commit { .. }
                 | Op::Undo
+                | Op::Stats
                 | Op::Export { .. }) => {
                     let _ = work_tx.send(Work::Git(op));
                 }
@@ -177,6 +178,7 @@ fn op_name(op: &Op) -> &'static str {
         Op::ProposeCommit => "propose_commit",
         Op::Commit { .. } => "commit",
         Op::Undo => "undo",
+        Op::Stats => "stats",
         Op::Export { .. } => "export",
         _ => "other",
     }
@@ -195,6 +197,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::ProposeCommit => agent.propose_commit().await,
         Op::Commit { message } => agent.commit(message).await,
         Op::Undo => agent.undo(),
+        Op::Stats => agent.stats(),
         Op::Export { path } => agent.export(path).await,
         _ => {}
     }

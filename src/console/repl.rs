@@ -29,6 +29,7 @@ Commands:
   /diff       the session's changes since it began
   /rewind     go back to a checkpoint (files, conversation or both)
   /undo       revert the last edit
+  /stats      requests and tokens of the session and of its last turn
   /commit     commit the session's changes with a message the model writes
   /copy [N]   copy the last answer (N: the N-th counting back) to the clipboard
   /export [P] write the session as Markdown to P (default mm-<session>.md; .jsonl: events)
@@ -185,6 +186,15 @@ async fn slash(
         "diff" => super::git_cmds::diff(ops, events).await,
         "commit" => editor = super::git_cmds::commit(ops, events, editor).await,
         "undo" => super::git_cmds::undo(ops, events).await,
+        "stats" => {
+            ops.send(Op::Stats);
+            while let Some(ev) = events.recv().await {
+                if let AgentEvent::Notice { text, .. } = ev {
+                    println!("{}", crate::untrusted::displayable(&text));
+                    break;
+                }
+            }
+        }
         "copy" => copy(root, session, arg),
         "export" => {
             super::git_cmds::collect(

@@ -234,6 +234,8 @@ pub struct Pending {
     /// How an edit matched, for the result text.
     pub how: Option<&'static str>,
     pub edit: bool,
+    /// What mm did to the call, for the result text.
+    pub note: Option<String>,
 }
 
 impl Pending {
@@ -266,6 +268,29 @@ pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending
         match &before {
             Some(old) => {
                 if let Some(why) = super::guard::destructive(&r.rel, old, content) {
+                    // A small model writes only the part it changed: put
+                    // that part into the file instead of deleting the rest.
+                    if let Some((merged, applied)) = super::guard::merge_write(old, content) {
+                        let lost = super::guard::removed_names(old, content);
+                        let note = format!(
+                            ". Your write_file content would have deleted {} from {}, so mm kept the file and applied only your part ({}). To delete code, use edit_file",
+                            if lost.is_empty() {
+                                "most of the file".to_string()
+                            } else {
+                                lost.join(", ")
+                            },
+                            r.rel,
+                            applied.join(", ")
+                        );
+                        return Ok(Pending {
+                            before: before.clone(),
+                            r,
+                            after: merged,
+                            how: None,
+                            edit: true,
+                            note: Some(note),
+                        });
+                    }
                     return Err(ToolOutput::refused(why));
                 }
             }
@@ -285,6 +310,7 @@ pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending
         after: content.to_string(),
         how: None,
         edit: false,
+        note: None,
     })
 }
 
@@ -318,6 +344,7 @@ pub fn prepare_edit(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending,
             before: Some(current),
             how: if count > 1 { Some("replace_all") } else { None },
             edit: true,
+            note: None,
         });
     }
     let splice = edit_match::find(&current, old, new).map_err(|e| match e {
@@ -356,12 +383,15 @@ pub fn prepare_edit(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending,
         after,
         how: splice.how,
         edit: true,
+        note: None,
     })
 }
 
 /// Puts a pending change on disk. `note` is added to the result (which
 /// hunks the user rejected, say).
 pub fn commit(env: &ToolEnv, p: Pending, cancelled: bool, note: &str) -> ToolOutput {
+    let note = format!("{}{note}", p.note.as_deref().unwrap_or(""));
+    let note = note.as_str();
     if cancelled {
         return ToolOutput::not_run("not executed: cancelled");
     }

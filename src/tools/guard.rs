@@ -96,6 +96,127 @@ pub fn copied_from(after: &str, others: &[(String, String)]) -> Option<String> {
         .map(|(p, _)| p.clone())
 }
 
+/// What a whole-file write that drops definitions most likely meant:
+/// the file as it is, with the write's definitions put in place of their
+/// namesakes or added after the file's last definition, its new import
+/// lines after the file's imports, and a top-level assignment it changed
+/// (`module.exports = …`) in place of the old one. None when the write
+/// shares nothing with the file to go by.
+pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
+    let old_defs = definitions(before);
+    let new_defs = definitions(after);
+    if new_defs.is_empty() {
+        return None;
+    }
+    let mut content = before.to_string();
+    let mut applied = Vec::new();
+    let mut added = Vec::new();
+    for name in &new_defs {
+        let Some(block) = block_of(after, name) else {
+            continue;
+        };
+        if old_defs.contains(name) {
+            let Some(old) = block_of(&content, name) else {
+                continue;
+            };
+            let indent = old.lines().next().map(leading).unwrap_or(0);
+            let fresh = reindent(&block, indent);
+            if fresh.trim_end() != old.trim_end() {
+                content = content.replacen(&old, &fresh, 1);
+                applied.push(format!("changed {name}"));
+            }
+        } else if leading(block.lines().next().unwrap_or("")) == 0 {
+            added.push(block);
+            applied.push(format!("added {name}"));
+        }
+    }
+    if !added.is_empty() {
+        let at = end_of_last_definition(&content).unwrap_or(content.len());
+        // Two blank lines between definitions where the file has them
+        // (PEP 8), else one.
+        let gap = if before.contains("\n\n\ndef ") || before.contains("\n\n\nclass ") {
+            "\n\n\n"
+        } else {
+            "\n\n"
+        };
+        let mut insert = String::new();
+        for b in &added {
+            insert.push_str(gap);
+            insert.push_str(b.trim_end());
+        }
+        let (head, tail) = content.split_at(at);
+        let head = head.trim_end();
+        let tail = tail.trim_start_matches('\n');
+        content = if tail.is_empty() {
+            format!("{head}{insert}\n")
+        } else {
+            format!("{head}{insert}{gap}{tail}")
+        };
+    }
+    // Top-level lines outside the definitions: new imports, and an
+    // assignment whose target the file already assigns.
+    let inside: Vec<String> = new_defs.iter().filter_map(|n| block_of(after, n)).collect();
+    for line in after.lines() {
+        if line.trim().is_empty()
+            || leading(line) > 0
+            || inside.iter().any(|b| b.lines().any(|l| l == line))
+            || content.lines().any(|l| l == line)
+        {
+            continue;
+        }
+        if is_import(line) {
+            let at = content
+                .lines()
+                .take_while(|l| {
+                    is_import(l) || l.trim().is_empty() || l.starts_with('#') || l.starts_with("//")
+                })
+                .map(|l| l.len() + 1)
+                .sum::<usize>()
+                .min(content.len());
+            let at = content[..at].trim_end().len();
+            let sep = if at == 0 { "" } else { "\n" };
+            content.insert_str(
+                at,
+                &format!("{sep}{line}{}", if at == 0 { "\n" } else { "" }),
+            );
+            applied.push(format!("added `{}`", line.trim()));
+        } else if let Some((target, _)) = line.split_once(" = ") {
+            let prefix = format!("{target} = ");
+            if let Some(old) = content
+                .lines()
+                .find(|l| l.starts_with(&prefix))
+                .map(str::to_string)
+            {
+                content = content.replacen(&old, line, 1);
+                applied.push(format!("changed `{target} = …`"));
+            }
+        }
+    }
+    if applied.is_empty() || content == before {
+        return None;
+    }
+    Some((content, applied))
+}
+
+fn is_import(line: &str) -> bool {
+    line.starts_with("import ")
+        || line.starts_with("from ")
+        || line.starts_with("use ")
+        || (line.starts_with("const ") && line.contains("require("))
+}
+
+/// The byte offset where the last top-level definition of `text` ends.
+fn end_of_last_definition(text: &str) -> Option<usize> {
+    let name = text
+        .lines()
+        .filter(|l| leading(l) == 0)
+        .filter_map(|l| definitions(l).into_iter().next())
+        .last()?;
+    let block = block_of(text, &name)?;
+    let start = text.rfind(&block)?;
+    Some(start + block.len())
+}
+
 /// Where each name in `names` still appears in the workspace's text
 /// files, as `path:line`, at most a few per name.
 pub fn references(root: &Path, names: &[String], skip: &str) -> Vec<(String, Vec<String>)> {
@@ -158,6 +279,66 @@ pub fn removed_names(before: &str, after: &str) -> Vec<String> {
         .collect()
 }
 
+pub fn leading(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The lines of the definition of `name` in `text`: its first line, and
+/// every line after it until one is indented no deeper (a closing brace
+/// at that depth belongs to it).
+pub fn block_of(text: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let start = lines
+        .iter()
+        .position(|l| definitions(l).first().map(String::as_str) == Some(name))?;
+    // Decorators directly above belong to the definition.
+    let mut first = start;
+    while first > 0 && lines[first - 1].trim_start().starts_with('@') {
+        first -= 1;
+    }
+    let depth = leading(lines[start]);
+    let mut end = start + 1;
+    while end < lines.len() {
+        let l = lines[end];
+        if l.trim().is_empty() {
+            end += 1;
+            continue;
+        }
+        if leading(l) <= depth {
+            let t = l.trim_start();
+            if t.starts_with('}') || t.starts_with(')') || t.starts_with(']') {
+                end += 1;
+            }
+            break;
+        }
+        end += 1;
+    }
+    // Blank lines at the end are the file's, not the definition's.
+    while end > start + 1 && lines[end - 1].trim().is_empty() {
+        end -= 1;
+    }
+    Some(lines[first..end].concat())
+}
+
+pub fn reindent(block: &str, to: usize) -> String {
+    let from = block
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('@'))
+        .map(leading)
+        .unwrap_or(0);
+    block
+        .split_inclusive('\n')
+        .map(|l| {
+            if l.trim().is_empty() {
+                l.trim_start_matches([' ', '\t']).to_string()
+            } else {
+                let cut = leading(l).min(from);
+                format!("{}{}", " ".repeat(to), &l[cut..])
+            }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,6 +375,27 @@ mod tests {
         // A fix that keeps everything passes.
         let fixed = before.replace("x3 = 3", "x3 = 4");
         assert_eq!(destructive("c.py", &before, &fixed), None);
+    }
+
+    #[test]
+    fn a_snippet_written_over_a_file_is_merged_into_it() {
+        let before = "import re\n\n\ndef shout(s):\n    return s.upper()\n\n\ndef whisper(s):\n    return s.lower()\n\n\nif __name__ == \"__main__\":\n    print(shout(\"x\"))\n";
+        let after =
+            "import os\n\ndef reverse_words(s):\n    return \" \".join(reversed(s.split()))\n";
+        let (merged, applied) = merge_write(before, after).unwrap();
+        assert_eq!(applied, ["added reverse_words", "added `import os`"]);
+        assert_eq!(
+            merged,
+            "import re\nimport os\n\n\ndef shout(s):\n    return s.upper()\n\n\ndef whisper(s):\n    return s.lower()\n\n\ndef reverse_words(s):\n    return \" \".join(reversed(s.split()))\n\n\nif __name__ == \"__main__\":\n    print(shout(\"x\"))\n"
+        );
+        let js = "function repeat(s, n) {\n  return s.repeat(n);\n}\n\nfunction isBlank(s) {\n  return s.trim() === \"\";\n}\n\nmodule.exports = { repeat, isBlank };\n";
+        let snippet = "function capitalize(s) {\n  return s[0].toUpperCase() + s.slice(1);\n}\n\nmodule.exports = { capitalize, repeat, isBlank };\n";
+        let (merged, _) = merge_write(js, snippet).unwrap();
+        assert_eq!(
+            merged,
+            "function repeat(s, n) {\n  return s.repeat(n);\n}\n\nfunction isBlank(s) {\n  return s.trim() === \"\";\n}\n\nfunction capitalize(s) {\n  return s[0].toUpperCase() + s.slice(1);\n}\n\nmodule.exports = { capitalize, repeat, isBlank };\n"
+        );
+        assert_eq!(merge_write(js, "hello\n"), None);
     }
 
     #[test]

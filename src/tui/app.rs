@@ -1312,6 +1312,9 @@ impl App {
             "/undo" => {
                 self.ops.send(Op::Undo);
             }
+            "/stats" => {
+                self.ops.send(Op::Stats);
+            }
             "/diagnostics" => self.show_diagnostics(),
             "/copy" => self.copy_answer(arg),
             "/export" => {

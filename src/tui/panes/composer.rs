@@ -33,6 +33,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
     ("/undo", "revert the last edit"),
     (
+        "/stats",
+        "requests and tokens of the session and its last turn",
+    ),
+    (
         "/copy",
         "copy the last answer (/copy N: the N-th counting back)",
     ),
