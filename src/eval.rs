@@ -111,6 +111,8 @@ pub struct RunResult {
     pub cached_tokens: u64,
     pub completion_tokens: u64,
     pub tests: Option<String>,
+    /// Whether the harness's last test run passed (None: none ran).
+    pub tests_passed: Option<bool>,
     pub flagged: Vec<String>,
     /// The kept work tree of a failed run.
     pub kept: Option<PathBuf>,
@@ -261,6 +263,7 @@ fn result_json(case: &Case, n: u32, r: &RunResult, date: &str, harness: bool) ->
         "requests": r.requests,
         "usage": {"prompt": r.prompt_tokens, "cached": r.cached_tokens, "completion": r.completion_tokens},
         "tests": r.tests,
+        "tests_passed": r.tests_passed,
         "flagged": r.flagged,
         "harness": harness,
     })
@@ -388,6 +391,7 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
     r.cached_tokens = reply["usage"]["cached"].as_u64().unwrap_or(0);
     r.completion_tokens = reply["usage"]["completion"].as_u64().unwrap_or(0);
     r.tests = reply["tests"]["summary"].as_str().map(str::to_string);
+    r.tests_passed = reply["tests"]["passed"].as_bool();
     r.flagged = reply["unbacked_claims"]
         .as_array()
         .map(|a| {

@@ -371,3 +371,42 @@ fn without_the_harness_the_first_answer_ends_the_turn() {
     let r = json_result(&out);
     assert!(r.get("tests").is_none(), "{r}");
 }
+
+#[test]
+fn a_number_found_in_nothing_read_is_checked_once() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "server.py"})),
+        text("It listens on port 5000."),
+        call("c2", "read_file", json!({"path": "settings.py"})),
+        text("8125"),
+    ]);
+    let ws = Workspace::new();
+    ws.write("server.py", "from settings import PORT\n\nprint(PORT)\n");
+    ws.write("settings.py", "PORT = 8125\n");
+    let out = ws.run(
+        &server,
+        "What port does the server listen on?",
+        &["-sandbox", "read-only", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "8125\n");
+    let told = last_user(&server.requests()[2]);
+    assert!(
+        told.contains("Your answer gives 5000, but that appears nowhere"),
+        "{told}"
+    );
+}
+
+#[test]
+fn read_file_lists_what_the_file_defines() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "g.py"})),
+        text("2"),
+    ]);
+    let ws = Workspace::new();
+    ws.write("g.py", "def a():\n    pass\n\n\ndef b():\n    pass\n");
+    let out = ws.run(&server, "How many functions are there?", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let read = &tool_results(&server.requests()[1])[0].1;
+    assert!(read.starts_with("(defines: a, b)\n"), "{read}");
+}

@@ -170,3 +170,53 @@ fn a_real_model_answers_and_fixes_a_bug_through_tools() {
     }
     assert!(fixed, "the model did not fix the bug in three attempts");
 }
+
+/// Two of the shipped eval cases, run by `mm -eval` against the real
+/// model: the eval harness works end to end (fresh work trees, the check
+/// command, the JSON and JSONL results), and the harness ran the tests of
+/// the bug-fix case. Whether the model passes is sampled, so the pass
+/// rate is printed, not asserted.
+#[test]
+fn the_eval_runs_shipped_cases_against_the_real_model() {
+    let Some(server) = llama() else { return };
+    let ws = Workspace::new();
+    let eval = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("eval");
+    for case in ["py-fix-mean", "py-add-function"] {
+        let out = ws
+            .mm()
+            .args(["-eval"])
+            .arg(eval.join(case))
+            .args(["-runs", "1", "-json", "-url", &server.url])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let summary = json_result(&out);
+        assert_eq!(summary["runs"], 1, "{summary}");
+        eprintln!(
+            "eval {case}: {} of 1 passed\n{}",
+            summary["passed"],
+            stderr(&out)
+        );
+    }
+    let lines = ws.read(".mm/eval-results.jsonl");
+    let runs: Vec<serde_json::Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(runs.len(), 2, "{lines}");
+    for r in &runs {
+        let outcome = r["outcome"].as_str().unwrap();
+        assert!(
+            ["done", "budget", "truncated"].contains(&outcome),
+            "mm did not finish the run: {r}"
+        );
+        assert!(r["requests"].as_u64().unwrap() >= 1, "{r}");
+    }
+    if fence_works() {
+        assert!(
+            runs[0]["tests_passed"].is_boolean(),
+            "the harness ran the bug-fix case's tests in the fence: {}",
+            runs[0]
+        );
+    }
+}

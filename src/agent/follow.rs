@@ -287,6 +287,19 @@ impl Agent {
         ))
     }
 
+    /// What this turn read: the request with its attachments and every
+    /// tool result since.
+    fn turn_evidence(&self) -> String {
+        let start = self.turn_starts.last().map(|i| i + 1).unwrap_or(1);
+        self.messages
+            .iter()
+            .skip(start)
+            .filter(|m| m.role != crate::llm::Role::Assistant)
+            .map(|m| m.text())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// Where names this turn removed are still used.
     fn left_references(&self, st: &TurnState) -> Vec<(String, String, Vec<String>)> {
         let names: Vec<String> = st.removed.iter().map(|(n, _)| n.clone()).collect();
@@ -407,6 +420,32 @@ impl Agent {
                     "You said the tests pass, but no test ran in this turn. Run them with the bash tool, or say plainly that they were not run.\n{ask}"
                 )));
             }
+        }
+        if !st.told_grounding && st.question && st.used_tools {
+            let missing = harness::ungrounded_numbers(&st.answer, &self.turn_evidence());
+            if !missing.is_empty() {
+                st.told_grounding = true;
+                st.follow_ups += 1;
+                let list = missing.join(", ");
+                self.notice(
+                    Level::Info,
+                    format!("the answer gives {list}, found in nothing read this turn; asking the model to check"),
+                );
+                return Ok(Some(format!(
+                    "Your answer gives {list}, but that appears nowhere in what was read in this turn. Check it: find where the value is defined (grep, read_file the file it comes from) and answer again. If you computed it, show how.\n{ask}"
+                )));
+            }
+        }
+        if !st.reasked && st.question && harness::non_answer(&st.answer) {
+            st.reasked = true;
+            st.follow_ups += 1;
+            self.notice(
+                Level::Info,
+                "the answer does not answer the question; asking again",
+            );
+            return Ok(Some(format!(
+                "That does not answer the question.\n{ask}\nAnswer it directly, in text, from what you read."
+            )));
         }
         if !st.reasked && st.used_tools {
             let names: Vec<&str> = self.specs.iter().map(|s| s.name).collect();

@@ -281,6 +281,44 @@ pub fn talks_about_tools(text: &str, tools: &[&str]) -> bool {
         || (names_a_tool && lower.len() < 400 && lower.contains("(") && lower.contains("path"))
 }
 
+/// An answer that reports the work as done instead of giving what a
+/// question asked for: "The task is done.", "I have completed the task."
+pub fn non_answer(text: &str) -> bool {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?i)^\W*(the )?(task|request|job|work)( is| has been| was)? (done|complete|completed|finished)\W*$|^\W*(i have|i've|i) (completed|finished|done) (the|this|your) (task|request)\W*$|^\W*(done|completed|finished)\W*$").ok()
+    });
+    RE.as_ref().is_some_and(|r| r.is_match(text.trim()))
+}
+
+/// Numbers of two or more digits an answer gives that appear nowhere in
+/// `evidence` (what the turn read): a small model answering a question
+/// about the code invents ports and limits it never saw.
+pub fn ungrounded_numbers(answer: &str, evidence: &str) -> Vec<String> {
+    static NUM: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"\d{2,}(?:\.\d+)?").ok());
+    let Some(re) = NUM.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for m in re.find_iter(answer) {
+        let glued = answer[..m.start()]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        if glued {
+            continue;
+        }
+        let n = m.as_str();
+        let whole = n.split('.').next().unwrap_or(n);
+        let seen = Regex::new(&format!(r"\b{}\b", regex::escape(whole)))
+            .map(|r| r.is_match(evidence))
+            .unwrap_or(true);
+        if !seen && !out.iter().any(|o| o == n) {
+            out.push(n.to_string());
+        }
+    }
+    out
+}
+
 /// The request, quoted for a harness message so a small model that lost
 /// it has it again.
 pub fn restate(prompt: &str) -> String {
@@ -428,5 +466,14 @@ mod tests {
         ));
         assert!(talks_about_tools("read_file(path=\"shapes.py\")", &tools));
         assert!(!talks_about_tools("shapes.py defines 4 functions.", &tools));
+        assert!(non_answer("The task is done."));
+        let read = "DEFAULT_PORT = 8125\nTIMEOUT_SECONDS = 30\n";
+        assert_eq!(
+            ungrounded_numbers("It listens on port 5000, timeout 120s.", read),
+            ["5000", "120"]
+        );
+        assert!(ungrounded_numbers("Port 8125, timeout 30 s, 3 retries.", read).is_empty());
+        assert!(non_answer("I have completed the task."));
+        assert!(!non_answer("It returns 170.0."));
     }
 }

@@ -1162,6 +1162,7 @@ struct TurnState {
     mutations: usize,
     follow_ups: u32,
     told_claim: bool,
+    told_grounding: bool,
     told_tests_claim: bool,
     told_refs: bool,
     reasked: bool,

@@ -81,7 +81,22 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
             r.rel
         ));
     }
-    ToolOutput::ok(numbered(&text, offset, limit))
+    let shown = numbered(&text, offset, limit);
+    ToolOutput::ok(match (offset, outline(&text)) {
+        (1, Some(o)) => format!("{o}\n{shown}"),
+        _ => shown,
+    })
+}
+
+/// The names a file defines, in one line above its content: a small
+/// model that sees the list keeps them when it edits, and finds and
+/// counts them without reading every line.
+fn outline(text: &str) -> Option<String> {
+    let defs = super::guard::definitions(text);
+    if defs.is_empty() || defs.len() > 60 {
+        return None;
+    }
+    Some(format!("(defines: {})", defs.join(", ")))
 }
 
 /// Lines `offset..offset+limit` (1-based) numbered like `cat -n`, long
@@ -197,7 +212,10 @@ pub fn attach_mentioned(env: &ToolEnv, prompt: &str) -> Vec<(String, String)> {
         let body = if text.is_empty() {
             "(empty file)\n".to_string()
         } else {
-            numbered(&text, 1, DEFAULT_READ_LINES)
+            match outline(&text) {
+                Some(o) => format!("{o}\n{}", numbered(&text, 1, DEFAULT_READ_LINES)),
+                None => numbered(&text, 1, DEFAULT_READ_LINES),
+            }
         };
         out.push((r.rel.clone(), body));
         if out.len() == MAX_ATTACHED {
