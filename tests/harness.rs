@@ -410,3 +410,26 @@ fn read_file_lists_what_the_file_defines() {
     let read = &tool_results(&server.requests()[1])[0].1;
     assert!(read.starts_with("(defines: a, b)\n"), "{read}");
 }
+
+#[test]
+fn a_reply_that_repeats_itself_is_stopped_and_asked_again() {
+    let block = "def main():\n    parser = argparse.ArgumentParser()\n    greet(args.name)\n\n\n";
+    let server = Server::start(vec![
+        text(&block.repeat(30)),
+        text("Done: nothing to change."),
+    ]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "look at the code", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Done: nothing to change.\n");
+    assert!(
+        stderr(&out).contains("kept repeating the same text"),
+        "{}",
+        stderr(&out)
+    );
+    let again = last_user(&server.requests()[1]);
+    assert!(
+        again.contains("was stopped; nothing from it was used"),
+        "{again}"
+    );
+}

@@ -319,6 +319,44 @@ pub fn ungrounded_numbers(answer: &str, evidence: &str) -> Vec<String> {
     out
 }
 
+/// Watches a reply as it streams for a runaway: the same block of text
+/// over and over, or a long run of whitespace (a small model inside a
+/// tool call writes thousands of tokens of them, minutes on a CPU).
+#[derive(Default)]
+pub struct RunawayWatch {
+    text: String,
+    checked: usize,
+}
+
+impl RunawayWatch {
+    /// Adds streamed text; true once the reply has run away.
+    pub fn push(&mut self, delta: &str) -> bool {
+        self.text.push_str(delta);
+        if self.text.len() < self.checked + 256 {
+            return false;
+        }
+        self.checked = self.text.len();
+        runaway(&self.text)
+    }
+}
+
+/// The end of `text` repeats one block (16 to 1,000 bytes) at least six
+/// times in a row, or is 400 bytes of whitespace.
+pub fn runaway(text: &str) -> bool {
+    let b = text.as_bytes();
+    let n = b.len();
+    if n >= 400 && b[n - 400..].iter().all(|c| c.is_ascii_whitespace()) {
+        return true;
+    }
+    const TIMES: usize = 6;
+    (16..=1000).any(|len| {
+        n >= len * TIMES && {
+            let last = &b[n - len..];
+            (2..=TIMES).all(|k| &b[n - k * len..n - (k - 1) * len] == last)
+        }
+    })
+}
+
 /// The request, quoted for a harness message so a small model that lost
 /// it has it again.
 pub fn restate(prompt: &str) -> String {
@@ -452,6 +490,29 @@ mod tests {
             t.contains("0 !== 10") && t.contains("(./test.js:7:8)"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn a_runaway_reply_is_seen_as_it_streams() {
+        let block =
+            "def main():\n    parser = argparse.ArgumentParser()\n    greet(args.name)\n\n\n";
+        let mut w = RunawayWatch::default();
+        let mut stopped_at = None;
+        for i in 0..40 {
+            if w.push(block) {
+                stopped_at = Some(i);
+                break;
+            }
+        }
+        let at = stopped_at.expect("never stopped");
+        assert!((5..12).contains(&at), "{at}");
+        assert!(runaway(&format!("x = 1{}", " ".repeat(500))));
+        // A long file with repeated short lines is not a runaway.
+        let file: String = (0..300)
+            .map(|i| format!("    assert f({i}) == {}\n", i * 2))
+            .collect();
+        assert!(!runaway(&file));
+        assert!(!runaway(&"}\n".repeat(5)));
     }
 
     #[test]

@@ -131,6 +131,8 @@ enum Stop {
     Log(SessionError),
     /// The model is looping: end with a final report, as at the budget.
     Loop(String),
+    /// The reply ran away (a block repeated over and over) and was stopped.
+    Runaway,
 }
 
 impl From<SessionError> for Stop {
@@ -372,6 +374,10 @@ impl Agent {
                 Err(Stop::Outcome(o, e)) => (o, e),
                 Err(Stop::Log(e)) => (Outcome::Failed, Some(e.to_string())),
                 Err(Stop::Loop(why)) => (Outcome::Budget, Some(why)),
+                Err(Stop::Runaway) => (
+                    Outcome::Failed,
+                    Some("the model's replies kept running away (the same text repeated)".into()),
+                ),
             },
         };
         let error = error.or(state.stopped.take());
@@ -442,7 +448,28 @@ impl Agent {
         let mut round = 0;
         loop {
             round += 1;
-            let reply = self.request(round, true, cancel).await?;
+            let reply = match self.request(round, true, cancel).await {
+                Err(Stop::Runaway) if st.runaways < 2 => {
+                    st.runaways += 1;
+                    self.notice(
+                        Level::Warning,
+                        "the reply kept repeating the same text; stopped it and asking again",
+                    );
+                    let mut again = String::from(
+                        "Your last reply kept repeating the same text and was stopped; nothing from it was used. Reply again, briefly: one tool call, or your answer.",
+                    );
+                    if self.harness_on() {
+                        again.push('\n');
+                        again.push_str(&harness::restate(&st.prompt));
+                    }
+                    self.push(Message::user(again))?;
+                    if round >= max_rounds {
+                        return self.final_report(st, round, cancel).await;
+                    }
+                    continue;
+                }
+                other => other?,
+            };
             let recover_code = self.harness_on() && !st.question;
             let (msg, truncated) = self.assistant_message(reply, round, recover_code);
             let calls = msg.tool_calls.clone();
@@ -746,7 +773,21 @@ impl Agent {
         let bus = self.bus.clone();
         let turn = self.turn;
         let mut ids: HashMap<usize, String> = HashMap::new();
+        // A runaway reply is cut here rather than at max_tokens.
+        let request_cancel = cancel.child_token();
+        let ran_away = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut watch = self.harness_on().then(harness::RunawayWatch::default);
+        let (stop, flag) = (request_cancel.clone(), ran_away.clone());
         let mut on_event = move |ev: ClientEvent| {
+            if let (
+                Some(w),
+                ClientEvent::Delta(StreamDelta::Content(text) | StreamDelta::ToolArgs { text, .. }),
+            ) = (watch.as_mut(), &ev)
+                && w.push(text)
+            {
+                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                stop.cancel();
+            }
             let event = match ev {
                 ClientEvent::Attempt(attempt) => AgentEvent::RequestStarted {
                     turn,
@@ -796,7 +837,7 @@ impl Agent {
         };
         let result = self
             .client
-            .stream_chat(&body, &self.budget, cancel, &mut on_event)
+            .stream_chat(&body, &self.budget, &request_cancel, &mut on_event)
             .await;
         match result {
             Ok(streamed) => {
@@ -813,7 +854,16 @@ impl Agent {
                     },
                     context_used: usage.prompt + usage.completion,
                 });
+                if ran_away.load(std::sync::atomic::Ordering::SeqCst) {
+                    // It finished before the cut landed: still a runaway.
+                    return Err(Stop::Runaway);
+                }
                 Ok(streamed)
+            }
+            Err(LlmError::Cancelled)
+                if ran_away.load(std::sync::atomic::Ordering::SeqCst) && !cancel.is_cancelled() =>
+            {
+                Err(Stop::Runaway)
             }
             Err(LlmError::Cancelled) => Err(Stop::Outcome(Outcome::Cancelled, None)),
             Err(e @ LlmError::Budget(_)) => {
@@ -1163,6 +1213,7 @@ struct TurnState {
     follow_ups: u32,
     told_claim: bool,
     told_grounding: bool,
+    runaways: u32,
     told_tests_claim: bool,
     told_refs: bool,
     reasked: bool,

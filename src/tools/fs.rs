@@ -82,7 +82,7 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
         ));
     }
     let shown = numbered(&text, offset, limit);
-    ToolOutput::ok(match (offset, outline(&text)) {
+    ToolOutput::ok(match (offset, outline(env, &text)) {
         (1, Some(o)) => format!("{o}\n{shown}"),
         _ => shown,
     })
@@ -91,7 +91,10 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
 /// The names a file defines, in one line above its content: a small
 /// model that sees the list keeps them when it edits, and finds and
 /// counts them without reading every line.
-fn outline(text: &str) -> Option<String> {
+fn outline(env: &ToolEnv, text: &str) -> Option<String> {
+    if !env.guard_writes {
+        return None;
+    }
     let defs = super::guard::definitions(text);
     if defs.is_empty() || defs.len() > 60 {
         return None;
@@ -212,7 +215,7 @@ pub fn attach_mentioned(env: &ToolEnv, prompt: &str) -> Vec<(String, String)> {
         let body = if text.is_empty() {
             "(empty file)\n".to_string()
         } else {
-            match outline(&text) {
+            match outline(env, &text) {
                 Some(o) => format!("{o}\n{}", numbered(&text, 1, DEFAULT_READ_LINES)),
                 None => numbered(&text, 1, DEFAULT_READ_LINES),
             }

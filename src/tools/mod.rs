@@ -85,8 +85,10 @@ pub struct ToolEnv {
     pub approve_edits: bool,
     /// Language servers: diagnostics after writes, navigation tools.
     pub lsp: Option<Arc<crate::lsp::Lsp>>,
-    /// Refuse whole-file writes that would delete definitions or most of
-    /// a file, and new files that copy a file read as context.
+    /// The harness's help with files (off with `-no-harness`): whole-file
+    /// writes that would delete definitions are merged or refused, new
+    /// files that copy a file read as context are refused, and a file's
+    /// definitions are listed above its content.
     pub guard_writes: bool,
 }
 
