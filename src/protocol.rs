@@ -342,6 +342,7 @@ pub enum AgentEvent {
         commands: u32,
         /// What the harness checked (`tests: 4 passed`), claims the
         /// facts did not back, and the turn's cost.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         notes: Vec<String>,
     },
     TurnFinished {

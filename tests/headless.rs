@@ -758,7 +758,9 @@ mod hostile_server {
         let server = Server::start(vec![Reply::Raw(body)]);
         let ws = Workspace::new();
         let started = std::time::Instant::now();
-        let o = ws.run(&server, "hi", &[]);
+        // The client's own limit, without the harness's runaway watch
+        // (which stops this repeated text sooner: tests/harness.rs).
+        let o = ws.run(&server, "hi", &["-no-harness"]);
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert!(stderr(&o).contains("more than 16 MiB"), "{}", stderr(&o));
         assert!(started.elapsed() < std::time::Duration::from_secs(30));
@@ -778,7 +780,7 @@ mod hostile_server {
         let server = Server::start(vec![Reply::Raw(body)]);
         let ws = Workspace::new();
         let started = std::time::Instant::now();
-        let o = ws.run(&server, "hi", &["-yolo"]);
+        let o = ws.run(&server, "hi", &["-yolo", "-no-harness"]);
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert!(
             stderr(&o).contains("more than 64 tool calls"),
