@@ -433,3 +433,41 @@ fn a_reply_that_repeats_itself_is_stopped_and_asked_again() {
         "{again}"
     );
 }
+
+#[test]
+fn the_named_command_runs_again_right_after_each_change() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "app.py", "old_string": "ratio(1, 0)", "replacement": "ratio(1, 2)"}),
+        ),
+        text("Fixed: it divided by zero."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "app.py",
+        "def ratio(a, b):\n    return a / b\n\nprint(ratio(1, 0))\n",
+    );
+    let out = ws.run(
+        &server,
+        "`python3 app.py` crashes. Fix app.py.",
+        &["-yolo", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        result.contains("[mm ran `python3 app.py` after this change: it passes"),
+        "{result}"
+    );
+    let r = json_result(&out);
+    assert_eq!(r["tests"]["passed"], true, "{r}");
+    assert_eq!(r["tests"]["command"], "python3 app.py", "{r}");
+    // Nothing changed after that run: it is not run a third time.
+    assert_eq!(
+        stderr(&out).matches("▸ bash python3 app.py").count(),
+        2,
+        "{}",
+        stderr(&out)
+    );
+}

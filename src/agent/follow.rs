@@ -237,6 +237,29 @@ impl Agent {
         None
     }
 
+    /// Right after a change, when the request named what fails: runs it
+    /// again and returns what to add to the change's result.
+    pub(super) async fn check_after_change(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        match self.run_checks(st, cancel).await {
+            None => {
+                let t = st.tests.as_ref()?;
+                Some(format!(
+                    "\n[mm ran `{}` after this change: it passes ({})]",
+                    t.command, t.summary
+                ))
+            }
+            Some((command, out)) if out.status == ToolStatus::Error => Some(format!(
+                "\n[mm ran `{command}` after this change: it still fails]\n{}",
+                self.failure_lines(&out.text)
+            )),
+            Some(_) => None,
+        }
+    }
+
     /// After changes (or when the answer claims passing tests), runs the
     /// checks; a failure goes back to the model while attempts last.
     async fn verify_step(

@@ -1160,6 +1160,13 @@ impl Agent {
                     }
                 }
             }
+            if out.change.is_some()
+                && self.harness_on()
+                && (st.repro.is_some() || (st.wants_tests && st.verify.is_some()))
+                && let Some(text) = self.check_after_change(st, cancel).await
+            {
+                out.text.push_str(&text);
+            }
             self.finish_call(call, &summary, out)?;
         }
         st.repeat_rounds = if all_repeats { st.repeat_rounds + 1 } else { 0 };
