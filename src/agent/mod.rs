@@ -233,14 +233,10 @@ impl Agent {
     /// a notice.
     pub fn stats(&self) {
         let words = |requests: u32, u: &Usage| {
-            let share = if u.prompt > 0 {
-                format!(
-                    ", {}% of prompt tokens from the server's cache",
-                    u.cached * 100 / u.prompt
-                )
-            } else {
-                String::new()
-            };
+            let share = (u.cached * 100)
+                .checked_div(u.prompt)
+                .map(|p| format!(", {p}% of prompt tokens from the server's cache"))
+                .unwrap_or_default();
             format!(
                 "{requests} request{}, {} prompt tokens ({} cached{share}), {} generated",
                 if requests == 1 { "" } else { "s" },
