@@ -471,3 +471,35 @@ fn the_named_command_runs_again_right_after_each_change() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_javascript_file_that_no_longer_parses_is_reported_and_sent_back() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "s.js", "old_string": "module.exports = { repeat };", "replacement": "function cap(s) { return s[0].toUpperCase( + s.slice(1); }\nmodule.exports = { repeat, cap };"}),
+        ),
+        text("Added cap."),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "s.js", "old_string": "toUpperCase( + s", "replacement": "toUpperCase() + s"}),
+        ),
+        text("Added cap."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "s.js",
+        "function repeat(s) {\n  return s + s;\n}\n\nmodule.exports = { repeat };\n",
+    );
+    let out = ws.run(&server, "add cap(s) to s.js", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    let first = &tool_results(&reqs[1])[0].1;
+    assert!(first.contains("[s.js does not parse (node):]"), "{first}");
+    assert!(first.contains("SyntaxError"), "{first}");
+    let told = last_user(&reqs[2]);
+    assert!(told.contains("Your changes left errors"), "{told}");
+    assert!(ws.read("s.js").contains("toUpperCase() + s"));
+}

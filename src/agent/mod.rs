@@ -658,13 +658,13 @@ impl Agent {
         self.notice(
             Level::Warning,
             format!(
-                "the language server reports errors this turn brought into {}; asking the model to fix them",
+                "errors this turn brought into {} (language server or parser); asking the model to fix them",
                 names.join(", ")
             ),
         );
         let reports: Vec<&str> = broken.iter().map(|(_, c)| c.text.as_str()).collect();
         let text = format!(
-            "Your changes left errors that the language server reports:\n{}\nFix them now with edit_file, or explain why they are not real problems.",
+            "Your changes left errors (from the language server or the parser):\n{}\nFix them now with edit_file, or explain why they are not real problems.",
             reports.join("\n")
         );
         st.told_errors = true;
@@ -733,7 +733,9 @@ impl Agent {
             .collect();
         left.sort_by(|a, b| a.text.cmp(&b.text));
         if !left.is_empty() {
-            ask.push_str("\nThe language server still reports errors your changes left; say so in the report:\n");
+            ask.push_str(
+                "\nYour changes left errors (language server or parser); say so in the report:\n",
+            );
             ask.push_str(
                 &left
                     .iter()

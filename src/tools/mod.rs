@@ -8,6 +8,7 @@ pub mod fs;
 pub mod guard;
 pub mod nav;
 pub mod search;
+pub mod syntax;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -341,6 +342,17 @@ pub async fn run(
                     {
                         out.text.push('\n');
                         out.text.push_str(&check.text);
+                        out.check = Some(Box::new(check));
+                    }
+                    if out.check.is_none()
+                        && env.guard_writes
+                        && let Some(change) = &out.change
+                        && let Some(check) = syntax::check(env, &change.path, ctx.cancel).await
+                    {
+                        if check.errors > 0 {
+                            out.text.push('\n');
+                            out.text.push_str(&check.text);
+                        }
                         out.check = Some(Box::new(check));
                     }
                     out
