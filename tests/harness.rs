@@ -503,3 +503,22 @@ fn a_javascript_file_that_no_longer_parses_is_reported_and_sent_back() {
     assert!(told.contains("Your changes left errors"), "{told}");
     assert!(ws.read("s.js").contains("toUpperCase() + s"));
 }
+
+#[test]
+fn looking_for_pytest_never_imports_the_workspace_code() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let marker = out_dir.path().join("pwned");
+    let server = Server::start(vec![text("Hello.")]);
+    let ws = Workspace::new();
+    ws.write("test_a.py", "def test_a():\n    pass\n");
+    ws.write(
+        "pytest.py",
+        &format!("open({:?}, 'w').write('x')\n", marker.display().to_string()),
+    );
+    let out = ws.run(&server, "hello", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !marker.exists(),
+        "the workspace's pytest.py ran outside the fence"
+    );
+}

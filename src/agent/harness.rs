@@ -18,8 +18,10 @@ pub fn detect_verify(root: &Path) -> Option<String> {
     if root.join("go.mod").is_file() {
         return Some("go test ./...".into());
     }
-    if let Ok(text) = std::fs::read_to_string(root.join("package.json"))
-        && let Ok(v) = serde_json::from_str::<serde_json::Value>(&text)
+    // The workspace's own file, not through a link, and not a FIFO or a
+    // device that would hang or fill memory.
+    if let Ok(bytes) = crate::sandbox::path::read_regular(&root.join("package.json"), 1 << 20)
+        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
         && let Some(test) = v["scripts"]["test"].as_str()
         && !test.contains("no test specified")
     {
@@ -49,15 +51,24 @@ fn has_python_tests(root: &Path) -> bool {
         .any(|e| named(e.path()))
 }
 
+/// Whether pytest is installed, asked without importing it and without
+/// the workspace on Python's path (`-I`, run from `/`): a `pytest.py` in a
+/// cloned repository must not run here, outside the fence.
 fn python_has_pytest() -> bool {
     static HAS: LazyLock<bool> = LazyLock::new(|| {
-        std::process::Command::new("python3")
-            .args(["-c", "import pytest"])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
+        let mut cmd = std::process::Command::new("python3");
+        cmd.env_clear().envs(crate::sandbox::env::scrubbed());
+        cmd.args([
+            "-I",
+            "-c",
+            "import importlib.util, sys; sys.exit(importlib.util.find_spec('pytest') is None)",
+        ])
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
     });
     *HAS
 }

@@ -158,6 +158,8 @@ pub fn find_program(command: &str) -> Option<PathBuf> {
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
+        // A relative entry (`.`, `node_modules/.bin`) is the workspace's.
+        .filter(|d| d.is_absolute())
         .chain(own_bin_dir())
         .map(|d| d.join(command))
         .find(|p| {

@@ -32,14 +32,32 @@ pub fn is_secret_var(name: &str) -> bool {
 /// BASH_ENV name a file a shell sources before the command.
 const SHELL_STEERING: &[&str] = &["CDPATH", "ENV", "BASH_ENV"];
 
-/// mm's environment without secrets.
+/// mm's environment without secrets, and with a PATH of absolute
+/// folders only: `.` or `node_modules/.bin` in PATH would make `ls` or
+/// `python3` a program from the workspace.
 pub fn scrubbed() -> Vec<(OsString, OsString)> {
     std::env::vars_os()
         .filter(|(k, _)| {
             let k = k.to_string_lossy();
             !is_secret_var(&k) && !SHELL_STEERING.contains(&k.as_ref())
         })
+        .map(|(k, v)| {
+            if k == "PATH" {
+                let v = absolute_only(&v);
+                (k, v)
+            } else {
+                (k, v)
+            }
+        })
         .collect()
+}
+
+/// A PATH value with its relative entries dropped.
+fn absolute_only(path: &std::ffi::OsStr) -> OsString {
+    let kept: Vec<std::path::PathBuf> = std::env::split_paths(path)
+        .filter(|p| p.is_absolute())
+        .collect();
+    std::env::join_paths(kept).unwrap_or_else(|_| path.to_os_string())
 }
 
 /// Puts the scrubbed environment on a command, replacing its own.
@@ -95,6 +113,12 @@ pub fn git_guard() -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn relative_path_entries_are_dropped() {
+        let path = absolute_only(std::ffi::OsStr::new("/usr/bin:.::node_modules/.bin:/bin"));
+        assert_eq!(path, OsString::from("/usr/bin:/bin"));
+    }
 
     #[test]
     fn secret_looking_variables_are_scrubbed() {

@@ -279,6 +279,31 @@ impl Sandbox {
 
     /// The file-system checks a verdict asked for; Err says what failed.
     fn run_checks(&self, checks: &[Check]) -> Result<(), String> {
+        // The path resolver forgives spaces around a file tool's path; a
+        // shell word keeps them, so the gate would judge another file.
+        let spaced = |t: &str| {
+            (t.trim() != t).then(|| {
+                format!(
+                    "an operand with spaces around it ({:?})",
+                    crate::untrusted::displayable(t)
+                )
+            })
+        };
+        for c in checks {
+            let (word, dirs) = match c {
+                Check::Read { word, dirs }
+                | Check::Dir { word, dirs }
+                | Check::GitOperand { word, dirs } => (Some(word), dirs),
+                Check::NoSecretsUnder { word, dirs } => (word.as_ref(), dirs),
+                Check::Git { at, dirs, .. } => (at.as_ref(), dirs),
+            };
+            if let Some(why) = word
+                .and_then(|w| spaced(&w.text))
+                .or_else(|| dirs.iter().find_map(|d| spaced(d)))
+            {
+                return Err(why);
+            }
+        }
         for c in checks {
             match c {
                 Check::Read { word, dirs } => {
@@ -618,6 +643,18 @@ mod tests {
 
     fn asks(d: &ExecDecision) -> bool {
         matches!(d, ExecDecision::Ask { .. })
+    }
+
+    #[test]
+    fn an_operand_with_spaces_around_it_is_not_judged_as_another_file() {
+        let (d, ws) = sandbox(SandboxMode::Workspace);
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("id_rsa"), "KEY").unwrap();
+        std::os::unix::fs::symlink(out.path().join("id_rsa"), d.path().join("notes ")).unwrap();
+        assert!(!runs(&ws.check_exec("cat 'notes '")));
+        assert!(!runs(&ws.check_exec("cat ' notes'")));
+        assert!(!runs(&ws.check_exec("python3 ' x.py'")));
+        assert!(runs(&ws.check_exec("cat a.txt")));
     }
 
     #[test]
