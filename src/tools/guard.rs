@@ -126,6 +126,15 @@ pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
                 applied.push(format!("changed {name}"));
             }
         } else if leading(block.lines().next().unwrap_or("")) == 0 {
+            // A Python method written without its class goes into the
+            // file's last class.
+            if is_method(&block)
+                && let Some(merged) = into_last_class(&content, &block)
+            {
+                content = merged;
+                applied.push(format!("added {name} to the class"));
+                continue;
+            }
             added.push(block);
             applied.push(format!("added {name}"));
         }
@@ -196,6 +205,45 @@ pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
         return None;
     }
     Some((content, applied))
+}
+
+/// `def name(self` or `def name(cls`: a method.
+fn is_method(block: &str) -> bool {
+    let first = block
+        .lines()
+        .find(|l| l.trim_start().starts_with("def ") || l.trim_start().starts_with("async def "));
+    first.is_some_and(|l| {
+        l.split_once('(')
+            .map(|(_, rest)| {
+                let p = rest.trim_start();
+                p.starts_with("self") || p.starts_with("cls")
+            })
+            .unwrap_or(false)
+    })
+}
+
+/// `text` with `method` added at the end of its last top-level class,
+/// indented as that class's methods are.
+fn into_last_class(text: &str, method: &str) -> Option<String> {
+    let class = text
+        .lines()
+        .filter(|l| leading(l) == 0 && l.starts_with("class "))
+        .filter_map(|l| definitions(l).into_iter().next())
+        .next_back()?;
+    let block = block_of(text, &class)?;
+    let indent = block
+        .lines()
+        .skip(1)
+        .find(|l| !l.trim().is_empty())
+        .map(leading)
+        .unwrap_or(4);
+    let start = text.find(&block)?;
+    let end = start + block.len();
+    let body = reindent(method, indent);
+    let head = text[..end].trim_end();
+    let tail = text[end..].trim_start_matches('\n');
+    let gap = if tail.is_empty() { "" } else { "\n\n" };
+    Some(format!("{head}\n\n{}\n{gap}{tail}", body.trim_end()))
 }
 
 fn is_import(line: &str) -> bool {
@@ -396,6 +444,26 @@ mod tests {
             "function repeat(s, n) {\n  return s.repeat(n);\n}\n\nfunction isBlank(s) {\n  return s.trim() === \"\";\n}\n\nfunction capitalize(s) {\n  return s[0].toUpperCase() + s.slice(1);\n}\n\nmodule.exports = { capitalize, repeat, isBlank };\n"
         );
         assert_eq!(merge_write(js, "hello\n"), None);
+    }
+
+    #[test]
+    fn a_method_written_alone_goes_into_the_class() {
+        let before = "class Stack:\n    def __init__(self):\n        self._items = []\n\n    def push(self, item):\n        self._items.append(item)\n";
+        let after = "def peek(self):\n    if not self._items:\n        raise IndexError(\"empty\")\n    return self._items[-1]\n";
+        let (merged, applied) = merge_write(before, after).unwrap();
+        assert_eq!(applied, ["added peek to the class"]);
+        assert_eq!(
+            merged,
+            format!(
+                "{before}\n    def peek(self):\n        if not self._items:\n            raise IndexError(\"empty\")\n        return self._items[-1]\n"
+            )
+        );
+        let with_main = format!("{before}\n\nif __name__ == \"__main__\":\n    Stack()\n");
+        let (merged, _) = merge_write(&with_main, after).unwrap();
+        assert!(
+            merged.contains("        return self._items[-1]\n\n\nif __name__"),
+            "{merged}"
+        );
     }
 
     #[test]
