@@ -358,8 +358,14 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
         .kill_on_drop(true);
     let limit = Duration::from_secs(case.file.timeout.unwrap_or(900));
     let t0 = Instant::now();
+    // A session of its own, registered: when the eval is stopped (Ctrl-C,
+    // a signal) the run and everything it started stop with it.
+    crate::sandbox::procs::own_session(&mut cmd);
     let output = match cmd.spawn() {
-        Ok(child) => tokio::time::timeout(limit, child.wait_with_output()).await,
+        Ok(child) => {
+            let _group = child.id().and_then(crate::sandbox::procs::Group::register);
+            tokio::time::timeout(limit, child.wait_with_output()).await
+        }
         Err(e) => {
             r.outcome = "not-started".into();
             r.note = Some(format!("cannot start {}: {e}", exe.display()));
