@@ -522,3 +522,26 @@ fn looking_for_pytest_never_imports_the_workspace_code() {
         "the workspace's pytest.py ran outside the fence"
     );
 }
+
+#[test]
+fn a_number_still_found_in_nothing_read_is_flagged() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "server.py"})),
+        text("Port 5000."),
+        text("Port 5000."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("server.py", "from settings import PORT\n\nprint(PORT)\n");
+    ws.write("settings.py", "PORT = 8125\n");
+    let out = ws.run(
+        &server,
+        "What port does the server listen on?",
+        &["-json", "-sandbox", "read-only", "-unfenced"],
+    );
+    let r = json_result(&out);
+    assert_eq!(
+        r["unbacked_claims"],
+        json!(["the answer gives 5000, found in nothing read this turn"]),
+        "{r}"
+    );
+}

@@ -314,11 +314,14 @@ impl Agent {
     /// tool result since.
     fn turn_evidence(&self) -> String {
         let start = self.turn_starts.last().map(|i| i + 1).unwrap_or(1);
+        // The request, then tool results: not the harness's own messages
+        // (a follow-up quoting the number would vouch for it).
         self.messages
             .iter()
             .skip(start)
-            .filter(|m| m.role != crate::llm::Role::Assistant)
-            .map(|m| m.text())
+            .enumerate()
+            .filter(|(i, m)| *i == 0 || m.role == crate::llm::Role::Tool)
+            .map(|(_, m)| m.text())
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -519,6 +522,15 @@ impl Agent {
                     flags.push("the answer says the tests pass, but no test ran".to_string())
                 }
                 _ => {}
+            }
+        }
+        if st.question && st.used_tools {
+            let missing = harness::ungrounded_numbers(&st.answer, &self.turn_evidence());
+            if !missing.is_empty() {
+                flags.push(format!(
+                    "the answer gives {}, found in nothing read this turn",
+                    missing.join(", ")
+                ));
             }
         }
         for (name, file, hits) in self.left_references(st) {
