@@ -90,8 +90,9 @@ fn an_edit_that_breaks_the_code_is_reported_to_the_model_in_its_result() {
         .unwrap()
         .to_string();
     assert!(
-        nudge.starts_with("Your changes left errors that the language server reports:")
-            && nudge.contains("tau_squared"),
+        nudge.starts_with("Your changes left errors (from the language server or the parser):")
+            && nudge.contains("tau_squared")
+            && nudge.contains("The user's request:"),
         "{nudge}"
     );
     let fixed = &tool_results(&reqs[4]).last().unwrap().1.clone();

@@ -223,6 +223,9 @@ fn always_for_one_rm_is_not_always_for_every_rm_and_holds_after_a_resume() {
     t.expect("Kept dir.");
     assert!(!ws.dir.path().join("x.o").exists());
     assert!(ws.dir.path().join("dir/keep.txt").exists());
+    // Ctrl-D at the prompt, not while the turn winds down (type-ahead
+    // is dropped when the prompt comes).
+    t.expect("› ");
     t.send("\x04");
     assert_eq!(t.exit_code(), 0);
     let log = std::fs::read_to_string(ws.sessions().last().unwrap()).unwrap();
@@ -245,6 +248,7 @@ fn always_for_one_rm_is_not_always_for_every_rm_and_holds_after_a_resume() {
     t.expect("Removed.");
     assert!(!ws.dir.path().join("x.o").exists());
     assert_eq!(t.screen.lock().unwrap().matches("allow?").count(), 0);
+    t.expect("› ");
     t.send("\x04");
     assert_eq!(t.exit_code(), 0);
 }
