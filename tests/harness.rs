@@ -545,3 +545,33 @@ fn a_number_still_found_in_nothing_read_is_flagged() {
         "{r}"
     );
 }
+
+#[test]
+fn the_source_written_over_its_test_file_is_refused_not_merged() {
+    let src =
+        "def total(v):\n    return sum(v)\n\n\ndef mean(v):\n    return total(v) / (len(v) - 1)\n";
+    let test = "import unittest\n\nfrom stats import mean\n\n\nclass T(unittest.TestCase):\n    def test_mean(self):\n        self.assertEqual(mean([2, 4]), 3)\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "test_stats.py", "content": src.replace("(len(v) - 1)", "len(v)")}),
+        ),
+        text("Fixed."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("stats.py", src);
+    ws.write("test_stats.py", test);
+    let out = ws.run(
+        &server,
+        "The tests in test_stats.py fail. Fix stats.py.",
+        &["-no-net", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refused = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        refused.contains("would put stats.py's code into test_stats.py"),
+        "{refused}"
+    );
+    assert_eq!(ws.read("test_stats.py"), test);
+}

@@ -1039,9 +1039,10 @@ impl Agent {
             }
             let key = batch::call_key(&call.name, &args);
             if let Some(err) = previous.get(&key) {
+                // The first line that says something (not a rule of `=`).
                 let first = err
                     .lines()
-                    .find(|l| !l.trim().is_empty())
+                    .find(|l| l.chars().any(char::is_alphanumeric))
                     .unwrap_or("")
                     .to_string();
                 let check = call.name == "bash"

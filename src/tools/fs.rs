@@ -289,6 +289,15 @@ pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending
         match &before {
             Some(old) => {
                 if let Some(why) = super::guard::destructive(&r.rel, old, content) {
+                    // Another file's code written over this one (the source
+                    // into its test file) is a misread task, not a part to
+                    // merge in.
+                    if let Some(source) = super::guard::copied_defs(content, &env.read_files(&r)) {
+                        return Err(ToolOutput::refused(format!(
+                            "refused: this would put {source}'s code into {}, and delete what {} has. Nothing was written. Change {source} itself with edit_file, or write what the request asks for in {}.",
+                            r.rel, r.rel, r.rel
+                        )));
+                    }
                     // A small model writes only the part it changed: put
                     // that part into the file instead of deleting the rest.
                     if let Some((merged, applied)) = super::guard::merge_write(old, content) {

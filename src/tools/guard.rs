@@ -265,6 +265,22 @@ fn end_of_last_definition(text: &str) -> Option<usize> {
     Some(start + block.len())
 }
 
+/// The other file whose definitions `after` copies: every name `after`
+/// defines is defined there, and it is not the file written.
+pub fn copied_defs(after: &str, others: &[(String, String)]) -> Option<String> {
+    let defs = definitions(after);
+    if defs.is_empty() {
+        return None;
+    }
+    others
+        .iter()
+        .find(|(_, text)| {
+            let theirs = definitions(text);
+            defs.iter().all(|d| theirs.contains(d))
+        })
+        .map(|(p, _)| p.clone())
+}
+
 /// Where each name in `names` still appears in the workspace's text
 /// files, as `path:line`, at most a few per name.
 pub fn references(root: &Path, names: &[String], skip: &str) -> Vec<(String, Vec<String>)> {
@@ -464,6 +480,19 @@ mod tests {
             merged.contains("        return self._items[-1]\n\n\nif __name__"),
             "{merged}"
         );
+    }
+
+    #[test]
+    fn definitions_copied_from_another_file_are_recognised() {
+        let src =
+            "def total(v):\n    return sum(v)\n\n\ndef mean(v):\n    return total(v) / len(v)\n";
+        let others = vec![("stats.py".to_string(), src.to_string())];
+        assert_eq!(
+            copied_defs("def mean(v):\n    return 0\n", &others).as_deref(),
+            Some("stats.py")
+        );
+        assert_eq!(copied_defs("def test_mean():\n    pass\n", &others), None);
+        assert_eq!(copied_defs("x = 1\n", &others), None);
     }
 
     #[test]
