@@ -15,7 +15,8 @@ def chunk(delta, finish=None):
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}) + "\n\n"
 
 parts = [chunk({"role": "assistant", "content": None})]
-parts += [chunk({"content": "tok%d " % (i % 10)}) for i in range(TOKENS)]
+# Distinct tokens: a reply that cycles is a runaway mm stops.
+parts += [chunk({"content": "tok%d " % i}) for i in range(TOKENS)]
 parts.append(chunk({}, "stop"))
 parts.append("data: " + json.dumps({"choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": TOKENS,
     "prompt_tokens_details": {"cached_tokens": 0}}}) + "\n\n")

@@ -38,17 +38,38 @@ pub fn detect_verify(root: &Path) -> Option<String> {
 }
 
 fn has_python_tests(root: &Path) -> bool {
-    let named = |p: &Path| {
-        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-            n.ends_with(".py") && (n.starts_with("test_") || n.ends_with("_test.py"))
-        })
-    };
-    crate::sandbox::path::walk(root)
-        .max_depth(Some(3))
-        .build()
-        .flatten()
-        .take(2_000)
-        .any(|e| named(e.path()))
+    // A plain walk, three levels deep: the ignore-aware walker compiles
+    // every ignore file it meets, a megabyte of memory for one answer.
+    fn look(dir: &Path, depth: u32, budget: &mut u32) -> bool {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return false;
+        };
+        for e in entries.flatten() {
+            if *budget == 0 {
+                return false;
+            }
+            *budget -= 1;
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_file()
+                && name.ends_with(".py")
+                && (name.starts_with("test_") || name.ends_with("_test.py"))
+            {
+                return true;
+            }
+            let skip = name.starts_with('.')
+                || matches!(
+                    name.as_ref(),
+                    "node_modules" | "target" | "venv" | "__pycache__" | "build" | "dist"
+                );
+            if kind.is_dir() && !skip && depth > 0 && look(&e.path(), depth - 1, budget) {
+                return true;
+            }
+        }
+        false
+    }
+    look(root, 2, &mut 2_000)
 }
 
 /// Whether pytest is installed, asked without importing it and without
@@ -99,7 +120,7 @@ pub fn named_command(prompt: &str) -> Option<String> {
 /// The request asks for the tests to be run, or says they fail.
 pub fn mentions_tests(prompt: &str) -> bool {
     static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(run|rerun|re-run|execute)\b[^.\n]{0,30}\btests?\b|\btests?\b[^\n]{0,40}\b(fail|fails|failing|pass|passes|broken|red)\b")
+        Regex::new(r"(?i)(?-u:\b)(run|rerun|re-run|execute)(?-u:\b)[^.\n]{0,30}(?-u:\b)tests?(?-u:\b)|(?-u:\b)tests?(?-u:\b)[^\n]{0,40}(?-u:\b)(fail|fails|failing|pass|passes|broken|red)(?-u:\b)")
             .ok()
     });
     RE.as_ref().is_some_and(|r| r.is_match(prompt))
@@ -121,7 +142,7 @@ pub fn is_test_file(path: &str) -> bool {
 /// The request asks for tests to be written or changed.
 pub fn asks_for_tests(prompt: &str) -> bool {
     static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(write|add|create|extend|update|change|rewrite)\b[^.\n]{0,30}\btests?\b")
+        Regex::new(r"(?i)(?-u:\b)(write|add|create|extend|update|change|rewrite)(?-u:\b)[^.\n]{0,30}(?-u:\b)tests?(?-u:\b)")
             .ok()
     });
     RE.as_ref().is_some_and(|r| r.is_match(prompt))
@@ -198,7 +219,7 @@ pub fn test_summary(output: &str, ok: bool) -> String {
 /// line under each), the summary. At most `max` lines.
 pub fn trim_failure(output: &str, root: &Path, max: usize) -> String {
     static KEEP: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)^(FAIL|ERROR|FAILED|failures:|---- |thread '.*' panicked|\s*(assert|expected|left|right|actual)\b|.*(Error|Exception|error\[|panicked at|AssertionError|Traceback)|E\s{2,}|test result:|Ran \d+ test|.*\bnot ok\b|\s+at .*\.(js|ts|mjs):\d+)").ok()
+        Regex::new(r"(?i)^(FAIL|ERROR|FAILED|failures:|---- |thread '.*' panicked|\s*(assert|expected|left|right|actual)(?-u:\b)|.*(Error|Exception|error\[|panicked at|AssertionError|Traceback)|E\s{2,}|test result:|Ran \d+ test|.*(?-u:\b)not ok(?-u:\b)|\s+at .*\.(js|ts|mjs):\d+)").ok()
     });
     let root_text = root.to_string_lossy();
     let lines: Vec<&str> = output
@@ -271,7 +292,7 @@ pub fn trim_failure(output: &str, root: &Path, max: usize) -> String {
 /// passed"), to be checked against what actually ran.
 pub fn claims_tests_pass(text: &str) -> bool {
     static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(tests?|test suite)\b[^.\n]{0,40}\b(now )?(pass|passes|passed|passing|succeed|succeeds|succeeded|are green)\b|\b(ran|run|running) the tests\b").ok()
+        Regex::new(r"(?i)(?-u:\b)(tests?|test suite)(?-u:\b)[^.\n]{0,40}(?-u:\b)(now )?(pass|passes|passed|passing|succeed|succeeds|succeeded|are green)(?-u:\b)|(?-u:\b)(ran|run|running) the tests(?-u:\b)").ok()
     });
     RE.as_ref().is_some_and(|r| r.is_match(text))
 }
@@ -285,7 +306,7 @@ pub fn talks_about_tools(text: &str, tools: &[&str]) -> bool {
     }
     let names_a_tool = tools.iter().any(|t| lower.contains(t));
     static CALLED: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)\b(was|were|is|has been) (called|invoked|executed)\b|\b(tool|function) call\b|\bthe (tool|function) (returned|was)\b|\bcalled (the )?\w+ (tool|function)\b").ok()
+        Regex::new(r"(?i)(?-u:\b)(was|were|is|has been) (called|invoked|executed)(?-u:\b)|(?-u:\b)(tool|function) call(?-u:\b)|(?-u:\b)the (tool|function) (returned|was)(?-u:\b)|(?-u:\b)called (the )?\w+ (tool|function)(?-u:\b)").ok()
     });
     let about_calls = CALLED.as_ref().is_some_and(|r| r.is_match(&lower));
     (names_a_tool && about_calls)
