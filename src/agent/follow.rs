@@ -343,6 +343,12 @@ impl Agent {
             .collect()
     }
 
+    /// Counts a follow-up and says why to the user.
+    fn tell(&self, st: &mut TurnState, level: Level, why: impl Into<String>) {
+        st.follow_ups += 1;
+        self.notice(level, why.into());
+    }
+
     /// The follow-up a finished answer needs, if any: checked against what
     /// the turn did. None ends the turn.
     pub(super) async fn check_ending(
@@ -357,8 +363,11 @@ impl Agent {
         }
         if st.answer.trim().is_empty() && !st.reasked {
             st.reasked = true;
-            st.follow_ups += 1;
-            self.notice(Level::Info, "the model's answer was empty; asking again");
+            self.tell(
+                st,
+                Level::Info,
+                "the model's answer was empty; asking again",
+            );
             return Ok(Some(format!(
                 "Your reply was empty.\n{ask}\nAnswer it now, or make the change with a tool call."
             )));
@@ -402,8 +411,7 @@ impl Agent {
             && batch::claims_a_change(&st.answer)
         {
             st.told_claim = true;
-            st.follow_ups += 1;
-            self.notice(
+            self.tell(st,
                 Level::Warning,
                 "the model says it changed something, but no file was written in this turn; asking it to act or correct itself",
             );
@@ -437,8 +445,7 @@ impl Agent {
                     return Ok(Some(text));
                 }
             } else {
-                st.follow_ups += 1;
-                self.notice(
+                self.tell(st,
                     Level::Warning,
                     "the model says tests pass, but none ran in this turn; asking it to run them or say so",
                 );
@@ -464,8 +471,8 @@ impl Agent {
         }
         if !st.reasked && st.question && harness::non_answer(&st.answer) {
             st.reasked = true;
-            st.follow_ups += 1;
-            self.notice(
+            self.tell(
+                st,
                 Level::Info,
                 "the answer does not answer the question; asking again",
             );
@@ -477,8 +484,8 @@ impl Agent {
             let names: Vec<&str> = self.specs.iter().map(|s| s.name).collect();
             if harness::talks_about_tools(&st.answer, &names) {
                 st.reasked = true;
-                st.follow_ups += 1;
-                self.notice(
+                self.tell(
+                    st,
                     Level::Info,
                     "the answer describes a tool call instead of answering; asking again",
                 );
@@ -489,8 +496,8 @@ impl Agent {
         }
         if st.nudges < MAX_NUDGES && batch::announces_next_step(&st.answer) {
             st.nudges += 1;
-            st.follow_ups += 1;
-            self.notice(
+            self.tell(
+                st,
                 Level::Info,
                 "the model announced a step without taking it; asking it to go on",
             );
