@@ -575,3 +575,249 @@ fn the_source_written_over_its_test_file_is_refused_not_merged() {
     );
     assert_eq!(ws.read("test_stats.py"), test);
 }
+
+const SHOP: &str = "RATES = {\"silver\": 0.05, \"gold\": 0.15}\n\n\ndef discount(price, tier):\n    rate = RATES.get(tier, 0)\n    return price - price * rate\n";
+
+#[test]
+fn wrong_arithmetic_in_an_answer_is_sent_back_with_the_right_sum() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "shop.py"})),
+        text("It computes 200 - 200 * 0.15 = 180."),
+        text("170"),
+    ]);
+    let ws = Workspace::new();
+    ws.write("shop.py", SHOP);
+    let out = ws.run(
+        &server,
+        "What does discount(200, 'gold') return?",
+        &["-sandbox", "read-only", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "170\n");
+    let told = last_user(&server.requests()[2]);
+    assert!(
+        told.contains("Check your arithmetic: 200 - 200 * 0.15 is 170, not 180"),
+        "{told}"
+    );
+    assert!(told.contains("The user's request: \"What does discount(200, 'gold') return?\""));
+}
+
+#[test]
+fn a_question_about_a_call_gets_the_call_run_in_the_fence() {
+    if !fence_works() {
+        eprintln!("skipped: no working fence here");
+        return;
+    }
+    let server = Server::start(vec![text("170.0")]);
+    let ws = Workspace::new();
+    ws.write("shop.py", SHOP);
+    // Importing the module may not write: the fence is read-only.
+    ws.write(
+        "other.py",
+        "open('planted', 'w').write('x')\n\n\ndef unrelated():\n    pass\n",
+    );
+    let out = ws.run(
+        &server,
+        "What does discount(200, 'gold') return? Answer with the number only.",
+        &["-sandbox", "read-only"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.contains(
+            "[mm called discount(200, 'gold') (from shop.py) to check: it returns 170.0]"
+        ),
+        "{first}"
+    );
+    // A call with anything but literals is not run.
+    let server = Server::start(vec![text("no idea")]);
+    let out = ws.run(
+        &server,
+        "What does discount(open('x').read(), 'gold') return?",
+        &["-sandbox", "read-only"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!last_user(&server.requests()[0]).contains("mm called"));
+    assert!(!ws.path().join("planted").exists());
+}
+
+#[test]
+fn a_rewrite_that_drops_an_import_the_code_uses_keeps_it() {
+    let greet = "import argparse\n\n\ndef main():\n    p = argparse.ArgumentParser()\n    p.add_argument(\"--times\", default=1)\n    return p.parse_args()\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "greet.py", "content": "def main():\n    p = argparse.ArgumentParser()\n    p.add_argument('--times', type=int, default=1)\n    return p.parse_args()\n"}),
+        ),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("greet.py", greet);
+    let out = ws.run(
+        &server,
+        "make --times an int in greet.py",
+        &["-yolo", "-no-net", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let now = ws.read("greet.py");
+    assert!(now.starts_with("import argparse\n"), "{now}");
+    assert!(now.contains("type=int"), "{now}");
+    let result = &tool_results(&server.requests()[1])[0].1;
+    assert!(result.contains("dropped `import argparse`"), "{result}");
+}
+
+#[test]
+fn a_new_test_file_gets_the_import_of_what_it_calls() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "test_slug.py", "content": "import unittest\n\nclass T(unittest.TestCase):\n    def test_lower(self):\n        self.assertEqual(slugify('A B'), 'a-b')\n\n\nif __name__ == '__main__':\n    unittest.main()\n"}),
+        ),
+        text("Wrote the tests."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "slug.py",
+        "def slugify(text):\n    return text.lower().replace(' ', '-')\n",
+    );
+    let out = ws.run(
+        &server,
+        "write tests for slugify in test_slug.py",
+        &["-yolo", "-no-net", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        ws.read("test_slug.py")
+            .starts_with("import unittest\nfrom slug import slugify\n"),
+        "{}",
+        ws.read("test_slug.py")
+    );
+    let ran = std::process::Command::new("python3")
+        .args(["-m", "unittest", "-q", "test_slug"])
+        .current_dir(ws.path())
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+}
+
+#[test]
+fn copying_an_imported_function_into_the_importing_file_is_refused() {
+    let test = "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "test_calc.py", "content": format!("{test}\n\ndef add(a, b):\n    return a + b\n")}),
+        ),
+        text("Fixed."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", CALC);
+    ws.write("test_calc.py", test);
+    let out = ws.run(
+        &server,
+        "fix add; test_calc.py fails",
+        &["-yolo", "-no-net", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refused = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        refused
+            .contains("test_calc.py imports add from calc.py and this write would define it again"),
+        "{refused}"
+    );
+    assert_eq!(ws.read("test_calc.py"), test);
+}
+
+#[test]
+fn a_fix_printed_for_a_file_only_the_traceback_showed_becomes_the_change() {
+    let temps = "def c_to_f(c):\n    return c * 9 / 5 + 32\n\n\ndef f_to_c(f):\n    return f - 32 * 5 / 9\n";
+    let test = "import unittest\n\nfrom temps import f_to_c\n\n\nclass T(unittest.TestCase):\n    def test_f_to_c(self):\n        self.assertAlmostEqual(f_to_c(212), 100)\n";
+    let server = Server::start(vec![
+        text(
+            "Here's the updated code for `f_to_c`:\n\n```python\ndef f_to_c(fahrenheit):\n    return (fahrenheit - 32) * 5 / 9\n```\n",
+        ),
+        text("Fixed f_to_c."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("temps.py", temps);
+    ws.write("test_temps.py", test);
+    let out = ws.run(
+        &server,
+        "Fix the failing test in test_temps.py",
+        &["-yolo", "-no-net", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        ws.read("temps.py")
+            .contains("return (fahrenheit - 32) * 5 / 9"),
+        "{}",
+        ws.read("temps.py")
+    );
+    assert!(ws.read("temps.py").contains("def c_to_f(c):"));
+}
+
+#[test]
+fn two_module_exports_in_a_javascript_file_become_one() {
+    let strings =
+        "function repeat(s, n) {\n  return s.repeat(n);\n}\n\nmodule.exports = { repeat };\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "strings.js", "content": "function repeat(s, n) {\n  return s.repeat(n);\n}\n\nfunction capitalize(s) { return s.charAt(0).toUpperCase() + s.slice(1); } module.exports = { capitalize };\n\nmodule.exports = { repeat };\n"}),
+        ),
+        text("Added capitalize."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("strings.js", strings);
+    let out = ws.run(
+        &server,
+        "add capitalize(s) to strings.js and export it",
+        &["-yolo", "-no-net", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let now = ws.read("strings.js");
+    assert_eq!(now.matches("module.exports").count(), 1, "{now}");
+    assert!(
+        now.contains("module.exports = { capitalize, repeat };"),
+        "{now}"
+    );
+}
+
+#[test]
+fn a_crash_comes_with_the_values_where_it_happened() {
+    if !fence_works() {
+        eprintln!("skipped: no working fence here");
+        return;
+    }
+    let server = Server::start(vec![text("The price is a string.")]);
+    let ws = Workspace::new();
+    ws.write(
+        "orders.py",
+        "def load_orders():\n    return [{\"name\": \"widget\", \"qty\": 2, \"price\": \"6\"}]\n",
+    );
+    ws.write(
+        "report.py",
+        "from orders import load_orders\n\n\ndef main():\n    orders = load_orders()\n    total = sum(o[\"qty\"] * o[\"price\"] for o in orders)\n    print(total + 1)\n\n\nmain()\n",
+    );
+    let out = ws.run(
+        &server,
+        "Running `python3 report.py` crashes. Fix it.",
+        &["-no-net"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = last_user(&server.requests()[0]);
+    assert!(first.contains("it fails:"), "{first}");
+    assert!(first.contains("[values in main at report.py:"), "{first}");
+    assert!(
+        first.contains("orders = [{'name': 'widget', 'qty': 2, 'price': '6'}]"),
+        "{first}"
+    );
+}

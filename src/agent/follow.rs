@@ -111,14 +111,87 @@ impl Agent {
                 "\n\n[mm ran `{command}` before you start: it passed ({})]",
                 report.summary
             ),
-            Some(false) => format!(
-                "\n\n[mm ran `{command}` before you start; it fails:]\n{}",
-                self.failure_lines(&out.text)
-            ),
+            Some(false) => {
+                let lines = self.failure_lines(&out.text);
+                st.last_failure = Some(lines.clone());
+                // What the variables held where it crashed: the wrong
+                // value is usually plain to see.
+                let values = tools::probe::crash_values(&self.tools, &command, cancel)
+                    .await
+                    .map(|v| format!("\n{v}"))
+                    .unwrap_or_default();
+                format!("\n\n[mm ran `{command}` before you start; it fails:]\n{lines}{values}")
+            }
             None => return None,
         };
         st.tests = Some(report);
         Some(text)
+    }
+
+    /// A question about what a call returns: mm runs the call (the
+    /// function from the one file that defines it, the question's literal
+    /// arguments, in the fence, read-only) and puts the result in front of
+    /// the model, which reads code well and does sums badly.
+    pub(super) async fn probe(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        if !st.question || !self.tools.sandbox.fence().is_on() {
+            return None;
+        }
+        let (name, args) = harness::asked_call(&st.prompt)?;
+        let mut sources = self.tools.read_files_now();
+        sources.extend(self.tools.unread_sources());
+        let file = tools::probe::defining_file(&sources, &name)?.to_string();
+        if file.contains(['\'', '"', '\\']) {
+            return None;
+        }
+        st.harness_calls += 1;
+        let call_id = format!("mm_check_{}_{}", self.turn, st.harness_calls);
+        let shown = format!("{name}({args}) from {file}");
+        let mut card = Map::new();
+        card.insert("command".into(), Value::String(shown.clone()));
+        let summary = tools::summary("bash", &card);
+        self.bus.publish(AgentEvent::ToolCallStarted {
+            turn: self.turn,
+            call_id: call_id.clone(),
+            name: "bash".into(),
+        });
+        self.bus.publish(AgentEvent::ToolCallRunning {
+            turn: self.turn,
+            call_id: call_id.clone(),
+            name: "bash".into(),
+            summary: summary.clone(),
+            arguments: json!({"command": shown}).to_string(),
+        });
+        let probe = tools::probe::call(&self.tools, &file, &name, &args, cancel).await;
+        let (status, output) = match &probe {
+            Some(p) => match &p.result {
+                Ok(v) => (ToolStatus::Ok, v.clone()),
+                Err(e) => (ToolStatus::Error, e.clone()),
+            },
+            None => (ToolStatus::NotRun, "not run: no fence here".to_string()),
+        };
+        self.bus.publish(AgentEvent::ToolCallFinished {
+            turn: self.turn,
+            call_id,
+            name: "bash".into(),
+            summary,
+            status,
+            output: std::sync::Arc::from(output.as_str()),
+        });
+        let p = probe?;
+        Some(match p.result {
+            Ok(v) => format!(
+                "\n\n[mm called {} (from {}) to check: it returns {v}]",
+                p.call, p.file
+            ),
+            Err(e) => format!(
+                "\n\n[mm called {} (from {}) to check: it raises {e}]",
+                p.call, p.file
+            ),
+        })
     }
 
     /// Runs a command for the harness: through the gate and the fence
@@ -207,7 +280,30 @@ impl Agent {
             .lines()
             .filter(|l| !(l.starts_with("[exit code") && l.ends_with(']')))
             .collect();
-        harness::trim_failure(&body.join("\n"), self.tools.sandbox.root(), FAILURE_LINES)
+        let body = body.join("\n");
+        let root = self.tools.sandbox.root();
+        let mut text = harness::trim_failure(&body, root, FAILURE_LINES);
+        // The code at the places a panic names, which the output does not
+        // show: the assertion that failed says what the code should do.
+        let mut quoted = 0;
+        for (path, line) in harness::bare_locations(&body) {
+            if quoted == 4 {
+                break;
+            }
+            let Ok(r) = self.tools.sandbox.check_read(&path) else {
+                continue;
+            };
+            let Ok(bytes) = crate::sandbox::path::read_regular(&r.abs, 256 * 1024) else {
+                continue;
+            };
+            let content = String::from_utf8_lossy(&bytes);
+            if let Some(code) = content.lines().nth(line.saturating_sub(1)) {
+                let code: String = code.trim().chars().take(200).collect();
+                text.push_str(&format!("\n{path}:{line}: {code}"));
+                quoted += 1;
+            }
+        }
+        text
     }
 
     /// Runs the request's command and the tests, in that order; the first
@@ -252,10 +348,23 @@ impl Agent {
                     t.command, t.summary
                 ))
             }
-            Some((command, out)) if out.status == ToolStatus::Error => Some(format!(
-                "\n[mm ran `{command}` after this change: it still fails]\n{}",
-                self.failure_lines(&out.text)
-            )),
+            Some((command, out)) if out.status == ToolStatus::Error => {
+                let lines = self.failure_lines(&out.text);
+                // The same failure as before the change: the change did not
+                // touch the cause, which is worth saying outright.
+                let same = st.last_failure.as_deref() == Some(lines.as_str());
+                st.last_failure = Some(lines.clone());
+                Some(if same {
+                    let at = harness::last_frame(&lines)
+                        .map(|(p, n, code)| format!(" ({p}:{n}: `{code}`)"))
+                        .unwrap_or_default();
+                    format!(
+                        "\n[mm ran `{command}` after this change: it still fails exactly as before, so this change did not fix the cause. Look again at the error and the line it points to{at}]\n{lines}"
+                    )
+                } else {
+                    format!("\n[mm ran `{command}` after this change: it still fails]\n{lines}")
+                })
+            }
             Some(_) => None,
         }
     }
@@ -303,9 +412,10 @@ impl Agent {
                 "`{command}` fails after the change ({summary}): telling the model (attempt {n} of {max})"
             ),
         );
+        let lines = self.failure_lines(&out.text);
+        st.last_failure = Some(lines.clone());
         Some(format!(
-            "After your change, `{command}` fails:\n{}\n\n{}\nFix the code so that it passes, with tool calls. Change a test only if the request asks for it.",
-            self.failure_lines(&out.text),
+            "After your change, `{command}` fails:\n{lines}\n\n{}\nFix the code so that it passes, with tool calls. Change a test only if the request asks for it.",
             harness::restate(&st.prompt)
         ))
     }
@@ -454,8 +564,30 @@ impl Agent {
                 )));
             }
         }
+        if !st.told_arithmetic {
+            let wrong = harness::wrong_arithmetic(&st.answer);
+            if !wrong.is_empty() {
+                st.told_arithmetic = true;
+                st.computed.push_str(&wrong.join("\n"));
+                self.tell(
+                    st,
+                    Level::Info,
+                    format!(
+                        "the answer's arithmetic is wrong ({}); asking again",
+                        wrong.join("; ")
+                    ),
+                );
+                return Ok(Some(format!(
+                    "Check your arithmetic: {}. Correct the answer.\n{ask}",
+                    wrong.join("; ")
+                )));
+            }
+        }
         if !st.told_grounding && st.question && st.used_tools {
-            let missing = harness::ungrounded_numbers(&st.answer, &self.turn_evidence());
+            let missing = harness::ungrounded_numbers(
+                &st.answer,
+                &format!("{}\n{}", self.turn_evidence(), st.computed),
+            );
             if !missing.is_empty() {
                 st.told_grounding = true;
                 st.follow_ups += 1;
@@ -464,8 +596,22 @@ impl Agent {
                     Level::Info,
                     format!("the answer gives {list}, found in nothing read this turn; asking the model to check"),
                 );
+                // Where the values the read code uses come from, when that
+                // file was not read: the concrete next step.
+                let next = match self.tools.unread_imports().first() {
+                    Some((file, by, names)) if !names.is_empty() => format!(
+                        " {by} takes {} from {file}, which you have not read: read_file {file}.",
+                        names.join(", ")
+                    ),
+                    Some((file, by, _)) => {
+                        format!(
+                            " {by} imports from {file}, which you have not read: read_file {file}."
+                        )
+                    }
+                    None => String::new(),
+                };
                 return Ok(Some(format!(
-                    "Your answer gives {list}, but that appears nowhere in what was read in this turn. Check it: find where the value is defined (grep, read_file the file it comes from) and answer again. If you computed it, show how.\n{ask}"
+                    "Your answer gives {list}, but that appears nowhere in what was read in this turn.{next} Check it: find where the value is defined (grep, read_file the file it comes from) and answer again. If you computed it, show how.\n{ask}"
                 )));
             }
         }
@@ -531,8 +677,14 @@ impl Agent {
                 _ => {}
             }
         }
+        for w in harness::wrong_arithmetic(&st.answer) {
+            flags.push(format!("the answer's arithmetic is wrong: {w}"));
+        }
         if st.question && st.used_tools {
-            let missing = harness::ungrounded_numbers(&st.answer, &self.turn_evidence());
+            let missing = harness::ungrounded_numbers(
+                &st.answer,
+                &format!("{}\n{}", self.turn_evidence(), st.computed),
+            );
             if !missing.is_empty() {
                 flags.push(format!(
                     "the answer gives {}, found in nothing read this turn",

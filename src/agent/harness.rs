@@ -258,8 +258,17 @@ pub fn trim_failure(output: &str, root: &Path, max: usize) -> String {
         } else if frame {
             keep[i] = false;
             skip_next = true;
+        } else if t.starts_with("test result: ok.") {
+            // A test binary with nothing failing says nothing.
+            keep[i] = false;
         } else if KEEP.as_ref().is_some_and(|r| r.is_match(line)) {
             keep[i] = true;
+            // Rust puts the assertion's message on the line after.
+            if t.contains("panicked at")
+                && let Some(k) = keep.get_mut(i + 1)
+            {
+                *k = true;
+            }
         }
     }
     let mut out: Vec<&str> = lines
@@ -286,6 +295,74 @@ pub fn trim_failure(output: &str, root: &Path, max: usize) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// Workspace places a failure points at without showing their code:
+/// Rust's `panicked at tests/leap.rs:12:5`, Go's `leap_test.go:12:`.
+/// Relative paths only (a frame in the workspace); each once, in order.
+pub fn bare_locations(output: &str) -> Vec<(String, usize)> {
+    static AT: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?:panicked at |^\s+)([A-Za-z0-9_][\w./-]*\.(?:rs|go)):(\d+)(?::\d+)?:").ok()
+    });
+    let Some(re) = AT.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, usize)> = Vec::new();
+    for line in output.lines() {
+        if let Some(c) = re.captures(line)
+            && let (Some(p), Some(n)) = (c.get(1), c.get(2).and_then(|n| n.as_str().parse().ok()))
+        {
+            let place = (p.as_str().to_string(), n);
+            if !out.contains(&place) {
+                out.push(place);
+            }
+        }
+    }
+    out
+}
+
+/// The innermost place in the workspace a failure points at, with its
+/// code line: a Python frame `File "./greet.py", line 5` and the line
+/// under it, or a `path:line: code` line mm quoted under a panic.
+pub fn last_frame(failure: &str) -> Option<(String, usize, String)> {
+    static PY: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r#"^\s*File "(\./[^"]+|[^/"][^"]*)", line (\d+)"#).ok());
+    static QUOTED: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"^([A-Za-z0-9_][\w./-]*\.\w+):(\d+): (.+)$").ok());
+    let lines: Vec<&str> = failure.lines().collect();
+    let mut found = None;
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(c) = PY.as_ref().and_then(|r| r.captures(line)) {
+            let path = c[1].trim_start_matches("./").to_string();
+            let code = lines.get(i + 1).map(|l| l.trim()).unwrap_or("");
+            if let Ok(n) = c[2].parse() {
+                found = Some((path, n, code.to_string()));
+            }
+        } else if let Some(c) = QUOTED.as_ref().and_then(|r| r.captures(line))
+            && let Ok(n) = c[2].parse()
+        {
+            found = Some((c[1].to_string(), n, c[3].trim().to_string()));
+        }
+    }
+    found
+}
+
+/// An `old_string` copied from the error output instead of the code:
+/// what to tell the model, naming the line the error points at.
+pub fn error_not_code(old: &str, failure: &str) -> Option<String> {
+    let first = old.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if first.len() < 8 || !failure.contains(first) {
+        return None;
+    }
+    let place = match last_frame(failure) {
+        Some((path, line, code)) if !code.is_empty() => format!(
+            " The error is raised at {path}:{line}: `{code}`. Change the code there, or where its wrong value comes from, with old_string = the exact line(s) of code."
+        ),
+        _ => " Use the exact line(s) of code to change as old_string.".to_string(),
+    };
+    Some(format!(
+        "old_string `{first}` is text from the error output, not code from the file, so nothing was changed.{place}"
+    ))
 }
 
 /// The answer says tests ran or pass ("the tests now pass", "all tests
@@ -330,8 +407,21 @@ pub fn ungrounded_numbers(answer: &str, evidence: &str) -> Vec<String> {
     let Some(re) = NUM.as_ref() else {
         return Vec::new();
     };
+    // A result the answer computes and shows, correctly, is grounded in
+    // the numbers it was computed from.
+    let computed: Vec<f64> = arithmetic(answer)
+        .into_iter()
+        .filter(|(_, claimed, value)| (claimed - value).abs() <= 1e-6 * value.abs().max(1.0))
+        .map(|(_, claimed, _)| claimed)
+        .collect();
     let mut out: Vec<String> = Vec::new();
     for m in re.find_iter(answer) {
+        if m.as_str()
+            .parse::<f64>()
+            .is_ok_and(|n| computed.contains(&n))
+        {
+            continue;
+        }
         let glued = answer[..m.start()]
             .chars()
             .next_back()
@@ -349,6 +439,179 @@ pub fn ungrounded_numbers(answer: &str, evidence: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The arithmetic an answer shows (`200 - 200 * 0.15 = 180`): each
+/// expression, the result it claims, and the right result. A small
+/// model reads the code correctly and then gets the sum wrong.
+pub fn arithmetic(answer: &str) -> Vec<(String, f64, f64)> {
+    static EQ: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"([\d(][\d.\s()+\-*/×÷]*[\d)])\s*=\s*(-?\d+(?:,\d{3})*(?:\.\d+)?)").ok()
+    });
+    let Some(re) = EQ.as_ref() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for c in re.captures_iter(answer) {
+        let (Some(expr), Some(claim)) = (c.get(1), c.get(2)) else {
+            continue;
+        };
+        let expr = expr.as_str().trim();
+        let glued = answer[..c.get(0).map_or(0, |m| m.start())]
+            .chars()
+            .next_back()
+            .is_some_and(|ch| ch.is_alphanumeric() || ch == '_' || ch == '.');
+        let operators = expr
+            .char_indices()
+            .filter(|&(i, ch)| matches!(ch, '+' | '*' | '/' | '×' | '÷') || (ch == '-' && i > 0))
+            .count();
+        if glued || operators == 0 {
+            continue;
+        }
+        let (Some(value), Ok(claimed)) = (
+            Calc::new(expr).eval(),
+            claim.as_str().replace(',', "").parse::<f64>(),
+        ) else {
+            continue;
+        };
+        out.push((expr.to_string(), claimed, value));
+    }
+    out
+}
+
+/// The wrong sums among an answer's arithmetic, as "`expr` is X, not Y".
+pub fn wrong_arithmetic(answer: &str) -> Vec<String> {
+    arithmetic(answer)
+        .into_iter()
+        .filter(|(_, claimed, value)| (claimed - value).abs() > 1e-6 * value.abs().max(1.0))
+        .map(|(expr, claimed, value)| {
+            format!("{expr} is {}, not {}", number(value), number(claimed))
+        })
+        .collect()
+}
+
+/// A number as a person writes it: no `.0`, at most six decimals.
+fn number(v: f64) -> String {
+    let s = format!("{v:.6}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".into() } else { s.to_string() }
+}
+
+/// A calculator for the four operations and parentheses.
+struct Calc {
+    chars: Vec<char>,
+    at: usize,
+}
+
+impl Calc {
+    fn new(expr: &str) -> Self {
+        Calc {
+            chars: expr.chars().filter(|c| !c.is_whitespace()).collect(),
+            at: 0,
+        }
+    }
+
+    fn eval(mut self) -> Option<f64> {
+        let v = self.sum()?;
+        (self.at == self.chars.len() && v.is_finite()).then_some(v)
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.chars.get(self.at).copied()
+    }
+
+    fn sum(&mut self) -> Option<f64> {
+        let mut v = self.product()?;
+        while let Some(op @ ('+' | '-')) = self.peek() {
+            self.at += 1;
+            let r = self.product()?;
+            v = if op == '+' { v + r } else { v - r };
+        }
+        Some(v)
+    }
+
+    fn product(&mut self) -> Option<f64> {
+        let mut v = self.factor()?;
+        while let Some(op @ ('*' | '/' | '×' | '÷')) = self.peek() {
+            self.at += 1;
+            let r = self.factor()?;
+            v = if matches!(op, '*' | '×') {
+                v * r
+            } else {
+                v / r
+            };
+        }
+        Some(v)
+    }
+
+    fn factor(&mut self) -> Option<f64> {
+        match self.peek()? {
+            '-' => {
+                self.at += 1;
+                Some(-self.factor()?)
+            }
+            '(' => {
+                self.at += 1;
+                let v = self.sum()?;
+                (self.peek()? == ')').then(|| self.at += 1)?;
+                Some(v)
+            }
+            _ => {
+                let start = self.at;
+                while self.peek().is_some_and(|c| c.is_ascii_digit() || c == '.') {
+                    self.at += 1;
+                }
+                self.chars[start..self.at]
+                    .iter()
+                    .collect::<String>()
+                    .parse()
+                    .ok()
+            }
+        }
+    }
+}
+
+/// The call a question asks about, as `(name, arguments)`: "What does
+/// `discount(200, 'gold')` return?". Only a plain function name and
+/// literal arguments (numbers, strings, lists, True/False/None), so
+/// running it runs nothing the question did not spell out.
+pub fn asked_call(prompt: &str) -> Option<(String, String)> {
+    static CALL: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?:^|[^\w.])([A-Za-z_]\w*)\(([^()]*(?:\([^()]*\)[^()]*)*)\)").ok()
+    });
+    static ASKS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?i)(?-u:\b)(return|returns|give|gives|output|outputs|print|prints|evaluate|evaluates|result|value)(?-u:\b)").ok()
+    });
+    if !ASKS.as_ref()?.is_match(prompt) {
+        return None;
+    }
+    let c = CALL.as_ref()?.captures(prompt)?;
+    let (name, args) = (c.get(1)?.as_str(), c.get(2)?.as_str().trim());
+    literal_args(args).then(|| (name.to_string(), args.to_string()))
+}
+
+/// Arguments made only of literals: quoted strings without escapes,
+/// numbers, brackets, commas, True/False/None (or true/false/null).
+fn literal_args(args: &str) -> bool {
+    let mut rest = String::new();
+    let mut quote: Option<char> = None;
+    for ch in args.chars() {
+        match quote {
+            Some(q) if ch == q => quote = None,
+            Some(_) if ch == '\\' => return false,
+            Some(_) => {}
+            None if ch == '\'' || ch == '"' => quote = Some(ch),
+            None => rest.push(ch),
+        }
+    }
+    if quote.is_some() {
+        return false;
+    }
+    let rest = ["True", "False", "None", "true", "false", "null"]
+        .iter()
+        .fold(rest, |r, w| r.replace(w, " "));
+    rest.chars()
+        .all(|ch| ch.is_ascii_digit() || " \t,.-+[]{}:()".contains(ch))
 }
 
 /// Watches a reply as it streams for a runaway: the same block of text
@@ -545,6 +808,87 @@ mod tests {
             .collect();
         assert!(!runaway(&file));
         assert!(!runaway(&"}\n".repeat(5)));
+    }
+
+    #[test]
+    fn arithmetic_in_an_answer_is_checked() {
+        let wrong = "The function calculates 200 - 200 * 0.15 = 180. The result is 180.";
+        assert_eq!(
+            wrong_arithmetic(wrong),
+            ["200 - 200 * 0.15 is 170, not 180"]
+        );
+        assert!(wrong_arithmetic("200 - 200 * 0.15 = 170.0, so 170").is_empty());
+        assert_eq!(
+            wrong_arithmetic("(212 - 32) * 5 / 9 = 90"),
+            ["(212 - 32) * 5 / 9 is 100, not 90"]
+        );
+        // Not arithmetic: assignments, versions, dates, a lone number.
+        assert!(wrong_arithmetic("x = 5, PORT = 8125, v1.2 = 3, 2026-11-30 = today").is_empty());
+        assert!(wrong_arithmetic("`a == b` and 3 = 3").is_empty());
+        // A correct computation grounds its result.
+        assert!(
+            ungrounded_numbers("200 - 200 * 0.15 = 170", "discount(200, gold): 0.15").is_empty()
+        );
+        assert_eq!(
+            ungrounded_numbers("It is 180", "discount(200, gold): 0.15"),
+            ["180"]
+        );
+    }
+
+    #[test]
+    fn rust_panics_keep_their_message_and_point_at_code() {
+        let out = "running 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored\n\nrunning 3 tests\ntest centuries ... FAILED\n\nfailures:\n\n---- centuries stdout ----\n\nthread 'centuries' (74) panicked at tests/leap.rs:12:5:\nassertion failed: is_leap(2000)\nnote: run with `RUST_BACKTRACE=1`\n\ntest result: FAILED. 1 passed; 2 failed; 0 ignored\n";
+        let t = trim_failure(out, Path::new("/w"), 30);
+        assert!(t.contains("assertion failed: is_leap(2000)"), "{t}");
+        assert!(!t.contains("test result: ok."), "{t}");
+        assert_eq!(bare_locations(out), [("tests/leap.rs".to_string(), 12)]);
+        let go = "--- FAIL: TestLeap (0.00s)\n    leap_test.go:12: is_leap(2000) = false\n";
+        assert_eq!(bare_locations(go), [("leap_test.go".to_string(), 12)]);
+    }
+
+    #[test]
+    fn the_call_a_question_asks_about() {
+        assert_eq!(
+            asked_call("What does discount(200, 'gold') return? Answer with the number only."),
+            Some(("discount".into(), "200, 'gold'".into()))
+        );
+        assert_eq!(
+            asked_call("What does `normalize([1, 2], True)` give?"),
+            Some(("normalize".into(), "[1, 2], True".into()))
+        );
+        // Not literals: nothing is run.
+        assert_eq!(
+            asked_call("What does f(os.system('rm -rf /')) return?"),
+            None
+        );
+        assert_eq!(asked_call("What does f(x) return?"), None);
+        assert_eq!(asked_call("What does f('a\\'); import os') return?"), None);
+        // Not a question about a value.
+        assert_eq!(asked_call("Rename f(1) to g"), None);
+    }
+
+    #[test]
+    fn error_text_as_old_string_is_answered_with_the_line_to_change() {
+        let fail = "Traceback (most recent call last):\n  File \"./greet.py\", line 18, in <module>\n    main()\n  File \"./greet.py\", line 5, in greet\n    for _ in range(times):\n             ^^^^^^^^^^^\nTypeError: 'str' object cannot be interpreted as an integer";
+        assert_eq!(
+            last_frame(fail),
+            Some(("greet.py".into(), 5, "for _ in range(times):".into()))
+        );
+        let told = error_not_code(
+            "TypeError: 'str' object cannot be interpreted as an integer",
+            fail,
+        )
+        .unwrap();
+        assert!(
+            told.contains("raised at greet.py:5: `for _ in range(times):`"),
+            "{told}"
+        );
+        assert_eq!(error_not_code("for _ in range(count):", fail), None);
+        let rust = "thread 'c' panicked at tests/leap.rs:12:5:\nassertion failed: is_leap(2000)\ntests/leap.rs:12: assert!(is_leap(2000));";
+        assert_eq!(
+            last_frame(rust),
+            Some(("tests/leap.rs".into(), 12, "assert!(is_leap(2000));".into()))
+        );
     }
 
     #[test]

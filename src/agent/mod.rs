@@ -353,6 +353,9 @@ impl Agent {
             if let Some(found) = self.reproduce(&mut state, cancel).await {
                 text.push_str(&found);
             }
+            if let Some(found) = self.probe(&mut state, cancel).await {
+                text.push_str(&found);
+            }
         }
         let message = Message::user(text);
         let logged = self
@@ -757,6 +760,31 @@ impl Agent {
         msg.tool_calls.clear();
         st.answer = msg.text().to_string();
         self.push(msg)?;
+        // A report that gets its own sum wrong is asked once more.
+        let wrong = harness::wrong_arithmetic(&st.answer);
+        if self.harness_on() && !wrong.is_empty() && !st.told_arithmetic {
+            st.told_arithmetic = true;
+            st.computed.push_str(&wrong.join("\n"));
+            self.notice(
+                Level::Info,
+                format!(
+                    "the answer's arithmetic is wrong ({}); asking again",
+                    wrong.join("; ")
+                ),
+            );
+            self.push(Message::user(format!(
+                "Check your arithmetic: {}. Correct the answer; no tool calls.\n{}",
+                wrong.join("; "),
+                harness::restate(&st.prompt)
+            )))?;
+            let reply = self.request(round + 2, false, cancel).await?;
+            let (mut msg, _) = self.assistant_message(reply, round + 2, false);
+            msg.tool_calls.clear();
+            if !msg.text().trim().is_empty() {
+                st.answer = msg.text().to_string();
+            }
+            self.push(msg)?;
+        }
         Ok(Outcome::Budget)
     }
 
@@ -913,8 +941,14 @@ impl Agent {
             && !truncated
             && recover_code
             && self.specs.iter().any(|s| s.name == "write_file")
-            && let Some(p) = recover::code_proposal(&content, &self.tools.read_files_now())
+            && content.contains("```")
+            && let Some(p) = recover::code_proposal(
+                &content,
+                &self.tools.read_files_now(),
+                &self.tools.unread_sources(),
+            )
         {
+            self.tools.note_read(&p.path);
             // The change was printed instead of made: it becomes the call
             // the model should have sent, with its checks and approval.
             self.notice(
@@ -1039,11 +1073,20 @@ impl Agent {
             }
             let key = batch::call_key(&call.name, &args);
             if let Some(err) = previous.get(&key) {
-                // The first line that says something (not a rule of `=`).
+                // The line that says what failed, else the first that says
+                // something (not a rule of `=`, not a build's "Finished").
                 let first = err
                     .lines()
-                    .find(|l| l.chars().any(char::is_alphanumeric))
+                    .find(|l| {
+                        let t = l.trim_start();
+                        ["Error", "error", "FAIL", "panicked", "assert", "Assert"]
+                            .iter()
+                            .any(|w| t.contains(w))
+                            && !t.starts_with("test result: ok")
+                    })
+                    .or_else(|| err.lines().find(|l| l.chars().any(char::is_alphanumeric)))
                     .unwrap_or("")
+                    .trim()
                     .to_string();
                 let check = call.name == "bash"
                     && self.harness_on()
@@ -1089,6 +1132,19 @@ impl Agent {
                 cancel,
             };
             let mut out = tools::run(&self.tools, &call.name, &args, &ctx).await;
+            // The error message sent as the code to replace: say so, and
+            // name the line the error points at.
+            if self.harness_on()
+                && call.name == "edit_file"
+                && out.status == ToolStatus::Error
+                && let (Some(old), Some(fail)) = (
+                    tools::arg_str(&args, "old_string"),
+                    st.last_failure.as_deref(),
+                )
+                && let Some(told) = harness::error_not_code(old, fail)
+            {
+                out.text = told;
+            }
             if let Some(command) = &writing_command {
                 // And one after it, so what it changed is not taken later
                 // for a change made outside mm.
@@ -1219,6 +1275,13 @@ struct TurnState {
     follow_ups: u32,
     told_claim: bool,
     told_grounding: bool,
+    /// The answer's arithmetic was corrected once.
+    told_arithmetic: bool,
+    /// The sums mm worked out for the model: evidence for its answer.
+    computed: String,
+    /// The last failure output of the request's command or the tests, as
+    /// shown to the model.
+    last_failure: Option<String>,
     runaways: u32,
     told_tests_claim: bool,
     told_refs: bool,

@@ -168,8 +168,61 @@ fn code_blocks(text: &str) -> Vec<(String, &str)> {
 /// current content) into a proposal: the block as the whole file when it
 /// names the file or keeps most of it, else each function it defines put
 /// in place of the file's function of the same name.
-pub fn code_proposal(text: &str, files: &[(String, String)]) -> Option<Proposal> {
-    use crate::tools::guard::{block_of, definitions, leading, reindent};
+///
+/// `others` are workspace files not read this turn: a block whose
+/// functions are all defined in exactly one of them replaces those
+/// functions there (the model fixed a function it only saw in a
+/// traceback).
+pub fn code_proposal(
+    text: &str,
+    files: &[(String, String)],
+    others: &[(String, String)],
+) -> Option<Proposal> {
+    use crate::tools::guard::definitions;
+    if let Some(p) = proposal_in_read(text, files) {
+        return Some(p);
+    }
+    for (_, body) in code_blocks(text) {
+        let defs = definitions(body);
+        if defs.is_empty() {
+            continue;
+        }
+        let holders: Vec<&(String, String)> = others
+            .iter()
+            .filter(|(_, current)| {
+                let theirs = definitions(current);
+                defs.iter().all(|d| theirs.contains(d))
+            })
+            .collect();
+        if let [(path, current)] = holders.as_slice()
+            && let Some(content) = replace_functions(body, &defs, current)
+        {
+            return Some(Proposal {
+                path: path.clone(),
+                content,
+            });
+        }
+    }
+    None
+}
+
+/// `current` with each of `defs` replaced by its block from `body`; None
+/// when that changes nothing.
+fn replace_functions(body: &str, defs: &[String], current: &str) -> Option<String> {
+    use crate::tools::guard::{block_of, leading, reindent};
+    let mut content = current.to_string();
+    for d in defs {
+        let (Some(new_block), Some(old_block)) = (block_of(body, d), block_of(&content, d)) else {
+            continue;
+        };
+        let indent = old_block.lines().next().map(leading).unwrap_or(0);
+        content = content.replacen(&old_block, &reindent(&new_block, indent), 1);
+    }
+    (content != current).then_some(content)
+}
+
+fn proposal_in_read(text: &str, files: &[(String, String)]) -> Option<Proposal> {
+    use crate::tools::guard::definitions;
     for (context, body) in code_blocks(text) {
         if body.trim().is_empty() || body.trim_start().starts_with('{') {
             continue;
@@ -192,23 +245,14 @@ pub fn code_proposal(text: &str, files: &[(String, String)]) -> Option<Proposal>
             let file_defs = definitions(current);
             // Functions the file has: each goes in place of its namesake,
             // and everything else in the file stays.
-            if !defs.is_empty() && defs.iter().all(|d| file_defs.contains(d)) {
-                let mut content = current.clone();
-                for d in &defs {
-                    let (Some(new_block), Some(old_block)) =
-                        (block_of(body, d), block_of(&content, d))
-                    else {
-                        continue;
-                    };
-                    let indent = old_block.lines().next().map(leading).unwrap_or(0);
-                    content = content.replacen(&old_block, &reindent(&new_block, indent), 1);
-                }
-                if content != *current {
-                    return Some(Proposal {
-                        path: path.clone(),
-                        content,
-                    });
-                }
+            if !defs.is_empty()
+                && defs.iter().all(|d| file_defs.contains(d))
+                && let Some(content) = replace_functions(body, &defs, current)
+            {
+                return Some(Proposal {
+                    path: path.clone(),
+                    content,
+                });
             }
             // The whole file, when the block says so or is most of it.
             if (named || whole) && file_defs.iter().all(|d| defs.contains(d)) {
@@ -235,10 +279,35 @@ mod proposal_tests {
     const STATS: &str = "def total(values):\n    return sum(values)\n\n\ndef mean(values):\n    return total(values) / (len(values) - 1)\n\n\ndef spread(values):\n    return max(values) - min(values)\n";
 
     #[test]
+    fn a_printed_function_of_an_unread_file_replaces_it_there() {
+        let answer = "Here's the updated code for `f_to_c`:\n\n```python\ndef f_to_c(fahrenheit):\n    return round((fahrenheit - 32) * 5 / 9)\n```\n";
+        let test = (
+            "test_temps.py".to_string(),
+            "from temps import f_to_c\n\ndef test_f():\n    assert f_to_c(212) == 100\n"
+                .to_string(),
+        );
+        let temps = ("temps.py".to_string(), "def c_to_f(c):\n    return c * 9 / 5 + 32\n\n\ndef f_to_c(f):\n    return f - 32 * 5 / 9\n".to_string());
+        let p = code_proposal(
+            answer,
+            std::slice::from_ref(&test),
+            &[test.clone(), temps.clone()],
+        )
+        .unwrap();
+        assert_eq!(p.path, "temps.py");
+        assert_eq!(
+            p.content,
+            "def c_to_f(c):\n    return c * 9 / 5 + 32\n\n\ndef f_to_c(fahrenheit):\n    return round((fahrenheit - 32) * 5 / 9)\n"
+        );
+        // Defined in two unread files: which one is meant is a guess; none.
+        let twin = ("old/temps.py".to_string(), temps.1.clone());
+        assert_eq!(code_proposal(answer, &[], &[temps, twin]), None);
+    }
+
+    #[test]
     fn a_printed_function_replaces_the_one_in_the_file() {
         let answer = "The bug is in mean. The corrected function should look like this:\n\n```python\ndef mean(values):\n    if not values:\n        return 0.0\n    return total(values) / len(values)\n```\n";
         let files = vec![("stats.py".to_string(), STATS.to_string())];
-        let p = code_proposal(answer, &files).unwrap();
+        let p = code_proposal(answer, &files, &[]).unwrap();
         assert_eq!(p.path, "stats.py");
         assert!(
             p.content.contains("return total(values) / len(values)\n"),
@@ -257,7 +326,7 @@ mod proposal_tests {
         let fixed = STATS.replace("(len(values) - 1)", "len(values)");
         let answer = format!("Here is the corrected stats.py:\n```python\n{fixed}```");
         let files = vec![("stats.py".to_string(), STATS.to_string())];
-        let p = code_proposal(&answer, &files).unwrap();
+        let p = code_proposal(&answer, &files, &[]).unwrap();
         assert_eq!(p.content, fixed);
     }
 
@@ -266,11 +335,11 @@ mod proposal_tests {
         let files = vec![("stats.py".to_string(), STATS.to_string())];
         let same =
             "```python\ndef mean(values):\n    return total(values) / (len(values) - 1)\n```";
-        assert_eq!(code_proposal(same, &files), None);
+        assert_eq!(code_proposal(same, &files, &[]), None);
         let other = "```python\ndef unrelated():\n    pass\n```";
-        assert_eq!(code_proposal(other, &files), None);
+        assert_eq!(code_proposal(other, &files, &[]), None);
         let shell = "Run it with:\n```sh\npython3 -m unittest\n```";
-        assert_eq!(code_proposal(shell, &files), None);
+        assert_eq!(code_proposal(shell, &files, &[]), None);
     }
 
     #[test]
@@ -279,12 +348,12 @@ mod proposal_tests {
         let answer =
             "```js\nfunction clamp(x, lo, hi) {\n  if (x > hi) return hi;\n  return x;\n}\n```";
         let files = vec![("clamp.js".to_string(), js.to_string())];
-        let p = code_proposal(answer, &files).unwrap();
+        let p = code_proposal(answer, &files, &[]).unwrap();
         assert_eq!(p.content, js.replace("return lo;", "return hi;"));
         let py = "class S:\n    def pop(self):\n        return 1\n\n    def size(self):\n        return 0\n";
         let answer = "```python\ndef pop(self):\n    return 2\n```";
         let files = vec![("s.py".to_string(), py.to_string())];
-        let p = code_proposal(answer, &files).unwrap();
+        let p = code_proposal(answer, &files, &[]).unwrap();
         assert_eq!(p.content, py.replace("return 1", "return 2"));
     }
 }

@@ -742,6 +742,9 @@ impl Lsp {
                 .ok_or_else(|| format!("line {l} is past the end of the file"))?,
             (Some(s), l, _) => text::find_symbol(&content, s, l).ok_or_else(|| match l {
                 Some(l) => format!("`{s}` is not on line {l}"),
+                None if !s.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.') => format!(
+                    "`{s}` is not a name in the code: give `symbol` as one identifier that occurs in the file (a function, class or variable name), not an error message or a sentence. To fix an error, change the code with edit_file"
+                ),
                 None => format!("`{s}` does not occur in the file"),
             })?,
             _ => return Err("give `symbol`, or `line` and `col`".into()),

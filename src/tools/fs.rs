@@ -82,7 +82,7 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
         ));
     }
     let shown = numbered(&text, offset, limit);
-    ToolOutput::ok(match (offset, outline(env, &text)) {
+    ToolOutput::ok(match (offset, outline(env, &r.rel, &text)) {
         (1, Some(o)) => format!("{o}\n{shown}"),
         _ => shown,
     })
@@ -91,15 +91,28 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
 /// The names a file defines, in one line above its content: a small
 /// model that sees the list keeps them when it edits, and finds and
 /// counts them without reading every line.
-fn outline(env: &ToolEnv, text: &str) -> Option<String> {
+/// The workspace files it imports from are named too: where a value it
+/// uses is defined is the next file to read.
+fn outline(env: &ToolEnv, rel: &str, text: &str) -> Option<String> {
     if !env.guard_writes {
         return None;
     }
+    let mut parts = Vec::new();
     let defs = super::guard::definitions(text);
-    if defs.is_empty() || defs.len() > 60 {
-        return None;
+    if !defs.is_empty() && defs.len() <= 60 {
+        parts.push(format!("defines: {}", defs.join(", ")));
     }
-    Some(format!("(defines: {})", defs.join(", ")))
+    for (file, names) in super::guard::local_imports(env.sandbox.root(), rel, text)
+        .into_iter()
+        .take(6)
+    {
+        parts.push(if names.is_empty() || names.len() > 8 {
+            format!("imports from {file}")
+        } else {
+            format!("imports {} from {file}", names.join(", "))
+        });
+    }
+    (!parts.is_empty()).then(|| format!("({})", parts.join("; ")))
 }
 
 /// Lines `offset..offset+limit` (1-based) numbered like `cat -n`, long
@@ -215,7 +228,7 @@ pub fn attach_mentioned(env: &ToolEnv, prompt: &str) -> Vec<(String, String)> {
         let body = if text.is_empty() {
             "(empty file)\n".to_string()
         } else {
-            match outline(env, &text) {
+            match outline(env, &r.rel, &text) {
                 Some(o) => format!("{o}\n{}", numbered(&text, 1, DEFAULT_READ_LINES)),
                 None => numbered(&text, 1, DEFAULT_READ_LINES),
             }
@@ -268,6 +281,61 @@ impl Pending {
 /// Works out a write_file. `Err` is the call's final answer (refused,
 /// failed, or nothing to do).
 pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
+    write_plan(env, args).map(|p| tidy(env, p))
+}
+
+/// A JavaScript file the change leaves with two `module.exports` (the
+/// later replaces the earlier, so what the first exported is lost) gets
+/// one, exporting every name both did.
+///
+/// A Python file that calls a function of a module next to it without
+/// importing it (a new test file) gets the import.
+fn tidy(env: &ToolEnv, mut p: Pending) -> Pending {
+    if !env.guard_writes {
+        return p;
+    }
+    if p.r.rel.ends_with(".py") {
+        let root = env.sandbox.root();
+        // Only what this change brought: a file that already called the
+        // name unimported is the user's business.
+        let had = p
+            .before
+            .as_deref()
+            .map(|b| super::guard::missing_imports(root, &p.r.rel, b))
+            .unwrap_or_default();
+        let lines: Vec<String> = super::guard::missing_imports(root, &p.r.rel, &p.after)
+            .into_iter()
+            .filter(|l| !had.contains(l))
+            .collect();
+        if !lines.is_empty() {
+            p.after = super::guard::add_imports(&p.after, &lines);
+            let note = format!(
+                ". The code calls what it did not import, so mm added {}",
+                lines
+                    .iter()
+                    .map(|l| format!("`{l}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            p.note = Some(format!("{}{note}", p.note.unwrap_or_default()));
+        }
+        return p;
+    }
+    if !(p.r.rel.ends_with(".js") || p.r.rel.ends_with(".cjs")) {
+        return p;
+    }
+    if let Some((merged, names)) = super::guard::one_exports(&p.after) {
+        p.after = merged;
+        let note = format!(
+            ". The file would have assigned module.exports twice (the second replaces the first), so mm made it one: module.exports = {{ {} }}",
+            names.join(", ")
+        );
+        p.note = Some(format!("{}{note}", p.note.unwrap_or_default()));
+    }
+    p
+}
+
+fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
     let path = arg_str(args, "path").unwrap_or_default();
     let content = arg_str(args, "content").unwrap_or_default();
     let r = env.sandbox.check_write(path).map_err(ToolOutput::refused)?;
@@ -286,6 +354,23 @@ pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending
         )));
     }
     if env.guard_writes {
+        let shadowed = super::guard::shadowed_imports(before.as_deref().unwrap_or(""), content);
+        if !shadowed.is_empty() {
+            let source = super::guard::local_imports(env.sandbox.root(), &r.rel, content)
+                .into_iter()
+                .find(|(_, names)| names.iter().any(|n| shadowed.contains(n)))
+                .map(|(f, _)| f)
+                .unwrap_or_else(|| "the module it imports from".into());
+            return Err(ToolOutput::refused(format!(
+                "refused: {} imports {} from {source} and this write would define {} again in {}, hiding the imported code. Nothing was written. To change {}, edit {source} itself with edit_file; keep {} for what the request asks of it.",
+                r.rel,
+                shadowed.join(", "),
+                if shadowed.len() == 1 { "it" } else { "them" },
+                r.rel,
+                shadowed.join(", "),
+                r.rel
+            )));
+        }
         match &before {
             Some(old) => {
                 if let Some(why) = super::guard::destructive(&r.rel, old, content) {
@@ -323,6 +408,28 @@ pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending
                     }
                     return Err(ToolOutput::refused(why));
                 }
+                // Every definition kept, but an import or constant the code
+                // still uses dropped: put it back rather than break the file.
+                if let Some((kept, restored)) = super::guard::kept_bindings(old, content) {
+                    let note = format!(
+                        ". Your write_file content dropped {} from {}, which the code still uses, so mm kept {}",
+                        restored
+                            .iter()
+                            .map(|l| format!("`{l}`"))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        r.rel,
+                        if restored.len() == 1 { "it" } else { "them" }
+                    );
+                    return Ok(Pending {
+                        before: before.clone(),
+                        r,
+                        after: kept,
+                        how: None,
+                        edit: false,
+                        note: Some(note),
+                    });
+                }
             }
             None => {
                 if let Some(source) = super::guard::copied_from(content, &env.read_files(&r)) {
@@ -346,6 +453,10 @@ pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending
 
 /// Works out an edit_file.
 pub fn prepare_edit(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
+    edit_plan(env, args).map(|p| tidy(env, p))
+}
+
+fn edit_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
     let path = arg_str(args, "path").unwrap_or_default();
     let old = arg_str(args, "old_string").unwrap_or_default();
     let new = arg_str(args, "replacement").unwrap_or_default();
@@ -608,6 +719,72 @@ impl ToolEnv {
                 Some((rel, text))
             })
             .collect()
+    }
+
+    /// The workspace's source files that were not read this session,
+    /// with their content: small regular files, at most a few hundred.
+    pub fn unread_sources(&self) -> Vec<(String, String)> {
+        const EXTENSIONS: &[&str] = &[
+            "py", "js", "mjs", "cjs", "ts", "tsx", "jsx", "rs", "go", "rb", "sh", "c", "h", "cpp",
+            "java",
+        ];
+        let root = self.sandbox.root();
+        let read: Vec<std::path::PathBuf> = match self.reads.lock() {
+            Ok(reads) => reads.keys().cloned().collect(),
+            Err(_) => return Vec::new(),
+        };
+        crate::sandbox::path::walk(root)
+            .max_depth(Some(4))
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .filter(|e| {
+                e.path()
+                    .extension()
+                    .and_then(|x| x.to_str())
+                    .is_some_and(|x| EXTENSIONS.contains(&x))
+            })
+            .filter(|e| !read.iter().any(|p| p == e.path()))
+            .take(300)
+            .filter_map(|e| {
+                let rel = e
+                    .path()
+                    .strip_prefix(root)
+                    .ok()?
+                    .to_string_lossy()
+                    .into_owned();
+                let text = read_text(e.path(), &rel).ok()?;
+                (text.len() <= 64 * 1024).then_some((rel, text))
+            })
+            .collect()
+    }
+
+    /// Workspace files that files read this session import from but that
+    /// were not read themselves: (file, the file importing it, the names
+    /// it takes).
+    pub fn unread_imports(&self) -> Vec<(String, String, Vec<String>)> {
+        let root = self.sandbox.root();
+        let read = self.read_files_now();
+        let mut out: Vec<(String, String, Vec<String>)> = Vec::new();
+        for (rel, text) in &read {
+            for (file, names) in super::guard::local_imports(root, rel, text) {
+                if !read.iter().any(|(r, _)| *r == file) && !out.iter().any(|(f, _, _)| *f == file)
+                {
+                    out.push((file, rel.clone(), names));
+                }
+            }
+        }
+        out
+    }
+
+    /// Records `rel` as read as it is now: mm read it for the model (a
+    /// change proposed from a file the model saw only in a traceback).
+    pub fn note_read(&self, rel: &str) {
+        if let Ok(r) = self.sandbox.check_read(rel)
+            && let Ok(text) = read_text(&r.abs, &r.rel)
+        {
+            self.remember_read(&r, &text);
+        }
     }
 
     fn read_hash(&self, r: &Resolved) -> Option<u64> {

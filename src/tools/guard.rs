@@ -207,6 +207,171 @@ pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
     Some((content, applied))
 }
 
+/// A top-level line that binds names for the rest of the file: an
+/// import (Python, JavaScript, Rust `use`) or a one-line assignment.
+/// Returns the names it binds; None for any other line.
+fn binding(line: &str) -> Option<Vec<String>> {
+    static ASSIGN: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"^(?:(?:export\s+)?(?:const|let|var)\s+)?([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=[^=]")
+            .ok()
+    });
+    if leading(line) > 0 || line.trim_end().ends_with(['(', '[', '{', '\\', ',']) {
+        return None;
+    }
+    let ident = |s: &str| -> Option<String> {
+        let s = s.trim().trim_matches(['{', '}', '(', ')', ';', '*']).trim();
+        let name = s.rsplit(" as ").next().unwrap_or(s).trim();
+        (!name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$'))
+        .then(|| name.to_string())
+    };
+    if let Some(rest) = line.strip_prefix("from ")
+        && let Some((_, names)) = rest.split_once(" import ")
+    {
+        let out: Vec<String> = names.split(',').filter_map(ident).collect();
+        return (!out.is_empty()).then_some(out);
+    }
+    if let Some(rest) = line.strip_prefix("import ") {
+        // JavaScript: `import a from 'x'`, `import { a, b } from 'x'`.
+        if let Some((names, _)) = rest.rsplit_once(" from ") {
+            let out: Vec<String> = names.split(',').filter_map(ident).collect();
+            return (!out.is_empty()).then_some(out);
+        }
+        // Python: `import a.b` binds `a`; `import a.b as c` binds `c`.
+        let out: Vec<String> = rest
+            .split(',')
+            .filter_map(|m| {
+                let m = m.trim();
+                match m.split_once(" as ") {
+                    Some((_, alias)) => ident(alias),
+                    None => ident(m.split('.').next().unwrap_or(m)),
+                }
+            })
+            .collect();
+        return (!out.is_empty()).then_some(out);
+    }
+    if let Some(rest) = line.strip_prefix("use ") {
+        let last = rest.trim_end_matches(';').rsplit("::").next()?;
+        let out: Vec<String> = last.split(',').filter_map(ident).collect();
+        return (!out.is_empty()).then_some(out);
+    }
+    // `const { a, b } = require('x')`.
+    if let Some(rest) = line
+        .strip_prefix("const {")
+        .or_else(|| line.strip_prefix("let {"))
+        .or_else(|| line.strip_prefix("var {"))
+        && let Some((names, _)) = rest.split_once('}')
+    {
+        let out: Vec<String> = names.split(',').filter_map(ident).collect();
+        return (!out.is_empty()).then_some(out);
+    }
+    let caps = ASSIGN.as_ref()?.captures(line)?;
+    let name = caps.get(1)?.as_str();
+    (name != "module" && name != "exports").then(|| vec![name.to_string()])
+}
+
+/// A whole-file write that keeps every definition but drops an import or
+/// a top-level assignment its code still uses (a small model rewriting a
+/// file from memory): `after` with those lines put back, imports at the
+/// top and assignments after them, and the lines restored. None when
+/// nothing used was dropped.
+pub fn kept_bindings(before: &str, after: &str) -> Option<(String, Vec<String>)> {
+    let after_lines: BTreeSet<&str> = after.lines().map(str::trim).collect();
+    let bound_after: BTreeSet<String> = after
+        .lines()
+        .filter_map(binding)
+        .flatten()
+        .chain(definitions(after))
+        .collect();
+    let code: Vec<&str> = after.lines().filter(|l| binding(l).is_none()).collect();
+    let used = |name: &str| -> bool {
+        Regex::new(&format!(
+            r"(?:^|[^\w$.]){}(?:[^\w$]|$)",
+            regex::escape(name)
+        ))
+        .map(|re| code.iter().any(|l| re.is_match(l)))
+        .unwrap_or(false)
+    };
+    let mut imports = Vec::new();
+    let mut assigns = Vec::new();
+    for line in before.lines() {
+        let Some(names) = binding(line) else {
+            continue;
+        };
+        if after_lines.contains(line.trim())
+            || names.iter().any(|n| bound_after.contains(n))
+            || !names.iter().any(|n| used(n))
+        {
+            continue;
+        }
+        if is_import(line) || line.starts_with("import ") {
+            imports.push(line.to_string());
+        } else {
+            assigns.push(line.to_string());
+        }
+    }
+    if imports.is_empty() && assigns.is_empty() {
+        return None;
+    }
+    // Where the new file's own imports (and a leading docstring or
+    // comments) end.
+    let lines: Vec<&str> = after.split_inclusive('\n').collect();
+    let mut head = 0;
+    let mut in_doc = false;
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim();
+        if in_doc {
+            if t.contains("\"\"\"") {
+                in_doc = false;
+            }
+            head = i + 1;
+            continue;
+        }
+        if i == head && t.starts_with("\"\"\"") {
+            in_doc = !(t.len() > 3 && t[3..].contains("\"\"\""));
+            head = i + 1;
+        } else if t.starts_with('#') || t.starts_with("//") || (is_import(l) && leading(l) == 0) {
+            head = i + 1;
+        } else if !t.is_empty() {
+            break;
+        }
+    }
+    let mut block = String::new();
+    for l in &imports {
+        block.push_str(l);
+        block.push('\n');
+    }
+    if !assigns.is_empty() {
+        if !imports.is_empty() || head > 0 {
+            block.push('\n');
+        }
+        for l in &assigns {
+            block.push_str(l);
+            block.push('\n');
+        }
+    }
+    let before_part: String = lines[..head].concat();
+    let rest: String = lines[head..].concat();
+    let rest = rest.trim_start_matches('\n');
+    let mut content = before_part;
+    if !content.is_empty() && !content.ends_with('\n') {
+        content.push('\n');
+    }
+    content.push_str(&block);
+    if !rest.is_empty() {
+        content.push_str("\n\n");
+        content.push_str(rest);
+    }
+    let restored = imports
+        .into_iter()
+        .chain(assigns)
+        .map(|l| l.trim().to_string())
+        .collect();
+    Some((content, restored))
+}
+
 /// `def name(self` or `def name(cls`: a method.
 fn is_method(block: &str) -> bool {
     let first = block
@@ -263,6 +428,304 @@ fn end_of_last_definition(text: &str) -> Option<usize> {
     let block = block_of(text, &name)?;
     let start = text.rfind(&block)?;
     Some(start + block.len())
+}
+
+/// Names a write newly defines in a file that also imports them: the
+/// definitions shadow the imported ones (the code under test copied into
+/// its test file), so the import no longer means anything.
+pub fn shadowed_imports(before: &str, after: &str) -> Vec<String> {
+    let had: BTreeSet<String> = definitions(before).into_iter().collect();
+    let imported: BTreeSet<String> = after
+        .lines()
+        .filter(|l| is_import(l) || l.starts_with("import "))
+        .filter_map(binding)
+        .flatten()
+        .collect();
+    definitions(after)
+        .into_iter()
+        .filter(|d| imported.contains(d) && !had.contains(d))
+        .collect()
+}
+
+/// A CommonJS file with `module.exports = { a, b }` assigned more than
+/// once, or with an ESM `export default x` beside it: the file with one
+/// `module.exports` at the place of the last, exporting every name, and
+/// those names. None when there is nothing to merge or an export is not
+/// a plain list of names.
+pub fn one_exports(text: &str) -> Option<(String, Vec<String>)> {
+    static EXPORTS: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"module\.exports\s*=\s*\{([^{}]*)\};?|export\s+default\s+([A-Za-z_$][\w$]*);?")
+            .ok()
+    });
+    let re = EXPORTS.as_ref()?;
+    let found: Vec<regex::Captures> = re.captures_iter(text).collect();
+    let cjs = found.iter().filter(|c| c.get(1).is_some()).count();
+    if cjs == 0 || found.len() < 2 {
+        return None;
+    }
+    let mut names: Vec<String> = Vec::new();
+    for c in &found {
+        let list: Vec<&str> = match (c.get(1), c.get(2)) {
+            (Some(l), _) => l
+                .as_str()
+                .split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .collect(),
+            (None, Some(n)) => vec![n.as_str()],
+            _ => continue,
+        };
+        for n in list {
+            if !n
+                .chars()
+                .all(|ch| ch.is_alphanumeric() || ch == '_' || ch == '$')
+            {
+                return None;
+            }
+            if !names.iter().any(|x| x == n) {
+                names.push(n.to_string());
+            }
+        }
+    }
+    let last = found.last()?.get(0)?;
+    let mut out = String::new();
+    let mut at = 0;
+    for c in &found {
+        let m = c.get(0)?;
+        out.push_str(&text[at..m.start()]);
+        if m.start() == last.start() {
+            out.push_str(&format!("module.exports = {{ {} }};", names.join(", ")));
+        }
+        at = m.end();
+    }
+    out.push_str(&text[at..]);
+    // A statement cut out of a line leaves trailing spaces.
+    let out: String = out
+        .split_inclusive('\n')
+        .map(|l| {
+            let body = l.trim_end_matches('\n').trim_end();
+            if l.ends_with('\n') {
+                format!("{body}\n")
+            } else {
+                body.to_string()
+            }
+        })
+        .collect();
+    Some((out, names))
+}
+
+/// Python names common enough that a workspace function of the same
+/// name is more likely the model's mistake than its meaning.
+const PY_BUILTINS: &[&str] = &[
+    "abs",
+    "all",
+    "any",
+    "bool",
+    "callable",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "hasattr",
+    "hash",
+    "id",
+    "input",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "list",
+    "map",
+    "max",
+    "min",
+    "next",
+    "object",
+    "open",
+    "ord",
+    "chr",
+    "print",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "sorted",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "vars",
+    "zip",
+    "main",
+];
+
+/// The imports a Python file needs for the functions and classes it
+/// calls without defining or importing them, when exactly one module in
+/// the same directory defines the name: `from slug import slugify` for a
+/// new test file that calls `slugify(…)`. The lines to add.
+pub fn missing_imports(root: &Path, rel: &str, text: &str) -> Vec<String> {
+    static CALL: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"(?:^|[^\w.])([A-Za-z_]\w*)\s*\(").ok());
+    static BOUND: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?m)(?:^\s*([A-Za-z_]\w*)\s*(?::[^=\n]+)?=[^=])|(?:\bfor\s+([A-Za-z_]\w*)\s+in\b)|(?:\bas\s+([A-Za-z_]\w*))|(?:\bdef\s+\w+\s*\(([^)]*)\))|(?:\blambda\s+([^:]*):)").ok()
+    });
+    let (Some(call), Some(bound_re)) = (CALL.as_ref(), BOUND.as_ref()) else {
+        return Vec::new();
+    };
+    if !rel.ends_with(".py") {
+        return Vec::new();
+    }
+    let mut bound: BTreeSet<String> = definitions(text).into_iter().collect();
+    bound.extend(text.lines().filter_map(binding).flatten());
+    for c in bound_re.captures_iter(text) {
+        for g in 1..=5 {
+            if let Some(m) = c.get(g) {
+                for part in m.as_str().split(',') {
+                    let name = part.trim().trim_start_matches('*');
+                    let name = name.split([':', '=']).next().unwrap_or(name).trim();
+                    if !name.is_empty() {
+                        bound.insert(name.to_string());
+                    }
+                }
+            }
+        }
+    }
+    let mut wanted: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let code = line.split('#').next().unwrap_or(line);
+        // Calls inside string literals are not calls.
+        if code.trim_start().starts_with(['"', '\'']) {
+            continue;
+        }
+        for c in call.captures_iter(code) {
+            let Some(name) = c.get(1).map(|m| m.as_str()) else {
+                continue;
+            };
+            let keyword = matches!(
+                name,
+                "if" | "elif"
+                    | "while"
+                    | "for"
+                    | "return"
+                    | "and"
+                    | "or"
+                    | "not"
+                    | "in"
+                    | "print"
+                    | "assert"
+                    | "yield"
+                    | "with"
+                    | "except"
+                    | "lambda"
+                    | "await"
+                    | "del"
+                    | "is"
+            );
+            if !keyword
+                && !bound.contains(name)
+                && !PY_BUILTINS.contains(&name)
+                && !name.ends_with("Error")
+                && !name.ends_with("Exception")
+                && !wanted.iter().any(|w| w == name)
+            {
+                wanted.push(name.to_string());
+            }
+        }
+    }
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+        return Vec::new();
+    };
+    let mut modules: Vec<(String, Vec<String>)> = Vec::new();
+    for e in entries.flatten().take(500) {
+        let path = e.path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if path.extension().and_then(|x| x.to_str()) != Some("py")
+            || path.file_name().and_then(|n| n.to_str())
+                == Path::new(rel).file_name().and_then(|n| n.to_str())
+            || !e.file_type().is_ok_and(|t| t.is_file())
+            || e.metadata().map(|m| m.len() > 256 * 1024).unwrap_or(true)
+        {
+            continue;
+        }
+        let Ok(code) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let top: Vec<String> = code
+            .lines()
+            .filter(|l| leading(l) == 0)
+            .flat_map(definitions)
+            .collect();
+        modules.push((stem.to_string(), top));
+    }
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for name in &wanted {
+        let holders: Vec<&String> = modules
+            .iter()
+            .filter(|(_, defs)| defs.contains(name))
+            .map(|(m, _)| m)
+            .collect();
+        if let [module] = holders.as_slice() {
+            match out.iter_mut().find(|(m, _)| m == *module) {
+                Some((_, names)) => names.push(name.clone()),
+                None => out.push(((*module).clone(), vec![name.clone()])),
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(m, names)| format!("from {m} import {}", names.join(", ")))
+        .collect()
+}
+
+/// `text` with `lines` added after its imports (at the top when it has
+/// none, after a module docstring).
+pub fn add_imports(text: &str, lines: &[String]) -> String {
+    let all: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut at = 0;
+    let mut in_doc = false;
+    for (i, l) in all.iter().enumerate() {
+        let t = l.trim();
+        if in_doc {
+            if t.contains("\"\"\"") {
+                in_doc = false;
+            }
+            at = i + 1;
+        } else if i == 0 && t.starts_with("\"\"\"") {
+            in_doc = !(t.len() > 3 && t[3..].contains("\"\"\""));
+            at = 1;
+        } else if (is_import(l) && leading(l) == 0) || t.starts_with('#') {
+            at = i + 1;
+        } else if !t.is_empty() {
+            break;
+        }
+    }
+    let mut out: String = all[..at].concat();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    for l in lines {
+        out.push_str(l);
+        out.push('\n');
+    }
+    let rest = all[at..].concat();
+    if at == 0 && !rest.trim().is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&rest);
+    out
 }
 
 /// The other file whose definitions `after` copies: every name `after`
@@ -332,6 +795,98 @@ pub fn references(root: &Path, names: &[String], skip: &str) -> Vec<(String, Vec
     }
     found.retain(|(_, hits)| !hits.is_empty());
     found
+}
+
+/// The workspace files `text` (the file at `rel`) imports from, each
+/// with the names it takes from there: Python `from x import a` /
+/// `import x`, JavaScript `require('./x')` / `import … from './x'`.
+/// Only files that exist under `root`.
+pub fn local_imports(root: &Path, rel: &str, text: &str) -> Vec<(String, Vec<String>)> {
+    let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
+    let exists = |p: &Path| -> Option<String> {
+        // `./x` and `a/../x` as the plain relative path.
+        let mut norm = std::path::PathBuf::new();
+        for c in p.components() {
+            match c {
+                std::path::Component::Normal(n) => norm.push(n),
+                std::path::Component::ParentDir => {
+                    if !norm.pop() {
+                        return None;
+                    }
+                }
+                std::path::Component::CurDir => {}
+                _ => return None,
+            }
+        }
+        let p = norm.as_path();
+        let abs = root.join(p);
+        (abs.starts_with(root) && abs.is_file()).then(|| p.to_string_lossy().into_owned())
+    };
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for line in text.lines().filter(|l| leading(l) == 0) {
+        let mut candidates: Vec<std::path::PathBuf> = Vec::new();
+        let js_source = line
+            .split_once("require(")
+            .map(|(_, r)| r)
+            .or_else(|| line.rsplit_once(" from ").map(|(_, r)| r))
+            .and_then(|r| {
+                let r = r.trim_start();
+                let q = r.chars().next().filter(|c| matches!(c, '\'' | '"' | '`'))?;
+                r[1..].split(q).next()
+            });
+        if let Some(src) = js_source {
+            if !src.starts_with('.') {
+                continue;
+            }
+            let base = dir.join(src);
+            candidates.push(base.clone());
+            for ext in ["js", "mjs", "cjs", "ts"] {
+                candidates.push(base.with_extension(ext));
+            }
+            candidates.push(base.join("index.js"));
+        } else {
+            let module = if let Some(rest) = line.strip_prefix("from ") {
+                rest.split_whitespace().next()
+            } else if let Some(rest) = line.strip_prefix("import ") {
+                rest.split([',', ' ']).next()
+            } else {
+                None
+            };
+            let Some(module) = module.filter(|m| !m.is_empty()) else {
+                continue;
+            };
+            let dots = module.len() - module.trim_start_matches('.').len();
+            let path = module.trim_start_matches('.').replace('.', "/");
+            let mut bases = Vec::new();
+            if dots > 0 {
+                let mut d = dir.to_path_buf();
+                for _ in 1..dots {
+                    d.pop();
+                }
+                bases.push(d);
+            } else {
+                bases.push(dir.to_path_buf());
+                bases.push(std::path::PathBuf::new());
+            }
+            for b in bases {
+                if path.is_empty() {
+                    candidates.push(b.join("__init__.py"));
+                } else {
+                    candidates.push(b.join(format!("{path}.py")));
+                    candidates.push(b.join(&path).join("__init__.py"));
+                }
+            }
+        }
+        let Some(file) = candidates.iter().find_map(|c| exists(c)) else {
+            continue;
+        };
+        let names = binding(line).unwrap_or_default();
+        match out.iter_mut().find(|(f, _)| *f == file) {
+            Some((_, have)) => have.extend(names),
+            None => out.push((file, names)),
+        }
+    }
+    out
 }
 
 /// Names `before` defined that `after` no longer does.
@@ -406,6 +961,151 @@ pub fn reindent(block: &str, to: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rewrite_that_drops_a_used_import_gets_it_back() {
+        let before =
+            "import argparse\n\n\ndef main():\n    p = argparse.ArgumentParser()\n    return p\n";
+        let after = "def main():\n    p = argparse.ArgumentParser()\n    return p\n";
+        let (content, restored) = kept_bindings(before, after).unwrap();
+        assert_eq!(restored, ["import argparse"]);
+        assert_eq!(
+            content,
+            "import argparse\n\n\ndef main():\n    p = argparse.ArgumentParser()\n    return p\n"
+        );
+        // Dropped and no longer used: gone on purpose.
+        let unused = "def main():\n    return 1\n";
+        assert_eq!(kept_bindings(before, unused), None);
+    }
+
+    #[test]
+    fn a_rewrite_keeps_imports_and_assignments_the_code_still_uses() {
+        let before = "from fmt import format_list, format_title\n\nFRUITS = [\"apples\", \"pears\"]\nLIMIT = 3\n\nif __name__ == \"__main__\":\n    print(format_list(FRUITS))\n";
+        let after = "if __name__ == '__main__':\n    print(format_list(FRUITS, sep=' | '))\n";
+        let (content, restored) = kept_bindings(before, after).unwrap();
+        assert_eq!(
+            restored,
+            [
+                "from fmt import format_list, format_title",
+                "FRUITS = [\"apples\", \"pears\"]"
+            ]
+        );
+        assert!(content.starts_with("from fmt import format_list, format_title\n\nFRUITS = [\"apples\", \"pears\"]\n\n\nif __name__"), "{content}");
+        // The new file binds the name itself: nothing to restore.
+        let rebinds = "from fmt import format_list\nFRUITS = []\nprint(format_list(FRUITS))\n";
+        assert_eq!(kept_bindings(before, rebinds), None);
+    }
+
+    #[test]
+    fn bindings_in_javascript_and_rust() {
+        assert_eq!(
+            binding("const { clamp, lerp } = require('./math');").unwrap(),
+            ["clamp", "lerp"]
+        );
+        assert_eq!(binding("import fs from 'node:fs';").unwrap(), ["fs"]);
+        assert_eq!(
+            binding("use std::collections::HashMap;").unwrap(),
+            ["HashMap"]
+        );
+        assert_eq!(binding("import os.path").unwrap(), ["os"]);
+        assert_eq!(binding("module.exports = { a };"), None);
+        assert_eq!(binding("    x = 1"), None);
+        assert_eq!(binding("if x == 1:"), None);
+    }
+
+    #[test]
+    fn imports_from_workspace_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("settings.py"), "PORT = 1\n").unwrap();
+        std::fs::create_dir_all(root.join("pkg")).unwrap();
+        std::fs::write(root.join("pkg/util.py"), "").unwrap();
+        std::fs::write(root.join("pkg/__init__.py"), "").unwrap();
+        std::fs::write(root.join("math.js"), "").unwrap();
+        let py =
+            "import os\nfrom settings import PORT, TIMEOUT\nfrom .util import helper\nimport pkg\n";
+        assert_eq!(
+            local_imports(root, "pkg/mod.py", py),
+            [
+                (
+                    "settings.py".to_string(),
+                    vec!["PORT".to_string(), "TIMEOUT".to_string()]
+                ),
+                ("pkg/util.py".to_string(), vec!["helper".to_string()]),
+                ("pkg/__init__.py".to_string(), vec!["pkg".to_string()]),
+            ]
+        );
+        let js = "const { clamp } = require('./math');\nconst fs = require('fs');\n";
+        assert_eq!(
+            local_imports(root, "main.js", js),
+            [("math.js".to_string(), vec!["clamp".to_string()])]
+        );
+    }
+
+    #[test]
+    fn definitions_that_shadow_an_import_are_found() {
+        let before = "import unittest\nfrom stats import mean, total\n\nclass T(unittest.TestCase):\n    def test_mean(self):\n        self.assertEqual(mean([1, 3]), 2)\n";
+        let after =
+            format!("{before}\n\ndef mean(values):\n    return sum(values) / len(values)\n");
+        assert_eq!(shadowed_imports(before, &after), ["mean"]);
+        assert!(shadowed_imports(before, before).is_empty());
+    }
+
+    #[test]
+    fn two_module_exports_become_one() {
+        let js = "function repeat(s, n) {\n  return s.repeat(n);\n}\n\nfunction capitalize(s) { return s[0].toUpperCase() + s.slice(1); } module.exports = { capitalize, repeat };\n\nmodule.exports = { repeat, isBlank };\n";
+        let (out, names) = one_exports(js).unwrap();
+        assert_eq!(names, ["capitalize", "repeat", "isBlank"]);
+        assert_eq!(
+            out,
+            "function repeat(s, n) {\n  return s.repeat(n);\n}\n\nfunction capitalize(s) { return s[0].toUpperCase() + s.slice(1); }\n\nmodule.exports = { capitalize, repeat, isBlank };\n"
+        );
+        let esm = "function capitalize(s) { return s; } export default capitalize;\n\nmodule.exports = { repeat, isBlank };\n";
+        let (out, names) = one_exports(esm).unwrap();
+        assert_eq!(names, ["capitalize", "repeat", "isBlank"]);
+        assert_eq!(
+            out,
+            "function capitalize(s) { return s; }\n\nmodule.exports = { capitalize, repeat, isBlank };\n"
+        );
+        assert_eq!(one_exports("module.exports = { a };\n"), None);
+        assert_eq!(
+            one_exports("module.exports = { a: 1 };\nmodule.exports = { b };\n"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_test_file_that_calls_an_unimported_function_gets_its_import() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("slug.py"),
+            "import re\n\n\ndef slugify(text):\n    return text\n\n\ndef _helper():\n    pass\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("other.py"), "def unrelated():\n    pass\n").unwrap();
+        let test = "import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        result = slugify('A b')\n        self.assertEqual(result, 'a-b')\n        self.assertEqual(len(result), 3)\n";
+        let lines = missing_imports(root, "test_slug.py", test);
+        assert_eq!(lines, ["from slug import slugify"]);
+        assert_eq!(
+            add_imports(test, &lines),
+            "import unittest\nfrom slug import slugify\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        result = slugify('A b')\n        self.assertEqual(result, 'a-b')\n        self.assertEqual(len(result), 3)\n"
+        );
+        // Imported, defined, a parameter, or defined in two modules: nothing.
+        let imported = format!("from slug import slugify\n{test}");
+        assert!(missing_imports(root, "test_slug.py", &imported).is_empty());
+        let param = "def apply(slugify, x):\n    return slugify(x)\n";
+        assert!(missing_imports(root, "t.py", param).is_empty());
+        std::fs::write(root.join("copy.py"), "def slugify(t):\n    return t\n").unwrap();
+        assert!(missing_imports(root, "test_slug.py", test).is_empty());
+        assert_eq!(
+            add_imports(
+                "x = slugify(1)\n",
+                &["from slug import slugify".to_string()]
+            ),
+            "from slug import slugify\n\nx = slugify(1)\n"
+        );
+    }
 
     #[test]
     fn definitions_in_several_languages() {

@@ -7,6 +7,7 @@ pub mod edit_match;
 pub mod fs;
 pub mod guard;
 pub mod nav;
+pub mod probe;
 pub mod search;
 pub mod syntax;
 
