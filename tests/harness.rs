@@ -608,7 +608,10 @@ fn a_question_about_a_call_gets_the_call_run_in_the_fence() {
         eprintln!("skipped: no working fence here");
         return;
     }
-    let server = Server::start(vec![text("170.0")]);
+    let server = Server::start(vec![
+        text("It returns the discounted price."),
+        text("170.0"),
+    ]);
     let ws = Workspace::new();
     ws.write("shop.py", SHOP);
     // Importing the module may not write: the fence is read-only.
@@ -629,6 +632,15 @@ fn a_question_about_a_call_gets_the_call_run_in_the_fence() {
         ),
         "{first}"
     );
+    // An answer that does not give it is asked again.
+    let told = last_user(&server.requests()[1]);
+    assert!(
+        told.contains(
+            "mm ran discount(200, 'gold') and it returns 170.0, but your answer does not say"
+        ),
+        "{told}"
+    );
+    assert_eq!(stdout(&out), "170.0\n");
     // A call with anything but literals is not run.
     let server = Server::start(vec![text("no idea")]);
     let out = ws.run(

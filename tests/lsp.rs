@@ -361,3 +361,46 @@ fn a_server_in_the_fence_outlives_its_check_on_mm() {
         "no diagnostics: {result}"
     );
 }
+
+#[test]
+fn errors_an_edit_brings_into_the_files_that_use_it_reach_the_model() {
+    let Some(program) = pyright() else { return };
+    let server = Server::start(vec![
+        call(
+            "e1",
+            "edit_file",
+            json!({"path": "fmt.py", "old_string": "def format_list(items):", "replacement": "def format_items(items):"}),
+        ),
+        text("Renamed it."),
+        text("report.py still uses the old name; left as is."),
+        text("report.py still uses the old name; left as is."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "fmt.py",
+        "def format_list(items):\n    return \", \".join(items)\n",
+    );
+    ws.write(
+        "report.py",
+        "from fmt import format_list\n\nprint(format_list([\"a\", \"b\"]))\n",
+    );
+    let out = run_with(
+        &ws,
+        &program,
+        &server,
+        "rename format_list in fmt.py to format_items",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        result.contains("[report.py uses fmt.py; this change brought errors there:]"),
+        "{result}"
+    );
+    assert!(result.contains("format_list"), "{result}");
+    // The end of the turn counts them like the file's own.
+    assert!(
+        stderr(&out).contains("report.py"),
+        "the user hears of the errors left in report.py: {}",
+        stderr(&out)
+    );
+}

@@ -182,6 +182,9 @@ impl Agent {
             output: std::sync::Arc::from(output.as_str()),
         });
         let p = probe?;
+        if let Ok(v) = &p.result {
+            st.probed = Some((p.call.clone(), v.clone()));
+        }
         Some(match p.result {
             Ok(v) => format!(
                 "\n\n[mm called {} (from {}) to check: it returns {v}]",
@@ -583,6 +586,32 @@ impl Agent {
                 )));
             }
         }
+        // A question whose answer mm already knows (it ran the call) or
+        // that asks for a number, answered without it.
+        if !st.told_value && st.question {
+            let missing = match &st.probed {
+                Some((call, v)) if !harness::states_value(&st.answer, v) => Some(format!(
+                    "mm ran {call} and it returns {v}, but your answer does not say what it returns."
+                )),
+                None if harness::wants_number(&st.prompt)
+                    && !st.answer.chars().any(|c| c.is_ascii_digit()) =>
+                {
+                    Some("The question asks for a number, and your answer gives none.".to_string())
+                }
+                _ => None,
+            };
+            if let Some(why) = missing {
+                st.told_value = true;
+                self.tell(
+                    st,
+                    Level::Info,
+                    "the answer does not give what the question asks for; asking again",
+                );
+                return Ok(Some(format!(
+                    "{why} Answer the question itself, briefly.\n{ask}"
+                )));
+            }
+        }
         if !st.told_grounding && st.question && st.used_tools {
             let missing = harness::ungrounded_numbers(
                 &st.answer,
@@ -676,6 +705,14 @@ impl Agent {
                 }
                 _ => {}
             }
+        }
+        if let Some((call, v)) = &st.probed
+            && st.question
+            && !harness::states_value(&st.answer, v)
+        {
+            flags.push(format!(
+                "the answer does not give what {call} returns ({v})"
+            ));
         }
         for w in harness::wrong_arithmetic(&st.answer) {
             flags.push(format!("the answer's arithmetic is wrong: {w}"));

@@ -614,6 +614,30 @@ fn literal_args(args: &str) -> bool {
         .all(|ch| ch.is_ascii_digit() || " \t,.-+[]{}:()".contains(ch))
 }
 
+/// The request asks for a number: "how many", "what port", "answer with
+/// the number".
+pub fn wants_number(prompt: &str) -> bool {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r"(?i)(?-u:\b)(how many|how much|how long|what port|which port|the number|a number|what number|count of)(?-u:\b)").ok()
+    });
+    RE.as_ref().is_some_and(|r| r.is_match(prompt))
+}
+
+/// The answer states `value` (what mm saw a call return): the same
+/// number, or the same text without its quotes.
+pub fn states_value(answer: &str, value: &str) -> bool {
+    if let Ok(v) = value.parse::<f64>() {
+        static NUM: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"-?\d+(?:\.\d+)?").ok());
+        return NUM.as_ref().is_some_and(|r| {
+            r.find_iter(answer)
+                .filter_map(|m| m.as_str().parse::<f64>().ok())
+                .any(|n| (n - v).abs() <= 1e-9 * v.abs().max(1.0))
+        });
+    }
+    let bare = value.trim_matches(['\'', '"']);
+    answer.contains(bare)
+}
+
 /// Watches a reply as it streams for a runaway: the same block of text
 /// over and over, or a long run of whitespace (a small model inside a
 /// tool call writes thousands of tokens of them, minutes on a CPU).
@@ -889,6 +913,18 @@ mod tests {
             last_frame(rust),
             Some(("tests/leap.rs".into(), 12, "assert!(is_leap(2000));".into()))
         );
+    }
+
+    #[test]
+    fn answers_that_must_give_a_number_or_a_value() {
+        assert!(wants_number("How many functions does it define?"));
+        assert!(wants_number(
+            "What does f(1) return? Answer with the number only."
+        ));
+        assert!(!wants_number("Where is parse defined?"));
+        assert!(states_value("It returns 170.", "170.0"));
+        assert!(!states_value("It returns the discounted price.", "170.0"));
+        assert!(states_value("It gives hello-world", "'hello-world'"));
     }
 
     #[test]

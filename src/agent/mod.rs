@@ -1198,6 +1198,14 @@ impl Agent {
             {
                 st.written.push(change.path.clone());
             }
+            // What the server says of the files that use the changed one
+            // counts at the end of the turn like the file's own errors.
+            for (user, check) in &out.dependents {
+                st.baselines
+                    .entry(user.clone())
+                    .or_insert_with(|| check.baseline.clone());
+                st.checks.insert(user.clone(), check.clone());
+            }
             if let Some(change) = &out.change {
                 match &out.check {
                     Some(check) => {
@@ -1279,6 +1287,10 @@ struct TurnState {
     told_arithmetic: bool,
     /// The sums mm worked out for the model: evidence for its answer.
     computed: String,
+    /// The call a question asks about as mm ran it, and what it returned.
+    probed: Option<(String, String)>,
+    /// The answer was sent back for not giving what was asked.
+    told_value: bool,
     /// The last failure output of the request's command or the tests, as
     /// shown to the model.
     last_failure: Option<String>,

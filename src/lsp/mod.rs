@@ -178,6 +178,23 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 const CHECK_WAIT: Duration = Duration::from_secs(5);
 const FIRST_CHECK_WAIT: Duration = Duration::from_secs(20);
 const QUIET: Duration = Duration::from_millis(300);
+/// How long to wait for the server's word on a file that uses a changed
+/// one (it may say nothing: nothing changed there).
+const DEPENDENT_WAIT: Duration = Duration::from_millis(2500);
+/// Files that use a changed file checked after it, at most.
+const MAX_DEPENDENTS: usize = 5;
+
+/// Files that use a file about to change, with what the server said of
+/// them before.
+pub struct Dependents {
+    items: Vec<Dependent>,
+}
+
+struct Dependent {
+    path: PathBuf,
+    generation: u64,
+    baseline: Option<Vec<lsp_types::Diagnostic>>,
+}
 
 enum Slot {
     Running {
@@ -658,6 +675,89 @@ impl Lsp {
             baseline: baseline.as_deref().map(messages),
             now: messages(&now.items),
         })
+    }
+
+    /// Before a change to a file: the files that use it (`paths`), opened
+    /// in their server so it reports on them, with what it says about
+    /// them now. Waits for a first report on a file it had to open.
+    pub async fn watch_dependents(&self, paths: &[PathBuf]) -> Dependents {
+        let mut items = Vec::new();
+        for path in paths.iter().take(MAX_DEPENDENTS) {
+            let Ok((client, lang, _)) = self.server_for(path).await else {
+                continue;
+            };
+            let Ok(content) = std::fs::read_to_string(path) else {
+                continue;
+            };
+            if !client.is_open(path).await {
+                let since = self.store.get(path).generation;
+                if client.ensure(path, lang, &content).await.is_err() {
+                    continue;
+                }
+                let _ = self
+                    .store
+                    .settle(path, since, 0, QUIET, Instant::now() + DEPENDENT_WAIT)
+                    .await;
+            }
+            let baseline = self.real.lock().ok().and_then(|r| r.get(path).cloned());
+            items.push(Dependent {
+                path: path.clone(),
+                generation: self.store.get(path).generation,
+                baseline,
+            });
+        }
+        Dependents { items }
+    }
+
+    /// After the change: what the server now says of each file that uses
+    /// it (those it said something new about), errors it did not report
+    /// before counted as new.
+    pub async fn dependents_after(&self, watched: Dependents) -> Vec<(String, Check)> {
+        let waits = watched.items.into_iter().map(|d| async move {
+            let now = self
+                .store
+                .settle(
+                    &d.path,
+                    d.generation,
+                    0,
+                    QUIET,
+                    Instant::now() + DEPENDENT_WAIT,
+                )
+                .await?;
+            let client = self.server_for(&d.path).await.ok()?.0;
+            let content = std::fs::read_to_string(&d.path).ok()?;
+            let rel = text::rel(&self.root, &d.path);
+            let (note, errors, new) = text::error_report(
+                &client.name,
+                &rel,
+                &content,
+                &now.items,
+                d.baseline.as_deref(),
+                6,
+            );
+            let messages = |items: &[lsp_types::Diagnostic]| -> Vec<String> {
+                items
+                    .iter()
+                    .filter(|x| store::is_error(x))
+                    .map(|x| x.message.clone())
+                    .collect()
+            };
+            Some((
+                rel,
+                Check {
+                    text: note,
+                    errors,
+                    new_errors: new,
+                    baseline: d.baseline.as_deref().map(messages),
+                    now: messages(&now.items),
+                },
+            ))
+        });
+        futures::future::join_all(waits)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
     }
 
     /// Before an approval: what the proposed text would do to the file's

@@ -777,6 +777,38 @@ impl ToolEnv {
         out
     }
 
+    /// The workspace files that import `rel` (same language), absolute.
+    pub fn dependents(&self, rel: &str) -> Vec<std::path::PathBuf> {
+        let root = self.sandbox.root();
+        let Some(lang) = crate::lsp::language_of(&root.join(rel)) else {
+            return Vec::new();
+        };
+        crate::sandbox::path::walk(root)
+            .max_depth(Some(6))
+            .build()
+            .flatten()
+            .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+            .filter(|e| crate::lsp::language_of(e.path()) == Some(lang))
+            .take(400)
+            .filter_map(|e| {
+                let user = e
+                    .path()
+                    .strip_prefix(root)
+                    .ok()?
+                    .to_string_lossy()
+                    .into_owned();
+                if user == rel {
+                    return None;
+                }
+                let text = read_text(e.path(), &user).ok()?;
+                super::guard::local_imports(root, &user, &text)
+                    .iter()
+                    .any(|(f, _)| f == rel)
+                    .then(|| e.path().to_path_buf())
+            })
+            .collect()
+    }
+
     /// Records `rel` as read as it is now: mm read it for the model (a
     /// change proposed from a file the model saw only in a traceback).
     pub fn note_read(&self, rel: &str) {

@@ -46,6 +46,8 @@ pub struct ToolOutput {
     pub check: Option<Box<crate::lsp::Check>>,
     /// Something the user must hear of, whatever the model makes of it.
     pub warning: Option<String>,
+    /// Errors the change brought into files that use the changed one.
+    pub dependents: Vec<(String, crate::lsp::Check)>,
 }
 
 impl ToolOutput {
@@ -68,6 +70,7 @@ impl ToolOutput {
             change: None,
             check: None,
             warning: None,
+            dependents: Vec::new(),
         }
     }
     pub fn with_change(mut self, change: FileChange) -> Self {
@@ -332,9 +335,23 @@ pub async fn run(
                 Ok(p) => p,
                 Err(out) => return out,
             };
+            // The files that use this one, so errors the change brings
+            // there (a caller of a renamed function) are seen too.
+            let watched = match &env.lsp {
+                Some(lsp) if env.guard_writes && pending.before.is_some() => {
+                    let users = env.dependents(&pending.r.rel);
+                    if users.is_empty() {
+                        None
+                    } else {
+                        Some(lsp.watch_dependents(&users).await)
+                    }
+                }
+                _ => None,
+            };
             match approve_change(env, pending, ctx).await {
                 Ok((pending, note)) => {
                     let abs = pending.r.abs.clone();
+                    let rel = pending.r.rel.clone();
                     let mut out = fs::commit(env, pending, ctx.cancel.is_cancelled(), &note);
                     if let (Some(lsp), Some(change)) = (&env.lsp, &out.change)
                         && let Some(check) = lsp
@@ -344,6 +361,19 @@ pub async fn run(
                         out.text.push('\n');
                         out.text.push_str(&check.text);
                         out.check = Some(Box::new(check));
+                    }
+                    if let (Some(lsp), Some(watched), true) =
+                        (&env.lsp, watched, out.change.is_some())
+                    {
+                        for (user, check) in lsp.dependents_after(watched).await {
+                            if check.new_errors.unwrap_or(0) > 0 {
+                                out.text.push_str(&format!(
+                                    "\n[{user} uses {rel}; this change brought errors there:]\n{}",
+                                    check.text
+                                ));
+                            }
+                            out.dependents.push((user, check));
+                        }
                     }
                     if out.check.is_none()
                         && env.guard_writes
