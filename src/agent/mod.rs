@@ -1137,6 +1137,7 @@ impl Agent {
             if self.harness_on()
                 && call.name == "edit_file"
                 && out.status == ToolStatus::Error
+                && out.text.contains("was not found")
                 && let (Some(old), Some(fail)) = (
                     tools::arg_str(&args, "old_string"),
                     st.last_failure.as_deref(),

@@ -40,6 +40,11 @@ pub fn find(content: &str, old: &str, new: &str) -> Result<Splice, MatchError> {
     if let Some(s) = by_lines(content, old, new, Loose::Indent)? {
         return Ok(s);
     }
+    if (old.contains('\'') || old.contains('"'))
+        && let Some(s) = by_lines(content, old, new, Loose::Quotes)?
+    {
+        return Ok(s);
+    }
     Err(MatchError::NotFound {
         closest: closest_block(content, old),
     })
@@ -74,6 +79,9 @@ fn line_of(content: &str, byte: usize) -> usize {
 enum Loose {
     TrailingSpace,
     Indent,
+    /// Indentation, and `'` taken for `"`: a small model retypes a line
+    /// in the other quote style.
+    Quotes,
 }
 
 /// Lines of `content` with their byte ranges (without the newline).
@@ -92,11 +100,12 @@ fn lines_with_ranges(content: &str) -> Vec<(usize, usize)> {
     out
 }
 
-fn norm(line: &str, loose: Loose) -> &str {
+fn norm(line: &str, loose: Loose) -> std::borrow::Cow<'_, str> {
     let line = line.trim_end_matches('\r').trim_end();
     match loose {
-        Loose::TrailingSpace => line,
-        Loose::Indent => line.trim_start(),
+        Loose::TrailingSpace => line.into(),
+        Loose::Indent => line.trim_start().into(),
+        Loose::Quotes => line.trim_start().replace('\'', "\"").into(),
     }
 }
 
@@ -145,7 +154,7 @@ fn by_lines(
     let mut b = if crlf { line_end - 1 } else { line_end };
     let mut replacement = match loose {
         Loose::TrailingSpace => new.strip_suffix('\n').unwrap_or(new).to_string(),
-        Loose::Indent => reindent(content, ranges[start_line], &old_lines, new),
+        Loose::Indent | Loose::Quotes => reindent(content, ranges[start_line], &old_lines, new),
     };
     if new.trim().is_empty() {
         // Deleting whole lines: take the line break with them.
@@ -162,6 +171,7 @@ fn by_lines(
         how: Some(match loose {
             Loose::TrailingSpace => "trailing whitespace",
             Loose::Indent => "indentation",
+            Loose::Quotes => "quote style",
         }),
     }))
 }
@@ -301,6 +311,22 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_other_quote_style_still_matches() {
+        let content =
+            "def load():\n    rows = [\"widget,2,6\", \"gadget,3,10\"]\n    return rows\n";
+        let out = edit(
+            content,
+            "rows = ['widget,2,6', 'gadget,3,10']",
+            "rows = ['widget,2,6', 'gadget,3,10', 'x,1,1']",
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "def load():\n    rows = ['widget,2,6', 'gadget,3,10', 'x,1,1']\n    return rows\n"
+        );
     }
 
     #[test]

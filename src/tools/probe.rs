@@ -118,14 +118,14 @@ except BaseException as e:
         if os.path.abspath(f.f_code.co_filename).startswith(root + os.sep):
             frames.append((f, tb.tb_lineno))
         tb = tb.tb_next
-    for f, line in frames[-2:]:
+    for f, line in reversed(frames[-2:]):
         where = os.path.relpath(f.f_code.co_filename, root)
         shown = []
         for k, v in list(f.f_locals.items()):
             if k.startswith("__") or isinstance(v, (types.ModuleType, types.FunctionType, type)):
                 continue
             r = repr(v)
-            shown.append("  %s = %s" % (k, r if len(r) <= 200 else r[:200] + "..."))
+            shown.append("  %s = %s" % (k, r if len(r) <= 160 else r[:160] + "..."))
         if shown and f.f_code.co_name != "<module>":
             print("MM-VALUES %s at %s:%d" % (f.f_code.co_name, where, line))
             print("\n".join(shown[:12]))
