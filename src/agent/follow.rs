@@ -286,6 +286,35 @@ impl Agent {
         let body = body.join("\n");
         let root = self.tools.sandbox.root();
         let mut text = harness::trim_failure(&body, root, FAILURE_LINES);
+        // A failing test points at the code it tests: name where that is,
+        // so the fix goes there and not into the test.
+        let trimmed = text.clone();
+        for test in harness::failing_test_files(&trimmed).iter().take(2) {
+            let Ok(r) = self.tools.sandbox.check_read(test) else {
+                continue;
+            };
+            let Ok(bytes) = crate::sandbox::path::read_regular(&r.abs, 256 * 1024) else {
+                continue;
+            };
+            let code = String::from_utf8_lossy(&bytes);
+            let sources: Vec<String> = tools::guard::local_imports(root, test, &code)
+                .into_iter()
+                .filter(|(f, _)| !harness::is_test_file(f))
+                .map(|(f, names)| {
+                    if names.is_empty() {
+                        f
+                    } else {
+                        format!("{f} ({})", names.join(", "))
+                    }
+                })
+                .collect();
+            if !sources.is_empty() {
+                text.push_str(&format!(
+                    "\n[{test} tests code from {}: a wrong result is usually fixed there, not in the test]",
+                    sources.join(", ")
+                ));
+            }
+        }
         // The code at the places a panic names, which the output does not
         // show: the assertion that failed says what the code should do.
         let mut quoted = 0;
@@ -586,32 +615,6 @@ impl Agent {
                 )));
             }
         }
-        // A question whose answer mm already knows (it ran the call) or
-        // that asks for a number, answered without it.
-        if !st.told_value && st.question {
-            let missing = match &st.probed {
-                Some((call, v)) if !harness::states_value(&st.answer, v) => Some(format!(
-                    "mm ran {call} and it returns {v}, but your answer does not say what it returns."
-                )),
-                None if harness::wants_number(&st.prompt)
-                    && !st.answer.chars().any(|c| c.is_ascii_digit()) =>
-                {
-                    Some("The question asks for a number, and your answer gives none.".to_string())
-                }
-                _ => None,
-            };
-            if let Some(why) = missing {
-                st.told_value = true;
-                self.tell(
-                    st,
-                    Level::Info,
-                    "the answer does not give what the question asks for; asking again",
-                );
-                return Ok(Some(format!(
-                    "{why} Answer the question itself, briefly.\n{ask}"
-                )));
-            }
-        }
         if !st.told_grounding && st.question && st.used_tools {
             let missing = harness::ungrounded_numbers(
                 &st.answer,
@@ -666,6 +669,32 @@ impl Agent {
                 );
                 return Ok(Some(format!(
                     "That reply describes a tool call; it does not answer.\n{ask}\nAnswer it directly, using what the tools returned."
+                )));
+            }
+        }
+        // A question whose answer mm already knows (it ran the call) or
+        // that asks for a number, answered without it.
+        if !st.told_value && st.question {
+            let missing = match &st.probed {
+                Some((call, v)) if !harness::states_value(&st.answer, v) => Some(format!(
+                    "mm ran {call} and it returns {v}, but your answer does not say what it returns."
+                )),
+                None if harness::wants_number(&st.prompt)
+                    && !st.answer.chars().any(|c| c.is_ascii_digit()) =>
+                {
+                    Some("The question asks for a number, and your answer gives none.".to_string())
+                }
+                _ => None,
+            };
+            if let Some(why) = missing {
+                st.told_value = true;
+                self.tell(
+                    st,
+                    Level::Info,
+                    "the answer does not give what the question asks for; asking again",
+                );
+                return Ok(Some(format!(
+                    "{why} Answer the question itself, briefly.\n{ask}"
                 )));
             }
         }

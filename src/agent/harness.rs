@@ -347,6 +347,27 @@ pub fn last_frame(failure: &str) -> Option<(String, usize, String)> {
     found
 }
 
+/// The workspace test files a failure's frames run through (Python
+/// `File "./test_x.py"` lines, or quoted `path:line:` places).
+pub fn failing_test_files(failure: &str) -> Vec<String> {
+    static FILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        Regex::new(r#"(?m)(?:File "(?:\./)?([^"/][^"]*)"|^(?:\./)?([\w./-]+\.\w+):\d+:)"#).ok()
+    });
+    let Some(re) = FILE.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for c in re.captures_iter(failure) {
+        if let Some(p) = c.get(1).or_else(|| c.get(2)) {
+            let p = p.as_str().to_string();
+            if is_test_file(&p) && !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// An `old_string` copied from the error output instead of the code:
 /// what to tell the model, naming the line the error points at.
 pub fn error_not_code(old: &str, failure: &str) -> Option<String> {
@@ -925,6 +946,17 @@ mod tests {
         assert!(states_value("It returns 170.", "170.0"));
         assert!(!states_value("It returns the discounted price.", "170.0"));
         assert!(states_value("It gives hello-world", "'hello-world'"));
+    }
+
+    #[test]
+    fn the_test_files_a_failure_runs_through() {
+        let fail = "FAIL: test_f_to_c (test_temps.TempsTest.test_f_to_c)\nTraceback (most recent call last):\n  File \"./test_temps.py\", line 11, in test_f_to_c\n    self.assertAlmostEqual(f_to_c(212), 100)\nAssertionError: 194.2 != 100";
+        assert_eq!(failing_test_files(fail), ["test_temps.py"]);
+        assert_eq!(
+            failing_test_files("tests/leap.rs:12: assert!(is_leap(2000));"),
+            ["tests/leap.rs"]
+        );
+        assert!(failing_test_files("  File \"./app.py\", line 3").is_empty());
     }
 
     #[test]
