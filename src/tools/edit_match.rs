@@ -30,7 +30,12 @@ pub fn find(content: &str, old: &str, new: &str) -> Result<Splice, MatchError> {
     if content.contains("\r\n") && !old.contains("\r\n") {
         let old_crlf = old.replace('\n', "\r\n");
         let new_crlf = new.replace('\n', "\r\n");
-        if let Some(s) = exact(content, &old_crlf, &new_crlf, Some("line endings"))? {
+        if let Some(s) = exact(
+            content,
+            &old_crlf,
+            &new_crlf,
+            Some("matched after normalising line endings"),
+        )? {
             return Ok(s);
         }
     }
@@ -45,8 +50,67 @@ pub fn find(content: &str, old: &str, new: &str) -> Result<Splice, MatchError> {
     {
         return Ok(s);
     }
+    if let Some(s) = transplant(content, old, new) {
+        return Ok(s);
+    }
     Err(MatchError::NotFound {
         closest: closest_block(content, old),
+    })
+}
+
+/// The change the model meant, made where it fits: `old` was retyped
+/// wrong somewhere outside the part it changes (`mean(values) / …` for
+/// `total(values) / …`), but the changed part, with a few characters
+/// either side, is in the file exactly once, on lines that look like
+/// `old`. Only single-line `old` text and one contiguous change.
+fn transplant(content: &str, old: &str, new: &str) -> Option<Splice> {
+    const CONTEXT: usize = 8;
+    if old.contains('\n') || new.contains('\n') {
+        return None;
+    }
+    let o: Vec<char> = old.chars().collect();
+    let n: Vec<char> = new.chars().collect();
+    let mut p = 0;
+    while p < o.len() && p < n.len() && o[p] == n[p] {
+        p += 1;
+    }
+    let mut q = 0;
+    while q < o.len() - p && q < n.len() - p && o[o.len() - 1 - q] == n[n.len() - 1 - q] {
+        q += 1;
+    }
+    let left: String = o[p.saturating_sub(CONTEXT)..p].iter().collect();
+    let removed: String = o[p..o.len() - q].iter().collect();
+    let inserted: String = n[p..n.len() - q].iter().collect();
+    let right: String = o[o.len() - q..(o.len() - q + CONTEXT).min(o.len())]
+        .iter()
+        .collect();
+    let needle = format!("{left}{removed}{right}");
+    // Enough to go by, and the edit really changes something.
+    if needle.trim().chars().count() < 6 || removed == inserted {
+        return None;
+    }
+    let hits: Vec<usize> = content.match_indices(&needle).map(|(i, _)| i).collect();
+    let [at] = hits.as_slice() else {
+        return None;
+    };
+    // The line it lands on must look like what the model meant.
+    let line_start = content[..*at].rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let line_end = content[*at..]
+        .find('\n')
+        .map(|i| at + i)
+        .unwrap_or(content.len());
+    let line = content[line_start..line_end].trim();
+    if similar::TextDiff::from_chars(old.trim(), line).ratio() < 0.6 {
+        return None;
+    }
+    let start = at + left.len();
+    Some(Splice {
+        start,
+        end: start + removed.len(),
+        replacement: inserted,
+        how: Some(
+            "old_string differs from the file outside the part you change; your change was made there: check the diff",
+        ),
     })
 }
 
@@ -169,9 +233,9 @@ fn by_lines(
         end: b,
         replacement,
         how: Some(match loose {
-            Loose::TrailingSpace => "trailing whitespace",
-            Loose::Indent => "indentation",
-            Loose::Quotes => "quote style",
+            Loose::TrailingSpace => "matched after normalising trailing whitespace",
+            Loose::Indent => "matched after normalising indentation",
+            Loose::Quotes => "matched after normalising quote style",
         }),
     }))
 }
@@ -327,6 +391,26 @@ mod tests {
             out,
             "def load():\n    rows = ['widget,2,6', 'gadget,3,10', 'x,1,1']\n    return rows\n"
         );
+    }
+
+    #[test]
+    fn a_change_is_made_where_the_rest_of_old_string_was_retyped_wrong() {
+        let content = "def mean(values):\n    if not values:\n        return 0.0\n    return total(values) / (len(values) - 1)\n";
+        let out = edit(
+            content,
+            "mean(values) / (len(values) - 1)",
+            "mean(values) / (len(values))",
+        )
+        .unwrap();
+        assert!(
+            out.ends_with("    return total(values) / (len(values))\n"),
+            "{out}"
+        );
+        // Where the changed part is not unique, or looks nothing like
+        // old_string, nothing is guessed.
+        let twice = "a = f(x - 1)\nb = g(x - 1)\n";
+        assert!(edit(twice, "h(x - 1)", "h(x)").is_err());
+        assert!(edit(content, "completely different (len(values) - 1)", "x").is_err());
     }
 
     #[test]

@@ -553,10 +553,7 @@ pub fn commit(env: &ToolEnv, p: Pending, cancelled: bool, note: &str) -> ToolOut
             change.added, change.removed
         ),
         (Some(before), true) => {
-            let how = p
-                .how
-                .map(|h| format!(" (matched after normalising {h})"))
-                .unwrap_or_default();
+            let how = p.how.map(|h| format!(" ({h})")).unwrap_or_default();
             format!(
                 "edited {rel}{how}: +{} -{}{note}\n{}",
                 change.added,
