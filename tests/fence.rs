@@ -323,3 +323,70 @@ fn sigterm_and_sighup_kill_the_command_mm_started() {
         assert!(!killed_mid_command(&[], cmd, Signal::SIGTERM));
     }
 }
+
+#[test]
+fn fenced_code_has_no_capabilities_and_no_host_sockets() {
+    if !fence_works() {
+        eprintln!("skipped: bwrap cannot start a sandbox here");
+        return;
+    }
+    let (ws, out) = setup();
+    let o = out.path().display();
+    // A host service listening under /run (root can put one there; else
+    // the check is only that no socket shows).
+    let sock = std::path::PathBuf::from(format!("/run/mm-fence-test-{}.sock", std::process::id()));
+    let listener = std::os::unix::net::UnixListener::bind(&sock).ok();
+    let reached = Arc::new(AtomicUsize::new(0));
+    if let Some(l) = listener {
+        let seen = reached.clone();
+        std::thread::spawn(move || {
+            for c in l.incoming() {
+                if c.is_ok() {
+                    seen.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        });
+    }
+    // Root in the fence is root without capabilities: no remount, no
+    // hostname of the host's, and /run (where the host's services listen)
+    // is empty.
+    ws.write(
+        "Makefile",
+        &format!(
+            "all:\n\
+\t-sh -c 'grep CapEff /proc/self/status > caps.txt'\n\
+\t-sh -c 'mount -o remount,rw / && echo x > {o}/remounted'\n\
+\t-sh -c 'hostname mm-fence-probe; hostname > host.txt'\n\
+\t-sh -c 'find /run -type s > run.txt'\n\
+\t-python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{sock}'); s.send(b'x')\"\n\
+\ttouch ran.txt\n",
+            sock = sock.display()
+        ),
+    );
+    let host_before = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let server = Server::start(vec![
+        call("m", "bash", json!({"command": "make"})),
+        text("made"),
+    ]);
+    let run = ws.run(&server, "build it", &["-json"]);
+    let p = ws.path();
+    assert!(
+        p.join("ran.txt").exists(),
+        "make did not run: {}",
+        stderr(&run)
+    );
+    let caps = std::fs::read_to_string(p.join("caps.txt")).unwrap();
+    assert_eq!(caps.trim(), "CapEff:\t0000000000000000", "{caps}");
+    assert!(
+        !out.path().join("remounted").exists(),
+        "remounted / writable"
+    );
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap(),
+        host_before,
+        "changed the host's hostname"
+    );
+    assert_eq!(std::fs::read_to_string(p.join("run.txt")).unwrap(), "");
+    assert_eq!(reached.load(Ordering::SeqCst), 0, "reached a host socket");
+    let _ = std::fs::remove_file(&sock);
+}

@@ -833,3 +833,35 @@ fn a_crash_comes_with_the_values_where_it_happened() {
         "{first}"
     );
 }
+
+#[test]
+fn a_probe_never_runs_code_from_a_file_name_or_the_question() {
+    if !fence_works() {
+        eprintln!("skipped: no working fence here");
+        return;
+    }
+    let ws = Workspace::new();
+    // The only file defining `discount` has a name that is code.
+    ws.write(
+        "shop import discount\nimport os;os.system('id > /tmp/mm-probe-name')\nfrom shop.py",
+        "def discount(p, t):\n    return 0\n",
+    );
+    ws.write("shop.py", "discount = lambda p, t: p\n");
+    let server = Server::start(vec![text("0")]);
+    let out = ws.run(
+        &server,
+        "What does discount(200, 'gold') return?",
+        &["-sandbox", "read-only"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!last_user(&server.requests()[0]).contains("mm called"));
+    assert!(!std::path::Path::new("/tmp/mm-probe-name").exists());
+    // Triple quotes and an f-string in the arguments: not literals.
+    ws.write("calc.py", "def f(*a):\n    return a\n");
+    let server = Server::start(vec![text("no")]);
+    let q = r#"What does f(''' ' ''' F"""{__import__("os").system("id > /tmp/mm-probe-args")}""" """'" """) return?"#;
+    let out = ws.run(&server, q, &["-sandbox", "read-only"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!last_user(&server.requests()[0]).contains("mm called"));
+    assert!(!std::path::Path::new("/tmp/mm-probe-args").exists());
+}

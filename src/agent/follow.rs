@@ -140,16 +140,13 @@ impl Agent {
         if !st.question || !self.tools.sandbox.fence().is_on() {
             return None;
         }
-        let (name, args) = harness::asked_call(&st.prompt)?;
+        let asked = harness::asked_call(&st.prompt)?;
         let mut sources = self.tools.read_files_now();
         sources.extend(self.tools.unread_sources());
-        let file = tools::probe::defining_file(&sources, &name)?.to_string();
-        if file.contains(['\'', '"', '\\']) {
-            return None;
-        }
+        let file = tools::probe::defining_file(&sources, &asked.name)?.to_string();
         st.harness_calls += 1;
         let call_id = format!("mm_check_{}_{}", self.turn, st.harness_calls);
-        let shown = format!("{name}({args}) from {file}");
+        let shown = format!("{}({}) from {file}", asked.name, asked.shown);
         let mut card = Map::new();
         card.insert("command".into(), Value::String(shown.clone()));
         let summary = tools::summary("bash", &card);
@@ -165,7 +162,7 @@ impl Agent {
             summary: summary.clone(),
             arguments: json!({"command": shown}).to_string(),
         });
-        let probe = tools::probe::call(&self.tools, &file, &name, &args, cancel).await;
+        let probe = tools::probe::call(&self.tools, &file, &asked, cancel).await;
         let (status, output) = match &probe {
             Some(p) => match &p.result {
                 Ok(v) => (ToolStatus::Ok, v.clone()),

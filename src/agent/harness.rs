@@ -592,13 +592,22 @@ impl Calc {
     }
 }
 
-/// The call a question asks about, as `(name, arguments)`: "What does
-/// `discount(200, 'gold')` return?". Only a plain function name and
-/// literal arguments (numbers, strings, lists, True/False/None), so
-/// running it runs nothing the question did not spell out.
-pub fn asked_call(prompt: &str) -> Option<(String, String)> {
+/// The call a question asks about: "What does `discount(200, 'gold')`
+/// return?". Only a plain function name and literal arguments (numbers,
+/// quoted strings, lists, tuples, dicts, True/False/None), which come
+/// back as JSON: whoever runs the call passes data, never the question's
+/// text as code.
+pub struct AskedCall {
+    pub name: String,
+    /// The arguments as the question wrote them, for display.
+    pub shown: String,
+    /// The arguments as a JSON array.
+    pub json: String,
+}
+
+pub fn asked_call(prompt: &str) -> Option<AskedCall> {
     static CALL: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?:^|[^\w.])([A-Za-z_]\w*)\(([^()]*(?:\([^()]*\)[^()]*)*)\)").ok()
+        Regex::new(r"(?:^|[^\w.])([A-Za-z_][A-Za-z0-9_]*)\(([^()]*(?:\([^()]*\)[^()]*)*)\)").ok()
     });
     static ASKS: LazyLock<Option<Regex>> = LazyLock::new(|| {
         Regex::new(r"(?i)(?-u:\b)(return|returns|give|gives|output|outputs|print|prints|evaluate|evaluates|result|value)(?-u:\b)").ok()
@@ -608,31 +617,151 @@ pub fn asked_call(prompt: &str) -> Option<(String, String)> {
     }
     let c = CALL.as_ref()?.captures(prompt)?;
     let (name, args) = (c.get(1)?.as_str(), c.get(2)?.as_str().trim());
-    literal_args(args).then(|| (name.to_string(), args.to_string()))
+    let values = Literals::new(args).all()?;
+    Some(AskedCall {
+        name: name.to_string(),
+        shown: args.to_string(),
+        json: serde_json::Value::Array(values).to_string(),
+    })
 }
 
-/// Arguments made only of literals: quoted strings without escapes,
-/// numbers, brackets, commas, True/False/None (or true/false/null).
-fn literal_args(args: &str) -> bool {
-    let mut rest = String::new();
-    let mut quote: Option<char> = None;
-    for ch in args.chars() {
-        match quote {
-            Some(q) if ch == q => quote = None,
-            Some(_) if ch == '\\' => return false,
-            Some(_) => {}
-            None if ch == '\'' || ch == '"' => quote = Some(ch),
-            None => rest.push(ch),
+/// A strict reader of literal arguments: anything it does not know
+/// (a name, an operator, a string prefix, a backslash, triple quotes)
+/// fails the whole read.
+struct Literals<'a> {
+    s: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Literals<'a> {
+    fn new(s: &'a str) -> Self {
+        Literals {
+            s: s.as_bytes(),
+            at: 0,
         }
     }
-    if quote.is_some() {
-        return false;
+
+    fn all(mut self) -> Option<Vec<serde_json::Value>> {
+        let v = self.items(None)?;
+        self.ws();
+        (self.at == self.s.len()).then_some(v)
     }
-    let rest = ["True", "False", "None", "true", "false", "null"]
-        .iter()
-        .fold(rest, |r, w| r.replace(w, " "));
-    rest.chars()
-        .all(|ch| ch.is_ascii_digit() || " \t,.-+[]{}:()".contains(ch))
+
+    fn ws(&mut self) {
+        while self.s.get(self.at).is_some_and(|c| c.is_ascii_whitespace()) {
+            self.at += 1;
+        }
+    }
+
+    /// Comma-separated values up to `close` (or the end).
+    fn items(&mut self, close: Option<u8>) -> Option<Vec<serde_json::Value>> {
+        let mut out = Vec::new();
+        loop {
+            self.ws();
+            match (self.s.get(self.at), close) {
+                (None, None) => return Some(out),
+                (Some(c), Some(cl)) if *c == cl => {
+                    self.at += 1;
+                    return Some(out);
+                }
+                (None, Some(_)) => return None,
+                _ => {}
+            }
+            out.push(self.value()?);
+            self.ws();
+            match self.s.get(self.at) {
+                Some(b',') => self.at += 1,
+                Some(c) if Some(*c) == close => {}
+                None if close.is_none() => {}
+                _ => return None,
+            }
+        }
+    }
+
+    fn value(&mut self) -> Option<serde_json::Value> {
+        use serde_json::Value;
+        self.ws();
+        let c = *self.s.get(self.at)?;
+        match c {
+            b'[' | b'(' => {
+                self.at += 1;
+                let close = if c == b'[' { b']' } else { b')' };
+                Some(Value::Array(self.items(Some(close))?))
+            }
+            b'{' => {
+                self.at += 1;
+                let mut map = serde_json::Map::new();
+                loop {
+                    self.ws();
+                    if self.s.get(self.at) == Some(&b'}') {
+                        self.at += 1;
+                        return Some(Value::Object(map));
+                    }
+                    let key = match self.value()? {
+                        Value::String(k) => k,
+                        Value::Number(n) => n.to_string(),
+                        _ => return None,
+                    };
+                    self.ws();
+                    (self.s.get(self.at) == Some(&b':')).then_some(())?;
+                    self.at += 1;
+                    let v = self.value()?;
+                    map.insert(key, v);
+                    self.ws();
+                    match self.s.get(self.at) {
+                        Some(b',') => self.at += 1,
+                        Some(b'}') => {}
+                        _ => return None,
+                    }
+                }
+            }
+            b'\'' | b'"' => {
+                let start = self.at + 1;
+                let len = self.s[start..].iter().position(|&b| b == c)?;
+                let body = &self.s[start..start + len];
+                // No escapes, no line breaks, no triple quotes.
+                if body.iter().any(|&b| b == b'\\' || b == b'\n' || b == b'\r')
+                    || (len == 0 && self.s.get(start + 1) == Some(&c))
+                {
+                    return None;
+                }
+                self.at = start + len + 1;
+                Some(Value::String(std::str::from_utf8(body).ok()?.to_string()))
+            }
+            b'-' | b'+' | b'0'..=b'9' | b'.' => {
+                let start = self.at;
+                self.at += 1;
+                while self
+                    .s
+                    .get(self.at)
+                    .is_some_and(|b| b.is_ascii_digit() || *b == b'.' || *b == b'_')
+                {
+                    self.at += 1;
+                }
+                let text = std::str::from_utf8(&self.s[start..self.at])
+                    .ok()?
+                    .replace('_', "");
+                if let Ok(i) = text.parse::<i64>() {
+                    Some(Value::from(i))
+                } else {
+                    let f: f64 = text.parse().ok()?;
+                    serde_json::Number::from_f64(f).map(Value::Number)
+                }
+            }
+            _ => {
+                let start = self.at;
+                while self.s.get(self.at).is_some_and(|b| b.is_ascii_alphabetic()) {
+                    self.at += 1;
+                }
+                match &self.s[start..self.at] {
+                    b"True" | b"true" => Some(Value::Bool(true)),
+                    b"False" | b"false" => Some(Value::Bool(false)),
+                    b"None" | b"null" => Some(Value::Null),
+                    _ => None,
+                }
+            }
+        }
+    }
 }
 
 /// The request asks for a number: "how many", "what port", "answer with
@@ -893,23 +1022,30 @@ mod tests {
 
     #[test]
     fn the_call_a_question_asks_about() {
+        let c = asked_call("What does discount(200, 'gold') return? Answer with the number only.")
+            .unwrap();
         assert_eq!(
-            asked_call("What does discount(200, 'gold') return? Answer with the number only."),
-            Some(("discount".into(), "200, 'gold'".into()))
+            (c.name.as_str(), c.shown.as_str(), c.json.as_str()),
+            ("discount", "200, 'gold'", "[200,\"gold\"]")
         );
-        assert_eq!(
-            asked_call("What does `normalize([1, 2], True)` give?"),
-            Some(("normalize".into(), "[1, 2], True".into()))
-        );
+        let c =
+            asked_call("What does `normalize([1, 2.5], True, {'a': None}, (3,))` give?").unwrap();
+        assert_eq!(c.json, "[[1,2.5],true,{\"a\":null},[3]]");
         // Not literals: nothing is run.
-        assert_eq!(
-            asked_call("What does f(os.system('rm -rf /')) return?"),
-            None
-        );
-        assert_eq!(asked_call("What does f(x) return?"), None);
-        assert_eq!(asked_call("What does f('a\\'); import os') return?"), None);
+        for q in [
+            "What does f(os.system('rm -rf /')) return?",
+            "What does f(x) return?",
+            "What does f('a\\'); import os') return?",
+            r#"What does f(''' ' ''' F"""{__import__('os')}""" """'" """) return?"#,
+            "What does f(F'{1}') return?",
+            "What does area([]['filter']['constructor']('x')()) return?",
+            "What does f(1 + 2) return?",
+            "What does f('a' 'b') return?",
+        ] {
+            assert!(asked_call(q).is_none(), "{q}");
+        }
         // Not a question about a value.
-        assert_eq!(asked_call("Rename f(1) to g"), None);
+        assert!(asked_call("Rename f(1) to g").is_none());
     }
 
     #[test]

@@ -214,8 +214,13 @@ impl Fence {
             }
             // Host paths through a symlink (/var/run is /run) are masked
             // where they lead, once.
+            // Without network, no host service either: the sockets under
+            // /run (a database, systemd, an agent) connect through a
+            // read-only mount, so /run is emptied.
+            let run: &[&str] = if net { &[] } else { &["/run"] };
             let mut host: Vec<PathBuf> = HOST_SOCKETS
                 .iter()
+                .chain(run)
                 .chain(
                     std::env::var_os("XAUTHORITY")
                         .as_ref()
@@ -226,6 +231,9 @@ impl Fence {
                 .collect();
             host.sort();
             host.dedup();
+            if !net {
+                host.retain(|p| p == Path::new("/run") || !p.starts_with("/run"));
+            }
             let masked = home
                 .iter()
                 .flat_map(|h| MASKED.iter().map(move |m| h.join(m)))
@@ -248,9 +256,15 @@ impl Fence {
                 }
             }
         }
+        // No capabilities inside, whoever runs mm: bwrap started by root
+        // keeps them all otherwise, and CAP_SYS_ADMIN remounts `/`
+        // writable. Its own hostname, so `sethostname` stays inside.
         for flag in [
             "--unshare-pid",
             "--unshare-ipc",
+            "--unshare-uts",
+            "--cap-drop",
+            "ALL",
             "--die-with-parent",
             "--new-session",
         ] {

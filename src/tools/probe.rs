@@ -41,41 +41,56 @@ pub fn defining_file<'a>(sources: &'a [(String, String)], name: &str) -> Option<
     }
 }
 
-/// Calls `name(args)` from `file` and returns what it gives. None when
-/// there is no fence, no interpreter, or the run timed out.
+/// Imports the module named by argv[1], calls argv[2] with the JSON
+/// array argv[3] as arguments: the question's values travel as data.
+const PY_CALL: &str = "import importlib, json, sys\nf = getattr(importlib.import_module(sys.argv[1]), sys.argv[2])\nprint(repr(f(*json.loads(sys.argv[3]))))\n";
+const JS_CALL: &str = "const m = require(require('path').resolve(process.argv[1]));\nconst f = typeof m === 'function' && m.name === process.argv[2] ? m : m[process.argv[2]];\nconsole.log(JSON.stringify(f(...JSON.parse(process.argv[3]))));\n";
+
+/// A workspace path as a Python module name (`pkg/shop.py` is
+/// `pkg.shop`), when every part is an identifier.
+fn module_name(file: &str) -> Option<String> {
+    let stem = file.strip_suffix(".py")?;
+    let parts: Vec<&str> = stem.split('/').collect();
+    parts
+        .iter()
+        .all(|p| {
+            p.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+        .then(|| parts.join("."))
+}
+
+/// Calls `call.name` from `file` with the question's arguments and
+/// returns what it gives. None when there is no fence, no interpreter,
+/// a file name that is not a plain module path, or the run timed out.
 pub async fn call(
     env: &ToolEnv,
     file: &str,
-    name: &str,
-    args: &str,
+    call: &crate::agent::harness::AskedCall,
     cancel: &CancellationToken,
 ) -> Option<Probe> {
     if !env.sandbox.fence().is_on() {
         return None;
     }
-    let (program, code) = if let Some(stem) = file.strip_suffix(".py") {
-        let module = stem.replace('/', ".");
-        (
-            "python3",
-            format!("from {module} import {name}\nprint(repr({name}({args})))\n"),
-        )
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
+    let (program, flag, code, target) = if file.ends_with(".py") {
+        ("python3", "-c", PY_CALL, module_name(file)?)
+    } else if file.chars().all(plain) && !file.starts_with(['-', '/']) {
+        ("node", "-e", JS_CALL, format!("./{file}"))
     } else {
-        (
-            "node",
-            format!(
-                "const m = require('./{file}');\nconst f = typeof m === 'function' && m.name === '{name}' ? m : m['{name}'];\nconsole.log(JSON.stringify(f({args})));\n"
-            ),
-        )
+        return None;
     };
     crate::lsp::find_program(program)?;
-    let flag = if program == "node" { "-e" } else { "-c" };
     let root = env.sandbox.root();
     let plan = RunPlan {
         access: Some(Access::ReadOnly),
         net: false,
         git_guard: false,
     };
-    let cmd = env.sandbox.command(program, &[flag, &code], root, plan);
+    let args = [flag, code, &target, &call.name, &call.json];
+    let cmd = env.sandbox.command(program, &args, root, plan);
     let f = super::bash::run(cmd, Duration::from_secs(20), cancel)
         .await
         .ok()?;
@@ -95,7 +110,7 @@ pub async fn call(
             .to_string())
     };
     Some(Probe {
-        call: format!("{name}({args})"),
+        call: format!("{}({})", call.name, call.shown),
         file: file.to_string(),
         result,
     })
@@ -104,7 +119,7 @@ pub async fn call(
 /// Runs the script again under a wrapper that, when it raises, prints
 /// the values of the variables in the innermost workspace frames.
 const PY_VALUES: &str = r#"import os, runpy, sys, types
-sys.argv = sys.argv[1:]
+tag, sys.argv = sys.argv[1], sys.argv[2:]
 root = os.getcwd()
 sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))
 try:
@@ -127,7 +142,7 @@ except BaseException as e:
             r = repr(v)
             shown.append("  %s = %s" % (k, r if len(r) <= 160 else r[:160] + "..."))
         if shown and f.f_code.co_name != "<module>":
-            print("MM-VALUES %s at %s:%d" % (f.f_code.co_name, where, line))
+            print("%s %s at %s:%d" % (tag, f.f_code.co_name, where, line))
             print("\n".join(shown[:12]))
     sys.exit(1)
 "#;
@@ -154,7 +169,17 @@ pub async fn crash_values(
         return None;
     }
     crate::lsp::find_program("python3")?;
-    let mut args = vec!["-c", PY_VALUES];
+    // A marker the script cannot know in advance, so its own output
+    // cannot pass for the values.
+    let tag = format!(
+        "MM-VALUES-{:x}-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+        std::process::id()
+    );
+    let mut args = vec!["-c", PY_VALUES, &tag];
     args.extend(&words[1..]);
     let root = env.sandbox.root();
     let plan = RunPlan {
@@ -171,12 +196,16 @@ pub async fn crash_values(
     }
     let mut out = Vec::new();
     let mut inside = false;
+    let marker = format!("{tag} ");
+    // Values are the program's text: no control characters reach the
+    // model.
+    let clean = |l: &str| -> String { l.chars().filter(|c| !c.is_control()).collect() };
     for line in f.output.lines() {
-        if let Some(head) = line.strip_prefix("MM-VALUES ") {
-            out.push(format!("[values in {head} when it failed]"));
+        if let Some(head) = line.strip_prefix(&marker) {
+            out.push(format!("[values in {} when it failed]", clean(head)));
             inside = true;
         } else if inside && line.starts_with("  ") {
-            out.push(line.to_string());
+            out.push(clean(line));
         } else {
             inside = false;
         }
@@ -187,6 +216,14 @@ pub async fn crash_values(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_plain_paths_are_module_names() {
+        assert_eq!(module_name("pkg/shop.py").as_deref(), Some("pkg.shop"));
+        assert_eq!(module_name("shop import x\nimport os\nfrom shop.py"), None);
+        assert_eq!(module_name("my-shop.py"), None);
+        assert_eq!(module_name("shop.js"), None);
+    }
 
     #[test]
     fn the_one_file_defining_a_name() {
