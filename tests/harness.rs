@@ -720,12 +720,40 @@ fn a_new_test_file_gets_the_import_of_what_it_calls() {
 
 #[test]
 fn copying_an_imported_function_into_the_importing_file_is_refused() {
+    let app = "from util import helper\n\n\ndef main():\n    return helper(2)\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "app.py", "content": format!("{app}\n\ndef helper(x):\n    return x\n")}),
+        ),
+        text("Fixed."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("util.py", "def helper(x):\n    return x * 2\n");
+    ws.write("app.py", app);
+    let out = ws.run(
+        &server,
+        "fix main in app.py",
+        &["-yolo", "-no-net", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refused = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        refused.contains("app.py imports helper from util.py and this write would define it again"),
+        "{refused}"
+    );
+    assert_eq!(ws.read("app.py"), app);
+}
+
+#[test]
+fn the_code_under_test_copied_into_its_test_file_is_taken_out() {
     let test = "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
     let server = Server::start(vec![
         call(
             "c1",
             "write_file",
-            json!({"path": "test_calc.py", "content": format!("{test}\n\ndef add(a, b):\n    return a + b\n")}),
+            json!({"path": "test_calc.py", "content": format!("{test}\n\ndef add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n")}),
         ),
         text("Fixed."),
     ]);
@@ -735,16 +763,14 @@ fn copying_an_imported_function_into_the_importing_file_is_refused() {
     let out = ws.run(
         &server,
         "fix add; test_calc.py fails",
-        &["-yolo", "-no-net", "-unfenced"],
+        &["-no-net", "-unfenced"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let refused = &tool_results(&server.requests()[1])[0].1;
-    assert!(
-        refused
-            .contains("test_calc.py imports add from calc.py and this write would define it again"),
-        "{refused}"
-    );
-    assert_eq!(ws.read("test_calc.py"), test);
+    let result = &tool_results(&server.requests()[1])[0].1;
+    assert!(result.contains("mm took the copy out"), "{result}");
+    let now = ws.read("test_calc.py");
+    assert!(!now.contains("def add"), "{now}");
+    assert!(now.contains("from calc import add"), "{now}");
 }
 
 #[test]

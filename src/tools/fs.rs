@@ -296,6 +296,16 @@ fn tidy(env: &ToolEnv, mut p: Pending) -> Pending {
     }
     if p.r.rel.ends_with(".py") {
         let root = env.sandbox.root();
+        if crate::agent::harness::is_test_file(&p.r.rel)
+            && let Some((without, names)) = super::guard::copied_into_test(root, &p.r.rel, &p.after)
+        {
+            p.after = without;
+            let note = format!(
+                ". The test file defined {} again, which the code beside it defines, so the tests would test the copy: mm took the copy out; the tests import the real one",
+                names.join(", ")
+            );
+            p.note = Some(format!("{}{note}", p.note.unwrap_or_default()));
+        }
         // Only what this change brought: a file that already called the
         // name unimported is the user's business.
         let had = p
@@ -355,7 +365,11 @@ fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolO
     }
     if env.guard_writes {
         let shadowed = super::guard::shadowed_imports(before.as_deref().unwrap_or(""), content);
-        if !shadowed.is_empty() {
+        // In a test file the copies are taken out instead (see `tidy`).
+        let taken_out = crate::agent::harness::is_test_file(&r.rel)
+            && super::guard::copied_into_test(env.sandbox.root(), &r.rel, content)
+                .is_some_and(|(_, names)| shadowed.iter().all(|n| names.contains(n)));
+        if !shadowed.is_empty() && !taken_out {
             let source = super::guard::local_imports(env.sandbox.root(), &r.rel, content)
                 .into_iter()
                 .find(|(_, names)| names.iter().any(|n| shadowed.contains(n)))

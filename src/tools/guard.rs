@@ -643,6 +643,29 @@ pub fn missing_imports(root: &Path, rel: &str, text: &str) -> Vec<String> {
     if wanted.is_empty() {
         return Vec::new();
     }
+    let modules = sibling_modules(root, rel);
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for name in &wanted {
+        let holders: Vec<&String> = modules
+            .iter()
+            .filter(|(_, defs)| defs.contains(name))
+            .map(|(m, _)| m)
+            .collect();
+        if let [module] = holders.as_slice() {
+            match out.iter_mut().find(|(m, _)| m == *module) {
+                Some((_, names)) => names.push(name.clone()),
+                None => out.push(((*module).clone(), vec![name.clone()])),
+            }
+        }
+    }
+    out.into_iter()
+        .map(|(m, names)| format!("from {m} import {}", names.join(", ")))
+        .collect()
+}
+
+/// The Python modules beside `rel` (not `rel` itself), each with the
+/// names it defines at its top level.
+fn sibling_modules(root: &Path, rel: &str) -> Vec<(String, Vec<String>)> {
     let dir = Path::new(rel).parent().unwrap_or(Path::new(""));
     let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
         return Vec::new();
@@ -671,23 +694,39 @@ pub fn missing_imports(root: &Path, rel: &str, text: &str) -> Vec<String> {
             .collect();
         modules.push((stem.to_string(), top));
     }
-    let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for name in &wanted {
-        let holders: Vec<&String> = modules
-            .iter()
-            .filter(|(_, defs)| defs.contains(name))
-            .map(|(m, _)| m)
-            .collect();
-        if let [module] = holders.as_slice() {
-            match out.iter_mut().find(|(m, _)| m == *module) {
-                Some((_, names)) => names.push(name.clone()),
-                None => out.push(((*module).clone(), vec![name.clone()])),
-            }
+    modules
+}
+
+/// A Python test file that defines, at its top level, functions a module
+/// beside it defines (the code under test copied in, so the tests test
+/// the copy): the file without those definitions, and their names. The
+/// import they then need is `missing_imports`' to add.
+pub fn copied_into_test(root: &Path, rel: &str, text: &str) -> Option<(String, Vec<String>)> {
+    let modules = sibling_modules(root, rel);
+    let mut content = text.to_string();
+    let mut names = Vec::new();
+    for line in text.lines().filter(|l| leading(l) == 0) {
+        let Some(name) = definitions(line).into_iter().next() else {
+            continue;
+        };
+        if name.starts_with("test") || !modules.iter().any(|(_, defs)| defs.contains(&name)) {
+            continue;
         }
+        let Some(block) = block_of(&content, &name) else {
+            continue;
+        };
+        content = content.replacen(&block, "", 1);
+        names.push(name);
     }
-    out.into_iter()
-        .map(|(m, names)| format!("from {m} import {}", names.join(", ")))
-        .collect()
+    if names.is_empty() {
+        return None;
+    }
+    // The blank lines the blocks stood between: at most two in a row.
+    while content.contains("\n\n\n\n") {
+        content = content.replace("\n\n\n\n", "\n\n\n");
+    }
+    let body = content.trim_matches('\n');
+    Some((format!("{body}\n"), names))
 }
 
 /// `text` with `lines` added after its imports (at the top when it has
@@ -1105,6 +1144,26 @@ mod tests {
             ),
             "from slug import slugify\n\nx = slugify(1)\n"
         );
+    }
+
+    #[test]
+    fn code_under_test_copied_into_its_test_file_is_taken_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("slug.py"),
+            "import re\n\n\ndef slugify(title):\n    return title.lower()\n",
+        )
+        .unwrap();
+        let test = "import unittest\n\n\ndef slugify(title):\n    return title\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(slugify('A'), 'a')\n";
+        let (out, names) = copied_into_test(root, "test_slug.py", test).unwrap();
+        assert_eq!(names, ["slugify"]);
+        assert!(!out.contains("def slugify"), "{out}");
+        assert_eq!(
+            missing_imports(root, "test_slug.py", &out),
+            ["from slug import slugify"]
+        );
+        assert_eq!(copied_into_test(root, "test_slug.py", &out), None);
     }
 
     #[test]
