@@ -568,9 +568,11 @@ fn the_source_written_over_its_test_file_is_refused_not_merged() {
         &["-no-net", "-unfenced"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Refused: a test file the request did not ask to change (and the
+    // source put over it, which the copy check refuses too).
     let refused = &tool_results(&server.requests()[1])[0].1;
     assert!(
-        refused.contains("would put stats.py's code into test_stats.py"),
+        refused.contains("refused: test_stats.py is a test file"),
         "{refused}"
     );
     assert_eq!(ws.read("test_stats.py"), test);
@@ -890,4 +892,37 @@ fn a_probe_never_runs_code_from_a_file_name_or_the_question() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!last_user(&server.requests()[0]).contains("mm called"));
     assert!(!std::path::Path::new("/tmp/mm-probe-args").exists());
+}
+
+#[test]
+fn a_test_file_is_not_changed_when_the_request_is_to_make_it_pass() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "test_calc.py", "old_string": "self.assertEqual(add(2, 3), 5)", "replacement": "self.assertEqual(add(2, 3), -1)"}),
+        ),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "return a - b", "replacement": "return a + b"}),
+        ),
+        text("Fixed add."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", CALC);
+    ws.write("test_calc.py", CALC_TEST);
+    let out = ws.run(
+        &server,
+        "The tests in test_calc.py fail. Fix the bug in calc.py.",
+        &["-no-net", "-unfenced", "-yolo"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refused = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        refused.contains("refused: test_calc.py is a test file") && refused.contains("fix calc.py"),
+        "{refused}"
+    );
+    assert_eq!(ws.read("test_calc.py"), CALC_TEST);
+    assert!(ws.read("calc.py").contains("return a + b"));
 }

@@ -372,7 +372,17 @@ pub fn failing_test_files(failure: &str) -> Vec<String> {
 /// what to tell the model, naming the line the error points at.
 pub fn error_not_code(old: &str, failure: &str) -> Option<String> {
     let first = old.lines().map(str::trim).find(|l| !l.is_empty())?;
-    if first.len() < 8 || !failure.contains(first) {
+    // Only the error's own lines count: the code lines a traceback shows
+    // under each frame, and the ones mm quotes, are code.
+    let lines: Vec<&str> = failure.lines().collect();
+    let in_error = lines.iter().enumerate().any(|(i, l)| {
+        let code_under_frame = i > 0 && lines[i - 1].trim_start().starts_with("File \"");
+        let quoted = l
+            .split_once(": ")
+            .is_some_and(|(place, _)| place.contains(':') && !place.contains(' '));
+        !code_under_frame && !quoted && l.contains(first)
+    });
+    if first.len() < 8 || !in_error {
         return None;
     }
     let place = match last_frame(failure) {
@@ -1065,6 +1075,15 @@ mod tests {
             "{told}"
         );
         assert_eq!(error_not_code("for _ in range(count):", fail), None);
+        // A code line of the traceback is code, not the error.
+        assert_eq!(error_not_code("for _ in range(times):", fail), None);
+        assert_eq!(
+            error_not_code(
+                "assert!(is_leap(2000));",
+                "thread 'c' panicked at tests/leap.rs:12:5:\nassertion failed: is_leap(2000)\ntests/leap.rs:12: assert!(is_leap(2000));"
+            ),
+            None
+        );
         let rust = "thread 'c' panicked at tests/leap.rs:12:5:\nassertion failed: is_leap(2000)\ntests/leap.rs:12: assert!(is_leap(2000));";
         assert_eq!(
             last_frame(rust),

@@ -974,6 +974,27 @@ impl Agent {
         (msg, truncated)
     }
 
+    /// Why a change to an existing test file is refused, naming the code
+    /// the test imports when mm can tell.
+    fn test_file_refusal(&self, path: &str, prompt: &str) -> String {
+        let root = self.tools.sandbox.root();
+        let code = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+        let sources: Vec<String> = tools::guard::local_imports(root, path, &code)
+            .into_iter()
+            .map(|(f, _)| f)
+            .filter(|f| !harness::is_test_file(f))
+            .collect();
+        let there = if sources.is_empty() {
+            "the code it tests".to_string()
+        } else {
+            sources.join(", ")
+        };
+        format!(
+            "refused: {path} is a test file, and the request is to make the code pass its tests, not to change them. Nothing was written. The failing assertion says what the code must do: fix {there} with edit_file.\n{}",
+            harness::restate(prompt)
+        )
+    }
+
     /// Answers every call of a batch without running it.
     fn close_batch(&mut self, calls: &[ToolCall], why: &str) -> Result<(), SessionError> {
         for c in calls {
@@ -1131,7 +1152,24 @@ impl Agent {
                 call_id: &call.id,
                 cancel,
             };
-            let mut out = tools::run(&self.tools, &call.name, &args, &ctx).await;
+            // Asked to make failing tests pass, a small model weakens the
+            // test: changing an existing test file is refused unless the
+            // request asks for test changes.
+            let test_file = matches!(call.name.as_str(), "edit_file" | "write_file")
+                .then(|| tools::arg_str(&args, "path"))
+                .flatten()
+                .map(|p| p.trim_start_matches("./").to_string())
+                .filter(|p| {
+                    self.harness_on()
+                        && st.wants_tests
+                        && !harness::asks_for_tests(&st.prompt)
+                        && harness::is_test_file(p)
+                        && self.tools.sandbox.root().join(p).is_file()
+                });
+            let mut out = match &test_file {
+                Some(p) => ToolOutput::refused(self.test_file_refusal(p, &st.prompt)),
+                None => tools::run(&self.tools, &call.name, &args, &ctx).await,
+            };
             // The error message sent as the code to replace: say so, and
             // name the line the error points at.
             if self.harness_on()
@@ -1177,16 +1215,6 @@ impl Agent {
             }
             if let Some(change) = &out.change {
                 st.mutations += 1;
-                if self.harness_on()
-                    && st.wants_tests
-                    && harness::is_test_file(&change.path)
-                    && !harness::asks_for_tests(&st.prompt)
-                {
-                    out.text.push_str(&format!(
-                        "\nNote: {} is a test file. The request is to make the code pass its tests, not to change the tests: put the test back if you weakened it, and fix the code.",
-                        change.path
-                    ));
-                }
                 let removed = tools::guard::removed_names(&change.before, &change.after);
                 for name in removed {
                     if !st.removed.iter().any(|(n, _)| *n == name) {
