@@ -119,8 +119,8 @@ pub fn announces_next_step(text: &str) -> bool {
 pub fn claims_a_change(text: &str) -> bool {
     static CLAIM: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     let re = CLAIM.get_or_init(|| {
-        regex::Regex::new(
-            r"(?i)\b(i(?:'ve| have)?|we(?:'ve| have)?)\s+(?:now\s+|successfully\s+)?(fixed|updated|changed|modified|corrected|edited|replaced|added|removed|created|rewrote|renamed)\b|\b(has|have) been (fixed|updated|changed|modified|corrected|edited|replaced|added|removed|created)\b|\band (fixed|updated|changed|corrected|modified|edited)\b",
+        crate::agent::harness::regex(
+            r"(?i)(?-u:\b)(i(?:'ve| have)?|we(?:'ve| have)?)(?-u:\s)+(?:now(?-u:\s)+|successfully(?-u:\s)+)?(fixed|updated|changed|modified|corrected|edited|replaced|added|removed|created|rewrote|renamed)(?-u:\b)|(?-u:\b)(has|have) been (fixed|updated|changed|modified|corrected|edited|replaced|added|removed|created)(?-u:\b)|(?-u:\b)and (fixed|updated|changed|corrected|modified|edited)(?-u:\b)",
         )
         .ok()
     });

@@ -8,6 +8,26 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+/// A regex whose lazy DFA keeps a small cache: these run once or twice a
+/// turn over a reply, and the default cache (2 MiB each, grown as a long
+/// reply is scanned) cost a headless run a megabyte of memory.
+pub(crate) fn regex(pattern: &str) -> Result<Regex, regex::Error> {
+    regex::RegexBuilder::new(pattern)
+        .dfa_size_limit(64 * 1024)
+        .build()
+}
+
+/// A byte regex for prompts and replies whose pattern repeats a "any
+/// character but" class a bounded number of times (`[^.\n]{0,30}`): as
+/// a byte class, `(?-u:[^.\n])`, each repeat is one byte, where the
+/// Unicode class compiled to a large automaton per repeat (a megabyte
+/// for a 200-repeat).
+pub(crate) fn bytes_regex(pattern: &str) -> Result<regex::bytes::Regex, regex::Error> {
+    regex::bytes::RegexBuilder::new(pattern)
+        .dfa_size_limit(64 * 1024)
+        .build()
+}
+
 /// The command that runs the project's tests, when the workspace says
 /// which: pytest or unittest for Python test files, `cargo test`,
 /// `go test ./...`, `npm test` when package.json has a test script.
@@ -104,11 +124,13 @@ const RUNNERS: &[&str] = &[
 /// The command a request quotes in backticks (or after "run"), when it
 /// looks like one of the project's programs or test runners.
 pub fn named_command(prompt: &str) -> Option<String> {
-    static TICKS: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"`([^`\n]{2,200})`").ok());
+    static TICKS: LazyLock<Option<regex::bytes::Regex>> =
+        LazyLock::new(|| bytes_regex(r"`((?-u:[^`\n]){2,200})`").ok());
     let re = TICKS.as_ref()?;
-    re.captures_iter(prompt)
+    re.captures_iter(prompt.as_bytes())
         .filter_map(|c| c.get(1))
-        .map(|m| m.as_str().trim().trim_start_matches("$ ").to_string())
+        .filter_map(|m| std::str::from_utf8(m.as_bytes()).ok())
+        .map(|m| m.trim().trim_start_matches("$ ").to_string())
         .find(|cmd| {
             let first = cmd.split_whitespace().next().unwrap_or("");
             (RUNNERS.contains(&first) || first.starts_with("./"))
@@ -119,11 +141,11 @@ pub fn named_command(prompt: &str) -> Option<String> {
 
 /// The request asks for the tests to be run, or says they fail.
 pub fn mentions_tests(prompt: &str) -> bool {
-    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)(?-u:\b)(run|rerun|re-run|execute)(?-u:\b)[^.\n]{0,30}(?-u:\b)tests?(?-u:\b)|(?-u:\b)tests?(?-u:\b)[^\n]{0,40}(?-u:\b)(fail|fails|failing|pass|passes|broken|red)(?-u:\b)")
+    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(r"(?i)(?-u:\b)(run|rerun|re-run|execute)(?-u:\b)(?-u:[^.\n]){0,30}(?-u:\b)tests?(?-u:\b)|(?-u:\b)tests?(?-u:\b)(?-u:[^\n]){0,40}(?-u:\b)(fail|fails|failing|pass|passes|broken|red)(?-u:\b)")
             .ok()
     });
-    RE.as_ref().is_some_and(|r| r.is_match(prompt))
+    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
 }
 
 /// A path that holds tests by the usual conventions.
@@ -141,11 +163,11 @@ pub fn is_test_file(path: &str) -> bool {
 
 /// The request asks for tests to be written or changed.
 pub fn asks_for_tests(prompt: &str) -> bool {
-    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)(?-u:\b)(write|add|create|extend|update|change|rewrite)(?-u:\b)[^.\n]{0,30}(?-u:\b)tests?(?-u:\b)")
+    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(r"(?i)(?-u:\b)(write|add|create|extend|update|change|rewrite)(?-u:\b)(?-u:[^.\n]){0,30}(?-u:\b)tests?(?-u:\b)")
             .ok()
     });
-    RE.as_ref().is_some_and(|r| r.is_match(prompt))
+    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
 }
 
 /// The request asks something rather than for a change.
@@ -174,18 +196,16 @@ pub fn is_question(prompt: &str) -> bool {
 /// How a test run ended, in a few words: `4 passed`, `1 failed, 3 passed`.
 pub fn test_summary(output: &str, ok: bool) -> String {
     static PYTEST: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?m)^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?)(?:, )?)+)").ok()
+        regex(r"(?m)^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?)(?:, )?)+)").ok()
     });
     static UNITTEST: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r"(?m)^Ran (\d+) tests?").ok());
+        LazyLock::new(|| regex(r"(?m)^Ran (\d+) tests?").ok());
     static UNITTEST_FAIL: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(
-            r"(?m)^FAILED \(((?:failures|errors)=\d+(?:, (?:failures|errors|skipped)=\d+)*)\)",
-        )
-        .ok()
+        regex(r"(?m)^FAILED \(((?:failures|errors)=\d+(?:, (?:failures|errors|skipped)=\d+)*)\)")
+            .ok()
     });
     static CARGO: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r"test result: \w+\. (\d+) passed; (\d+) failed").ok());
+        LazyLock::new(|| regex(r"test result: \w+\. (\d+) passed; (\d+) failed").ok());
     if let Some(c) = CARGO.as_ref().and_then(|r| r.captures_iter(output).last()) {
         let (p, f) = (&c[1], &c[2]);
         return if f == "0" {
@@ -219,7 +239,7 @@ pub fn test_summary(output: &str, ok: bool) -> String {
 /// line under each), the summary. At most `max` lines.
 pub fn trim_failure(output: &str, root: &Path, max: usize) -> String {
     static KEEP: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)^(FAIL|ERROR|FAILED|failures:|---- |thread '.*' panicked|\s*(assert|expected|left|right|actual)(?-u:\b)|.*(Error|Exception|error\[|panicked at|AssertionError|Traceback)|E\s{2,}|test result:|Ran \d+ test|.*(?-u:\b)not ok(?-u:\b)|\s+at .*\.(js|ts|mjs):\d+)").ok()
+        regex(r"(?i)^(FAIL|ERROR|FAILED|failures:|---- |thread '.*' panicked|\s*(assert|expected|left|right|actual)(?-u:\b)|.*(Error|Exception|error\[|panicked at|AssertionError|Traceback)|E\s{2,}|test result:|Ran \d+ test|.*(?-u:\b)not ok(?-u:\b)|\s+at .*\.(js|ts|mjs):\d+)").ok()
     });
     let root_text = root.to_string_lossy();
     let lines: Vec<&str> = output
@@ -302,7 +322,7 @@ pub fn trim_failure(output: &str, root: &Path, max: usize) -> String {
 /// Relative paths only (a frame in the workspace); each once, in order.
 pub fn bare_locations(output: &str) -> Vec<(String, usize)> {
     static AT: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?:panicked at |^\s+)([A-Za-z0-9_][\w./-]*\.(?:rs|go)):(\d+)(?::\d+)?:").ok()
+        regex(r"(?:panicked at |^\s+)([A-Za-z0-9_][\w./-]*\.(?:rs|go)):(\d+)(?::\d+)?:").ok()
     });
     let Some(re) = AT.as_ref() else {
         return Vec::new();
@@ -326,9 +346,9 @@ pub fn bare_locations(output: &str) -> Vec<(String, usize)> {
 /// under it, or a `path:line: code` line mm quoted under a panic.
 pub fn last_frame(failure: &str) -> Option<(String, usize, String)> {
     static PY: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r#"^\s*File "(\./[^"]+|[^/"][^"]*)", line (\d+)"#).ok());
+        LazyLock::new(|| regex(r#"^\s*File "(\./[^"]+|[^/"][^"]*)", line (\d+)"#).ok());
     static QUOTED: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r"^([A-Za-z0-9_][\w./-]*\.\w+):(\d+): (.+)$").ok());
+        LazyLock::new(|| regex(r"^([A-Za-z0-9_][\w./-]*\.\w+):(\d+): (.+)$").ok());
     let lines: Vec<&str> = failure.lines().collect();
     let mut found = None;
     for (i, line) in lines.iter().enumerate() {
@@ -351,7 +371,7 @@ pub fn last_frame(failure: &str) -> Option<(String, usize, String)> {
 /// `File "./test_x.py"` lines, or quoted `path:line:` places).
 pub fn failing_test_files(failure: &str) -> Vec<String> {
     static FILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r#"(?m)(?:File "(?:\./)?([^"/][^"]*)"|^(?:\./)?([\w./-]+\.\w+):\d+:)"#).ok()
+        regex(r#"(?m)(?:File "(?:\./)?([^"/][^"]*)"|^(?:\./)?([\w./-]+\.\w+):\d+:)"#).ok()
     });
     let Some(re) = FILE.as_ref() else {
         return Vec::new();
@@ -399,10 +419,10 @@ pub fn error_not_code(old: &str, failure: &str) -> Option<String> {
 /// The answer says tests ran or pass ("the tests now pass", "all tests
 /// passed"), to be checked against what actually ran.
 pub fn claims_tests_pass(text: &str) -> bool {
-    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)(?-u:\b)(tests?|test suite)(?-u:\b)[^.\n]{0,40}(?-u:\b)(now )?(pass|passes|passed|passing|succeed|succeeds|succeeded|are green)(?-u:\b)|(?-u:\b)(ran|run|running) the tests(?-u:\b)").ok()
+    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(r"(?i)(?-u:\b)(tests?|test suite)(?-u:\b)(?-u:[^.\n]){0,40}(?-u:\b)(now )?(pass|passes|passed|passing|succeed|succeeds|succeeded|are green)(?-u:\b)|(?-u:\b)(ran|run|running) the tests(?-u:\b)").ok()
     });
-    RE.as_ref().is_some_and(|r| r.is_match(text))
+    RE.as_ref().is_some_and(|r| r.is_match(text.as_bytes()))
 }
 
 /// An answer that reports the tool calls instead of answering: "the
@@ -414,7 +434,7 @@ pub fn talks_about_tools(text: &str, tools: &[&str]) -> bool {
     }
     let names_a_tool = tools.iter().any(|t| lower.contains(t));
     static CALLED: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)(?-u:\b)(was|were|is|has been) (called|invoked|executed)(?-u:\b)|(?-u:\b)(tool|function) call(?-u:\b)|(?-u:\b)the (tool|function) (returned|was)(?-u:\b)|(?-u:\b)called (the )?\w+ (tool|function)(?-u:\b)").ok()
+        regex(r"(?i)(?-u:\b)(was|were|is|has been) (called|invoked|executed)(?-u:\b)|(?-u:\b)(tool|function) call(?-u:\b)|(?-u:\b)the (tool|function) (returned|was)(?-u:\b)|(?-u:\b)called (the )?\w+ (tool|function)(?-u:\b)").ok()
     });
     let about_calls = CALLED.as_ref().is_some_and(|r| r.is_match(&lower));
     (names_a_tool && about_calls)
@@ -425,7 +445,7 @@ pub fn talks_about_tools(text: &str, tools: &[&str]) -> bool {
 /// question asked for: "The task is done.", "I have completed the task."
 pub fn non_answer(text: &str) -> bool {
     static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)^\W*(the )?(task|request|job|work)( is| has been| was)? (done|complete|completed|finished)\W*$|^\W*(i have|i've|i) (completed|finished|done) (the|this|your) (task|request)\W*$|^\W*(done|completed|finished)\W*$").ok()
+        regex(r"(?i)^[^A-Za-z0-9_]*(the )?(task|request|job|work)( is| has been| was)? (done|complete|completed|finished)[^A-Za-z0-9_]*$|^[^A-Za-z0-9_]*(i have|i've|i) (completed|finished|done) (the|this|your) (task|request)[^A-Za-z0-9_]*$|^[^A-Za-z0-9_]*(done|completed|finished)[^A-Za-z0-9_]*$").ok()
     });
     RE.as_ref().is_some_and(|r| r.is_match(text.trim()))
 }
@@ -434,7 +454,7 @@ pub fn non_answer(text: &str) -> bool {
 /// `evidence` (what the turn read): a small model answering a question
 /// about the code invents ports and limits it never saw.
 pub fn ungrounded_numbers(answer: &str, evidence: &str) -> Vec<String> {
-    static NUM: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"\d{2,}(?:\.\d+)?").ok());
+    static NUM: LazyLock<Option<Regex>> = LazyLock::new(|| regex(r"[0-9]{2,}(?:\.[0-9]+)?").ok());
     let Some(re) = NUM.as_ref() else {
         return Vec::new();
     };
@@ -462,7 +482,7 @@ pub fn ungrounded_numbers(answer: &str, evidence: &str) -> Vec<String> {
         }
         let n = m.as_str();
         let whole = n.split('.').next().unwrap_or(n);
-        let seen = Regex::new(&format!(r"\b{}\b", regex::escape(whole)))
+        let seen = regex(&format!(r"\b{}\b", regex::escape(whole)))
             .map(|r| r.is_match(evidence))
             .unwrap_or(true);
         if !seen && !out.iter().any(|o| o == n) {
@@ -477,7 +497,10 @@ pub fn ungrounded_numbers(answer: &str, evidence: &str) -> Vec<String> {
 /// model reads the code correctly and then gets the sum wrong.
 pub fn arithmetic(answer: &str) -> Vec<(String, f64, f64)> {
     static EQ: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"([\d(][\d.\s()+\-*/×÷]*[\d)])\s*=\s*(-?\d+(?:,\d{3})*(?:\.\d+)?)").ok()
+        regex(
+            r"([0-9(][0-9. \t()+\-*/×÷]*[0-9)])[ \t]*=[ \t]*(-?[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?)",
+        )
+        .ok()
     });
     let Some(re) = EQ.as_ref() else {
         return Vec::new();
@@ -617,10 +640,10 @@ pub struct AskedCall {
 
 pub fn asked_call(prompt: &str) -> Option<AskedCall> {
     static CALL: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?:^|[^\w.])([A-Za-z_][A-Za-z0-9_]*)\(([^()]*(?:\([^()]*\)[^()]*)*)\)").ok()
+        regex(r"(?:^|[^\w.])([A-Za-z_][A-Za-z0-9_]*)\(([^()]*(?:\([^()]*\)[^()]*)*)\)").ok()
     });
     static ASKS: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)(?-u:\b)(return|returns|give|gives|output|outputs|print|prints|evaluate|evaluates|result|value)(?-u:\b)").ok()
+        regex(r"(?i)(?-u:\b)(return|returns|give|gives|output|outputs|print|prints|evaluate|evaluates|result|value)(?-u:\b)").ok()
     });
     if !ASKS.as_ref()?.is_match(prompt) {
         return None;
@@ -778,7 +801,7 @@ impl<'a> Literals<'a> {
 /// the number".
 pub fn wants_number(prompt: &str) -> bool {
     static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        Regex::new(r"(?i)(?-u:\b)(how many|how much|how long|what port|which port|the number|a number|what number|count of)(?-u:\b)").ok()
+        regex(r"(?i)(?-u:\b)(how many|how much|how long|what port|which port|the number|a number|what number|count of)(?-u:\b)").ok()
     });
     RE.as_ref().is_some_and(|r| r.is_match(prompt))
 }
@@ -787,7 +810,7 @@ pub fn wants_number(prompt: &str) -> bool {
 /// number, or the same text without its quotes.
 pub fn states_value(answer: &str, value: &str) -> bool {
     if let Ok(v) = value.parse::<f64>() {
-        static NUM: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"-?\d+(?:\.\d+)?").ok());
+        static NUM: LazyLock<Option<Regex>> = LazyLock::new(|| regex(r"-?\d+(?:\.\d+)?").ok());
         return NUM.as_ref().is_some_and(|r| {
             r.find_iter(answer)
                 .filter_map(|m| m.as_str().parse::<f64>().ok())
