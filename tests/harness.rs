@@ -926,3 +926,27 @@ fn a_test_file_is_not_changed_when_the_request_is_to_make_it_pass() {
     assert_eq!(ws.read("test_calc.py"), CALC_TEST);
     assert!(ws.read("calc.py").contains("return a + b"));
 }
+
+#[test]
+fn the_same_edit_is_not_made_twice_in_a_turn() {
+    let edit = json!({"path": "calc.py", "old_string": "def add(a, b):", "replacement": "def add(a, b):\n    # adds"});
+    let server = Server::start(vec![
+        call("c1", "edit_file", edit.clone()),
+        call("c2", "edit_file", edit),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", CALC);
+    let out = ws.run(&server, "comment add in calc.py", &["-no-net", "-unfenced"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let second = &tool_results(&server.requests()[2])
+        .last()
+        .unwrap()
+        .1
+        .clone();
+    assert!(
+        second.contains("this exact edit was already made"),
+        "{second}"
+    );
+    assert_eq!(ws.read("calc.py").matches("# adds").count(), 1);
+}

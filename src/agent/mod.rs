@@ -1166,10 +1166,22 @@ impl Agent {
                         && harness::is_test_file(p)
                         && self.tools.sandbox.root().join(p).is_file()
                 });
+            // The same edit made a second time changes the file again (its
+            // replacement holds its old_string): a small model repeats one
+            // and grows the file at each round.
+            let edit_again = call.name == "edit_file" && st.edits_made.contains(&key);
             let mut out = match &test_file {
                 Some(p) => ToolOutput::refused(self.test_file_refusal(p, &st.prompt)),
+                None if edit_again => ToolOutput::refused(format!(
+                    "refused: this exact edit was already made in this turn; making it again would change the file a second time. Nothing was written. read_file {} to see it as it is now.\n{}",
+                    tools::arg_str(&args, "path").unwrap_or_default(),
+                    harness::restate(&st.prompt)
+                )),
                 None => tools::run(&self.tools, &call.name, &args, &ctx).await,
             };
+            if call.name == "edit_file" && out.change.is_some() {
+                st.edits_made.insert(key.clone());
+            }
             // The error message sent as the code to replace: say so, and
             // name the line the error points at.
             if self.harness_on()
@@ -1314,6 +1326,8 @@ struct TurnState {
     told_grounding: bool,
     /// The answer's arithmetic was corrected once.
     told_arithmetic: bool,
+    /// `edit_file` calls (by `call_key`) that changed a file this turn.
+    edits_made: std::collections::HashSet<String>,
     /// The sums mm worked out for the model: evidence for its answer.
     computed: String,
     /// The call a question asks about as mm ran it, and what it returned.
