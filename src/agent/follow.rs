@@ -144,24 +144,8 @@ impl Agent {
         let mut sources = self.tools.read_files_now();
         sources.extend(self.tools.unread_sources());
         let file = tools::probe::defining_file(&sources, &asked.name)?.to_string();
-        st.harness_calls += 1;
-        let call_id = format!("mm_check_{}_{}", self.turn, st.harness_calls);
         let shown = format!("{}({}) from {file}", asked.name, asked.shown);
-        let mut card = Map::new();
-        card.insert("command".into(), Value::String(shown.clone()));
-        let summary = tools::summary("bash", &card);
-        self.bus.publish(AgentEvent::ToolCallStarted {
-            turn: self.turn,
-            call_id: call_id.clone(),
-            name: "bash".into(),
-        });
-        self.bus.publish(AgentEvent::ToolCallRunning {
-            turn: self.turn,
-            call_id: call_id.clone(),
-            name: "bash".into(),
-            summary: summary.clone(),
-            arguments: json!({"command": shown}).to_string(),
-        });
+        let (call_id, summary) = self.card_start(st, &shown);
         let probe = tools::probe::call(&self.tools, &file, &asked, cancel).await;
         let (status, output) = match &probe {
             Some(p) => match &p.result {
@@ -194,26 +178,14 @@ impl Agent {
         })
     }
 
-    /// Runs a command for the harness: through the gate and the fence
-    /// like the model's commands, shown as a tool card, with checkpoints
-    /// around it; its output does not enter the conversation here.
-    pub(super) async fn harness_run(
-        &mut self,
-        st: &mut TurnState,
-        command: &str,
-        cancel: &CancellationToken,
-    ) -> ToolOutput {
+    /// Starts the tool card of something the harness runs, shown as a
+    /// command line: the call id and summary to finish it with.
+    fn card_start(&self, st: &mut TurnState, command: &str) -> (String, String) {
         st.harness_calls += 1;
         let call_id = format!("mm_check_{}_{}", self.turn, st.harness_calls);
-        let mut args = Map::new();
-        args.insert("command".into(), Value::String(command.to_string()));
-        let summary = tools::summary("bash", &args);
-        let read_only = crate::sandbox::policy::is_read_only(command);
-        let mut before = None;
-        if !read_only {
-            self.checkpoint(crate::git::Kind::Command, command).await;
-            before = self.last_checkpoint().await;
-        }
+        let mut card = Map::new();
+        card.insert("command".into(), Value::String(command.to_string()));
+        let summary = tools::summary("bash", &card);
         self.bus.publish(AgentEvent::ToolCallStarted {
             turn: self.turn,
             call_id: call_id.clone(),
@@ -226,6 +198,27 @@ impl Agent {
             summary: summary.clone(),
             arguments: json!({"command": command}).to_string(),
         });
+        (call_id, summary)
+    }
+
+    /// Runs a command for the harness: through the gate and the fence
+    /// like the model's commands, shown as a tool card, with checkpoints
+    /// around it; its output does not enter the conversation here.
+    pub(super) async fn harness_run(
+        &mut self,
+        st: &mut TurnState,
+        command: &str,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        let mut args = Map::new();
+        args.insert("command".into(), Value::String(command.to_string()));
+        let read_only = crate::sandbox::policy::is_read_only(command);
+        let mut before = None;
+        if !read_only {
+            self.checkpoint(crate::git::Kind::Command, command).await;
+            before = self.last_checkpoint().await;
+        }
+        let (call_id, summary) = self.card_start(st, command);
         let ctx = CallCtx {
             turn: self.turn,
             call_id: &call_id,
