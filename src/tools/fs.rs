@@ -98,7 +98,10 @@ fn outline(env: &ToolEnv, rel: &str, text: &str) -> Option<String> {
         return None;
     }
     let mut parts = Vec::new();
-    let defs = super::guard::definitions(text);
+    let defs: Vec<String> = super::guard::definitions(text)
+        .into_iter()
+        .filter(|d| d != "__main__")
+        .collect();
     if !defs.is_empty() && defs.len() <= 60 {
         parts.push(format!("defines: {}", defs.join(", ")));
     }

@@ -17,6 +17,8 @@ static DEFINITION: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         // Python: functions and methods at any depth, classes.
         r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)",
         r"^\s*class\s+([A-Za-z_]\w*)",
+        // A script's entry point is code to keep like a definition.
+        r#"^if\s+__name__\s*==\s*['"](__main__)['"]\s*:"#,
         // JavaScript / TypeScript.
         r"^(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)",
         r"^(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=",
@@ -420,10 +422,12 @@ fn is_import(line: &str) -> bool {
 
 /// The byte offset where the last top-level definition of `text` ends.
 fn end_of_last_definition(text: &str) -> Option<usize> {
+    // Before a script's entry point, which stays last.
     let name = text
         .lines()
         .filter(|l| leading(l) == 0)
         .filter_map(|l| definitions(l).into_iter().next())
+        .filter(|n| n != "__main__")
         .next_back()?;
     let block = block_of(text, &name)?;
     let start = text.rfind(&block)?;
@@ -709,7 +713,10 @@ pub fn copied_into_test(root: &Path, rel: &str, text: &str) -> Option<(String, V
         let Some(name) = definitions(line).into_iter().next() else {
             continue;
         };
-        if name.starts_with("test") || !modules.iter().any(|(_, defs)| defs.contains(&name)) {
+        if name.starts_with("test")
+            || name == "__main__"
+            || !modules.iter().any(|(_, defs)| defs.contains(&name))
+        {
             continue;
         }
         let Some(block) = block_of(&content, &name) else {
@@ -1155,10 +1162,19 @@ mod tests {
             "import re\n\n\ndef slugify(title):\n    return title.lower()\n",
         )
         .unwrap();
-        let test = "import unittest\n\n\ndef slugify(title):\n    return title\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(slugify('A'), 'a')\n";
+        std::fs::write(
+            root.join("cli.py"),
+            "def run():\n    pass\n\n\nif __name__ == '__main__':\n    run()\n",
+        )
+        .unwrap();
+        let test = "import unittest\n\n\ndef slugify(title):\n    return title\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(slugify('A'), 'a')\n\n\nif __name__ == '__main__':\n    unittest.main()\n";
         let (out, names) = copied_into_test(root, "test_slug.py", test).unwrap();
         assert_eq!(names, ["slugify"]);
         assert!(!out.contains("def slugify"), "{out}");
+        assert!(
+            out.contains("unittest.main()"),
+            "the test's own entry point stays: {out}"
+        );
         assert_eq!(
             missing_imports(root, "test_slug.py", &out),
             ["from slug import slugify"]
@@ -1170,6 +1186,9 @@ mod tests {
     fn definitions_in_several_languages() {
         let py = "import os\n\ndef a():\n    pass\n\nclass B:\n    def m(self):\n        pass\nasync def c():\n    pass\n";
         assert_eq!(definitions(py), ["a", "B", "m", "c"]);
+        let script = "def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n";
+        assert_eq!(definitions(script), ["main", "__main__"]);
+        assert!(destructive("s.py", script, "def main():\n    print(1)\n").is_some());
         let js = "function repeat(s, n) {}\nexport const isBlank = (s) => s;\nmodule.exports = { repeat };\n";
         assert_eq!(definitions(js), ["repeat", "isBlank"]);
         let rs = "pub fn is_leap(y: u32) -> bool {}\nstruct S;\nimpl S {\n    pub(crate) fn go(&self) {}\n}\n";
