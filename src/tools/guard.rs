@@ -427,8 +427,7 @@ fn end_of_last_definition(text: &str) -> Option<usize> {
         .lines()
         .filter(|l| leading(l) == 0)
         .filter_map(|l| definitions(l).into_iter().next())
-        .filter(|n| n != "__main__")
-        .next_back()?;
+        .rfind(|n| n != "__main__")?;
     let block = block_of(text, &name)?;
     let start = text.rfind(&block)?;
     Some(start + block.len())
