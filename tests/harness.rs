@@ -950,3 +950,48 @@ fn the_same_edit_is_not_made_twice_in_a_turn() {
     );
     assert_eq!(ws.read("calc.py").matches("# adds").count(), 1);
 }
+
+#[test]
+fn a_rename_of_a_definition_is_carried_to_the_files_that_import_it() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "pricing.py", "old_string": "def calc_total(prices):", "replacement": "def compute_total(prices):"}),
+        ),
+        text("Renamed."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "pricing.py",
+        "def calc_total(prices):\n    return sum(prices)\n",
+    );
+    ws.write(
+        "cart.py",
+        "from pricing import calc_total\n\n\ndef total(p):\n    return calc_total(p)\n",
+    );
+    // A file with its own calc_total, not imported from pricing, is not
+    // touched.
+    ws.write("other.py", "def calc_total(x):\n    return x\n");
+    let out = ws.run(
+        &server,
+        "Rename calc_total in pricing.py to compute_total",
+        &["-no-net", "-unfenced", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        ws.read("cart.py"),
+        "from pricing import compute_total\n\n\ndef total(p):\n    return compute_total(p)\n"
+    );
+    assert_eq!(ws.read("other.py"), "def calc_total(x):\n    return x\n");
+    let result = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        result.contains(
+            "[mm renamed calc_total to compute_total in the files that import it: cart.py]"
+        ),
+        "{result}"
+    );
+    // The receipt counts it as written this turn.
+    let r = json_result(&out);
+    assert_eq!(r["written"], json!(["pricing.py", "cart.py"]), "{r}");
+}

@@ -201,6 +201,92 @@ impl Agent {
         (call_id, summary)
     }
 
+    /// A change that renamed one definition (one name gone, one new, in
+    /// the same file): the files that import the old name from it get the
+    /// new one, as writes of mm's own (with approval, checks and a tool
+    /// card), so a rename never leaves its callers broken. Returns what to
+    /// add to the change's result.
+    pub(super) async fn follow_rename(
+        &mut self,
+        st: &mut TurnState,
+        change: &crate::protocol::FileChange,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        use tools::guard::{definitions, removed_names};
+        let removed = removed_names(&change.before, &change.after);
+        let had = definitions(&change.before);
+        let added: Vec<String> = definitions(&change.after)
+            .into_iter()
+            .filter(|d| !had.contains(d))
+            .collect();
+        let ([old], [new]) = (removed.as_slice(), added.as_slice()) else {
+            return None;
+        };
+        let word = regex::Regex::new(&format!(r"\b{}\b", regex::escape(old))).ok()?;
+        let root = self.tools.sandbox.root().to_path_buf();
+        let mut done = Vec::new();
+        for user in self.tools.dependents(&change.path) {
+            let Ok(rel) = user
+                .strip_prefix(&root)
+                .map(|p| p.to_string_lossy().into_owned())
+            else {
+                continue;
+            };
+            let Ok(text) = std::fs::read_to_string(&user) else {
+                continue;
+            };
+            let imports_it = tools::guard::local_imports(&root, &rel, &text)
+                .iter()
+                .any(|(f, names)| *f == change.path && (names.contains(old) || names.is_empty()));
+            if !imports_it || !word.is_match(&text) {
+                continue;
+            }
+            let renamed = word.replace_all(&text, new.as_str()).into_owned();
+            self.tools.note_read(&rel);
+            let shown = format!("rename {old} to {new} in {rel}");
+            let (call_id, summary) = self.card_start(st, &shown);
+            let mut args = Map::new();
+            args.insert("path".into(), Value::String(rel.clone()));
+            args.insert("content".into(), Value::String(renamed));
+            let ctx = CallCtx {
+                turn: self.turn,
+                call_id: &call_id,
+                cancel,
+            };
+            let out = tools::run(&self.tools, "write_file", &args, &ctx).await;
+            if let Some(c) = out.change.clone().map(|c| *c) {
+                let _ = self.record_made(&c.path, crate::git::blob_id(c.after.as_bytes()));
+                self.edits.push(c.clone());
+                st.mutations += 1;
+                if !st.written.contains(&c.path) {
+                    st.written.push(c.path.clone());
+                }
+                self.bus.publish(AgentEvent::FileChanged {
+                    turn: self.turn,
+                    call_id: call_id.clone(),
+                    change: std::sync::Arc::new(c),
+                });
+                done.push(rel.clone());
+            }
+            self.bus.publish(AgentEvent::ToolCallFinished {
+                turn: self.turn,
+                call_id,
+                name: "bash".into(),
+                summary,
+                status: out.status,
+                output: std::sync::Arc::from(out.text.as_str()),
+            });
+        }
+        if done.is_empty() {
+            return None;
+        }
+        st.removed.retain(|(n, _)| n != old);
+        Some(format!(
+            "\n[mm renamed {old} to {new} in the files that import it: {}]",
+            done.join(", ")
+        ))
+    }
+
     /// Runs a command for the harness: through the gate and the fence
     /// like the model's commands, shown as a tool card, with checkpoints
     /// around it; its output does not enter the conversation here.

@@ -1264,6 +1264,12 @@ impl Agent {
                     }
                 }
             }
+            if self.harness_on()
+                && let Some(change) = out.change.clone()
+                && let Some(text) = self.follow_rename(st, &change, cancel).await
+            {
+                out.text.push_str(&text);
+            }
             if out.change.is_some()
                 && self.harness_on()
                 && (st.repro.is_some() || (st.wants_tests && st.verify.is_some()))
