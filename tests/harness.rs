@@ -291,9 +291,11 @@ fn callers_left_with_a_removed_name_are_pointed_out_then_flagged() {
     ]);
     let ws = Workspace::new();
     ws.write("pricing.py", "def calc_total(p):\n    return sum(p)\n");
+    // Used through the module (`pricing.calc_total`), which mm does not
+    // rename for the model: the check at the end of the turn points at it.
     ws.write(
         "cart.py",
-        "from pricing import calc_total\n\nprint(calc_total([1]))\n",
+        "import pricing\n\nprint(pricing.calc_total([1]))\n",
     );
     let out = ws.run(
         &server,
@@ -304,16 +306,14 @@ fn callers_left_with_a_removed_name_are_pointed_out_then_flagged() {
     assert_eq!(reqs.len(), 3, "{}", stderr(&out));
     let told = last_user(&reqs[2]);
     assert!(
-        told.contains(
-            "pricing.py no longer defines calc_total, but it is still used at cart.py:1, cart.py:3"
-        ),
+        told.contains("pricing.py no longer defines calc_total, but it is still used at cart.py:3"),
         "{told}"
     );
     assert!(told.contains("The user's request:"), "{told}");
     let r = json_result(&out);
     let flagged = r["unbacked_claims"].to_string();
     assert!(
-        flagged.contains("calc_total was removed from pricing.py but is still used at cart.py:1"),
+        flagged.contains("calc_total was removed from pricing.py but is still used at cart.py:3"),
         "{flagged}"
     );
 }
