@@ -320,26 +320,7 @@ pub fn kept_bindings(before: &str, after: &str) -> Option<(String, Vec<String>)>
     // Where the new file's own imports (and a leading docstring or
     // comments) end.
     let lines: Vec<&str> = after.split_inclusive('\n').collect();
-    let mut head = 0;
-    let mut in_doc = false;
-    for (i, l) in lines.iter().enumerate() {
-        let t = l.trim();
-        if in_doc {
-            if t.contains("\"\"\"") {
-                in_doc = false;
-            }
-            head = i + 1;
-            continue;
-        }
-        if i == head && t.starts_with("\"\"\"") {
-            in_doc = !(t.len() > 3 && t[3..].contains("\"\"\""));
-            head = i + 1;
-        } else if t.starts_with('#') || t.starts_with("//") || (is_import(l) && leading(l) == 0) {
-            head = i + 1;
-        } else if !t.is_empty() {
-            break;
-        }
-    }
+    let head = import_head(&lines);
     let mut block = String::new();
     for l in &imports {
         block.push_str(l);
@@ -735,28 +716,35 @@ pub fn copied_into_test(root: &Path, rel: &str, text: &str) -> Option<(String, V
     Some((format!("{body}\n"), names))
 }
 
-/// `text` with `lines` added after its imports (at the top when it has
-/// none, after a module docstring).
-pub fn add_imports(text: &str, lines: &[String]) -> String {
-    let all: Vec<&str> = text.split_inclusive('\n').collect();
-    let mut at = 0;
+/// How many of `lines` a file's head takes: a module docstring first,
+/// then comments, blank lines and top-level imports.
+fn import_head(lines: &[&str]) -> usize {
+    let mut head = 0;
     let mut in_doc = false;
-    for (i, l) in all.iter().enumerate() {
+    for (i, l) in lines.iter().enumerate() {
         let t = l.trim();
         if in_doc {
             if t.contains("\"\"\"") {
                 in_doc = false;
             }
-            at = i + 1;
+            head = i + 1;
         } else if i == 0 && t.starts_with("\"\"\"") {
             in_doc = !(t.len() > 3 && t[3..].contains("\"\"\""));
-            at = 1;
-        } else if (is_import(l) && leading(l) == 0) || t.starts_with('#') {
-            at = i + 1;
+            head = 1;
+        } else if t.starts_with('#') || t.starts_with("//") || (is_import(l) && leading(l) == 0) {
+            head = i + 1;
         } else if !t.is_empty() {
             break;
         }
     }
+    head
+}
+
+/// `text` with `lines` added after its imports (at the top when it has
+/// none, after a module docstring).
+pub fn add_imports(text: &str, lines: &[String]) -> String {
+    let all: Vec<&str> = text.split_inclusive('\n').collect();
+    let at = import_head(&all);
     let mut out: String = all[..at].concat();
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
