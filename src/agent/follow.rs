@@ -154,14 +154,7 @@ impl Agent {
             },
             None => (ToolStatus::NotRun, "not run: no fence here".to_string()),
         };
-        self.bus.publish(AgentEvent::ToolCallFinished {
-            turn: self.turn,
-            call_id,
-            name: "bash".into(),
-            summary,
-            status,
-            output: std::sync::Arc::from(output.as_str()),
-        });
+        self.card_finish(call_id, summary, status, &output);
         let p = probe?;
         if let Ok(v) = &p.result {
             st.probed = Some((p.call.clone(), v.clone()));
@@ -255,27 +248,16 @@ impl Agent {
             };
             let out = tools::run(&self.tools, "write_file", &args, &ctx).await;
             if let Some(c) = out.change.clone().map(|c| *c) {
-                let _ = self.record_made(&c.path, crate::git::blob_id(c.after.as_bytes()));
-                self.edits.push(c.clone());
                 st.mutations += 1;
                 if !st.written.contains(&c.path) {
                     st.written.push(c.path.clone());
                 }
-                self.bus.publish(AgentEvent::FileChanged {
-                    turn: self.turn,
-                    call_id: call_id.clone(),
-                    change: std::sync::Arc::new(c),
-                });
+                if let Err(e) = self.record_change(&call_id, c) {
+                    self.notice(Level::Error, e.to_string());
+                }
                 done.push(rel.clone());
             }
-            self.bus.publish(AgentEvent::ToolCallFinished {
-                turn: self.turn,
-                call_id,
-                name: "bash".into(),
-                summary,
-                status: out.status,
-                output: std::sync::Arc::from(out.text.as_str()),
-            });
+            self.card_finish(call_id, summary, out.status, &out.text);
         }
         if done.is_empty() {
             return None;
@@ -285,6 +267,18 @@ impl Agent {
             "\n[mm renamed {old} to {new} in the files that import it: {}]",
             done.join(", ")
         ))
+    }
+
+    /// Ends a tool card `card_start` began.
+    fn card_finish(&self, call_id: String, summary: String, status: ToolStatus, output: &str) {
+        self.bus.publish(AgentEvent::ToolCallFinished {
+            turn: self.turn,
+            call_id,
+            name: "bash".into(),
+            summary,
+            status,
+            output: std::sync::Arc::from(output),
+        });
     }
 
     /// Runs a command for the harness: through the gate and the fence
@@ -318,14 +312,7 @@ impl Agent {
                 self.notice(Level::Error, e.to_string());
             }
         }
-        self.bus.publish(AgentEvent::ToolCallFinished {
-            turn: self.turn,
-            call_id,
-            name: "bash".into(),
-            summary,
-            status: out.status,
-            output: std::sync::Arc::from(out.text.as_str()),
-        });
+        self.card_finish(call_id, summary, out.status, &out.text);
         out
     }
 

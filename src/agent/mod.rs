@@ -1003,6 +1003,23 @@ impl Agent {
         Ok(())
     }
 
+    /// A file change made this turn: recorded as mm's doing, kept for the
+    /// session's edits, and told to the front ends.
+    fn record_change(
+        &mut self,
+        call_id: &str,
+        change: crate::protocol::FileChange,
+    ) -> Result<(), SessionError> {
+        self.record_made(&change.path, crate::git::blob_id(change.after.as_bytes()))?;
+        self.edits.push(change.clone());
+        self.bus.publish(AgentEvent::FileChanged {
+            turn: self.turn,
+            call_id: call_id.to_string(),
+            change: Arc::new(change),
+        });
+        Ok(())
+    }
+
     fn finish_call(
         &mut self,
         call: &ToolCall,
@@ -1011,13 +1028,7 @@ impl Agent {
     ) -> Result<(), SessionError> {
         let turn = self.turn;
         if let Some(change) = out.change.clone().map(|c| *c) {
-            self.record_made(&change.path, crate::git::blob_id(change.after.as_bytes()))?;
-            self.edits.push(change.clone());
-            self.bus.publish(AgentEvent::FileChanged {
-                turn,
-                call_id: call.id.clone(),
-                change: Arc::new(change),
-            });
+            self.record_change(&call.id, change)?;
         }
         for key in self.tools.sandbox.take_unlogged() {
             self.log.append(&Record::Always { key })?;
