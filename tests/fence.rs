@@ -357,6 +357,7 @@ fn fenced_code_has_no_capabilities_and_no_host_sockets() {
 \t-sh -c 'grep CapEff /proc/self/status > caps.txt'\n\
 \t-sh -c 'mount -o remount,rw / && echo x > {o}/remounted'\n\
 \t-sh -c 'hostname mm-fence-probe; hostname > host.txt'\n\
+\t-sh -c 'cat /proc/sys/kernel/printk_ratelimit_burst > /proc/sys/kernel/printk_ratelimit_burst && echo wrote > sysctl.txt'\n\
 \t-sh -c 'find /run -type s > run.txt'\n\
 \t-python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{sock}'); s.send(b'x')\"\n\
 \ttouch ran.txt\n",
@@ -385,6 +386,10 @@ fn fenced_code_has_no_capabilities_and_no_host_sockets() {
         std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap(),
         host_before,
         "changed the host's hostname"
+    );
+    assert!(
+        !p.join("sysctl.txt").exists(),
+        "wrote a host kernel setting"
     );
     assert_eq!(std::fs::read_to_string(p.join("run.txt")).unwrap(), "");
     assert_eq!(reached.load(Ordering::SeqCst), 0, "reached a host socket");

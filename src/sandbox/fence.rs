@@ -185,6 +185,9 @@ impl Fence {
         a.push("/dev");
         a.push("--proc");
         a.push("/proc");
+        // Kernel settings stay the host's, read-only: root without
+        // capabilities still passes the permission check on /proc/sys.
+        a.pair("--ro-bind", Path::new("/proc/sys"));
         if access != Access::Full {
             a.push("--tmpfs");
             a.push("/tmp");
