@@ -539,7 +539,7 @@ fn show_prompt(
     });
     let size = serde_json::to_vec(&body).map(|b| b.len()).unwrap_or(0);
     if json {
-        println!("{body}");
+        println!("{}", crate::untrusted::json_line(&body));
     } else {
         println!("{}", crate::untrusted::displayable(&system));
     }

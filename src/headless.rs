@@ -86,6 +86,9 @@ pub async fn run(
         if let Some(e) = &result.error {
             obj["error"] = json!(e);
         }
+        if !result.changed_by_commands.is_empty() {
+            obj["changed_by_commands"] = json!(result.changed_by_commands);
+        }
         if let Some(t) = &result.tests {
             obj["tests"] = json!({
                 "command": t.command,
@@ -97,7 +100,7 @@ pub async fn run(
         if !result.unbacked.is_empty() {
             obj["unbacked_claims"] = json!(result.unbacked);
         }
-        println!("{obj}");
+        println!("{}", crate::untrusted::json_line(&obj));
     }
     match result.outcome {
         Outcome::Done => 0,

@@ -332,12 +332,17 @@ fn fenced_code_has_no_capabilities_and_no_host_sockets() {
     }
     let (ws, out) = setup();
     let o = out.path().display();
-    // A host service listening under /run (root can put one there; else
-    // the check is only that no socket shows).
+    // Host services: one listening under /run (root can put one there;
+    // else the check is only that no socket shows), one in the workspace
+    // (any socket file the fence can see stands for a database's or a
+    // container engine's anywhere else).
     let sock = std::path::PathBuf::from(format!("/run/mm-fence-test-{}.sock", std::process::id()));
-    let listener = std::os::unix::net::UnixListener::bind(&sock).ok();
+    let local = ws.path().join("service.sock");
     let reached = Arc::new(AtomicUsize::new(0));
-    if let Some(l) = listener {
+    let listen = |path: &Path| {
+        let Ok(l) = std::os::unix::net::UnixListener::bind(path) else {
+            return;
+        };
         let seen = reached.clone();
         std::thread::spawn(move || {
             for c in l.incoming() {
@@ -346,7 +351,10 @@ fn fenced_code_has_no_capabilities_and_no_host_sockets() {
                 }
             }
         });
-    }
+    };
+    listen(&sock);
+    listen(&local);
+    assert!(local.exists());
     // Root in the fence is root without capabilities: no remount, no
     // hostname of the host's, and /run (where the host's services listen)
     // is empty.
@@ -360,8 +368,12 @@ fn fenced_code_has_no_capabilities_and_no_host_sockets() {
 \t-sh -c 'cat /proc/sys/kernel/printk_ratelimit_burst > /proc/sys/kernel/printk_ratelimit_burst && echo wrote > sysctl.txt'\n\
 \t-sh -c 'find /run -type s > run.txt'\n\
 \t-python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{sock}'); s.send(b'x')\"\n\
+\t-python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('{local}'); s.send(b'x')\"\n\
+\t-python3 -c \"import socket; s = socket.socket(socket.AF_UNIX)\" 2> unix.txt\n\
+\tpython3 -c \"import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4).decode())\" > pair.txt\n\
 \ttouch ran.txt\n",
-            sock = sock.display()
+            sock = sock.display(),
+            local = local.display()
         ),
     );
     let host_before = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
@@ -393,5 +405,12 @@ fn fenced_code_has_no_capabilities_and_no_host_sockets() {
     );
     assert_eq!(std::fs::read_to_string(p.join("run.txt")).unwrap(), "");
     assert_eq!(reached.load(Ordering::SeqCst), 0, "reached a host socket");
+    let unix = std::fs::read_to_string(p.join("unix.txt")).unwrap();
+    assert!(unix.contains("PermissionError"), "{unix}");
+    // What needs no host socket still works: a connected pair.
+    assert_eq!(
+        std::fs::read_to_string(p.join("pair.txt")).unwrap(),
+        "pair\n"
+    );
     let _ = std::fs::remove_file(&sock);
 }

@@ -995,3 +995,28 @@ fn a_rename_of_a_definition_is_carried_to_the_files_that_import_it() {
     let r = json_result(&out);
     assert_eq!(r["written"], json!(["pricing.py", "cart.py"]), "{r}");
 }
+
+#[test]
+fn files_the_named_command_wrote_are_in_the_receipt() {
+    if !fence_works() {
+        eprintln!("skipped: no working fence here");
+        return;
+    }
+    let server = Server::start(vec![text("It divides by zero on line 3.")]);
+    let ws = Workspace::new();
+    ws.write(
+        "app.py",
+        "open('report.txt', 'w').write('partial')\ndef ratio(a, b):\n    return a / b\n\nprint(ratio(1, 0))\n",
+    );
+    let out = ws.run(&server, "`python3 app.py` crashes. Why?", &["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("report.txt"), "partial");
+    let r = json_result(&out);
+    assert_eq!(r["written"], json!([]), "{r}");
+    assert_eq!(r["changed_by_commands"], json!(["report.txt"]), "{r}");
+    assert!(
+        stderr(&out).contains("changed by commands: report.txt"),
+        "{}",
+        stderr(&out)
+    );
+}

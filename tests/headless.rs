@@ -873,4 +873,26 @@ mod hostile_server {
             );
         }
     }
+
+    #[test]
+    fn json_output_carries_no_terminal_controls_but_decodes_to_the_same_text() {
+        let hostile = "done\u{9b}2J\u{202e}txt.exe\u{7f}";
+        let server = Server::start(vec![text(hostile)]);
+        let ws = Workspace::new();
+        ws.write("AGENTS.md", "Be nice.\u{9b}31m\u{2066}\n");
+        let raw = |b: &[u8]| {
+            let t = String::from_utf8_lossy(b);
+            t.contains('\u{9b}')
+                || t.contains('\u{202e}')
+                || t.contains('\u{2066}')
+                || t.contains('\u{7f}')
+        };
+        let o = ws.run(&server, "go", &["-json"]);
+        assert!(!raw(&o.stdout), "{}", stdout(&o));
+        let v: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+        assert_eq!(v["answer"], hostile);
+        let o = ws.mm().args(["-show-prompt", "-json"]).output().unwrap();
+        assert!(!raw(&o.stdout), "{}", stdout(&o));
+        assert!(stdout(&o).contains("\\u009b31m"), "{}", stdout(&o));
+    }
 }

@@ -131,23 +131,25 @@ impl Agent {
     pub(super) async fn record_command_changes(
         &mut self,
         before: Option<Oid>,
-    ) -> Result<(), crate::session::SessionError> {
+    ) -> Result<Vec<String>, crate::session::SessionError> {
         let (Some(store), Some(before)) = (self.git.clone(), before) else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let Some(after) = self.last_checkpoint().await else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         if after == before {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let changed = with_store(&store, move |s| s.changes_between(before, after))
             .await
             .unwrap_or_default();
+        let mut paths = Vec::new();
         for (path, blob) in changed {
             self.record_made(&path, blob)?;
+            paths.push(path);
         }
-        Ok(())
+        Ok(paths)
     }
 
     /// Every checkpoint, most recent first, with what going back undoes.

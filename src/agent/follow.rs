@@ -37,6 +37,15 @@ impl TestReport {
 }
 
 impl TurnState {
+    /// Adds what a shell command changed to the receipt's list.
+    pub(super) fn note_command_changes(&mut self, changed: Vec<String>) {
+        for path in changed {
+            if !self.command_changes.contains(&path) {
+                self.command_changes.push(path);
+            }
+        }
+    }
+
     /// Changes so far: file changes and commands that may have changed
     /// files (a test run is not one).
     pub(super) fn changes(&self) -> usize {
@@ -308,8 +317,9 @@ impl Agent {
         if !read_only {
             self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
                 .await;
-            if let Err(e) = self.record_command_changes(before).await {
-                self.notice(Level::Error, e.to_string());
+            match self.record_command_changes(before).await {
+                Ok(changed) => st.note_command_changes(changed),
+                Err(e) => self.notice(Level::Error, e.to_string()),
             }
         }
         self.card_finish(call_id, summary, out.status, &out.text);

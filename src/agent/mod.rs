@@ -49,6 +49,24 @@ const MAX_FOLLOW_UPS: u32 = 4;
 /// Lines of a failing run fed back to the model.
 const FAILURE_LINES: usize = 40;
 
+/// The receipt's note on what shell commands changed: at most 8 paths.
+fn changed_words(paths: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut text = format!(
+        "changed by commands: {}",
+        paths
+            .iter()
+            .take(SHOWN)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if paths.len() > SHOWN {
+        text.push_str(&format!(" and {} more", paths.len() - SHOWN));
+    }
+    text
+}
+
 /// How a turn ended, for the front end that asked.
 #[derive(Clone, Debug)]
 pub struct TurnResult {
@@ -56,6 +74,9 @@ pub struct TurnResult {
     pub outcome: Outcome,
     pub answer: String,
     pub written: Vec<String>,
+    /// Files that shell commands (the model's or the harness's check runs)
+    /// changed, as the checkpoints around them show.
+    pub changed_by_commands: Vec<String>,
     pub error: Option<String>,
     /// The last test run the harness made this turn.
     pub tests: Option<TestReport>,
@@ -394,6 +415,9 @@ impl Agent {
             if let Some(t) = &state.tests {
                 notes.push(t.receipt_words());
             }
+            if !state.command_changes.is_empty() {
+                notes.push(changed_words(&state.command_changes));
+            }
             for u in &state.unbacked {
                 notes.push(format!("unbacked claim: {u}"));
             }
@@ -430,6 +454,7 @@ impl Agent {
             outcome,
             answer: state.answer,
             written: state.written,
+            changed_by_commands: state.command_changes,
             error,
             tests: state.tests,
             unbacked: state.unbacked,
@@ -1213,7 +1238,8 @@ impl Agent {
                 self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
                     .await;
                 // What the command changed is mm's doing, not the user's.
-                self.record_command_changes(before).await?;
+                let changed = self.record_command_changes(before).await?;
+                st.note_command_changes(changed);
             }
             st.history.push(batch::step_hash(&key, &out.text));
             if matches!(out.status, ToolStatus::Error | ToolStatus::Refused) {
@@ -1375,6 +1401,8 @@ struct TurnState {
     stopped: Option<String>,
     /// Commands off the read-only list that ran.
     commands: u32,
+    /// Files the turn's shell commands changed (checkpoints on).
+    command_changes: Vec<String>,
     /// The language server's latest verdict on each file written.
     checks: HashMap<String, crate::lsp::Check>,
     /// Each written file's errors before the turn's first write to it

@@ -253,17 +253,18 @@ impl Sandbox {
         cwd: &Path,
         plan: RunPlan,
     ) -> tokio::process::Command {
-        let (prog, argv) = match plan.access {
+        let mut cmd = match plan.access {
             Some(access) => self
                 .fence
-                .argv(&self.root, cwd, access, plan.net, program, args),
-            None => (
-                PathBuf::from(program),
-                args.iter().map(std::ffi::OsString::from).collect(),
-            ),
+                .argv(&self.root, cwd, access, plan.net, program, args)
+                .command(),
+            None => {
+                let mut cmd = tokio::process::Command::new(program);
+                cmd.args(args);
+                cmd
+            }
         };
-        let mut cmd = tokio::process::Command::new(prog);
-        cmd.args(argv).current_dir(cwd);
+        cmd.current_dir(cwd);
         env::apply(&mut cmd);
         if plan.git_guard {
             for (k, v) in env::git_guard() {

@@ -184,10 +184,8 @@ pub fn document(
 pub fn jsonl(records: &[Record]) -> String {
     let mut out = String::new();
     for ev in crate::console::show::events(records) {
-        if let Ok(line) = serde_json::to_string(&ev) {
-            out.push_str(&line);
-            out.push('\n');
-        }
+        out.push_str(&crate::untrusted::json_line(&ev));
+        out.push('\n');
     }
     out
 }
