@@ -1020,3 +1020,79 @@ fn files_the_named_command_wrote_are_in_the_receipt() {
         stderr(&out)
     );
 }
+
+#[test]
+fn an_edit_of_text_from_the_test_file_is_shown_the_code_it_names() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "stats.py", "old_string": "mean([])", "replacement": "mean([0.0])"}),
+        ),
+        text("I could not fix it."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "stats.py",
+        "def total(values):\n    return sum(values)\n\n\ndef mean(values):\n    if not values:\n        return 0.0\n    return total(values) / (len(values) - 1)\n",
+    );
+    ws.write(
+        "test_stats.py",
+        "import unittest\n\nfrom stats import mean\n\n\nclass T(unittest.TestCase):\n    def test_empty(self):\n        self.assertEqual(mean([]), 0.0)\n",
+    );
+    let out = ws.run(
+        &server,
+        "Fix mean in stats.py; see test_stats.py",
+        &["-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&server.requests()[1]);
+    let (_, text) = results.last().unwrap();
+    assert!(text.contains("was not found in stats.py"), "{text}");
+    assert!(
+        text.contains("`mean([])` is text from test_stats.py (line 8), not from stats.py"),
+        "{text}"
+    );
+    assert!(
+        text.contains("mean in stats.py as it is now:\n     5\tdef mean(values):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("     8\t    return total(values) / (len(values) - 1)"),
+        "{text}"
+    );
+    assert_eq!(ws.read("stats.py").matches("len(values) - 1").count(), 1);
+}
+
+#[test]
+fn an_edit_of_a_test_line_only_quoted_in_a_failure_is_placed_too() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "src/lib.rs", "old_string": "assert!(is_leap(2000));", "replacement": "assert!(true);"}),
+        ),
+        text("I could not fix it."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "src/lib.rs",
+        "/// Leap years.\npub fn is_leap(year: u32) -> bool {\n    year % 4 == 0 && year % 100 != 0\n}\n",
+    );
+    ws.write(
+        "tests/leap.rs",
+        "use leap::is_leap;\n\n#[test]\nfn centuries() {\n    assert!(is_leap(2000));\n}\n",
+    );
+    let out = ws.run(&server, "Fix the bug in src/lib.rs", &["-unfenced"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&server.requests()[1]);
+    let (_, text) = results.last().unwrap();
+    assert!(
+        text.contains("is text from tests/leap.rs (line 5)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("     2\tpub fn is_leap(year: u32) -> bool {"),
+        "{text}"
+    );
+}

@@ -526,6 +526,7 @@ fn edit_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOu
         MatchError::NotFound { closest } => {
             let hint = match closest {
                 Some(block) => format!("\nThe closest text in the file is:\n{block}"),
+                None if env.guard_writes => not_found_hint(env, &r, &current, old),
                 None => String::new(),
             };
             ToolOutput::error(format!(
@@ -583,6 +584,91 @@ pub fn commit(env: &ToolEnv, p: Pending, cancelled: bool, note: &str) -> ToolOut
 }
 
 /// For a path that does not exist: files elsewhere with the same name.
+/// For an old_string that is nowhere in the file: the other file that
+/// holds its first line (a small model copies a test's call as the code to
+/// change), and the file's own definitions it names, with line numbers, to
+/// copy from.
+fn not_found_hint(env: &ToolEnv, r: &Resolved, current: &str, old: &str) -> String {
+    let mut hint = String::new();
+    let first = old
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    if first.len() >= 6 {
+        // The files read, and the workspace's files of the same kind (a
+        // test the model saw only quoted in a failure).
+        let mut candidates: Vec<std::path::PathBuf> = env
+            .reads
+            .lock()
+            .map(|m| m.keys().cloned().collect())
+            .unwrap_or_default();
+        let ext = r.abs.extension().map(|e| e.to_os_string());
+        candidates.extend(
+            ignore::WalkBuilder::new(env.sandbox.root())
+                .build()
+                .flatten()
+                .take(2000)
+                .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+                .map(|e| e.into_path())
+                .filter(|p| ext.is_some() && p.extension().map(|e| e.to_os_string()) == ext)
+                .take(300),
+        );
+        candidates.sort();
+        candidates.dedup();
+        let mut found: Vec<(String, usize)> = candidates
+            .iter()
+            .filter(|p| **p != r.abs)
+            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= 256 * 1024))
+            .filter_map(|p| {
+                let text = std::fs::read_to_string(p).ok()?;
+                let line = text.lines().position(|l| l.contains(first))? + 1;
+                let rel = p.strip_prefix(env.sandbox.root()).ok()?;
+                Some((rel.to_string_lossy().into_owned(), line))
+            })
+            .collect();
+        found.sort();
+        if let Some((file, line)) = found.first() {
+            hint.push_str(&format!(
+                "\n`{}` is text from {file} (line {line}), not from {}: old_string must be code of {} itself.",
+                first.chars().take(80).collect::<String>(),
+                r.rel,
+                r.rel
+            ));
+        }
+    }
+    let defined = super::guard::definitions(current);
+    let mut named: Vec<&String> = defined
+        .iter()
+        .filter(|d| {
+            old.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| w == d.as_str())
+        })
+        .collect();
+    named.truncate(2);
+    for name in named {
+        let Some(block) = super::guard::block_of(current, name) else {
+            continue;
+        };
+        let Some(at) = current.find(&block) else {
+            continue;
+        };
+        let start = current[..at].lines().count() + 1;
+        let numbered: Vec<String> = block
+            .lines()
+            .take(30)
+            .enumerate()
+            .map(|(i, l)| format!("{:>6}\t{l}", start + i))
+            .collect();
+        hint.push_str(&format!(
+            "\n{name} in {} as it is now:\n{}",
+            r.rel,
+            numbered.join("\n")
+        ));
+    }
+    hint
+}
+
 pub fn missing_hint(sandbox: &Sandbox, r: &Resolved) -> String {
     if r.abs.exists() {
         return String::new();
