@@ -1096,3 +1096,34 @@ fn an_edit_of_a_test_line_only_quoted_in_a_failure_is_placed_too() {
         "{text}"
     );
 }
+
+#[test]
+fn a_wrong_value_is_traced_to_the_parts_of_the_expression_that_made_it() {
+    if !fence_works() {
+        eprintln!("skipped: no working fence here");
+        return;
+    }
+    let server = Server::start(vec![text("The formula subtracts first.")]);
+    let ws = Workspace::new();
+    ws.write(
+        "temps.py",
+        "def f_to_c(f):\n    scale = 5 / 9\n    return f - 32 * scale\n",
+    );
+    ws.write(
+        "test_temps.py",
+        "import unittest\n\nfrom temps import f_to_c\n\n\nclass T(unittest.TestCase):\n    def test_f_to_c(self):\n        self.assertAlmostEqual(f_to_c(212), 100)\n",
+    );
+    let out = ws.run(
+        &server,
+        "The tests in test_temps.py fail. Fix temps.py.",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.contains(
+            "[test_temps.py:8 calls f_to_c(f=212) in temps.py returned 194.22222222222223]\n  line 3: return f - 32 * scale\n  32 * scale = 17.77777777777778\n  f - 32 * scale = 194.22222222222223\n  scale = 0.5555555555555556"
+        ),
+        "{first}\n{}", stderr(&out)
+    );
+}

@@ -129,7 +129,10 @@ impl Agent {
                     .await
                     .map(|v| format!("\n{v}"))
                     .unwrap_or_default();
-                format!("\n\n[mm ran `{command}` before you start; it fails:]\n{lines}{values}")
+                let trace = self.value_trace(&out.text, cancel).await;
+                format!(
+                    "\n\n[mm ran `{command}` before you start; it fails:]\n{lines}{values}{trace}"
+                )
             }
             None => return None,
         };
@@ -178,6 +181,15 @@ impl Agent {
                 p.call, p.file
             ),
         })
+    }
+
+    /// A failing test's wrong value traced to the expression that made
+    /// it (see `probe::wrong_value_trace`), as lines to add, or nothing.
+    async fn value_trace(&self, output: &str, cancel: &CancellationToken) -> String {
+        tools::probe::wrong_value_trace(&self.tools, output, cancel)
+            .await
+            .map(|t| format!("\n{t}"))
+            .unwrap_or_default()
     }
 
     /// Starts the tool card of something the harness runs, shown as a
@@ -459,15 +471,18 @@ impl Agent {
                 // touch the cause, which is worth saying outright.
                 let same = st.last_failure.as_deref() == Some(lines.as_str());
                 st.last_failure = Some(lines.clone());
+                let trace = self.value_trace(&out.text, cancel).await;
                 Some(if same {
                     let at = harness::last_frame(&lines)
                         .map(|(p, n, code)| format!(" ({p}:{n}: `{code}`)"))
                         .unwrap_or_default();
                     format!(
-                        "\n[mm ran `{command}` after this change: it still fails exactly as before, so this change did not fix the cause. Look again at the error and the line it points to{at}]\n{lines}"
+                        "\n[mm ran `{command}` after this change: it still fails exactly as before, so this change did not fix the cause. Look again at the error and the line it points to{at}]\n{lines}{trace}"
                     )
                 } else {
-                    format!("\n[mm ran `{command}` after this change: it still fails]\n{lines}")
+                    format!(
+                        "\n[mm ran `{command}` after this change: it still fails]\n{lines}{trace}"
+                    )
                 })
             }
             Some(_) => None,
@@ -519,8 +534,9 @@ impl Agent {
         );
         let lines = self.failure_lines(&out.text);
         st.last_failure = Some(lines.clone());
+        let trace = self.value_trace(&out.text, cancel).await;
         Some(format!(
-            "After your change, `{command}` fails:\n{lines}\n\n{}\nFix the code so that it passes, with tool calls. Change a test only if the request asks for it.",
+            "After your change, `{command}` fails:\n{lines}{trace}\n\n{}\nFix the code so that it passes, with tool calls. Change a test only if the request asks for it.",
             harness::restate(&st.prompt)
         ))
     }

@@ -5,6 +5,7 @@
 //! read-only, without network. Only literal arguments; never without a
 //! fence.
 
+use std::path::Path;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -206,6 +207,181 @@ pub async fn crash_values(
             inside = true;
         } else if inside && line.starts_with("  ") {
             out.push(clean(line));
+        } else {
+            inside = false;
+        }
+    }
+    (!out.is_empty()).then(|| out.join("\n"))
+}
+
+/// Runs one failing Python test again with a tracer on the workspace
+/// calls made from its failing line: argv is a tag, the test file, the
+/// line, the test function's name. For each call (two at most) it prints
+/// the arguments, what came back, and the value of every part of the
+/// `return` expression that produced it, worked out in the function's own
+/// frame.
+const PY_TRACE: &str = r#"import ast, importlib, inspect, os, sys, textwrap, types, unittest
+tag, test_file, line, name = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+root = os.getcwd()
+sys.path.insert(0, root)
+test_abs = os.path.abspath(test_file)
+mod = importlib.import_module(test_file[:-3].replace("/", "."))
+run = getattr(mod, name, None)
+if not isinstance(run, types.FunctionType):
+    run = None
+    for v in list(vars(mod).values()):
+        if isinstance(v, type) and issubclass(v, unittest.TestCase) and name in vars(v):
+            case = v(name)
+            def run(case=case):
+                case.setUp()
+                try:
+                    getattr(case, name)()
+                finally:
+                    case.tearDown()
+            break
+def show(v):
+    try:
+        r = repr(v)
+    except Exception:
+        r = "?"
+    r = "".join(c for c in r if c.isprintable())
+    return r if len(r) <= 120 else r[:120] + "..."
+done = []
+def parts(frame):
+    try:
+        src, first = inspect.getsourcelines(frame.f_code)
+        tree = ast.parse(textwrap.dedent("".join(src)))
+    except Exception:
+        return []
+    at = frame.f_lineno - first + 1
+    rets = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None and n.lineno == at]
+    if not rets:
+        return []
+    out, seen = ["  line %d: %s" % (frame.f_lineno, src[at - 1].strip())], set()
+    def walk(n):
+        for c in ast.iter_child_nodes(n):
+            walk(c)
+        if isinstance(n, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.Call, ast.Subscript, ast.IfExp)):
+            text = ast.unparse(n)
+            if text in seen or len(out) > 10:
+                return
+            seen.add(text)
+            try:
+                e = ast.Expression(body=n)
+                ast.fix_missing_locations(e)
+                v = show(eval(compile(e, "<mm>", "eval"), frame.f_globals, dict(frame.f_locals)))
+            except BaseException as x:
+                v = "raises " + type(x).__name__
+            out.append("  %s = %s" % (text, v))
+    walk(rets[0].value)
+    return out
+def tracer(frame, event, arg):
+    if event != "call" or len(done) >= 2:
+        return None
+    back, fn = frame.f_back, os.path.abspath(frame.f_code.co_filename)
+    if back is None or os.path.abspath(back.f_code.co_filename) != test_abs or back.f_lineno != line:
+        return None
+    if not fn.startswith(root + os.sep) or fn == test_abs:
+        return None
+    code = frame.f_code
+    names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    args = ", ".join("%s=%s" % (k, show(frame.f_locals.get(k))) for k in names if k != "self")
+    state = {"raised": None}
+    def local(frame, event, arg):
+        if event == "exception":
+            state["raised"] = arg[0].__name__
+        elif event == "return":
+            rel = os.path.relpath(fn, root)
+            how = "raised " + state["raised"] if state["raised"] and arg is None else "returned " + show(arg)
+            lines = ["%s %s(%s) in %s %s" % (tag, code.co_name, args, rel, how)]
+            if not state["raised"]:
+                lines += parts(frame)
+            skip = set(names) | {"self"}
+            other = [(k, v) for k, v in frame.f_locals.items() if k not in skip and not isinstance(v, (types.ModuleType, types.FunctionType, type))]
+            lines += ["  %s = %s" % (k, show(v)) for k, v in other[:6]]
+            done.append("\n".join(lines))
+        return local
+    return local
+if run is not None:
+    sys.settrace(tracer)
+    try:
+        run()
+    except BaseException:
+        pass
+    finally:
+        sys.settrace(None)
+print("\n".join(done))
+"#;
+
+/// The failing Python test a failure's traceback ends in: its file, the
+/// line in it that failed, and the test function's name.
+fn failing_python_test(failure: &str) -> Option<(String, usize, String)> {
+    static FRAME: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        crate::agent::harness::regex(r#"File "(?:\./)?([\w./-]+\.py)", line (\d+), in (\w+)"#).ok()
+    });
+    FRAME
+        .as_ref()?
+        .captures_iter(failure)
+        .filter(|c| crate::agent::harness::is_test_file(&c[1]))
+        .filter_map(|c| Some((c[1].to_string(), c[2].parse().ok()?, c[3].to_string())))
+        .last()
+}
+
+/// For a Python test that fails on a wrong value: what the workspace
+/// function called on the failing line got and returned, and the value of
+/// each part of the expression it returned, as lines for the model. None
+/// when the failure is not that, there is no fence, or nothing was traced.
+pub async fn wrong_value_trace(
+    env: &ToolEnv,
+    failure: &str,
+    cancel: &CancellationToken,
+) -> Option<String> {
+    if !env.sandbox.fence().is_on() || !failure.contains("AssertionError") {
+        return None;
+    }
+    let (file, line, name) = failing_python_test(failure)?;
+    // Tracebacks name files absolute or from `./`.
+    let root = env.sandbox.root();
+    let file = Path::new(&file)
+        .strip_prefix(root)
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or(file)
+        .trim_start_matches("./")
+        .to_string();
+    module_name(&file)?;
+    crate::lsp::find_program("python3")?;
+    let tag = format!(
+        "MM-TRACE-{:x}-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0),
+        std::process::id()
+    );
+    let line_arg = line.to_string();
+    let args = ["-c", PY_TRACE, &tag, &file, &line_arg, &name];
+    let plan = RunPlan {
+        access: Some(Access::ReadOnly),
+        net: false,
+        git_guard: false,
+    };
+    let cmd = env.sandbox.command("python3", &args, root, plan);
+    let f = super::bash::run(cmd, Duration::from_secs(20), cancel)
+        .await
+        .ok()?;
+    if f.timed_out || f.cancelled {
+        return None;
+    }
+    let clean = |l: &str| -> String { l.chars().filter(|c| !c.is_control()).collect() };
+    let marker = format!("{tag} ");
+    let mut out = Vec::new();
+    let mut inside = false;
+    for l in f.output.lines() {
+        if let Some(head) = l.strip_prefix(&marker) {
+            out.push(format!("[{file}:{line} calls {}]", clean(head)));
+            inside = true;
+        } else if inside && l.starts_with("  ") {
+            out.push(clean(l));
         } else {
             inside = false;
         }
