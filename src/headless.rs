@@ -86,6 +86,9 @@ pub async fn run(
         if let Some(e) = &result.error {
             obj["error"] = json!(e);
         }
+        if !result.warnings.is_empty() {
+            obj["warnings"] = json!(result.warnings);
+        }
         if !result.changed_by_commands.is_empty() {
             obj["changed_by_commands"] = json!(result.changed_by_commands);
         }

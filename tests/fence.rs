@@ -262,7 +262,7 @@ fn a_git_repository_planted_by_unasked_code_is_reported() {
         call("m", "bash", json!({"command": "make"})),
         text("done"),
     ]);
-    let o = ws.run(&server, "build it", &[]);
+    let o = ws.run(&server, "build it", &["-json"]);
     let err = stderr(&o);
     assert!(
         err.contains("created or changed a git repository at src/.git"),
@@ -270,6 +270,15 @@ fn a_git_repository_planted_by_unasked_code_is_reported() {
     );
     let results = tool_results(&server.requests()[1]);
     assert!(results[0].1.contains("src/.git"), "{}", results[0].1);
+    // A program reading `-json` hears of it too.
+    let r: serde_json::Value = serde_json::from_str(stdout(&o).trim()).unwrap();
+    assert!(
+        r["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("git repository at src/.git"),
+        "{r}"
+    );
 }
 
 /// Starts `mm -p` whose model runs `command`, waits until it has started
@@ -413,4 +422,82 @@ fn fenced_code_has_no_capabilities_and_no_host_sockets() {
         "pair\n"
     );
     let _ = std::fs::remove_file(&sock);
+}
+
+/// What a second red team got through the filter: a datagram socket pair
+/// sending to a socket file, vsock, the host's kernel keyring, a
+/// descriptor inherited from mm's parent, the host's password hashes.
+#[test]
+fn fenced_code_reaches_no_host_service_keyring_or_inherited_descriptor() {
+    use std::os::unix::process::CommandExt;
+    if !fence_works() {
+        eprintln!("skipped: bwrap cannot start a sandbox here");
+        return;
+    }
+    let (ws, _out) = setup();
+    let dg_path = ws.path().join("dg.sock");
+    let dg = std::os::unix::net::UnixDatagram::bind(&dg_path).unwrap();
+    dg.set_nonblocking(true).unwrap();
+    ws.write(
+        "Makefile",
+        &format!(
+            "all:\n\
+\t-python3 -c \"import socket; a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); a.sendto(b'x', '{dg}')\" 2> dgram.txt\n\
+\t-python3 -c \"import socket; socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM)\" 2> vsock.txt\n\
+\t-python3 -c \"import ctypes, platform; n = {{'x86_64': 248, 'aarch64': 217}}[platform.machine()]; r = ctypes.CDLL(None, use_errno=True).syscall(n, b'user', b'mm-fence-test', b'x', 1, -4); print(r, ctypes.get_errno())\" > key.txt\n\
+\t-python3 -c \"import os; os.write(200, b'leak')\" 2> fd.txt\n\
+\t-sh -c 'cat /etc/shadow | wc -c > shadow.txt'\n\
+\tpython3 -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); c = socket.create_connection(s.getsockname()); print('tcp')\" > tcp.txt\n\
+\ttouch ran.txt\n",
+            dg = dg_path.display()
+        ),
+    );
+    let (read_end, write_end) = nix::unistd::pipe().unwrap();
+    let write_fd = std::os::fd::AsRawFd::as_raw_fd(&write_end);
+    let server = Server::start(vec![
+        call("m", "bash", json!({"command": "make"})),
+        text("made"),
+    ]);
+    let mut cmd = ws.mm();
+    cmd.args(["-p", "build it", "-url", &server.url(), "-json"]);
+    // mm's parent leaves a descriptor open at 200.
+    unsafe {
+        cmd.pre_exec(move || {
+            if nix::libc::dup2(write_fd, 200) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let run = cmd.output().unwrap();
+    drop(write_end);
+    let p = ws.path();
+    assert!(
+        p.join("ran.txt").exists(),
+        "make did not run: {}",
+        stderr(&run)
+    );
+    let mut buf = [0u8; 16];
+    assert!(dg.recv(&mut buf).is_err(), "a datagram reached the host");
+    let dgram = std::fs::read_to_string(p.join("dgram.txt")).unwrap();
+    assert!(dgram.contains("PermissionError"), "{dgram}");
+    let vsock = std::fs::read_to_string(p.join("vsock.txt")).unwrap();
+    assert!(vsock.contains("PermissionError"), "{vsock}");
+    assert_eq!(
+        std::fs::read_to_string(p.join("key.txt")).unwrap(),
+        "-1 1\n"
+    );
+    let mut leaked = Vec::new();
+    std::io::Read::read_to_end(&mut std::fs::File::from(read_end), &mut leaked).unwrap();
+    assert_eq!(leaked, b"", "wrote through an inherited descriptor");
+    let fd = std::fs::read_to_string(p.join("fd.txt")).unwrap();
+    assert!(fd.contains("Bad file descriptor"), "{fd}");
+    assert_eq!(
+        std::fs::read_to_string(p.join("shadow.txt"))
+            .unwrap()
+            .trim(),
+        "0"
+    );
+    // A test's own server on the fence's loopback still works.
+    assert_eq!(std::fs::read_to_string(p.join("tcp.txt")).unwrap(), "tcp\n");
 }

@@ -77,6 +77,8 @@ pub struct TurnResult {
     /// Files that shell commands (the model's or the harness's check runs)
     /// changed, as the checkpoints around them show.
     pub changed_by_commands: Vec<String>,
+    /// What tools warned of (a git repository a command made).
+    pub warnings: Vec<String>,
     pub error: Option<String>,
     /// The last test run the harness made this turn.
     pub tests: Option<TestReport>,
@@ -144,6 +146,9 @@ pub struct Agent {
     edits: Vec<crate::protocol::FileChange>,
     /// The last turn's requests and tokens (`/stats`).
     last_turn: Option<(u32, Usage)>,
+    /// What tools warned the user of this turn (a git repository a command
+    /// made): `-json` carries them.
+    tool_warnings: Vec<String>,
 }
 
 /// Why the loop stopped early.
@@ -204,6 +209,7 @@ impl Agent {
             made: parts.made,
             edits: Vec::new(),
             last_turn: None,
+            tool_warnings: Vec::new(),
         }
     }
 
@@ -365,6 +371,7 @@ impl Agent {
             prompt: prompt.to_string(),
             ..TurnState::default()
         };
+        self.tool_warnings.clear();
         let usage_before = self.usage;
         let requests_before = self.budget.used();
         self.checkpoint(crate::git::Kind::Turn, prompt).await;
@@ -455,6 +462,7 @@ impl Agent {
             answer: state.answer,
             written: state.written,
             changed_by_commands: state.command_changes,
+            warnings: std::mem::take(&mut self.tool_warnings),
             error,
             tests: state.tests,
             unbacked: state.unbacked,
@@ -1060,6 +1068,7 @@ impl Agent {
         }
         if let Some(w) = &out.warning {
             self.notice(Level::Warning, w.clone());
+            self.tool_warnings.push(w.clone());
         }
         let text: Arc<str> = Arc::from(out.text.as_str());
         self.bus.publish(AgentEvent::ToolCallFinished {

@@ -6,10 +6,10 @@
 //! `.git/hooks`, `.git/config` and `.mm/` stay read-only, so code run in
 //! the fence cannot plant a hook that runs later outside it; the process
 //! gets its own pid namespace and dies with mm; `-no-net` cuts the network.
-//! Without network, a seccomp filter also refuses `socket(AF_UNIX, …)`
-//! (any socket file the fence can see, a database's or the workspace's,
-//! would reach a host service) and io_uring (whose requests pass by the
-//! filter); `socketpair` still works.
+//! Without network, a seccomp filter also refuses sockets but IPv4, IPv6
+//! and netlink (any socket file the fence can see, a database's or the
+//! workspace's, would reach a host service), datagram socket pairs,
+//! io_uring (whose requests pass by the filter) and the kernel keyrings.
 //!
 //! Measured here (2 cores, bwrap 0.8, `cargo bench --bench fence`): a
 //! command started through bwrap takes 3.7–4.9 ms more than `/bin/sh`
@@ -246,9 +246,32 @@ impl Fence {
             if !net {
                 host.retain(|p| p == Path::new("/run") || !p.starts_with("/run"));
             }
-            let masked = home
+            // Credentials under HOME and under the home the password
+            // database gives (HOME may be set elsewhere), and the host's
+            // password hashes and SSH host keys (readable by root without
+            // any capability).
+            let mut homes: Vec<PathBuf> = home.iter().cloned().collect();
+            if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::getuid())
+                && !homes.contains(&user.dir)
+            {
+                homes.push(user.dir);
+            }
+            let system = HOST_SECRETS.iter().map(PathBuf::from).chain(
+                std::fs::read_dir("/etc/ssh")
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.starts_with("ssh_host_") && n.ends_with("_key"))
+                    }),
+            );
+            let masked = homes
                 .iter()
                 .flat_map(|h| MASKED.iter().map(move |m| h.join(m)))
+                .chain(system)
                 .chain(host);
             for p in masked {
                 if root.starts_with(&p) {
@@ -289,7 +312,7 @@ impl Fence {
             match socket_filter() {
                 Ok(fd) => {
                     a.push("--seccomp");
-                    a.push(fd.as_raw_fd().to_string());
+                    a.push(FILTER_FD.to_string());
                     filter = Some(fd);
                 }
                 Err(e) => refused = Some(e),
@@ -330,33 +353,52 @@ pub struct Launch {
     filter: Option<OwnedFd>,
 }
 
+/// The descriptor bwrap reads the filter from, in the child.
+const FILTER_FD: i32 = 3;
+
 impl Launch {
-    /// The command, with the filter's descriptor passed on to the child
-    /// alone (it is close-on-exec everywhere else).
+    /// The command. The child gets the filter's descriptor as
+    /// `FILTER_FD`, and no other descriptor mm has besides its standard
+    /// three: one inherited from mm's parent (a socket, a pipe) would
+    /// reach past the fence.
     pub fn command(self) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(&self.program);
         cmd.args(&self.args);
-        if let Some(fd) = self.filter {
-            // SAFETY: fcntl is async-signal-safe; between fork and exec it
-            // only clears the close-on-exec flag of a descriptor the
-            // closure owns (it lives as long as `cmd`).
-            unsafe {
-                cmd.pre_exec(move || {
-                    nix::fcntl::fcntl(
-                        &fd,
-                        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
-                    )
-                    .map(|_| ())
-                    .map_err(std::io::Error::from)
-                });
-            }
+        let filter = self.filter;
+        // SAFETY: dup2, fcntl and close_range are async-signal-safe; between
+        // fork and exec they only touch the child's descriptor table. The
+        // descriptor the closure owns lives as long as `cmd`.
+        unsafe {
+            cmd.pre_exec(move || {
+                let keep = match &filter {
+                    Some(fd) if fd.as_raw_fd() == FILTER_FD => {
+                        nix::fcntl::fcntl(
+                            fd,
+                            nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+                        )
+                        .map_err(std::io::Error::from)?;
+                        FILTER_FD + 1
+                    }
+                    Some(fd) => {
+                        // dup2 leaves the copy open across exec.
+                        if nix::libc::dup2(fd.as_raw_fd(), FILTER_FD) < 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                        FILTER_FD + 1
+                    }
+                    None => 3,
+                };
+                super::procs::close_on_exec_from(keep);
+                Ok(())
+            });
         }
         cmd
     }
 }
 
-/// The compiled filter for a fence without network: `socket(AF_UNIX, …)`
-/// and io_uring fail with EPERM. Any other
+/// The compiled filter for a fence without network: a socket of another
+/// family than IPv4, IPv6 and netlink, a datagram socket pair, io_uring
+/// and the kernel keyrings fail with EPERM. Any other
 /// architecture than the build's kills the process (a 32-bit program's
 /// `socketcall` cannot be looked into).
 fn socket_filter_program() -> Result<&'static [u8], String> {
@@ -370,16 +412,27 @@ fn socket_filter_program() -> Result<&'static [u8], String> {
             };
             let e = |e: seccompiler::BackendError| e.to_string();
             let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(e)?;
-            let unix = SeccompRule::new(vec![
-                SeccompCondition::new(
-                    0,
-                    SeccompCmpArgLen::Dword,
-                    SeccompCmpOp::Eq,
-                    libc::AF_UNIX as u64,
-                )
-                .map_err(e)?,
+            let cond = |arg, op, value: u64| {
+                SeccompCondition::new(arg, SeccompCmpArgLen::Dword, op, value).map_err(e)
+            };
+            // socket(): only the families the private network namespace
+            // holds (IPv4, IPv6 on its loopback; netlink for the
+            // interface list). Unix sockets reach host services through any
+            // socket file; vsock reaches the hypervisor.
+            let family = SeccompRule::new(vec![
+                cond(0, SeccompCmpOp::Ne, libc::AF_INET as u64)?,
+                cond(0, SeccompCmpOp::Ne, libc::AF_INET6 as u64)?,
+                cond(0, SeccompCmpOp::Ne, libc::AF_NETLINK as u64)?,
             ])
             .map_err(e)?;
+            // socketpair(): a datagram pair can still send to any datagram
+            // socket file (raw is datagram for Unix sockets); stream and
+            // seqpacket pairs cannot be pointed elsewhere.
+            let datagram = |kind: i32| {
+                SeccompRule::new(vec![cond(1, SeccompCmpOp::MaskedEq(0xf), kind as u64)?])
+                    .map_err(e)
+            };
+            let pairs = vec![datagram(libc::SOCK_DGRAM)?, datagram(libc::SOCK_RAW)?];
             // x86_64 also takes the x32 numbers (bit 30 set) under its own
             // audit arch.
             let aliases: &[i64] = if cfg!(target_arch = "x86_64") {
@@ -389,11 +442,18 @@ fn socket_filter_program() -> Result<&'static [u8], String> {
             };
             let mut rules = std::collections::BTreeMap::new();
             for base in aliases {
-                rules.insert(base | libc::SYS_socket, vec![unix.clone()]);
+                rules.insert(base | libc::SYS_socket, vec![family.clone()]);
+                rules.insert(base | libc::SYS_socketpair, pairs.clone());
+                // io_uring's requests pass by this filter; the kernel
+                // keyrings are the host's (and request_key runs a host
+                // program, outside every namespace).
                 for nr in [
                     libc::SYS_io_uring_setup,
                     libc::SYS_io_uring_enter,
                     libc::SYS_io_uring_register,
+                    libc::SYS_add_key,
+                    libc::SYS_request_key,
+                    libc::SYS_keyctl,
                 ] {
                     rules.insert(base | nr, vec![]);
                 }
@@ -548,6 +608,15 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
     }
     out
 }
+
+/// Host files that hold secrets a process running as root reads without
+/// any capability.
+const HOST_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/shadow-",
+    "/etc/gshadow-",
+];
 
 /// Sockets on the host that reach past the fence even on a read-only file
 /// system: the user's D-Bus session (`systemd-run --user` runs anything),

@@ -261,6 +261,13 @@ impl Sandbox {
             None => {
                 let mut cmd = tokio::process::Command::new(program);
                 cmd.args(args);
+                // SAFETY: see `close_on_exec_from`: async-signal-safe.
+                unsafe {
+                    cmd.pre_exec(|| {
+                        procs::close_on_exec_from(3);
+                        Ok(())
+                    });
+                }
                 cmd
             }
         };

@@ -76,6 +76,29 @@ pub fn own_session(cmd: &mut tokio::process::Command) {
     }
 }
 
+/// Marks every descriptor from `first` up close-on-exec, so a program mm
+/// starts inherits none of them (one mm's parent left open included).
+/// Async-signal-safe: for use between fork and exec.
+pub fn close_on_exec_from(first: i32) {
+    let Ok(low) = u32::try_from(first) else {
+        return;
+    };
+    // SAFETY: close_range only changes descriptor flags; it takes no
+    // pointers.
+    let done =
+        unsafe { nix::libc::close_range(low, u32::MAX, nix::libc::CLOSE_RANGE_CLOEXEC as i32) };
+    if done == 0 {
+        return;
+    }
+    // Kernels before 5.11: one at a time, as far as the limit goes.
+    for fd in first..4096 {
+        // SAFETY: fcntl on a descriptor number that may be closed: EBADF.
+        unsafe {
+            nix::libc::fcntl(fd, nix::libc::F_SETFD, nix::libc::FD_CLOEXEC);
+        }
+    }
+}
+
 /// SIGTERM and SIGHUP (a closed terminal, `kill`, a CI timeout) end mm at
 /// once, but never leave what it started running: a thread of its own
 /// waits for them (so a stuck read elsewhere cannot delay it), kills every
