@@ -1127,3 +1127,65 @@ fn a_wrong_value_is_traced_to_the_parts_of_the_expression_that_made_it() {
         "{first}\n{}", stderr(&out)
     );
 }
+
+#[test]
+fn renaming_a_variable_to_fix_a_crash_is_refused() {
+    if !fence_works() {
+        eprintln!("skipped: no working fence here");
+        return;
+    }
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "rep.py", "old_string": "count", "replacement": "count_num", "replace_all": true}),
+        ),
+        text("Renamed."),
+    ]);
+    let ws = Workspace::new();
+    let src = "import sys\n\n\ndef repeat(word, count):\n    return word * count\n\n\nprint(repeat(sys.argv[1], sys.argv[2]))\n";
+    ws.write("rep.py", src);
+    let out = ws.run(
+        &server,
+        "`python3 rep.py ab 3` crashes. Fix it.",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("rep.py"), src);
+    let results = tool_results(&server.requests()[1]);
+    let (_, text) = results.last().unwrap();
+    assert!(
+        text.starts_with("refused: renaming `count` to `count_num` changes nothing the code does"),
+        "{text}"
+    );
+    assert!(text.contains("TypeError"), "{text}");
+}
+
+#[test]
+fn an_edit_naming_a_definition_replaces_the_whole_definition() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "data.py", "old_string": "load", "replacement": "def load():\n    return [int(x) for x in '123']\n"}),
+        ),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "data.py",
+        "def load():\n    return list('123')\n\n\ndef size():\n    return len(load())\n",
+    );
+    let out = ws.run(&server, "make load in data.py return ints", &["-unfenced"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        ws.read("data.py"),
+        "def load():\n    return [int(x) for x in '123']\n\n\ndef size():\n    return len(load())\n"
+    );
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].1.contains("old_string named a definition"),
+        "{}",
+        results[0].1
+    );
+}

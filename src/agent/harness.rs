@@ -416,6 +416,50 @@ pub fn error_not_code(old: &str, failure: &str) -> Option<String> {
     ))
 }
 
+/// The refusal of an edit that only renames an identifier (`times` to
+/// `times_int`) while a failure waits to be fixed and the request asks for
+/// no rename; None when the edit is anything else.
+/// A rename is a new name made from the old one (`times_int`, `value2`,
+/// or back) that the file does not use yet: switching to a name the file
+/// has (`min` for `max`) is a real change.
+pub fn rename_only_refusal(
+    old: &str,
+    new: &str,
+    file: &str,
+    failure: &str,
+    prompt: &str,
+) -> Option<String> {
+    let ident = |t: &str| {
+        t.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && t.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    let (old, new) = (old.trim(), new.trim());
+    if !ident(old) || !ident(new) || old == new || prompt.to_lowercase().contains("rename") {
+        return None;
+    }
+    let (lo, ln) = (old.to_lowercase(), new.to_lowercase());
+    let derived = ln.contains(&lo) || lo.contains(&ln);
+    let used = file
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| w == new);
+    if !derived || used {
+        return None;
+    }
+    let error = failure
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.contains("Error") || l.contains("Exception") || l.contains("panicked"))
+        .map(|l| format!(":\n{}", l.chars().take(200).collect::<String>()))
+        .unwrap_or_default();
+    Some(format!(
+        "refused: renaming `{old}` to `{new}` changes nothing the code does, so it cannot fix the failure{error}\nNothing was written. Change what makes the wrong value (the values mm showed say which one is wrong), with old_string = the exact line(s) of code and replacement = those lines fixed.\n{}",
+        restate(prompt)
+    ))
+}
+
 /// The answer says tests ran or pass ("the tests now pass", "all tests
 /// passed"), to be checked against what actually ran.
 pub fn claims_tests_pass(text: &str) -> bool {
@@ -1158,5 +1202,18 @@ mod tests {
         assert!(ungrounded_numbers("Port 8125, timeout 30 s, 3 retries.", read).is_empty());
         assert!(non_answer("I have completed the task."));
         assert!(!non_answer("It returns 170.0."));
+    }
+
+    #[test]
+    fn only_a_rename_to_a_name_made_from_the_old_one_is_refused() {
+        let fail = "TypeError: bad";
+        let file = "def f(times):\n    return max(times)\n";
+        assert!(rename_only_refusal("times", "times_int", file, fail, "fix it").is_some());
+        // A name the file already uses is a real change.
+        assert!(rename_only_refusal("max", "min", "x = min(1)\nmax(2)", fail, "fix it").is_none());
+        // Not made from the old name: a real change (int for float).
+        assert!(rename_only_refusal("float", "int", file, fail, "fix it").is_none());
+        assert!(rename_only_refusal("times", "times_int", file, fail, "rename times").is_none());
+        assert!(rename_only_refusal("times(", "x", file, fail, "fix it").is_none());
     }
 }

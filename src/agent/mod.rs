@@ -1215,8 +1215,25 @@ impl Agent {
             // replacement holds its old_string): a small model repeats one
             // and grows the file at each round.
             let edit_again = call.name == "edit_file" && st.edits_made.contains(&key);
+            // Asked to fix a failure, a small model renames a variable
+            // (`times` to `times_int` everywhere): a rename changes nothing
+            // the code does, and it broke a command-line flag.
+            let rename_only = (call.name == "edit_file" && self.harness_on())
+                .then(|| {
+                    let old = tools::arg_str(&args, "old_string")?;
+                    let new = tools::arg_str(&args, "replacement")?;
+                    let fail = st.last_failure.as_deref()?;
+                    let path = tools::arg_str(&args, "path")?;
+                    let r = self.tools.sandbox.check_read(path).ok()?;
+                    let file = std::fs::read_to_string(&r.abs).ok()?;
+                    harness::rename_only_refusal(old, new, &file, fail, &st.prompt)
+                })
+                .flatten();
             let mut out = match &test_file {
                 Some(p) => ToolOutput::refused(self.test_file_refusal(p, &st.prompt)),
+                None if rename_only.is_some() => {
+                    ToolOutput::refused(rename_only.clone().unwrap_or_default())
+                }
                 None if edit_again => ToolOutput::refused(format!(
                     "refused: this exact edit was already made in this turn; making it again would change the file a second time. Nothing was written. read_file {} to see it as it is now.\n{}",
                     tools::arg_str(&args, "path").unwrap_or_default(),

@@ -505,6 +505,29 @@ fn edit_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOu
             note: None,
         });
     }
+    // A small model names the definition to replace (old_string
+    // `load_orders`) and sends the whole new definition: the name alone
+    // would match inside its `def` line and nest one definition in the
+    // other.
+    if env.guard_writes
+        && let Some(block) = named_definition(&current, old, new)
+    {
+        let depth = super::guard::leading(block.lines().next().unwrap_or(""));
+        let mut replacement = super::guard::reindent(new.trim_matches('\n'), depth);
+        if block.ends_with('\n') && !replacement.ends_with('\n') {
+            replacement.push('\n');
+        }
+        return Ok(Pending {
+            after: current.replacen(&block, &replacement, 1),
+            before: Some(current),
+            r,
+            how: Some(
+                "old_string named a definition: the whole definition was replaced by replacement",
+            ),
+            edit: true,
+            note: None,
+        });
+    }
     let splice = edit_match::find(&current, old, new).map_err(|e| match e {
         MatchError::Ambiguous { mut lines } => {
             lines.dedup();
@@ -584,6 +607,34 @@ pub fn commit(env: &ToolEnv, p: Pending, cancelled: bool, note: &str) -> ToolOut
 }
 
 /// For a path that does not exist: files elsewhere with the same name.
+/// The definition `old` names, when `old` is a bare name the file
+/// defines once and `new` is a definition of that same name.
+fn named_definition(current: &str, old: &str, new: &str) -> Option<String> {
+    let name = old.trim();
+    let ident = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_' || c == '$')
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    if !ident
+        || super::guard::definitions(new.trim_start())
+            .first()
+            .map(String::as_str)
+            != Some(name)
+    {
+        return None;
+    }
+    let defines = current
+        .lines()
+        .filter(|l| super::guard::definitions(l).first().map(String::as_str) == Some(name))
+        .count();
+    (defines == 1)
+        .then(|| super::guard::block_of(current, name))
+        .flatten()
+}
+
 /// For an old_string that is nowhere in the file: the other file that
 /// holds its first line (a small model copies a test's call as the code to
 /// change), and the file's own definitions it names, with line numbers, to
