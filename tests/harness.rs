@@ -745,7 +745,50 @@ fn copying_an_imported_function_into_the_importing_file_is_refused() {
         refused.contains("app.py imports helper from util.py and this write would define it again"),
         "{refused}"
     );
+    assert!(
+        refused.contains("app.py calls helper here; to change how it calls it, edit_file these lines:\n  line 5: return helper(2)"),
+        "{refused}"
+    );
     assert_eq!(ws.read("app.py"), app);
+}
+
+#[test]
+fn a_module_written_with_an_import_of_itself_loses_it() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "fmt.py", "content": "from fmt import join_all
+
+
+def join_all(items, sep=', '):
+    return sep.join(items)
+"}),
+        ),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "fmt.py",
+        "def join_all(items):
+    return ', '.join(items)
+",
+    );
+    let out = ws.run(
+        &server,
+        "give join_all in fmt.py a sep parameter",
+        &["-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        ws.read("fmt.py"),
+        "def join_all(items, sep=', '):\n    return sep.join(items)\n"
+    );
+    let result = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        result.contains("fmt.py cannot import itself, so mm left out `from fmt import join_all`"),
+        "{result}"
+    );
 }
 
 #[test]

@@ -309,6 +309,25 @@ fn tidy(env: &ToolEnv, mut p: Pending) -> Pending {
             );
             p.note = Some(format!("{}{note}", p.note.unwrap_or_default()));
         }
+        // A file never imports itself (the model pasted the importing
+        // file's head into it): Python stops at a circular import.
+        if let Some((without, lines)) = super::guard::self_imports(&p.r.rel, &p.after)
+            && p.before
+                .as_deref()
+                .is_none_or(|b| super::guard::self_imports(&p.r.rel, b).is_none())
+        {
+            p.after = without;
+            let note = format!(
+                ". {} cannot import itself, so mm left out {}",
+                p.r.rel,
+                lines
+                    .iter()
+                    .map(|l| format!("`{l}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            p.note = Some(format!("{}{note}", p.note.unwrap_or_default()));
+        }
         // Only what this change brought: a file that already called the
         // name unimported is the user's business.
         let had = p
@@ -378,8 +397,33 @@ fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolO
                 .find(|(_, names)| names.iter().any(|n| shadowed.contains(n)))
                 .map(|(f, _)| f)
                 .unwrap_or_else(|| "the module it imports from".into());
+            // Where this file calls them: the lines a change of how it
+            // calls them would edit.
+            let calls: Vec<String> = before
+                .as_deref()
+                .unwrap_or("")
+                .lines()
+                .enumerate()
+                .filter(|(_, l)| {
+                    shadowed.iter().any(|n| l.contains(&format!("{n}(")))
+                        && super::guard::definitions(l).is_empty()
+                })
+                .take(4)
+                .map(|(i, l)| format!("\n  line {}: {}", i + 1, l.trim()))
+                .collect();
+            let calls = if calls.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "\n{} calls {} here; to change how it calls {}, edit_file these lines:{}",
+                    r.rel,
+                    shadowed.join(", "),
+                    if shadowed.len() == 1 { "it" } else { "them" },
+                    calls.concat()
+                )
+            };
             return Err(ToolOutput::refused(format!(
-                "refused: {} imports {} from {source} and this write would define {} again in {}, hiding the imported code. Nothing was written. To change {}, edit {source} itself with edit_file; keep {} for what the request asks of it.",
+                "refused: {} imports {} from {source} and this write would define {} again in {}, hiding the imported code. Nothing was written. To change {}, edit {source} itself with edit_file; keep {} for what the request asks of it.{calls}",
                 r.rel,
                 shadowed.join(", "),
                 if shadowed.len() == 1 { "it" } else { "them" },

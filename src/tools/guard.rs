@@ -935,6 +935,46 @@ pub fn leading(line: &str) -> usize {
     line.len() - line.trim_start().len()
 }
 
+/// `text` (the Python file `rel`) without its top-level imports of its
+/// own module (`from fmt import x` in fmt.py), and those lines; None when
+/// it has none.
+pub fn self_imports(rel: &str, text: &str) -> Option<(String, Vec<String>)> {
+    let stem = rel.strip_suffix(".py")?;
+    let name = stem.rsplit('/').next()?;
+    if name == "__init__" || name == "__main__" {
+        return None;
+    }
+    let dotted = stem.replace('/', ".");
+    let own = |m: &str| m == name || m == dotted || m.trim_start_matches('.') == name;
+    let mut dropped = Vec::new();
+    let kept: String = text
+        .split_inclusive('\n')
+        .filter(|line| {
+            let l = line.trim_end();
+            let module = l
+                .strip_prefix("from ")
+                .and_then(|r| r.split_once(" import "))
+                .map(|(m, _)| m.trim())
+                .or_else(|| {
+                    l.strip_prefix("import ")
+                        .map(|m| m.split(" as ").next().unwrap_or("").trim())
+                });
+            let is_own = module.is_some_and(own);
+            if is_own {
+                dropped.push(l.to_string());
+            }
+            !is_own
+        })
+        .collect();
+    // The blank lines that followed an import at the top go with it.
+    let kept = if text.starts_with('\n') {
+        kept
+    } else {
+        kept.trim_start_matches('\n').to_string()
+    };
+    (!dropped.is_empty()).then_some((kept, dropped))
+}
+
 /// The lines of the definition of `name` in `text`: its first line, and
 /// every line after it until one is indented no deeper (a closing brace
 /// at that depth belongs to it).
@@ -1301,5 +1341,22 @@ mod tests {
                 vec!["cart.py:1".to_string(), "cart.py:3".to_string()]
             )]
         );
+    }
+
+    #[test]
+    fn a_module_importing_itself_loses_that_import() {
+        let (kept, dropped) = self_imports(
+            "pkg/fmt.py",
+            "from fmt import a, b\nimport os\nfrom pkg.fmt import c\n\ndef a():\n    pass\n",
+        )
+        .unwrap();
+        assert_eq!(kept, "import os\n\ndef a():\n    pass\n");
+        assert_eq!(
+            dropped,
+            vec!["from fmt import a, b", "from pkg.fmt import c"]
+        );
+        assert!(self_imports("report.py", "from fmt import a\n").is_none());
+        assert!(self_imports("fmt.py", "    from fmt import a\n").is_none());
+        assert!(self_imports("fmt.py", "import fmt_extra\n").is_none());
     }
 }
