@@ -1232,3 +1232,30 @@ fn an_edit_naming_a_definition_replaces_the_whole_definition() {
         results[0].1
     );
 }
+
+#[test]
+fn a_number_only_question_answered_with_a_story_is_asked_again() {
+    let server = Server::start(vec![
+        text("I read m.py. It has def a(x): return 2 * x and two more, so 3 in all."),
+        text("3"),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "m.py",
+        "def a(x):\n    return 2 * x\n\n\ndef b():\n    pass\n\n\ndef c():\n    pass\n",
+    );
+    let out = ws.run(
+        &server,
+        "How many functions does m.py define? Answer with the number only.",
+        &["-json", "-sandbox", "read-only", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{}", stderr(&out));
+    assert!(
+        last_user(&reqs[1]).contains("The request asks for the number only"),
+        "{}",
+        last_user(&reqs[1])
+    );
+    assert_eq!(json_result(&out)["answer"], "3");
+}

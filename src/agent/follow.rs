@@ -773,6 +773,13 @@ impl Agent {
                 {
                     Some("The question asks for a number, and your answer gives none.".to_string())
                 }
+                // Asked for the number only, a small model tells the story
+                // of how it counted, numbers of the code included.
+                _ if harness::asks_number_only(&st.prompt)
+                    && !harness::is_bare_number(&st.answer) =>
+                {
+                    Some("The request asks for the number only; reply with that number and nothing else.".to_string())
+                }
                 _ => None,
             };
             if let Some(why) = missing {

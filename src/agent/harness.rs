@@ -850,6 +850,24 @@ pub fn wants_number(prompt: &str) -> bool {
     RE.as_ref().is_some_and(|r| r.is_match(prompt))
 }
 
+/// The request wants a bare number back: "answer with the number only",
+/// "just the number", "only the count".
+pub fn asks_number_only(prompt: &str) -> bool {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r"(?i)(?-u:\b)((the|a) (number|count) only|(number|count) only|only (the|a) (number|count)|just (the|a) (number|count)|nothing but (the|a) (number|count))(?-u:\b)").ok()
+    });
+    RE.as_ref().is_some_and(|r| r.is_match(prompt))
+}
+
+/// The answer is one number, give or take punctuation, markup and a unit
+/// word ("5", "**5**", "5 functions.").
+pub fn is_bare_number(answer: &str) -> bool {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r#"^[\s`*_"']*-?\d+(?:[.,]\d+)?[\s`*_"']*(?:[A-Za-z]+)?[\s.!`*_]*$"#).ok()
+    });
+    RE.as_ref().is_some_and(|r| r.is_match(answer.trim()))
+}
+
 /// The answer states `value` (what mm saw a call return): the same
 /// number, or the same text without its quotes.
 pub fn states_value(answer: &str, value: &str) -> bool {
@@ -1215,5 +1233,17 @@ mod tests {
         assert!(rename_only_refusal("float", "int", file, fail, "fix it").is_none());
         assert!(rename_only_refusal("times", "times_int", file, fail, "rename times").is_none());
         assert!(rename_only_refusal("times(", "x", file, fail, "fix it").is_none());
+    }
+
+    #[test]
+    fn a_number_only_request_wants_a_bare_number() {
+        assert!(asks_number_only("How many? Answer with the number only."));
+        assert!(asks_number_only("Reply with just the number"));
+        assert!(!asks_number_only("How many functions are there?"));
+        assert!(is_bare_number("5"));
+        assert!(is_bare_number("**5**"));
+        assert!(is_bare_number("5 functions."));
+        assert!(!is_bare_number("There are 5 functions: 2 * pi"));
+        assert!(!is_bare_number("five"));
     }
 }

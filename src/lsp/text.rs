@@ -78,19 +78,33 @@ pub fn rel(root: &Path, path: &Path) -> String {
 }
 
 /// One location as `path:line:col: source line`.
+///
+/// The server names the path, and code running beside it in its fence
+/// could answer in its place: the line is read only from a regular file
+/// that really lies in the workspace (`..` and links resolved) and that
+/// the file tools could read; of anything else only the place is told.
 pub fn location_line(root: &Path, loc: &Location) -> Option<(String, u32, u32, String)> {
     let path = loc.uri.to_file_path().ok()?;
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let readable = path
+        .strip_prefix(root)
+        .ok()
+        .and_then(|r| crate::sandbox::path::resolve(root, &r.to_string_lossy()).ok())
+        .filter(|r| {
+            crate::sandbox::path::credential_reason(&r.rel).is_none()
+                && crate::sandbox::path::reserved_reason(&r.rel, false).is_none()
+        });
+    let text = readable
+        .and_then(|r| crate::sandbox::path::read_regular(&r.abs, 8 << 20).ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
     let line = loc.range.start.line as usize;
     let src = text.lines().nth(line).unwrap_or("");
-    // Outside the workspace only the place is told, not its content.
-    let shown = if path.starts_with(root) { src } else { "" };
     let col = char_col(src, loc.range.start.character) + 1;
     Some((
         rel(root, &path),
         line as u32 + 1,
         col as u32,
-        shown.trim().chars().take(120).collect(),
+        src.trim().chars().take(120).collect(),
     ))
 }
 
@@ -232,5 +246,50 @@ mod tests {
         assert!(text.ends_with("… and 1 more"), "{text}");
         let (text, n, _) = error_report("pyright", "a.py", &body, &[], Some(&before), 10);
         assert_eq!((text.as_str(), n), ("pyright: no errors in a.py", 0));
+    }
+
+    #[test]
+    fn a_location_shows_a_line_only_of_a_workspace_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.txt");
+        std::fs::write(&secret, "SECRET-HASH\n").unwrap();
+        std::fs::write(root.join("a.py"), "x = 1\n").unwrap();
+        std::fs::write(root.join(".env"), "TOKEN=abc\n").unwrap();
+        std::os::unix::fs::symlink(&secret, root.join("leak.py")).unwrap();
+        let at = |uri: &str| {
+            let loc = Location {
+                uri: uri.parse().unwrap(),
+                range: Range::new(Position::new(0, 0), Position::new(0, 1)),
+            };
+            location_line(&root, &loc).unwrap().3
+        };
+        let base = format!("file://{}", root.display());
+        assert_eq!(at(&format!("{base}/a.py")), "x = 1");
+        let up = "..%2F".repeat(root.components().count());
+        let escape = format!(
+            "{base}/{up}{}",
+            secret
+                .display()
+                .to_string()
+                .trim_start_matches('/')
+                .replace('/', "%2F")
+        );
+        assert!(
+            std::fs::read_to_string(loc_path(&escape)).is_ok(),
+            "the escape must point at the file"
+        );
+        assert_eq!(at(&escape), "");
+        assert_eq!(at(&format!("{base}/leak.py")), "");
+        assert_eq!(at(&format!("{base}/.env")), "");
+        assert_eq!(at(&format!("file://{}", secret.display())), "");
+    }
+
+    fn loc_path(uri: &str) -> std::path::PathBuf {
+        uri.parse::<lsp_types::Url>()
+            .unwrap()
+            .to_file_path()
+            .unwrap()
     }
 }
