@@ -408,7 +408,7 @@ fn read_file_lists_what_the_file_defines() {
     let out = ws.run(&server, "How many functions are there?", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let read = &tool_results(&server.requests()[1])[0].1;
-    assert!(read.starts_with("(defines: a, b)\n"), "{read}");
+    assert!(read.starts_with("(defines 2 functions: a, b)\n"), "{read}");
 }
 
 #[test]

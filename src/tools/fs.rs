@@ -98,12 +98,9 @@ fn outline(env: &ToolEnv, rel: &str, text: &str) -> Option<String> {
         return None;
     }
     let mut parts = Vec::new();
-    let defs: Vec<String> = super::guard::definitions(text)
-        .into_iter()
-        .filter(|d| d != "__main__")
-        .collect();
-    if !defs.is_empty() && defs.len() <= 60 {
-        parts.push(format!("defines: {}", defs.join(", ")));
+    let counted = super::guard::counted_definitions(text);
+    if !counted.is_empty() && super::guard::definitions(text).len() <= 60 {
+        parts.push(format!("defines {counted}"));
     }
     for (file, names) in super::guard::local_imports(env.sandbox.root(), rel, text)
         .into_iter()

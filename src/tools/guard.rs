@@ -54,6 +54,67 @@ pub fn definitions(text: &str) -> Vec<String> {
     out
 }
 
+/// What a file defines, counted by kind, in order of first appearance:
+/// `5 functions: a, b, c, d, e` or `1 class: T; 4 methods: …`. A small
+/// model miscounts a list; it reads a number.
+pub fn counted_definitions(text: &str) -> String {
+    let mut groups: Vec<(&'static str, Vec<String>)> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for line in text.lines() {
+        let Some(name) = DEFINITION
+            .iter()
+            .find_map(|re| re.captures(line).and_then(|c| c.get(1)))
+            .map(|m| m.as_str().to_string())
+        else {
+            continue;
+        };
+        if name == "__main__" || !seen.insert(name.clone()) {
+            continue;
+        }
+        let kind = kind_of(line);
+        match groups.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, names)) => names.push(name),
+            None => groups.push((kind, vec![name])),
+        }
+    }
+    groups
+        .iter()
+        .map(|(kind, names)| {
+            let plural = match (*kind, names.len()) {
+                (k, 1) => k.to_string(),
+                ("class", _) => "classes".to_string(),
+                (k, _) => format!("{k}s"),
+            };
+            format!("{} {plural}: {}", names.len(), names.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The kind of definition a line makes.
+fn kind_of(line: &str) -> &'static str {
+    let words: Vec<&str> = line
+        .split(|c: char| c.is_whitespace() || c == '(')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let has = |w: &str| words.iter().take(4).any(|x| *x == w);
+    if has("class") {
+        "class"
+    } else if has("struct") || has("enum") || has("trait") || has("type") || has("interface") {
+        "type"
+    } else if has("def") || has("fn") || has("func") || line.contains("function") {
+        if leading(line) > 0 {
+            "method"
+        } else {
+            "function"
+        }
+    } else if has("mod") {
+        "module"
+    } else {
+        "name"
+    }
+}
+
 /// Files below this many non-blank lines may be rewritten freely.
 const SMALL_FILE: usize = 10;
 
@@ -1358,5 +1419,22 @@ mod tests {
         assert!(self_imports("report.py", "from fmt import a\n").is_none());
         assert!(self_imports("fmt.py", "    from fmt import a\n").is_none());
         assert!(self_imports("fmt.py", "import fmt_extra\n").is_none());
+    }
+
+    #[test]
+    fn definitions_are_counted_by_kind() {
+        let py = "import math\n\n\nclass T:\n    def a(self):\n        pass\n\n    def b(self):\n        pass\n\n\ndef f(x):\n    return x\n\n\nasync def g():\n    pass\n\n\nif __name__ == '__main__':\n    f(1)\n";
+        assert_eq!(
+            counted_definitions(py),
+            "1 class: T; 2 methods: a, b; 2 functions: f, g"
+        );
+        let js =
+            "const LIMIT = 3;\nfunction clamp(x) {\n  return x;\n}\nmodule.exports = { clamp };\n";
+        assert_eq!(counted_definitions(js), "1 name: LIMIT; 1 function: clamp");
+        let rs = "pub struct P;\nimpl P {\n    pub fn new() -> P { P }\n}\npub fn leap(y: u32) -> bool { y % 4 == 0 }\n";
+        assert_eq!(
+            counted_definitions(rs),
+            "1 type: P; 1 method: new; 1 function: leap"
+        );
     }
 }
