@@ -182,6 +182,15 @@ pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
             let Some(old) = block_of(&content, name) else {
                 continue;
             };
+            // A class written with only part of what it holds (just the
+            // new method): its members are merged one by one instead.
+            let inner_new: BTreeSet<String> = definitions(&block).into_iter().collect();
+            if definitions(&old)
+                .iter()
+                .any(|d| d != name && !inner_new.contains(d))
+            {
+                continue;
+            }
             let indent = old.lines().next().map(leading).unwrap_or(0);
             let fresh = reindent(&block, indent);
             if fresh.trim_end() != old.trim_end() {
@@ -200,6 +209,13 @@ pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
             }
             added.push(block);
             applied.push(format!("added {name}"));
+        } else if let Some(class) = container_of(after, name)
+            && old_defs.contains(&class)
+            && let Some(merged) = into_class(&content, Some(&class), &block)
+        {
+            // A new member of a class the file has: added at its end.
+            content = merged;
+            applied.push(format!("added {name} to {class}"));
         }
     }
     if !added.is_empty() {
@@ -431,14 +447,38 @@ fn is_method(block: &str) -> bool {
     })
 }
 
+/// The definition `name`'s line sits in, in `text`: the nearest
+/// definition above it indented less.
+fn container_of(text: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| definitions(l).first().map(String::as_str) == Some(name))?;
+    let depth = leading(lines[at]);
+    lines[..at]
+        .iter()
+        .rev()
+        .filter(|l| !l.trim().is_empty() && leading(l) < depth)
+        .find_map(|l| definitions(l).into_iter().next())
+}
+
 /// `text` with `method` added at the end of its last top-level class,
 /// indented as that class's methods are.
 fn into_last_class(text: &str, method: &str) -> Option<String> {
-    let class = text
-        .lines()
-        .filter(|l| leading(l) == 0 && l.starts_with("class "))
-        .filter_map(|l| definitions(l).into_iter().next())
-        .next_back()?;
+    into_class(text, None, method)
+}
+
+/// `text` with `method` added at the end of class `name` (or of the last
+/// top-level class), indented as that class's methods are.
+fn into_class(text: &str, name: Option<&str>, method: &str) -> Option<String> {
+    let class = match name {
+        Some(n) => n.to_string(),
+        None => text
+            .lines()
+            .filter(|l| leading(l) == 0 && l.starts_with("class "))
+            .filter_map(|l| definitions(l).into_iter().next())
+            .next_back()?,
+    };
     let block = block_of(text, &class)?;
     let indent = block
         .lines()
@@ -1435,6 +1475,25 @@ mod tests {
         assert_eq!(
             counted_definitions(rs),
             "1 type: P; 1 method: new; 1 function: leap"
+        );
+    }
+
+    #[test]
+    fn a_class_written_with_only_its_new_method_gets_the_method_added() {
+        let before = "class Stack:\n    def __init__(self):\n        self._items = []\n\n    def pop(self):\n        return self._items.pop()\n\n\ndef make():\n    return Stack()\n";
+        let after = "class Stack:\n    def peek(self):\n        return self._items[-1]\n";
+        let (merged, applied) = merge_write(before, after).unwrap();
+        assert_eq!(
+            merged,
+            "class Stack:\n    def __init__(self):\n        self._items = []\n\n    def pop(self):\n        return self._items.pop()\n\n    def peek(self):\n        return self._items[-1]\n\n\ndef make():\n    return Stack()\n"
+        );
+        assert_eq!(applied, vec!["added peek to Stack"]);
+        // A changed method of a class written whole is put in place.
+        let after = "class Stack:\n    def pop(self):\n        return self._items.pop(0)\n";
+        let (merged, _) = merge_write(before, after).unwrap();
+        assert!(
+            merged.contains("def __init__") && merged.contains("pop(0)"),
+            "{merged}"
         );
     }
 }
