@@ -523,6 +523,7 @@ fn show_prompt(
     let specs = tools::specs(ToolSet {
         bash: settings.bash_tool,
         edit: settings.edit_tools,
+        write: settings.sandbox != crate::config::SandboxMode::ReadOnly,
         lsp: settings
             .lsp
             .iter()

@@ -464,6 +464,20 @@ fn read_only_mode_refuses_writes() {
     let out = ws.run(&server, "write", &["-sandbox", "read-only"]);
     assert_eq!(out.status.code(), Some(0));
     assert!(!ws.dir.path().join("new.txt").exists());
+    // The write tools are not offered at all.
+    let offered: Vec<String> = server.requests()[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(offered.contains(&"read_file".to_string()), "{offered:?}");
+    assert!(
+        !offered
+            .iter()
+            .any(|n| n == "write_file" || n == "edit_file"),
+        "{offered:?}"
+    );
     assert!(
         tool_results(&server.requests()[1])[0]
             .1

@@ -47,6 +47,15 @@ pub fn check_calls(calls: &[ToolCall], specs: &[ToolSpec]) -> Vec<Checked> {
             }
             let Some(spec) = specs.iter().find(|s| s.name == c.name) else {
                 let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+                // The write tools are left out of a read-only session.
+                if matches!(c.name.as_str(), "write_file" | "edit_file")
+                    && names.contains(&"read_file")
+                {
+                    return Checked::Invalid(format!(
+                        "{} not run: the sandbox is read-only: no file may be written in this session. Answer from what you read.",
+                        c.name
+                    ));
+                }
                 return Checked::Invalid(format!(
                     "there is no tool named {}; the tools are: {}",
                     c.name,

@@ -177,6 +177,7 @@ impl Agent {
         let specs = tools::specs(ToolSet {
             bash: parts.settings.bash_tool,
             edit: parts.settings.edit_tools,
+            write: parts.tools.sandbox.mode() != crate::config::SandboxMode::ReadOnly,
             lsp: parts.tools.lsp.as_ref().is_some_and(|l| l.available()),
         });
         let system = prompt::system_prompt(

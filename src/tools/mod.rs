@@ -31,6 +31,9 @@ use crate::sandbox::{ExecDecision, Sandbox};
 pub struct ToolSet {
     pub bash: bool,
     pub edit: bool,
+    /// write_file and edit_file (with `edit`): not in a read-only
+    /// sandbox, where every call of them would be refused.
+    pub write: bool,
     /// The language-server tools (with `edit`, when a server is installed).
     pub lsp: bool,
 }
@@ -173,6 +176,8 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
             ),
         },
         ]);
+    }
+    if set.edit && set.write {
         v.push(ToolSpec {
             name: "write_file",
             description: "Create a file, or replace the whole content of a file you have read. Creates parent folders.",
@@ -626,6 +631,7 @@ mod tests {
         specs(ToolSet {
             bash: true,
             edit: true,
+            write: true,
             lsp: false,
         })
         .into_iter()
@@ -660,14 +666,26 @@ mod tests {
         let none = names(ToolSet {
             bash: false,
             edit: false,
+            write: true,
             lsp: false,
         });
         assert!(none.is_empty());
         let shell = names(ToolSet {
             bash: true,
             edit: false,
+            write: true,
             lsp: false,
         });
         assert_eq!(shell, vec!["bash"]);
+        let read_only = names(ToolSet {
+            bash: true,
+            edit: true,
+            write: false,
+            lsp: false,
+        });
+        assert_eq!(
+            read_only,
+            vec!["read_file", "list_dir", "glob", "grep", "bash"]
+        );
     }
 }
