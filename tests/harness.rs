@@ -1169,6 +1169,15 @@ fn a_wrong_value_is_traced_to_the_parts_of_the_expression_that_made_it() {
         ),
         "{first}\n{}", stderr(&out)
     );
+    // Small changes of that line were tried, and one makes the tests pass.
+    assert!(
+        first.contains("[mm tried small changes of temps.py:3 in the fence: with `return (f - 32) * scale` instead of `return f - 32 * scale`, every test in test_temps.py passes."),
+        "{first}"
+    );
+    assert_eq!(
+        ws.read("temps.py"),
+        "def f_to_c(f):\n    scale = 5 / 9\n    return f - 32 * scale\n"
+    );
 }
 
 #[test]
@@ -1258,4 +1267,31 @@ fn a_number_only_question_answered_with_a_story_is_asked_again() {
         last_user(&reqs[1])
     );
     assert_eq!(json_result(&out)["answer"], "3");
+}
+
+#[test]
+fn a_change_that_fixes_one_test_but_breaks_another_is_not_suggested() {
+    if !fence_works() {
+        eprintln!("skipped: no working fence here");
+        return;
+    }
+    let server = Server::start(vec![text("I do not know.")]);
+    let ws = Workspace::new();
+    ws.write("inc.py", "def inc(x):\n    return x + 2\n");
+    ws.write(
+        "test_inc.py",
+        "import unittest\n\nfrom inc import inc\n\n\nclass T(unittest.TestCase):\n    def test_one(self):\n        self.assertEqual(inc(1), 2)\n\n    def test_three(self):\n        self.assertEqual(inc(3), 5)\n",
+    );
+    let out = ws.run(
+        &server,
+        "The tests in test_inc.py fail. Fix inc.py.",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.contains("calls inc(x=1) in inc.py returned 3"),
+        "{first}"
+    );
+    assert!(!first.contains("mm tried small changes"), "{first}");
 }

@@ -185,11 +185,20 @@ impl Agent {
 
     /// A failing test's wrong value traced to the expression that made
     /// it (see `probe::wrong_value_trace`), as lines to add, or nothing.
+    /// With it, a one-line change of that expression that makes the
+    /// test file pass, when trying small changes finds one.
     async fn value_trace(&self, output: &str, cancel: &CancellationToken) -> String {
-        tools::probe::wrong_value_trace(&self.tools, output, cancel)
+        let mut text = tools::probe::wrong_value_trace(&self.tools, output, cancel)
             .await
             .map(|t| format!("\n{t}"))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if !text.is_empty()
+            && let Some(fix) = tools::probe::repair_candidate(&self.tools, output, cancel).await
+        {
+            text.push('\n');
+            text.push_str(&fix);
+        }
+        text
     }
 
     /// Starts the tool card of something the harness runs, shown as a
