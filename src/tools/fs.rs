@@ -290,6 +290,15 @@ pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending
 ///
 /// A Python file that calls a function of a module next to it without
 /// importing it (a new test file) gets the import.
+/// Lines of code for a note: `a`, `b`.
+fn ticked(lines: &[String]) -> String {
+    lines
+        .iter()
+        .map(|l| format!("`{l}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn tidy(env: &ToolEnv, mut p: Pending) -> Pending {
     if !env.guard_writes {
         return p;
@@ -317,11 +326,7 @@ fn tidy(env: &ToolEnv, mut p: Pending) -> Pending {
             let note = format!(
                 ". {} cannot import itself, so mm left out {}",
                 p.r.rel,
-                lines
-                    .iter()
-                    .map(|l| format!("`{l}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                ticked(&lines)
             );
             p.note = Some(format!("{}{note}", p.note.unwrap_or_default()));
         }
@@ -340,11 +345,7 @@ fn tidy(env: &ToolEnv, mut p: Pending) -> Pending {
             p.after = super::guard::add_imports(&p.after, &lines);
             let note = format!(
                 ". The code calls what it did not import, so mm added {}",
-                lines
-                    .iter()
-                    .map(|l| format!("`{l}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                ticked(&lines)
             );
             p.note = Some(format!("{}{note}", p.note.unwrap_or_default()));
         }

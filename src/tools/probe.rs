@@ -170,47 +170,13 @@ pub async fn crash_values(
         return None;
     }
     crate::lsp::find_program("python3")?;
-    // A marker the script cannot know in advance, so its own output
-    // cannot pass for the values.
-    let tag = format!(
-        "MM-VALUES-{:x}-{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0),
-        std::process::id()
-    );
-    let mut args = vec!["-c", PY_VALUES, &tag];
-    args.extend(&words[1..]);
-    let root = env.sandbox.root();
-    let plan = RunPlan {
-        access: Some(Access::ReadOnly),
-        net: false,
-        git_guard: false,
-    };
-    let cmd = env.sandbox.command("python3", &args, root, plan);
-    let f = super::bash::run(cmd, Duration::from_secs(20), cancel)
-        .await
-        .ok()?;
-    if f.timed_out || f.cancelled {
-        return None;
-    }
-    let mut out = Vec::new();
-    let mut inside = false;
-    let marker = format!("{tag} ");
-    // Values are the program's text: no control characters reach the
-    // model.
-    let clean = |l: &str| -> String { l.chars().filter(|c| !c.is_control()).collect() };
-    for line in f.output.lines() {
-        if let Some(head) = line.strip_prefix(&marker) {
-            out.push(format!("[values in {} when it failed]", clean(head)));
-            inside = true;
-        } else if inside && line.starts_with("  ") {
-            out.push(clean(line));
-        } else {
-            inside = false;
-        }
-    }
+    let blocks = run_tagged(env, PY_VALUES, "MM-VALUES", &words[1..], cancel).await?;
+    let out: Vec<String> = blocks
+        .into_iter()
+        .flat_map(|(head, body)| {
+            std::iter::once(format!("[values in {head} when it failed]")).chain(body)
+        })
+        .collect();
     (!out.is_empty()).then(|| out.join("\n"))
 }
 
@@ -575,8 +541,24 @@ async fn python_test_probe(
         .to_string();
     module_name(&file)?;
     crate::lsp::find_program("python3")?;
-    // A marker the code under test cannot know in advance, so its own
-    // output cannot pass for the probe's.
+    let line_arg = line.to_string();
+    let out = run_tagged(env, program, kind, &[&file, &line_arg, &name], cancel).await?;
+    Some((file, out))
+}
+
+/// Runs `python3 -c program TAG rest…` in the fence, read-only, without
+/// network, and returns each output line that starts with the tag (the
+/// tag taken off) with the indented lines under it, control characters
+/// removed. The tag is made fresh, so the code the program runs cannot
+/// print lines that pass for the program's own. None when nothing was
+/// tagged or the run timed out.
+async fn run_tagged(
+    env: &ToolEnv,
+    program: &str,
+    kind: &str,
+    rest: &[&str],
+    cancel: &CancellationToken,
+) -> Option<Vec<(String, Vec<String>)>> {
     let tag = format!(
         "{kind}-{:x}-{}",
         std::time::SystemTime::now()
@@ -585,14 +567,16 @@ async fn python_test_probe(
             .unwrap_or(0),
         std::process::id()
     );
-    let line_arg = line.to_string();
-    let args = ["-c", program, &tag, &file, &line_arg, &name];
+    let mut args = vec!["-c", program, &tag];
+    args.extend(rest);
     let plan = RunPlan {
         access: Some(Access::ReadOnly),
         net: false,
         git_guard: false,
     };
-    let cmd = env.sandbox.command("python3", &args, root, plan);
+    let cmd = env
+        .sandbox
+        .command("python3", &args, env.sandbox.root(), plan);
     let f = super::bash::run(cmd, Duration::from_secs(20), cancel)
         .await
         .ok()?;
@@ -615,7 +599,7 @@ async fn python_test_probe(
             inside = false;
         }
     }
-    (!out.is_empty()).then_some((file, out))
+    (!out.is_empty()).then_some(out)
 }
 
 #[cfg(test)]
