@@ -1295,3 +1295,44 @@ fn a_change_that_fixes_one_test_but_breaks_another_is_not_suggested() {
     );
     assert!(!first.contains("mm tried small changes"), "{first}");
 }
+
+#[test]
+fn an_edit_that_undoes_one_made_this_turn_is_refused() {
+    let forth = json!({"path": "client.py", "old_string": "timeout=30", "replacement": "timeout=60", "replace_all": true});
+    let back = json!({"path": "client.py", "old_string": "timeout=60", "replacement": "timeout=30", "replace_all": true});
+    let server = Server::start(vec![
+        call("c1", "edit_file", forth.clone()),
+        call("c2", "edit_file", back),
+        call("c3", "edit_file", forth),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "client.py",
+        "def get(u):\n    return open_url(u, timeout=30)\n\n\ndef head(u):\n    return open_url(u, timeout=30)\n",
+    );
+    let out = ws.run(
+        &server,
+        "change the timeout in client.py from 30 to 60",
+        &["-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let undo = &tool_results(&server.requests()[2])
+        .last()
+        .unwrap()
+        .1
+        .clone();
+    assert!(
+        undo.starts_with("refused: this edit would undo the change you made earlier in this turn (`timeout=30` became `timeout=60`)"),
+        "{undo}"
+    );
+    // The same edit again is not refused as a repeat (it cannot apply
+    // twice): it finds nothing left to change.
+    let again = &tool_results(&server.requests()[3])
+        .last()
+        .unwrap()
+        .1
+        .clone();
+    assert!(!again.contains("already made"), "{again}");
+    assert_eq!(ws.read("client.py").matches("timeout=60").count(), 2);
+}

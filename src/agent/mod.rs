@@ -1215,7 +1215,25 @@ impl Agent {
             // The same edit made a second time changes the file again (its
             // replacement holds its old_string): a small model repeats one
             // and grows the file at each round.
-            let edit_again = call.name == "edit_file" && st.edits_made.contains(&key);
+            let edit_again = call.name == "edit_file"
+                && st.edits_made.contains(&key)
+                && matches!(
+                    (tools::arg_str(&args, "old_string"), tools::arg_str(&args, "replacement")),
+                    (Some(o), Some(n)) if !o.is_empty() && n.contains(o)
+                );
+            // An edit that reverses one made this turn: a small model
+            // swings a change back and forth until the rounds run out.
+            let undo = (call.name == "edit_file" && self.harness_on())
+                .then(|| {
+                    let path = tools::arg_str(&args, "path")?.trim_start_matches("./");
+                    let old = tools::arg_str(&args, "old_string")?;
+                    let new = tools::arg_str(&args, "replacement")?;
+                    st.edit_pairs
+                        .iter()
+                        .find(|(p, o, n)| p == path && o == new && n == old)
+                        .map(|(_, o, n)| (o.clone(), n.clone()))
+                })
+                .flatten();
             // Asked to fix a failure, a small model renames a variable
             // (`times` to `times_int` everywhere): a rename changes nothing
             // the code does, and it broke a command-line flag.
@@ -1235,6 +1253,23 @@ impl Agent {
                 None if rename_only.is_some() => {
                     ToolOutput::refused(rename_only.clone().unwrap_or_default())
                 }
+                None if undo.is_some() => {
+                    let (o, n) = undo.clone().unwrap_or_default();
+                    let short = |t: &str| {
+                        t.lines()
+                            .next()
+                            .unwrap_or("")
+                            .chars()
+                            .take(80)
+                            .collect::<String>()
+                    };
+                    ToolOutput::refused(format!(
+                        "refused: this edit would undo the change you made earlier in this turn (`{}` became `{}`). Nothing was written. If that change was right, the work may be done: check it and answer.\n{}",
+                        short(&o),
+                        short(&n),
+                        harness::restate(&st.prompt)
+                    ))
+                }
                 None if edit_again => ToolOutput::refused(format!(
                     "refused: this exact edit was already made in this turn; making it again would change the file a second time. Nothing was written. read_file {} to see it as it is now.\n{}",
                     tools::arg_str(&args, "path").unwrap_or_default(),
@@ -1244,6 +1279,17 @@ impl Agent {
             };
             if call.name == "edit_file" && out.change.is_some() {
                 st.edits_made.insert(key.clone());
+                if let (Some(p), Some(o), Some(n)) = (
+                    tools::arg_str(&args, "path"),
+                    tools::arg_str(&args, "old_string"),
+                    tools::arg_str(&args, "replacement"),
+                ) {
+                    st.edit_pairs.push((
+                        p.trim_start_matches("./").to_string(),
+                        o.to_string(),
+                        n.to_string(),
+                    ));
+                }
             }
             // The error message sent as the code to replace: say so, and
             // name the line the error points at.
@@ -1398,6 +1444,8 @@ struct TurnState {
     told_arithmetic: bool,
     /// `edit_file` calls (by `call_key`) that changed a file this turn.
     edits_made: std::collections::HashSet<String>,
+    /// Those edits as (path, old_string, replacement), to tell an undo.
+    edit_pairs: Vec<(String, String, String)>,
     /// The sums mm worked out for the model: evidence for its answer.
     computed: String,
     /// The call a question asks about as mm ran it, and what it returned.
