@@ -188,17 +188,15 @@ impl Agent {
     /// With it, a one-line change of that expression that makes the
     /// test file pass, when trying small changes finds one.
     async fn value_trace(&self, output: &str, cancel: &CancellationToken) -> String {
-        let mut text = tools::probe::wrong_value_trace(&self.tools, output, cancel)
-            .await
-            .map(|t| format!("\n{t}"))
-            .unwrap_or_default();
-        if !text.is_empty()
-            && let Some(fix) = tools::probe::repair_candidate(&self.tools, output, cancel).await
-        {
-            text.push('\n');
-            text.push_str(&fix);
+        let Some(trace) = tools::probe::wrong_value_trace(&self.tools, output, cancel).await else {
+            return String::new();
+        };
+        match tools::probe::repair_candidate(&self.tools, output, cancel).await {
+            // With a fix in hand, what the call returned is enough: the
+            // first request stays small.
+            Some(fix) => format!("\n{}\n{fix}", trace.lines().next().unwrap_or("")),
+            None => format!("\n{trace}"),
         }
-        text
     }
 
     /// Starts the tool card of something the harness runs, shown as a
