@@ -1336,3 +1336,25 @@ fn an_edit_that_undoes_one_made_this_turn_is_refused() {
     assert!(!again.contains("already made"), "{again}");
     assert_eq!(ws.read("client.py").matches("timeout=60").count(), 2);
 }
+
+#[test]
+fn an_edit_naming_a_definition_with_more_definitions_puts_each_in_place() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "api.py", "old_string": "get", "replacement": "def get(u):\n    return u + '?t=60'\n\n\ndef head(u):\n    return u\n"}),
+        ),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    let src = "def get(u):\n    return u + '?t=30'\n\n\ndef head(u):\n    return u\n";
+    ws.write("api.py", src);
+    let out = ws.run(&server, "use t=60 in api.py", &["-unfenced"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Each definition takes its namesake's place: head is not there twice.
+    assert_eq!(
+        ws.read("api.py"),
+        "def get(u):\n    return u + '?t=60'\n\n\ndef head(u):\n    return u\n"
+    );
+}

@@ -552,19 +552,14 @@ fn edit_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOu
     // would match inside its `def` line and nest one definition in the
     // other.
     if env.guard_writes
-        && let Some(block) = named_definition(&current, old, new)
+        && let Some(after) = named_definition(&current, old, new)
     {
-        let depth = super::guard::leading(block.lines().next().unwrap_or(""));
-        let mut replacement = super::guard::reindent(new.trim_matches('\n'), depth);
-        if block.ends_with('\n') && !replacement.ends_with('\n') {
-            replacement.push('\n');
-        }
         return Ok(Pending {
-            after: current.replacen(&block, &replacement, 1),
+            after,
             before: Some(current),
             r,
             how: Some(
-                "old_string named a definition: the whole definition was replaced by replacement",
+                "old_string named a definition: the definitions in replacement took the place of their namesakes",
             ),
             edit: true,
             note: None,
@@ -649,8 +644,10 @@ pub fn commit(env: &ToolEnv, p: Pending, cancelled: bool, note: &str) -> ToolOut
 }
 
 /// For a path that does not exist: files elsewhere with the same name.
-/// The definition `old` names, when `old` is a bare name the file
-/// defines once and `new` is a definition of that same name.
+/// The file after an edit whose old_string is a bare name the file
+/// defines once and whose replacement is a definition of that name (and
+/// maybe of others): each definition in the replacement takes the place
+/// of its namesake, new ones are added. None for any other edit.
 fn named_definition(current: &str, old: &str, new: &str) -> Option<String> {
     let name = old.trim();
     let ident = name
@@ -672,9 +669,30 @@ fn named_definition(current: &str, old: &str, new: &str) -> Option<String> {
         .lines()
         .filter(|l| super::guard::definitions(l).first().map(String::as_str) == Some(name))
         .count();
-    (defines == 1)
-        .then(|| super::guard::block_of(current, name))
-        .flatten()
+    if defines != 1 {
+        return None;
+    }
+    let depth = new
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .map(super::guard::leading)
+        .unwrap_or(0);
+    let top_level = new
+        .lines()
+        .filter(|l| super::guard::leading(l) <= depth && !super::guard::definitions(l).is_empty())
+        .count();
+    if top_level > 1 {
+        // Several definitions: put each in place, as a merged write does
+        // (the ones after the named one would be in the file twice).
+        return super::guard::merge_write(current, new).map(|(merged, _)| merged);
+    }
+    let block = super::guard::block_of(current, name)?;
+    let indent = super::guard::leading(block.lines().next().unwrap_or(""));
+    let mut replacement = super::guard::reindent(new.trim_matches('\n'), indent);
+    if block.ends_with('\n') && !replacement.ends_with('\n') {
+        replacement.push('\n');
+    }
+    Some(current.replacen(&block, &replacement, 1))
 }
 
 /// For an old_string that is nowhere in the file: the other file that
