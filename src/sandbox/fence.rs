@@ -11,9 +11,10 @@
 //! workspace's, would reach a host service), datagram socket pairs,
 //! io_uring (whose requests pass by the filter) and the kernel keyrings.
 //!
-//! Measured here (2 cores, bwrap 0.8, `cargo bench --bench fence`): a
-//! command started through bwrap takes 3.7–4.9 ms more than `/bin/sh`
-//! alone (1.1 ms); the budget is 15 ms.
+//! Measured here (2 cores, bwrap 0.8, `cargo bench --bench fence`,
+//! 2026-12-01): a command started through bwrap takes 4.6–6.8 ms more
+//! than `/bin/sh` alone (1.1 ms), the most without network (the filter);
+//! the budget is 15 ms.
 
 use std::ffi::OsString;
 use std::io::{Seek, Write};
