@@ -15,6 +15,7 @@ fuzz_target!(|data: &[u8]| {
     let all = specs(ToolSet {
         bash: true,
         edit: true,
+        write: true,
         lsp: true,
     });
     for spec in &all {
