@@ -171,13 +171,19 @@ pub async fn crash_values(
     }
     crate::lsp::find_program("python3")?;
     let blocks = run_tagged(env, PY_VALUES, "MM-VALUES", &words[1..], cancel).await?;
-    let out: Vec<String> = blocks
+    Some(bracketed(blocks, |head| {
+        format!("[values in {head} when it failed]")
+    }))
+}
+
+/// Tagged blocks as lines for the model: each head in brackets as `head`
+/// words it, its indented lines under it.
+fn bracketed(blocks: Vec<(String, Vec<String>)>, head: impl Fn(&str) -> String) -> String {
+    blocks
         .into_iter()
-        .flat_map(|(head, body)| {
-            std::iter::once(format!("[values in {head} when it failed]")).chain(body)
-        })
-        .collect();
-    (!out.is_empty()).then(|| out.join("\n"))
+        .flat_map(|(h, body)| std::iter::once(head(&h)).chain(body))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Runs one failing Python test again with a tracer on the workspace
@@ -478,8 +484,7 @@ pub async fn repair_candidate(
     failure: &str,
     cancel: &CancellationToken,
 ) -> Option<String> {
-    let run = python_test_probe(env, failure, PY_REPAIR, "MM-REPAIR", cancel).await?;
-    let (file, lines) = run;
+    let (file, _, lines) = python_test_probe(env, failure, PY_REPAIR, "MM-REPAIR", cancel).await?;
     let mut found = None;
     let mut was = None;
     for (head, _) in &lines {
@@ -504,29 +509,25 @@ pub async fn wrong_value_trace(
     failure: &str,
     cancel: &CancellationToken,
 ) -> Option<String> {
-    let (file, calls) = python_test_probe(env, failure, PY_TRACE, "MM-TRACE", cancel).await?;
-    let line = failing_python_test(failure).map(|(_, l, _)| l).unwrap_or(0);
-    let out: Vec<String> = calls
-        .into_iter()
-        .flat_map(|(head, body)| {
-            std::iter::once(format!("[{file}:{line} calls {head}]")).chain(body)
-        })
-        .collect();
-    (!out.is_empty()).then(|| out.join("\n"))
+    let (file, line, calls) = python_test_probe(env, failure, PY_TRACE, "MM-TRACE", cancel).await?;
+    Some(bracketed(calls, |head| {
+        format!("[{file}:{line} calls {head}]")
+    }))
 }
 
 /// Runs `program` (argv: a tag, the test file, the failing line, the test
 /// function) on the failing Python test `failure` ends in, in the fence,
 /// read-only, without network: the test file, and each line the program
-/// tagged with the lines indented under it. None when the failure is not
-/// a Python assertion, there is no fence, or nothing was tagged.
+/// tagged with the lines indented under it, and the failing line. None
+/// when the failure is not a Python assertion, there is no fence, or
+/// nothing was tagged.
 async fn python_test_probe(
     env: &ToolEnv,
     failure: &str,
     program: &str,
     kind: &str,
     cancel: &CancellationToken,
-) -> Option<(String, Vec<(String, Vec<String>)>)> {
+) -> Option<(String, usize, Vec<(String, Vec<String>)>)> {
     if !env.sandbox.fence().is_on() || !failure.contains("AssertionError") {
         return None;
     }
@@ -543,7 +544,7 @@ async fn python_test_probe(
     crate::lsp::find_program("python3")?;
     let line_arg = line.to_string();
     let out = run_tagged(env, program, kind, &[&file, &line_arg, &name], cancel).await?;
-    Some((file, out))
+    Some((file, line, out))
 }
 
 /// Runs `python3 -c program TAG rest…` in the fence, read-only, without
