@@ -41,7 +41,12 @@ fn failing_tests_after_a_change_go_back_with_the_request_until_they_pass() {
     let ws = Workspace::new();
     ws.write("calc.py", CALC);
     ws.write("test_calc.py", CALC_TEST);
-    let out = ws.run(&server, "fix add in calc.py", &["-yolo", "-json"]);
+    // Unfenced: no fix is looked for in the fence, the model makes it.
+    let out = ws.run(
+        &server,
+        "fix add in calc.py",
+        &["-yolo", "-json", "-unfenced"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(server.remaining(), 0, "{}", stderr(&out));
     let reqs = server.requests();
@@ -84,7 +89,7 @@ fn tests_still_failing_after_the_attempts_are_reported_as_such() {
     let out = ws.run(
         &server,
         "fix add in calc.py",
-        &["-yolo", "-json", "-max-rounds", "10"],
+        &["-yolo", "-json", "-max-rounds", "10", "-unfenced"],
     );
     let r = json_result(&out);
     assert_eq!(r["tests"]["passed"], false, "{r}");
@@ -880,7 +885,10 @@ fn a_crash_comes_with_the_values_where_it_happened() {
         eprintln!("skipped: no working fence here");
         return;
     }
-    let server = Server::start(vec![text("The price is a string.")]);
+    let server = Server::start(vec![
+        text("The price is a string."),
+        text("Nothing was changed."),
+    ]);
     let ws = Workspace::new();
     ws.write(
         "orders.py",
@@ -902,6 +910,13 @@ fn a_crash_comes_with_the_values_where_it_happened() {
     assert!(
         first.contains("orders = [{'name': 'widget', 'qty': 2, 'price': '6'}]"),
         "{first}"
+    );
+    // An explanation with nothing written, the crash still there: once
+    // more, with the facts.
+    let again = last_user(&server.requests()[1]);
+    assert!(
+        again.starts_with("Nothing was written in this turn and `python3 report.py` still fails"),
+        "{again}"
     );
 }
 
@@ -1165,19 +1180,95 @@ fn a_wrong_value_comes_with_the_call_and_a_one_line_fix_found_in_the_fence() {
     let first = last_user(&server.requests()[0]);
     assert!(
         first.contains(
-            "[test_temps.py:8 calls f_to_c(f=212) in temps.py returned 194.22222222222223]\n[mm tried small changes"
+            "[test_temps.py:8 calls f_to_c(f=212) in temps.py returned 194.22222222222223]\n[mm found a fix"
         ),
         "{first}\n{}", stderr(&out)
     );
-    // Small changes of that line were tried, and one makes the tests pass.
+    // Small changes of that line were tried; the one that makes the
+    // tests pass is made, as a write of mm's own, and the tests run again.
     assert!(
-        first.contains("[mm tried small changes of temps.py:3 in the fence: with `return (f - 32) * scale` instead of `return f - 32 * scale`, every test in test_temps.py passes."),
+        first.contains("[mm found a fix by trying small changes in the fence, and made it: temps.py:3 is now `return (f - 32) * scale`."),
         "{first}"
     );
     assert_eq!(
         ws.read("temps.py"),
-        "def f_to_c(f):\n    scale = 5 / 9\n    return f - 32 * scale\n"
+        "def f_to_c(f):\n    scale = 5 / 9\n    return (f - 32) * scale\n"
     );
+    let r = json_result(&out);
+    assert_eq!(r["tests"]["passed"], true, "{r}");
+    assert_eq!(r["written"], json!(["temps.py"]), "{r}");
+}
+
+#[test]
+fn a_crash_on_text_used_as_a_number_is_fixed_where_the_text_comes_in() {
+    if !fence_works() {
+        eprintln!("skipped: no working fence here");
+        return;
+    }
+    let server = Server::start(vec![text("Done.")]);
+    let ws = Workspace::new();
+    ws.write(
+        "stars.py",
+        "import argparse\n\n\ndef stars(n):\n    return \"*\" * n\n\n\nparser = argparse.ArgumentParser()\nparser.add_argument(\"label\")\nparser.add_argument(\"--count\", default=2)\nargs = parser.parse_args()\nprint(args.label, stars(args.count + 1))\n",
+    );
+    let out = ws.run(
+        &server,
+        "`python3 stars.py --count 4 x` crashes. Fix it.",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.contains("[mm found a fix by trying small changes in the fence, and made it: stars.py:10 is now `parser.add_argument(\"--count\", default=2, type=int)`. `python3 stars.py --count 4 x` passes now"),
+        "{first}"
+    );
+    // The label stays text: only the option that crashed got a type.
+    assert!(
+        ws.read("stars.py")
+            .contains("parser.add_argument(\"label\")\n")
+    );
+    let r = json_result(&out);
+    assert_eq!(r["tests"]["passed"], true, "{r}");
+}
+
+#[test]
+fn a_change_that_breaks_the_fixed_command_again_is_undone() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "app.py", "old_string": "ratio(1, 0)", "replacement": "ratio(1, 2)"}),
+        ),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "app.py", "old_string": "return a / b", "replacement": "return a / c"}),
+        ),
+        text("Fixed."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "app.py",
+        "def ratio(a, b):\n    return a / b\n\nprint(ratio(1, 0))\n",
+    );
+    let out = ws.run(
+        &server,
+        "`python3 app.py` crashes. Fix app.py.",
+        &["-yolo", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        ws.read("app.py"),
+        "def ratio(a, b):\n    return a / b\n\nprint(ratio(1, 2))\n"
+    );
+    let results = tool_results(&server.requests()[2]);
+    let result = &results.last().unwrap().1;
+    assert!(
+        result.contains("[mm undid this change: `python3 app.py` passed before it and failed after it. app.py is as it was before the change and `python3 app.py` passes again."),
+        "{result}"
+    );
+    assert!(result.contains("NameError"), "{result}");
+    assert_eq!(json_result(&out)["tests"]["passed"], true);
 }
 
 #[test]
@@ -1193,15 +1284,13 @@ fn renaming_a_variable_to_fix_a_crash_is_refused() {
             json!({"path": "rep.py", "old_string": "count", "replacement": "count_num", "replace_all": true}),
         ),
         text("Renamed."),
+        text("Nothing was changed."),
     ]);
     let ws = Workspace::new();
-    let src = "import sys\n\n\ndef repeat(word, count):\n    return word * count\n\n\nprint(repeat(sys.argv[1], sys.argv[2]))\n";
+    let src =
+        "def repeat(word, count):\n    return word * count\n\n\nprint(repeat(\"ab\", \"3\"))\n";
     ws.write("rep.py", src);
-    let out = ws.run(
-        &server,
-        "`python3 rep.py ab 3` crashes. Fix it.",
-        &["-json"],
-    );
+    let out = ws.run(&server, "`python3 rep.py` crashes. Fix it.", &["-json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(ws.read("rep.py"), src);
     let results = tool_results(&server.requests()[1]);
@@ -1275,7 +1364,7 @@ fn without_a_fix_that_passes_every_test_the_wrong_value_is_traced_to_its_parts()
         eprintln!("skipped: no working fence here");
         return;
     }
-    let server = Server::start(vec![text("I do not know.")]);
+    let server = Server::start(vec![text("I do not know."), text("Still not.")]);
     let ws = Workspace::new();
     ws.write("inc.py", "def inc(x):\n    return x + 2\n");
     ws.write(

@@ -115,11 +115,13 @@ impl Agent {
         let out = self.harness_run(st, &command, cancel).await;
         let report = self.report_of(&command, &out, 0);
         st.checked_at = Some(0);
-        let text = match report.passed {
-            Some(true) => format!(
-                "\n\n[mm ran `{command}` before you start: it passed ({})]",
-                report.summary
-            ),
+        let (passed, summary) = (report.passed, report.summary.clone());
+        // Set first: a fix mm makes below runs the checks again.
+        st.tests = Some(report);
+        let text = match passed {
+            Some(true) => {
+                format!("\n\n[mm ran `{command}` before you start: it passed ({summary})]")
+            }
             Some(false) => {
                 let lines = self.failure_lines(&out.text);
                 st.last_failure = Some(lines.clone());
@@ -129,14 +131,14 @@ impl Agent {
                     .await
                     .map(|v| format!("\n{v}"))
                     .unwrap_or_default();
-                let trace = self.value_trace(&out.text, cancel).await;
+                let trace = self.value_trace(st, &command, &out.text, cancel).await;
+                let made = self.fix_text(st, cancel).await;
                 format!(
-                    "\n\n[mm ran `{command}` before you start; it fails:]\n{lines}{values}{trace}"
+                    "\n\n[mm ran `{command}` before you start; it fails:]\n{lines}{values}{trace}{made}"
                 )
             }
             None => return None,
         };
-        st.tests = Some(report);
         Some(text)
     }
 
@@ -186,17 +188,174 @@ impl Agent {
     /// A failing test's wrong value traced to the expression that made
     /// it (see `probe::wrong_value_trace`), as lines to add, or nothing.
     /// With it, a one-line change of that expression that makes the
-    /// test file pass, when trying small changes finds one.
-    async fn value_trace(&self, output: &str, cancel: &CancellationToken) -> String {
+    /// test file pass, when trying small changes finds one. A script
+    /// that crashed with a `TypeError` gets the conversion that makes it
+    /// run instead (see `probe::crash_repair`).
+    async fn value_trace(
+        &self,
+        st: &mut TurnState,
+        command: &str,
+        output: &str,
+        cancel: &CancellationToken,
+    ) -> String {
+        st.fix = None;
         let Some(trace) = tools::probe::wrong_value_trace(&self.tools, output, cancel).await else {
+            // A script that crashed on a value of the wrong type: a
+            // conversion where the text comes in that makes it run.
+            if !output.contains("TypeError") {
+                return String::new();
+            }
+            st.fix = tools::probe::crash_repair(&self.tools, command, cancel).await;
             return String::new();
         };
         match tools::probe::repair_candidate(&self.tools, output, cancel).await {
             // With a fix in hand, what the call returned is enough: the
             // first request stays small.
-            Some(fix) => format!("\n{}\n{fix}", trace.lines().next().unwrap_or("")),
+            Some(fix) => {
+                st.fix = Some(fix);
+                format!("\n{}", trace.lines().next().unwrap_or(""))
+            }
             None => format!("\n{trace}"),
         }
+    }
+
+    /// Writes `content` to `rel` as a write of mm's own (approval, checks
+    /// and a tool card labelled `label` as for the model's); true when the
+    /// file changed.
+    async fn own_write(
+        &mut self,
+        st: &mut TurnState,
+        rel: &str,
+        content: String,
+        label: &str,
+        cancel: &CancellationToken,
+    ) -> bool {
+        self.tools.note_read(rel);
+        let (call_id, summary) = self.card_start(st, label);
+        let mut args = Map::new();
+        args.insert("path".into(), Value::String(rel.to_string()));
+        args.insert("content".into(), Value::String(content));
+        let ctx = CallCtx {
+            turn: self.turn,
+            call_id: &call_id,
+            cancel,
+        };
+        let out = tools::run(&self.tools, "write_file", &args, &ctx).await;
+        let change = out.change.clone().map(|c| *c);
+        self.card_finish(call_id.clone(), summary, out.status, &out.text);
+        let Some(c) = change else {
+            return false;
+        };
+        st.mutations += 1;
+        if !st.written.contains(&c.path) {
+            st.written.push(c.path.clone());
+        }
+        if let Err(e) = self.record_change(&call_id, c) {
+            self.notice(Level::Error, e.to_string());
+        }
+        true
+    }
+
+    /// A change after which the request's command, which passed, fails
+    /// again: mm puts the file back as it was and runs the checks again.
+    /// Returns what to tell the model; None when it could not.
+    pub(super) async fn roll_back(
+        &mut self,
+        st: &mut TurnState,
+        change: &crate::protocol::FileChange,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        if change.kind != crate::protocol::ChangeKind::Modified {
+            return None;
+        }
+        let command = st.repro.clone()?;
+        let label = format!("undo the change to {}", change.path);
+        if !self
+            .own_write(st, &change.path, change.before.to_string(), &label, cancel)
+            .await
+        {
+            return None;
+        }
+        self.notice(
+            Level::Warning,
+            format!(
+                "`{command}` passed before the change to {} and fails after it: put the file back",
+                change.path
+            ),
+        );
+        let now = match self.run_checks(st, cancel).await {
+            None => format!("`{command}` passes again"),
+            Some(_) => format!("`{command}` still fails"),
+        };
+        Some(format!(
+            "\n[mm undid this change: `{command}` passed before it and failed after it. {} is as it was before the change and {now}. The request is done unless it asks for more: then answer.]",
+            change.path
+        ))
+    }
+
+    /// Makes the one-line fix a probe found (`st.fix`), as a write of
+    /// mm's own (approval, checks and a tool card as for the model's), when
+    /// the line is still as the probe saw it, and runs the checks again.
+    /// Returns what to tell the model; None when nothing was changed.
+    /// The fix `value_trace` found, made (see `make_fix`) or, when the
+    /// line has changed since, as a note for the model; or nothing.
+    async fn fix_text(&mut self, st: &mut TurnState, cancel: &CancellationToken) -> String {
+        match self.make_fix(st, cancel).await {
+            Some(made) => made,
+            None => st
+                .fix
+                .as_ref()
+                .map(|f| format!("\n{} If that is the fix, make it with edit_file.", f.note))
+                .unwrap_or_default(),
+        }
+    }
+
+    pub(super) async fn make_fix(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let fix = st.fix.clone()?;
+        let r = self.tools.sandbox.check_read(&fix.file).ok()?;
+        let bytes = crate::sandbox::path::read_regular(&r.abs, 1024 * 1024).ok()?;
+        let text = String::from_utf8(bytes).ok()?;
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        let at = fix.line.checked_sub(1)?;
+        if lines.get(at).map(|l| l.trim_end_matches('\r')) != Some(fix.was.as_str()) {
+            return None;
+        }
+        lines[at] = &fix.now;
+        let content = lines.join("\n");
+        let place = format!("{}:{}", fix.file, fix.line);
+        if !self
+            .own_write(st, &fix.file, content, &format!("fix {place}"), cancel)
+            .await
+        {
+            return None;
+        }
+        st.fix = None;
+        self.notice(
+            Level::Info,
+            format!("made the one-line fix found in the fence at {place}"),
+        );
+        let made = format!(
+            "[mm found a fix by trying small changes in the fence, and made it: {place} is now `{}`.",
+            fix.now.trim()
+        );
+        Some(match self.run_checks(st, cancel).await {
+            None => match st.tests.as_ref() {
+                Some(t) => format!(
+                    "\n{made} `{}` passes now ({}). Do not change {place} again: check the change and answer.]",
+                    t.command, t.summary
+                ),
+                None => format!("\n{made}]"),
+            },
+            Some((command, out)) => {
+                let lines = self.failure_lines(&out.text);
+                st.last_failure = Some(lines.clone());
+                format!("\n{made} `{command}` still fails:]\n{lines}")
+            }
+        })
     }
 
     /// Starts the tool card of something the harness runs, shown as a
@@ -464,6 +623,7 @@ impl Agent {
         st: &mut TurnState,
         cancel: &CancellationToken,
     ) -> Option<String> {
+        let was_passing = st.tests.as_ref().is_some_and(|t| t.passed == Some(true));
         match self.run_checks(st, cancel).await {
             None => {
                 let t = st.tests.as_ref()?;
@@ -478,8 +638,16 @@ impl Agent {
                 // touch the cause, which is worth saying outright.
                 let same = st.last_failure.as_deref() == Some(lines.as_str());
                 st.last_failure = Some(lines.clone());
-                let trace = self.value_trace(&out.text, cancel).await;
-                Some(if same {
+                let mut trace = self.value_trace(st, &command, &out.text, cancel).await;
+                trace.push_str(&self.fix_text(st, cancel).await);
+                Some(if was_passing {
+                    // It passed before this change: undoing it is the way
+                    // back, not a swing to refuse.
+                    st.broke = true;
+                    format!(
+                        "\n[mm ran `{command}` after this change: it fails, and it passed before this change, so this change broke it. Undo it (edit_file with old_string and replacement swapped) unless the request needs it]\n{lines}{trace}"
+                    )
+                } else if same {
                     let at = harness::last_frame(&lines)
                         .map(|(p, n, code)| format!(" ({p}:{n}: `{code}`)"))
                         .unwrap_or_default();
@@ -541,10 +709,29 @@ impl Agent {
         );
         let lines = self.failure_lines(&out.text);
         st.last_failure = Some(lines.clone());
-        let trace = self.value_trace(&out.text, cancel).await;
+        let mut trace = self.value_trace(st, &command, &out.text, cancel).await;
+        let made = self.make_fix(st, cancel).await;
+        let ask = harness::restate(&st.prompt);
+        if made.is_none()
+            && let Some(f) = &st.fix
+        {
+            trace.push_str(&format!(
+                "\n{} If that is the fix, make it with edit_file.",
+                f.note
+            ));
+        }
+        if let Some(made) = made {
+            let next = if st.tests.as_ref().is_some_and(|t| t.passed == Some(true)) {
+                "Check that change and answer."
+            } else {
+                "Fix the code so that it passes, with tool calls."
+            };
+            return Some(format!(
+                "After your change, `{command}` failed:\n{lines}{trace}{made}\n\n{ask}\n{next}"
+            ));
+        }
         Some(format!(
-            "After your change, `{command}` fails:\n{lines}{trace}\n\n{}\nFix the code so that it passes, with tool calls. Change a test only if the request asks for it.",
-            harness::restate(&st.prompt)
+            "After your change, `{command}` fails:\n{lines}{trace}\n\n{ask}\nFix the code so that it passes, with tool calls. Change a test only if the request asks for it."
         ))
     }
 
@@ -655,6 +842,32 @@ impl Agent {
             );
             return Ok(Some(format!(
                 "You said you changed something, but nothing was written in this turn: no write_file or edit_file call succeeded and no command changed a file.\n{ask}\nMake the change now with a tool call, or say plainly that nothing was changed."
+            )));
+        }
+        // Asked for a fix, the model stops with nothing written while what
+        // the request says fails still fails: not done, whatever it says.
+        if can_edit
+            && !st.question
+            && !st.told_unfinished
+            && st.written.is_empty()
+            && st.commands == 0
+            && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))
+        {
+            st.told_unfinished = true;
+            st.told_claim = true;
+            let facts = format!("`{}` still fails ({})", t.command, t.summary);
+            self.tell(
+                st,
+                Level::Warning,
+                format!("the model stopped with nothing written and {facts}; telling it"),
+            );
+            let hint = st
+                .fix
+                .as_ref()
+                .map(|f| format!("\n{}", f.note))
+                .unwrap_or_default();
+            return Ok(Some(format!(
+                "Nothing was written in this turn and {facts}: the request is not done.{hint}\n{ask}\nMake the change now with edit_file, or say plainly why you cannot."
             )));
         }
         if !st.told_tests_claim

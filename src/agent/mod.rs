@@ -1385,7 +1385,33 @@ impl Agent {
                 && (st.repro.is_some() || (st.wants_tests && st.verify.is_some()))
                 && let Some(text) = self.check_after_change(st, cancel).await
             {
-                out.text.push_str(&text);
+                let broke = std::mem::take(&mut st.broke);
+                // The command the request said fails passed, and this
+                // change made it fail: mm puts the file back.
+                let repro_broke = broke
+                    && st
+                        .tests
+                        .as_ref()
+                        .is_some_and(|t| Some(&t.command) == st.repro.as_ref());
+                let failure = st.last_failure.clone().unwrap_or_default();
+                let undone = match out.change.clone().map(|c| *c) {
+                    Some(change) if repro_broke => self.roll_back(st, &change, cancel).await,
+                    _ => None,
+                };
+                match undone {
+                    Some(undone) => {
+                        out.text.push_str(&undone);
+                        out.text
+                            .push_str(&format!("\nThe failure it caused:\n{failure}"));
+                    }
+                    None => {
+                        out.text.push_str(&text);
+                        // An edit that broke a passing check may be undone.
+                        if broke && call.name == "edit_file" {
+                            st.edit_pairs.pop();
+                        }
+                    }
+                }
             }
             self.finish_call(call, &summary, out)?;
         }
@@ -1439,6 +1465,12 @@ struct TurnState {
     mutations: usize,
     follow_ups: u32,
     told_claim: bool,
+    /// Told once that nothing was written while the check still fails.
+    told_unfinished: bool,
+    /// A one-line fix mm found by trying changes in the fence, not made.
+    fix: Option<tools::probe::Fix>,
+    /// The last change broke a check that passed before it.
+    broke: bool,
     told_grounding: bool,
     /// The answer's arithmetic was corrected once.
     told_arithmetic: bool,

@@ -22,6 +22,38 @@ pub struct Probe {
     pub result: Result<String, String>,
 }
 
+/// A one-line change a probe found by trying changes in the fence, with
+/// which the failing command or test passes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fix {
+    /// The workspace file and the line (1-based) to change.
+    pub file: String,
+    pub line: usize,
+    /// The line as it is in the file, and as the fix has it.
+    pub was: String,
+    pub now: String,
+    /// What mm tried and found, as a note for the model.
+    pub note: String,
+}
+
+/// The fix of line `line` of `file` whose code (without indentation)
+/// becomes `code`: the line read from the file now, the new one indented
+/// as it is. None when the file or the line is not there.
+fn fix_at(env: &ToolEnv, file: &str, line: usize, code: &str, note: String) -> Option<Fix> {
+    let r = env.sandbox.check_read(file).ok()?;
+    let bytes = crate::sandbox::path::read_regular(&r.abs, 1024 * 1024).ok()?;
+    let text = String::from_utf8(bytes).ok()?;
+    let was = text.lines().nth(line.checked_sub(1)?)?.to_string();
+    let indent = &was[..was.len() - was.trim_start().len()];
+    Some(Fix {
+        file: r.rel.clone(),
+        line,
+        now: format!("{indent}{}", code.trim()),
+        was,
+        note,
+    })
+}
+
 /// The workspace file (from `sources`: path and content) that alone
 /// defines `name` at its top level, in a language a probe can run.
 pub fn defining_file<'a>(sources: &'a [(String, String)], name: &str) -> Option<&'a str> {
@@ -148,14 +180,9 @@ except BaseException as e:
     sys.exit(1)
 "#;
 
-/// The values of the local variables where `command` (a plain
-/// `python3 script.py args`) crashes, as lines for the model; None when
-/// the command is not that, did not crash, or there is no fence.
-pub async fn crash_values(
-    env: &ToolEnv,
-    command: &str,
-    cancel: &CancellationToken,
-) -> Option<String> {
+/// The words of `command` when it is a plain `python3 script.py args`
+/// (no quoting, no shell syntax) and a fence is on.
+fn python_script(env: &ToolEnv, command: &str) -> Option<Vec<String>> {
     if !env.sandbox.fence().is_on()
         || command.contains(['\'', '"', '$', '|', ';', '&', '<', '>', '`', '\\', '*', '?'])
     {
@@ -170,10 +197,238 @@ pub async fn crash_values(
         return None;
     }
     crate::lsp::find_program("python3")?;
-    let blocks = run_tagged(env, PY_VALUES, "MM-VALUES", &words[1..], cancel).await?;
+    Some(words[1..].iter().map(|w| w.to_string()).collect())
+}
+
+/// The values of the local variables where `command` (a plain
+/// `python3 script.py args`) crashes, as lines for the model; None when
+/// the command is not that, did not crash, or there is no fence.
+pub async fn crash_values(
+    env: &ToolEnv,
+    command: &str,
+    cancel: &CancellationToken,
+) -> Option<String> {
+    let words = python_script(env, command)?;
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let blocks = run_tagged(env, PY_VALUES, "MM-VALUES", &words, cancel).await?;
     Some(bracketed(blocks, |head| {
         format!("[values in {head} when it failed]")
     }))
+}
+
+/// Runs a script that crashes with a `TypeError` again, in memory, with
+/// one small change at a time where text enters the program: a name
+/// bound from `split`, `strip`, `input()`, `sys.argv` or the environment
+/// (or such a value used directly) wrapped in `int(…)` or `float(…)`
+/// where it is used, an argparse option
+/// without a type given `type=int` or `type=float`. The first change with
+/// which the script runs to the end is printed with the line as it was
+/// and what the script printed. argv: a tag, the script, its arguments.
+/// At most 120 tries, 8 s.
+const PY_CRASH_REPAIR: &str = r#"import ast, contextlib, io, os, runpy, sys, time, types
+tag, script, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+root = os.getcwd()
+sys.dont_write_bytecode = True
+start = time.monotonic()
+script_abs = os.path.abspath(script)
+base = os.path.dirname(script_abs)
+sys.path.insert(0, base)
+
+def ours():
+    for k, m in list(sys.modules.items()):
+        f = getattr(m, "__file__", None) or ""
+        if os.path.abspath(f).startswith(root + os.sep):
+            del sys.modules[k]
+
+def run(path=None, code=None):
+    ours()
+    out = io.StringIO()
+    sys.argv = [script] + args
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            if path == script_abs:
+                exec(code, {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__})
+            else:
+                if path:
+                    name = os.path.relpath(path, base)[:-3].replace(os.sep, ".")
+                    m = types.ModuleType(name)
+                    m.__file__ = path
+                    sys.modules[name] = m
+                    exec(code, m.__dict__)
+                runpy.run_path(script, run_name="__main__")
+        return None, out.getvalue()
+    except SystemExit as e:
+        return (None if e.code in (None, 0) else "SystemExit"), out.getvalue()
+    except BaseException as e:
+        return type(e).__name__, out.getvalue()
+
+failed, _ = run()
+if failed != "TypeError":
+    sys.exit(0)
+files = [script_abs]
+for m in list(sys.modules.values()):
+    f = os.path.abspath(getattr(m, "__file__", None) or "")
+    if f.startswith(base + os.sep) and f.endswith(".py") and f not in files:
+        files.append(f)
+
+TEXT_METHODS = {"split", "rsplit", "strip", "lstrip", "rstrip", "readline", "read", "readlines", "splitlines", "partition", "rpartition", "getenv"}
+def texty(n):
+    while isinstance(n, ast.Subscript):
+        if ast.unparse(n.value) in ("sys.argv", "os.environ"):
+            return True
+        n = n.value
+    if not isinstance(n, ast.Call):
+        return False
+    f = n.func
+    if isinstance(f, ast.Name):
+        return f.id == "input"
+    if isinstance(f, ast.Attribute):
+        return f.attr in TEXT_METHODS or ast.unparse(f) == "os.environ.get"
+    return False
+
+def names_in(t):
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        return [x for e in t.elts for x in names_in(e)]
+    return []
+
+def scopes(tree):
+    yield tree
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield n
+
+def own(scope):
+    # The nodes of a scope, not those of the functions nested in it.
+    todo = list(ast.iter_child_nodes(scope))
+    while todo:
+        n = todo.pop()
+        yield n
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            todo.extend(ast.iter_child_nodes(n))
+
+def edits(src):
+    # (line, col, end col, new text) on one line each: text made numbers
+    # where it enters the program; argparse options given a type.
+    tree = ast.parse(src)
+    parents = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    out = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "add_argument" \
+                and n.lineno == n.end_lineno and not any(k.arg in ("type", "action") for k in n.keywords):
+            for conv in ("int", "float"):
+                out.append((n.lineno, n.end_col_offset - 1, n.end_col_offset - 1, ", type=%s" % conv))
+    for n in ast.walk(tree):
+        # Text used where it comes in: `f(sys.argv[2])`.
+        p = parents.get(n)
+        if texty(n) and n.lineno == n.end_lineno and not isinstance(p, (ast.Assign, ast.For, ast.Subscript, ast.Attribute)) \
+                and not (isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id in ("int", "float", "str", "len")):
+            for conv in ("int", "float"):
+                out.append((n.lineno, n.col_offset, n.end_col_offset, conv))
+    for scope in scopes(tree):
+        bound = set()
+        def from_text(v):
+            if texty(v):
+                return True
+            while isinstance(v, ast.Subscript):
+                v = v.value
+            return isinstance(v, ast.Name) and v.id in bound
+        for _ in range(3):
+            for n in own(scope):
+                if isinstance(n, ast.Assign) and from_text(n.value):
+                    for t in n.targets:
+                        bound.update(names_in(t))
+                elif isinstance(n, ast.For) and from_text(n.iter):
+                    bound.update(names_in(n.target))
+        for n in sorted(own(scope), key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))):
+            if not (isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in bound):
+                continue
+            p = parents.get(n)
+            if isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id in ("int", "float", "str", "len"):
+                continue
+            if isinstance(p, ast.Call) and p.func is n:
+                continue
+            for conv in ("int", "float"):
+                out.append((n.lineno, n.col_offset, n.end_col_offset, conv))
+    return out
+
+tried = 0
+for path in files[:6]:
+    try:
+        src = open(path, encoding="utf-8").read()
+    except OSError:
+        continue
+    lines = src.split("\n")
+    if len(lines) > 2000:
+        continue
+    try:
+        found = edits(src)
+    except SyntaxError:
+        continue
+    for line, col, end, new in found:
+        if time.monotonic() - start > 8 or tried >= 120:
+            sys.exit(0)
+        old = lines[line - 1]
+        raw = old.encode("utf-8")
+        if col == end:
+            changed = raw[:col] + new.encode() + raw[end:]
+        else:
+            changed = raw[:col] + ("%s(" % new).encode() + raw[col:end] + b")" + raw[end:]
+        changed = changed.decode("utf-8", "replace")
+        text = "\n".join(lines[:line - 1] + [changed] + lines[line:])
+        tried += 1
+        try:
+            code = compile(text, path, "exec")
+        except SyntaxError:
+            continue
+        failed, printed = run(path, code)
+        if failed is None:
+            rel = os.path.relpath(path, root)
+            print("%s %s:%d" % (tag, rel, line))
+            print("  was: %s" % old.strip())
+            print("  now: %s" % changed.strip())
+            for l in printed.splitlines()[:4]:
+                print("  out: %s" % l[:160])
+            sys.exit(0)
+"#;
+
+/// For a plain `python3 script.py` command that crashes with a
+/// `TypeError`: a one-line change (text turned into a number where it
+/// enters the program) with which it runs to the end, found by trying
+/// such changes in the fence (read-only, in memory), as a note for the
+/// model. None when none is found or there is no fence.
+pub async fn crash_repair(env: &ToolEnv, command: &str, cancel: &CancellationToken) -> Option<Fix> {
+    let words = python_script(env, command)?;
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    let blocks = run_tagged(env, PY_CRASH_REPAIR, "MM-FIX", &words, cancel).await?;
+    let (place, body) = blocks.into_iter().next()?;
+    let field = |name: &str| {
+        body.iter()
+            .filter_map(|l| l.trim_start().strip_prefix(name))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    let (was, now) = (field("was: "), field("now: "));
+    let (was, now) = (was.first()?, now.first()?);
+    let printed = field("out: ");
+    let shown = if printed.is_empty() {
+        "prints nothing".to_string()
+    } else {
+        format!(
+            "prints:\n{}",
+            printed
+                .iter()
+                .map(|l| format!("  {l}"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    };
+    let (path, line) = place.rsplit_once(':')?;
+    let note = format!(
+        "[mm tried turning text into numbers where it enters the program, in the fence: with {place} changed from `{was}` to `{now}`, `{command}` runs without error and {shown}]"
+    );
+    fix_at(env, path, line.parse().ok()?, now, note)
 }
 
 /// Tagged blocks as lines for the model: each head in brackets as `head`
@@ -478,12 +733,12 @@ fn failing_python_test(failure: &str) -> Option<(String, usize, String)> {
 /// For a Python test that fails on a wrong value: a one-line change of
 /// the `return` that made it with which every test of that file passes,
 /// found by trying small changes in the fence (read-only, in memory), as
-/// a note for the model. None when none is found or there is no fence.
+/// a fix. None when none is found or there is no fence.
 pub async fn repair_candidate(
     env: &ToolEnv,
     failure: &str,
     cancel: &CancellationToken,
-) -> Option<String> {
+) -> Option<Fix> {
     let (file, _, lines) = python_test_probe(env, failure, PY_REPAIR, "MM-REPAIR", cancel).await?;
     let mut found = None;
     let mut was = None;
@@ -495,9 +750,11 @@ pub async fn repair_candidate(
         }
     }
     let ((place, code), was) = (found?, was?);
-    Some(format!(
-        "[mm tried small changes of {place} in the fence: with `{code}` instead of `{was}`, every test in {file} passes. If that is the fix, make it with edit_file.]"
-    ))
+    let (path, line) = place.rsplit_once(':')?;
+    let note = format!(
+        "[mm tried small changes of {place} in the fence: with `{code}` instead of `{was}`, every test in {file} passes.]"
+    );
+    fix_at(env, path, line.parse().ok()?, &code, note)
 }
 
 /// For a Python test that fails on a wrong value: what the workspace
