@@ -88,6 +88,13 @@ impl Agent {
     pub(super) fn plan_checks(&self, st: &mut TurnState) {
         st.question = harness::is_question(&st.prompt);
         st.wants_tests = harness::mentions_tests(&st.prompt);
+        if !st.question {
+            let sources = self.sources_now();
+            st.spelled = harness::spelled_code(&st.prompt)
+                .into_iter()
+                .filter(|(_, c)| !sources.iter().any(|(_, t)| harness::has_code(t, c)))
+                .collect();
+        }
         if !self.settings.bash_tool {
             return;
         }
@@ -97,6 +104,14 @@ impl Agent {
             Some(v) => Some(v.to_string()),
             None => harness::detect_verify(self.tools.sandbox.root()),
         };
+    }
+
+    /// The workspace's source files (those read and the others), with
+    /// their content now.
+    fn sources_now(&self) -> Vec<(String, String)> {
+        let mut sources = self.tools.read_files_now();
+        sources.extend(self.tools.unread_sources());
+        sources
     }
 
     /// Runs the command the request says fails (or the tests it says
@@ -843,6 +858,44 @@ impl Agent {
             return Ok(Some(format!(
                 "You said you changed something, but nothing was written in this turn: no write_file or edit_file call succeeded and no command changed a file.\n{ask}\nMake the change now with a tool call, or say plainly that nothing was changed."
             )));
+        }
+        // The request spelled out code (`sep=" | "`) that no file has yet:
+        // a part of it is not done.
+        if can_edit && !st.told_spelled && !st.spelled.is_empty() {
+            let sources = self.sources_now();
+            // In the file the request named for it, when it named one
+            // that exists; anywhere otherwise.
+            let missing: Vec<String> = st
+                .spelled
+                .iter()
+                .filter(|(file, c)| {
+                    let holds = |p: &str| file.as_deref().is_none_or(|f| f == p);
+                    let named = file
+                        .as_deref()
+                        .is_some_and(|f| sources.iter().any(|(p, _)| p == f));
+                    !sources
+                        .iter()
+                        .any(|(p, t)| (holds(p) || !named) && harness::has_code(t, c))
+                })
+                .map(|(file, c)| match file {
+                    Some(f) => format!("`{c}` in {f}"),
+                    None => format!("`{c}`"),
+                })
+                .collect();
+            if !missing.is_empty() {
+                st.told_spelled = true;
+                let list = missing.join(", ");
+                self.tell(
+                    st,
+                    Level::Warning,
+                    format!(
+                        "the request asks for {list}, which no file has yet; telling the model"
+                    ),
+                );
+                return Ok(Some(format!(
+                    "The request asks for {list}, but no file has it yet: that part of the request is not done.\n{ask}\nMake that change now with edit_file (read_file the file first), then answer."
+                )));
+            }
         }
         // Asked for a fix, the model stops with nothing written while what
         // the request says fails still fails: not done, whatever it says.

@@ -921,6 +921,85 @@ pub fn runaway(text: &str) -> bool {
     })
 }
 
+/// An edit that renames a definition the request names, when the request
+/// does not ask for a rename: the old name and the new one.
+pub fn unasked_rename(prompt: &str, old: &str, new: &str) -> Option<(String, String)> {
+    let lower = prompt.to_lowercase();
+    if lower.contains("rename") || lower.contains("call it ") && lower.contains(" instead") {
+        return None;
+    }
+    let ident = |t: &str| {
+        let t = t.trim();
+        t.chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && t.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    // A bare name replaced by another: a rename too.
+    let (before, after) = if ident(old) && ident(new) {
+        (vec![old.trim().to_string()], vec![new.trim().to_string()])
+    } else {
+        (
+            crate::tools::guard::definitions(old),
+            crate::tools::guard::definitions(new),
+        )
+    };
+    let gone: Vec<&String> = before.iter().filter(|d| !after.contains(d)).collect();
+    let added: Vec<&String> = after.iter().filter(|d| !before.contains(d)).collect();
+    let ([gone], [added]) = (gone.as_slice(), added.as_slice()) else {
+        return None;
+    };
+    let named = Regex::new(&format!(r"(?-u:\b){}(?-u:\b)", regex::escape(gone))).ok()?;
+    named
+        .is_match(prompt)
+        .then(|| (gone.to_string(), added.to_string()))
+}
+
+/// Code the request spells out as `name=value` (a keyword argument or
+/// a setting with a quoted, numeric or literal value): what the result
+/// must contain, with the file the request named last before it (where
+/// it belongs), if any.
+pub fn spelled_code(prompt: &str) -> Vec<(Option<String>, String)> {
+    static FILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r"[A-Za-z0-9_./-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx|rs|go|rb|java|c|h|cpp|toml|json|yaml|yml|cfg|ini)(?-u:\b)").ok()
+    });
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r#"(?-u:\b)[A-Za-z_][A-Za-z0-9_]*\s?=\s?(?:"[^"\n]{0,40}"|'[^'\n]{0,40}'|-?[0-9]+(?:\.[0-9]+)?(?-u:\b)|(?:True|False|None|true|false|null)(?-u:\b))"#).ok()
+    });
+    let Some(re) = RE.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<(Option<String>, String)> = Vec::new();
+    for m in re.find_iter(prompt) {
+        // `a == b` is a comparison, not code to write.
+        if prompt[m.end()..].starts_with('=') || prompt[..m.start()].ends_with(['=', '!', '<', '>'])
+        {
+            continue;
+        }
+        let file = FILE
+            .as_ref()
+            .and_then(|f| f.find_iter(&prompt[..m.start()]).last())
+            .map(|f| f.as_str().trim_start_matches("./").to_string());
+        let code = m.as_str().to_string();
+        if !out.iter().any(|(_, c)| *c == code) {
+            out.push((file, code));
+        }
+    }
+    out
+}
+
+/// Whether `text` holds `code` (from `spelled_code`), spaces and the kind
+/// of quotes aside.
+pub fn has_code(text: &str, code: &str) -> bool {
+    let norm = |t: &str| -> String {
+        t.chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| if c == '\'' { '"' } else { c })
+            .collect()
+    };
+    norm(text).contains(&norm(code))
+}
+
 /// The request, quoted for a harness message so a small model that lost
 /// it has it again.
 pub fn restate(prompt: &str) -> String {
@@ -1233,6 +1312,66 @@ mod tests {
         assert!(rename_only_refusal("float", "int", file, fail, "fix it").is_none());
         assert!(rename_only_refusal("times", "times_int", file, fail, "rename times").is_none());
         assert!(rename_only_refusal("times(", "x", file, fail, "fix it").is_none());
+    }
+
+    #[test]
+    fn renaming_a_function_the_request_names_is_caught_unless_asked() {
+        let ask = "Give format_list in fmt.py an optional parameter sep";
+        assert_eq!(
+            unasked_rename(
+                ask,
+                "def format_list(items):",
+                "def format_list_with_sep(items, sep=', '):"
+            ),
+            Some(("format_list".into(), "format_list_with_sep".into()))
+        );
+        assert_eq!(
+            unasked_rename(
+                ask,
+                "def format_list(items):",
+                "def format_list(items, sep=', '):"
+            ),
+            None
+        );
+        assert_eq!(
+            unasked_rename(
+                "rename format_list to join_items",
+                "def format_list(items):",
+                "def join_items(items):"
+            ),
+            None
+        );
+        assert_eq!(unasked_rename(ask, "def helper():", "def helper2():"), None);
+        assert_eq!(
+            unasked_rename(ask, "format_list", "format_list_with_sep"),
+            Some(("format_list".into(), "format_list_with_sep".into()))
+        );
+    }
+
+    #[test]
+    fn code_the_request_spells_out_is_found_whatever_the_quotes() {
+        let p = "Give format_list an optional parameter sep with the default \", \", and make report.py call it with sep=\" | \". Set retries = 3 and debug=True, unless a == b.";
+        let found = spelled_code(p);
+        let spelled: Vec<(Option<&str>, &str)> = found
+            .iter()
+            .map(|(f, c)| (f.as_deref(), c.as_str()))
+            .collect();
+        assert_eq!(
+            spelled,
+            [
+                (Some("report.py"), "sep=\" | \""),
+                (Some("report.py"), "retries = 3"),
+                (Some("report.py"), "debug=True")
+            ]
+        );
+        assert_eq!(spelled_code("set timeout=30")[0].0, None);
+        assert!(has_code(
+            "print(format_list(FRUITS, sep=' | '))",
+            "sep=\" | \""
+        ));
+        assert!(!has_code("print(format_list(FRUITS))", "sep=\" | \""));
+        assert!(!has_code("RETRIES=3", "retries = 3"));
+        assert!(spelled_code("if x >= 3 or y <= 2").is_empty());
     }
 
     #[test]

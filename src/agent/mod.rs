@@ -1234,6 +1234,16 @@ impl Agent {
                         .map(|(_, o, n)| (o.clone(), n.clone()))
                 })
                 .flatten();
+            // Asked to change a function it names, a small model renames
+            // it (`format_list` to `format_list_with_sep`): the user's code
+            // calls it by the name the request used.
+            let renames_named = (call.name == "edit_file" && self.harness_on())
+                .then(|| {
+                    let old = tools::arg_str(&args, "old_string")?;
+                    let new = tools::arg_str(&args, "replacement")?;
+                    harness::unasked_rename(&st.prompt, old, new)
+                })
+                .flatten();
             // Asked to fix a failure, a small model renames a variable
             // (`times` to `times_int` everywhere): a rename changes nothing
             // the code does, and it broke a command-line flag.
@@ -1267,6 +1277,13 @@ impl Agent {
                         "refused: this edit would undo the change you made earlier in this turn (`{}` became `{}`). Nothing was written. If that change was right, the work may be done: check it and answer.\n{}",
                         short(&o),
                         short(&n),
+                        harness::restate(&st.prompt)
+                    ))
+                }
+                None if renames_named.is_some() => {
+                    let (old, new) = renames_named.clone().unwrap_or_default();
+                    ToolOutput::refused(format!(
+                        "refused: the request names {old}, and this edit renames it to {new}; the request does not ask for a rename. Nothing was written. Keep the name {old} and change only what the request asks.\n{}",
                         harness::restate(&st.prompt)
                     ))
                 }
@@ -1471,6 +1488,9 @@ struct TurnState {
     fix: Option<tools::probe::Fix>,
     /// The last change broke a check that passed before it.
     broke: bool,
+    /// Code the request spells out that no file held when it began.
+    spelled: Vec<(Option<String>, String)>,
+    told_spelled: bool,
     told_grounding: bool,
     /// The answer's arithmetic was corrected once.
     told_arithmetic: bool,
