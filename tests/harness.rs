@@ -1222,6 +1222,14 @@ fn a_crash_on_text_used_as_a_number_is_fixed_where_the_text_comes_in() {
         first.contains("[mm found a fix by trying small changes in the fence, and made it: stars.py:10 is now `parser.add_argument(\"--count\", default=2, type=int)`. `python3 stars.py --count 4 x` passes now"),
         "{first}"
     );
+    // Fixed, with nothing more asked: the first request wants the answer.
+    assert!(server.requests()[0].get("tools").is_none());
+    assert!(
+        first.ends_with(
+            "No tool call is needed: answer in a few sentences what was wrong and what changed."
+        ),
+        "{first}"
+    );
     // The label stays text: only the option that crashed got a type.
     assert!(
         ws.read("stars.py")
@@ -1446,4 +1454,106 @@ fn an_edit_naming_a_definition_with_more_definitions_puts_each_in_place() {
         ws.read("api.py"),
         "def get(u):\n    return u + '?t=60'\n\n\ndef head(u):\n    return u\n"
     );
+}
+
+#[test]
+fn code_the_request_spells_out_for_a_file_is_asked_for_until_it_is_there() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "fmt.py", "old_string": "def join(items):\n    return \", \".join(items)", "replacement": "def join(items, sep=\", \"):\n    return sep.join(items)"}),
+        ),
+        text("Done: join takes sep."),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "main.py", "old_string": "join(NAMES)", "replacement": "join(NAMES, sep=\" / \")"}),
+        ),
+        text("Done: main.py passes sep."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "fmt.py",
+        "def join(items):\n    return \", \".join(items)\n",
+    );
+    ws.write(
+        "main.py",
+        "from fmt import join\n\nNAMES = [\"a\", \"b\"]\nprint(join(NAMES))\n",
+    );
+    let out = ws.run(
+        &server,
+        "Give join in fmt.py a parameter sep with the default \", \", and make main.py call it with sep=\" / \".",
+        &["-json", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.remaining(), 0, "{}", stderr(&out));
+    let asked = last_user(&server.requests()[2]);
+    assert!(
+        asked.starts_with("The request asks for `sep=\" / \"` in main.py, but no file has it yet"),
+        "{asked}"
+    );
+    assert!(ws.read("main.py").contains("join(NAMES, sep=\" / \")"));
+    // Asked once: the answer after the change ends the turn.
+    assert_eq!(server.requests().len(), 4);
+}
+
+#[test]
+fn renaming_a_function_the_request_names_is_refused_unless_asked() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "fmt.py", "old_string": "join", "replacement": "join_with_sep"}),
+        ),
+        text("I could not."),
+    ]);
+    let ws = Workspace::new();
+    let src = "def join(items):\n    return \", \".join(items)\n";
+    ws.write("fmt.py", src);
+    let out = ws.run(
+        &server,
+        "Give join in fmt.py a parameter sep with the default \", \".",
+        &["-json", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("fmt.py"), src);
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].1.starts_with(
+            "refused: the request names join, and this edit renames it to join_with_sep"
+        ),
+        "{}",
+        results[0].1
+    );
+}
+
+#[test]
+fn a_failing_javascript_test_script_gets_the_one_line_fix_found_in_the_fence() {
+    if !fence_works() {
+        eprintln!("skipped: no working fence here");
+        return;
+    }
+    let server = Server::start(vec![text("It returned the wrong bound.")]);
+    let ws = Workspace::new();
+    ws.write(
+        "span.js",
+        "function widest(a, b) {\n  if (a.length < b.length) return a;\n  return a;\n}\n\nmodule.exports = { widest };\n",
+    );
+    ws.write(
+        "test.js",
+        "const assert = require(\"assert\");\nconst { widest } = require(\"./span\");\n\nassert.strictEqual(widest(\"ab\", \"abc\"), \"abc\");\nassert.strictEqual(widest(\"abcd\", \"a\"), \"abcd\");\nconsole.log(\"ok\");\n",
+    );
+    let out = ws.run(&server, "`node test.js` fails. Fix span.js.", &["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        ws.read("span.js"),
+        "function widest(a, b) {\n  if (a.length < b.length) return b;\n  return a;\n}\n\nmodule.exports = { widest };\n"
+    );
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.contains("[mm found a fix by trying small changes in the fence, and made it: span.js:2 is now `if (a.length < b.length) return b;`. `node test.js` passes now"),
+        "{first}"
+    );
+    assert_eq!(json_result(&out)["tests"]["passed"], true);
 }

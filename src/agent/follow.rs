@@ -148,8 +148,18 @@ impl Agent {
                     .unwrap_or_default();
                 let trace = self.value_trace(st, &command, &out.text, cancel).await;
                 let made = self.fix_text(st, cancel).await;
+                st.settled = st.fix.is_none()
+                    && !made.is_empty()
+                    && st.tests.as_ref().is_some_and(|t| t.passed == Some(true))
+                    && st.spelled.is_empty()
+                    && !harness::asks_for_tests(&st.prompt);
+                let end = if st.settled {
+                    "\nNo tool call is needed: answer in a few sentences what was wrong and what changed."
+                } else {
+                    ""
+                };
                 format!(
-                    "\n\n[mm ran `{command}` before you start; it fails:]\n{lines}{values}{trace}{made}"
+                    "\n\n[mm ran `{command}` before you start; it fails:]\n{lines}{values}{trace}{made}{end}"
                 )
             }
             None => return None,
@@ -216,11 +226,16 @@ impl Agent {
         st.fix = None;
         let Some(trace) = tools::probe::wrong_value_trace(&self.tools, output, cancel).await else {
             // A script that crashed on a value of the wrong type: a
-            // conversion where the text comes in that makes it run.
-            if !output.contains("TypeError") {
-                return String::new();
+            // conversion where the text comes in that makes it run. A
+            // JavaScript test script: a small change of the code it runs.
+            st.fix = if output.contains("TypeError") {
+                tools::probe::crash_repair(&self.tools, command, cancel).await
+            } else {
+                None
+            };
+            if st.fix.is_none() && command.starts_with("node ") {
+                st.fix = tools::probe::script_repair(&self.tools, command, cancel).await;
             }
-            st.fix = tools::probe::crash_repair(&self.tools, command, cancel).await;
             return String::new();
         };
         match tools::probe::repair_candidate(&self.tools, output, cancel).await {

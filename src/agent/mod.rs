@@ -481,7 +481,10 @@ impl Agent {
         let mut round = 0;
         loop {
             round += 1;
-            let reply = match self.request(round, true, cancel).await {
+            // Fixed by mm before the model's first look, with nothing more
+            // asked: the first reply is the answer, not more tool calls.
+            let tools_on = !(st.settled && round == 1);
+            let reply = match self.request(round, tools_on, cancel).await {
                 Err(Stop::Runaway) if st.runaways < 2 => {
                     st.runaways += 1;
                     self.notice(
@@ -1488,6 +1491,9 @@ struct TurnState {
     fix: Option<tools::probe::Fix>,
     /// The last change broke a check that passed before it.
     broke: bool,
+    /// mm made a fix before the model's first look, every check passes,
+    /// and the request asks for nothing more.
+    settled: bool,
     /// Code the request spells out that no file held when it began.
     spelled: Vec<(Option<String>, String)>,
     told_spelled: bool,

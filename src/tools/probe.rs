@@ -180,12 +180,13 @@ except BaseException as e:
     sys.exit(1)
 "#;
 
+/// Characters that make a command more than a program and its words.
+const SHELL_SYNTAX: [char; 12] = ['\'', '"', '$', '|', ';', '&', '<', '>', '`', '\\', '*', '?'];
+
 /// The words of `command` when it is a plain `python3 script.py args`
 /// (no quoting, no shell syntax) and a fence is on.
 fn python_script(env: &ToolEnv, command: &str) -> Option<Vec<String>> {
-    if !env.sandbox.fence().is_on()
-        || command.contains(['\'', '"', '$', '|', ';', '&', '<', '>', '`', '\\', '*', '?'])
-    {
+    if !env.sandbox.fence().is_on() || command.contains(SHELL_SYNTAX) {
         return None;
     }
     let words: Vec<&str> = command.split_whitespace().collect();
@@ -396,12 +397,127 @@ for path in files[:6]:
 /// For a plain `python3 script.py` command that crashes with a
 /// `TypeError`: a one-line change (text turned into a number where it
 /// enters the program) with which it runs to the end, found by trying
-/// such changes in the fence (read-only, in memory), as a note for the
-/// model. None when none is found or there is no fence.
+/// such changes in the fence (read-only, in memory). None when none is
+/// found or there is no fence.
 pub async fn crash_repair(env: &ToolEnv, command: &str, cancel: &CancellationToken) -> Option<Fix> {
     let words = python_script(env, command)?;
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
     let blocks = run_tagged(env, PY_CRASH_REPAIR, "MM-FIX", &words, cancel).await?;
+    fix_of(
+        env,
+        blocks,
+        command,
+        "turning text into numbers where it enters the program",
+    )
+}
+
+/// Runs the test script again, in memory, with one small change at a
+/// time in the workspace modules it requires: a comparison, `&&`/`||`,
+/// `Math.min`/`Math.max` or an arithmetic operator swapped, a `± 1`
+/// dropped, a `return name` given another parameter of its function. The
+/// first change with which the script runs to the end without throwing
+/// is printed with the line as it was and what the script printed. argv:
+/// a tag, the test script. At most 300 tries, 8 s.
+const JS_REPAIR: &str = r#"const Module = require("module"), fs = require("fs"), path = require("path");
+const [tag, test] = process.argv.slice(1);
+const root = process.cwd(), testAbs = path.resolve(test), start = Date.now();
+const orig = Module._extensions[".js"];
+let patch = null;
+Module._extensions[".js"] = function (m, file) {
+  if (patch && file === patch.file) return m._compile(patch.src, file);
+  return orig(m, file);
+};
+const ours = (f) => f.startsWith(root + path.sep) && !f.includes(path.sep + "node_modules" + path.sep);
+const quiet = () => {};
+function run() {
+  for (const k of Object.keys(require.cache)) if (ours(k)) delete require.cache[k];
+  const log = console.log, err = console.error, exit = process.exit, out = [];
+  console.log = (...a) => out.push(a.join(" "));
+  console.error = quiet;
+  process.exit = (c) => { throw new Error("exit " + c); };
+  try { require(testAbs); return out; } catch (e) { return null; }
+  finally { console.log = log; console.error = err; process.exit = exit; }
+}
+if (run() !== null) process.exit(0);
+const files = Object.keys(require.cache).filter((f) => ours(f) && f !== testAbs && f.endsWith(".js")).slice(0, 4);
+const SWAPS = [["<=", "<"], ["<", "<="], [">=", ">"], [">", ">="], ["<", ">"], [">", "<"], ["===", "!=="], ["!==", "==="],
+  ["&&", "||"], ["||", "&&"], ["Math.min", "Math.max"], ["Math.max", "Math.min"], [" + 1", ""], [" - 1", ""], ["+", "-"], ["-", "+"], ["*", "/"], ["/", "*"]];
+function* mutants(lines) {
+  let params = [];
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const sig = line.match(/function\s*\w*\s*\(([^)]*)\)|\(([^)]*)\)\s*=>/);
+    if (sig) params = (sig[1] ?? sig[2]).split(",").map((p) => p.trim().split("=")[0].trim()).filter((p) => /^\w+$/.test(p));
+    if (/^\s*(\/\/|\*|\/\*)/.test(line)) continue;
+    const ret = line.match(/^(.*\breturn\s+)(\w+)(\s*;?\s*)$/);
+    if (ret) for (const p of params) if (p !== ret[2]) yield [i, ret[1] + p + ret[3]];
+    for (const [a, b] of SWAPS) {
+      let at = line.indexOf(a);
+      while (at >= 0) {
+        const before = line[at - 1] || " ", after = line[at + a.length] || " ";
+        // A whole operator: `<` not from `<=`, `+` not from `++` or `+=`.
+        const whole = !(a.length <= 2 && /[<>=!&|+\-*\/]/.test(after)) && !(a.length <= 2 && /[<>=!&|+\-*\/]/.test(before));
+        if (whole || a.startsWith("Math") || a.startsWith(" ")) yield [i, line.slice(0, at) + b + line.slice(at + a.length)];
+        at = line.indexOf(a, at + 1);
+      }
+    }
+  }
+}
+let tried = 0;
+for (const file of files) {
+  const src = fs.readFileSync(file, "utf8"), lines = src.split("\n");
+  if (lines.length > 2000) continue;
+  for (const [i, now] of mutants(lines)) {
+    if (Date.now() - start > 8000 || tried >= 300) process.exit(0);
+    tried++;
+    const copy = lines.slice();
+    copy[i] = now;
+    patch = { file, src: copy.join("\n") };
+    const out = run();
+    if (out !== null) {
+      console.log(`${tag} ${path.relative(root, file)}:${i + 1}`);
+      console.log(`  was: ${lines[i].trim()}`);
+      console.log(`  now: ${now.trim()}`);
+      for (const l of out.slice(0, 4)) console.log(`  out: ${String(l).slice(0, 160)}`);
+      process.exit(0);
+    }
+  }
+}
+"#;
+
+/// For a plain `node test.js` command that fails: a one-line change of
+/// the workspace code it requires with which it runs to the end, found by
+/// trying small changes in the fence (read-only, in memory). None when
+/// none is found, there is no fence or no node.
+pub async fn script_repair(
+    env: &ToolEnv,
+    command: &str,
+    cancel: &CancellationToken,
+) -> Option<Fix> {
+    if !env.sandbox.fence().is_on() || command.contains(SHELL_SYNTAX) {
+        return None;
+    }
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let ["node", script] = words.as_slice() else {
+        return None;
+    };
+    if !script.ends_with(".js") || script.starts_with('-') {
+        return None;
+    }
+    crate::lsp::find_program("node")?;
+    let blocks =
+        run_tagged_with(env, ("node", "-e"), JS_REPAIR, "MM-FIX", &[script], cancel).await?;
+    fix_of(env, blocks, command, "small changes of the code it runs")
+}
+
+/// The fix a repair program printed (`place` head; `was:`, `now:` and
+/// `out:` lines), with a note saying what was tried (`how`).
+fn fix_of(
+    env: &ToolEnv,
+    blocks: Vec<(String, Vec<String>)>,
+    command: &str,
+    how: &str,
+) -> Option<Fix> {
     let (place, body) = blocks.into_iter().next()?;
     let field = |name: &str| {
         body.iter()
@@ -426,7 +542,7 @@ pub async fn crash_repair(env: &ToolEnv, command: &str, cancel: &CancellationTok
     };
     let (path, line) = place.rsplit_once(':')?;
     let note = format!(
-        "[mm tried turning text into numbers where it enters the program, in the fence: with {place} changed from `{was}` to `{now}`, `{command}` runs without error and {shown}]"
+        "[mm tried {how}, in the fence: with {place} changed from `{was}` to `{now}`, `{command}` runs without error and {shown}]"
     );
     fix_at(env, path, line.parse().ok()?, now, note)
 }
@@ -817,6 +933,19 @@ async fn run_tagged(
     rest: &[&str],
     cancel: &CancellationToken,
 ) -> Option<Vec<(String, Vec<String>)>> {
+    run_tagged_with(env, ("python3", "-c"), program, kind, rest, cancel).await
+}
+
+/// `run_tagged` with another interpreter: (program, its flag for code
+/// given as an argument), `("node", "-e")`.
+async fn run_tagged_with(
+    env: &ToolEnv,
+    interpreter: (&str, &str),
+    program: &str,
+    kind: &str,
+    rest: &[&str],
+    cancel: &CancellationToken,
+) -> Option<Vec<(String, Vec<String>)>> {
     let tag = format!(
         "{kind}-{:x}-{}",
         std::time::SystemTime::now()
@@ -825,7 +954,7 @@ async fn run_tagged(
             .unwrap_or(0),
         std::process::id()
     );
-    let mut args = vec!["-c", program, &tag];
+    let mut args = vec![interpreter.1, program, &tag];
     args.extend(rest);
     let plan = RunPlan {
         access: Some(Access::ReadOnly),
@@ -834,7 +963,7 @@ async fn run_tagged(
     };
     let cmd = env
         .sandbox
-        .command("python3", &args, env.sandbox.root(), plan);
+        .command(interpreter.0, &args, env.sandbox.root(), plan);
     let f = super::bash::run(cmd, Duration::from_secs(20), cancel)
         .await
         .ok()?;
