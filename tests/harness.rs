@@ -635,10 +635,12 @@ fn a_question_about_a_call_gets_the_call_run_in_the_fence() {
     let first = last_user(&server.requests()[0]);
     assert!(
         first.contains(
-            "[mm called discount(200, 'gold') (from shop.py) to check: it returns 170.0]"
+            "[mm called discount(200, 'gold') (from shop.py) to check: it returns 170.0]\nNo tool call is needed: answer the question with that."
         ),
         "{first}"
     );
+    // The answer is known: the first request offers no tools.
+    assert!(server.requests()[0].get("tools").is_none());
     // An answer that does not give it is asked again.
     let told = last_user(&server.requests()[1]);
     assert!(
@@ -1556,4 +1558,62 @@ fn a_failing_javascript_test_script_gets_the_one_line_fix_found_in_the_fence() {
         "{first}"
     );
     assert_eq!(json_result(&out)["tests"]["passed"], true);
+}
+
+#[test]
+fn a_method_the_request_asks_for_that_the_file_lacks_is_asked_for_once() {
+    let server = Server::start(vec![text("Added peek."), text("It is not there.")]);
+    let ws = Workspace::new();
+    ws.write(
+        "queue.py",
+        "class Queue:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n        self.items.append(x)\n",
+    );
+    let out = ws.run(
+        &server,
+        "Add a method peek() to the Queue class in queue.py that returns the first item.",
+        &["-json", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.remaining(), 0, "{}", stderr(&out));
+    let asked = last_user(&server.requests()[1]);
+    assert!(
+        asked.starts_with("The request is not done: queue.py does not define peek yet."),
+        "{asked}"
+    );
+}
+
+#[test]
+fn a_javascript_function_added_but_not_exported_is_sent_back() {
+    if !fence_works() {
+        eprintln!("skipped: no working fence here");
+        return;
+    }
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "words.js", "old_string": "module.exports", "replacement": "function shout(s) {\n  return s.toUpperCase();\n}\n\nmodule.exports"}),
+        ),
+        text("Added shout and exported it."),
+        text("It is not exported."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "words.js",
+        "function twice(s) {\n  return s + s;\n}\n\nmodule.exports = { twice };\n",
+    );
+    let out = ws.run(
+        &server,
+        "Add a function shout(s) to words.js that upper-cases s, and export it with the others.",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.remaining(), 0, "{}", stderr(&out));
+    let asked = last_user(&server.requests()[2]);
+    assert!(
+        asked.starts_with(
+            "The request is not done: words.js defines shout, but it does not export shout."
+        ),
+        "{asked}"
+    );
 }

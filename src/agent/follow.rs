@@ -197,10 +197,13 @@ impl Agent {
         let p = probe?;
         if let Ok(v) = &p.result {
             st.probed = Some((p.call.clone(), v.clone()));
+            // The question was what the call returns: that is known now,
+            // and the first reply is the answer.
+            st.settled = true;
         }
         Some(match p.result {
             Ok(v) => format!(
-                "\n\n[mm called {} (from {}) to check: it returns {v}]",
+                "\n\n[mm called {} (from {}) to check: it returns {v}]\nNo tool call is needed: answer the question with that.",
                 p.call, p.file
             ),
             Err(e) => format!(
@@ -873,6 +876,34 @@ impl Agent {
             return Ok(Some(format!(
                 "You said you changed something, but nothing was written in this turn: no write_file or edit_file call succeeded and no command changed a file.\n{ask}\nMake the change now with a tool call, or say plainly that nothing was changed."
             )));
+        }
+        // A function or method the request asks to add that its file does
+        // not define (or, in JavaScript, does not export): not done.
+        if can_edit && !st.told_spelled && !st.question {
+            let sources = self.sources_now();
+            let mut missing = Vec::new();
+            for (name, file) in harness::asked_definitions(&st.prompt) {
+                let Some(file) = file else { continue };
+                let Some((_, text)) = sources.iter().find(|(p, _)| *p == file) else {
+                    continue;
+                };
+                if !tools::guard::definitions(text).contains(&name) {
+                    missing.push(format!("{file} does not define {name} yet"));
+                } else if st.prompt.to_lowercase().contains("export")
+                    && let Some(problem) =
+                        tools::probe::js_export_problem(&self.tools, &file, &name, cancel).await
+                {
+                    missing.push(format!("{file} defines {name}, but {problem}"));
+                }
+            }
+            if !missing.is_empty() {
+                st.told_spelled = true;
+                let list = missing.join("; ");
+                self.tell(st, Level::Warning, format!("{list}; telling the model"));
+                return Ok(Some(format!(
+                    "The request is not done: {list}.\n{ask}\nMake that change now with edit_file (read_file the file first), then answer."
+                )));
+            }
         }
         // The request spelled out code (`sep=" | "`) that no file has yet:
         // a part of it is not done.

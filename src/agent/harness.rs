@@ -921,6 +921,11 @@ pub fn runaway(text: &str) -> bool {
     })
 }
 
+/// A file name in a request: a path with a source or config extension.
+static SOURCE_FILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    regex(r"[A-Za-z0-9_./-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx|rs|go|rb|java|c|h|cpp|toml|json|yaml|yml|cfg|ini)(?-u:\b)").ok()
+});
+
 /// An edit that renames a definition the request names, when the request
 /// does not ask for a rename: the old name and the new one.
 pub fn unasked_rename(prompt: &str, old: &str, new: &str) -> Option<(String, String)> {
@@ -960,9 +965,6 @@ pub fn unasked_rename(prompt: &str, old: &str, new: &str) -> Option<(String, Str
 /// must contain, with the file the request named last before it (where
 /// it belongs), if any.
 pub fn spelled_code(prompt: &str) -> Vec<(Option<String>, String)> {
-    static FILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        regex(r"[A-Za-z0-9_./-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx|rs|go|rb|java|c|h|cpp|toml|json|yaml|yml|cfg|ini)(?-u:\b)").ok()
-    });
     static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
         regex(r#"(?-u:\b)[A-Za-z_][A-Za-z0-9_]*\s?=\s?(?:"[^"\n]{0,40}"|'[^'\n]{0,40}'|-?[0-9]+(?:\.[0-9]+)?(?-u:\b)|(?:True|False|None|true|false|null)(?-u:\b))"#).ok()
     });
@@ -976,13 +978,39 @@ pub fn spelled_code(prompt: &str) -> Vec<(Option<String>, String)> {
         {
             continue;
         }
-        let file = FILE
+        let file = SOURCE_FILE
             .as_ref()
             .and_then(|f| f.find_iter(&prompt[..m.start()]).last())
             .map(|f| f.as_str().trim_start_matches("./").to_string());
         let code = m.as_str().to_string();
         if !out.iter().any(|(_, c)| *c == code) {
             out.push((file, code));
+        }
+    }
+    out
+}
+
+/// Functions, methods and classes the request asks to add, with the
+/// file it names for them (the first named after, else the last before).
+pub fn asked_definitions(prompt: &str) -> Vec<(String, Option<String>)> {
+    static ADD: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r"(?i)(?-u:\b)(?:add|write|create|implement|define)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?(?:function|method|class)\s+`?([A-Za-z_$][A-Za-z0-9_$]*)").ok()
+    });
+    let (Some(add), Some(file)) = (ADD.as_ref(), SOURCE_FILE.as_ref()) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, Option<String>)> = Vec::new();
+    for c in add.captures_iter(prompt) {
+        let Some(name) = c.get(1) else {
+            continue;
+        };
+        let after = file.find(&prompt[name.end()..]);
+        let before = file.find_iter(&prompt[..name.start()]).last();
+        let named = after
+            .or(before)
+            .map(|f| f.as_str().trim_start_matches("./").to_string());
+        if !out.iter().any(|(n, _)| n == name.as_str()) {
+            out.push((name.as_str().to_string(), named));
         }
     }
     out
@@ -1346,6 +1374,22 @@ mod tests {
             unasked_rename(ask, "format_list", "format_list_with_sep"),
             Some(("format_list".into(), "format_list_with_sep".into()))
         );
+    }
+
+    #[test]
+    fn definitions_a_request_asks_to_add_come_with_their_file() {
+        let found = asked_definitions(
+            "Add a method peek() to the Stack class in stack.py: it returns the top item.",
+        );
+        assert_eq!(found, [("peek".to_string(), Some("stack.py".to_string()))]);
+        let found = asked_definitions(
+            "In strings.js, add a function capitalize(s) that upper-cases the first letter.",
+        );
+        assert_eq!(
+            found,
+            [("capitalize".to_string(), Some("strings.js".to_string()))]
+        );
+        assert!(asked_definitions("Fix the bug in clamp.js").is_empty());
     }
 
     #[test]

@@ -149,6 +149,55 @@ pub async fn call(
     })
 }
 
+/// Requires the module named by argv[1] and says whether argv[2] is a
+/// function it exports (the module itself, when it exports only that).
+const JS_EXPORTS: &str = "let m;\ntry { m = require(require('path').resolve(process.argv[1])); } catch (e) { console.log('requiring it fails: ' + String(e.message).split('\\n')[0]); process.exit(0); }\nconst n = process.argv[2];\nconst f = typeof m === 'function' && m.name === n ? m : m && m[n];\nconsole.log(typeof f === 'function' ? 'ok' : 'it does not export ' + n);\n";
+
+/// For a JavaScript file that defines `name`: whether requiring it gives
+/// that function, run in the fence (read-only, no network). Some(problem)
+/// when it does not ("it does not export capitalize", "requiring it
+/// fails: …"); None when it does or this cannot be checked here.
+pub async fn js_export_problem(
+    env: &ToolEnv,
+    file: &str,
+    name: &str,
+    cancel: &CancellationToken,
+) -> Option<String> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
+    if !env.sandbox.fence().is_on()
+        || !(file.ends_with(".js") || file.ends_with(".cjs"))
+        || !file.chars().all(plain)
+        || file.starts_with(['-', '/'])
+    {
+        return None;
+    }
+    crate::lsp::find_program("node")?;
+    let plan = RunPlan {
+        access: Some(Access::ReadOnly),
+        net: false,
+        git_guard: false,
+    };
+    let target = format!("./{file}");
+    let args = ["-e", JS_EXPORTS, &target, name];
+    let cmd = env.sandbox.command("node", &args, env.sandbox.root(), plan);
+    let f = super::bash::run(cmd, Duration::from_secs(20), cancel)
+        .await
+        .ok()?;
+    if f.timed_out || f.cancelled {
+        return None;
+    }
+    let last = f
+        .output
+        .trim()
+        .lines()
+        .last()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let clean: String = last.chars().filter(|c| !c.is_control()).take(200).collect();
+    (clean != "ok" && !clean.is_empty()).then_some(clean)
+}
+
 /// Runs the script again under a wrapper that, when it raises, prints
 /// the values of the variables in the innermost workspace frames.
 const PY_VALUES: &str = r#"import os, runpy, sys, types
