@@ -990,11 +990,12 @@ pub fn spelled_code(prompt: &str) -> Vec<(Option<String>, String)> {
     out
 }
 
-/// Functions, methods and classes the request asks to add, with the
+/// Functions, methods and classes the request asks to add, by a name
+/// written as a call or in backticks (`peek()`, `` `slug` ``), with the
 /// file it names for them (the first named after, else the last before).
 pub fn asked_definitions(prompt: &str) -> Vec<(String, Option<String>)> {
     static ADD: LazyLock<Option<Regex>> = LazyLock::new(|| {
-        regex(r"(?i)(?-u:\b)(?:add|write|create|implement|define)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?(?:function|method|class)\s+`?([A-Za-z_$][A-Za-z0-9_$]*)").ok()
+        regex(r"(?i)(?-u:\b)(?:add|write|create|implement|define)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?(?:function|method|class)\s+(?:named\s+|called\s+)?`?([A-Za-z_$][A-Za-z0-9_$]*)(?:`|\()").ok()
     });
     let (Some(add), Some(file)) = (ADD.as_ref(), SOURCE_FILE.as_ref()) else {
         return Vec::new();
@@ -1390,6 +1391,12 @@ mod tests {
             [("capitalize".to_string(), Some("strings.js".to_string()))]
         );
         assert!(asked_definitions("Fix the bug in clamp.js").is_empty());
+        // "the add function in": a word after "function", not a name.
+        assert!(asked_definitions("fix the add function in calc.py").is_empty());
+        assert_eq!(
+            asked_definitions("Add a function named `slug` to text.py")[0].0,
+            "slug"
+        );
     }
 
     #[test]
