@@ -455,29 +455,10 @@ impl Agent {
                 continue;
             }
             let renamed = word.replace_all(&text, new.as_str()).into_owned();
-            self.tools.note_read(&rel);
-            let shown = format!("rename {old} to {new} in {rel}");
-            let (call_id, summary) = self.card_start(st, &shown);
-            let mut args = Map::new();
-            args.insert("path".into(), Value::String(rel.clone()));
-            args.insert("content".into(), Value::String(renamed));
-            let ctx = CallCtx {
-                turn: self.turn,
-                call_id: &call_id,
-                cancel,
-            };
-            let out = tools::run(&self.tools, "write_file", &args, &ctx).await;
-            if let Some(c) = out.change.clone().map(|c| *c) {
-                st.mutations += 1;
-                if !st.written.contains(&c.path) {
-                    st.written.push(c.path.clone());
-                }
-                if let Err(e) = self.record_change(&call_id, c) {
-                    self.notice(Level::Error, e.to_string());
-                }
+            let label = format!("rename {old} to {new} in {rel}");
+            if self.own_write(st, &rel, renamed, &label, cancel).await {
                 done.push(rel.clone());
             }
-            self.card_finish(call_id, summary, out.status, &out.text);
         }
         if done.is_empty() {
             return None;
