@@ -1617,3 +1617,125 @@ fn a_javascript_function_added_but_not_exported_is_sent_back() {
         "{asked}"
     );
 }
+
+const LEAP: &str = "def is_leap(year):\n    \"\"\"Whether year is a leap year in the Gregorian calendar.\"\"\"\n    return year % 4 == 0 and year % 100 != 0\n\n\ndef days_in(year):\n    return 366 if is_leap(year) else 365\n";
+const LEAP_TEST: &str = "import unittest\nfrom leap import is_leap, days_in\n\n\nclass T(unittest.TestCase):\n    def test_centuries(self):\n        self.assertFalse(is_leap(1900))\n        self.assertTrue(is_leap(2000))\n\n    def test_days(self):\n        self.assertEqual(days_in(2000), 366)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n";
+
+#[test]
+fn a_failure_no_small_change_fixes_is_asked_for_with_the_function_alone() {
+    let server = Server::with_side(
+        vec![text("is_leap missed the 400-year rule; it is fixed.")],
+        vec![text(
+            "```python\ndef is_leap(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n```",
+        )],
+    );
+    let ws = Workspace::new();
+    ws.write("leap.py", LEAP);
+    ws.write("test_leap.py", LEAP_TEST);
+    let out = ws.run(
+        &server,
+        "`python3 test_leap.py` fails. Fix the bug in leap.py.",
+        &["-yolo", "-json", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let now = ws.read("leap.py");
+    assert!(
+        now.contains("    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n"),
+        "{now}"
+    );
+    // The docstring and the other function are kept.
+    assert!(now.contains("\"\"\"Whether year is a leap year"), "{now}");
+    assert!(now.contains("def days_in(year):"), "{now}");
+    // The focused request had the failure and the functions, not the tests.
+    let side = server.side_requests();
+    assert_eq!(side.len(), 1);
+    let asked = last_user(&side[0]);
+    assert!(asked.contains("is_leap(2000)"), "{asked}");
+    assert!(asked.contains("def is_leap(year):"), "{asked}");
+    assert!(!asked.contains("class T("), "{asked}");
+    assert!(side[0].get("tools").is_none());
+    // The model is told, with no tools, and asked for the answer.
+    let first = last_user(&server.requests()[0]);
+    assert!(first.contains("[mm asked for is_leap alone"), "{first}");
+    assert!(server.requests()[0].get("tools").is_none());
+    assert_eq!(json_result(&out)["tests"]["passed"], true);
+}
+
+#[test]
+fn a_focused_fix_that_does_not_pass_is_put_back() {
+    let wrong = text("```python\ndef is_leap(year):\n    return year % 4 == 0\n```");
+    let server = Server::with_side(
+        vec![text("I could not fix it."), text("It still fails.")],
+        vec![wrong.clone(), wrong],
+    );
+    let ws = Workspace::new();
+    ws.write("leap.py", LEAP);
+    ws.write("test_leap.py", LEAP_TEST);
+    let out = ws.run(
+        &server,
+        "`python3 test_leap.py` fails. Fix the bug in leap.py.",
+        &["-yolo", "-json", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("leap.py"), LEAP);
+    // The same wrong answer twice is tried once.
+    assert_eq!(server.side_requests().len(), 2);
+    let first = last_user(&server.requests()[0]);
+    assert!(!first.contains("[mm asked for"), "{first}");
+    assert!(server.requests()[0].get("tools").is_some());
+    assert_eq!(json_result(&out)["tests"]["passed"], false);
+}
+
+#[test]
+fn a_change_across_two_files_is_asked_for_one_file_at_a_time() {
+    let server = Server::with_side(
+        vec![text(
+            "format_list takes sep now, and report.py passes \" | \".",
+        )],
+        vec![
+            text(
+                "```python\ndef format_list(items, sep=\", \"):\n    return sep.join(str(i) for i in items)\n```",
+            ),
+            text(
+                "```python\nfrom fmt import format_list\n\nprint(format_list([\"a\", \"b\"], sep=\" | \"))\n```",
+            ),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write(
+        "fmt.py",
+        "def format_list(items):\n    return \", \".join(str(i) for i in items)\n\n\ndef format_title(s):\n    return s.title()\n",
+    );
+    ws.write(
+        "report.py",
+        "from fmt import format_list\n\nprint(format_list([\"a\", \"b\"]))\n",
+    );
+    let out = ws.run(
+        &server,
+        "Give format_list in fmt.py an optional parameter sep with the default \", \", and make report.py call it with sep=\" | \".",
+        &["-yolo", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let fmt = ws.read("fmt.py");
+    assert!(
+        fmt.starts_with("def format_list(items, sep=\", \"):\n    return sep.join("),
+        "{fmt}"
+    );
+    assert!(fmt.contains("def format_title(s):"), "{fmt}");
+    assert!(ws.read("report.py").contains("sep=\" | \""));
+    let side = server.side_requests();
+    assert_eq!(side.len(), 2);
+    assert!(last_user(&side[0]).contains("fmt.py is now:"));
+    assert!(last_user(&side[1]).contains("report.py is now:"));
+    // The files attached to the request are as mm left them.
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.contains("[mm asked for each file's part of the request alone"),
+        "{first}"
+    );
+    assert!(
+        first.contains("+def format_list(items, sep=\", \"):"),
+        "{first}"
+    );
+    assert!(server.requests()[0].get("tools").is_none());
+}

@@ -108,7 +108,7 @@ impl Agent {
 
     /// The workspace's source files (those read and the others), with
     /// their content now.
-    fn sources_now(&self) -> Vec<(String, String)> {
+    pub(super) fn sources_now(&self) -> Vec<(String, String)> {
         let mut sources = self.tools.read_files_now();
         sources.extend(self.tools.unread_sources());
         sources
@@ -147,7 +147,22 @@ impl Agent {
                     .map(|v| format!("\n{v}"))
                     .unwrap_or_default();
                 let trace = self.value_trace(st, &command, &out.text, cancel).await;
-                let made = self.fix_text(st, cancel).await;
+                let mut made = self.fix_text(st, cancel).await;
+                // Nothing found by trying small changes: ask for the
+                // function the failure points at, alone.
+                if st.fix.is_none()
+                    && st.tests.as_ref().is_some_and(|t| t.passed == Some(false))
+                    && let Some(text) = self
+                        .focused_fix(
+                            st,
+                            &command,
+                            &st.last_failure.clone().unwrap_or_default(),
+                            cancel,
+                        )
+                        .await
+                {
+                    made.push_str(&text);
+                }
                 st.settled = st.fix.is_none()
                     && !made.is_empty()
                     && st.tests.as_ref().is_some_and(|t| t.passed == Some(true))
@@ -255,7 +270,7 @@ impl Agent {
     /// Writes `content` to `rel` as a write of mm's own (approval, checks
     /// and a tool card labelled `label` as for the model's); true when the
     /// file changed.
-    async fn own_write(
+    pub(super) async fn own_write(
         &mut self,
         st: &mut TurnState,
         rel: &str,
@@ -264,7 +279,12 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> bool {
         self.tools.note_read(rel);
-        let (call_id, summary) = self.card_start(st, label);
+        let (call_id, summary) = self.card_start_as(
+            st,
+            "write_file",
+            label.to_string(),
+            json!({"path": rel}).to_string(),
+        );
         let mut args = Map::new();
         args.insert("path".into(), Value::String(rel.to_string()));
         args.insert("content".into(), Value::String(content));
@@ -275,7 +295,13 @@ impl Agent {
         };
         let out = tools::run(&self.tools, "write_file", &args, &ctx).await;
         let change = out.change.clone().map(|c| *c);
-        self.card_finish(call_id.clone(), summary, out.status, &out.text);
+        self.card_finish_as(
+            "write_file",
+            call_id.clone(),
+            summary,
+            out.status,
+            &out.text,
+        );
         let Some(c) = change else {
             return false;
         };
@@ -394,22 +420,35 @@ impl Agent {
     /// Starts the tool card of something the harness runs, shown as a
     /// command line: the call id and summary to finish it with.
     fn card_start(&self, st: &mut TurnState, command: &str) -> (String, String) {
-        st.harness_calls += 1;
-        let call_id = format!("mm_check_{}_{}", self.turn, st.harness_calls);
         let mut card = Map::new();
         card.insert("command".into(), Value::String(command.to_string()));
         let summary = tools::summary("bash", &card);
+        let arguments = json!({"command": command}).to_string();
+        self.card_start_as(st, "bash", summary, arguments)
+    }
+
+    /// Starts the tool card of a call the harness makes itself, under the
+    /// tool's name, with `summary` saying why.
+    fn card_start_as(
+        &self,
+        st: &mut TurnState,
+        name: &str,
+        summary: String,
+        arguments: String,
+    ) -> (String, String) {
+        st.harness_calls += 1;
+        let call_id = format!("mm_check_{}_{}", self.turn, st.harness_calls);
         self.bus.publish(AgentEvent::ToolCallStarted {
             turn: self.turn,
             call_id: call_id.clone(),
-            name: "bash".into(),
+            name: name.into(),
         });
         self.bus.publish(AgentEvent::ToolCallRunning {
             turn: self.turn,
             call_id: call_id.clone(),
-            name: "bash".into(),
+            name: name.into(),
             summary: summary.clone(),
-            arguments: json!({"command": command}).to_string(),
+            arguments,
         });
         (call_id, summary)
     }
@@ -472,10 +511,21 @@ impl Agent {
 
     /// Ends a tool card `card_start` began.
     fn card_finish(&self, call_id: String, summary: String, status: ToolStatus, output: &str) {
+        self.card_finish_as("bash", call_id, summary, status, output);
+    }
+
+    fn card_finish_as(
+        &self,
+        name: &str,
+        call_id: String,
+        summary: String,
+        status: ToolStatus,
+        output: &str,
+    ) {
         self.bus.publish(AgentEvent::ToolCallFinished {
             turn: self.turn,
             call_id,
-            name: "bash".into(),
+            name: name.into(),
             summary,
             status,
             output: std::sync::Arc::from(output),
@@ -543,7 +593,7 @@ impl Agent {
         }
     }
 
-    fn failure_lines(&self, output: &str) -> String {
+    pub(super) fn failure_lines(&self, output: &str) -> String {
         let body: Vec<&str> = output
             .lines()
             .filter(|l| !(l.starts_with("[exit code") && l.ends_with(']')))
@@ -605,7 +655,7 @@ impl Agent {
 
     /// Runs the request's command and the tests, in that order; the first
     /// that does not pass comes back with its output. Sets `st.tests`.
-    async fn run_checks(
+    pub(super) async fn run_checks(
         &mut self,
         st: &mut TurnState,
         cancel: &CancellationToken,

@@ -206,9 +206,17 @@ pub fn test_summary(output: &str, ok: bool) -> String {
     });
     static CARGO: LazyLock<Option<Regex>> =
         LazyLock::new(|| regex(r"test result: \w+\. (\d+) passed; (\d+) failed").ok());
-    if let Some(c) = CARGO.as_ref().and_then(|r| r.captures_iter(output).last()) {
-        let (p, f) = (&c[1], &c[2]);
-        return if f == "0" {
+    // One `test result:` line per test binary (unit, each integration
+    // file, doc-tests): the run is their sum.
+    if let Some(re) = CARGO.as_ref()
+        && re.is_match(output)
+    {
+        let (mut p, mut f) = (0u64, 0u64);
+        for c in re.captures_iter(output) {
+            p += c[1].parse::<u64>().unwrap_or(0);
+            f += c[2].parse::<u64>().unwrap_or(0);
+        }
+        return if f == 0 {
             format!("{p} passed")
         } else {
             format!("{f} failed, {p} passed")
@@ -926,6 +934,21 @@ static SOURCE_FILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     regex(r"[A-Za-z0-9_./-]+\.(?:py|js|mjs|cjs|ts|tsx|jsx|rs|go|rb|java|c|h|cpp|toml|json|yaml|yml|cfg|ini)(?-u:\b)").ok()
 });
 
+/// The source files the request names, in order, each once.
+pub fn named_files(prompt: &str) -> Vec<String> {
+    let Some(re) = SOURCE_FILE.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for m in re.find_iter(prompt) {
+        let f = m.as_str().trim_start_matches("./").to_string();
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
 /// An edit that renames a definition the request names, when the request
 /// does not ask for a rename: the old name and the new one.
 pub fn unasked_rename(prompt: &str, old: &str, new: &str) -> Option<(String, String)> {
@@ -1141,6 +1164,9 @@ mod tests {
         assert_eq!(test_summary(pytest, false), "1 failed, 1 passed");
         let cargo = "test result: FAILED. 2 passed; 1 failed; 0 ignored\n";
         assert_eq!(test_summary(cargo, false), "1 failed, 2 passed");
+        // Unit tests, an integration file and doc-tests: the sum.
+        let binaries = "test result: ok. 0 passed; 0 failed; 0 ignored\ntest result: ok. 3 passed; 0 failed; 0 ignored\ntest result: ok. 0 passed; 0 failed; 0 ignored\n";
+        assert_eq!(test_summary(binaries, true), "3 passed");
         assert_eq!(test_summary("boom", false), "failing");
     }
 

@@ -9,6 +9,7 @@
 
 pub mod batch;
 mod checkpoints;
+mod focus;
 mod follow;
 pub mod harness;
 pub mod prompt;
@@ -376,16 +377,23 @@ impl Agent {
         let usage_before = self.usage;
         let requests_before = self.budget.used();
         self.checkpoint(crate::git::Kind::Turn, prompt).await;
-        let mut text = self.with_attachments(prompt);
+        // What mm found and did before the model's first look; the files
+        // are attached after it, as they are then.
+        let mut found = String::new();
         if self.harness_on() {
             self.plan_checks(&mut state);
-            if let Some(found) = self.reproduce(&mut state, cancel).await {
-                text.push_str(&found);
+            if let Some(f) = self.reproduce(&mut state, cancel).await {
+                found.push_str(&f);
             }
-            if let Some(found) = self.probe(&mut state, cancel).await {
-                text.push_str(&found);
+            if let Some(f) = self.probe(&mut state, cancel).await {
+                found.push_str(&f);
+            }
+            if let Some(f) = self.focused_change(&mut state, cancel).await {
+                found.push_str(&f);
             }
         }
+        let mut text = self.with_attachments(prompt);
+        text.push_str(&found);
         let message = Message::user(text);
         let logged = self
             .log

@@ -17,7 +17,7 @@ pub struct Recovered {
 
 /// Fenced blocks: (start of the opening fence, end after the closing
 /// fence, body).
-fn fenced_blocks(text: &str) -> Vec<(usize, usize, &str)> {
+pub(crate) fn fenced_blocks(text: &str) -> Vec<(usize, usize, &str)> {
     let mut out = Vec::new();
     let mut pos = 0;
     while let Some(open_rel) = text[pos..].find("```") {

@@ -192,7 +192,7 @@ pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
                 continue;
             }
             let indent = old.lines().next().map(leading).unwrap_or(0);
-            let fresh = reindent(&block, indent);
+            let fresh = keep_docstring(&old, &reindent(&block, indent));
             if fresh.trim_end() != old.trim_end() {
                 content = content.replacen(&old, &fresh, 1);
                 applied.push(format!("changed {name}"));
@@ -1113,6 +1113,64 @@ pub fn block_of(text: &str, name: &str) -> Option<String> {
     Some(lines[first..end].concat())
 }
 
+/// The line index where a Python definition's body starts (after the
+/// line that ends its signature), when `block` is one.
+fn body_start(lines: &[&str]) -> Option<usize> {
+    let def = lines.iter().position(|l| {
+        let t = l.trim_start();
+        t.starts_with("def ") || t.starts_with("async def ") || t.starts_with("class ")
+    })?;
+    let end = (def..lines.len()).find(|&i| lines[i].trim_end().ends_with(':'))?;
+    Some(end + 1)
+}
+
+/// The docstring lines a Python definition opens its body with.
+fn docstring<'a>(lines: &[&'a str]) -> Option<(usize, Vec<&'a str>)> {
+    let start = body_start(lines)?;
+    let first = lines.get(start)?.trim_start();
+    let quote = ["\"\"\"", "'''", "r\"\"\"", "r'''"]
+        .iter()
+        .find(|q| first.starts_with(**q))?;
+    let q = quote.trim_start_matches('r');
+    let rest = &first[quote.len()..];
+    if rest.contains(q) {
+        return Some((start, vec![lines[start]]));
+    }
+    let end = (start + 1..lines.len()).find(|&i| lines[i].contains(q))?;
+    Some((start, lines[start..=end].to_vec()))
+}
+
+/// `fresh` (a new version of the Python definition `old`) with `old`'s
+/// docstring when it dropped it: a model rewriting a function's code
+/// leaves its documentation out more often than it means to delete it.
+fn keep_docstring(old: &str, fresh: &str) -> String {
+    let old_lines: Vec<&str> = old.lines().collect();
+    let new_lines: Vec<&str> = fresh.split_inclusive('\n').collect();
+    let trimmed: Vec<&str> = new_lines.iter().map(|l| l.trim_end_matches('\n')).collect();
+    let (Some((_, doc)), None, Some(at)) = (
+        docstring(&old_lines),
+        docstring(&trimmed),
+        body_start(&trimmed),
+    ) else {
+        return fresh.to_string();
+    };
+    let Some(body) = trimmed.get(at) else {
+        return fresh.to_string();
+    };
+    let (from, to) = (leading(doc[0]), leading(body));
+    let mut out: String = new_lines[..at].concat();
+    for l in &doc {
+        if !l.trim().is_empty() {
+            let cut = leading(l).min(from);
+            out.push_str(&" ".repeat(to));
+            out.push_str(&l[cut..]);
+        }
+        out.push('\n');
+    }
+    out.push_str(&new_lines[at..].concat());
+    out
+}
+
 pub fn reindent(block: &str, to: usize) -> String {
     let from = block
         .lines()
@@ -1135,6 +1193,23 @@ pub fn reindent(block: &str, to: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_merged_function_keeps_the_docstring_it_dropped() {
+        let before = "def f(x):\n    \"\"\"Twice x.\n\n    Long.\n    \"\"\"\n    return x + x + 1\n\n\ndef g():\n    return 1\n";
+        let (merged, _) = merge_write(before, "def f(x):\n    return 2 * x\n").unwrap();
+        assert_eq!(
+            merged,
+            "def f(x):\n    \"\"\"Twice x.\n\n    Long.\n    \"\"\"\n    return 2 * x\n\n\ndef g():\n    return 1\n"
+        );
+        // One it changed stays as written.
+        let (merged, _) =
+            merge_write(before, "def f(x):\n    '''Double.'''\n    return 2 * x\n").unwrap();
+        assert!(
+            merged.starts_with("def f(x):\n    '''Double.'''\n    return 2 * x\n"),
+            "{merged}"
+        );
+    }
 
     #[test]
     fn a_rewrite_that_drops_a_used_import_gets_it_back() {

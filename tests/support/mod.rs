@@ -40,6 +40,18 @@ pub enum Reply {
 struct State {
     script: Vec<Reply>,
     requests: Vec<Value>,
+    /// Replies to mm's focused requests of its own (see `is_side`).
+    side: Vec<Reply>,
+    side_requests: Vec<Value>,
+}
+
+/// A request mm makes apart from the conversation (a focused request for
+/// one function or one file): known by its system message. These are
+/// answered from their own script, "No change." when it is empty, so a
+/// test's script is the conversation's alone.
+fn is_side(body: &Value) -> bool {
+    let system = body["messages"][0]["content"].as_str().unwrap_or("");
+    system.starts_with("You fix bugs.") || system.starts_with("You change code as asked.")
 }
 
 pub struct Server {
@@ -49,11 +61,18 @@ pub struct Server {
 
 impl Server {
     pub fn start(script: Vec<Reply>) -> Server {
+        Self::with_side(script, Vec::new())
+    }
+
+    /// A server that answers mm's focused requests with `side`, in order.
+    pub fn with_side(script: Vec<Reply>, side: Vec<Reply>) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = listener.local_addr().unwrap().port();
         let state = Arc::new(Mutex::new(State {
             script: script.into_iter().rev().collect(),
             requests: Vec::new(),
+            side: side.into_iter().rev().collect(),
+            side_requests: Vec::new(),
         }));
         let st = state.clone();
         thread::spawn(move || {
@@ -73,6 +92,11 @@ impl Server {
     /// Bodies of the chat requests received so far.
     pub fn requests(&self) -> Vec<Value> {
         self.state.lock().unwrap().requests.clone()
+    }
+
+    /// Bodies of mm's focused requests received so far.
+    pub fn side_requests(&self) -> Vec<Value> {
+        self.state.lock().unwrap().side_requests.clone()
     }
 
     pub fn remaining(&self) -> usize {
@@ -128,9 +152,14 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
     }
     let reply = {
         let mut st = state.lock().unwrap();
-        st.requests
-            .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-        st.script.pop()
+        let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        if is_side(&body) {
+            st.side_requests.push(body);
+            Some(st.side.pop().unwrap_or_else(|| text("No change.")))
+        } else {
+            st.requests.push(body);
+            st.script.pop()
+        }
     };
     let Some(reply) = reply else {
         return respond_json(

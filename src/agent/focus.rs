@@ -1,0 +1,653 @@
+//! A focused request: when a check fails and its failure names functions
+//! of the workspace's own code, mm asks the model, in a request of its
+//! own with no tools and nothing else in it, for the function with the
+//! bug corrected. A small model that is lost in a long conversation with
+//! tools writes a correct function when it is shown only that function
+//! and the failure. mm puts the function it gets in place of its
+//! namesake, runs the checks, and keeps the change only when they pass.
+//!
+//! A change the request asks for across two or three short files is
+//! asked for the same way, one file at a time: each file as it is, the
+//! request, and "write this file with its part of the request done".
+//! What comes back is kept when it loses no definition, renames nothing
+//! the request did not ask to rename, and holds the code the request
+//! spells out for that file.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, TurnState, harness, recover};
+use crate::llm::{self, ChatRequest, Message};
+use crate::protocol::{AgentEvent, Level, RequestStats};
+use crate::tools::guard;
+
+/// Names a failure calls (`is_leap(2000)`) or names as a frame (`in mean`).
+static CALLED: LazyLock<Vec<Regex>> = LazyLock::new(|| {
+    [r"\b([A-Za-z_]\w*)\s*\(", r", in ([A-Za-z_]\w*)\b"]
+        .iter()
+        .filter_map(|p| harness::regex(p).ok())
+        .collect()
+});
+
+/// Functions shown at most, and their lines at most.
+const MAX_NAMES: usize = 4;
+const MAX_LINES: usize = 80;
+
+/// What a focused request shows: one file's functions that the failure
+/// points at, with the comments above them.
+#[derive(Debug, PartialEq)]
+pub struct Target {
+    pub file: String,
+    pub names: Vec<String>,
+    pub code: String,
+}
+
+/// The file and functions a failure points at: the first name it calls
+/// that exactly one non-test file defines, the other names it calls from
+/// that file, and the file's functions those call. When the failure names
+/// none, a non-test file the request names, if it is short.
+pub fn target(failure: &str, prompt: &str, sources: &[(String, String)]) -> Option<Target> {
+    let code: Vec<&(String, String)> = sources
+        .iter()
+        .filter(|(p, _)| !harness::is_test_file(p) && has_definitions(p))
+        .collect();
+    let mut called: Vec<String> = Vec::new();
+    for line in failure.lines() {
+        let mut hits: Vec<(usize, String)> = CALLED
+            .iter()
+            .flat_map(|re| re.captures_iter(line))
+            .filter_map(|c| c.get(1).map(|m| (m.start(), m.as_str().to_string())))
+            .collect();
+        hits.sort();
+        for (_, name) in hits {
+            if !called.contains(&name) {
+                called.push(name);
+            }
+        }
+    }
+    let defines = |text: &str, name: &str| guard::definitions(text).iter().any(|d| d == name);
+    let found = called.iter().find_map(|name| {
+        let holders: Vec<_> = code.iter().filter(|(_, t)| defines(t, name)).collect();
+        match holders.as_slice() {
+            [one] => Some(*one),
+            _ => None,
+        }
+    });
+    let (file, text, mut names) = match found {
+        Some((file, text)) => {
+            let names: Vec<String> = called
+                .iter()
+                .filter(|n| defines(text, n))
+                .cloned()
+                .collect();
+            (file, text, names)
+        }
+        None => {
+            let (file, text) = code.iter().find(|(p, _)| prompt.contains(p.as_str()))?;
+            (file, text, guard::definitions(text))
+        }
+    };
+    // The functions those call in the same file: the bug may be one
+    // step down (`days_in` is wrong because `is_leap` is).
+    let defs = guard::definitions(text);
+    let shown: Vec<String> = names
+        .iter()
+        .filter_map(|n| guard::block_of(text, n))
+        .collect();
+    for d in &defs {
+        if !names.contains(d) && shown.iter().any(|b| calls(b, d)) {
+            names.push(d.clone());
+        }
+    }
+    // In file order, as many as fit.
+    let mut ordered: Vec<String> = defs.into_iter().filter(|d| names.contains(d)).collect();
+    ordered.truncate(MAX_NAMES);
+    let mut blocks = Vec::new();
+    let mut lines = 0;
+    let mut kept = Vec::new();
+    for name in ordered {
+        let Some(block) = with_comments(text, &name) else {
+            continue;
+        };
+        // A class holds the methods shown with it: not twice.
+        if blocks.iter().any(|b: &String| b.contains(&block)) {
+            continue;
+        }
+        lines += block.lines().count();
+        if lines > MAX_LINES && !blocks.is_empty() {
+            break;
+        }
+        blocks.push(block);
+        kept.push(name);
+    }
+    if blocks.is_empty() || lines > MAX_LINES {
+        return None;
+    }
+    Some(Target {
+        file: file.clone(),
+        names: kept,
+        code: blocks.join("\n"),
+    })
+}
+
+fn has_definitions(path: &str) -> bool {
+    [".py", ".rs", ".js", ".cjs", ".mjs", ".ts", ".go"]
+        .iter()
+        .any(|e| path.ends_with(e))
+}
+
+/// `name` called in `block` (other than on its own definition line).
+fn calls(block: &str, name: &str) -> bool {
+    let pattern = format!(r"\b{}\s*\(", regex::escape(name));
+    harness::regex(&pattern).is_ok_and(|re| block.lines().skip(1).any(|l| re.is_match(l)))
+}
+
+/// The definition of `name` with the comment lines right above it.
+fn with_comments(text: &str, name: &str) -> Option<String> {
+    let block = guard::block_of(text, name)?;
+    let at = text.find(&block)?;
+    let mut head: Vec<&str> = Vec::new();
+    for line in text[..at].lines().rev() {
+        let t = line.trim_start();
+        if t.starts_with("//") || t.starts_with('#') {
+            head.push(line);
+        } else {
+            break;
+        }
+    }
+    head.reverse();
+    let mut out = String::new();
+    for l in head {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out.push_str(&block);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    Some(out)
+}
+
+fn fence_language(file: &str) -> &'static str {
+    match file.rsplit('.').next().unwrap_or("") {
+        "py" => "python",
+        "rs" => "rust",
+        "js" | "cjs" | "mjs" => "javascript",
+        "ts" => "typescript",
+        "go" => "go",
+        _ => "",
+    }
+}
+
+pub const SYSTEM: &str = "You fix bugs. Reply with only the corrected code: the function that has the bug, in full, in one fenced code block.";
+
+/// The focused request's user message.
+pub fn request(prompt: &str, command: &str, failure: &str, t: &Target) -> String {
+    format!(
+        "The request: {}\n\n`{command}` fails:\n```\n{}\n```\nThe code it runs, from {}:\n```{}\n{}```\nWrite the function that has the bug, corrected, in full.",
+        prompt.trim(),
+        failure.trim_end(),
+        t.file,
+        fence_language(&t.file),
+        t.code
+    )
+}
+
+/// `before` with the reply's version of the functions shown put in place
+/// of theirs, and what changed; None when the reply has no code block,
+/// changes none of them, or would add or change anything else.
+pub fn apply(before: &str, reply: &str, names: &[String]) -> Option<(String, Vec<String>)> {
+    let block = recover::fenced_blocks(reply).first().map(|(_, _, b)| *b)?;
+    let (merged, applied) = guard::merge_write(before, block)?;
+    let changed: Vec<String> = applied
+        .iter()
+        .filter_map(|a| a.strip_prefix("changed "))
+        .map(str::to_string)
+        .collect();
+    let only_shown = changed.len() == applied.len() && changed.iter().all(|c| names.contains(c));
+    (only_shown && !changed.is_empty() && merged != before).then_some((merged, changed))
+}
+
+/// Lines a file may have to be asked for whole.
+const MAX_FILE_LINES: usize = 120;
+
+/// The files of a change the request asks for across two or three
+/// existing, short source files (path and content, in the request's
+/// order); empty when the request is not that.
+pub fn change_files(prompt: &str, sources: &[(String, String)]) -> Vec<(String, String)> {
+    let named: Vec<String> = harness::named_files(prompt)
+        .into_iter()
+        .filter(|f| has_definitions(f))
+        .collect();
+    if !(2..=3).contains(&named.len()) || named.iter().any(|f| harness::is_test_file(f)) {
+        return Vec::new();
+    }
+    let found: Vec<(String, String)> = named
+        .iter()
+        .filter_map(|f| sources.iter().find(|(p, _)| p == f).cloned())
+        .filter(|(_, t)| t.lines().count() <= MAX_FILE_LINES)
+        .collect();
+    if found.len() == named.len() {
+        found
+    } else {
+        Vec::new()
+    }
+}
+
+pub const CHANGE_SYSTEM: &str = "You change code as asked. Reply with only the changed code, in full, in one fenced code block.";
+
+/// The focused request for one file of a change.
+pub fn change_request(prompt: &str, file: &str, content: &str) -> String {
+    format!(
+        "The request: {}\n\n{file} is now:\n```{}\n{}```\nWrite {file} in full, with the part of the request that is in {file} done. Change nothing else.",
+        prompt.trim(),
+        fence_language(file),
+        content
+    )
+}
+
+/// The new content of `file` from a focused reply, or why it is not kept.
+pub fn change_of(
+    prompt: &str,
+    file: &str,
+    before: &str,
+    reply: &str,
+    spelled: &[(Option<String>, String)],
+) -> Result<String, &'static str> {
+    let block = recover::fenced_blocks(reply)
+        .first()
+        .map(|(_, _, b)| *b)
+        .ok_or("no code block")?;
+    let mut after = if guard::destructive(file, before, block).is_none() {
+        block.to_string()
+    } else {
+        let (merged, _) = guard::merge_write(before, block).ok_or("parts of the file lost")?;
+        if guard::destructive(file, before, &merged).is_some() {
+            return Err("parts of the file lost");
+        }
+        merged
+    };
+    if before.ends_with('\n') && !after.ends_with('\n') {
+        after.push('\n');
+    }
+    if after.trim_end() == before.trim_end() {
+        return Err("no change");
+    }
+    // Judged on what came back: a merge keeps the old name beside the
+    // new one.
+    let old = guard::definitions(before);
+    let new = guard::definitions(block);
+    let gone: Vec<&String> = old.iter().filter(|d| !new.contains(d)).collect();
+    let added: Vec<&String> = new.iter().filter(|d| !old.contains(d)).collect();
+    if gone.iter().any(|g| {
+        added
+            .iter()
+            .any(|a| harness::unasked_rename(prompt, g, a).is_some())
+    }) {
+        return Err("a rename the request does not ask for");
+    }
+    let missing = spelled
+        .iter()
+        .filter(|(f, _)| f.as_deref() == Some(file))
+        .any(|(_, code)| !harness::has_code(&after, code));
+    if missing {
+        return Err("the code the request spells out is not in it");
+    }
+    Ok(after)
+}
+
+impl Agent {
+    /// A request of mm's own, apart from the conversation and with no
+    /// tools: its reply's text. Counted in the turn's usage.
+    async fn side_request(
+        &mut self,
+        system: &str,
+        user: &str,
+        temperature: f64,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let messages = [Message::system(system), Message::user(user)];
+        let mut sampling = self.settings.sampling.clone();
+        sampling.insert("temperature".into(), serde_json::json!(temperature));
+        let body = llm::build_body(&ChatRequest {
+            model: &self.model,
+            messages: &messages,
+            tools: &[],
+            sampling: &sampling,
+            max_tokens: Some(self.settings.max_tokens.unwrap_or(1024).min(1024)),
+            replay_reasoning: false,
+        });
+        let streamed = self
+            .client
+            .stream_chat(&body, &self.budget, cancel, &mut |_| {})
+            .await
+            .ok()?;
+        let usage = streamed.reply.usage.unwrap_or_default();
+        self.usage.add(&usage);
+        self.bus.publish(AgentEvent::Usage {
+            turn: self.turn,
+            stats: RequestStats {
+                usage,
+                first_token_ms: streamed.first_token_ms,
+                tokens_per_second: streamed.tokens_per_second(),
+            },
+            context_used: usage.prompt + usage.completion,
+        });
+        (!streamed.reply.truncated()).then_some(streamed.reply.content)
+    }
+
+    /// A change across two or three short files (see `change_files`):
+    /// each file asked for alone, kept as the module doc says, and made
+    /// as mm's own write. Returns what to tell the model, or None when
+    /// nothing was changed.
+    pub(super) async fn focused_change(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        if st.question || st.settled || harness::asks_for_tests(&st.prompt) || st.mutations > 0 {
+            return None;
+        }
+        let files = change_files(&st.prompt, &self.sources_now());
+        if files.is_empty() {
+            return None;
+        }
+        let mut diffs = Vec::new();
+        let mut all = true;
+        for (file, before) in files {
+            let ask = change_request(&st.prompt, &file, &before);
+            let mut made = None;
+            for temperature in [0.2, 0.7] {
+                let reply = self
+                    .side_request(CHANGE_SYSTEM, &ask, temperature, cancel)
+                    .await?;
+                match change_of(&st.prompt, &file, &before, &reply, &st.spelled) {
+                    Ok(after) => {
+                        made = Some(after);
+                        break;
+                    }
+                    Err("no change") => break,
+                    Err(_) => {}
+                }
+            }
+            let Some(after) = made else {
+                all = false;
+                continue;
+            };
+            let label = format!("change {file} (asked alone)");
+            if !self
+                .own_write(st, &file, after.clone(), &label, cancel)
+                .await
+            {
+                return None;
+            }
+            diffs.push(crate::diff::unified(&file, &before, &after, 1, 40));
+        }
+        if diffs.is_empty() {
+            return None;
+        }
+        self.notice(
+            Level::Info,
+            format!(
+                "asked for each file's part of the request alone; changed {} of them",
+                diffs.len()
+            ),
+        );
+        let checks = match self.run_checks(st, cancel).await {
+            None => st
+                .tests
+                .as_ref()
+                .map(|t| format!(" `{}` passes ({}).", t.command, t.summary))
+                .unwrap_or_default(),
+            Some((command, out)) => {
+                all = false;
+                let lines = self.failure_lines(&out.text);
+                st.last_failure = Some(lines.clone());
+                format!(" `{command}` fails now:\n{lines}\n")
+            }
+        };
+        let spelled_in = |code: &str| {
+            self.sources_now()
+                .iter()
+                .any(|(_, t)| harness::has_code(t, code))
+        };
+        if all && st.spelled.iter().all(|(_, c)| spelled_in(c)) {
+            st.settled = true;
+        }
+        let end = if st.settled {
+            "No tool call is needed: check the change against the request and say in a few sentences what changed."
+        } else {
+            "Check the change against the request and finish what it does not do yet."
+        };
+        Some(format!(
+            "\n\n[mm asked for each file's part of the request alone and made these changes:]\n```diff\n{}```\n{checks}{end}",
+            diffs.concat()
+        ))
+    }
+
+    /// The checks fail and the failure points at the workspace's own
+    /// functions: ask for the function corrected (see the module doc), up
+    /// to twice, and keep a change only when every check passes with it.
+    /// Returns what to tell the model, or None when nothing was kept.
+    pub(super) async fn focused_fix(
+        &mut self,
+        st: &mut TurnState,
+        command: &str,
+        failure: &str,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        if !self.harness_on() || st.question {
+            return None;
+        }
+        let sources = self.sources_now();
+        let t = target(failure, &st.prompt, &sources)?;
+        let ask = request(&st.prompt, command, failure, &t);
+        let mut tried: Vec<String> = Vec::new();
+        for temperature in [0.2, 0.7] {
+            let before = sources.iter().find(|(p, _)| *p == t.file)?.1.clone();
+            let reply = self.side_request(SYSTEM, &ask, temperature, cancel).await?;
+            let Some((after, changed)) = apply(&before, &reply, &t.names) else {
+                continue;
+            };
+            if tried.contains(&after) {
+                continue;
+            }
+            tried.push(after.clone());
+            let label = format!("fix {} in {} (asked alone)", changed.join(", "), t.file);
+            // What the turn was before this try, for when it is put back.
+            let saved = (
+                st.tests.clone(),
+                st.last_failure.clone(),
+                st.mutations,
+                st.written.clone(),
+                st.checked_at,
+            );
+            if !self.own_write(st, &t.file, after, &label, cancel).await {
+                return None;
+            }
+            match self.run_checks(st, cancel).await {
+                None => {
+                    self.notice(
+                        Level::Info,
+                        format!(
+                            "asked for {} alone with the failure; the change it gave makes the checks pass",
+                            changed.join(", ")
+                        ),
+                    );
+                    let summary = st
+                        .tests
+                        .as_ref()
+                        .map(|r| format!(" ({})", r.summary))
+                        .unwrap_or_default();
+                    let now: Vec<String> = changed
+                        .iter()
+                        .filter_map(|n| {
+                            let text = self.sources_now();
+                            let (_, body) = text.iter().find(|(p, _)| *p == t.file)?;
+                            guard::block_of(body, n)
+                        })
+                        .collect();
+                    return Some(format!(
+                        "\n[mm asked for {} alone, with this failure, and changed {} to what came back; `{command}` passes now{summary}. It is now:]\n```\n{}```\nDo not change it again: check the change and answer.",
+                        changed.join(", "),
+                        t.file,
+                        now.join("\n")
+                    ));
+                }
+                Some(_) => {
+                    let label = format!("undo the change to {} (the checks still fail)", t.file);
+                    if !self.own_write(st, &t.file, before, &label, cancel).await {
+                        return None;
+                    }
+                    // Nothing of this try is left: the turn has not
+                    // changed the file.
+                    (
+                        st.tests,
+                        st.last_failure,
+                        st.mutations,
+                        st.written,
+                        st.checked_at,
+                    ) = saved;
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIB: &str = "/// Whether `year` is a leap year.\npub fn is_leap(year: u32) -> bool {\n    year % 4 == 0 && year % 100 != 0\n}\n\n/// Days in `year`.\npub fn days_in(year: u32) -> u32 {\n    if is_leap(year) {\n        366\n    } else {\n        365\n    }\n}\n\npub fn unrelated() -> u32 {\n    1\n}\n";
+    const TEST: &str =
+        "use leap::*;\n#[test]\nfn days() {\n    assert_eq!(days_in(2000), 366);\n}\n";
+
+    fn sources() -> Vec<(String, String)> {
+        vec![
+            ("src/lib.rs".to_string(), LIB.to_string()),
+            ("tests/leap.rs".to_string(), TEST.to_string()),
+        ]
+    }
+
+    #[test]
+    fn the_target_is_the_called_function_and_what_it_calls() {
+        let failure = "thread 'days' panicked at tests/leap.rs:4:5:\nassertion `left == right` failed\ntests/leap.rs:4: assert_eq!(days_in(2000), 366);";
+        let t = target(failure, "fix it", &sources()).unwrap();
+        assert_eq!(t.file, "src/lib.rs");
+        assert_eq!(t.names, ["is_leap", "days_in"]);
+        assert!(
+            t.code
+                .starts_with("/// Whether `year` is a leap year.\npub fn is_leap")
+        );
+        assert!(!t.code.contains("unrelated"));
+    }
+
+    #[test]
+    fn a_python_frame_names_the_function() {
+        let src =
+            "def mean(xs):\n    return sum(xs) / (len(xs) - 1)\n\n\ndef other():\n    return 2\n";
+        let failure = "  File \"stats.py\", line 2, in mean\nZeroDivisionError: division by zero";
+        let s = vec![("stats.py".to_string(), src.to_string())];
+        let t = target(failure, "fix the crash", &s).unwrap();
+        assert_eq!(t.names, ["mean"]);
+        assert!(!t.code.contains("other"));
+    }
+
+    #[test]
+    fn without_a_name_the_file_the_request_names() {
+        let t = target(
+            "FAILED (1 failure)",
+            "Fix the bug in src/lib.rs.",
+            &sources(),
+        )
+        .unwrap();
+        assert_eq!(t.names, ["is_leap", "days_in", "unrelated"]);
+        assert_eq!(target("FAILED", "fix it", &sources()), None);
+    }
+
+    #[test]
+    fn a_reply_replaces_only_the_functions_shown() {
+        let names = vec!["is_leap".to_string(), "days_in".to_string()];
+        let reply = "Here:\n```rust\n/// Whether `year` is a leap year.\npub fn is_leap(year: u32) -> bool {\n    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)\n}\n\npub fn days_in(year: u32) -> u32 {\n    if is_leap(year) {\n        366\n    } else {\n        365\n    }\n}\n```\n";
+        let (after, changed) = apply(LIB, reply, &names).unwrap();
+        assert_eq!(changed, ["is_leap"]);
+        assert!(after.contains("(year % 100 != 0 || year % 400 == 0)"));
+        assert!(after.contains("pub fn unrelated"));
+        assert_eq!(after.matches("/// Whether").count(), 1);
+        // Unchanged, another function, or no code: nothing to apply.
+        assert_eq!(
+            apply(
+                LIB,
+                "```rust\npub fn unrelated() -> u32 {\n    2\n}\n```",
+                &names
+            ),
+            None
+        );
+        assert_eq!(apply(LIB, "The bug is in is_leap.", &names), None);
+        let same = format!("```rust\n{}```", guard::block_of(LIB, "is_leap").unwrap());
+        assert_eq!(apply(LIB, &same, &names), None);
+    }
+
+    #[test]
+    fn a_change_across_two_short_files_is_asked_for_file_by_file() {
+        let s = vec![
+            (
+                "fmt.py".to_string(),
+                "def f(items):\n    return 1\n".to_string(),
+            ),
+            (
+                "report.py".to_string(),
+                "from fmt import f\nprint(f([]))\n".to_string(),
+            ),
+            ("test_fmt.py".to_string(), "from fmt import f\n".to_string()),
+        ];
+        let files = change_files(
+            "Give f in fmt.py a parameter, and make report.py use it.",
+            &s,
+        );
+        assert_eq!(
+            files.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(),
+            ["fmt.py", "report.py"]
+        );
+        assert!(change_files("Change f in fmt.py.", &s).is_empty());
+        assert!(change_files("Change fmt.py and new.py.", &s).is_empty());
+        assert!(change_files("Change fmt.py and test_fmt.py.", &s).is_empty());
+    }
+
+    #[test]
+    fn a_focused_change_is_kept_only_whole_and_as_asked() {
+        let prompt = "Give format_list in fmt.py a parameter sep, and make report.py call it with sep=\" | \".";
+        let spelled = harness::spelled_code(prompt);
+        let fmt = "def format_list(items):\n    return \", \".join(items)\n\n\ndef format_title(s):\n    return s.title()\n";
+        let good = "```python\ndef format_list(items, sep=\", \"):\n    return sep.join(items)\n\n\ndef format_title(s):\n    return s.title()\n```";
+        let after = change_of(prompt, "fmt.py", fmt, good, &spelled).unwrap();
+        assert!(after.starts_with("def format_list(items, sep=\", \"):"));
+        // Only the changed function: merged into the file.
+        let part =
+            "```python\ndef format_list(items, sep=\", \"):\n    return sep.join(items)\n```";
+        let merged = change_of(prompt, "fmt.py", fmt, part, &spelled).unwrap();
+        assert!(merged.contains("def format_title"));
+        let renamed = "```python\ndef format_list_with_sep(items, sep=\", \"):\n    return sep.join(items)\n\n\ndef format_title(s):\n    return s.title()\n```";
+        assert!(change_of(prompt, "fmt.py", fmt, renamed, &spelled).is_err());
+        let report = "from fmt import format_list\nprint(format_list([]))\n";
+        let unspelled =
+            "```python\nfrom fmt import format_list\nprint(format_list([], sep=\"-\"))\n```";
+        assert!(change_of(prompt, "report.py", report, unspelled, &spelled).is_err());
+        let spelt =
+            "```python\nfrom fmt import format_list\nprint(format_list([], sep=' | '))\n```";
+        assert!(change_of(prompt, "report.py", report, spelt, &spelled).is_ok());
+        assert_eq!(
+            change_of(
+                prompt,
+                "report.py",
+                report,
+                &format!("```\n{report}```"),
+                &spelled
+            ),
+            Err("no change")
+        );
+    }
+}
