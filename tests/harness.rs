@@ -1739,3 +1739,35 @@ fn a_change_across_two_files_is_asked_for_one_file_at_a_time() {
     );
     assert!(server.requests()[0].get("tools").is_none());
 }
+
+#[test]
+fn a_question_about_an_attached_file_is_answered_from_it() {
+    let server = Server::start(vec![text("3")]);
+    let ws = Workspace::new();
+    ws.write(
+        "geometry.py",
+        "def area(r):\n    return 3.14 * r * r\n\n\ndef perimeter(r):\n    return 2 * 3.14 * r\n\n\ndef volume(r):\n    return 4 / 3 * 3.14 * r ** 3\n",
+    );
+    let out = ws.run(
+        &server,
+        "How many functions are defined in geometry.py? Answer with the number only.",
+        &["-no-net"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = last_user(&server.requests()[0]);
+    assert!(first.contains("[geometry.py as it is now"), "{first}");
+    assert!(
+        first.ends_with("No tool call is needed: geometry.py is above; answer from it."),
+        "{first}"
+    );
+    assert!(server.requests()[0].get("tools").is_none());
+    // A question about a file that is not there keeps the tools.
+    let server = Server::start(vec![text("No such file."), text("There is no shapes.py.")]);
+    let out = ws.run(
+        &server,
+        "How many functions does shapes.py define?",
+        &["-no-net"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(server.requests()[0].get("tools").is_some());
+}

@@ -392,8 +392,29 @@ impl Agent {
                 found.push_str(&f);
             }
         }
-        let mut text = self.with_attachments(prompt);
+        let (mut text, attached) = self.with_attachments(prompt);
         text.push_str(&found);
+        // A question about files that are attached in full: the answer is
+        // in front of the model, which otherwise wanders off with tools.
+        if self.harness_on()
+            && state.question
+            && !state.settled
+            && !attached.is_empty()
+            && harness::named_files(prompt)
+                .iter()
+                .all(|f| attached.contains(f))
+        {
+            state.settled = true;
+            let (verb, them) = if attached.len() == 1 {
+                ("is", "it")
+            } else {
+                ("are", "them")
+            };
+            text.push_str(&format!(
+                "\n\nNo tool call is needed: {} {verb} above; answer from {them}.",
+                attached.join(", ")
+            ));
+        }
         let message = Message::user(text);
         let logged = self
             .log
@@ -601,7 +622,9 @@ impl Agent {
 
     /// The prompt with the files it names attached: a small model that
     /// sees the file first edits what is there instead of guessing.
-    fn with_attachments(&self, prompt: &str) -> String {
+    /// The request with the workspace overview (first turn) and the files
+    /// it names attached; and those files' paths.
+    fn with_attachments(&self, prompt: &str) -> (String, Vec<String>) {
         let mut text = prompt.to_string();
         let first_of_session = !self.messages.iter().any(|m| m.role == Role::User);
         if first_of_session
@@ -612,7 +635,7 @@ impl Agent {
         }
         let attached = tools::fs::attach_mentioned(&self.tools, prompt);
         if attached.is_empty() {
-            return text;
+            return (text, Vec::new());
         }
         let names: Vec<&str> = attached.iter().map(|(p, _)| p.as_str()).collect();
         self.notice(Level::Info, format!("attached {}", names.join(", ")));
@@ -634,7 +657,7 @@ impl Agent {
                 "\n\n[{path} as it is now, for context; it counts as read]\n{body}"
             ));
         }
-        text
+        (text, attached.into_iter().map(|(p, _)| p).collect())
     }
 
     /// The turn ends with errors its edits brought: the user hears it,
