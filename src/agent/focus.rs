@@ -85,7 +85,10 @@ pub fn target(failure: &str, prompt: &str, sources: &[(String, String)]) -> Opti
             (file, text, names)
         }
         None => {
-            let (file, text) = code.iter().find(|(p, _)| prompt.contains(p.as_str()))?;
+            let named = harness::named_files(prompt);
+            let (file, text) = code
+                .iter()
+                .find(|(p, t)| named.contains(p) && t.lines().count() <= MAX_LINES)?;
             (file, text, guard::definitions(text))
         }
     };
@@ -113,16 +116,18 @@ pub fn target(failure: &str, prompt: &str, sources: &[(String, String)]) -> Opti
         };
         // A class holds the methods shown with it: not twice.
         if blocks.iter().any(|b: &String| b.contains(&block)) {
+            kept.push(name);
             continue;
         }
-        lines += block.lines().count();
-        if lines > MAX_LINES && !blocks.is_empty() {
-            break;
+        let n = block.lines().count();
+        if lines + n > MAX_LINES {
+            continue;
         }
+        lines += n;
         blocks.push(block);
         kept.push(name);
     }
-    if blocks.is_empty() || lines > MAX_LINES {
+    if blocks.is_empty() {
         return None;
     }
     Some(Target {
@@ -221,7 +226,12 @@ pub fn change_files(prompt: &str, sources: &[(String, String)]) -> Vec<(String, 
         .into_iter()
         .filter(|f| has_definitions(f))
         .collect();
-    if !(2..=3).contains(&named.len()) || named.iter().any(|f| harness::is_test_file(f)) {
+    // Code that moves between files needs both in view at once.
+    let lower = prompt.to_lowercase();
+    let moves = ["move ", "extract", "split ", "merge ", "copy "]
+        .iter()
+        .any(|w| lower.contains(w));
+    if moves || !(2..=3).contains(&named.len()) || named.iter().any(|f| harness::is_test_file(f)) {
         return Vec::new();
     }
     let found: Vec<(String, String)> = named
@@ -260,7 +270,16 @@ pub fn change_of(
         .first()
         .map(|(_, _, b)| *b)
         .ok_or("no code block")?;
-    let mut after = if guard::destructive(file, before, block).is_none() {
+    // Whole when it keeps most of the file's lines: a fragment of a
+    // short file with no definitions is not the file.
+    let kept_lines = before
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .filter(|l| block.lines().any(|b| b.trim() == l.trim()))
+        .count();
+    let old_lines = before.lines().filter(|l| !l.trim().is_empty()).count();
+    let whole = guard::destructive(file, before, block).is_none() && kept_lines * 2 >= old_lines;
+    let mut after = if whole {
         block.to_string()
     } else {
         let (merged, _) = guard::merge_write(before, block).ok_or("parts of the file lost")?;
@@ -360,9 +379,12 @@ impl Agent {
             let ask = change_request(&st.prompt, &file, &before);
             let mut made = None;
             for temperature in [0.2, 0.7] {
-                let reply = self
+                let Some(reply) = self
                     .side_request(CHANGE_SYSTEM, &ask, temperature, cancel)
-                    .await?;
+                    .await
+                else {
+                    break;
+                };
                 match change_of(&st.prompt, &file, &before, &reply, &st.spelled) {
                     Ok(after) => {
                         made = Some(after);
@@ -381,7 +403,8 @@ impl Agent {
                 .own_write(st, &file, after.clone(), &label, cancel)
                 .await
             {
-                return None;
+                all = false;
+                continue;
             }
             diffs.push(crate::diff::unified(&file, &before, &after, 1, 40));
         }
@@ -499,6 +522,13 @@ impl Agent {
                 Some(_) => {
                     let label = format!("undo the change to {} (the checks still fail)", t.file);
                     if !self.own_write(st, &t.file, before, &label, cancel).await {
+                        self.notice(
+                            Level::Warning,
+                            format!(
+                                "could not put {} back after a change with which the checks still fail; /rewind undoes it",
+                                t.file
+                            ),
+                        );
                         return None;
                     }
                     // Nothing of this try is left: the turn has not
@@ -615,6 +645,7 @@ mod tests {
         assert!(change_files("Change f in fmt.py.", &s).is_empty());
         assert!(change_files("Change fmt.py and new.py.", &s).is_empty());
         assert!(change_files("Change fmt.py and test_fmt.py.", &s).is_empty());
+        assert!(change_files("Move f from fmt.py to report.py.", &s).is_empty());
     }
 
     #[test]
@@ -639,6 +670,9 @@ mod tests {
         let spelt =
             "```python\nfrom fmt import format_list\nprint(format_list([], sep=' | '))\n```";
         assert!(change_of(prompt, "report.py", report, spelt, &spelled).is_ok());
+        // A fragment of a short file with no definitions is not the file.
+        let fragment = "```python\nprint(format_list([], sep=' | '))\n```";
+        assert!(change_of(prompt, "report.py", report, fragment, &spelled).is_err());
         assert_eq!(
             change_of(
                 prompt,

@@ -1120,7 +1120,8 @@ fn body_start(lines: &[&str]) -> Option<usize> {
         let t = l.trim_start();
         t.starts_with("def ") || t.starts_with("async def ") || t.starts_with("class ")
     })?;
-    let end = (def..lines.len()).find(|&i| lines[i].trim_end().ends_with(':'))?;
+    let code = |l: &str| l.split(" #").next().unwrap_or(l).trim_end().to_string();
+    let end = (def..lines.len()).find(|&i| code(lines[i]).ends_with(':'))?;
     Some(end + 1)
 }
 
@@ -1154,16 +1155,19 @@ fn keep_docstring(old: &str, fresh: &str) -> String {
     ) else {
         return fresh.to_string();
     };
-    let Some(body) = trimmed.get(at) else {
+    // The body's indentation, from its first line with code.
+    let Some(body) = trimmed[at..].iter().find(|l| !l.trim().is_empty()) else {
         return fresh.to_string();
     };
-    let (from, to) = (leading(doc[0]), leading(body));
+    let indent = &body[..body.len() - body.trim_start().len()];
     let mut out: String = new_lines[..at].concat();
     for l in &doc {
         if !l.trim().is_empty() {
-            let cut = leading(l).min(from);
-            out.push_str(&" ".repeat(to));
-            out.push_str(&l[cut..]);
+            // Lines after the first keep their depth beyond the first's.
+            let extra = leading(l).saturating_sub(leading(doc[0]));
+            out.push_str(indent);
+            out.push_str(&" ".repeat(extra));
+            out.push_str(l.trim_start());
         }
         out.push('\n');
     }
@@ -1207,6 +1211,18 @@ mod tests {
             merge_write(before, "def f(x):\n    '''Double.'''\n    return 2 * x\n").unwrap();
         assert!(
             merged.starts_with("def f(x):\n    '''Double.'''\n    return 2 * x\n"),
+            "{merged}"
+        );
+        // A blank line after the signature, a comment on it: still in place.
+        let (merged, _) = merge_write(
+            before,
+            "def f(x):  # twice\n\n    if x:\n        return 2 * x\n",
+        )
+        .unwrap();
+        assert!(
+            merged.starts_with(
+                "def f(x):  # twice\n    \"\"\"Twice x.\n\n    Long.\n    \"\"\"\n\n    if x:\n"
+            ),
             "{merged}"
         );
     }
