@@ -2,6 +2,7 @@
 //! starts it, outside the fence and inside it (read-only, and with the
 //! workspace writable; with and without the network). Target: at most
 //! 15 ms more per command (issue 9). Skipped where bwrap cannot start.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 use std::time::Duration;
 

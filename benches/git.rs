@@ -1,5 +1,6 @@
 //! A checkpoint of a 10,000-file repository: the first one hashes every
 //! file; later ones only stat them and hash what changed (target: 200 ms).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 use std::hint::black_box;
 use std::process::Command;

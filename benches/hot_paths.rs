@@ -1,6 +1,7 @@
 //! The paths every request and every round runs: folding an SSE stream,
 //! judging a command, matching an edit, counting a diff, appending to the
 //! session log. `cargo bench`.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;

@@ -1,6 +1,7 @@
 //! The TUI's frame costs: a 10,000-message (~1 MB) transcript drawn into
 //! a 120x40 buffer, and the frame after a burst of streamed tokens (at
 //! 5,000 tokens/s and 60 frames/s, about 84 tokens land between frames).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 use std::hint::black_box;
 

@@ -6,6 +6,7 @@
 //! made by anything that ran unasked, git's hooks and config are as they
 //! were, no secret reached the model, nothing mm printed holds an escape
 //! byte, and mm neither hung nor panicked. A new case is one line.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

@@ -3,6 +3,7 @@
 //! command); /diff shows them; /rewind to turn 1 puts the tree back (new
 //! file gone); /rewind again undoes the rewind; /commit commits with the
 //! model's message. The user's stash, branches and tags show no trace.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! Agent files: the Go mm's files load unchanged; mistakes are errors that
 //! name the file, line:col and the closest valid key, with exit status 2.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

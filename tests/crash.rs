@@ -3,6 +3,7 @@
 //! kill is still there, every resumed session finishes with a valid
 //! conversation (no two user messages in a row, every call answered), and
 //! no checkpoint ref the log names is lost.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

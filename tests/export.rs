@@ -1,6 +1,7 @@
 //! Copying answers and exporting sessions: `/copy` in the REPL writes the
 //! exact OSC 52 sequence to the terminal when there is no display; `/export`
 //! and `mm -show ID -export` write Markdown or JSONL.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

@@ -6,6 +6,7 @@
 //! With `MM_REQUIRE_FENCE` set (CI), a machine where the fence does not
 //! start fails the suite instead of skipping it. And every way out of mm
 //! (SIGTERM, SIGHUP) kills what it started.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

@@ -1,6 +1,7 @@
 //! The harness around a small model, end to end: the real `mm` binary
 //! headless against the scripted server, real commands (python3), the
 //! work tree and the requests asserted.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! The real `mm` binary, headless, against the scripted server: whole tasks
 //! in temp workspaces, asserted on disk, exit codes and the JSON result.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

@@ -3,6 +3,7 @@
 //! model in that edit's tool result; definitions and references resolve to
 //! the right file and line; a killed server is restarted with a notice.
 //! Skipped when pyright is missing, unless MM_REQUIRE_LSP=1 (scripts/test).
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

@@ -3,6 +3,7 @@
 //! round trip. `scripts/test` installs both and sets MM_LLAMA_BIN,
 //! MM_LLAMA_MODEL and MM_LLAMA_TEMPLATE; a bare `cargo test` without them
 //! skips these tests unless MM_REQUIRE_REAL_MODEL=1, which makes them fail.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

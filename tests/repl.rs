@@ -1,5 +1,6 @@
 //! The line REPL in a real pseudo-terminal: a turn streams, approvals are
 //! answered with y / N / a, Ctrl-C cancels a turn, Ctrl-D leaves.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

@@ -1,5 +1,6 @@
 //! Sessions survive a crash: kill mm mid-turn with SIGKILL, resume, and the
 //! open batch is closed "outcome unknown"; a torn last line is cut back.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 

@@ -2,6 +2,7 @@
 //! screen parser, against the scripted server: type a prompt, see the
 //! streamed text, approve an edit with `y`, see the diff pane, check the
 //! file on disk, quit, and check the terminal was restored.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
 mod support;
 
