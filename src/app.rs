@@ -417,14 +417,17 @@ fn export(
             Vec::new()
         })
     };
-    let target = (path != "-").then(|| root.join(path));
+    // A path on the command line is the shell's: relative to the current
+    // directory, also with -cwd.
+    let target =
+        (path != "-").then(|| std::path::absolute(path).unwrap_or_else(|_| root.join(path)));
     let text = session::export::document(root, records, changes, target.as_deref(), json);
-    if path == "-" {
+    let Some(target) = target else {
         // To a terminal (or a pipe read by one): nothing raw.
         print!("{}", crate::untrusted::displayable(&text));
         return 0;
-    }
-    match std::fs::write(path, text) {
+    };
+    match std::fs::write(&target, text) {
         Ok(()) => {
             eprintln!("mm: exported session {id} to {path}");
             0

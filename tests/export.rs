@@ -113,6 +113,19 @@ fn t_free_export(ws: &Workspace) {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(ws.read("in-tree.md"), first);
     assert!(!first.contains("### in-tree.md"), "{first}");
+    // With -cwd, a relative path is the current directory's, as in a shell.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = ws
+        .mm()
+        .current_dir(elsewhere.path())
+        .arg("-cwd")
+        .arg(ws.path())
+        .args(["-show", "last", "-export", "out.md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(elsewhere.path().join("out.md").is_file());
+    assert!(!ws.path().join("out.md").exists());
 }
 
 /// With a display, `/copy` uses the system clipboard: checked under Xvfb
