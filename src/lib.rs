@@ -1,5 +1,5 @@
 //! mm: a coding agent for the terminal, built so that small local models
-//! deliver real work. See DESIGN.md for the layers; `app` wires them.
+//! deliver real work. The layers are described in README.md (docs/ARCHITECTURE.md is issue 11); `app` wires them.
 
 pub mod agent;
 pub mod app;
