@@ -1,5 +1,5 @@
 //! mm: a coding agent for the terminal, built so that small local models
-//! deliver real work. The layers are described in README.md (docs/ARCHITECTURE.md is issue 11); `app` wires them.
+//! deliver real work. `app` wires the layers together.
 
 pub mod agent;
 pub mod app;
