@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Agent, TurnState, harness, recover};
 use crate::llm::{self, ChatRequest, Message};
-use crate::protocol::{AgentEvent, Level, RequestStats};
+use crate::protocol::Level;
 use crate::tools::guard;
 
 /// Names a failure calls (`is_leap(2000)`) or names as a frame (`in mean`).
@@ -343,17 +343,7 @@ impl Agent {
             .stream_chat(&body, &self.budget, cancel, &mut |_| {})
             .await
             .ok()?;
-        let usage = streamed.reply.usage.unwrap_or_default();
-        self.usage.add(&usage);
-        self.bus.publish(AgentEvent::Usage {
-            turn: self.turn,
-            stats: RequestStats {
-                usage,
-                first_token_ms: streamed.first_token_ms,
-                tokens_per_second: streamed.tokens_per_second(),
-            },
-            context_used: usage.prompt + usage.completion,
-        });
+        self.record_usage(&streamed);
         (!streamed.reply.truncated()).then_some(streamed.reply.content)
     }
 
@@ -504,13 +494,14 @@ impl Agent {
                         .as_ref()
                         .map(|r| format!(" ({})", r.summary))
                         .unwrap_or_default();
+                    let file =
+                        self.tools.sandbox.check_read(&t.file).ok().and_then(|r| {
+                            crate::sandbox::path::read_regular(&r.abs, 1024 * 1024).ok()
+                        });
+                    let body = String::from_utf8_lossy(file.as_deref().unwrap_or_default());
                     let now: Vec<String> = changed
                         .iter()
-                        .filter_map(|n| {
-                            let text = self.sources_now();
-                            let (_, body) = text.iter().find(|(p, _)| *p == t.file)?;
-                            guard::block_of(body, n)
-                        })
+                        .filter_map(|n| guard::block_of(&body, n))
                         .collect();
                     return Some(format!(
                         "\n[mm asked for {} alone, with this failure, and changed {} to what came back; `{command}` passes now{summary}. It is now:]\n```\n{}```\nDo not change it again: check the change and answer.",

@@ -935,19 +935,7 @@ impl Agent {
             .await;
         match result {
             Ok(streamed) => {
-                if let Some(u) = streamed.reply.usage {
-                    self.usage.add(&u);
-                }
-                let usage = streamed.reply.usage.unwrap_or_default();
-                self.bus.publish(AgentEvent::Usage {
-                    turn,
-                    stats: RequestStats {
-                        usage,
-                        first_token_ms: streamed.first_token_ms,
-                        tokens_per_second: streamed.tokens_per_second(),
-                    },
-                    context_used: usage.prompt + usage.completion,
-                });
+                self.record_usage(&streamed);
                 if ran_away.load(std::sync::atomic::Ordering::SeqCst) {
                     // It finished before the cut landed: still a runaway.
                     return Err(Stop::Runaway);
@@ -965,6 +953,21 @@ impl Agent {
             }
             Err(e) => Err(Stop::Outcome(Outcome::Failed, Some(e.to_string()))),
         }
+    }
+
+    /// Adds a reply's usage to the turn's and tells the front ends.
+    fn record_usage(&mut self, streamed: &Streamed) {
+        let usage = streamed.reply.usage.unwrap_or_default();
+        self.usage.add(&usage);
+        self.bus.publish(AgentEvent::Usage {
+            turn: self.turn,
+            stats: RequestStats {
+                usage,
+                first_token_ms: streamed.first_token_ms,
+                tokens_per_second: streamed.tokens_per_second(),
+            },
+            context_used: usage.prompt + usage.completion,
+        });
     }
 
     /// The assistant message of a reply, with a tool call the model wrote
