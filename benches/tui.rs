@@ -10,16 +10,17 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use mm::bus::OpSender;
-use mm::config::{keymap, theme};
+use mm::protocol::SessionInfo;
 use mm::protocol::{AgentEvent, Outcome};
-use mm::tui::{App, Info};
+use mm::tui::App;
+use mm::tui::{keymap, theme};
 
 fn app(dir: &std::path::Path) -> App {
     let theme = theme::load("dark", dir, theme::ColorDepth::TrueColor).unwrap();
     let keys = keymap::load("default", dir).unwrap();
     let (tx, rx) = OpSender::channel();
     std::mem::forget(rx);
-    App::new(theme, keys, tx, dir.to_path_buf(), Info::default())
+    App::new(theme, keys, tx, dir.to_path_buf(), SessionInfo::default())
 }
 
 fn long_transcript(app: &mut App) -> usize {

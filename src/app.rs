@@ -199,7 +199,6 @@ pub async fn run(cli: Cli) -> i32 {
         BrokerMode::Interactive
     };
     let broker = Arc::new(ApprovalBroker::new(mode, bus.clone()));
-    let sandbox_words = sandbox.describe();
     let mut tool_env = ToolEnv::new(sandbox, broker.clone(), settings.bash_timeout);
     tool_env.guard_writes = settings.harness;
     tool_env.approve_edits =
@@ -209,7 +208,7 @@ pub async fn run(cli: Cli) -> i32 {
             crate::lsp::Lsp::new(
                 &root,
                 settings.lsp.clone(),
-                bus.clone(),
+                bus.ambient(),
                 Some(root.join(".mm").join("lsp.log")),
             )
             .fenced(tool_env.sandbox.clone()),
@@ -217,14 +216,7 @@ pub async fn run(cli: Cli) -> i32 {
     }
     let lsp = tool_env.lsp.clone();
     let tools = Arc::new(tool_env);
-    let banner = repl::Banner {
-        provider: settings.provider.clone(),
-        model: connected.model.clone(),
-        sandbox: sandbox_words,
-        session: log.id().to_string(),
-        context_window: connected.context_window,
-    };
-    let mut agent = Agent::new(AgentParts {
+    let agent = Agent::new(AgentParts {
         settings: settings.clone(),
         model: connected.model,
         context_window: connected.context_window,
@@ -244,39 +236,30 @@ pub async fn run(cli: Cli) -> i32 {
         log,
         history,
         unattended,
+        resumed: cli.resume.is_some(),
     });
     let events = bus.subscribe();
+    let info = agent.info();
+    agent.announce();
+    let (ops, ops_rx) = OpSender::channel();
+    let handle = service::spawn(agent, broker, bus, ops_rx);
     if let Some(prompt) = &cli.prompt {
-        let code = headless::run(&mut agent, events, prompt, cli.json).await;
+        let code = headless::run(ops, events, prompt, cli.json).await;
+        let _ = handle.await;
         if let Some(l) = &lsp {
             l.shutdown().await;
         }
         return code;
     }
-    agent.announce(cli.resume.is_some());
-    let (ops, ops_rx) = OpSender::channel();
-    let handle = service::spawn(agent, broker, bus, ops_rx, None);
     if let Some((theme, keymap)) = tui_looks {
-        let mut app = tui::App::new(
-            theme,
-            keymap,
-            ops.clone(),
-            root.clone(),
-            tui::Info {
-                provider: banner.provider,
-                model: banner.model,
-                sandbox: banner.sandbox,
-                session: banner.session,
-                context_window: banner.context_window,
-            },
-        );
+        let mut app = tui::App::new(theme, keymap, ops.clone(), root.clone(), info);
         for ev in show::events(&replay) {
             app.on_agent(ev);
         }
         let mut events = events;
         // SessionStarted is already queued: the app takes it before drawing.
         while let Ok(ev) = events.try_recv() {
-            app.on_agent(ev);
+            app.on_event(ev);
         }
         let (code, session) = tui::run(app, ops, events).await;
         let _ = handle.await;
@@ -289,7 +272,7 @@ pub async fn run(cli: Cli) -> i32 {
         }
         return code;
     }
-    let code = repl::run(ops, events, banner, root).await;
+    let code = repl::run(ops, events, info, root).await;
     let _ = handle.await;
     if let Some(l) = &lsp {
         l.shutdown().await;
@@ -323,10 +306,10 @@ fn fence_required(cli: &Cli, settings: &Settings, fence: &Fence) -> Result<(), S
 fn load_looks(
     settings: &Settings,
     root: &std::path::Path,
-) -> Result<(config::theme::Theme, config::keymap::Keymap), config::ConfigError> {
-    let depth = config::theme::ColorDepth::detect();
-    let theme = config::theme::load(&settings.theme, root, depth)?;
-    let keymap = config::keymap::load(&settings.keymap, root)?;
+) -> Result<(crate::tui::theme::Theme, crate::tui::keymap::Keymap), config::ConfigError> {
+    let depth = crate::tui::theme::ColorDepth::detect();
+    let theme = crate::tui::theme::load(&settings.theme, root, depth)?;
+    let keymap = crate::tui::keymap::load(&settings.keymap, root)?;
     Ok((theme, keymap))
 }
 

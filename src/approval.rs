@@ -129,7 +129,7 @@ mod tests {
         }
         let mut notices = 0;
         while let Ok(ev) = rx.try_recv() {
-            if matches!(ev, AgentEvent::Notice { .. }) {
+            if matches!(ev.msg, AgentEvent::Notice { .. }) {
                 notices += 1;
             }
         }
@@ -144,7 +144,7 @@ mod tests {
         let b2 = b.clone();
         let answerer = tokio::spawn(async move {
             while let Some(ev) = rx.recv().await {
-                if let AgentEvent::ApprovalRequested { request } = ev {
+                if let AgentEvent::ApprovalRequested { request } = ev.msg {
                     assert!(b2.resolve(request.id, ApprovalDecision::Always));
                     break;
                 }

@@ -6,17 +6,39 @@
 //! that drops events under a burst of tokens would print a damaged answer.
 //! A subscriber that goes away is dropped on the next publish.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
 
-use crate::protocol::{AgentEvent, Op};
+use crate::protocol::{AgentEvent, Event, Op, OpId, Submission};
 
-pub type EventReceiver = mpsc::UnboundedReceiver<AgentEvent>;
+pub type EventReceiver = mpsc::UnboundedReceiver<Event>;
 
-#[derive(Clone, Default)]
+/// Which op id an event is stamped with.
+#[derive(Clone)]
+enum Stamp {
+    /// Whatever op the agent's worker is running (0 between ops). The
+    /// worker runs one op at a time, so what its turn publishes, and what
+    /// the approval broker asks on its behalf, carries that op's id.
+    Worker(Arc<AtomicU64>),
+    /// One op that runs beside the worker (a language-server query), or 0.
+    Fixed(OpId),
+}
+
+#[derive(Clone)]
 pub struct EventBus {
-    subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<AgentEvent>>>>,
+    subscribers: Arc<Mutex<Vec<mpsc::UnboundedSender<Event>>>>,
+    stamp: Stamp,
+}
+
+impl Default for EventBus {
+    fn default() -> Self {
+        Self {
+            subscribers: Arc::default(),
+            stamp: Stamp::Worker(Arc::default()),
+        }
+    }
 }
 
 impl EventBus {
@@ -33,11 +55,36 @@ impl EventBus {
         rx
     }
 
-    pub fn publish(&self, event: AgentEvent) {
+    /// The same bus, stamping what it publishes with `id`.
+    pub fn for_op(&self, id: OpId) -> EventBus {
+        EventBus {
+            subscribers: self.subscribers.clone(),
+            stamp: Stamp::Fixed(id),
+        }
+    }
+
+    /// The same bus for what no op causes (a language server's reports).
+    pub fn ambient(&self) -> EventBus {
+        self.for_op(0)
+    }
+
+    /// The worker says which op it runs now (0: none).
+    pub fn set_worker_op(&self, id: OpId) {
+        if let Stamp::Worker(cell) = &self.stamp {
+            cell.store(id, Ordering::SeqCst);
+        }
+    }
+
+    pub fn publish(&self, msg: AgentEvent) {
+        let id = match &self.stamp {
+            Stamp::Worker(cell) => cell.load(Ordering::SeqCst),
+            Stamp::Fixed(id) => *id,
+        };
         let Ok(mut subs) = self.subscribers.lock() else {
             return;
         };
         subs.retain(|tx| !tx.is_closed());
+        let event = Event { id, msg };
         if let Some((last, rest)) = subs.split_last() {
             for tx in rest {
                 let _ = tx.send(event.clone());
@@ -47,21 +94,36 @@ impl EventBus {
     }
 }
 
-/// The sending half of the op channel, cloned into every front end.
+/// The sending half of the op channel, cloned into every front end. It
+/// numbers the ops so their events can be told apart.
 #[derive(Clone)]
 pub struct OpSender {
-    tx: mpsc::UnboundedSender<Op>,
+    tx: mpsc::UnboundedSender<Submission>,
+    next: Arc<AtomicU64>,
 }
 
 impl OpSender {
-    pub fn channel() -> (OpSender, mpsc::UnboundedReceiver<Op>) {
+    pub fn channel() -> (OpSender, mpsc::UnboundedReceiver<Submission>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (OpSender { tx }, rx)
+        (
+            OpSender {
+                tx,
+                next: Arc::new(AtomicU64::new(1)),
+            },
+            rx,
+        )
     }
 
-    /// Sends an op; false when the agent has gone away.
+    /// Sends an op; its id, or None when the agent has gone away.
+    pub fn submit(&self, op: Op) -> Option<OpId> {
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        self.tx.send(Submission { id, op }).ok().map(|_| id)
+    }
+
+    /// Sends an op whose events the caller does not wait for; false when
+    /// the agent has gone away.
     pub fn send(&self, op: Op) -> bool {
-        self.tx.send(op).is_ok()
+        self.submit(op).is_some()
     }
 }
 
@@ -82,7 +144,7 @@ mod tests {
         }
         for rx in [&mut a, &mut b] {
             for i in 0..10_000 {
-                match rx.recv().await {
+                match rx.recv().await.map(|e| e.msg) {
                     Some(AgentEvent::Token { text, .. }) => assert_eq!(text, i.to_string()),
                     other => panic!("unexpected {other:?}"),
                 }
@@ -102,5 +164,36 @@ mod tests {
         });
         assert!(b.recv().await.is_some());
         assert_eq!(bus.subscribers.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn events_carry_the_op_that_caused_them() {
+        let bus = EventBus::new();
+        let mut rx = bus.subscribe();
+        let note = |text: &str| AgentEvent::Notice {
+            turn: None,
+            level: crate::protocol::Level::Info,
+            text: text.into(),
+        };
+        bus.publish(note("before"));
+        bus.set_worker_op(7);
+        bus.publish(note("in op 7"));
+        bus.for_op(9).publish(note("beside, op 9"));
+        bus.ambient().publish(note("a server's own"));
+        bus.set_worker_op(0);
+        bus.publish(note("after"));
+        let ids: Vec<OpId> = std::iter::from_fn(|| rx.try_recv().ok().map(|e| e.id)).collect();
+        assert_eq!(ids, vec![0, 7, 9, 0, 0]);
+    }
+
+    #[test]
+    fn ops_are_numbered_from_one() {
+        let (tx, mut rx) = OpSender::channel();
+        let other = tx.clone();
+        assert_eq!(tx.submit(Op::Stats), Some(1));
+        assert_eq!(other.submit(Op::Cancel), Some(2));
+        assert_eq!(rx.try_recv().map(|s| s.id).ok(), Some(1));
+        drop(rx);
+        assert_eq!(tx.submit(Op::Stats), None);
     }
 }

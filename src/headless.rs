@@ -4,23 +4,23 @@
 use std::io::IsTerminal;
 
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
-use crate::agent::Agent;
-use crate::bus::EventReceiver;
+use crate::bus::{EventReceiver, OpSender};
 use crate::console::printer::{PrintMode, Printer};
-use crate::protocol::{AgentEvent, Outcome};
+use crate::protocol::{AgentEvent, Op, OpResult, Outcome, SessionInfo, TurnResult};
 
-/// Runs the turn and returns the process exit code.
-pub async fn run(
-    agent: &mut Agent,
-    mut events: EventReceiver,
-    prompt: &str,
-    json_out: bool,
-) -> i32 {
+/// Sends the prompt as one turn through the agent's service, prints what
+/// it streams, and returns the process exit code.
+pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_out: bool) -> i32 {
     let stdout_tty = std::io::stdout().is_terminal();
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let stream = stdout_tty && !json_out;
+    let Some(id) = ops.submit(Op::UserMessage {
+        text: prompt.to_string(),
+    }) else {
+        eprintln!("mm: the agent stopped before the turn began");
+        return 1;
+    };
     let printer = tokio::spawn(async move {
         let out: Box<dyn std::io::Write + Send> = if json_out {
             Box::new(std::io::sink())
@@ -33,31 +33,36 @@ pub async fn run(
             PrintMode::Headless { stream },
             color,
         );
+        let mut info = SessionInfo::default();
+        let mut report = None;
         while let Some(ev) = events.recv().await {
-            let finished = matches!(ev, AgentEvent::TurnFinished { .. });
-            p.print(&ev);
-            if finished {
-                break;
-            }
+            let mut batch = vec![ev];
             while let Ok(more) = events.try_recv() {
-                let finished = matches!(more, AgentEvent::TurnFinished { .. });
-                p.print(&more);
-                if finished {
-                    p.flush();
-                    return;
+                batch.push(more);
+            }
+            for ev in batch {
+                match ev.msg {
+                    AgentEvent::SessionStarted { info: i } => info = i,
+                    AgentEvent::Finished {
+                        result: OpResult::Turn { report: r },
+                    } if ev.id == id => report = Some(r),
+                    msg => p.print(&msg),
                 }
             }
             p.flush();
+            if report.is_some() {
+                break;
+            }
         }
         p.flush();
+        (info, report)
     });
 
-    let cancel = CancellationToken::new();
     let watcher = {
-        let cancel = cancel.clone();
+        let ops = ops.clone();
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
+                ops.send(Op::Cancel);
                 // A second Ctrl-C does not wait for the turn to wind down.
                 if tokio::signal::ctrl_c().await.is_ok() {
                     crate::sandbox::procs::kill_all();
@@ -66,21 +71,26 @@ pub async fn run(
             }
         })
     };
-    let result = agent.run_turn(prompt, &cancel).await;
+    let (info, report) = printer.await.unwrap_or_default();
     watcher.abort();
-    let _ = printer.await;
+    ops.send(Op::Shutdown);
+    let Some(result) = report else {
+        eprintln!("mm: the agent stopped before the turn ended");
+        return 1;
+    };
+    let result: TurnResult = *result;
 
     if json_out {
-        let usage = agent.usage();
+        let usage = result.usage;
         let mut obj = json!({
             "outcome": result.outcome.as_str(),
             "answer": result.answer,
             "written": result.written,
-            "session": agent.session_id(),
-            "sandbox": agent.sandbox().mode().as_str(),
-            "fence": agent.sandbox().fence().name(),
-            "network": !agent.sandbox().no_net(),
-            "requests": agent.requests(),
+            "session": info.session,
+            "sandbox": info.sandbox_mode,
+            "fence": info.fence,
+            "network": info.network,
+            "requests": result.requests,
             "usage": {"prompt": usage.prompt, "cached": usage.cached, "completion": usage.completion},
         });
         if let Some(e) = &result.error {

@@ -1,8 +1,11 @@
 //! The wire between the agent and its front ends: plain serde types, no I/O.
 //!
-//! Events go down (`AgentEvent`, published on the bus), commands go up (`Op`,
-//! sent on one channel). Every event carries the id of the turn or call it
-//! belongs to so a front end can route it without keeping its own clock.
+//! Commands go up as a `Submission { id, op }`; every event an op causes
+//! comes down in an `Event { id, msg }` that carries the op's id, and the op
+//! ends with exactly one `AgentEvent::Finished`. Events no op caused (the
+//! session's start, a language server's own reports) carry id 0. Inside an
+//! event, turn and call ids let a front end route it without keeping its
+//! own clock.
 
 use std::sync::Arc;
 
@@ -11,6 +14,86 @@ use serde::{Deserialize, Serialize};
 /// Turns are numbered from 1 within a process run (a resumed session goes on
 /// from the number of user messages already in its log).
 pub type TurnId = u64;
+
+/// Numbers a front end's commands, from 1; 0 means "no op".
+pub type OpId = u64;
+
+/// A command with the id its events and its `Finished` will carry.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Submission {
+    pub id: OpId,
+    pub op: Op,
+}
+
+/// An event with the id of the op that caused it (0: none did).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Event {
+    pub id: OpId,
+    pub msg: AgentEvent,
+}
+
+/// The facts about a session that every front end shows.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    pub session: String,
+    pub provider: String,
+    pub model: String,
+    pub base_url: String,
+    pub context_window: Option<u64>,
+    /// The sandbox in words: `workspace-write, fence: bwrap`.
+    pub sandbox: String,
+    /// `read-only`, `workspace-write` or `full-access`.
+    pub sandbox_mode: String,
+    /// The OS fence's name (`bwrap`, `landlock`, `none`).
+    pub fence: String,
+    pub network: bool,
+    pub resumed: bool,
+}
+
+/// How an op ended.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum OpResult {
+    /// A turn ended: what it came to.
+    Turn { report: Box<TurnResult> },
+    /// The op did what it was asked (its answer came as events).
+    Done,
+    /// It could not; the error was also published as a notice.
+    Failed { error: String },
+}
+
+/// What a turn came to: the answer, what it wrote, what the harness found.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TurnResult {
+    pub turn: TurnId,
+    pub outcome: Outcome,
+    pub answer: String,
+    pub written: Vec<String>,
+    /// Files that shell commands (the model's or the harness's check runs)
+    /// changed, as the checkpoints around them show.
+    pub changed_by_commands: Vec<String>,
+    /// What tools warned of (a git repository a command made).
+    pub warnings: Vec<String>,
+    pub error: Option<String>,
+    /// The last test run the harness made this turn.
+    pub tests: Option<TestReport>,
+    /// Claims in the answer that the turn's facts contradict.
+    pub unbacked: Vec<String>,
+    /// Model requests this turn and their tokens.
+    pub requests: u32,
+    pub usage: Usage,
+}
+
+/// A test (or reproduction) run the harness made.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestReport {
+    pub command: String,
+    /// None: it could not run (refused, cancelled).
+    pub passed: Option<bool>,
+    pub summary: String,
+    /// Failing runs fed back to the model.
+    pub attempts: u32,
+}
 
 /// How a turn ended. Maps one to one onto the headless exit codes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -251,13 +334,7 @@ pub struct LocItem {
 #[non_exhaustive]
 pub enum AgentEvent {
     SessionStarted {
-        session: String,
-        provider: String,
-        model: String,
-        base_url: String,
-        context_window: Option<u64>,
-        sandbox: String,
-        resumed: bool,
+        info: SessionInfo,
     },
     TurnStarted {
         turn: TurnId,
@@ -390,9 +467,9 @@ pub enum AgentEvent {
         id: String,
         summary: String,
     },
-    /// An op other than a message finished (its events were published).
-    OpFinished {
-        op: String,
+    /// The op in the envelope ended; nothing more comes for its id.
+    Finished {
+        result: OpResult,
     },
     /// A language server's diagnostics for one file (all of them, as now).
     Diagnostics {
@@ -413,8 +490,7 @@ pub enum AgentEvent {
     },
     /// Definitions or references asked for by a front end.
     Locations {
-        /// `definition` or `references`.
-        kind: String,
+        kind: NavKind,
         /// What was asked about (`calc.py:3:5`).
         query: String,
         items: Vec<LocItem>,
@@ -444,7 +520,7 @@ pub fn receipt_text(written: &[String], commands: u32, notes: &[String]) -> Stri
 }
 
 /// Everything a front end asks of the agent.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Op {

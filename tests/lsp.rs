@@ -208,7 +208,7 @@ async fn a_killed_server_is_restarted_with_a_notice_not_a_hang() {
     let mut notices = Vec::new();
     let mut counts = Vec::new();
     while let Ok(ev) = events.try_recv() {
-        match ev {
+        match ev.msg {
             AgentEvent::Notice { text, .. } => notices.push(text),
             AgentEvent::Diagnostics { path, errors, .. } => counts.push((path, errors)),
             _ => {}

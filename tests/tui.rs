@@ -309,7 +309,7 @@ fn three_turns_then_diff_rewind_rewind_back_and_commit_in_the_tui() {
     std::thread::sleep(Duration::from_millis(200));
 
     s.keys("/rewind\r");
-    s.wait_for("Enter rewind");
+    s.wait_for("enter rewind");
     s.wait_for("add src/c.txt");
     // Most recent first: turn 3, turn 2, turn 1.
     s.keys("\x1b[B");
@@ -330,7 +330,7 @@ fn three_turns_then_diff_rewind_rewind_back_and_commit_in_the_tui() {
     // Changed my mind: the safety checkpoint is on top.
     std::thread::sleep(Duration::from_millis(200));
     s.keys("/rewind\r");
-    s.wait_for("Enter rewind");
+    s.wait_for("enter rewind");
     s.wait_for("before rewinding to turn 1");
     s.keys("\r");
     s.wait_for("c code");

@@ -51,12 +51,22 @@ fn parse_id(id: &str) -> Result<Oid, String> {
 }
 
 impl Agent {
-    fn git_notice(&self, level: Level, text: impl Into<String>) {
+    /// Tells the user; an error is also what the running op comes to.
+    fn git_notice(&mut self, level: Level, text: impl Into<String>) {
+        let text = text.into();
+        if level == Level::Error {
+            self.op_error = Some(text.clone());
+        }
         self.bus.publish(AgentEvent::Notice {
             turn: Some(self.turn),
             level,
-            text: text.into(),
+            text,
         });
+    }
+
+    /// The error the last checkpoint op ended with, if any.
+    pub fn take_op_error(&mut self) -> Option<String> {
+        self.op_error.take()
     }
 
     /// Takes a checkpoint; a turn checkpoint is recorded even when the

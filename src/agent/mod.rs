@@ -27,7 +27,9 @@ use crate::llm::{
     self, ChatRequest, ClientEvent, LlmClient, LlmError, Message, RequestBudget, Role, StreamDelta,
     Streamed, ToolCall, ToolSpec,
 };
-use crate::protocol::{AgentEvent, Level, Outcome, RequestStats, ToolStatus, TurnId, Usage};
+use crate::protocol::{
+    AgentEvent, Level, Outcome, RequestStats, SessionInfo, ToolStatus, TurnId, Usage,
+};
 use crate::session::{Record, SessionError, SessionLog};
 use crate::tools::{self, CallCtx, ToolEnv, ToolOutput, ToolSet};
 
@@ -69,37 +71,8 @@ fn changed_words(paths: &[String]) -> String {
 }
 
 /// How a turn ended, for the front end that asked.
-#[derive(Clone, Debug)]
-pub struct TurnResult {
-    pub turn: TurnId,
-    pub outcome: Outcome,
-    pub answer: String,
-    pub written: Vec<String>,
-    /// Files that shell commands (the model's or the harness's check runs)
-    /// changed, as the checkpoints around them show.
-    pub changed_by_commands: Vec<String>,
-    /// What tools warned of (a git repository a command made).
-    pub warnings: Vec<String>,
-    pub error: Option<String>,
-    /// The last test run the harness made this turn.
-    pub tests: Option<TestReport>,
-    /// Claims in the answer that the turn's facts contradict.
-    pub unbacked: Vec<String>,
-    /// Model requests this turn and their tokens.
-    pub requests: u32,
-    pub usage: Usage,
-}
+pub use crate::protocol::{TestReport, TurnResult};
 
-/// A test (or reproduction) run the harness made.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TestReport {
-    pub command: String,
-    /// None: it could not run (refused, cancelled).
-    pub passed: Option<bool>,
-    pub summary: String,
-    /// Failing runs fed back to the model.
-    pub attempts: u32,
-}
 pub struct AgentParts {
     pub settings: Arc<Settings>,
     pub model: String,
@@ -113,6 +86,8 @@ pub struct AgentParts {
     pub history: Vec<Message>,
     /// Nobody can answer approvals (headless).
     pub unattended: bool,
+    /// The session was resumed from its log.
+    pub resumed: bool,
     /// Where each turn of `history` starts.
     pub turn_starts: Vec<usize>,
     /// The session's checkpoints so far (a resumed session has some).
@@ -150,6 +125,10 @@ pub struct Agent {
     /// What tools warned the user of this turn (a git repository a command
     /// made): `-json` carries them.
     tool_warnings: Vec<String>,
+    /// What the running checkpoint op failed with (`Finished` says it).
+    op_error: Option<String>,
+    /// Whether this run resumed a saved session.
+    resumed: bool,
 }
 
 /// Why the loop stopped early.
@@ -212,6 +191,8 @@ impl Agent {
             edits: Vec::new(),
             last_turn: None,
             tool_warnings: Vec::new(),
+            op_error: None,
+            resumed: parts.resumed,
         }
     }
 
@@ -224,17 +205,27 @@ impl Agent {
         &self.tools.sandbox
     }
 
-    /// Tells the front ends what this session is.
-    pub fn announce(&self, resumed: bool) {
-        self.bus.publish(AgentEvent::SessionStarted {
+    /// The facts every front end shows about this session.
+    pub fn info(&self) -> SessionInfo {
+        let sandbox = &self.tools.sandbox;
+        SessionInfo {
             session: self.log.id().to_string(),
             provider: self.settings.provider.clone(),
             model: self.model.clone(),
             base_url: self.client.base_url(),
             context_window: self.context_window,
-            sandbox: self.tools.sandbox.describe(),
-            resumed,
-        });
+            sandbox: sandbox.describe(),
+            sandbox_mode: sandbox.mode().as_str().to_string(),
+            fence: sandbox.fence().name().to_string(),
+            network: !sandbox.no_net(),
+            resumed: self.resumed,
+        }
+    }
+
+    /// Tells the front ends what this session is.
+    pub fn announce(&self) {
+        self.bus
+            .publish(AgentEvent::SessionStarted { info: self.info() });
     }
 
     pub fn system_prompt(&self) -> &str {

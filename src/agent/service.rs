@@ -1,6 +1,7 @@
-//! The agent as a task: front ends send `Op`s, the router applies the ones
-//! that cannot wait (cancel, approval answers) at once and queues the rest
-//! for the worker, which runs one turn at a time.
+//! The agent as a task: front ends submit `Op`s, the router applies the ones
+//! that cannot wait (cancel, approval answers, language-server queries) at
+//! once and queues the rest for the worker, which runs one at a time. Every
+//! front end (headless, REPL, TUI) drives the agent this way.
 
 use std::sync::{Arc, Mutex};
 
@@ -8,10 +9,10 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use super::{Agent, TurnResult};
+use super::Agent;
 use crate::approval::ApprovalBroker;
 use crate::bus::EventBus;
-use crate::protocol::{AgentEvent, Level, NavKind, Op};
+use crate::protocol::{AgentEvent, Level, NavKind, Op, OpId, OpResult, Submission};
 
 enum Work {
     Turn(String),
@@ -22,53 +23,62 @@ enum Work {
 
 /// Spawns the router and the worker. The returned handle finishes when
 /// the op channel closes or `Op::Shutdown` arrives (after the running
-/// turn ends).
+/// turn ends). Every op ends with one `Finished` carrying its id.
 pub fn spawn(
     agent: Agent,
     broker: Arc<ApprovalBroker>,
     bus: EventBus,
-    mut ops: mpsc::UnboundedReceiver<Op>,
-    results: Option<mpsc::UnboundedSender<TurnResult>>,
+    mut ops: mpsc::UnboundedReceiver<Submission>,
 ) -> JoinHandle<()> {
     let current: Arc<Mutex<CancellationToken>> = Arc::new(Mutex::new(CancellationToken::new()));
-    let (work_tx, work_rx) = mpsc::unbounded_channel::<Work>();
+    let (work_tx, work_rx) = mpsc::unbounded_channel::<(OpId, Work)>();
     let lsp = agent.lsp();
-    let worker = tokio::spawn(worker(
-        agent,
-        bus.clone(),
-        work_rx,
-        current.clone(),
-        results,
-    ));
+    let worker = tokio::spawn(worker(agent, bus.clone(), work_rx, current.clone()));
     tokio::spawn(async move {
-        while let Some(op) = ops.recv().await {
+        while let Some(Submission { id, op }) = ops.recv().await {
+            let done = |result: OpResult| {
+                bus.for_op(id).publish(AgentEvent::Finished { result });
+            };
             match op {
                 Op::UserMessage { text } => {
-                    let _ = work_tx.send(Work::Turn(text));
+                    let _ = work_tx.send((id, Work::Turn(text)));
                 }
                 Op::NewSession => {
-                    let _ = work_tx.send(Work::NewSession);
+                    let _ = work_tx.send((id, Work::NewSession));
                 }
                 Op::Cancel => {
                     if let Ok(token) = current.lock() {
                         token.cancel();
                     }
+                    done(OpResult::Done);
                 }
-                Op::Approval { id, decision } => {
-                    broker.resolve(id, decision);
+                Op::Approval {
+                    id: request,
+                    decision,
+                } => {
+                    broker.resolve(request, decision);
+                    done(OpResult::Done);
                 }
-                Op::Shutdown => break,
+                Op::Shutdown => {
+                    done(OpResult::Done);
+                    break;
+                }
                 Op::OpenFile { path } => {
-                    if let Some(lsp) = lsp.clone() {
-                        tokio::spawn(async move {
+                    let lsp = lsp.clone();
+                    let bus = bus.for_op(id);
+                    tokio::spawn(async move {
+                        if let Some(lsp) = lsp {
                             let abs = lsp.root().join(&path);
                             if crate::lsp::language_of(&abs).is_some()
                                 && let Ok(text) = tokio::fs::read_to_string(&abs).await
                             {
                                 lsp.opened(&abs, &text).await;
                             }
+                        }
+                        bus.publish(AgentEvent::Finished {
+                            result: OpResult::Done,
                         });
-                    }
+                    });
                 }
                 Op::Navigate {
                     kind,
@@ -78,9 +88,17 @@ pub fn spawn(
                 } => {
                     // Not queued behind a turn: the server answers while
                     // the model works.
-                    let (lsp, bus) = (lsp.clone(), bus.clone());
+                    let (lsp, bus) = (lsp.clone(), bus.for_op(id));
                     tokio::spawn(async move {
-                        bus.publish(navigate(lsp, kind, path, line, col).await);
+                        let answer = navigate(lsp, kind, path, line, col).await;
+                        let result = match &answer {
+                            AgentEvent::Locations { error: Some(e), .. } => {
+                                OpResult::Failed { error: e.clone() }
+                            }
+                            _ => OpResult::Done,
+                        };
+                        bus.publish(answer);
+                        bus.publish(AgentEvent::Finished { result });
                     });
                 }
                 op @ (Op::ListCheckpoints
@@ -92,7 +110,7 @@ pub fn spawn(
                 | Op::Undo
                 | Op::Stats
                 | Op::Export { .. }) => {
-                    let _ = work_tx.send(Work::Git(op));
+                    let _ = work_tx.send((id, Work::Git(op)));
                 }
             }
         }
@@ -104,39 +122,44 @@ pub fn spawn(
 async fn worker(
     mut agent: Agent,
     bus: EventBus,
-    mut work: mpsc::UnboundedReceiver<Work>,
+    mut work: mpsc::UnboundedReceiver<(OpId, Work)>,
     current: Arc<Mutex<CancellationToken>>,
-    results: Option<mpsc::UnboundedSender<TurnResult>>,
 ) {
-    while let Some(item) = work.recv().await {
-        match item {
+    while let Some((id, item)) = work.recv().await {
+        bus.set_worker_op(id);
+        let result = match item {
             Work::Turn(text) => {
                 let token = CancellationToken::new();
                 if let Ok(mut c) = current.lock() {
                     *c = token.clone();
                 }
-                let result = agent.run_turn(&text, &token).await;
-                if let Some(tx) = &results {
-                    let _ = tx.send(result);
+                let report = agent.run_turn(&text, &token).await;
+                OpResult::Turn {
+                    report: Box::new(report),
                 }
             }
             Work::Git(op) => {
-                let name = op_name(&op);
                 run_git_op(&mut agent, op).await;
-                bus.publish(AgentEvent::OpFinished {
-                    op: name.to_string(),
-                });
+                match agent.take_op_error() {
+                    Some(error) => OpResult::Failed { error },
+                    None => OpResult::Done,
+                }
             }
-            Work::NewSession => {
-                if let Err(e) = agent.new_session() {
+            Work::NewSession => match agent.new_session() {
+                Ok(()) => OpResult::Done,
+                Err(e) => {
+                    let error = format!("could not start a new session: {e}");
                     bus.publish(AgentEvent::Notice {
                         turn: None,
                         level: Level::Error,
-                        text: format!("could not start a new session: {e}"),
+                        text: error.clone(),
                     });
+                    OpResult::Failed { error }
                 }
-            }
-        }
+            },
+        };
+        bus.publish(AgentEvent::Finished { result });
+        bus.set_worker_op(0);
     }
 }
 
@@ -148,12 +171,8 @@ async fn navigate(
     col: u32,
 ) -> AgentEvent {
     let query = format!("{path}:{line}:{col}");
-    let kind_name = match kind {
-        NavKind::Definition => "definition",
-        NavKind::References => "references",
-    };
     let done = |items, error| AgentEvent::Locations {
-        kind: kind_name.into(),
+        kind,
         query: query.clone(),
         items,
         error,
@@ -166,21 +185,6 @@ async fn navigate(
     match lsp.locations(kind, &abs, None, l, c).await {
         Ok(locs) => done(lsp.loc_items(&locs), None),
         Err(e) => done(vec![], Some(e)),
-    }
-}
-
-fn op_name(op: &Op) -> &'static str {
-    match op {
-        Op::ListCheckpoints => "list_checkpoints",
-        Op::PreviewRewind { .. } => "preview_rewind",
-        Op::Rewind { .. } => "rewind",
-        Op::SessionDiff { .. } => "session_diff",
-        Op::ProposeCommit => "propose_commit",
-        Op::Commit { .. } => "commit",
-        Op::Undo => "undo",
-        Op::Stats => "stats",
-        Op::Export { .. } => "export",
-        _ => "other",
     }
 }
 

@@ -4,9 +4,7 @@
 
 pub mod duration;
 pub mod file;
-pub mod keymap;
 pub mod provider;
-pub mod theme;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

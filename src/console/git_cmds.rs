@@ -27,16 +27,31 @@ fn styles() -> (Style, Style, Style, Style) {
     )
 }
 
+/// Sends an op and returns the events it caused, up to its `Finished`.
+pub async fn events_of(ops: &OpSender, events: &mut EventReceiver, op: Op) -> Vec<AgentEvent> {
+    let mut out = Vec::new();
+    let Some(id) = ops.submit(op) else {
+        eprintln!("mm: the agent stopped");
+        return out;
+    };
+    while let Some(ev) = events.recv().await {
+        if ev.id != id {
+            // Not this op's (a language server's own report).
+            continue;
+        }
+        if let AgentEvent::Finished { .. } = ev.msg {
+            break;
+        }
+        out.push(ev.msg);
+    }
+    out
+}
+
 /// Sends an op and returns the events it caused, printing its notices.
 pub async fn collect(ops: &OpSender, events: &mut EventReceiver, op: Op) -> Vec<AgentEvent> {
     let mut out = Vec::new();
-    if !ops.send(op) {
-        eprintln!("mm: the agent stopped");
-        return out;
-    }
-    while let Some(ev) = events.recv().await {
+    for ev in events_of(ops, events, op).await {
         match ev {
-            AgentEvent::OpFinished { .. } => break,
             AgentEvent::Notice { level, text, .. } => {
                 let tag = match level {
                     Level::Info => "",

@@ -11,16 +11,7 @@ use rustyline::error::ReadlineError;
 
 use super::printer::{PrintMode, Printer};
 use crate::bus::{EventReceiver, OpSender};
-use crate::protocol::{AgentEvent, ApprovalDecision, Op};
-
-/// What the banner says.
-pub struct Banner {
-    pub provider: String,
-    pub model: String,
-    pub sandbox: String,
-    pub session: String,
-    pub context_window: Option<u64>,
-}
+use crate::protocol::{AgentEvent, ApprovalDecision, Op, OpId, SessionInfo};
 
 const HELP: &str = "\
 Commands:
@@ -67,7 +58,12 @@ async fn read_line(
     }
 }
 
-pub async fn run(ops: OpSender, mut events: EventReceiver, banner: Banner, root: PathBuf) -> i32 {
+pub async fn run(
+    ops: OpSender,
+    mut events: EventReceiver,
+    banner: SessionInfo,
+    root: PathBuf,
+) -> i32 {
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let mut printer: Printer2 =
         Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Repl, color);
@@ -138,11 +134,11 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, banner: Banner, root:
                 Slash::Done => continue,
             }
         }
-        if !ops.send(Op::UserMessage { text }) {
+        let Some(id) = ops.submit(Op::UserMessage { text }) else {
             eprintln!("mm: the agent stopped");
             return 1;
-        }
-        editor = match follow_turn(&ops, &mut events, &mut printer, editor).await {
+        };
+        editor = match follow_turn(&ops, &mut events, &mut printer, editor, id).await {
             Some(ed) => ed,
             None => return 1,
         };
@@ -187,11 +183,9 @@ async fn slash(
         "commit" => editor = super::git_cmds::commit(ops, events, editor).await,
         "undo" => super::git_cmds::undo(ops, events).await,
         "stats" => {
-            ops.send(Op::Stats);
-            while let Some(ev) = events.recv().await {
+            for ev in super::git_cmds::events_of(ops, events, Op::Stats).await {
                 if let AgentEvent::Notice { text, .. } = ev {
                     println!("{}", crate::untrusted::displayable(&text));
-                    break;
                 }
             }
         }
@@ -209,19 +203,10 @@ async fn slash(
         "help" | "?" => println!("{HELP}"),
         "sessions" => print_sessions(root),
         "new" => {
-            ops.send(Op::NewSession);
-            while let Some(ev) = events.recv().await {
-                match ev {
-                    AgentEvent::SessionCleared { session: id } => {
-                        println!("new session {id}");
-                        *session = id;
-                        break;
-                    }
-                    AgentEvent::Notice { text, .. } => {
-                        eprintln!("mm: {text}");
-                        break;
-                    }
-                    _ => {}
+            for ev in super::git_cmds::collect(ops, events, Op::NewSession).await {
+                if let AgentEvent::SessionCleared { session: id } = ev {
+                    println!("new session {id}");
+                    *session = id;
                 }
             }
         }
@@ -291,6 +276,7 @@ async fn follow_turn(
     events: &mut EventReceiver,
     printer: &mut Printer2,
     mut editor: DefaultEditor,
+    turn_op: OpId,
 ) -> Option<DefaultEditor> {
     loop {
         let ev = tokio::select! {
@@ -306,33 +292,32 @@ async fn follow_turn(
             batch.push(more);
         }
         for ev in batch {
-            printer.print(&ev);
-            match ev {
-                AgentEvent::ApprovalRequested { request } => {
-                    printer.flush();
-                    let always = match &request.kind {
-                        crate::protocol::ApprovalKind::Exec { scope, .. } => scope.clone(),
-                        crate::protocol::ApprovalKind::Edit { change } => {
-                            format!("every change to {}", change.path)
-                        }
-                    };
-                    let (ed, decision) = ask(editor, &always).await;
-                    editor = ed;
-                    if decision.is_none() {
-                        ops.send(Op::Cancel);
+            if let AgentEvent::Finished { .. } = ev.msg
+                && ev.id == turn_op
+            {
+                printer.flush();
+                return Some(editor);
+            }
+            printer.print(&ev.msg);
+            if let AgentEvent::ApprovalRequested { request } = ev.msg {
+                printer.flush();
+                let always = match &request.kind {
+                    crate::protocol::ApprovalKind::Exec { scope, .. } => scope.clone(),
+                    crate::protocol::ApprovalKind::Edit { change } => {
+                        format!("every change to {}", change.path)
                     }
-                    ops.send(Op::Approval {
-                        id: request.id,
-                        decision: decision.unwrap_or(ApprovalDecision::No {
-                            reason: Some("cancelled".into()),
-                        }),
-                    });
+                };
+                let (ed, decision) = ask(editor, &always).await;
+                editor = ed;
+                if decision.is_none() {
+                    ops.send(Op::Cancel);
                 }
-                AgentEvent::TurnFinished { .. } => {
-                    printer.flush();
-                    return Some(editor);
-                }
-                _ => {}
+                ops.send(Op::Approval {
+                    id: request.id,
+                    decision: decision.unwrap_or(ApprovalDecision::No {
+                        reason: Some("cancelled".into()),
+                    }),
+                });
             }
         }
         printer.flush();

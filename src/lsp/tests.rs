@@ -298,7 +298,7 @@ async fn without_a_server_mm_says_so_once_per_language() {
     );
     let mut notices = Vec::new();
     while let Ok(ev) = rx.try_recv() {
-        if let AgentEvent::Notice { text, .. } = ev {
+        if let AgentEvent::Notice { text, .. } = ev.msg {
             notices.push(text);
         }
     }

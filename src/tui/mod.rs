@@ -4,9 +4,16 @@
 //! frame every 16 ms and draws nothing while nothing changes.
 
 pub mod app;
+mod commands;
+pub mod component;
+mod input;
+pub mod jobs;
+pub mod keymap;
+mod layout;
 pub mod panes;
 pub mod partial_json;
 pub mod render;
+pub mod theme;
 
 use std::io::{Stdout, Write};
 use std::time::{Duration, Instant};
@@ -24,7 +31,8 @@ use ratatui::backend::CrosstermBackend;
 
 use crate::bus::{EventReceiver, OpSender};
 use crate::protocol::Op;
-pub use app::{App, Info};
+pub use app::App;
+use component::Effect;
 
 /// The shortest time between two frames.
 const FRAME: Duration = Duration::from_millis(16);
@@ -118,8 +126,15 @@ async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
             return 1;
         }
     };
+    let Some(mut jobs) = app.jobs.take_receiver() else {
+        restore();
+        eprintln!("mm: the TUI started twice");
+        return 1;
+    };
     let mut input = EventStream::new();
     let mut last_draw = Instant::now() - FRAME;
+    // The bell rings once what it calls for is on screen.
+    let mut bell = false;
     loop {
         if app.dirty && last_draw.elapsed() >= FRAME {
             // One synchronized update a frame: terminals that support it
@@ -134,35 +149,10 @@ async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
             }
             app.dirty = false;
             last_draw = Instant::now();
-            if std::mem::take(&mut app.bell) {
+            if std::mem::take(&mut bell) {
                 let _ = std::io::stdout().write_all(b"\x07");
                 let _ = std::io::stdout().flush();
             }
-        }
-        if let Some((what, text)) = app.clipboard.take() {
-            let env = crate::clipboard::Env::detect(true);
-            let mut out = std::io::stdout();
-            let got = crate::clipboard::copy(&text, &env, &mut out, &app.root.join(".mm"));
-            app.copied(&what, &got, text.len());
-        }
-        if std::mem::take(&mut app.mouse_changed) {
-            let mut out = std::io::stdout();
-            let _ = if app.mouse_capture {
-                execute!(out, EnableMouseCapture)
-            } else {
-                execute!(out, DisableMouseCapture)
-            };
-        }
-        if app.quit {
-            return 0;
-        }
-        if std::mem::take(&mut app.suspend) {
-            if let Err(e) = suspend(&mut term, app.mouse_capture) {
-                restore();
-                eprintln!("mm: cannot resume the TUI: {e}");
-                return 1;
-            }
-            app.dirty = true;
         }
         let wait = if app.dirty {
             FRAME.saturating_sub(last_draw.elapsed())
@@ -171,7 +161,7 @@ async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
         } else {
             Duration::from_secs(3600)
         };
-        tokio::select! {
+        let effects = tokio::select! {
             ev = input.next() => match ev {
                 Some(Ok(Event::Key(k))) => app.on_key(k),
                 Some(Ok(Event::Paste(text))) => app.on_paste(&text),
@@ -179,24 +169,58 @@ async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
                 Some(Ok(Event::Resize(..))) => {
                     let _ = term.autoresize();
                     app.dirty = true;
+                    Vec::new()
                 }
-                Some(Ok(_)) => {}
+                Some(Ok(_)) => Vec::new(),
                 Some(Err(_)) | None => return 1,
             },
             ev = events.recv() => match ev {
                 Some(ev) => {
-                    app.on_agent(ev);
+                    let mut fx = app.on_event(ev);
                     // A burst of tokens becomes one frame.
                     while let Ok(more) = events.try_recv() {
-                        app.on_agent(more);
+                        fx.extend(app.on_event(more));
                     }
+                    fx
                 }
                 None => return 1,
             },
+            Some(done) = jobs.recv() => {
+                app.on_job(done);
+                Vec::new()
+            }
             _ = tokio::time::sleep(wait) => {
-                app.tick();
-                if app.animating() {
+                if app.tick() {
                     app.dirty = true;
+                }
+                Vec::new()
+            }
+        };
+        for effect in effects {
+            match effect {
+                Effect::Quit => return 0,
+                Effect::Suspend => {
+                    if let Err(e) = suspend(&mut term, app.mouse_capture) {
+                        restore();
+                        eprintln!("mm: cannot resume the TUI: {e}");
+                        return 1;
+                    }
+                    app.dirty = true;
+                }
+                Effect::Bell => bell = true,
+                Effect::MouseCapture(on) => {
+                    let mut out = std::io::stdout();
+                    let _ = if on {
+                        execute!(out, EnableMouseCapture)
+                    } else {
+                        execute!(out, DisableMouseCapture)
+                    };
+                }
+                Effect::Copy { what, text } => {
+                    let env = crate::clipboard::Env::detect(true);
+                    let mut out = std::io::stdout();
+                    let got = crate::clipboard::copy(&text, &env, &mut out, &app.root.join(".mm"));
+                    app.copied(&what, &got, text.len());
                 }
             }
         }

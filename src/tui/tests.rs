@@ -11,15 +11,17 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use serde_json::json;
 
-use super::app::{App, Focus, Info};
+use super::app::{App, Focus};
+use super::component::Effect;
 use crate::bus::OpSender;
-use crate::config::keymap;
-use crate::config::theme::{self, ColorDepth};
 use crate::protocol::*;
+use crate::tui::keymap;
+use crate::tui::theme::{self, ColorDepth};
 
 struct Rig {
     app: App,
-    ops: tokio::sync::mpsc::UnboundedReceiver<Op>,
+    ops: tokio::sync::mpsc::UnboundedReceiver<Submission>,
+    jobs: tokio::sync::mpsc::UnboundedReceiver<super::jobs::JobDone>,
     _dir: tempfile::TempDir,
 }
 
@@ -36,16 +38,20 @@ fn rig() -> Rig {
     let theme = theme::load("dark", &root, ColorDepth::TrueColor).unwrap();
     let keys = keymap::load("default", &root).unwrap();
     let (tx, rx) = OpSender::channel();
-    let info = Info {
+    let info = SessionInfo {
         provider: "local".into(),
         model: "qwen2.5-coder".into(),
         sandbox: "workspace".into(),
         session: "20261130-120000-abcdef".into(),
         context_window: Some(16384),
+        ..Default::default()
     };
+    let mut app = App::new(theme, keys, tx, root, info);
+    let jobs = app.jobs.take_receiver().unwrap();
     Rig {
-        app: App::new(theme, keys, tx, root, info),
+        app,
         ops: rx,
+        jobs,
         _dir: dir,
     }
 }
@@ -65,15 +71,39 @@ fn typed(app: &mut App, text: &str) {
 }
 
 fn ops(r: &mut Rig) -> Vec<Op> {
+    submissions(r).into_iter().map(|s| s.op).collect()
+}
+
+fn submissions(r: &mut Rig) -> Vec<Submission> {
     let mut v = Vec::new();
-    while let Ok(op) = r.ops.try_recv() {
-        v.push(op);
+    while let Ok(sub) = r.ops.try_recv() {
+        v.push(sub);
     }
     v
 }
 
-/// The screen as text, changed spans marked.
-fn screen(app: &mut App, w: u16, h: u16) -> String {
+/// What the effects put on the clipboard, if anything.
+fn copied(fx: Vec<Effect>) -> Option<(String, String)> {
+    fx.into_iter().find_map(|e| match e {
+        Effect::Copy { what, text } => Some((what, text)),
+        _ => None,
+    })
+}
+
+/// The background jobs' answers (file reads, walks), once they are in.
+fn settle(r: &mut Rig) {
+    while r.app.jobs.busy() {
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    while let Ok(done) = r.jobs.try_recv() {
+        r.app.on_job(done);
+    }
+}
+
+/// The screen as text, changed spans marked, once the jobs are in.
+fn screen(r: &mut Rig, w: u16, h: u16) -> String {
+    settle(r);
+    let app = &mut r.app;
     let area = Rect::new(0, 0, w, h);
     let mut buf = Buffer::empty(area);
     app.draw(area, &mut buf);
@@ -170,7 +200,7 @@ fn change(before: &str, after: &str) -> FileChange {
 #[test]
 fn the_first_screen_welcomes() {
     let mut r = rig();
-    insta::assert_snapshot!("welcome_120x24", screen(&mut r.app, 120, 24));
+    insta::assert_snapshot!("welcome_120x24", screen(&mut r, 120, 24));
 }
 
 #[test]
@@ -179,8 +209,8 @@ fn a_turn_renders_markdown_tools_and_the_receipt() {
     for ev in turn_events() {
         r.app.on_agent(ev);
     }
-    insta::assert_snapshot!("turn_120x30", screen(&mut r.app, 120, 30));
-    insta::assert_snapshot!("turn_narrow_70x24", screen(&mut r.app, 70, 24));
+    insta::assert_snapshot!("turn_120x30", screen(&mut r, 120, 30));
+    insta::assert_snapshot!("turn_narrow_70x24", screen(&mut r, 70, 24));
 }
 
 #[test]
@@ -206,13 +236,13 @@ fn the_diff_pane_follows_a_write_as_it_streams() {
     });
     // The spinner and the elapsed time depend on the clock.
     r.app.status.working_since = None;
-    insta::assert_snapshot!("live_diff_streaming", screen(&mut r.app, 120, 16));
+    insta::assert_snapshot!("live_diff_streaming", screen(&mut r, 120, 16));
     r.app.on_agent(AgentEvent::ToolCallDelta {
         turn: 1,
         call_id: "c1".into(),
         delta: rest.to_string(),
     });
-    let text = screen(&mut r.app, 120, 16);
+    let text = screen(&mut r, 120, 16);
     assert!(text.contains("return a «-» b"), "{text}");
     assert!(text.contains("return a ‹+› b"), "{text}");
 }
@@ -220,7 +250,7 @@ fn the_diff_pane_follows_a_write_as_it_streams() {
 #[test]
 fn an_exec_approval_is_answered_with_y() {
     let mut r = rig();
-    r.app.on_agent(AgentEvent::ApprovalRequested {
+    let fx = r.app.on_agent(AgentEvent::ApprovalRequested {
         request: ApprovalRequest {
             id: 7,
             turn: 1,
@@ -233,8 +263,11 @@ fn an_exec_approval_is_answered_with_y() {
             },
         },
     });
-    assert!(r.app.bell, "the bell rings when a request waits");
-    insta::assert_snapshot!("approval_exec", screen(&mut r.app, 100, 20));
+    assert!(
+        fx.contains(&Effect::Bell),
+        "the bell rings when a request waits"
+    );
+    insta::assert_snapshot!("approval_exec", screen(&mut r, 100, 20));
     r.app.on_key(key(KeyCode::Char('y')));
     let sent = ops(&mut r);
     assert!(
@@ -268,7 +301,7 @@ fn no_with_a_reason_and_always() {
             },
         });
     }
-    let text = screen(&mut r.app, 100, 20);
+    let text = screen(&mut r, 100, 20);
     assert!(text.contains("(1 more waiting)"), "{text}");
     r.app.on_key(key(KeyCode::Char('n')));
     typed(&mut r.app, "keep the build");
@@ -308,7 +341,7 @@ fn hunks_can_be_rejected_one_by_one() {
     // The second hunk is rejected: down, space, then y.
     r.app.on_key(key(KeyCode::Down));
     r.app.on_key(key(KeyCode::Char(' ')));
-    insta::assert_snapshot!("approval_edit_hunks", screen(&mut r.app, 100, 30));
+    insta::assert_snapshot!("approval_edit_hunks", screen(&mut r, 100, 30));
     r.app.on_key(key(KeyCode::Char('y')));
     let sent = ops(&mut r);
     assert!(
@@ -335,7 +368,7 @@ fn esc_defers_an_approval_and_brings_it_back() {
     });
     r.app.on_key(key(KeyCode::Esc));
     assert!(!r.app.approvals.visible());
-    assert!(screen(&mut r.app, 100, 20).contains("1 approval waiting (Esc)"));
+    assert!(screen(&mut r, 100, 20).contains("1 approval waiting (Esc)"));
     r.app.on_key(key(KeyCode::Esc));
     assert!(r.app.approvals.visible());
     assert!(ops(&mut r).is_empty(), "deferring answers nothing");
@@ -351,7 +384,7 @@ fn enter_sends_and_typing_while_working_queues() {
     typed(&mut r.app, "second");
     r.app.on_key(key(KeyCode::Enter));
     assert!(ops(&mut r).is_empty(), "queued while the agent works");
-    assert!(screen(&mut r.app, 100, 20).contains("1 queued"));
+    assert!(screen(&mut r, 100, 20).contains("1 queued"));
     r.app.on_agent(AgentEvent::TurnFinished {
         turn: 1,
         outcome: Outcome::Done,
@@ -391,11 +424,11 @@ fn ctrl_c_cancels_then_quits() {
     typed(&mut r.app, "work");
     r.app.on_key(key(KeyCode::Enter));
     let _ = ops(&mut r);
-    r.app.on_key(ctrl('c'));
+    let fx = r.app.on_key(ctrl('c'));
     assert!(matches!(&ops(&mut r)[..], [Op::Cancel]));
-    assert!(!r.app.quit);
-    r.app.on_key(ctrl('c'));
-    assert!(r.app.quit);
+    assert!(!fx.contains(&Effect::Quit));
+    let fx = r.app.on_key(ctrl('c'));
+    assert!(fx.contains(&Effect::Quit));
 }
 
 #[test]
@@ -403,7 +436,7 @@ fn slash_commands_and_the_palette() {
     let mut r = rig();
     r.app.on_key(key(KeyCode::Char('/')));
     typed(&mut r.app, "th");
-    insta::assert_snapshot!("palette", screen(&mut r.app, 100, 20));
+    insta::assert_snapshot!("palette", screen(&mut r, 100, 20));
     r.app.on_key(key(KeyCode::Tab));
     typed(&mut r.app, "light");
     r.app.on_key(key(KeyCode::Enter));
@@ -415,8 +448,8 @@ fn slash_commands_and_the_palette() {
     r.app.on_key(key(KeyCode::Enter));
     assert!(matches!(&ops(&mut r)[..], [Op::NewSession]));
     typed(&mut r.app, "/quit");
-    r.app.on_key(key(KeyCode::Enter));
-    assert!(r.app.quit);
+    let fx = r.app.on_key(key(KeyCode::Enter));
+    assert!(fx.contains(&Effect::Quit));
 }
 
 #[test]
@@ -430,9 +463,9 @@ fn help_lists_every_key_of_the_active_keymap() {
             assert!(text.contains(&keys) && text.contains(desc), "{action}");
         }
     }
-    insta::assert_snapshot!("help", screen(&mut r.app, 100, 24));
+    insta::assert_snapshot!("help", screen(&mut r, 100, 24));
     r.app.on_key(key(KeyCode::Esc));
-    assert!(r.app.overlay.is_none());
+    assert!(r.app.overlay().is_none());
 }
 
 #[test]
@@ -443,16 +476,16 @@ fn tab_moves_focus_and_narrow_screens_show_tabs() {
     assert_eq!(r.app.focus, Focus::Transcript);
     r.app.on_key(key(KeyCode::Tab));
     assert_eq!(r.app.focus, Focus::Diff);
-    let text = screen(&mut r.app, 70, 20);
+    let text = screen(&mut r, 70, 20);
     assert!(text.contains(" diff "), "{text}");
     r.app.on_key(key(KeyCode::Tab));
     assert_eq!(r.app.focus, Focus::Tree);
-    insta::assert_snapshot!("narrow_files_tab", screen(&mut r.app, 70, 16));
+    insta::assert_snapshot!("narrow_files_tab", screen(&mut r, 70, 16));
     r.app.on_key(key(KeyCode::Enter));
     r.app.on_key(key(KeyCode::Down));
     r.app.on_key(key(KeyCode::Enter));
     assert!(
-        screen(&mut r.app, 100, 20).contains("pub fn one() -> u32"),
+        screen(&mut r, 100, 20).contains("pub fn one() -> u32"),
         "the viewer opens a file"
     );
 }
@@ -469,20 +502,20 @@ fn scrolling_up_does_not_yank_the_view() {
         turn: 1,
         text: many,
     });
-    let _ = screen(&mut r.app, 100, 20);
+    let _ = screen(&mut r, 100, 20);
     r.app.focus = Focus::Transcript;
     r.app.on_key(key(KeyCode::PageUp));
-    let before = screen(&mut r.app, 100, 20);
+    let before = screen(&mut r, 100, 20);
     r.app.on_agent(AgentEvent::Token {
         turn: 1,
         text: "line 81\n".into(),
     });
-    let after = screen(&mut r.app, 100, 20);
+    let after = screen(&mut r, 100, 20);
     assert!(after.contains("↓ new output"), "{after}");
     let strip = |s: &str| s.lines().take(8).collect::<Vec<_>>().join("\n");
     assert_eq!(strip(&before), strip(&after), "the view moved");
     r.app.on_key(key(KeyCode::End));
-    assert!(screen(&mut r.app, 100, 20).contains("line 81"));
+    assert!(screen(&mut r, 100, 20).contains("line 81"));
 }
 
 #[test]
@@ -498,7 +531,7 @@ fn every_shipped_theme_and_keymap_draws() {
             ColorDepth::Ansi16,
         ] {
             r.app.theme = theme::load(name, &r.app.root, depth).unwrap();
-            assert!(screen(&mut r.app, 90, 20).contains("fix the add function"));
+            assert!(screen(&mut r, 90, 20).contains("fix the add function"));
         }
     }
 }
@@ -541,12 +574,12 @@ fn the_rewind_overlay_previews_and_asks_what_to_restore() {
         )],
         foreign: vec!["notes.txt".into()],
     });
-    insta::assert_snapshot!("rewind_overlay", screen(&mut r.app, 120, 24));
+    insta::assert_snapshot!("rewind_overlay", screen(&mut r, 120, 24));
     r.app.on_key(key(KeyCode::Enter));
     r.app.on_key(key(KeyCode::Char('b')));
     // notes.txt changed outside mm: the overwrite is asked first.
     assert!(ops(&mut r).is_empty());
-    let text = screen(&mut r.app, 120, 24);
+    let text = screen(&mut r, 120, 24);
     assert!(
         text.contains("notes.txt changed since mm last left it")
             && text.contains("overwrite? y / n"),
@@ -558,7 +591,7 @@ fn the_rewind_overlay_previews_and_asks_what_to_restore() {
         matches!(&sent[..], [Op::Rewind { id, mode: RewindMode::Both, overwrite: true }] if id == "c1"),
         "{sent:?}"
     );
-    assert!(r.app.overlay.is_none());
+    assert!(r.app.overlay().is_none());
 }
 
 #[test]
@@ -571,19 +604,59 @@ fn after_a_rewind_the_tree_marks_only_what_still_differs() {
     });
     assert!(r.app.tree.marks.contains_key("calc.py"));
     ops(&mut r);
-    r.app.on_agent(AgentEvent::OpFinished {
-        op: "rewind".into(),
+    typed(&mut r.app, "/undo");
+    r.app.on_key(key(KeyCode::Enter));
+    let sent = submissions(&mut r);
+    assert!(
+        matches!(&sent[..], [Submission { op: Op::Undo, .. }]),
+        "{sent:?}"
+    );
+    // Another op's end is not the undo's.
+    r.app.on_event(Event {
+        id: sent[0].id + 100,
+        msg: AgentEvent::Finished {
+            result: OpResult::Done,
+        },
     });
-    assert!(matches!(&ops(&mut r)[..], [Op::SessionDiff { from: None }]));
-    r.app.on_agent(AgentEvent::SessionDiff {
-        from: "c1".into(),
-        changes: vec![],
+    assert!(ops(&mut r).is_empty());
+    r.app.on_event(Event {
+        id: sent[0].id,
+        msg: AgentEvent::Finished {
+            result: OpResult::Done,
+        },
+    });
+    let asked = submissions(&mut r);
+    assert!(
+        matches!(
+            &asked[..],
+            [Submission {
+                op: Op::SessionDiff { from: None },
+                ..
+            }]
+        ),
+        "{asked:?}"
+    );
+    r.app.on_event(Event {
+        id: asked[0].id,
+        msg: AgentEvent::SessionDiff {
+            from: "c1".into(),
+            changes: vec![],
+        },
     });
     assert!(r.app.tree.marks.is_empty());
     assert!(
         r.app.diff.review.is_none(),
         "the diff pane is not taken over"
     );
+    // A session diff the user asked for is shown.
+    r.app.on_event(Event {
+        id: asked[0].id + 1,
+        msg: AgentEvent::SessionDiff {
+            from: "c1".into(),
+            changes: vec![change("a\n", "b\n")],
+        },
+    });
+    assert!(r.app.diff.review.is_some());
 }
 
 #[test]
@@ -600,7 +673,7 @@ fn a_trimmed_conversation_leaves_the_transcript() {
         turn: 2,
         session: "20261130-999999-000000".into(),
     });
-    let text = screen(&mut r.app, 120, 30);
+    let text = screen(&mut r, 120, 30);
     assert!(
         text.contains("fix the add function") && !text.contains("second turn"),
         "{text}"
@@ -618,7 +691,7 @@ fn diff_review_and_commit_from_the_tui() {
         changes: vec![change("a\nb\n", "a\nB\n")],
     });
     assert_eq!(r.app.focus, Focus::Diff);
-    let text = screen(&mut r.app, 120, 20);
+    let text = screen(&mut r, 120, 20);
     assert!(
         text.contains("the session's changes since it began"),
         "{text}"
@@ -634,7 +707,7 @@ fn diff_review_and_commit_from_the_tui() {
         message: "fix(calc): add adds\n\nIt subtracted.".into(),
         files: vec!["calc.py".into()],
     });
-    insta::assert_snapshot!("commit_overlay", screen(&mut r.app, 100, 20));
+    insta::assert_snapshot!("commit_overlay", screen(&mut r, 100, 20));
     typed(&mut r.app, "Tested: ");
     r.app.on_key(ctrl('s'));
     let sent = ops(&mut r);
@@ -677,7 +750,7 @@ fn diagnostics_reach_the_tree_the_status_the_approval_and_the_diff_pane() {
         new_errors: Some(1),
         preview: true,
     });
-    let text = screen(&mut r.app, 120, 30);
+    let text = screen(&mut r, 120, 30);
     assert!(
         text.contains("language server: this edit would add 1 error(s)"),
         "{text}"
@@ -716,7 +789,7 @@ fn diagnostics_reach_the_tree_the_status_the_approval_and_the_diff_pane() {
             diag(1, 2, DiagLevel::Error, "two"),
         ],
     });
-    insta::assert_snapshot!("diagnostics_tree_status_diff", screen(&mut r.app, 120, 24));
+    insta::assert_snapshot!("diagnostics_tree_status_diff", screen(&mut r, 120, 24));
     assert_eq!((r.app.status.errors, r.app.status.warnings), (3, 1));
     // A file with nothing left to say leaves the counts.
     r.app.on_agent(AgentEvent::Diagnostics {
@@ -738,7 +811,7 @@ fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
         items: vec![diag(2, 12, DiagLevel::Error, "\"b\" is possibly unbound")],
     });
     r.app.on_key(key(KeyCode::F(8)));
-    let text = screen(&mut r.app, 100, 12);
+    let text = screen(&mut r, 100, 12);
     assert!(
         text.contains("diagnostics (1)") && text.contains("calc.py:2:12"),
         "{text}"
@@ -746,7 +819,8 @@ fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
     r.app.on_key(key(KeyCode::Enter));
     // Opening a file starts its language server.
     assert!(matches!(&ops(&mut r)[..], [Op::OpenFile { path }] if path == "calc.py"));
-    insta::assert_snapshot!("viewer_with_diagnostic", screen(&mut r.app, 100, 12));
+    settle(&mut r);
+    insta::assert_snapshot!("viewer_with_diagnostic", screen(&mut r, 100, 12));
     // F12 asks about the place under the cursor.
     r.app.on_key(key(KeyCode::F(12)));
     let sent = ops(&mut r);
@@ -755,7 +829,7 @@ fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
         "{sent:?}"
     );
     r.app.on_agent(AgentEvent::Locations {
-        kind: "definition".into(),
+        kind: NavKind::Definition,
         query: "calc.py:2:12".into(),
         items: vec![LocItem {
             path: "src/lib.rs".into(),
@@ -765,7 +839,7 @@ fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
         }],
         error: None,
     });
-    let text = screen(&mut r.app, 100, 12);
+    let text = screen(&mut r, 100, 12);
     assert!(
         text.contains("src/lib.rs (1 lines") && text.contains("1:8 ·"),
         "{text}"
@@ -782,7 +856,7 @@ fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
         ]
     ));
     r.app.on_agent(AgentEvent::Locations {
-        kind: "references".into(),
+        kind: NavKind::References,
         query: "src/lib.rs:1:8".into(),
         items: vec![
             LocItem {
@@ -800,18 +874,18 @@ fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
         ],
         error: None,
     });
-    let text = screen(&mut r.app, 100, 12);
+    let text = screen(&mut r, 100, 12);
     assert!(text.contains("references of src/lib.rs:1:8 (2)"), "{text}");
     insta::assert_snapshot!("references_list", text);
     // Back: the definition's viewer, then the first viewer, then the list.
     r.app.on_key(key(KeyCode::Esc));
-    assert!(screen(&mut r.app, 100, 12).contains("src/lib.rs (1 lines"));
+    assert!(screen(&mut r, 100, 12).contains("src/lib.rs (1 lines"));
     r.app.on_key(key(KeyCode::Backspace));
-    assert!(screen(&mut r.app, 100, 12).contains("calc.py (2 lines"));
+    assert!(screen(&mut r, 100, 12).contains("calc.py (2 lines"));
     r.app.on_key(key(KeyCode::Backspace));
-    assert!(screen(&mut r.app, 100, 12).contains("diagnostics (1)"));
+    assert!(screen(&mut r, 100, 12).contains("diagnostics (1)"));
     r.app.on_key(key(KeyCode::Esc));
-    assert!(r.app.overlay.is_none());
+    assert!(r.app.overlay().is_none());
 }
 
 #[test]
@@ -832,33 +906,26 @@ fn copy_takes_the_last_answer_a_cell_or_its_code_blocks() {
         error: None,
     });
     typed(&mut r.app, "/copy");
-    r.app.on_key(key(KeyCode::Enter));
-    let (what, text) = r.app.clipboard.take().unwrap();
+    let (what, text) = copied(r.app.on_key(key(KeyCode::Enter))).unwrap();
     assert_eq!(what, "the last answer");
     assert!(text.starts_with("First:\n\n```sh\nls -l"), "{text}");
     typed(&mut r.app, "/copy 2");
-    r.app.on_key(key(KeyCode::Enter));
-    assert!(r.app.clipboard.is_none());
-    assert!(
-        screen(&mut r.app, 120, 20).contains("no answer 2 back: the transcript has 1 answer(s)")
-    );
+    assert!(copied(r.app.on_key(key(KeyCode::Enter))).is_none());
+    assert!(screen(&mut r, 120, 20).contains("no answer 2 back: the transcript has 1 answer(s)"));
 
     // In the transcript: select the answer, `c` copies its code blocks in
     // turn, `y` the whole cell.
     r.app.focus = Focus::Transcript;
     r.app.on_key(key(KeyCode::Char('k')));
-    r.app.on_key(key(KeyCode::Char('c')));
     assert_eq!(
-        r.app.clipboard.take(),
+        copied(r.app.on_key(key(KeyCode::Char('c')))),
         Some(("code block 1/2".into(), "ls -l\n".into()))
     );
-    r.app.on_key(key(KeyCode::Char('c')));
     assert_eq!(
-        r.app.clipboard.take(),
+        copied(r.app.on_key(key(KeyCode::Char('c')))),
         Some(("code block 2/2".into(), "wc -l\n".into()))
     );
-    r.app.on_key(key(KeyCode::Char('y')));
-    let (what, text) = r.app.clipboard.take().unwrap();
+    let (what, text) = copied(r.app.on_key(key(KeyCode::Char('y')))).unwrap();
     assert_eq!(what, "the selected cell");
     assert!(text.contains("Then:"), "{text}");
     let got = crate::clipboard::Copied::Terminal {
@@ -866,7 +933,7 @@ fn copy_takes_the_last_answer_a_cell_or_its_code_blocks() {
         cut: false,
     };
     r.app.copied(&what, &got, text.len());
-    assert!(screen(&mut r.app, 120, 20).contains("copied the selected cell"));
+    assert!(screen(&mut r, 120, 20).contains("copied the selected cell"));
 }
 
 #[test]
@@ -877,6 +944,7 @@ fn vim_gd_gr_and_gg_work_in_the_viewer() {
     r.app.on_key(key(KeyCode::Down));
     r.app.on_key(key(KeyCode::Enter));
     assert!(matches!(&ops(&mut r)[..], [Op::OpenFile { path }] if path == "calc.py"));
+    settle(&mut r);
     r.app.on_key(key(KeyCode::Down));
     r.app.on_key(key(KeyCode::Char('w')));
     r.app.on_key(key(KeyCode::Char('g')));
@@ -906,7 +974,7 @@ fn vim_gd_gr_and_gg_work_in_the_viewer() {
     ));
     r.app.on_key(key(KeyCode::Char('g')));
     r.app.on_key(key(KeyCode::Char('g')));
-    let text = screen(&mut r.app, 100, 12);
+    let text = screen(&mut r, 100, 12);
     assert!(text.contains("1:1 ·"), "{text}");
 }
 
@@ -930,7 +998,7 @@ fn an_approval_that_opens_while_you_type_is_not_answered_by_your_typing() {
     });
     r.app.on_key(key(KeyCode::Char('y')));
     assert!(ops(&mut r).is_empty(), "the y went nowhere");
-    assert!(screen(&mut r.app, 120, 30).contains("an approval opened while you typed"));
+    assert!(screen(&mut r, 120, 30).contains("an approval opened while you typed"));
     // After a pause, keys answer.
     std::thread::sleep(std::time::Duration::from_millis(700));
     r.app.on_key(key(KeyCode::Char('n')));

@@ -12,12 +12,12 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
-use crate::config::keymap::{Keymap, Scope};
-use crate::config::theme::Theme;
 use crate::diff::{self, Hunk};
-use crate::protocol::{ApprovalDecision, ApprovalKind, ApprovalRequest};
+use crate::protocol::{AgentEvent, ApprovalDecision, ApprovalKind, ApprovalRequest};
+use crate::tui::keymap::{Keymap, Scope};
 use crate::tui::render::diff::{HunkMarks, render as render_hunks};
 use crate::tui::render::wrap::{Logical, wrap_all};
+use crate::tui::theme::Theme;
 
 #[derive(Default)]
 pub struct Approvals {
@@ -35,6 +35,26 @@ pub struct Approvals {
 }
 
 impl Approvals {
+    /// Takes its part of an agent event: requests come and go, and the
+    /// language server's verdict on a proposed edit.
+    pub fn on_event(&mut self, ev: &AgentEvent) {
+        match ev {
+            AgentEvent::ApprovalRequested { request } => self.push(request.clone()),
+            AgentEvent::ApprovalResolved { id, .. } => self.remove(*id),
+            AgentEvent::EditChecked {
+                call_id,
+                errors,
+                new_errors,
+                preview: true,
+                ..
+            } => {
+                let verdict = super::verdict(*errors, *new_errors, true);
+                self.checks.insert(call_id.clone(), verdict);
+            }
+            _ => {}
+        }
+    }
+
     pub fn push(&mut self, req: ApprovalRequest) {
         self.queue.push_back(req);
         if self.queue.len() == 1 {

@@ -9,51 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
-use crate::config::theme::Theme;
+use crate::tui::theme::Theme;
 
-/// The slash commands the TUI knows, with what they do.
-pub const COMMANDS: &[(&str, &str)] = &[
-    ("/help", "keys and commands"),
-    ("/new", "start a new session"),
-    ("/sessions", "list this workspace's sessions"),
-    (
-        "/theme",
-        "switch theme: /theme dark | light | high-contrast",
-    ),
-    ("/keymap", "switch keymap: /keymap default | vim | emacs"),
-    (
-        "/mouse",
-        "mouse capture on/off (off: select text with the terminal)",
-    ),
-    ("/tree", "show or hide the file tree"),
-    ("/diff", "review the session's changes in the diff pane"),
-    (
-        "/rewind",
-        "go back to a checkpoint: files, conversation or both",
-    ),
-    ("/undo", "revert the last edit"),
-    (
-        "/stats",
-        "requests and tokens of the session and its last turn",
-    ),
-    (
-        "/copy",
-        "copy the last answer (/copy N: the N-th counting back)",
-    ),
-    (
-        "/export",
-        "write the session as Markdown (/export PATH; .jsonl: events)",
-    ),
-    (
-        "/diagnostics",
-        "the language servers' errors and warnings (F8); Enter opens one",
-    ),
-    (
-        "/commit",
-        "commit the session's changes with a message the model writes",
-    ),
-    ("/quit", "leave"),
-];
+use crate::tui::commands::COMMANDS;
 
 /// What the popup above the composer offers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -174,12 +132,14 @@ impl Composer {
         word.strip_prefix('@').map(str::to_string)
     }
 
-    /// Lists the workspace for `@` completion the first time it is needed
-    /// (from the key handler: drawing never touches the disk).
-    pub fn load_files_if_needed(&mut self, root: &std::path::Path) {
-        if self.files.is_none() && self.at_word().is_some() {
-            self.files = Some(super::file_tree::index(root));
-        }
+    /// `@` completion needs the workspace's file list, which a job walks.
+    pub fn needs_files(&self) -> bool {
+        self.files.is_none() && self.at_word().is_some()
+    }
+
+    /// The workspace's file list arrived.
+    pub fn set_files(&mut self, files: Vec<String>) {
+        self.files = Some(files);
     }
 
     /// What the popup shows for the current text.
@@ -363,7 +323,9 @@ mod tests {
         c.complete(&p);
         assert_eq!(c.text(), "/theme ");
         c.set_text("look at @li");
-        c.load_files_if_needed(dir.path());
+        assert!(c.needs_files());
+        c.set_files(super::super::file_tree::index(dir.path()));
+        assert!(!c.needs_files());
         let p = c.popup();
         assert_eq!(p, Popup::Files(vec!["src/lib.rs".into()]));
         c.complete(&p);

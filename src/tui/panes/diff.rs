@@ -13,13 +13,15 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::config::theme::Theme;
 use crate::diff::{self, Hunk};
-use crate::protocol::{ChangeKind, FileChange};
+use crate::protocol::{AgentEvent, ApprovalKind, ChangeKind, FileChange, ToolStatus};
+use crate::tui::component::Handled;
+use crate::tui::keymap::DiffAction;
 use crate::tui::partial_json;
 use crate::tui::render::diff::{HunkMarks, render as render_hunks};
 use crate::tui::render::highlight;
 use crate::tui::render::wrap::{Logical, wrap_all};
+use crate::tui::theme::Theme;
 
 /// Files bigger than this are not read for a live preview.
 const MAX_PREVIEW_BYTES: u64 = 2 * 1024 * 1024;
@@ -97,6 +99,57 @@ impl DiffPane {
             root,
             ..Default::default()
         }
+    }
+
+    /// Takes its part of an agent event: edits as they stream, wait for
+    /// approval, land, or come to nothing.
+    pub fn on_event(&mut self, ev: &AgentEvent) {
+        match ev {
+            AgentEvent::ToolCallStarted { call_id, name, .. } => self.begin_live(call_id, name),
+            AgentEvent::ToolCallDelta { call_id, delta, .. } => {
+                self.live_delta(call_id, delta);
+            }
+            AgentEvent::ToolCallFinished {
+                call_id, status, ..
+            } if *status != ToolStatus::Ok => self.finished_without_change(call_id),
+            AgentEvent::FileChanged {
+                call_id, change, ..
+            } => self.applied(call_id, change),
+            AgentEvent::ApprovalRequested { request } => {
+                if let ApprovalKind::Edit { change } = &request.kind {
+                    self.pending(&request.call_id, change);
+                }
+            }
+            AgentEvent::EditChecked {
+                call_id,
+                errors,
+                new_errors,
+                preview: false,
+                ..
+            } => {
+                let (text, bad) = super::verdict(*errors, *new_errors, false);
+                self.checked(call_id, text, bad);
+            }
+            _ => {}
+        }
+    }
+
+    /// A key's action when the diff pane has the focus.
+    pub fn handle_key(&mut self, action: DiffAction) -> Handled {
+        match action {
+            DiffAction::ScrollUp => self.scroll_by(-1),
+            DiffAction::ScrollDown => self.scroll_by(1),
+            DiffAction::PageUp => self.page(-1),
+            DiffAction::PageDown => self.page(1),
+            DiffAction::NextFile => self.next_file(1),
+            DiffAction::PrevFile => self.next_file(-1),
+            DiffAction::NextHunk => self.next_hunk(1),
+            DiffAction::PrevHunk => self.next_hunk(-1),
+            DiffAction::CloseReview if self.review.is_some() => self.clear_review(),
+            DiffAction::CloseReview => return Handled::Ignored,
+            DiffAction::Help => return Handled::Help,
+        }
+        Handled::Consumed
     }
 
     /// Shows these changes instead of the live ones until `clear_review`.

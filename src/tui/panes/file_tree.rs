@@ -11,8 +11,10 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::config::theme::Theme;
-use crate::protocol::ChangeKind;
+use crate::protocol::{AgentEvent, ChangeKind};
+use crate::tui::component::Handled;
+use crate::tui::keymap::TreeAction;
+use crate::tui::theme::Theme;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -202,10 +204,17 @@ impl FileTree {
         }
     }
 
+    /// Filtering needs the workspace's file list, which a job walks.
+    pub fn needs_index(&self) -> bool {
+        !self.filter.is_empty() && self.all_files.is_none()
+    }
+
+    /// The workspace's file list arrived.
+    pub fn set_index(&mut self, files: Vec<String>) {
+        self.all_files = Some(files);
+    }
+
     pub fn type_char(&mut self, c: char) {
-        if self.all_files.is_none() {
-            self.all_files = Some(index(&self.root));
-        }
         self.filter.push(c);
         self.selected = 0;
     }
@@ -246,6 +255,61 @@ impl FileTree {
             self.load(&dir);
             self.expanded.insert(dir);
         }
+    }
+
+    /// Takes its part of an agent event: what the session touched and
+    /// what the language servers report.
+    pub fn on_event(&mut self, ev: &AgentEvent) {
+        match ev {
+            AgentEvent::FileChanged { change, .. } => self.mark(&change.path, change.kind),
+            AgentEvent::Diagnostics {
+                path,
+                errors,
+                warnings,
+                items,
+            } => {
+                if items.is_empty() {
+                    self.diags.remove(path);
+                } else {
+                    self.diags.insert(path.clone(), (*errors, *warnings));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Errors and warnings over the workspace.
+    pub fn diag_totals(&self) -> (u32, u32) {
+        self.diags
+            .values()
+            .fold((0, 0), |(e, w), (de, dw)| (e + de, w + dw))
+    }
+
+    /// A key when the tree has the focus: an action, or a character that
+    /// filters.
+    pub fn handle_key(&mut self, action: Option<TreeAction>, typed: Option<char>) -> Handled {
+        match action {
+            Some(TreeAction::Up) => self.move_by(-1),
+            Some(TreeAction::Down) => self.move_by(1),
+            Some(TreeAction::Open) => {
+                if let Some(path) = self.open() {
+                    return Handled::Open {
+                        path,
+                        line: 1,
+                        col: 1,
+                    };
+                }
+            }
+            Some(TreeAction::Expand) => self.set_expanded(true),
+            Some(TreeAction::Collapse) => self.set_expanded(false),
+            Some(TreeAction::ClearFilter) => self.clear_filter(),
+            Some(TreeAction::DeleteFilter) => self.backspace(),
+            None => match typed {
+                Some(c) => self.type_char(c),
+                None => return Handled::Ignored,
+            },
+        }
+        Handled::Consumed
     }
 
     /// Reads every folder read so far again (a rewind changed the tree).
@@ -415,8 +479,12 @@ mod tests {
 
     #[test]
     fn typing_filters_by_name() {
-        let (_d, mut t) = tree();
-        for c in "x.r".chars() {
+        let (d, mut t) = tree();
+        t.type_char('x');
+        assert!(t.needs_index(), "filtering waits for the walk");
+        t.set_index(index(d.path()));
+        assert!(!t.needs_index());
+        for c in ".r".chars() {
             t.type_char(c);
         }
         assert_eq!(names(&t), vec!["src/deep/x.rs"]);

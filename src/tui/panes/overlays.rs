@@ -10,11 +10,13 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
-use super::composer::COMMANDS;
-use crate::config::keymap::{Keymap, Scope};
-use crate::config::theme::Theme;
 use crate::protocol::{DiagItem, DiagLevel};
+use crate::protocol::{NavKind, Op};
+use crate::tui::commands::COMMANDS;
+use crate::tui::component::Handled;
+use crate::tui::keymap::{HelpAction, Key, KeyCodeKey, Keymap, PlacesAction, Scope, ViewerAction};
 use crate::tui::render::highlight;
+use crate::tui::theme::Theme;
 
 pub enum Overlay {
     Help { scroll: usize },
@@ -95,32 +97,93 @@ pub struct Viewer {
     pub diags: Vec<DiagItem>,
     lines: RefCell<Option<Vec<Line<'static>>>>,
     height: std::cell::Cell<u16>,
+    /// `g` was pressed: `gd`, `gr` or `gg` may follow.
+    pending_g: bool,
+    /// The text is still being read.
+    pub loading: bool,
+    /// Where the cursor goes once it is.
+    target: (usize, usize),
 }
 
 impl Viewer {
-    pub fn open(root: &std::path::Path, rel: &str) -> Viewer {
-        let path = root.join(rel);
-        let text = match std::fs::metadata(&path) {
-            Ok(m) if m.len() > 4 * 1024 * 1024 => format!("({} bytes: too big to show)", m.len()),
-            Ok(_) => match crate::sandbox::path::read_regular(&path, 4 * 1024 * 1024) {
-                Ok(bytes) if bytes.iter().take(8192).any(|b| *b == 0) => {
-                    "(a binary file)".to_string()
-                }
-                Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                Err(e) => format!("(cannot read: {e})"),
-            },
-            Err(e) => format!("(cannot read: {e})"),
+    /// A key while the viewer is on top: the keymap's actions, with vim's
+    /// `gd` (definition), `gr` (references) and `gg` (top) besides.
+    pub fn handle_key(&mut self, key: Key, keys: &Keymap) -> Handled {
+        let plain = |c: char| key.code == KeyCodeKey::Char(c) && !key.ctrl && !key.alt;
+        let action = if std::mem::take(&mut self.pending_g) {
+            if plain('d') {
+                Some(ViewerAction::Definition)
+            } else if plain('r') {
+                Some(ViewerAction::References)
+            } else if plain('g') {
+                Some(ViewerAction::Top)
+            } else {
+                keys.lookup(key)
+            }
+        } else if plain('g') {
+            self.pending_g = true;
+            return Handled::Consumed;
+        } else {
+            keys.lookup(key)
         };
+        let Some(action) = action else {
+            return Handled::Consumed;
+        };
+        match action {
+            ViewerAction::Close => return Handled::CloseAll,
+            ViewerAction::Back => return Handled::Close,
+            ViewerAction::ScrollUp => self.scroll_by(-1),
+            ViewerAction::ScrollDown => self.scroll_by(1),
+            ViewerAction::Left => self.move_col(-1),
+            ViewerAction::Right => self.move_col(1),
+            ViewerAction::WordNext => self.word(true),
+            ViewerAction::WordPrev => self.word(false),
+            ViewerAction::PageUp => self.page(-1),
+            ViewerAction::PageDown => self.page(1),
+            ViewerAction::Top => self.top(),
+            ViewerAction::Bottom => self.bottom(),
+            ViewerAction::Definition | ViewerAction::References => {
+                let kind = if action == ViewerAction::Definition {
+                    NavKind::Definition
+                } else {
+                    NavKind::References
+                };
+                return Handled::Send(Op::Navigate {
+                    kind,
+                    path: self.path.clone(),
+                    line: self.line as u32 + 1,
+                    col: self.col as u32 + 1,
+                });
+            }
+        }
+        Handled::Consumed
+    }
+
+    /// A viewer waiting for its file (a job reads it): the cursor goes to
+    /// the 1-based place once the text is in.
+    pub fn loading(rel: &str, line: usize, col: usize) -> Viewer {
         Viewer {
             path: rel.to_string(),
-            text,
+            text: "(reading…)".to_string(),
             scroll: 0,
             line: 0,
             col: 0,
             diags: Vec::new(),
             lines: RefCell::new(None),
             height: std::cell::Cell::new(10),
+            pending_g: false,
+            loading: true,
+            target: (line, col),
         }
+    }
+
+    /// The file's text arrived.
+    pub fn set_text(&mut self, text: String) {
+        self.text = text;
+        self.loading = false;
+        *self.lines.borrow_mut() = None;
+        let (line, col) = self.target;
+        self.goto(line, col);
     }
 
     fn line_count(&self) -> usize {
@@ -447,9 +510,48 @@ impl PlaceList {
 }
 
 impl Overlay {
+    /// A key while this overlay is on top of the stack.
+    pub fn handle_key(
+        &mut self,
+        key: Key,
+        ev: crossterm::event::KeyEvent,
+        keys: &Keymap,
+    ) -> Handled {
+        match self {
+            Overlay::Help { scroll } => match keys.lookup::<HelpAction>(key) {
+                Some(HelpAction::ScrollUp) => *scroll = scroll.saturating_sub(1),
+                Some(HelpAction::ScrollDown) => *scroll += 1,
+                Some(HelpAction::PageUp) => *scroll = scroll.saturating_sub(10),
+                Some(HelpAction::PageDown) => *scroll += 10,
+                Some(HelpAction::Close) | None => return Handled::Close,
+            },
+            Overlay::Viewer(v) => return v.handle_key(key, keys),
+            Overlay::Places(p) => match keys.lookup::<PlacesAction>(key) {
+                Some(PlacesAction::Up) => p.move_by(-1),
+                Some(PlacesAction::Down) => p.move_by(1),
+                Some(PlacesAction::PageUp) => p.page(-1),
+                Some(PlacesAction::PageDown) => p.page(1),
+                Some(PlacesAction::Open) => {
+                    if let Some(place) = p.current() {
+                        return Handled::Open {
+                            path: place.path.clone(),
+                            line: place.line,
+                            col: place.col,
+                        };
+                    }
+                }
+                Some(PlacesAction::Back) => return Handled::Close,
+                None => {}
+            },
+            Overlay::Rewind(r) => return r.handle_key(keys.lookup(key)),
+            Overlay::Commit(c) => return c.handle_key(keys.lookup(key), ev),
+        }
+        Handled::Consumed
+    }
+
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, th: &Theme, keys: &Keymap) {
         match self {
-            Overlay::Rewind(r) => r.render(area, buf, th),
+            Overlay::Rewind(r) => r.render(area, buf, th, keys),
             Overlay::Commit(c) => {
                 let w = area.width.saturating_sub(8).clamp(20, 100).min(area.width);
                 let h = 14.min(area.height);
@@ -459,7 +561,7 @@ impl Overlay {
                     width: w,
                     height: h,
                 };
-                c.render(rect, buf, th);
+                c.render(rect, buf, th, keys);
             }
             Overlay::Help { scroll } => {
                 let inner = frame(area, buf, th, " help ".into());

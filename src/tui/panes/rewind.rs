@@ -12,8 +12,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 use ratatui_textarea::TextArea;
 
-use crate::config::theme::Theme;
-use crate::protocol::{CheckpointSummary, RewindMode};
+use crate::protocol::{CheckpointSummary, Op, RewindMode};
+use crate::tui::component::Handled;
+use crate::tui::keymap::{CommitAction, Keymap, RewindAction};
+use crate::tui::theme::Theme;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Stage {
@@ -46,6 +48,59 @@ impl Default for RewindOverlay {
 }
 
 impl RewindOverlay {
+    /// A key's action while the overlay is open; other keys do nothing.
+    pub fn handle_key(&mut self, action: Option<RewindAction>) -> Handled {
+        let Some(action) = action else {
+            return Handled::Consumed;
+        };
+        let preview = |id: Option<String>| match id {
+            Some(id) => Handled::Send(Op::PreviewRewind { id }),
+            None => Handled::Consumed,
+        };
+        match (self.stage.clone(), action) {
+            (Stage::Choose, RewindAction::Cancel) => return Handled::Close,
+            (Stage::Choose, RewindAction::Up) => return preview(self.move_by(-1)),
+            (Stage::Choose, RewindAction::Down) => return preview(self.move_by(1)),
+            (Stage::Choose, RewindAction::Choose) if !self.list.is_empty() => {
+                self.stage = Stage::Mode
+            }
+            (Stage::Mode, RewindAction::Cancel) => self.stage = Stage::Choose,
+            (
+                Stage::Mode,
+                a @ (RewindAction::Code | RewindAction::Conversation | RewindAction::Both),
+            ) => {
+                let mode = match a {
+                    RewindAction::Code => RewindMode::Code,
+                    RewindAction::Conversation => RewindMode::Conversation,
+                    _ => RewindMode::Both,
+                };
+                if mode != RewindMode::Conversation && !self.foreign.is_empty() {
+                    self.stage = Stage::Confirm(mode);
+                } else if let Some(id) = self.selected_id() {
+                    return Handled::SendClose(Op::Rewind {
+                        id,
+                        mode,
+                        overwrite: false,
+                    });
+                }
+            }
+            (Stage::Confirm(mode), RewindAction::Overwrite) => {
+                if let Some(id) = self.selected_id() {
+                    return Handled::SendClose(Op::Rewind {
+                        id,
+                        mode,
+                        overwrite: true,
+                    });
+                }
+            }
+            (Stage::Confirm(_), RewindAction::Keep | RewindAction::Cancel) => {
+                self.stage = Stage::Choose
+            }
+            _ => {}
+        }
+        Handled::Consumed
+    }
+
     pub fn selected_id(&self) -> Option<String> {
         self.list.get(self.selected).map(|c| c.info.id.clone())
     }
@@ -60,7 +115,7 @@ impl RewindOverlay {
         self.selected_id()
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme, keys: &Keymap) {
         Clear.render(area, buf);
         let block = Block::default()
             .borders(Borders::ALL)
@@ -118,19 +173,34 @@ impl RewindOverlay {
                 ),
             ]));
         }
+        let k = |a: RewindAction| first_key(keys, a);
         let footer: Vec<Line<'static>> = match &self.stage {
             Stage::Choose => vec![Line::styled(
-                "↑/↓ choose (the diff pane shows what going back does) · Enter rewind · Esc close",
+                format!(
+                    "{}/{} choose (the diff pane shows what going back does) · {} rewind · {} close",
+                    k(RewindAction::Up),
+                    k(RewindAction::Down),
+                    k(RewindAction::Choose),
+                    k(RewindAction::Cancel)
+                ),
                 Style::new().fg(th.accent),
             )],
             Stage::Mode => vec![Line::styled(
-                "restore:  c code   v conversation   b both   Esc back",
+                format!(
+                    "restore:  {} code   {} conversation   {} both   {} back",
+                    k(RewindAction::Code),
+                    k(RewindAction::Conversation),
+                    k(RewindAction::Both),
+                    k(RewindAction::Cancel)
+                ),
                 Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
             )],
             Stage::Confirm(_) => vec![Line::styled(
                 format!(
-                    "{} changed since mm last left it, not by mm: overwrite? y / n",
-                    self.foreign.join(", ")
+                    "{} changed since mm last left it, not by mm: overwrite? {} / {}",
+                    self.foreign.join(", "),
+                    k(RewindAction::Overwrite),
+                    k(RewindAction::Keep)
                 ),
                 Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
             )],
@@ -168,6 +238,13 @@ impl RewindOverlay {
     }
 }
 
+/// The first key bound to an action, for a hint ("esc"), or "unbound".
+fn first_key<A: crate::tui::keymap::Action>(keys: &Keymap, action: A) -> String {
+    keys.keys(A::SCOPE, action.name())
+        .first()
+        .map_or_else(|| "unbound".to_string(), ToString::to_string)
+}
+
 pub struct CommitOverlay {
     pub area: TextArea<'static>,
     pub files: Vec<String>,
@@ -184,7 +261,25 @@ impl CommitOverlay {
         self.area.lines().join("\n")
     }
 
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, th: &Theme) {
+    /// Keys edit the message, but for the overlay's own actions.
+    pub fn handle_key(
+        &mut self,
+        action: Option<CommitAction>,
+        ev: crossterm::event::KeyEvent,
+    ) -> Handled {
+        match action {
+            Some(CommitAction::Save) => Handled::SendClose(Op::Commit {
+                message: self.message(),
+            }),
+            Some(CommitAction::Cancel) => Handled::Close,
+            None => {
+                self.area.input(ev);
+                Handled::Consumed
+            }
+        }
+    }
+
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, th: &Theme, keys: &Keymap) {
         Clear.render(area, buf);
         let block = Block::default()
             .borders(Borders::ALL)
@@ -217,7 +312,11 @@ impl CommitOverlay {
             .set_cursor_style(Style::new().add_modifier(Modifier::REVERSED));
         (&self.area).render(body, buf);
         Paragraph::new(Line::styled(
-            "edit the message · ctrl-s commits · Esc cancels",
+            format!(
+                "edit the message · {} commits · {} cancels",
+                first_key(keys, CommitAction::Save),
+                first_key(keys, CommitAction::Cancel)
+            ),
             Style::new().fg(th.accent),
         ))
         .render(

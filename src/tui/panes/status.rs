@@ -10,8 +10,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::config::theme::Theme;
-use crate::protocol::{RequestStats, Usage};
+use crate::protocol::{AgentEvent, RequestStats, SessionInfo, Usage};
+use crate::tui::theme::Theme;
 
 const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -49,6 +49,55 @@ pub fn human(n: u64) -> String {
 }
 
 impl Status {
+    pub fn new(info: SessionInfo) -> Status {
+        Status {
+            provider: info.provider,
+            model: info.model,
+            sandbox: info.sandbox,
+            session: info.session,
+            context_window: info.context_window,
+            ..Default::default()
+        }
+    }
+
+    /// Takes its part of an agent event: the session, its figures.
+    pub fn on_event(&mut self, ev: &AgentEvent) {
+        match ev {
+            AgentEvent::SessionStarted { info } => {
+                self.provider.clone_from(&info.provider);
+                self.model.clone_from(&info.model);
+                self.sandbox.clone_from(&info.sandbox);
+                self.session.clone_from(&info.session);
+                self.context_window = info.context_window;
+            }
+            AgentEvent::SessionCleared { session } => {
+                self.session.clone_from(session);
+                self.total = Usage::default();
+                self.context_used = 0;
+            }
+            AgentEvent::ConversationTrimmed { session, .. } => self.session.clone_from(session),
+            AgentEvent::Usage {
+                stats,
+                context_used,
+                ..
+            } => {
+                self.total.add(&stats.usage);
+                self.last = Some(*stats);
+                if *context_used > 0 {
+                    self.context_used = *context_used;
+                }
+            }
+            AgentEvent::CheckpointCreated { .. } => self.checkpoints += 1,
+            AgentEvent::Committed { id, summary } => {
+                self.flash = Some(format!(
+                    "committed {}: {summary}",
+                    id.get(..8).unwrap_or(id)
+                ));
+            }
+            _ => {}
+        }
+    }
+
     pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme) {
         let dim = Style::new().fg(th.dim);
         let sep = Span::styled(" · ", Style::new().fg(th.border));

@@ -4,438 +4,21 @@
 //! Scrolling keeps an anchor (cell, line) so new output does not yank the
 //! view; with no anchor the view follows the end.
 
-use std::cell::RefCell;
+use std::collections::HashMap;
 use std::time::Instant;
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::config::theme::Theme;
-use crate::protocol::{Level, Outcome, ToolStatus, TurnId};
-use crate::tui::render::markdown;
-use crate::tui::render::wrap::{Logical, wrap_all};
+use crate::protocol::{AgentEvent, Level, Outcome, TurnId};
+use crate::tui::component::Handled;
+use crate::tui::keymap::TranscriptAction;
+use crate::tui::theme::Theme;
 
-/// Lines of a collapsed tool output, and of reasoning while it streams.
-const PREVIEW_LINES: usize = 4;
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum ToolState {
-    /// The model is still writing the call.
-    Writing,
-    Waiting,
-    Running(Instant),
-    Done(ToolStatus, f64),
-}
-
-#[derive(Clone, Debug)]
-pub enum CellKind {
-    User(String),
-    Answer {
-        text: String,
-        done: bool,
-    },
-    Reasoning {
-        text: String,
-        done: bool,
-    },
-    Tool {
-        call_id: String,
-        name: String,
-        summary: String,
-        state: ToolState,
-        output: String,
-        /// Bytes of arguments streamed so far (while writing).
-        arg_bytes: usize,
-    },
-    Notice(Level, String),
-    Receipt {
-        written: Vec<String>,
-        commands: u32,
-        notes: Vec<String>,
-    },
-    TurnEnd {
-        outcome: Outcome,
-        error: Option<String>,
-    },
-}
-
-impl CellKind {
-    /// The cell as text to copy: an answer as the model wrote it (markdown),
-    /// a tool call as its line and output.
-    pub fn plain_text(&self) -> String {
-        match self {
-            CellKind::User(t) => t.clone(),
-            CellKind::Answer { text, .. } | CellKind::Reasoning { text, .. } => text.clone(),
-            CellKind::Tool {
-                name,
-                summary,
-                output,
-                ..
-            } => format!("{name} {summary}\n{output}"),
-            CellKind::Notice(_, t) => t.clone(),
-            CellKind::Receipt {
-                written,
-                commands,
-                notes,
-            } => crate::protocol::receipt_text(written, *commands, notes),
-            CellKind::TurnEnd { outcome, error } => match error {
-                Some(e) => format!("{outcome:?}: {e}"),
-                None => format!("{outcome:?}"),
-            },
-        }
-    }
-}
-
-/// A cell's lines for (width, version, selected).
-type Rendered = (u16, u64, bool, Vec<Line<'static>>);
-
-pub struct Cell {
-    pub turn: TurnId,
-    pub kind: CellKind,
-    pub expanded: bool,
-    version: u64,
-    cache: RefCell<Option<Rendered>>,
-    /// A streaming answer: (bytes of finished blocks, their lines in the cache).
-    stream: RefCell<Option<(usize, usize)>>,
-}
-
-impl Cell {
-    fn new(turn: TurnId, kind: CellKind) -> Self {
-        Cell {
-            turn,
-            kind,
-            expanded: false,
-            version: 0,
-            cache: RefCell::new(None),
-            stream: RefCell::new(None),
-        }
-    }
-
-    fn touch(&mut self) {
-        self.version += 1;
-    }
-
-    /// The cell's lines for `width`, from the cache when nothing changed.
-    fn lines(
-        &self,
-        width: u16,
-        theme: &Theme,
-        selected: bool,
-    ) -> std::cell::Ref<'_, Vec<Line<'static>>> {
-        let fresh = matches!(&*self.cache.borrow(), Some((w, v, s, _)) if *w == width && *v == self.version && *s == selected);
-        if !fresh {
-            match &self.kind {
-                CellKind::Answer { text, done: false } => {
-                    self.stream_into_cache(text, width, theme, selected)
-                }
-                _ => {
-                    let lines = wrap_all(&self.logical(theme, selected), width as usize);
-                    *self.cache.borrow_mut() = Some((width, self.version, selected, lines));
-                }
-            }
-        }
-        std::cell::Ref::map(self.cache.borrow(), |c| match c {
-            Some((_, _, _, l)) => l,
-            None => unreachable_empty(),
-        })
-    }
-
-    /// An answer still streaming: the blocks before the last blank line
-    /// outside a code fence are rendered once and kept in the cache; each
-    /// frame only renders the new blocks and the tail, so a frame costs the
-    /// same for a long answer as for a short one. The finished answer is
-    /// rendered whole.
-    fn stream_into_cache(&self, text: &str, width: u16, th: &Theme, selected: bool) {
-        let mut cache = self.cache.borrow_mut();
-        let mut st = self.stream.borrow_mut();
-        let reusable =
-            matches!(&*cache, Some((w, _, s, _)) if *w == width && *s == selected) && st.is_some();
-        if !reusable {
-            *cache = Some((width, self.version, selected, Vec::new()));
-            *st = Some((0, 0));
-        }
-        let (Some((_, version, _, lines)), Some((boundary, prefix_len))) =
-            (cache.as_mut(), st.as_mut())
-        else {
-            return;
-        };
-        *version = self.version;
-        lines.truncate(*prefix_len);
-        let render = |part: &str, lines: &mut Vec<Line<'static>>| {
-            if part.trim().is_empty() {
-                return;
-            }
-            if !lines.is_empty() {
-                let marker = if selected {
-                    Span::styled("▌", Style::new().fg(th.accent))
-                } else {
-                    Span::raw(" ")
-                };
-                lines.push(Line::from(marker));
-            }
-            let kind = CellKind::Answer {
-                text: part.to_string(),
-                done: true,
-            };
-            lines.extend(wrap_all(
-                &Cell::new(self.turn, kind).logical(th, selected),
-                width as usize,
-            ));
-        };
-        let next = *boundary + stable_boundary(&text[*boundary..]);
-        if next > *boundary {
-            render(&text[*boundary..next], lines);
-            *boundary = next;
-            *prefix_len = lines.len();
-        }
-        render(&text[*boundary..], lines);
-    }
-
-    fn height(&self, width: u16, theme: &Theme, selected: bool) -> usize {
-        self.lines(width, theme, selected).len()
-    }
-
-    fn logical(&self, th: &Theme, selected: bool) -> Vec<Logical> {
-        let dim = Style::new().fg(th.dim);
-        let marker = if selected {
-            Span::styled("▌", Style::new().fg(th.accent))
-        } else {
-            Span::raw(" ")
-        };
-        let with_marker = |mut lines: Vec<Logical>| {
-            for l in &mut lines {
-                l.line.spans.insert(0, marker.clone());
-                l.hang.insert(0, marker.clone());
-            }
-            lines
-        };
-        let out = match &self.kind {
-            CellKind::User(text) => {
-                let st = Style::new().fg(th.accent).add_modifier(Modifier::BOLD);
-                let mut v = vec![Logical::word(Line::default())];
-                for (i, line) in text.lines().enumerate() {
-                    let prefix = if i == 0 { "› " } else { "  " };
-                    let mut l = Logical::word(Line::from(vec![
-                        Span::styled(prefix, st),
-                        Span::styled(
-                            line.to_string(),
-                            Style::new().fg(th.text).add_modifier(Modifier::BOLD),
-                        ),
-                    ]));
-                    l.hang = vec![Span::raw("  ")];
-                    v.push(l);
-                }
-                v
-            }
-            CellKind::Answer { text, .. } => markdown::render(text, th),
-            CellKind::Reasoning { text, done } => {
-                let st = dim.add_modifier(Modifier::ITALIC);
-                let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-                if self.expanded {
-                    lines
-                        .iter()
-                        .map(|l| Logical::word(Line::styled(format!("┊ {l}"), st)))
-                        .collect()
-                } else if *done {
-                    let first = lines.first().copied().unwrap_or("");
-                    vec![Logical::chars(Line::styled(
-                        format!("┊ thought ({} lines): {first}", lines.len()),
-                        st,
-                    ))]
-                } else {
-                    let start = lines.len().saturating_sub(PREVIEW_LINES);
-                    lines[start..]
-                        .iter()
-                        .map(|l| Logical::word(Line::styled(format!("┊ {l}"), st)))
-                        .collect()
-                }
-            }
-            CellKind::Tool {
-                name,
-                summary,
-                state,
-                output,
-                arg_bytes,
-                ..
-            } => tool_lines(th, name, summary, state, output, *arg_bytes, self.expanded),
-            CellKind::Notice(level, text) => {
-                let c = match level {
-                    Level::Info => th.dim,
-                    Level::Warning => th.warning,
-                    Level::Error => th.error,
-                };
-                vec![Logical::word(Line::styled(
-                    format!("mm: {text}"),
-                    Style::new().fg(c),
-                ))]
-            }
-            CellKind::Receipt {
-                written,
-                commands,
-                notes,
-            } => {
-                let text = crate::protocol::receipt_text(written, *commands, notes);
-                let c = if written.is_empty() { th.dim } else { th.added };
-                vec![Logical::word(Line::styled(
-                    format!("■ {text}"),
-                    Style::new().fg(c).add_modifier(Modifier::BOLD),
-                ))]
-            }
-            CellKind::TurnEnd { outcome, error } => {
-                let (c, text) = match outcome {
-                    Outcome::Done => return Vec::new(),
-                    Outcome::Failed => (
-                        th.error,
-                        format!("error: {}", error.as_deref().unwrap_or("the turn failed")),
-                    ),
-                    Outcome::Budget => (
-                        th.warning,
-                        error
-                            .clone()
-                            .unwrap_or_else(|| "the round budget is used up".into()),
-                    ),
-                    Outcome::Truncated => (
-                        th.warning,
-                        "the answer was cut by the completion token limit".into(),
-                    ),
-                    Outcome::Cancelled => (th.warning, "cancelled".into()),
-                };
-                vec![Logical::word(Line::styled(
-                    format!("mm: {text}"),
-                    Style::new().fg(c),
-                ))]
-            }
-        };
-        with_marker(out)
-    }
-}
-
-/// The end of the last complete block: the last blank line that is not
-/// inside a code fence.
-fn stable_boundary(text: &str) -> usize {
-    let mut in_fence = false;
-    let mut boundary = 0;
-    let mut pos = 0;
-    let mut prev_blank = false;
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            in_fence = !in_fence;
-        }
-        let blank = trimmed.is_empty() && line.ends_with('\n');
-        pos += line.len();
-        if blank && !in_fence && !prev_blank {
-            boundary = pos;
-        }
-        prev_blank = blank;
-    }
-    boundary
-}
-
-fn unreachable_empty() -> &'static Vec<Line<'static>> {
-    static EMPTY: Vec<Line<'static>> = Vec::new();
-    &EMPTY
-}
-
-fn tool_lines(
-    th: &Theme,
-    name: &str,
-    summary: &str,
-    state: &ToolState,
-    output: &str,
-    arg_bytes: usize,
-    expanded: bool,
-) -> Vec<Logical> {
-    let dim = Style::new().fg(th.dim);
-    let (icon, status, colour) = match state {
-        ToolState::Writing => ("…", format!("writing the call ({arg_bytes} bytes)"), th.dim),
-        ToolState::Waiting => ("?", "waiting for approval".to_string(), th.warning),
-        ToolState::Running(start) => (
-            "▸",
-            format!("running {:.1}s", start.elapsed().as_secs_f64()),
-            th.accent,
-        ),
-        ToolState::Done(ToolStatus::Ok, secs) => ("✓", format!("{secs:.1}s"), th.added),
-        ToolState::Done(ToolStatus::Error, _) => ("✗", "error".to_string(), th.error),
-        ToolState::Done(ToolStatus::Refused, _) => ("⊘", "refused".to_string(), th.warning),
-        ToolState::Done(ToolStatus::NotRun, _) => ("⊘", "not run".to_string(), th.warning),
-    };
-    let mut header = Logical::chars(Line::from(vec![
-        Span::styled(
-            format!("{icon} "),
-            Style::new().fg(colour).add_modifier(Modifier::BOLD),
-        ),
-        Span::styled(
-            name.to_string(),
-            Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
-        ),
-        Span::styled(format!(" {summary}"), Style::new().fg(th.text)),
-        Span::styled(format!("  {status}"), Style::new().fg(colour)),
-    ]));
-    header.hang = vec![Span::raw("  ")];
-    let mut v = vec![header];
-    let lines: Vec<&str> = output.lines().collect();
-    if lines.is_empty() {
-        return v;
-    }
-    let shown = if expanded {
-        lines.len().min(2000)
-    } else {
-        lines.len().min(PREVIEW_LINES)
-    };
-    for l in &lines[..shown] {
-        let mut line = Logical::chars(Line::styled(format!("  │ {l}"), dim));
-        line.hang = vec![Span::styled("  │ ", dim)];
-        v.push(line);
-    }
-    if shown < lines.len() {
-        v.push(Logical::chars(Line::styled(
-            format!(
-                "  └ {} more lines (select and Enter to expand)",
-                lines.len() - shown
-            ),
-            dim,
-        )));
-    }
-    v
-}
-
-fn welcome(area: Rect, buf: &mut Buffer, th: &Theme) {
-    let dim = Style::new().fg(th.dim);
-    let lines = vec![
-        Line::styled(
-            format!("mm {}", env!("CARGO_PKG_VERSION")),
-            Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
-        ),
-        Line::default(),
-        Line::styled(
-            "Ask for a fix, a change or an explanation. Name a file to attach it.",
-            Style::new().fg(th.text),
-        ),
-        Line::styled(
-            "Edits stream into the diff pane; you approve each one (y, n, a).",
-            dim,
-        ),
-        Line::styled(
-            "Tab moves between panes · F1 lists every key · Ctrl-C twice quits",
-            dim,
-        ),
-    ];
-    let h = lines.len() as u16;
-    let y = area.y + area.height.saturating_sub(h) / 2;
-    let rect = Rect {
-        y,
-        height: h.min(area.height),
-        ..area
-    };
-    Paragraph::new(lines)
-        .alignment(ratatui::layout::Alignment::Center)
-        .wrap(ratatui::widgets::Wrap { trim: true })
-        .render(rect, buf);
-}
+pub use super::cell::{Cell, CellKind, ToolState};
 
 /// The transcript pane.
 #[derive(Default)]
@@ -449,9 +32,281 @@ pub struct Transcript {
     /// Height of the last drawn view, for paging.
     pub view_height: std::cell::Cell<u16>,
     pub view_width: std::cell::Cell<u16>,
+    /// The turn on screen: notices without one go to it.
+    pub turn: TurnId,
+    /// When each running tool call started.
+    started: HashMap<String, Instant>,
+    /// The code block of the selected cell copied last (cell, block).
+    code_cursor: Option<(usize, usize)>,
 }
 
 impl Transcript {
+    /// Takes its part of an agent event.
+    pub fn on_event(&mut self, ev: &AgentEvent) {
+        match ev {
+            AgentEvent::SessionCleared { session } => {
+                self.push(
+                    self.turn,
+                    CellKind::Notice(Level::Info, format!("new session {session}")),
+                );
+            }
+            AgentEvent::TurnStarted { turn, prompt } => {
+                self.turn = *turn;
+                self.push(*turn, CellKind::User(prompt.clone()));
+                self.follow();
+            }
+            AgentEvent::Token { turn, text } => self.append_text(*turn, text, false),
+            AgentEvent::Reasoning { turn, text } => self.append_text(*turn, text, true),
+            AgentEvent::ToolCallStarted {
+                turn,
+                call_id,
+                name,
+            } => {
+                self.close_text();
+                self.tool_cell(*turn, call_id, name);
+            }
+            AgentEvent::ToolCallDelta { call_id, delta, .. } => {
+                if let Some(i) = self.find_tool(call_id) {
+                    self.update(i, |k| {
+                        if let CellKind::Tool { arg_bytes, .. } = k {
+                            *arg_bytes += delta.len();
+                        }
+                    });
+                }
+            }
+            AgentEvent::ToolCallRunning {
+                turn,
+                call_id,
+                name,
+                summary,
+                ..
+            } => {
+                self.close_text();
+                let now = Instant::now();
+                self.started.insert(call_id.clone(), now);
+                let i = self.tool_cell(*turn, call_id, name);
+                self.update(i, |k| {
+                    if let CellKind::Tool {
+                        summary: s, state, ..
+                    } = k
+                    {
+                        s.clone_from(summary);
+                        if *state != ToolState::Waiting {
+                            *state = ToolState::Running(now);
+                        }
+                    }
+                });
+            }
+            AgentEvent::ToolCallFinished {
+                turn,
+                call_id,
+                name,
+                summary,
+                status,
+                output,
+            } => {
+                let secs = self
+                    .started
+                    .remove(call_id)
+                    .map(|s| s.elapsed().as_secs_f64())
+                    .unwrap_or(0.0);
+                let i = self.tool_cell(*turn, call_id, name);
+                self.update(i, |k| {
+                    if let CellKind::Tool {
+                        summary: s,
+                        state,
+                        output: o,
+                        ..
+                    } = k
+                    {
+                        if s.is_empty() {
+                            s.clone_from(summary);
+                        }
+                        *state = ToolState::Done(*status, secs);
+                        *o = output.to_string();
+                    }
+                });
+            }
+            AgentEvent::ApprovalRequested { request } => {
+                if let Some(i) = self.find_tool(&request.call_id) {
+                    self.update(i, |k| {
+                        if let CellKind::Tool { state, .. } = k {
+                            *state = ToolState::Waiting;
+                        }
+                    });
+                }
+            }
+            AgentEvent::Notice { turn, level, text } => {
+                self.push(
+                    turn.unwrap_or(self.turn),
+                    CellKind::Notice(*level, text.clone()),
+                );
+            }
+            AgentEvent::Receipt {
+                turn,
+                written,
+                commands,
+                notes,
+            } => {
+                self.push(
+                    *turn,
+                    CellKind::Receipt {
+                        written: written.clone(),
+                        commands: *commands,
+                        notes: notes.clone(),
+                    },
+                );
+            }
+            AgentEvent::TurnFinished {
+                turn,
+                outcome,
+                error,
+                ..
+            } => {
+                self.close_text();
+                if *outcome != Outcome::Done {
+                    self.push(
+                        *turn,
+                        CellKind::TurnEnd {
+                            outcome: *outcome,
+                            error: error.clone(),
+                        },
+                    );
+                }
+            }
+            AgentEvent::ConversationTrimmed { turn, .. } => {
+                self.cells.retain(|c| c.turn < *turn);
+                self.selected = None;
+                self.follow();
+            }
+            _ => {}
+        }
+    }
+
+    /// A key's action when the transcript has the focus.
+    pub fn handle_key(&mut self, action: TranscriptAction, th: &Theme) -> Handled {
+        match action {
+            TranscriptAction::ScrollUp => self.scroll(-1, th),
+            TranscriptAction::ScrollDown => self.scroll(1, th),
+            TranscriptAction::PageUp => self.page(-1, th),
+            TranscriptAction::PageDown => self.page(1, th),
+            TranscriptAction::Top => self.top(),
+            TranscriptAction::Bottom => {
+                self.selected = None;
+                self.follow();
+            }
+            TranscriptAction::SelectPrev => self.select(-1),
+            TranscriptAction::SelectNext => self.select(1),
+            TranscriptAction::Toggle => self.toggle_selected(),
+            TranscriptAction::Copy => return self.copy_selected(false),
+            TranscriptAction::CopyCode => return self.copy_selected(true),
+            TranscriptAction::Help => return Handled::Help,
+        }
+        Handled::Consumed
+    }
+
+    /// The selected cell (or, with `code`, its next fenced code block).
+    fn copy_selected(&mut self, code: bool) -> Handled {
+        let Some(i) = self.selected else {
+            return Handled::Flash("select a cell first (j/k), then copy it".into());
+        };
+        let Some(cell) = self.cells.get(i) else {
+            return Handled::Consumed;
+        };
+        let text = cell.kind.plain_text();
+        if !code {
+            return Handled::Copy {
+                what: "the selected cell".into(),
+                text,
+            };
+        }
+        let blocks = crate::clipboard::code_blocks(&text);
+        if blocks.is_empty() {
+            return Handled::Flash("no code block in this cell".into());
+        }
+        let next = match self.code_cursor {
+            Some((c, b)) if c == i => (b + 1) % blocks.len(),
+            _ => 0,
+        };
+        self.code_cursor = Some((i, next));
+        Handled::Copy {
+            what: format!("code block {}/{}", next + 1, blocks.len()),
+            text: blocks[next].clone(),
+        }
+    }
+
+    /// The n-th answer counting back from the last (1 is the last).
+    pub fn answer_back(&self, n: usize) -> Result<&str, usize> {
+        let answers: Vec<&str> = self
+            .cells
+            .iter()
+            .filter_map(|c| match &c.kind {
+                CellKind::Answer { text, .. } if !text.trim().is_empty() => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        answers
+            .len()
+            .checked_sub(n)
+            .and_then(|i| answers.get(i).copied())
+            .ok_or(answers.len())
+    }
+
+    fn append_text(&mut self, turn: TurnId, text: &str, reasoning: bool) {
+        let idx = match self.open_text(turn, reasoning) {
+            Some(i) => i,
+            None => {
+                if !reasoning {
+                    // The answer follows the reasoning: close it.
+                    self.close_text();
+                }
+                let kind = if reasoning {
+                    CellKind::Reasoning {
+                        text: String::new(),
+                        done: false,
+                    }
+                } else {
+                    CellKind::Answer {
+                        text: String::new(),
+                        done: false,
+                    }
+                };
+                self.push(turn, kind)
+            }
+        };
+        self.update(idx, |k| match k {
+            CellKind::Answer { text: t, .. } | CellKind::Reasoning { text: t, .. } => {
+                t.push_str(text)
+            }
+            _ => {}
+        });
+    }
+
+    fn tool_cell(&mut self, turn: TurnId, call_id: &str, name: &str) -> usize {
+        match self.find_tool(call_id) {
+            Some(i) => i,
+            None => self.push(
+                turn,
+                CellKind::Tool {
+                    call_id: call_id.to_string(),
+                    name: name.to_string(),
+                    summary: String::new(),
+                    state: ToolState::Writing,
+                    output: String::new(),
+                    arg_bytes: 0,
+                },
+            ),
+        }
+    }
+
+    /// Every cached rendering is stale (the theme changed).
+    pub fn invalidate(&mut self) {
+        for c in &mut self.cells {
+            c.touch();
+        }
+        self.unseen = false;
+    }
+
     pub fn push(&mut self, turn: TurnId, kind: CellKind) -> usize {
         self.cells.push(Cell::new(turn, kind));
         if self.anchor.is_some() {
@@ -660,7 +515,7 @@ impl Transcript {
             return;
         }
         if self.cells.is_empty() {
-            welcome(area, buf, th);
+            super::cell::welcome(area, buf, th);
             return;
         }
         let width = area.width;
@@ -735,50 +590,5 @@ impl Transcript {
                     .join("\n")
             })
             .unwrap_or_default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::theme::{ColorDepth, load};
-
-    #[test]
-    fn a_streaming_answer_renders_like_the_finished_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let th = load("dark", dir.path(), ColorDepth::TrueColor).unwrap();
-        let text = "# Plan\n\nFirst paragraph with `code`.\n\n```rust\nfn a() {}\n\nfn b() {}\n```\n\n1. one\n\n2. two\n\nLast words.";
-        let streaming = Cell::new(
-            1,
-            CellKind::Answer {
-                text: text.into(),
-                done: false,
-            },
-        );
-        let done = Cell::new(
-            1,
-            CellKind::Answer {
-                text: text.into(),
-                done: true,
-            },
-        );
-        let plain = |c: &Cell| {
-            c.lines(60, &th, false)
-                .iter()
-                .map(|l| {
-                    l.spans
-                        .iter()
-                        .map(|s| s.content.as_ref())
-                        .collect::<String>()
-                })
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(plain(&streaming), plain(&done));
-        assert_eq!(stable_boundary("a\n\nb"), 3);
-        assert_eq!(
-            stable_boundary("```\na\n\nb"),
-            0,
-            "a blank line inside a fence is no boundary"
-        );
     }
 }

@@ -6,8 +6,8 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::wrap::Logical;
-use crate::config::theme::Theme;
 use crate::diff::{Hunk, LineKind};
+use crate::tui::theme::Theme;
 
 /// How hunks are shown.
 #[derive(Clone, Copy, Debug, Default)]
@@ -111,8 +111,8 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::theme::{ColorDepth, load};
     use crate::diff::hunks;
+    use crate::tui::theme::{ColorDepth, load};
 
     #[test]
     fn the_changed_span_gets_the_span_background() {

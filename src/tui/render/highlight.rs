@@ -11,7 +11,7 @@ use syntect::easy::HighlightLines;
 use syntect::highlighting::{FontStyle, Theme as SyntectTheme, ThemeSet};
 use syntect::parsing::{SyntaxReference, SyntaxSet};
 
-use crate::config::theme::{ColorDepth, degrade};
+use crate::tui::theme::{ColorDepth, degrade};
 
 struct Sets {
     syntaxes: SyntaxSet,

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 
 use super::highlight;
 use super::wrap::{Logical, text_width};
-use crate::config::theme::Theme;
+use crate::tui::theme::Theme;
 
 struct Builder<'t> {
     theme: &'t Theme,
@@ -381,7 +381,7 @@ pub fn render(text: &str, theme: &Theme) -> Vec<Logical> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::theme::{ColorDepth, load};
+    use crate::tui::theme::{ColorDepth, load};
 
     fn plain(text: &str) -> Vec<String> {
         let dir = tempfile::tempdir().unwrap();

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use ratatui::style::Color;
 use serde::Deserialize;
 
-use super::{ConfigError, line_col};
+use crate::config::{ConfigError, line_col};
 
 /// The shipped themes, by name.
 pub const SHIPPED: &[(&str, &str)] = &[
@@ -99,7 +99,7 @@ fn parse_file(path: &Path, text: &str) -> Result<ThemeFile, ConfigError> {
     })?;
     for (role, value) in &file.colors {
         if !ROLES.contains(&role.as_str()) {
-            let best = super::file::closest(role, ROLES).unwrap_or("text");
+            let best = crate::config::file::closest(role, ROLES).unwrap_or("text");
             return Err(ConfigError {
                 file: path.to_path_buf(),
                 position: Some(line_col(text, value.span().start)),
@@ -229,7 +229,7 @@ fn rgb_to_16(r: u8, g: u8, b: u8) -> Color {
 /// Directories searched for user themes, lowest first.
 fn user_dirs(root: &Path) -> Vec<PathBuf> {
     let mut v = Vec::new();
-    if let Some(dir) = super::user_config_dir() {
+    if let Some(dir) = crate::config::user_config_dir() {
         v.push(dir.join("themes"));
     }
     v.push(root.join(".mm").join("themes"));

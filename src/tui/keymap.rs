@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{ConfigError, line_col};
+use crate::config::{ConfigError, line_col};
 
 pub const SHIPPED: &[(&str, &str)] = &[
     ("default", include_str!("../../keymaps/default.toml")),
@@ -16,140 +16,174 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("emacs", include_str!("../../keymaps/emacs.toml")),
 ];
 
-/// Where a binding applies. Overlays first, then the focused pane, then global.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Scope {
-    Global,
-    Transcript,
-    Diff,
-    Tree,
-    Composer,
-    Approval,
-    Viewer,
+/// The trait every scope's action enum implements (generated below).
+pub trait Action: Sized + Copy + 'static {
+    const SCOPE: Scope;
+    fn from_name(name: &str) -> Option<Self>;
+    fn name(self) -> &'static str;
+}
+
+/// One table makes the scopes, their names and help, and an action enum
+/// per scope that handlers match exhaustively.
+macro_rules! keymap_table {
+    ($(
+        $(#[$doc:meta])*
+        $scope:ident $sname:literal $enum:ident {
+            $($act:ident $aname:literal $help:literal),* $(,)?
+        }
+    )*) => {
+        /// Where a binding applies. Overlays first, then the focused pane,
+        /// then global.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+        pub enum Scope { $($scope),* }
+
+        impl Scope {
+            pub const ALL: &[Scope] = &[$(Scope::$scope),*];
+
+            pub fn name(self) -> &'static str {
+                match self { $(Scope::$scope => $sname),* }
+            }
+
+            /// The actions a section may bind, with what they do.
+            pub fn actions(self) -> &'static [(&'static str, &'static str)] {
+                match self { $(Scope::$scope => &[$(($aname, $help)),*]),* }
+            }
+        }
+
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+            pub enum $enum { $($act),* }
+
+            impl Action for $enum {
+                const SCOPE: Scope = Scope::$scope;
+                fn from_name(name: &str) -> Option<Self> {
+                    match name { $($aname => Some(Self::$act),)* _ => None }
+                }
+                fn name(self) -> &'static str {
+                    match self { $(Self::$act => $aname),* }
+                }
+            }
+        )*
+    };
+}
+
+keymap_table! {
+    /// Keys that work wherever the focus is.
+    Global "global" GlobalAction {
+        Cancel "cancel" "cancel the running turn; twice in a row quits",
+        Quit "quit" "quit",
+        Suspend "suspend" "suspend (fg resumes)",
+        FocusNext "focus_next" "focus the next pane",
+        FocusPrev "focus_prev" "focus the previous pane",
+        ToggleTree "toggle_tree" "show or hide the file tree",
+        ToggleDiff "toggle_diff" "show or hide the diff pane",
+        ToggleMouse "toggle_mouse" "mouse capture on/off (off: the terminal selects text)",
+        Help "help" "this help",
+        Palette "palette" "slash-command palette",
+        Diagnostics "diagnostics" "the language servers' errors and warnings",
+    }
+    Transcript "transcript" TranscriptAction {
+        ScrollUp "scroll_up" "scroll up a line",
+        ScrollDown "scroll_down" "scroll down a line",
+        PageUp "page_up" "scroll up a page",
+        PageDown "page_down" "scroll down a page",
+        Top "top" "go to the top",
+        Bottom "bottom" "go to the end and follow new output",
+        SelectPrev "select_prev" "select the previous cell",
+        SelectNext "select_next" "select the next cell",
+        Toggle "toggle" "expand or collapse the selected cell",
+        Copy "copy" "copy the selected cell to the clipboard",
+        CopyCode "copy_code" "copy the selected cell's code block (again: the next one)",
+        Help "help" "this help",
+    }
+    Diff "diff" DiffAction {
+        ScrollUp "scroll_up" "scroll up a line",
+        ScrollDown "scroll_down" "scroll down a line",
+        PageUp "page_up" "scroll up a page",
+        PageDown "page_down" "scroll down a page",
+        NextFile "next_file" "next file",
+        PrevFile "prev_file" "previous file",
+        NextHunk "next_hunk" "next hunk",
+        PrevHunk "prev_hunk" "previous hunk",
+        CloseReview "close_review" "back from a review (/diff, rewind preview) to the live diff",
+        Help "help" "this help",
+    }
+    Tree "tree" TreeAction {
+        Up "up" "previous entry",
+        Down "down" "next entry",
+        Open "open" "open the file, or open/close the folder",
+        Expand "expand" "open the folder",
+        Collapse "collapse" "close the folder",
+        ClearFilter "clear_filter" "clear the filter (type to filter)",
+        DeleteFilter "delete_filter" "delete the filter's last character",
+    }
+    Composer "composer" ComposerAction {
+        Send "send" "send (queued while the agent works)",
+        Newline "newline" "new line",
+        HistoryPrev "history_prev" "previous message (on the first line)",
+        HistoryNext "history_next" "next message (on the last line)",
+        Complete "complete" "complete a /command or @file",
+    }
+    Approval "approval" ApprovalAction {
+        Yes "yes" "allow",
+        No "no" "refuse (type a reason for the model, Enter sends)",
+        Always "always" "allow this command prefix or file for the session",
+        Defer "defer" "look around first; the request waits",
+        ToggleHunk "toggle_hunk" "accept or reject the selected hunk",
+        NextHunk "next_hunk" "next hunk",
+        PrevHunk "prev_hunk" "previous hunk",
+    }
+    Viewer "viewer" ViewerAction {
+        Close "close" "close the viewer",
+        ScrollUp "scroll_up" "cursor up a line",
+        ScrollDown "scroll_down" "cursor down a line",
+        Left "left" "cursor left",
+        Right "right" "cursor right",
+        WordNext "word_next" "next word",
+        WordPrev "word_prev" "previous word",
+        PageUp "page_up" "page up",
+        PageDown "page_down" "page down",
+        Top "top" "top",
+        Bottom "bottom" "bottom",
+        Definition "definition" "go to the definition of the symbol under the cursor",
+        References "references" "list the references to the symbol under the cursor",
+        Back "back" "back to where you came from",
+    }
+    /// A list of places: references, diagnostics.
+    Places "places" PlacesAction {
+        Up "up" "previous place",
+        Down "down" "next place",
+        PageUp "page_up" "page up",
+        PageDown "page_down" "page down",
+        Open "open" "open the place in the viewer",
+        Back "back" "back to where you came from",
+    }
+    Rewind "rewind" RewindAction {
+        Up "up" "previous checkpoint (the diff pane previews it)",
+        Down "down" "next checkpoint",
+        Choose "choose" "rewind to the selected checkpoint: then say what to restore",
+        Code "code" "restore the files only",
+        Conversation "conversation" "restore the conversation only",
+        Both "both" "restore the files and the conversation",
+        Overwrite "overwrite" "yes, overwrite the files changed outside mm",
+        Keep "keep" "no, keep them (back to the list)",
+        Cancel "cancel" "one step back; closes from the list",
+    }
+    Commit "commit" CommitAction {
+        Save "save" "commit with the message as edited",
+        Cancel "cancel" "do not commit",
+    }
+    Help "help" HelpAction {
+        ScrollUp "scroll_up" "scroll up",
+        ScrollDown "scroll_down" "scroll down",
+        PageUp "page_up" "page up",
+        PageDown "page_down" "page down",
+        Close "close" "close this help (so does any other key)",
+    }
 }
 
 impl Scope {
-    pub const ALL: &[Scope] = &[
-        Scope::Global,
-        Scope::Transcript,
-        Scope::Diff,
-        Scope::Tree,
-        Scope::Composer,
-        Scope::Approval,
-        Scope::Viewer,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Scope::Global => "global",
-            Scope::Transcript => "transcript",
-            Scope::Diff => "diff",
-            Scope::Tree => "tree",
-            Scope::Composer => "composer",
-            Scope::Approval => "approval",
-            Scope::Viewer => "viewer",
-        }
-    }
-
-    /// The actions a section may bind, with what they do.
-    pub fn actions(self) -> &'static [(&'static str, &'static str)] {
-        match self {
-            Scope::Global => &[
-                ("cancel", "cancel the running turn; twice in a row quits"),
-                ("quit", "quit"),
-                ("suspend", "suspend (fg resumes)"),
-                ("focus_next", "focus the next pane"),
-                ("focus_prev", "focus the previous pane"),
-                ("toggle_tree", "show or hide the file tree"),
-                ("toggle_diff", "show or hide the diff pane"),
-                (
-                    "toggle_mouse",
-                    "mouse capture on/off (off: the terminal selects text)",
-                ),
-                ("help", "this help"),
-                ("palette", "slash-command palette"),
-                ("diagnostics", "the language servers' errors and warnings"),
-            ],
-            Scope::Transcript => &[
-                ("scroll_up", "scroll up a line"),
-                ("scroll_down", "scroll down a line"),
-                ("page_up", "scroll up a page"),
-                ("page_down", "scroll down a page"),
-                ("top", "go to the top"),
-                ("bottom", "go to the end and follow new output"),
-                ("select_prev", "select the previous cell"),
-                ("select_next", "select the next cell"),
-                ("toggle", "expand or collapse the selected cell"),
-                ("copy", "copy the selected cell to the clipboard"),
-                (
-                    "copy_code",
-                    "copy the selected cell's code block (again: the next one)",
-                ),
-                ("help", "this help"),
-            ],
-            Scope::Diff => &[
-                ("scroll_up", "scroll up a line"),
-                ("scroll_down", "scroll down a line"),
-                ("page_up", "scroll up a page"),
-                ("page_down", "scroll down a page"),
-                ("next_file", "next file"),
-                ("prev_file", "previous file"),
-                ("next_hunk", "next hunk"),
-                ("prev_hunk", "previous hunk"),
-                ("help", "this help"),
-            ],
-            Scope::Tree => &[
-                ("up", "previous entry"),
-                ("down", "next entry"),
-                ("open", "open the file, or open/close the folder"),
-                ("expand", "open the folder"),
-                ("collapse", "close the folder"),
-                ("clear_filter", "clear the filter (type to filter)"),
-            ],
-            Scope::Composer => &[
-                ("send", "send (queued while the agent works)"),
-                ("newline", "new line"),
-                ("history_prev", "previous message (on the first line)"),
-                ("history_next", "next message (on the last line)"),
-                ("complete", "complete a /command or @file"),
-            ],
-            Scope::Approval => &[
-                ("yes", "allow"),
-                ("no", "refuse (type a reason for the model, Enter sends)"),
-                (
-                    "always",
-                    "allow this command prefix or file for the session",
-                ),
-                ("defer", "look around first; the request waits"),
-                ("toggle_hunk", "accept or reject the selected hunk"),
-                ("next_hunk", "next hunk"),
-                ("prev_hunk", "previous hunk"),
-            ],
-            Scope::Viewer => &[
-                ("close", "close the viewer"),
-                ("scroll_up", "cursor up a line"),
-                ("scroll_down", "cursor down a line"),
-                ("left", "cursor left"),
-                ("right", "cursor right"),
-                ("word_next", "next word"),
-                ("word_prev", "previous word"),
-                ("page_up", "page up"),
-                ("page_down", "page down"),
-                ("top", "top"),
-                ("bottom", "bottom"),
-                (
-                    "definition",
-                    "go to the definition of the symbol under the cursor",
-                ),
-                (
-                    "references",
-                    "list the references to the symbol under the cursor",
-                ),
-                ("back", "back to where you came from"),
-            ],
-        }
-    }
-
     fn parse(name: &str) -> Option<Scope> {
         Scope::ALL.iter().copied().find(|s| s.name() == name)
     }
@@ -354,6 +388,16 @@ impl Keymap {
             .map(|((_, a), _)| a.as_str())
     }
 
+    /// The typed action bound to `key` in the action's scope.
+    pub fn lookup<A: Action>(&self, key: Key) -> Option<A> {
+        self.action(A::SCOPE, key).and_then(A::from_name)
+    }
+
+    /// The keys of a typed action in words ("ctrl-s / f2").
+    pub fn keys_of<A: Action>(&self, action: A) -> String {
+        self.describe(A::SCOPE, action.name())
+    }
+
     pub fn keys(&self, scope: Scope, action: &str) -> &[Key] {
         self.bindings
             .get(&(scope, action.to_string()))
@@ -410,7 +454,7 @@ fn parse_file(path: &Path, text: &str) -> Result<KeymapFile, ConfigError> {
     for (section, actions) in sections {
         let Some(scope) = Scope::parse(section.get_ref()) else {
             let names: Vec<&str> = Scope::ALL.iter().map(|s| s.name()).collect();
-            let best = super::file::closest(section.get_ref(), &names).unwrap_or("global");
+            let best = crate::config::file::closest(section.get_ref(), &names).unwrap_or("global");
             return Err(err(
                 Some(section.span().start),
                 format!(
@@ -422,7 +466,7 @@ fn parse_file(path: &Path, text: &str) -> Result<KeymapFile, ConfigError> {
         let valid: Vec<&str> = scope.actions().iter().map(|(a, _)| *a).collect();
         for (action, keys) in actions {
             if !valid.contains(&action.get_ref().as_str()) {
-                let best = super::file::closest(action.get_ref(), &valid).unwrap_or("");
+                let best = crate::config::file::closest(action.get_ref(), &valid).unwrap_or("");
                 return Err(err(
                     Some(action.span().start),
                     format!(
@@ -452,7 +496,7 @@ fn parse_file(path: &Path, text: &str) -> Result<KeymapFile, ConfigError> {
 
 fn user_dirs(root: &Path) -> Vec<PathBuf> {
     let mut v = Vec::new();
-    if let Some(dir) = super::user_config_dir() {
+    if let Some(dir) = crate::config::user_config_dir() {
         v.push(dir.join("keymaps"));
     }
     v.push(root.join(".mm").join("keymaps"));

@@ -1,0 +1,208 @@
+//! The TUI's slash commands: the table the palette, completion and F1
+//! show, and what each does. A new command is a line in the table and an
+//! arm in `command`; nothing else changes.
+
+use super::app::App;
+use super::component::Handled;
+use super::keymap::{self, GlobalAction};
+use super::panes::overlays::{Overlay, Place, PlaceList};
+use super::panes::rewind::RewindOverlay;
+use super::panes::transcript::CellKind;
+use super::theme;
+use crate::protocol::{Level, Op};
+
+/// The slash commands the TUI knows, with what they do.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("/help", "keys and commands"),
+    ("/new", "start a new session"),
+    ("/sessions", "list this workspace's sessions"),
+    (
+        "/theme",
+        "switch theme: /theme dark | light | high-contrast",
+    ),
+    ("/keymap", "switch keymap: /keymap default | vim | emacs"),
+    (
+        "/mouse",
+        "mouse capture on/off (off: select text with the terminal)",
+    ),
+    ("/tree", "show or hide the file tree"),
+    ("/diff", "review the session's changes in the diff pane"),
+    (
+        "/rewind",
+        "go back to a checkpoint: files, conversation or both",
+    ),
+    ("/undo", "revert the last edit"),
+    (
+        "/stats",
+        "requests and tokens of the session and its last turn",
+    ),
+    (
+        "/copy",
+        "copy the last answer (/copy N: the N-th counting back)",
+    ),
+    (
+        "/export",
+        "write the session as Markdown (/export PATH; .jsonl: events)",
+    ),
+    (
+        "/diagnostics",
+        "the language servers' errors and warnings (F8); Enter opens one",
+    ),
+    (
+        "/commit",
+        "commit the session's changes with a message the model writes",
+    ),
+    ("/quit", "leave"),
+];
+
+impl App {
+    /// A slash command typed in the composer.
+    pub fn command(&mut self, line: &str) {
+        let mut parts = line.split_whitespace();
+        let name = parts.next().unwrap_or("");
+        let arg = parts.next();
+        match name {
+            "/quit" | "/exit" | "/q" => self.global(GlobalAction::Quit),
+            "/help" | "/?" => self.overlays.push(Overlay::Help { scroll: 0 }),
+            "/new" => {
+                self.submit(Op::NewSession);
+            }
+            "/sessions" => self.list_sessions(),
+            "/theme" => match arg {
+                Some(n) => match theme::load(n, &self.root, self.theme.depth) {
+                    Ok(t) => {
+                        self.theme = t;
+                        self.transcript.invalidate();
+                        self.flash(format!("theme {n}"));
+                    }
+                    Err(e) => self.flash(e.to_string()),
+                },
+                None => self.flash(format!(
+                    "theme {} (shipped: dark, light, high-contrast)",
+                    self.theme.name
+                )),
+            },
+            "/keymap" => match arg {
+                Some(n) => match keymap::load(n, &self.root) {
+                    Ok(k) => {
+                        self.keymap = k;
+                        self.flash(format!("keymap {n}"));
+                    }
+                    Err(e) => self.flash(e.to_string()),
+                },
+                None => self.flash(format!(
+                    "keymap {} (shipped: default, vim, emacs)",
+                    self.keymap.name
+                )),
+            },
+            "/mouse" => self.toggle_mouse(),
+            "/tree" => self.global(GlobalAction::ToggleTree),
+            "/rewind" => {
+                self.overlays
+                    .push(Overlay::Rewind(RewindOverlay::default()));
+                self.show_diff = true;
+                self.submit(Op::ListCheckpoints);
+            }
+            "/diff" => {
+                self.submit(Op::SessionDiff { from: None });
+            }
+            "/commit" => {
+                self.submit(Op::ProposeCommit);
+            }
+            "/undo" => {
+                self.submit(Op::Undo);
+            }
+            "/stats" => {
+                self.submit(Op::Stats);
+            }
+            "/diagnostics" => self.show_diagnostics(),
+            "/copy" => self.copy_answer(arg),
+            "/export" => {
+                self.submit(Op::Export {
+                    path: arg.map(str::to_string),
+                });
+            }
+            other => self.flash(format!("unknown command {other}; /help lists them")),
+        }
+    }
+
+    fn list_sessions(&mut self) {
+        let list = crate::session::list(&self.root);
+        let text = if list.is_empty() {
+            "no sessions yet".to_string()
+        } else {
+            list.iter()
+                .take(20)
+                .map(|s| {
+                    format!(
+                        "{}  {:>4} messages  {}",
+                        s.id,
+                        s.messages,
+                        s.first_prompt.chars().take(50).collect::<String>()
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let turn = self.transcript.turn;
+        self.transcript.push(
+            turn,
+            CellKind::Notice(
+                Level::Info,
+                format!("sessions (resume with mm -tui -resume ID):\n{text}"),
+            ),
+        );
+    }
+
+    /// `/copy [N]`: the last answer, or the N-th counting back.
+    fn copy_answer(&mut self, arg: Option<&str>) {
+        let n = match arg.map(str::parse::<usize>) {
+            None => 1,
+            Some(Ok(n)) if n >= 1 => n,
+            _ => return self.flash("usage: /copy [N] (1 is the last answer, 2 the one before)"),
+        };
+        let h = match self.transcript.answer_back(n) {
+            Ok(text) => Handled::Copy {
+                what: if n == 1 {
+                    "the last answer".to_string()
+                } else {
+                    format!("answer {n} back")
+                },
+                text: text.to_string(),
+            },
+            Err(count) => Handled::Flash(format!(
+                "no answer {n} back: the transcript has {count} answer(s)"
+            )),
+        };
+        self.handled(h);
+    }
+
+    /// Every diagnostic of the workspace, errors first.
+    pub(super) fn show_diagnostics(&mut self) {
+        let mut items: Vec<Place> = self
+            .diags
+            .iter()
+            .flat_map(|(path, list)| {
+                list.iter().map(move |d| Place {
+                    path: path.clone(),
+                    line: d.line,
+                    col: d.col,
+                    text: match &d.source {
+                        Some(s) => format!("{} ({s})", d.message),
+                        None => d.message.clone(),
+                    },
+                    level: Some(d.level),
+                })
+            })
+            .collect();
+        items.sort_by_key(|p| {
+            (
+                p.level != Some(crate::protocol::DiagLevel::Error),
+                p.path.clone(),
+                p.line,
+            )
+        });
+        self.overlays
+            .push(Overlay::Places(PlaceList::new("diagnostics".into(), items)));
+    }
+}

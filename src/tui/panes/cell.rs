@@ -1,0 +1,482 @@
+//! One transcript cell (a prompt, an answer, reasoning, a tool card, a
+//! notice, a receipt) and its rendering to lines for a width, cached until
+//! the cell or the width changes; and the welcome shown on an empty
+//! transcript.
+
+use std::cell::RefCell;
+use std::time::Instant;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use crate::protocol::{Level, Outcome, ToolStatus, TurnId};
+use crate::tui::render::markdown;
+use crate::tui::render::wrap::{Logical, wrap_all};
+use crate::tui::theme::Theme;
+
+/// Lines of a collapsed tool output, and of reasoning while it streams.
+const PREVIEW_LINES: usize = 4;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ToolState {
+    /// The model is still writing the call.
+    Writing,
+    Waiting,
+    Running(Instant),
+    Done(ToolStatus, f64),
+}
+
+#[derive(Clone, Debug)]
+pub enum CellKind {
+    User(String),
+    Answer {
+        text: String,
+        done: bool,
+    },
+    Reasoning {
+        text: String,
+        done: bool,
+    },
+    Tool {
+        call_id: String,
+        name: String,
+        summary: String,
+        state: ToolState,
+        output: String,
+        /// Bytes of arguments streamed so far (while writing).
+        arg_bytes: usize,
+    },
+    Notice(Level, String),
+    Receipt {
+        written: Vec<String>,
+        commands: u32,
+        notes: Vec<String>,
+    },
+    TurnEnd {
+        outcome: Outcome,
+        error: Option<String>,
+    },
+}
+
+impl CellKind {
+    /// The cell as text to copy: an answer as the model wrote it (markdown),
+    /// a tool call as its line and output.
+    pub fn plain_text(&self) -> String {
+        match self {
+            CellKind::User(t) => t.clone(),
+            CellKind::Answer { text, .. } | CellKind::Reasoning { text, .. } => text.clone(),
+            CellKind::Tool {
+                name,
+                summary,
+                output,
+                ..
+            } => format!("{name} {summary}\n{output}"),
+            CellKind::Notice(_, t) => t.clone(),
+            CellKind::Receipt {
+                written,
+                commands,
+                notes,
+            } => crate::protocol::receipt_text(written, *commands, notes),
+            CellKind::TurnEnd { outcome, error } => match error {
+                Some(e) => format!("{outcome:?}: {e}"),
+                None => format!("{outcome:?}"),
+            },
+        }
+    }
+}
+
+/// A cell's lines for (width, version, selected).
+type Rendered = (u16, u64, bool, Vec<Line<'static>>);
+
+pub struct Cell {
+    pub turn: TurnId,
+    pub kind: CellKind,
+    pub expanded: bool,
+    version: u64,
+    cache: RefCell<Option<Rendered>>,
+    /// A streaming answer: (bytes of finished blocks, their lines in the cache).
+    stream: RefCell<Option<(usize, usize)>>,
+}
+
+impl Cell {
+    pub(super) fn new(turn: TurnId, kind: CellKind) -> Self {
+        Cell {
+            turn,
+            kind,
+            expanded: false,
+            version: 0,
+            cache: RefCell::new(None),
+            stream: RefCell::new(None),
+        }
+    }
+
+    pub(super) fn touch(&mut self) {
+        self.version += 1;
+    }
+
+    /// The cell's lines for `width`, from the cache when nothing changed.
+    pub(super) fn lines(
+        &self,
+        width: u16,
+        theme: &Theme,
+        selected: bool,
+    ) -> std::cell::Ref<'_, Vec<Line<'static>>> {
+        let fresh = matches!(&*self.cache.borrow(), Some((w, v, s, _)) if *w == width && *v == self.version && *s == selected);
+        if !fresh {
+            match &self.kind {
+                CellKind::Answer { text, done: false } => {
+                    self.stream_into_cache(text, width, theme, selected)
+                }
+                _ => {
+                    let lines = wrap_all(&self.logical(theme, selected), width as usize);
+                    *self.cache.borrow_mut() = Some((width, self.version, selected, lines));
+                }
+            }
+        }
+        std::cell::Ref::map(self.cache.borrow(), |c| match c {
+            Some((_, _, _, l)) => l,
+            None => unreachable_empty(),
+        })
+    }
+
+    /// An answer still streaming: the blocks before the last blank line
+    /// outside a code fence are rendered once and kept in the cache; each
+    /// frame only renders the new blocks and the tail, so a frame costs the
+    /// same for a long answer as for a short one. The finished answer is
+    /// rendered whole.
+    fn stream_into_cache(&self, text: &str, width: u16, th: &Theme, selected: bool) {
+        let mut cache = self.cache.borrow_mut();
+        let mut st = self.stream.borrow_mut();
+        let reusable =
+            matches!(&*cache, Some((w, _, s, _)) if *w == width && *s == selected) && st.is_some();
+        if !reusable {
+            *cache = Some((width, self.version, selected, Vec::new()));
+            *st = Some((0, 0));
+        }
+        let (Some((_, version, _, lines)), Some((boundary, prefix_len))) =
+            (cache.as_mut(), st.as_mut())
+        else {
+            return;
+        };
+        *version = self.version;
+        lines.truncate(*prefix_len);
+        let render = |part: &str, lines: &mut Vec<Line<'static>>| {
+            if part.trim().is_empty() {
+                return;
+            }
+            if !lines.is_empty() {
+                let marker = if selected {
+                    Span::styled("▌", Style::new().fg(th.accent))
+                } else {
+                    Span::raw(" ")
+                };
+                lines.push(Line::from(marker));
+            }
+            let kind = CellKind::Answer {
+                text: part.to_string(),
+                done: true,
+            };
+            lines.extend(wrap_all(
+                &Cell::new(self.turn, kind).logical(th, selected),
+                width as usize,
+            ));
+        };
+        let next = *boundary + stable_boundary(&text[*boundary..]);
+        if next > *boundary {
+            render(&text[*boundary..next], lines);
+            *boundary = next;
+            *prefix_len = lines.len();
+        }
+        render(&text[*boundary..], lines);
+    }
+
+    pub(super) fn height(&self, width: u16, theme: &Theme, selected: bool) -> usize {
+        self.lines(width, theme, selected).len()
+    }
+
+    fn logical(&self, th: &Theme, selected: bool) -> Vec<Logical> {
+        let dim = Style::new().fg(th.dim);
+        let marker = if selected {
+            Span::styled("▌", Style::new().fg(th.accent))
+        } else {
+            Span::raw(" ")
+        };
+        let with_marker = |mut lines: Vec<Logical>| {
+            for l in &mut lines {
+                l.line.spans.insert(0, marker.clone());
+                l.hang.insert(0, marker.clone());
+            }
+            lines
+        };
+        let out = match &self.kind {
+            CellKind::User(text) => {
+                let st = Style::new().fg(th.accent).add_modifier(Modifier::BOLD);
+                let mut v = vec![Logical::word(Line::default())];
+                for (i, line) in text.lines().enumerate() {
+                    let prefix = if i == 0 { "› " } else { "  " };
+                    let mut l = Logical::word(Line::from(vec![
+                        Span::styled(prefix, st),
+                        Span::styled(
+                            line.to_string(),
+                            Style::new().fg(th.text).add_modifier(Modifier::BOLD),
+                        ),
+                    ]));
+                    l.hang = vec![Span::raw("  ")];
+                    v.push(l);
+                }
+                v
+            }
+            CellKind::Answer { text, .. } => markdown::render(text, th),
+            CellKind::Reasoning { text, done } => {
+                let st = dim.add_modifier(Modifier::ITALIC);
+                let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+                if self.expanded {
+                    lines
+                        .iter()
+                        .map(|l| Logical::word(Line::styled(format!("┊ {l}"), st)))
+                        .collect()
+                } else if *done {
+                    let first = lines.first().copied().unwrap_or("");
+                    vec![Logical::chars(Line::styled(
+                        format!("┊ thought ({} lines): {first}", lines.len()),
+                        st,
+                    ))]
+                } else {
+                    let start = lines.len().saturating_sub(PREVIEW_LINES);
+                    lines[start..]
+                        .iter()
+                        .map(|l| Logical::word(Line::styled(format!("┊ {l}"), st)))
+                        .collect()
+                }
+            }
+            CellKind::Tool {
+                name,
+                summary,
+                state,
+                output,
+                arg_bytes,
+                ..
+            } => tool_lines(th, name, summary, state, output, *arg_bytes, self.expanded),
+            CellKind::Notice(level, text) => {
+                let c = match level {
+                    Level::Info => th.dim,
+                    Level::Warning => th.warning,
+                    Level::Error => th.error,
+                };
+                vec![Logical::word(Line::styled(
+                    format!("mm: {text}"),
+                    Style::new().fg(c),
+                ))]
+            }
+            CellKind::Receipt {
+                written,
+                commands,
+                notes,
+            } => {
+                let text = crate::protocol::receipt_text(written, *commands, notes);
+                let c = if written.is_empty() { th.dim } else { th.added };
+                vec![Logical::word(Line::styled(
+                    format!("■ {text}"),
+                    Style::new().fg(c).add_modifier(Modifier::BOLD),
+                ))]
+            }
+            CellKind::TurnEnd { outcome, error } => {
+                let (c, text) = match outcome {
+                    Outcome::Done => return Vec::new(),
+                    Outcome::Failed => (
+                        th.error,
+                        format!("error: {}", error.as_deref().unwrap_or("the turn failed")),
+                    ),
+                    Outcome::Budget => (
+                        th.warning,
+                        error
+                            .clone()
+                            .unwrap_or_else(|| "the round budget is used up".into()),
+                    ),
+                    Outcome::Truncated => (
+                        th.warning,
+                        "the answer was cut by the completion token limit".into(),
+                    ),
+                    Outcome::Cancelled => (th.warning, "cancelled".into()),
+                };
+                vec![Logical::word(Line::styled(
+                    format!("mm: {text}"),
+                    Style::new().fg(c),
+                ))]
+            }
+        };
+        with_marker(out)
+    }
+}
+
+/// The end of the last complete block: the last blank line that is not
+/// inside a code fence.
+fn stable_boundary(text: &str) -> usize {
+    let mut in_fence = false;
+    let mut boundary = 0;
+    let mut pos = 0;
+    let mut prev_blank = false;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        let blank = trimmed.is_empty() && line.ends_with('\n');
+        pos += line.len();
+        if blank && !in_fence && !prev_blank {
+            boundary = pos;
+        }
+        prev_blank = blank;
+    }
+    boundary
+}
+
+fn unreachable_empty() -> &'static Vec<Line<'static>> {
+    static EMPTY: Vec<Line<'static>> = Vec::new();
+    &EMPTY
+}
+
+fn tool_lines(
+    th: &Theme,
+    name: &str,
+    summary: &str,
+    state: &ToolState,
+    output: &str,
+    arg_bytes: usize,
+    expanded: bool,
+) -> Vec<Logical> {
+    let dim = Style::new().fg(th.dim);
+    let (icon, status, colour) = match state {
+        ToolState::Writing => ("…", format!("writing the call ({arg_bytes} bytes)"), th.dim),
+        ToolState::Waiting => ("?", "waiting for approval".to_string(), th.warning),
+        ToolState::Running(start) => (
+            "▸",
+            format!("running {:.1}s", start.elapsed().as_secs_f64()),
+            th.accent,
+        ),
+        ToolState::Done(ToolStatus::Ok, secs) => ("✓", format!("{secs:.1}s"), th.added),
+        ToolState::Done(ToolStatus::Error, _) => ("✗", "error".to_string(), th.error),
+        ToolState::Done(ToolStatus::Refused, _) => ("⊘", "refused".to_string(), th.warning),
+        ToolState::Done(ToolStatus::NotRun, _) => ("⊘", "not run".to_string(), th.warning),
+    };
+    let mut header = Logical::chars(Line::from(vec![
+        Span::styled(
+            format!("{icon} "),
+            Style::new().fg(colour).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(
+            name.to_string(),
+            Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
+        ),
+        Span::styled(format!(" {summary}"), Style::new().fg(th.text)),
+        Span::styled(format!("  {status}"), Style::new().fg(colour)),
+    ]));
+    header.hang = vec![Span::raw("  ")];
+    let mut v = vec![header];
+    let lines: Vec<&str> = output.lines().collect();
+    if lines.is_empty() {
+        return v;
+    }
+    let shown = if expanded {
+        lines.len().min(2000)
+    } else {
+        lines.len().min(PREVIEW_LINES)
+    };
+    for l in &lines[..shown] {
+        let mut line = Logical::chars(Line::styled(format!("  │ {l}"), dim));
+        line.hang = vec![Span::styled("  │ ", dim)];
+        v.push(line);
+    }
+    if shown < lines.len() {
+        v.push(Logical::chars(Line::styled(
+            format!(
+                "  └ {} more lines (select and Enter to expand)",
+                lines.len() - shown
+            ),
+            dim,
+        )));
+    }
+    v
+}
+
+pub(super) fn welcome(area: Rect, buf: &mut Buffer, th: &Theme) {
+    let dim = Style::new().fg(th.dim);
+    let lines = vec![
+        Line::styled(
+            format!("mm {}", env!("CARGO_PKG_VERSION")),
+            Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
+        ),
+        Line::default(),
+        Line::styled(
+            "Ask for a fix, a change or an explanation. Name a file to attach it.",
+            Style::new().fg(th.text),
+        ),
+        Line::styled(
+            "Edits stream into the diff pane; you approve each one (y, n, a).",
+            dim,
+        ),
+        Line::styled(
+            "Tab moves between panes · F1 lists every key · Ctrl-C twice quits",
+            dim,
+        ),
+    ];
+    let h = lines.len() as u16;
+    let y = area.y + area.height.saturating_sub(h) / 2;
+    let rect = Rect {
+        y,
+        height: h.min(area.height),
+        ..area
+    };
+    Paragraph::new(lines)
+        .alignment(ratatui::layout::Alignment::Center)
+        .wrap(ratatui::widgets::Wrap { trim: true })
+        .render(rect, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::theme::{ColorDepth, load};
+
+    #[test]
+    fn a_streaming_answer_renders_like_the_finished_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let th = load("dark", dir.path(), ColorDepth::TrueColor).unwrap();
+        let text = "# Plan\n\nFirst paragraph with `code`.\n\n```rust\nfn a() {}\n\nfn b() {}\n```\n\n1. one\n\n2. two\n\nLast words.";
+        let streaming = Cell::new(
+            1,
+            CellKind::Answer {
+                text: text.into(),
+                done: false,
+            },
+        );
+        let done = Cell::new(
+            1,
+            CellKind::Answer {
+                text: text.into(),
+                done: true,
+            },
+        );
+        let plain = |c: &Cell| {
+            c.lines(60, &th, false)
+                .iter()
+                .map(|l| {
+                    l.spans
+                        .iter()
+                        .map(|s| s.content.as_ref())
+                        .collect::<String>()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(plain(&streaming), plain(&done));
+        assert_eq!(stable_boundary("a\n\nb"), 3);
+        assert_eq!(
+            stable_boundary("```\na\n\nb"),
+            0,
+            "a blank line inside a fence is no boundary"
+        );
+    }
+}
