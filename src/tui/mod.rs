@@ -9,6 +9,7 @@ pub mod component;
 mod input;
 pub mod jobs;
 pub mod keymap;
+pub mod keys;
 mod layout;
 pub mod panes;
 pub mod partial_json;

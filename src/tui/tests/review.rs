@@ -1,0 +1,485 @@
+//! The TUI's review flows driven without a terminal: checkpoints and
+//! rewinds, the session diff and commit, diagnostics, the viewer and its
+//! navigation, copying.
+
+use std::sync::Arc;
+
+use crossterm::event::KeyCode;
+
+use super::*;
+
+fn summary(id: &str, turn: u64, label: &str, files: &[&str]) -> CheckpointSummary {
+    CheckpointSummary {
+        info: CheckpointInfo {
+            id: id.into(),
+            turn,
+            kind: "turn".into(),
+            time: "2026-11-30T10:42:07Z".into(),
+            label: label.into(),
+        },
+        files: files.iter().map(|f| f.to_string()).collect(),
+        added: 2,
+        removed: 3,
+    }
+}
+
+#[test]
+fn the_rewind_overlay_previews_and_asks_what_to_restore() {
+    let mut r = rig();
+    typed(&mut r.app, "/rewind");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(&ops(&mut r)[..], [Op::ListCheckpoints]));
+    r.app.on_agent(AgentEvent::Checkpoints {
+        list: vec![
+            summary("c3", 3, "remove the old helper", &["calc.py"]),
+            summary("c1", 1, "fix the add function", &["calc.py", "notes.txt"]),
+        ],
+    });
+    assert!(matches!(&ops(&mut r)[..], [Op::PreviewRewind { id }] if id == "c3"));
+    r.app.on_key(key(KeyCode::Down));
+    assert!(matches!(&ops(&mut r)[..], [Op::PreviewRewind { id }] if id == "c1"));
+    r.app.on_agent(AgentEvent::RewindPreview {
+        id: "c1".into(),
+        changes: vec![change(
+            "def add(a, b):\n    return a + b\n",
+            "def add(a, b):\n    return a - b\n",
+        )],
+        foreign: vec!["notes.txt".into()],
+    });
+    insta::assert_snapshot!("rewind_overlay", screen(&mut r, 120, 24));
+    r.app.on_key(key(KeyCode::Enter));
+    r.app.on_key(key(KeyCode::Char('b')));
+    // notes.txt changed outside mm: the overwrite is asked first.
+    assert!(ops(&mut r).is_empty());
+    let text = screen(&mut r, 120, 24);
+    assert!(
+        text.contains("notes.txt changed since mm last left it")
+            && text.contains("overwrite? y / n"),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::Char('y')));
+    let sent = ops(&mut r);
+    assert!(
+        matches!(&sent[..], [Op::Rewind { id, mode: RewindMode::Both, overwrite: true }] if id == "c1"),
+        "{sent:?}"
+    );
+    assert!(r.app.overlay().is_none());
+}
+
+#[test]
+fn after_a_rewind_the_tree_marks_only_what_still_differs() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::FileChanged {
+        turn: 1,
+        call_id: "w1".into(),
+        change: Arc::new(change("a\n", "b\n")),
+    });
+    assert!(r.app.tree.marks.contains_key("calc.py"));
+    ops(&mut r);
+    typed(&mut r.app, "/undo");
+    r.app.on_key(key(KeyCode::Enter));
+    let sent = submissions(&mut r);
+    assert!(
+        matches!(&sent[..], [Submission { op: Op::Undo, .. }]),
+        "{sent:?}"
+    );
+    // Another op's end is not the undo's.
+    r.app.on_event(Event {
+        id: sent[0].id + 100,
+        msg: AgentEvent::Finished {
+            result: OpResult::Done,
+        },
+    });
+    assert!(ops(&mut r).is_empty());
+    r.app.on_event(Event {
+        id: sent[0].id,
+        msg: AgentEvent::Finished {
+            result: OpResult::Done,
+        },
+    });
+    let asked = submissions(&mut r);
+    assert!(
+        matches!(
+            &asked[..],
+            [Submission {
+                op: Op::SessionDiff { from: None },
+                ..
+            }]
+        ),
+        "{asked:?}"
+    );
+    r.app.on_event(Event {
+        id: asked[0].id,
+        msg: AgentEvent::SessionDiff {
+            from: "c1".into(),
+            changes: vec![],
+        },
+    });
+    assert!(r.app.tree.marks.is_empty());
+    assert!(
+        r.app.diff.review.is_none(),
+        "the diff pane is not taken over"
+    );
+    // A session diff the user asked for is shown.
+    r.app.on_event(Event {
+        id: asked[0].id + 1,
+        msg: AgentEvent::SessionDiff {
+            from: "c1".into(),
+            changes: vec![change("a\n", "b\n")],
+        },
+    });
+    assert!(r.app.diff.review.is_some());
+}
+
+#[test]
+fn a_trimmed_conversation_leaves_the_transcript() {
+    let mut r = rig();
+    for ev in turn_events() {
+        r.app.on_agent(ev);
+    }
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 2,
+        prompt: "second turn".into(),
+    });
+    r.app.on_agent(AgentEvent::ConversationTrimmed {
+        turn: 2,
+        session: "20261130-999999-000000".into(),
+    });
+    let text = screen(&mut r, 120, 30);
+    assert!(
+        text.contains("fix the add function") && !text.contains("second turn"),
+        "{text}"
+    );
+}
+
+#[test]
+fn diff_review_and_commit_from_the_tui() {
+    let mut r = rig();
+    typed(&mut r.app, "/diff");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(&ops(&mut r)[..], [Op::SessionDiff { from: None }]));
+    r.app.on_agent(AgentEvent::SessionDiff {
+        from: "c1".into(),
+        changes: vec![change("a\nb\n", "a\nB\n")],
+    });
+    assert_eq!(r.app.focus, Focus::Diff);
+    let text = screen(&mut r, 120, 20);
+    assert!(
+        text.contains("the session's changes since it began"),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::Esc));
+    assert!(r.app.diff.review.is_none());
+
+    r.app.focus = Focus::Composer;
+    typed(&mut r.app, "/commit");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(&ops(&mut r)[..], [Op::ProposeCommit]));
+    r.app.on_agent(AgentEvent::CommitProposed {
+        message: "fix(calc): add adds\n\nIt subtracted.".into(),
+        files: vec!["calc.py".into()],
+    });
+    insta::assert_snapshot!("commit_overlay", screen(&mut r, 100, 20));
+    typed(&mut r.app, "Tested: ");
+    r.app.on_key(ctrl('s'));
+    let sent = ops(&mut r);
+    assert!(
+        matches!(&sent[..], [Op::Commit { message }] if message == "Tested: fix(calc): add adds\n\nIt subtracted."),
+        "{sent:?}"
+    );
+}
+
+fn diag(line: u32, col: u32, level: DiagLevel, message: &str) -> DiagItem {
+    DiagItem {
+        line,
+        col,
+        level,
+        message: message.into(),
+        source: Some("Pyright".into()),
+    }
+}
+
+#[test]
+fn diagnostics_reach_the_tree_the_status_the_approval_and_the_diff_pane() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 4,
+            turn: 1,
+            call_id: "e1".into(),
+            kind: ApprovalKind::Edit {
+                change: change(
+                    "def add(a, b):\n    return a - b\n",
+                    "def add(a, b):\n    return a.plus(b)\n",
+                ),
+            },
+        },
+    });
+    r.app.on_agent(AgentEvent::EditChecked {
+        call_id: "e1".into(),
+        path: "calc.py".into(),
+        errors: 1,
+        new_errors: Some(1),
+        preview: true,
+    });
+    let text = screen(&mut r, 120, 30);
+    assert!(
+        text.contains("language server: this edit would add 1 error(s)"),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::Char('y')));
+    r.app.on_agent(AgentEvent::FileChanged {
+        turn: 1,
+        call_id: "e1".into(),
+        change: Arc::new(change(
+            "def add(a, b):\n    return a - b\n",
+            "def add(a, b):\n    return a.plus(b)\n",
+        )),
+    });
+    r.app.on_agent(AgentEvent::EditChecked {
+        call_id: "e1".into(),
+        path: "calc.py".into(),
+        errors: 1,
+        new_errors: Some(1),
+        preview: false,
+    });
+    r.app.on_agent(AgentEvent::Diagnostics {
+        path: "calc.py".into(),
+        errors: 1,
+        warnings: 1,
+        items: vec![
+            diag(2, 12, DiagLevel::Error, "Cannot access attribute \"plus\""),
+            diag(1, 9, DiagLevel::Warning, "\"b\" is not accessed"),
+        ],
+    });
+    r.app.on_agent(AgentEvent::Diagnostics {
+        path: "src/lib.rs".into(),
+        errors: 2,
+        warnings: 0,
+        items: vec![
+            diag(1, 1, DiagLevel::Error, "one"),
+            diag(1, 2, DiagLevel::Error, "two"),
+        ],
+    });
+    insta::assert_snapshot!("diagnostics_tree_status_diff", screen(&mut r, 120, 24));
+    assert_eq!((r.app.status.errors, r.app.status.warnings), (3, 1));
+    // A file with nothing left to say leaves the counts.
+    r.app.on_agent(AgentEvent::Diagnostics {
+        path: "src/lib.rs".into(),
+        errors: 0,
+        warnings: 0,
+        items: vec![],
+    });
+    assert_eq!((r.app.status.errors, r.app.status.warnings), (1, 1));
+}
+
+#[test]
+fn the_diagnostics_list_opens_the_viewer_where_definition_and_back_work() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::Diagnostics {
+        path: "calc.py".into(),
+        errors: 1,
+        warnings: 0,
+        items: vec![diag(2, 12, DiagLevel::Error, "\"b\" is possibly unbound")],
+    });
+    r.app.on_key(key(KeyCode::F(8)));
+    let text = screen(&mut r, 100, 12);
+    assert!(
+        text.contains("diagnostics (1)") && text.contains("calc.py:2:12"),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::Enter));
+    // Opening a file starts its language server.
+    assert!(matches!(&ops(&mut r)[..], [Op::OpenFile { path }] if path == "calc.py"));
+    settle(&mut r);
+    insta::assert_snapshot!("viewer_with_diagnostic", screen(&mut r, 100, 12));
+    // F12 asks about the place under the cursor.
+    r.app.on_key(key(KeyCode::F(12)));
+    let sent = ops(&mut r);
+    assert!(
+        matches!(&sent[..], [Op::Navigate { kind: NavKind::Definition, path, line: 2, col: 12 }] if path == "calc.py"),
+        "{sent:?}"
+    );
+    r.app.on_agent(AgentEvent::Locations {
+        kind: NavKind::Definition,
+        query: "calc.py:2:12".into(),
+        items: vec![LocItem {
+            path: "src/lib.rs".into(),
+            line: 1,
+            col: 8,
+            text: "pub fn one() -> u32 { 1 }".into(),
+        }],
+        error: None,
+    });
+    let text = screen(&mut r, 100, 12);
+    assert!(
+        text.contains("src/lib.rs (1 lines") && text.contains("1:8 ·"),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::Char('r')));
+    assert!(matches!(
+        &ops(&mut r)[..],
+        [
+            Op::OpenFile { .. },
+            Op::Navigate {
+                kind: NavKind::References,
+                ..
+            }
+        ]
+    ));
+    r.app.on_agent(AgentEvent::Locations {
+        kind: NavKind::References,
+        query: "src/lib.rs:1:8".into(),
+        items: vec![
+            LocItem {
+                path: "src/lib.rs".into(),
+                line: 1,
+                col: 8,
+                text: "pub fn one() -> u32 { 1 }".into(),
+            },
+            LocItem {
+                path: "calc.py".into(),
+                line: 2,
+                col: 5,
+                text: "return a - b".into(),
+            },
+        ],
+        error: None,
+    });
+    let text = screen(&mut r, 100, 12);
+    assert!(text.contains("references of src/lib.rs:1:8 (2)"), "{text}");
+    insta::assert_snapshot!("references_list", text);
+    // Back: the definition's viewer, then the first viewer, then the list.
+    r.app.on_key(key(KeyCode::Esc));
+    assert!(screen(&mut r, 100, 12).contains("src/lib.rs (1 lines"));
+    r.app.on_key(key(KeyCode::Backspace));
+    assert!(screen(&mut r, 100, 12).contains("calc.py (2 lines"));
+    r.app.on_key(key(KeyCode::Backspace));
+    assert!(screen(&mut r, 100, 12).contains("diagnostics (1)"));
+    r.app.on_key(key(KeyCode::Esc));
+    assert!(r.app.overlay().is_none());
+}
+
+#[test]
+fn copy_takes_the_last_answer_a_cell_or_its_code_blocks() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "show me".into(),
+    });
+    r.app.on_agent(AgentEvent::Token {
+        turn: 1,
+        text: "First:\n\n```sh\nls -l\n```\n\nThen:\n\n```sh\nwc -l\n```\n".into(),
+    });
+    r.app.on_agent(AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: Outcome::Done,
+        answer: String::new(),
+        error: None,
+    });
+    typed(&mut r.app, "/copy");
+    let (what, text) = copied(r.app.on_key(key(KeyCode::Enter))).unwrap();
+    assert_eq!(what, "the last answer");
+    assert!(text.starts_with("First:\n\n```sh\nls -l"), "{text}");
+    typed(&mut r.app, "/copy 2");
+    assert!(copied(r.app.on_key(key(KeyCode::Enter))).is_none());
+    assert!(screen(&mut r, 120, 20).contains("no answer 2 back: the transcript has 1 answer(s)"));
+
+    // In the transcript: select the answer, `c` copies its code blocks in
+    // turn, `y` the whole cell.
+    r.app.focus = Focus::Transcript;
+    r.app.on_key(key(KeyCode::Char('k')));
+    assert_eq!(
+        copied(r.app.on_key(key(KeyCode::Char('c')))),
+        Some(("code block 1/2".into(), "ls -l\n".into()))
+    );
+    assert_eq!(
+        copied(r.app.on_key(key(KeyCode::Char('c')))),
+        Some(("code block 2/2".into(), "wc -l\n".into()))
+    );
+    let (what, text) = copied(r.app.on_key(key(KeyCode::Char('y')))).unwrap();
+    assert_eq!(what, "the selected cell");
+    assert!(text.contains("Then:"), "{text}");
+    let got = crate::clipboard::Copied::Terminal {
+        mux: crate::clipboard::Mux::None,
+        cut: false,
+    };
+    r.app.copied(&what, &got, text.len());
+    assert!(screen(&mut r, 120, 20).contains("copied the selected cell"));
+}
+
+#[test]
+fn vim_gd_gr_and_gg_work_in_the_viewer() {
+    let mut r = rig();
+    r.app.focus = Focus::Tree;
+    // calc.py is the second row (after the src folder).
+    r.app.on_key(key(KeyCode::Down));
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(&ops(&mut r)[..], [Op::OpenFile { path }] if path == "calc.py"));
+    settle(&mut r);
+    r.app.on_key(key(KeyCode::Down));
+    r.app.on_key(key(KeyCode::Char('w')));
+    r.app.on_key(key(KeyCode::Char('g')));
+    assert!(ops(&mut r).is_empty(), "g alone waits for the next key");
+    r.app.on_key(key(KeyCode::Char('d')));
+    let sent = ops(&mut r);
+    assert!(
+        matches!(
+            &sent[..],
+            [Op::Navigate {
+                kind: NavKind::Definition,
+                line: 2,
+                col: 5,
+                ..
+            }]
+        ),
+        "{sent:?}"
+    );
+    r.app.on_key(key(KeyCode::Char('g')));
+    r.app.on_key(key(KeyCode::Char('r')));
+    assert!(matches!(
+        &ops(&mut r)[..],
+        [Op::Navigate {
+            kind: NavKind::References,
+            ..
+        }]
+    ));
+    r.app.on_key(key(KeyCode::Char('g')));
+    r.app.on_key(key(KeyCode::Char('g')));
+    let text = screen(&mut r, 100, 12);
+    assert!(text.contains("1:1 ·"), "{text}");
+}
+
+#[test]
+fn an_approval_that_opens_while_you_type_is_not_answered_by_your_typing() {
+    let mut r = rig();
+    // Typing a message ahead, "/copy" has a y in it…
+    typed(&mut r.app, "/cop");
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 9,
+            turn: 1,
+            call_id: "x1".into(),
+            kind: ApprovalKind::Exec {
+                command: "rm -rf build".into(),
+                reason: "not on the read-only list".into(),
+                always_key: "rm".into(),
+                scope: "`rm …` commands".into(),
+            },
+        },
+    });
+    r.app.on_key(key(KeyCode::Char('y')));
+    assert!(ops(&mut r).is_empty(), "the y went nowhere");
+    assert!(screen(&mut r, 120, 30).contains("an approval opened while you typed"));
+    // After a pause, keys answer.
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    r.app.on_key(key(KeyCode::Char('n')));
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(matches!(
+        &ops(&mut r)[..],
+        [Op::Approval {
+            id: 9,
+            decision: ApprovalDecision::No { .. }
+        }]
+    ));
+}
