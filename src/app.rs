@@ -73,6 +73,13 @@ pub async fn run(cli: Cli) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    let inert = settings.inert_keys();
+    if !inert.is_empty() {
+        eprintln!(
+            "mm: {} accepted (written for the Go mm) but not acted on yet",
+            inert.join(", ")
+        );
+    }
     let unattended = cli.prompt.is_some();
     if cli.show_prompt {
         let root = match std::fs::canonicalize(&root) {
@@ -123,7 +130,7 @@ pub async fn run(cli: Cli) -> i32 {
         eprintln!("mm: no OS fence ({why}): tests and builds ask before they run");
     }
     let sandbox = match Sandbox::with_fence(&root, settings.sandbox, fence, !cli.no_net) {
-        Ok(s) => Arc::new(s),
+        Ok(s) => Arc::new(s.ask_before_edits(settings.approve_edits && !unattended)),
         Err(e) => {
             eprintln!("mm: cannot use {} as the workspace: {e}", root.display());
             return 2;
@@ -139,50 +146,54 @@ pub async fn run(cli: Cli) -> i32 {
     let root = sandbox.root().to_path_buf();
     let mut replay = Vec::new();
     let (log, history) = match &cli.resume {
-        Some(which) => match SessionLog::resume(&root, which) {
-            Ok((log, records, repair)) => {
-                if repair.torn_bytes > 0 {
-                    eprintln!("mm: repaired session {}: cut a torn last line", log.id());
-                }
-                if !repair.closed_calls.is_empty() {
-                    eprintln!(
-                        "mm: repaired session {}: {} tool call(s) had no recorded result; the model is told to check before redoing them",
-                        log.id(),
-                        repair.closed_calls.len()
-                    );
-                }
-                let always = session::always_keys(&records);
-                let started_here = session::started_in(&records, &root);
-                if !always.is_empty() && !started_here {
-                    // A log this workspace did not write (one that came
-                    // with a cloned repository) grants nothing.
-                    eprintln!(
-                        "mm: session {} was started in another folder: its {} \"always\" answer(s) do not hold here",
-                        log.id(),
-                        always.len()
-                    );
-                } else if !always.is_empty() {
-                    eprintln!(
-                        "mm: session {}: {} \"always\" answer(s) still hold: {}",
-                        log.id(),
-                        always.len(),
-                        always
-                            .iter()
-                            .map(|k| crate::untrusted::displayable(&show::always_words(k))
+        Some(which) => {
+            match SessionLog::resume(&root, which) {
+                Ok((log, records, repair)) => {
+                    if repair.torn_bytes > 0 {
+                        eprintln!("mm: repaired session {}: cut a torn last line", log.id());
+                    }
+                    if !repair.closed_calls.is_empty() {
+                        eprintln!(
+                            "mm: repaired session {}: {} tool call(s) had no recorded result; the model is told to check before redoing them",
+                            log.id(),
+                            repair.closed_calls.len()
+                        );
+                    }
+                    let always = session::always_keys(&records);
+                    let started_here = session::started_in(&records, &root);
+                    if !always.is_empty() && !started_here {
+                        // A log this workspace did not write (one that came
+                        // with a cloned repository) grants nothing.
+                        eprintln!(
+                            "mm: session {} was started in another folder: its {} \"always\" answer(s) do not hold here",
+                            log.id(),
+                            always.len()
+                        );
+                    } else if !always.is_empty() {
+                        eprintln!(
+                            "mm: session {}: {} \"always\" answer(s) still hold: {}",
+                            log.id(),
+                            always.len(),
+                            always
+                                .iter()
+                                .map(|k| crate::untrusted::displayable(
+                                    &crate::sandbox::always::words(k)
+                                )
                                 .into_owned())
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    );
-                    sandbox.restore(&always);
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        );
+                        sandbox.restore(&always);
+                    }
+                    replay = records.clone();
+                    (log, session::messages(&records))
                 }
-                replay = records.clone();
-                (log, session::messages(&records))
+                Err(e) => {
+                    eprintln!("mm: {e}");
+                    return 1;
+                }
             }
-            Err(e) => {
-                eprintln!("mm: {e}");
-                return 1;
-            }
-        },
+        }
         None => match SessionLog::create(&root, &settings.provider, &connected.model) {
             Ok(log) => (log, Vec::new()),
             Err(e) => {
@@ -201,8 +212,6 @@ pub async fn run(cli: Cli) -> i32 {
     let broker = Arc::new(ApprovalBroker::new(mode, bus.clone()));
     let mut tool_env = ToolEnv::new(sandbox, broker.clone(), settings.bash_timeout);
     tool_env.guard_writes = settings.harness;
-    tool_env.approve_edits =
-        settings.approve_edits && !unattended && settings.sandbox == config::SandboxMode::Workspace;
     if settings.edit_tools {
         tool_env.lsp = Some(Arc::new(
             crate::lsp::Lsp::new(
@@ -253,7 +262,7 @@ pub async fn run(cli: Cli) -> i32 {
     }
     if let Some((theme, keymap)) = tui_looks {
         let mut app = tui::App::new(theme, keymap, ops.clone(), root.clone(), info);
-        for ev in show::events(&replay) {
+        for ev in session::replay::events(&replay) {
             app.on_agent(ev);
         }
         let mut events = events;
@@ -326,7 +335,8 @@ fn open_checkpoints(
             if keep_days > 0 {
                 let _ = s.prune_older_than(keep_days);
             }
-            if let Some(oid) = resumed_at.and_then(|c| git2::Oid::from_str(&c.id).ok()) {
+            if let Some(oid) = resumed_at.and_then(|c| crate::git::CheckpointId::parse(&c.id).ok())
+            {
                 let _ = s.resume_at(oid);
             }
             Some(Arc::new(std::sync::Mutex::new(s)))
@@ -377,7 +387,7 @@ fn session_changes(
     };
     crate::git::Store::open(root, id)
         .and_then(|mut s| {
-            let oid = git2::Oid::from_str(&first.id)?;
+            let oid = crate::git::CheckpointId::parse(&first.id)?;
             s.diff_since(oid)
         })
         .map(|c| c.iter().map(crate::git::PlannedChange::forward).collect())

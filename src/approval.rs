@@ -32,6 +32,15 @@ pub struct ApprovalBroker {
     told_headless: AtomicBool,
 }
 
+/// What asking came to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// What a front end answered (a "no" when the turn was cancelled).
+    User(ApprovalDecision),
+    /// Nobody can answer in this run: refused without asking.
+    Unattended,
+}
+
 /// The reason the model gets when a headless run refuses a call.
 pub const HEADLESS_REFUSAL: &str = "not run: this call needs the user's approval and this run is unattended. \
 Do not retry it; do what you can with read-only commands and the file tools, and say in your answer what is left for the user to run.";
@@ -54,7 +63,7 @@ impl ApprovalBroker {
         call_id: &str,
         kind: ApprovalKind,
         cancel: &CancellationToken,
-    ) -> ApprovalDecision {
+    ) -> Answer {
         if self.mode == BrokerMode::Deny {
             if !self.told_headless.swap(true, Ordering::SeqCst) {
                 self.bus.publish(AgentEvent::Notice {
@@ -63,9 +72,7 @@ impl ApprovalBroker {
                     text: "this run cannot ask for approval: commands outside the read-only list are refused (use -sandbox full or -yolo to allow them)".into(),
                 });
             }
-            return ApprovalDecision::No {
-                reason: Some(HEADLESS_REFUSAL.into()),
-            };
+            return Answer::Unattended;
         }
         let id = self.next_id.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = oneshot::channel();
@@ -91,7 +98,7 @@ impl ApprovalBroker {
             id,
             decision: decision.clone(),
         });
-        decision
+        Answer::User(decision)
     }
 
     /// Delivers a front end's answer; false when nothing waits on `id`.
@@ -125,7 +132,7 @@ mod tests {
         let cancel = CancellationToken::new();
         for _ in 0..3 {
             let d = b.ask(1, "c", exec_kind(), &cancel).await;
-            assert!(matches!(d, ApprovalDecision::No { .. }));
+            assert_eq!(d, Answer::Unattended);
         }
         let mut notices = 0;
         while let Ok(ev) = rx.try_recv() {
@@ -151,7 +158,7 @@ mod tests {
             }
         });
         let d = b.ask(1, "c", exec_kind(), &CancellationToken::new()).await;
-        assert_eq!(d, ApprovalDecision::Always);
+        assert_eq!(d, Answer::User(ApprovalDecision::Always));
         answerer.await.unwrap();
         assert!(!b.resolve(99, ApprovalDecision::Yes));
     }
@@ -162,6 +169,6 @@ mod tests {
         let cancel = CancellationToken::new();
         cancel.cancel();
         let d = b.ask(1, "c", exec_kind(), &cancel).await;
-        assert!(matches!(d, ApprovalDecision::No { .. }));
+        assert!(matches!(d, Answer::User(ApprovalDecision::No { .. })));
     }
 }

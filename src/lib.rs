@@ -16,6 +16,8 @@ pub mod headless;
 pub mod llm;
 pub mod lsp;
 pub mod mmdir;
+pub mod paths;
+pub mod patterns;
 pub mod protocol;
 pub mod sandbox;
 pub mod session;

@@ -247,14 +247,35 @@ pub enum ApprovalDecision {
     },
 }
 
+/// What kind of moment a checkpoint records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointKind {
+    /// Before a turn.
+    Turn,
+    /// Before a shell command that may change files.
+    Command,
+    /// Before a rewind, so the rewind can be undone.
+    Safety,
+}
+
+impl CheckpointKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckpointKind::Turn => "turn",
+            CheckpointKind::Command => "command",
+            CheckpointKind::Safety => "safety",
+        }
+    }
+}
+
 /// A checkpoint as the front ends list it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckpointInfo {
     /// The commit id (hex).
     pub id: String,
     pub turn: TurnId,
-    /// `turn`, `command` or `safety`.
-    pub kind: String,
+    pub kind: CheckpointKind,
     /// When it was taken (RFC 3339, UTC).
     pub time: String,
     /// The turn's prompt or the command, first line.
@@ -517,6 +538,27 @@ pub fn receipt_text(written: &[String], commands: u32, notes: &[String]) -> Stri
         text.push_str(n);
     }
     text
+}
+
+/// A tool call in one line: its key argument (the path, the command, the
+/// pattern), cut at 120 characters.
+pub fn call_summary(name: &str, args: &serde_json::Map<String, serde_json::Value>) -> String {
+    let key = match name {
+        "bash" => "command",
+        "glob" | "grep" => "pattern",
+        "lsp_workspace_symbols" => "query",
+        _ => "path",
+    };
+    let text = args
+        .get(key)
+        .and_then(|v| v.as_str())
+        .unwrap_or(if key == "path" { "." } else { "" });
+    let one_line = text.lines().next().unwrap_or("");
+    let mut s: String = one_line.chars().take(120).collect();
+    if s.len() < text.len() {
+        s.push('…');
+    }
+    s
 }
 
 /// Everything a front end asks of the agent.

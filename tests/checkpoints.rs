@@ -13,7 +13,7 @@ use support::*;
 
 /// The number /rewind lists turn 1 under (its prompt begins `prompt`).
 fn listed_number(t: &Term, prompt: &str) -> String {
-    let screen = t.screen.lock().unwrap().clone();
+    let screen = t.screen();
     screen
         .lines()
         .rev()
@@ -134,8 +134,10 @@ fn three_turns_a_diff_a_rewind_a_rewind_of_the_rewind_and_a_commit() {
         "checkpoints are kept by refs under refs/mm"
     );
 
+    // The last edit a tool made was to a.txt: /undo puts it back.
     t.send("/undo\r");
-    t.expect("mm: ");
+    t.expect("undid the last edit to a.txt");
+    assert_eq!(ws.read("a.txt"), "alpha\n");
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }

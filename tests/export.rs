@@ -143,7 +143,7 @@ fn with_a_display_copy_uses_the_system_clipboard() {
             std::env::var_os("MM_REQUIRE_X11").is_none(),
             "Xvfb and xclip are needed (apt-get install xvfb xclip)"
         );
-        eprintln!("skipped: Xvfb or xclip is missing");
+        skip("Xvfb or xclip is missing");
         return;
     }
     let display = format!(":{}", 90 + std::process::id() % 500);
@@ -160,7 +160,13 @@ fn with_a_display_copy_uses_the_system_clipboard() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Ready when its socket is there.
+    let socket = format!("/tmp/.X11-unix/X{}", &display[1..]);
+    let start = std::time::Instant::now();
+    while !std::path::Path::new(&socket).exists() {
+        assert!(start.elapsed().as_secs() < 20, "Xvfb never made {socket}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let server = Server::start(vec![text("Copied from mm.")]);
     let ws = Workspace::new();
     let url = server.url();
@@ -178,6 +184,29 @@ fn with_a_display_copy_uses_the_system_clipboard() {
     let _ = xvfb.kill();
     let _ = xvfb.wait();
     assert_eq!(String::from_utf8_lossy(&got.stdout), "Copied from mm.");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}
+
+/// A display nobody answers on: `/copy` goes through the terminal (OSC 52)
+/// at once instead of waiting on X.
+#[test]
+fn a_display_that_does_not_answer_falls_back_to_the_terminal_at_once() {
+    let server = Server::start(vec![text("Copied from mm.")]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut t = Term::start_with(&ws, &["-url", &url], &[("DISPLAY", ":4242")]);
+    t.expect("› ");
+    t.send("say it\r");
+    t.expect("Copied from mm.");
+    let start = std::time::Instant::now();
+    t.send("/copy\r");
+    t.expect("copied the last answer (15 bytes) through the terminal");
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(5),
+        "took {:?}",
+        start.elapsed()
+    );
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }

@@ -82,7 +82,7 @@ fn setup() -> (Workspace, tempfile::TempDir) {
 #[test]
 fn code_run_in_the_fence_touches_nothing_outside_the_workspace() {
     if !fence_works() {
-        eprintln!("skipped: bwrap cannot start a sandbox here");
+        skip("bwrap cannot start a sandbox here");
         return;
     }
     for no_net in [false, true] {
@@ -146,7 +146,7 @@ fn code_run_in_the_fence_touches_nothing_outside_the_workspace() {
 #[test]
 fn read_only_mode_runs_project_code_with_the_workspace_read_only() {
     if !fence_works() {
-        eprintln!("skipped: bwrap cannot start a sandbox here");
+        skip("bwrap cannot start a sandbox here");
         return;
     }
     let (ws, out) = setup();
@@ -185,7 +185,7 @@ fn without_the_fence_project_code_asks_and_headless_refuses_it() {
 #[test]
 fn an_approved_command_can_commit_but_not_plant_what_runs_later() {
     if !fence_works() {
-        eprintln!("skipped: bwrap cannot start a sandbox here");
+        skip("bwrap cannot start a sandbox here");
         return;
     }
     let (ws, out) = setup();
@@ -248,7 +248,7 @@ fn an_approved_command_can_commit_but_not_plant_what_runs_later() {
 #[test]
 fn a_git_repository_planted_by_unasked_code_is_reported() {
     if !fence_works() {
-        eprintln!("skipped: bwrap cannot start a sandbox here");
+        skip("bwrap cannot start a sandbox here");
         return;
     }
     let (ws, out) = setup();
@@ -337,7 +337,7 @@ fn sigterm_and_sighup_kill_the_command_mm_started() {
 #[test]
 fn fenced_code_has_no_capabilities_and_no_host_sockets() {
     if !fence_works() {
-        eprintln!("skipped: bwrap cannot start a sandbox here");
+        skip("bwrap cannot start a sandbox here");
         return;
     }
     let (ws, out) = setup();
@@ -432,7 +432,7 @@ fn fenced_code_has_no_capabilities_and_no_host_sockets() {
 fn fenced_code_reaches_no_host_service_keyring_or_inherited_descriptor() {
     use std::os::unix::process::CommandExt;
     if !fence_works() {
-        eprintln!("skipped: bwrap cannot start a sandbox here");
+        skip("bwrap cannot start a sandbox here");
         return;
     }
     let (ws, _out) = setup();

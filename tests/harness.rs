@@ -145,7 +145,7 @@ fn without_a_fence_or_approval_the_check_is_reported_as_not_run() {
 #[test]
 fn with_the_fence_the_check_runs_without_asking() {
     if !fence_works() {
-        eprintln!("skipped: no working fence here");
+        skip("no working fence here");
         return;
     }
     let server = Server::start(vec![
@@ -613,7 +613,7 @@ fn wrong_arithmetic_in_an_answer_is_sent_back_with_the_right_sum() {
 #[test]
 fn a_question_about_a_call_gets_the_call_run_in_the_fence() {
     if !fence_works() {
-        eprintln!("skipped: no working fence here");
+        skip("no working fence here");
         return;
     }
     let server = Server::start(vec![
@@ -885,7 +885,7 @@ fn two_module_exports_in_a_javascript_file_become_one() {
 #[test]
 fn a_crash_comes_with_the_values_where_it_happened() {
     if !fence_works() {
-        eprintln!("skipped: no working fence here");
+        skip("no working fence here");
         return;
     }
     let server = Server::start(vec![
@@ -926,7 +926,7 @@ fn a_crash_comes_with_the_values_where_it_happened() {
 #[test]
 fn a_probe_never_runs_code_from_a_file_name_or_the_question() {
     if !fence_works() {
-        eprintln!("skipped: no working fence here");
+        skip("no working fence here");
         return;
     }
     let ws = Workspace::new();
@@ -1060,7 +1060,7 @@ fn a_rename_of_a_definition_is_carried_to_the_files_that_import_it() {
 #[test]
 fn files_the_named_command_wrote_are_in_the_receipt() {
     if !fence_works() {
-        eprintln!("skipped: no working fence here");
+        skip("no working fence here");
         return;
     }
     let server = Server::start(vec![text("It divides by zero on line 3.")]);
@@ -1161,7 +1161,7 @@ fn an_edit_of_a_test_line_only_quoted_in_a_failure_is_placed_too() {
 #[test]
 fn a_wrong_value_comes_with_the_call_and_a_one_line_fix_found_in_the_fence() {
     if !fence_works() {
-        eprintln!("skipped: no working fence here");
+        skip("no working fence here");
         return;
     }
     let server = Server::start(vec![text("The formula subtracts first.")]);
@@ -1205,7 +1205,7 @@ fn a_wrong_value_comes_with_the_call_and_a_one_line_fix_found_in_the_fence() {
 #[test]
 fn a_crash_on_text_used_as_a_number_is_fixed_where_the_text_comes_in() {
     if !fence_works() {
-        eprintln!("skipped: no working fence here");
+        skip("no working fence here");
         return;
     }
     let server = Server::start(vec![text("Done.")]);
@@ -1285,7 +1285,7 @@ fn a_change_that_breaks_the_fixed_command_again_is_undone() {
 #[test]
 fn renaming_a_variable_to_fix_a_crash_is_refused() {
     if !fence_works() {
-        eprintln!("skipped: no working fence here");
+        skip("no working fence here");
         return;
     }
     let server = Server::start(vec![
@@ -1372,7 +1372,7 @@ fn a_number_only_question_answered_with_a_story_is_asked_again() {
 #[test]
 fn without_a_fix_that_passes_every_test_the_wrong_value_is_traced_to_its_parts() {
     if !fence_works() {
-        eprintln!("skipped: no working fence here");
+        skip("no working fence here");
         return;
     }
     let server = Server::start(vec![text("I do not know."), text("Still not.")]);
@@ -1534,7 +1534,7 @@ fn renaming_a_function_the_request_names_is_refused_unless_asked() {
 #[test]
 fn a_failing_javascript_test_script_gets_the_one_line_fix_found_in_the_fence() {
     if !fence_works() {
-        eprintln!("skipped: no working fence here");
+        skip("no working fence here");
         return;
     }
     let server = Server::start(vec![text("It returned the wrong bound.")]);
@@ -1586,7 +1586,7 @@ fn a_method_the_request_asks_for_that_the_file_lacks_is_asked_for_once() {
 #[test]
 fn a_javascript_function_added_but_not_exported_is_sent_back() {
     if !fence_works() {
-        eprintln!("skipped: no working fence here");
+        skip("no working fence here");
         return;
     }
     let server = Server::start(vec![

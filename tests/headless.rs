@@ -111,7 +111,12 @@ fn a_cut_stream_runs_no_tool_and_fails() {
         !ws.dir.path().join("x.txt").exists(),
         "a tool ran from a cut stream"
     );
-    assert!(stderr(&out).contains("cut"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the stream was cut before the reply was complete")
+            && stderr(&out).contains("none of its tool calls ran"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -179,11 +184,13 @@ fn stalls_end_with_a_clear_error() {
 #[test]
 fn reasoning_keeps_the_watchdog_alive() {
     let ws = Workspace::new();
-    ws.write("agent.yaml", "watchdogTimeout: 1s\n");
+    // 3.2 s of reasoning in 400 ms steps against a 2 s watchdog: only the
+    // steps keep it alive, with 1.6 s to spare for each on a loaded machine.
+    ws.write("agent.yaml", "watchdogTimeout: 2s\n");
     let think =
         |t: &str| json!({"choices":[{"index":0,"delta":{"reasoning_content":t}}]}).to_string();
-    let mut events: Vec<(u64, String)> = (0..4)
-        .map(|i| (600, think(&format!("step {i} "))))
+    let mut events: Vec<(u64, String)> = (0..8)
+        .map(|i| (400, think(&format!("step {i} "))))
         .collect();
     events.push((
         0,
@@ -557,7 +564,7 @@ fn recorded_streams_from_real_servers_drive_a_turn() {
 }
 
 #[test]
-fn the_first_request_stays_under_8_kib_and_the_prefix_is_byte_stable() {
+fn the_first_request_stays_under_4_kib_and_the_prefix_is_byte_stable() {
     let server = Server::start(vec![call("c1", "list_dir", json!({})), text("done")]);
     let ws = Workspace::new();
     let prompt = "list the folder";
@@ -565,9 +572,17 @@ fn the_first_request_stays_under_8_kib_and_the_prefix_is_byte_stable() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let reqs = server.requests();
     let first = serde_json::to_vec(&reqs[0]).unwrap();
+    // The README's figures: about 4 KiB, and 1.7 KB more when a language
+    // server is installed and its four tools are offered.
+    let lsp_tools = reqs[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|t| t["function"]["name"] == "lsp_definition");
+    let limit = if lsp_tools { 6 * 1024 } else { 4 * 1024 };
     assert!(
-        first.len() - prompt.len() <= 8 * 1024,
-        "first request is {} bytes",
+        first.len() - prompt.len() <= limit,
+        "first request is {} bytes (language-server tools: {lsp_tools})",
         first.len()
     );
     // Everything the first request sent is sent again, unchanged, first.

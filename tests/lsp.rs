@@ -23,7 +23,7 @@ fn pyright() -> Option<PathBuf> {
             std::env::var_os("MM_REQUIRE_LSP").is_none(),
             "pyright-langserver is not installed: run scripts/lsp install"
         );
-        eprintln!("skipped: pyright-langserver is not installed (scripts/lsp install)");
+        skip("pyright-langserver is not installed (scripts/lsp install)");
     }
     found
 }
@@ -162,15 +162,24 @@ fn definitions_and_references_point_at_the_right_lines() {
 #[tokio::test]
 async fn a_killed_server_is_restarted_with_a_notice_not_a_hang() {
     let Some(program) = pyright() else { return };
-    // SAFETY: set before any thread of this test reads PATH.
-    unsafe { std::env::set_var("PATH", path_with(&program)) };
     let dir = tempfile::tempdir().unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let file = root.join("a.py");
     std::fs::write(&file, "x: int = 1\n").unwrap();
     let bus = EventBus::new();
     let mut events = bus.subscribe();
-    let lsp = Lsp::new(&root, defaults(), bus, None);
+    // pyright by its path: no change to this process's PATH, which tests
+    // running beside this one read.
+    let specs = defaults()
+        .into_iter()
+        .map(|mut s| {
+            if s.name == "pyright" {
+                s.command = program.display().to_string();
+            }
+            s
+        })
+        .collect();
+    let lsp = Lsp::new(&root, specs, bus, None);
     assert!(lsp.available());
     let never = tokio_util::sync::CancellationToken::new();
     let report = lsp
@@ -187,7 +196,18 @@ async fn a_killed_server_is_restarted_with_a_notice_not_a_hang() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Gone (or a zombie nobody reaped yet) before the next check.
+    let dead = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z "))
+    };
+    let waited = Instant::now();
+    while !dead(pids[0].1) {
+        assert!(
+            waited.elapsed() < Duration::from_secs(20),
+            "SIGKILL did not kill it"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 
     let started = Instant::now();
     let report = lsp

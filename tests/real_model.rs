@@ -34,7 +34,7 @@ fn llama() -> Option<LlamaServer> {
             std::env::var("MM_REQUIRE_REAL_MODEL").as_deref() != Ok("1"),
             "MM_REQUIRE_REAL_MODEL=1 but MM_LLAMA_BIN / MM_LLAMA_MODEL / MM_LLAMA_TEMPLATE are not set (run scripts/test)"
         );
-        eprintln!("skipped: no real model (run scripts/test)");
+        skip("no real model (run scripts/test)");
         return None;
     };
     let port = std::net::TcpListener::bind("127.0.0.1:0")

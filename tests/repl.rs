@@ -61,7 +61,7 @@ fn a_conversation_with_approvals_and_multi_line_input() {
     t.expect("Made three and four.");
     assert!(ws.dir.path().join("out/three").is_dir());
     assert!(ws.dir.path().join("out/four").is_dir());
-    assert_eq!(t.screen.lock().unwrap().matches("allow?").count(), 3);
+    assert_eq!(t.screen().matches("allow?").count(), 3);
 
     t.send("\"\"\"\r");
     t.expect("… ");
@@ -170,9 +170,9 @@ fn edits_wait_for_approval_and_show_their_diff() {
 #[test]
 fn typing_ahead_does_not_answer_an_approval() {
     // The call streams slowly: the user types "yes" while it comes, before
-    // any question was asked.
+    // any question was asked (3 s leave room for a loaded machine).
     let mut slow = vec![(
-        600,
+        3000,
         json!({"choices":[{"index":0,"delta":{"content":"Removing it."}}]}).to_string(),
     )];
     slow.push((
@@ -248,7 +248,7 @@ fn always_for_one_rm_is_not_always_for_every_rm_and_holds_after_a_resume() {
     t.send("again\r");
     t.expect("Removed.");
     assert!(!ws.dir.path().join("x.o").exists());
-    assert_eq!(t.screen.lock().unwrap().matches("allow?").count(), 0);
+    assert_eq!(t.screen().matches("allow?").count(), 0);
     t.expect("› ");
     t.send("\x04");
     assert_eq!(t.exit_code(), 0);

@@ -93,6 +93,17 @@ impl Screen {
         }
     }
 
+    /// Waits until `what` is no longer on the screen.
+    fn wait_gone(&self, what: &str) {
+        let start = Instant::now();
+        while self.text().contains(what) {
+            if start.elapsed() > Duration::from_secs(20) {
+                panic!("{what:?} stayed on the screen:\n{}", self.text());
+            }
+            std::thread::sleep(Duration::from_millis(30));
+        }
+    }
+
     fn keys(&self, bytes: &str) {
         let mut w = self.writer.lock().unwrap();
         w.write_all(bytes.as_bytes()).unwrap();
@@ -304,9 +315,9 @@ fn three_turns_then_diff_rewind_rewind_back_and_commit_in_the_tui() {
     s.wait_for("the session's changes since it began");
     s.wait_for("3 files");
     s.wait_for("alpha, edited");
-    std::thread::sleep(Duration::from_millis(100));
-    s.keys("\x1b"); // Esc: back to the composer
-    std::thread::sleep(Duration::from_millis(200));
+    s.keys("\x1b"); // Esc: the review closes, the live diff is back
+    // Only then the next keys: an Esc and a `/` read together are Alt-/.
+    s.wait_gone("the session's changes since it began");
 
     s.keys("/rewind\r");
     s.wait_for("enter rewind");

@@ -1,20 +1,17 @@
 //! The agent's side of checkpoints: one before each turn and before each
 //! shell command that may write, the rewind (code, conversation or both,
-//! itself undoable), the session diff, the commit with a message written
-//! by the model, and undo of the last edit. Git work runs on a blocking
+//! itself undoable) and the session diff. Git work runs on a blocking
 //! thread; everything that happens goes out on the bus.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use git2::Oid;
-use tokio_util::sync::CancellationToken;
+use crate::git::CheckpointId;
 
 use super::Agent;
 use crate::git::{self, Kind, PlannedChange, Store};
-use crate::llm::{self, ChatRequest, ClientEvent, Message};
 use crate::protocol::{
-    AgentEvent, ChangeKind, CheckpointInfo, CheckpointSummary, FileChange, Level, RewindMode,
+    AgentEvent, CheckpointInfo, CheckpointSummary, FileChange, Level, RewindMode,
 };
 use crate::session::{Record, SessionLog};
 
@@ -23,7 +20,7 @@ use crate::session::{Record, SessionLog};
 const CHECKPOINT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Runs a closure on the store on a blocking thread.
-async fn with_store<T: Send + 'static>(
+pub(super) async fn with_store<T: Send + 'static>(
     store: &Arc<Mutex<Store>>,
     f: impl FnOnce(&mut Store) -> git::Result<T> + Send + 'static,
 ) -> Result<T, String> {
@@ -38,21 +35,13 @@ async fn with_store<T: Send + 'static>(
     joined.map_err(|e| e.to_string())?
 }
 
-fn kind_name(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Turn => "turn",
-        Kind::Command => "command",
-        Kind::Safety => "safety",
-    }
-}
-
-fn parse_id(id: &str) -> Result<Oid, String> {
-    Oid::from_str(id).map_err(|_| format!("{id} is not a checkpoint id"))
+pub(super) fn parse_id(id: &str) -> Result<CheckpointId, String> {
+    CheckpointId::parse(id).map_err(|e| e.to_string())
 }
 
 impl Agent {
     /// Tells the user; an error is also what the running op comes to.
-    fn git_notice(&mut self, level: Level, text: impl Into<String>) {
+    pub(super) fn git_notice(&mut self, level: Level, text: impl Into<String>) {
         let text = text.into();
         if level == Level::Error {
             self.op_error = Some(text.clone());
@@ -94,7 +83,7 @@ impl Agent {
                 let info = CheckpointInfo {
                     id: oid.to_string(),
                     turn,
-                    kind: kind_name(kind).to_string(),
+                    kind,
                     time: jiff::Timestamp::now().to_string(),
                     label: label
                         .lines()
@@ -128,7 +117,7 @@ impl Agent {
     }
 
     /// The last checkpoint the store took.
-    pub(super) async fn last_checkpoint(&self) -> Option<Oid> {
+    pub(super) async fn last_checkpoint(&self) -> Option<CheckpointId> {
         let store = self.git.clone()?;
         with_store(&store, |s| Ok(s.last_commit()))
             .await
@@ -140,7 +129,7 @@ impl Agent {
     /// after it) as mm's doing.
     pub(super) async fn record_command_changes(
         &mut self,
-        before: Option<Oid>,
+        before: Option<CheckpointId>,
     ) -> Result<Vec<String>, crate::session::SessionError> {
         let (Some(store), Some(before)) = (self.git.clone(), before) else {
             return Ok(Vec::new());
@@ -176,7 +165,7 @@ impl Agent {
         let result = with_store(&store, move |s| {
             let mut out = Vec::new();
             for id in ids {
-                let oid = Oid::from_str(&id)?;
+                let oid = CheckpointId::parse(&id)?;
                 out.push(s.plan(oid, &HashMap::new())?.changes);
             }
             Ok(out)
@@ -343,7 +332,7 @@ impl Agent {
             );
         };
         let end = (1 + start).min(self.messages.len());
-        let kept: Vec<Message> = self.messages[1..end].to_vec();
+        let kept: Vec<crate::llm::Message> = self.messages[1..end].to_vec();
         let starts: Vec<usize> = self
             .turn_starts
             .iter()
@@ -429,254 +418,5 @@ impl Agent {
                 format!("cannot compute the session diff: {e}"),
             ),
         }
-    }
-
-    /// Writes the session to a file: Markdown with the session's diff, or
-    /// JSONL events for a `.jsonl` path.
-    pub async fn export(&mut self, path: Option<String>) {
-        let root = self.tools.sandbox.root().to_path_buf();
-        let id = self.log.id().to_string();
-        let target = match path.filter(|p| !p.trim().is_empty()) {
-            Some(p) => {
-                let p = std::path::PathBuf::from(p.trim());
-                if p.is_absolute() { p } else { root.join(p) }
-            }
-            None => root.join(format!("mm-{id}.md")),
-        };
-        let records = match crate::session::read_records(&root, &id) {
-            Ok((_, r)) => r,
-            Err(e) => return self.git_notice(Level::Error, format!("not exported: {e}")),
-        };
-        let jsonl = target.extension().is_some_and(|e| e == "jsonl");
-        let changes = match (jsonl, self.git.clone(), self.checkpoints.first()) {
-            (false, Some(store), Some(first)) => match parse_id(&first.id) {
-                Ok(oid) => with_store(&store, move |s| s.diff_since(oid))
-                    .await
-                    .map(|c| c.iter().map(PlannedChange::forward).collect())
-                    .unwrap_or_default(),
-                Err(_) => Vec::new(),
-            },
-            _ => Vec::new(),
-        };
-        let text = crate::session::export::document(&root, &records, changes, Some(&target), jsonl);
-        match std::fs::write(&target, text) {
-            Ok(()) => self.git_notice(
-                Level::Info,
-                format!("exported the session to {}", target.display()),
-            ),
-            Err(e) => self.git_notice(
-                Level::Error,
-                format!("not exported: cannot write {}: {e}", target.display()),
-            ),
-        }
-    }
-
-    /// One tool-less request for a Conventional Commits message.
-    pub async fn propose_commit(&mut self) {
-        let Some(store) = self.git.clone() else {
-            return self.git_notice(
-                Level::Warning,
-                "/commit needs checkpoints, which are off for this session",
-            );
-        };
-        let shadow = with_store(&store, |s| Ok(s.is_shadow()))
-            .await
-            .unwrap_or(true);
-        if shadow {
-            return self.git_notice(
-                Level::Warning,
-                "/commit: the workspace is not a git repository",
-            );
-        }
-        let Some(first) = self.checkpoints.first().map(|c| c.id.clone()) else {
-            return self.git_notice(
-                Level::Info,
-                "nothing to commit: the session has made no change",
-            );
-        };
-        let Ok(oid) = parse_id(&first) else { return };
-        let changes = match with_store(&store, move |s| s.diff_since(oid)).await {
-            Ok(c) => c,
-            Err(e) => {
-                return self.git_notice(
-                    Level::Error,
-                    format!("cannot read the session's changes: {e}"),
-                );
-            }
-        };
-        if changes.is_empty() {
-            return self.git_notice(
-                Level::Info,
-                "nothing to commit: the files are as they were when the session began",
-            );
-        }
-        let mut diff = String::new();
-        for c in &changes {
-            diff.push_str(&crate::diff::unified(&c.path, &c.then, &c.now, 2, 120));
-            if diff.len() > 12_000 {
-                diff.push_str("… (diff cut)\n");
-                break;
-            }
-        }
-        let messages = [
-            Message::system("You write git commit messages."),
-            Message::user(format!(
-                "Write a commit message for the diff below, in the Conventional Commits format: a first line `type(scope): summary` (types: feat, fix, refactor, docs, test, chore) under 72 characters, a blank line, then one to three short lines on what changed and why. Answer with the message only.\n\n{diff}"
-            )),
-        ];
-        let body = llm::build_body(&ChatRequest {
-            model: &self.model,
-            messages: &messages,
-            tools: &[],
-            sampling: &self.settings.sampling,
-            max_tokens: Some(400),
-            replay_reasoning: false,
-        });
-        let cancel = CancellationToken::new();
-        let mut ignore = |_: ClientEvent| {};
-        match self
-            .client
-            .stream_chat(&body, &self.budget, &cancel, &mut ignore)
-            .await
-        {
-            Ok(s) => {
-                let message = clean_message(&s.reply.content);
-                self.bus.publish(AgentEvent::CommitProposed {
-                    message,
-                    files: changes.iter().map(|c| c.path.clone()).collect(),
-                });
-            }
-            Err(e) => self.git_notice(
-                Level::Error,
-                format!("the model did not write a message: {e}"),
-            ),
-        }
-    }
-
-    /// Stages the session's changes and commits them.
-    pub async fn commit(&mut self, message: String) {
-        let Some(store) = self.git.clone() else {
-            return;
-        };
-        let Some(first) = self.checkpoints.first().map(|c| c.id.clone()) else {
-            return self.git_notice(Level::Info, "nothing to commit");
-        };
-        let Ok(oid) = parse_id(&first) else { return };
-        let msg = message.trim().to_string();
-        if msg.is_empty() {
-            return self.git_notice(Level::Warning, "not committed: the message is empty");
-        }
-        let result = with_store(&store, move |s| {
-            let paths: Vec<String> = s.diff_since(oid)?.into_iter().map(|c| c.path).collect();
-            s.commit_paths(&paths, &msg).map(|id| (id, paths))
-        })
-        .await;
-        match result {
-            Ok((id, paths)) => {
-                let summary = message.lines().next().unwrap_or("").to_string();
-                self.git_notice(
-                    Level::Info,
-                    format!(
-                        "committed {} file(s) as {:.8}: {summary}",
-                        paths.len(),
-                        id.to_string()
-                    ),
-                );
-                self.bus.publish(AgentEvent::Committed {
-                    id: id.to_string(),
-                    summary,
-                });
-            }
-            Err(e) => self.git_notice(Level::Error, format!("not committed: {e}")),
-        }
-    }
-
-    /// Reverts the last edit mm's file tools applied, if the file is still
-    /// as that edit left it.
-    pub fn undo(&mut self) {
-        let Some(change) = self.edits.pop() else {
-            return self.git_notice(Level::Info, "nothing to undo");
-        };
-        // Where the file is now: never through a link out of the workspace.
-        let path = match crate::sandbox::path::resolve(self.tools.sandbox.root(), &change.path) {
-            Ok(r) => r.abs,
-            Err(e) => return self.git_notice(Level::Warning, format!("not undone: {e}")),
-        };
-        let current = std::fs::read_to_string(&path).unwrap_or_default();
-        if current != *change.after {
-            self.git_notice(
-                Level::Warning,
-                format!(
-                    "not undone: {} changed since that edit (/rewind can go back further)",
-                    change.path
-                ),
-            );
-            return;
-        }
-        let result = if change.kind == ChangeKind::Created {
-            std::fs::remove_file(&path).map_err(|e| e.to_string())
-        } else {
-            crate::tools::fs::atomic_write(&path, &change.before).map_err(|e| e.to_string())
-        };
-        if let Err(e) = result {
-            return self.git_notice(Level::Error, format!("not undone: {e}"));
-        }
-        let blob = if change.kind == ChangeKind::Created {
-            String::new()
-        } else {
-            crate::git::blob_id(change.before.as_bytes())
-        };
-        if let Err(e) = self.record_made(&change.path, blob) {
-            self.git_notice(Level::Error, e.to_string());
-        }
-        if let Ok(mut reads) = self.tools.reads.lock() {
-            reads.remove(&path);
-        }
-        let back = FileChange {
-            path: change.path.clone(),
-            kind: if change.kind == ChangeKind::Created {
-                ChangeKind::Deleted
-            } else {
-                ChangeKind::Modified
-            },
-            before: change.after.clone(),
-            after: change.before.clone(),
-            added: change.removed,
-            removed: change.added,
-        };
-        self.bus.publish(AgentEvent::FileChanged {
-            turn: self.turn,
-            call_id: "undo".into(),
-            change: Arc::new(back),
-        });
-        self.git_notice(
-            Level::Info,
-            format!("undid the last edit to {}", change.path),
-        );
-    }
-}
-
-/// The message without code fences or quotes around it.
-fn clean_message(text: &str) -> String {
-    let t = text.trim();
-    let t = t
-        .strip_prefix("```")
-        .map(|r| r.split_once('\n').map(|(_, rest)| rest).unwrap_or(r))
-        .unwrap_or(t);
-    let t = t.strip_suffix("```").unwrap_or(t);
-    t.trim().trim_matches('"').trim().to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fences_around_a_message_are_dropped() {
-        assert_eq!(
-            clean_message("```\nfix(calc): add adds\n\nIt subtracted.\n```"),
-            "fix(calc): add adds\n\nIt subtracted."
-        );
-        assert_eq!(clean_message("\"feat: x\""), "feat: x");
     }
 }

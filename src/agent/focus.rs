@@ -494,10 +494,12 @@ impl Agent {
                         .as_ref()
                         .map(|r| format!(" ({})", r.summary))
                         .unwrap_or_default();
-                    let file =
-                        self.tools.sandbox.check_read(&t.file).ok().and_then(|r| {
-                            crate::sandbox::path::read_regular(&r.abs, 1024 * 1024).ok()
-                        });
+                    let file = self
+                        .tools
+                        .sandbox
+                        .check_read(&t.file)
+                        .ok()
+                        .and_then(|r| crate::paths::read_regular(&r.abs, 1024 * 1024).ok());
                     let body = String::from_utf8_lossy(file.as_deref().unwrap_or_default());
                     let now: Vec<String> = changed
                         .iter()

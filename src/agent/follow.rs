@@ -376,7 +376,7 @@ impl Agent {
     ) -> Option<String> {
         let fix = st.fix.clone()?;
         let r = self.tools.sandbox.check_read(&fix.file).ok()?;
-        let bytes = crate::sandbox::path::read_regular(&r.abs, 1024 * 1024).ok()?;
+        let bytes = crate::paths::read_regular(&r.abs, 1024 * 1024).ok()?;
         let text = String::from_utf8(bytes).ok()?;
         let mut lines: Vec<&str> = text.split('\n').collect();
         let at = fix.line.checked_sub(1)?;
@@ -543,7 +543,7 @@ impl Agent {
     ) -> ToolOutput {
         let mut args = Map::new();
         args.insert("command".into(), Value::String(command.to_string()));
-        let read_only = crate::sandbox::policy::is_read_only(command);
+        let read_only = crate::sandbox::Sandbox::is_read_only_command(command);
         let mut before = None;
         if !read_only {
             self.checkpoint(crate::git::Kind::Command, command).await;
@@ -608,7 +608,7 @@ impl Agent {
             let Ok(r) = self.tools.sandbox.check_read(test) else {
                 continue;
             };
-            let Ok(bytes) = crate::sandbox::path::read_regular(&r.abs, 256 * 1024) else {
+            let Ok(bytes) = crate::paths::read_regular(&r.abs, 256 * 1024) else {
                 continue;
             };
             let code = String::from_utf8_lossy(&bytes);
@@ -640,7 +640,7 @@ impl Agent {
             let Ok(r) = self.tools.sandbox.check_read(&path) else {
                 continue;
             };
-            let Ok(bytes) = crate::sandbox::path::read_regular(&r.abs, 256 * 1024) else {
+            let Ok(bytes) = crate::paths::read_regular(&r.abs, 256 * 1024) else {
                 continue;
             };
             let content = String::from_utf8_lossy(&bytes);

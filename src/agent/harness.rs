@@ -8,25 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// A regex whose lazy DFA keeps a small cache: these run once or twice a
-/// turn over a reply, and the default cache (2 MiB each, grown as a long
-/// reply is scanned) cost a headless run a megabyte of memory.
-pub(crate) fn regex(pattern: &str) -> Result<Regex, regex::Error> {
-    regex::RegexBuilder::new(pattern)
-        .dfa_size_limit(64 * 1024)
-        .build()
-}
-
-/// A byte regex for prompts and replies whose pattern repeats a "any
-/// character but" class a bounded number of times (`[^.\n]{0,30}`): as
-/// a byte class, `(?-u:[^.\n])`, each repeat is one byte, where the
-/// Unicode class compiled to a large automaton per repeat (a megabyte
-/// for a 200-repeat).
-pub(crate) fn bytes_regex(pattern: &str) -> Result<regex::bytes::Regex, regex::Error> {
-    regex::bytes::RegexBuilder::new(pattern)
-        .dfa_size_limit(64 * 1024)
-        .build()
-}
+pub(crate) use crate::patterns::{bytes_regex, is_test_file, regex};
 
 /// The command that runs the project's tests, when the workspace says
 /// which: pytest or unittest for Python test files, `cargo test`,
@@ -40,7 +22,7 @@ pub fn detect_verify(root: &Path) -> Option<String> {
     }
     // The workspace's own file, not through a link, and not a FIFO or a
     // device that would hang or fill memory.
-    if let Ok(bytes) = crate::sandbox::path::read_regular(&root.join("package.json"), 1 << 20)
+    if let Ok(bytes) = crate::paths::read_regular(&root.join("package.json"), 1 << 20)
         && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
         && let Some(test) = v["scripts"]["test"].as_str()
         && !test.contains("no test specified")
@@ -146,19 +128,6 @@ pub fn mentions_tests(prompt: &str) -> bool {
             .ok()
     });
     RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
-}
-
-/// A path that holds tests by the usual conventions.
-pub fn is_test_file(path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    name.starts_with("test_")
-        || name.starts_with("test.")
-        || name.contains("_test.")
-        || name.contains(".test.")
-        || name.contains(".spec.")
-        || path.starts_with("tests/")
-        || path.contains("/tests/")
-        || path.starts_with("test/")
 }
 
 /// The request asks for tests to be written or changed.
@@ -677,18 +646,7 @@ impl Calc {
     }
 }
 
-/// The call a question asks about: "What does `discount(200, 'gold')`
-/// return?". Only a plain function name and literal arguments (numbers,
-/// quoted strings, lists, tuples, dicts, True/False/None), which come
-/// back as JSON: whoever runs the call passes data, never the question's
-/// text as code.
-pub struct AskedCall {
-    pub name: String,
-    /// The arguments as the question wrote them, for display.
-    pub shown: String,
-    /// The arguments as a JSON array.
-    pub json: String,
-}
+pub use crate::tools::probe::AskedCall;
 
 pub fn asked_call(prompt: &str) -> Option<AskedCall> {
     static CALL: LazyLock<Option<Regex>> = LazyLock::new(|| {

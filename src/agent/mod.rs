@@ -15,6 +15,7 @@ pub mod harness;
 pub mod prompt;
 pub mod recover;
 pub mod service;
+mod session_ops;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -1205,7 +1206,7 @@ impl Agent {
             let writing_command = (call.name == "bash")
                 .then(|| tools::arg_str(&args, "command"))
                 .flatten()
-                .filter(|c| !crate::sandbox::policy::is_read_only(c))
+                .filter(|c| !crate::sandbox::Sandbox::is_read_only_command(c))
                 .map(str::to_string);
             let mut before = None;
             if let Some(command) = &writing_command {
@@ -1366,7 +1367,7 @@ impl Agent {
             if call.name == "bash"
                 && matches!(out.status, ToolStatus::Ok | ToolStatus::Error)
                 && tools::arg_str(&args, "command")
-                    .is_some_and(|c| !crate::sandbox::policy::is_read_only(c))
+                    .is_some_and(|c| !crate::sandbox::Sandbox::is_read_only_command(c))
             {
                 st.commands += 1;
                 let command = tools::arg_str(&args, "command").unwrap_or_default();

@@ -39,7 +39,7 @@ fn template(root: &Path) -> String {
 /// A text file of at most 256 KiB, only if it is a regular file (a FIFO
 /// named AGENTS.md froze mm before its first request).
 fn read_text(path: &Path) -> Option<String> {
-    let bytes = crate::sandbox::path::read_regular(path, 256 * 1024).ok()?;
+    let bytes = crate::paths::read_regular(path, 256 * 1024).ok()?;
     String::from_utf8(bytes).ok()
 }
 
@@ -48,8 +48,8 @@ fn read_text(path: &Path) -> Option<String> {
 /// (an `AGENTS.md` linked to `.env` or `~/.ssh/id_rsa` sent it to the
 /// model).
 fn workspace_text(root: &Path, rel: &str) -> Option<String> {
-    let r = crate::sandbox::path::resolve(root, rel).ok()?;
-    if crate::sandbox::path::credential_reason(&r.rel).is_some() {
+    let r = crate::paths::resolve(root, rel).ok()?;
+    if crate::paths::credential_reason(&r.rel).is_some() {
         return None;
     }
     read_text(&r.abs)
@@ -150,7 +150,7 @@ mod tests {
             "Run the tests with make check.",
         )
         .unwrap();
-        let s = resolve(&[], &Overrides::default(), None).unwrap();
+        let s = resolve(&[], &Overrides::default(), None, &|_| None).unwrap();
         let env = PromptEnv {
             fenced: false,
             root: dir.path(),
@@ -172,7 +172,7 @@ mod tests {
             "system: You answer in JSON.\nbashTool: false\neditTools: false\n",
         )
         .unwrap();
-        let s = resolve(&[(None, layer)], &Overrides::default(), None).unwrap();
+        let s = resolve(&[(None, layer)], &Overrides::default(), None, &|_| None).unwrap();
         let env = PromptEnv {
             fenced: false,
             root: dir.path(),

@@ -113,7 +113,7 @@ pub struct AgentFile {
     /// start (default 30; 0 keeps them all).
     pub checkpoint_days: Option<u64>,
     /// Language servers: changes to the built-in ones, or new ones.
-    pub lsp: Option<BTreeMap<String, crate::lsp::ServerFile>>,
+    pub lsp: Option<BTreeMap<String, super::servers::ServerFile>>,
     /// The command that runs the project's tests (`off`: never run them;
     /// unset: detected from the workspace).
     pub verify: Option<String>,

@@ -5,6 +5,7 @@
 pub mod duration;
 pub mod file;
 pub mod provider;
+pub mod servers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -84,7 +85,7 @@ pub struct Settings {
     pub keymap: String,
     pub checkpoint_days: u64,
     /// Language servers, built-in ones with the config's changes.
-    pub lsp: Vec<crate::lsp::ServerSpec>,
+    pub lsp: Vec<servers::ServerSpec>,
     pub acp_name: Option<String>,
     pub acp_title: Option<String>,
     /// The agent file these settings came from, if any.
@@ -94,6 +95,30 @@ pub struct Settings {
     pub verify_attempts: u32,
     /// The checking loops are on (`-no-harness` / `harness: false` turn them off).
     pub harness: bool,
+}
+
+impl Settings {
+    /// Keys the Go `mm`'s files set that this mm accepts, so those files
+    /// load, but does not act on yet.
+    pub fn inert_keys(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.fallback.is_some() {
+            v.push("fallback");
+        }
+        if self.plan_tool {
+            v.push("planTool");
+        }
+        if self.skills_dir.is_some() {
+            v.push("skillsDir");
+        }
+        if self.structured_output.is_some() {
+            v.push("structuredOutput");
+        }
+        if self.acp_name.is_some() || self.acp_title.is_some() {
+            v.push("acp");
+        }
+        v
+    }
 }
 
 /// Where personal configuration lives: `$MM_CONFIG_DIR`, else
@@ -141,14 +166,18 @@ pub fn load(agent_file: Option<&Path>, flags: &Overrides) -> Result<Settings, Co
     if let Some(path) = agent_file {
         layers.push((Some(path.to_path_buf()), AgentFile::load(path)?));
     }
-    resolve(&layers, flags, agent_file)
+    resolve(&layers, flags, agent_file, &|name: &str| {
+        std::env::var(name).ok()
+    })
 }
 
-/// Merges the layers (lowest first) and the flags.
+/// Merges the layers (lowest first) and the flags; `env` reads the
+/// process environment (`MM_BASE_URL`, the key variables).
 pub fn resolve(
     layers: &[(Option<PathBuf>, AgentFile)],
     flags: &Overrides,
     agent_file: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Settings, ConfigError> {
     let mut merged = AgentFile::default();
     let mut sub_agents = BTreeMap::new();
@@ -180,7 +209,7 @@ pub fn resolve(
         message,
     };
 
-    let env_url = std::env::var("MM_BASE_URL").ok().filter(|s| !s.is_empty());
+    let env_url = env("MM_BASE_URL").filter(|s| !s.is_empty());
     let chose_server = flags.provider.is_some()
         || flags.url.is_some()
         || env_url.is_some()
@@ -212,7 +241,7 @@ pub fn resolve(
         .into_iter()
         .chain(["MM_API_KEY"])
         .chain(provider_info.key_envs.iter().copied())
-        .find_map(|name| std::env::var(name).ok().filter(|v| !v.is_empty()));
+        .find_map(|name| env(name).filter(|v| !v.is_empty()));
     if !provider_info.local && api_key.is_none() {
         return Err(err(format!(
             "provider {provider} needs an API key: set {}",
@@ -291,7 +320,7 @@ pub fn resolve(
         theme: merged.theme.clone().unwrap_or_else(|| "dark".into()),
         keymap: merged.keymap.clone().unwrap_or_else(|| "default".into()),
         checkpoint_days: merged.checkpoint_days.unwrap_or(30),
-        lsp: crate::lsp::resolve(&merged.lsp.clone().unwrap_or_default()).map_err(err)?,
+        lsp: servers::resolve(&merged.lsp.clone().unwrap_or_default()).map_err(err)?,
         acp_name: acp.name,
         acp_title: acp.title,
         agent_file: agent_file.map(Path::to_path_buf),
@@ -364,6 +393,10 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
 mod tests {
     use super::*;
 
+    fn no_env(_: &str) -> Option<String> {
+        None
+    }
+
     fn layer(text: &str) -> (Option<PathBuf>, AgentFile) {
         (
             Some(PathBuf::from("/cfg/agent.yaml")),
@@ -386,7 +419,7 @@ mod tests {
             max_rounds: Some(3),
             ..Default::default()
         };
-        let s = resolve(&[global, agent], &flags, None).unwrap();
+        let s = resolve(&[global, agent], &flags, None, &no_env).unwrap();
         assert_eq!(s.model.as_deref(), Some("b"));
         assert_eq!(s.sampling["temperature"], 0.5);
         assert_eq!(s.sampling["max_tokens"], 100);
@@ -395,8 +428,8 @@ mod tests {
 
     #[test]
     fn no_config_means_auto_detect_on_the_local_default() {
-        let s = resolve(&[], &Overrides::default(), None).unwrap();
-        assert!(s.auto_detect || std::env::var_os("MM_BASE_URL").is_some());
+        let s = resolve(&[], &Overrides::default(), None, &no_env).unwrap();
+        assert!(s.auto_detect);
         assert_eq!(s.provider, "local");
         assert_eq!(s.max_tokens, Some(LOCAL_COMPLETION_CAP));
         assert_eq!(s.sandbox, SandboxMode::Workspace);
@@ -405,7 +438,13 @@ mod tests {
 
     #[test]
     fn yolo_means_full() {
-        let s = resolve(&[layer("yolo: true\n")], &Overrides::default(), None).unwrap();
+        let s = resolve(
+            &[layer("yolo: true\n")],
+            &Overrides::default(),
+            None,
+            &no_env,
+        )
+        .unwrap();
         assert_eq!(s.sandbox, SandboxMode::Full);
     }
 
@@ -415,6 +454,7 @@ mod tests {
             &[layer("mmConfigs:\n  c:\n    path: agent.countries.yaml\n")],
             &Overrides::default(),
             None,
+            &no_env,
         )
         .unwrap();
         assert_eq!(
@@ -425,14 +465,53 @@ mod tests {
 
     #[test]
     fn bad_provider_and_plain_http_are_errors() {
-        let e = resolve(&[layer("provider: gpt\n")], &Overrides::default(), None).unwrap_err();
+        let e = resolve(
+            &[layer("provider: gpt\n")],
+            &Overrides::default(),
+            None,
+            &no_env,
+        )
+        .unwrap_err();
         assert!(e.message.contains("unknown provider"), "{e}");
         let e = resolve(
             &[layer("baseUrl: http://example.com/v1\n")],
             &Overrides::default(),
             None,
+            &no_env,
         )
         .unwrap_err();
         assert!(e.message.contains("plain http"), "{e}");
+    }
+
+    #[test]
+    fn the_environment_chooses_the_server_and_the_key() {
+        let env = |name: &str| match name {
+            "MM_BASE_URL" => Some("http://127.0.0.1:9999/v1".to_string()),
+            "MM_API_KEY" => Some("sk-from-env".to_string()),
+            _ => None,
+        };
+        let s = resolve(&[], &Overrides::default(), None, &env).unwrap();
+        assert!(!s.auto_detect, "MM_BASE_URL chose the server");
+        assert_eq!(s.base_url, "http://127.0.0.1:9999/v1");
+        assert_eq!(s.api_key.as_deref(), Some("sk-from-env"));
+        // A hosted provider without its key is an error that names the
+        // variables to set; with one of them it loads.
+        let e = resolve(
+            &[layer("provider: openai\nmodel: gpt-4o-mini\n")],
+            &Overrides::default(),
+            None,
+            &no_env,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("needs an API key"), "{e}");
+        let openai = |name: &str| (name == "OPENAI_API_KEY").then(|| "sk-o".to_string());
+        let s = resolve(
+            &[layer("provider: openai\nmodel: gpt-4o-mini\n")],
+            &Overrides::default(),
+            None,
+            &openai,
+        )
+        .unwrap();
+        assert_eq!(s.api_key.as_deref(), Some("sk-o"));
     }
 }

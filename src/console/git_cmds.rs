@@ -146,7 +146,7 @@ pub async fn rewind(
             i + 1,
             c.info.turn,
             time,
-            c.info.kind,
+            c.info.kind.as_str(),
             displayable(&c.info.label),
             c.files.len(),
             c.added,

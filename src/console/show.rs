@@ -1,120 +1,10 @@
 //! `-show last|ID`: replays a session's transcript through the printer,
 //! without a model: the prompts, answers, tool lines and receipts.
 
-use std::collections::HashMap;
 use std::io::IsTerminal;
-use std::sync::Arc;
 
 use super::printer::{PrintMode, Printer};
-use crate::llm::Role;
-use crate::protocol::{AgentEvent, Outcome, ToolStatus};
 use crate::session::Record;
-
-/// The events a live run would have published for these records.
-pub fn events(records: &[Record]) -> Vec<AgentEvent> {
-    let mut out = Vec::new();
-    let mut turn = 0;
-    let mut calls: HashMap<String, (String, String)> = HashMap::new();
-    let mut open = false;
-    // The turn's last text, its answer.
-    let mut answer = String::new();
-    for rec in records {
-        match rec {
-            Record::Message {
-                message,
-                status,
-                typed,
-            } => match message.role {
-                Role::User => {
-                    if open {
-                        out.push(finished(turn, std::mem::take(&mut answer)));
-                    }
-                    turn += 1;
-                    open = true;
-                    out.push(AgentEvent::TurnStarted {
-                        turn,
-                        prompt: typed.clone().unwrap_or_else(|| message.text().to_string()),
-                    });
-                }
-                Role::Assistant => {
-                    if let Some(r) = &message.reasoning {
-                        out.push(AgentEvent::Reasoning {
-                            turn,
-                            text: format!("{r}\n"),
-                        });
-                    }
-                    if !message.text().is_empty() {
-                        answer = message.text().to_string();
-                        out.push(AgentEvent::Token {
-                            turn,
-                            text: message.text().to_string(),
-                        });
-                    }
-                    for c in &message.tool_calls {
-                        let summary = serde_json::from_str(&c.arguments)
-                            .map(|args| crate::tools::summary(&c.name, &args))
-                            .unwrap_or_default();
-                        calls.insert(c.id.clone(), (c.name.clone(), summary.clone()));
-                        out.push(AgentEvent::ToolCallRunning {
-                            turn,
-                            call_id: c.id.clone(),
-                            name: c.name.clone(),
-                            summary,
-                            arguments: c.arguments.clone(),
-                        });
-                    }
-                }
-                Role::Tool => {
-                    let id = message.tool_call_id.clone().unwrap_or_default();
-                    let (name, summary) = calls.get(&id).cloned().unwrap_or_default();
-                    out.push(AgentEvent::ToolCallFinished {
-                        turn,
-                        call_id: id,
-                        name,
-                        summary,
-                        status: status.unwrap_or(ToolStatus::Ok),
-                        output: Arc::from(message.text()),
-                    });
-                }
-                Role::System => {}
-            },
-            Record::Receipt {
-                turn: t,
-                written,
-                commands,
-                notes,
-            } => out.push(AgentEvent::Receipt {
-                turn: *t,
-                written: written.clone(),
-                commands: *commands,
-                notes: notes.clone(),
-            }),
-            Record::Always { key } => out.push(AgentEvent::Notice {
-                turn: None,
-                level: crate::protocol::Level::Info,
-                text: format!("the user answered always: {}", always_words(key)),
-            }),
-            Record::Header { .. }
-            | Record::Note { .. }
-            | Record::Turn { .. }
-            | Record::Made { .. }
-            | Record::Checkpoint { .. } => {}
-        }
-    }
-    if open {
-        out.push(finished(turn, answer));
-    }
-    out
-}
-
-fn finished(turn: u64, answer: String) -> AgentEvent {
-    AgentEvent::TurnFinished {
-        turn,
-        outcome: Outcome::Done,
-        answer,
-        error: None,
-    }
-}
 
 /// Prints a replay on stdout.
 pub fn replay(records: &[Record]) {
@@ -125,19 +15,8 @@ pub fn replay(records: &[Record]) {
         PrintMode::Replay,
         color,
     );
-    for ev in events(records) {
+    for ev in crate::session::replay::events(records) {
         p.print(&ev);
     }
     p.flush();
-}
-
-/// An "always" key as the user would say it.
-pub fn always_words(key: &str) -> String {
-    match key.strip_prefix("file:") {
-        Some(path) => format!("every change to {path}"),
-        None => match key.strip_prefix('=') {
-            Some(cmd) => format!("`{cmd}`"),
-            None => crate::sandbox::always::describe(key),
-        },
-    }
 }

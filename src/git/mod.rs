@@ -40,17 +40,28 @@ pub enum GitError {
 
 pub type Result<T> = std::result::Result<T, GitError>;
 
-/// What kind of moment a checkpoint records.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Kind {
-    /// Before a turn.
-    Turn,
-    /// Before a shell command that may change files.
-    Command,
-    /// Before a rewind, so the rewind can be undone.
-    Safety,
+/// A checkpoint (or a commit mm made) as the rest of mm names it: only
+/// `git/` sees git2's ids.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CheckpointId(Oid);
+
+impl CheckpointId {
+    /// A checkpoint id from its hex form (as the session log keeps it).
+    pub fn parse(hex: &str) -> Result<CheckpointId> {
+        Oid::from_str(hex)
+            .map(CheckpointId)
+            .map_err(|_| GitError::Other(format!("{hex} is not a checkpoint id")))
+    }
 }
+
+impl std::fmt::Display for CheckpointId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// What kind of moment a checkpoint records.
+pub use crate::protocol::CheckpointKind as Kind;
 
 /// The checkpoints of one session in one workspace.
 pub struct Store {
@@ -196,7 +207,7 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
     if let Ok(index) = repo.index() {
         for entry in index.iter() {
             let path = String::from_utf8_lossy(&entry.path).into_owned();
-            if crate::sandbox::path::credential_reason(&path).is_some() {
+            if crate::paths::credential_reason(&path).is_some() {
                 facts.tracked_credentials.push(path);
             }
         }
@@ -296,15 +307,16 @@ impl Store {
 
     /// Takes up from a checkpoint of an earlier run of this session: an
     /// unchanged work tree reuses it.
-    pub fn resume_at(&mut self, commit: Oid) -> Result<()> {
+    pub fn resume_at(&mut self, commit: CheckpointId) -> Result<()> {
+        let commit = commit.0;
         let tree = self.tree_of(commit)?.id();
         self.last = Some((commit, tree));
         Ok(())
     }
 
     /// The last checkpoint taken (or resumed at).
-    pub fn last_commit(&self) -> Option<Oid> {
-        self.last.map(|(c, _)| c)
+    pub fn last_commit(&self) -> Option<CheckpointId> {
+        self.last.map(|(c, _)| CheckpointId(c))
     }
 
     fn open_shadow(root: &Path, shadows: &Path) -> Result<Repository> {
@@ -345,7 +357,17 @@ impl Store {
 
     /// Takes a checkpoint and keeps it alive with a ref. Returns the commit
     /// id and whether the work tree had changed since the last one.
-    pub fn checkpoint(&mut self, kind: Kind, turn: u64, label: &str) -> Result<(Oid, bool)> {
+    pub fn checkpoint(
+        &mut self,
+        kind: Kind,
+        turn: u64,
+        label: &str,
+    ) -> Result<(CheckpointId, bool)> {
+        self.checkpoint_oid(kind, turn, label)
+            .map(|(id, changed)| (CheckpointId(id), changed))
+    }
+
+    fn checkpoint_oid(&mut self, kind: Kind, turn: u64, label: &str) -> Result<(Oid, bool)> {
         let tree = self.snapshot_tree()?;
         if let Some((commit, last_tree)) = self.last
             && last_tree == tree
@@ -393,7 +415,11 @@ impl Store {
     /// Stages `paths` (workspace-relative; deleted files are removed) in
     /// the real index and commits them on the current branch. This is the
     /// one place mm writes the user's index, because the user asked to.
-    pub fn commit_paths(&self, paths: &[String], message: &str) -> Result<Oid> {
+    pub fn commit_paths(&self, paths: &[String], message: &str) -> Result<CheckpointId> {
+        self.commit_paths_oid(paths, message).map(CheckpointId)
+    }
+
+    fn commit_paths_oid(&self, paths: &[String], message: &str) -> Result<Oid> {
         if self.shadow {
             return Err(GitError::Other(
                 "the workspace is not a git repository".into(),
@@ -419,10 +445,10 @@ impl Store {
         for p in paths {
             // Never through a link out of the workspace (the file it
             // reaches is not the project's), never a credential.
-            if let Err(e) = crate::sandbox::path::resolve(&self.root, p) {
+            if let Err(e) = crate::paths::resolve(&self.root, p) {
                 return Err(GitError::Other(format!("not committed: {e}")));
             }
-            if let Some(why) = crate::sandbox::path::credential_reason(p) {
+            if let Some(why) = crate::paths::credential_reason(p) {
                 return Err(GitError::Other(format!("not committed: {why}")));
             }
             let rel = format!("{}{p}", self.prefix);

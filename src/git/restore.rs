@@ -12,7 +12,7 @@ use git2::{Delta, DiffOptions, ObjectType, Oid};
 
 use crate::protocol::{ChangeKind, FileChange};
 
-use super::{GitError, Result, Store, io_err};
+use super::{CheckpointId, GitError, Result, Store, io_err};
 
 /// What a rewind (or the session diff) does to one file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +77,7 @@ impl PlannedChange {
 /// A rewind worked out and not yet applied.
 #[derive(Clone, Debug)]
 pub struct Plan {
-    pub target: Oid,
+    pub target: CheckpointId,
     pub changes: Vec<PlannedChange>,
 }
 
@@ -170,7 +170,8 @@ impl Store {
     /// `made`: what mm last made of each file it changed (its blob id, ""
     /// for a file it deleted), from the session log; a file that is not as
     /// mm left it is foreign.
-    pub fn plan(&mut self, target: Oid, made: &HashMap<String, String>) -> Result<Plan> {
+    pub fn plan(&mut self, target: CheckpointId, made: &HashMap<String, String>) -> Result<Plan> {
+        let (id, target) = (target, target.0);
         let now = self.snapshot_tree()?;
         let target_tree = self.tree_of(target)?.id();
         let mut changes = Vec::new();
@@ -196,14 +197,21 @@ impl Store {
                 path,
             });
         }
-        Ok(Plan { target, changes })
+        Ok(Plan {
+            target: id,
+            changes,
+        })
     }
 
     /// What each file that differs between two checkpoints became in the
     /// second: (path, blob id, "" when it is gone).
-    pub fn changes_between(&self, from: Oid, to: Oid) -> Result<Vec<(String, String)>> {
-        let a = self.tree_of(from)?.id();
-        let b = self.tree_of(to)?.id();
+    pub fn changes_between(
+        &self,
+        from: CheckpointId,
+        to: CheckpointId,
+    ) -> Result<Vec<(String, String)>> {
+        let a = self.tree_of(from.0)?.id();
+        let b = self.tree_of(to.0)?.id();
         let mut out = Vec::new();
         for (path, _) in self.changed_paths(a, b)? {
             let id = self
@@ -216,7 +224,7 @@ impl Store {
     }
 
     /// The session's changes: from a checkpoint to the work tree now.
-    pub fn diff_since(&mut self, from: Oid) -> Result<Vec<PlannedChange>> {
+    pub fn diff_since(&mut self, from: CheckpointId) -> Result<Vec<PlannedChange>> {
         let plan = self.plan(from, &HashMap::new())?;
         Ok(plan.changes)
     }
@@ -242,7 +250,7 @@ impl Store {
         // checked as it is used: one that leads through a symlink out of
         // the workspace stops the rewind before anything is written there.
         let escapes = |rel: &str| {
-            crate::sandbox::path::resolve(&self.root, rel)
+            crate::paths::resolve(&self.root, rel)
                 .err()
                 .map(|e| GitError::Other(format!("the rewind stopped at {rel}: {e}")))
         };
@@ -265,8 +273,8 @@ impl Store {
         }
         // The work tree is the target's again: changes from here on are
         // measured against it, not taken for changes made outside mm.
-        let tree = self.tree_of(plan.target)?.id();
-        self.last = Some((plan.target, tree));
+        let tree = self.tree_of(plan.target.0)?.id();
+        self.last = Some((plan.target.0, tree));
         Ok(())
     }
 }

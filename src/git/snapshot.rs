@@ -31,7 +31,7 @@ impl Store {
             .unwrap_or_else(|| self.root.clone());
         let spec = self.pathspec();
         let mut left_out = |path: &Path, _: &[u8]| -> i32 {
-            if crate::sandbox::path::credential_reason(&path.to_string_lossy()).is_some() {
+            if crate::paths::credential_reason(&path.to_string_lossy()).is_some() {
                 return 1;
             }
             match std::fs::symlink_metadata(workdir.join(path)) {

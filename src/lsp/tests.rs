@@ -15,6 +15,8 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use super::client::{Client, LspError};
 use super::store::DiagStore;
 use super::*;
+use crate::config::servers::spec;
+use std::collections::BTreeMap;
 
 /// Reports one error per line that contains `BAD`, with the version.
 fn report(client: &ClientSocket, uri: Url, version: i32, text: &str) {

@@ -88,13 +88,13 @@ pub fn location_line(root: &Path, loc: &Location) -> Option<(String, u32, u32, S
     let readable = path
         .strip_prefix(root)
         .ok()
-        .and_then(|r| crate::sandbox::path::resolve(root, &r.to_string_lossy()).ok())
+        .and_then(|r| crate::paths::resolve(root, &r.to_string_lossy()).ok())
         .filter(|r| {
-            crate::sandbox::path::credential_reason(&r.rel).is_none()
-                && crate::sandbox::path::reserved_reason(&r.rel, false).is_none()
+            crate::paths::credential_reason(&r.rel).is_none()
+                && crate::paths::reserved_reason(&r.rel, false).is_none()
         });
     let text = readable
-        .and_then(|r| crate::sandbox::path::read_regular(&r.abs, 8 << 20).ok())
+        .and_then(|r| crate::paths::read_regular(&r.abs, 8 << 20).ok())
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     let line = loc.range.start.line as usize;

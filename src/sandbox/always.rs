@@ -231,6 +231,17 @@ pub fn describe(key: &str) -> String {
     }
 }
 
+/// An "always" key as the user would say it.
+pub fn words(key: &str) -> String {
+    match key.strip_prefix("file:") {
+        Some(path) => format!("every change to {path}"),
+        None => match key.strip_prefix('=') {
+            Some(cmd) => format!("`{cmd}`"),
+            None => describe(key),
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,20 +36,24 @@ const SHELL_STEERING: &[&str] = &["CDPATH", "ENV", "BASH_ENV"];
 /// folders only: `.` or `node_modules/.bin` in PATH would make `ls` or
 /// `python3` a program from the workspace.
 pub fn scrubbed() -> Vec<(OsString, OsString)> {
-    std::env::vars_os()
-        .filter(|(k, _)| {
-            let k = k.to_string_lossy();
-            !is_secret_var(&k) && !SHELL_STEERING.contains(&k.as_ref())
-        })
-        .map(|(k, v)| {
-            if k == "PATH" {
-                let v = absolute_only(&v);
-                (k, v)
-            } else {
-                (k, v)
-            }
-        })
-        .collect()
+    scrub(std::env::vars_os())
+}
+
+/// `vars` without secrets and shell-steering variables, PATH absolute.
+pub fn scrub(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    vars.filter(|(k, _)| {
+        let k = k.to_string_lossy();
+        !is_secret_var(&k) && !SHELL_STEERING.contains(&k.as_ref())
+    })
+    .map(|(k, v)| {
+        if k == "PATH" {
+            let v = absolute_only(&v);
+            (k, v)
+        } else {
+            (k, v)
+        }
+    })
+    .collect()
 }
 
 /// A PATH value with its relative entries dropped.

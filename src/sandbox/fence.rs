@@ -588,7 +588,7 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
         for sub in crate::git::submodule_paths(root) {
             // Only where the path really lies in the workspace: a folder on
             // the way may have become a link out of it.
-            let Ok(r) = crate::sandbox::path::resolve(root, &sub) else {
+            let Ok(r) = crate::paths::resolve(root, &sub) else {
                 continue;
             };
             if !r.abs.exists() {

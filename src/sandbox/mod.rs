@@ -18,7 +18,7 @@
 pub mod always;
 pub mod env;
 pub mod fence;
-pub mod path;
+use crate::paths as path;
 pub mod policy;
 pub mod procs;
 pub mod rules;
@@ -28,8 +28,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+pub use crate::paths::{PathError, Resolved};
 pub use fence::{Access, Fence};
-pub use path::Resolved;
 
 use crate::config::SandboxMode;
 use policy::{Check, Class};
@@ -59,11 +59,23 @@ pub enum ExecDecision {
     },
 }
 
+/// What the sandbox says about a change to a file the path jail allows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EditDecision {
+    Apply,
+    /// Show it and ask; `key` is what "always" would remember.
+    Ask {
+        key: String,
+    },
+}
+
 pub struct Sandbox {
     root: PathBuf,
     mode: SandboxMode,
     fence: Fence,
     net: bool,
+    /// File changes wait for the user's yes (`approveEdits`, interactive).
+    ask_edits: bool,
     always: Mutex<BTreeSet<String>>,
     /// "Always" answers not yet written to the session log.
     unlogged: Mutex<Vec<String>>,
@@ -86,6 +98,7 @@ impl Sandbox {
             mode,
             fence,
             net,
+            ask_edits: false,
             always: Mutex::new(BTreeSet::new()),
             unlogged: Mutex::new(Vec::new()),
         })
@@ -93,6 +106,31 @@ impl Sandbox {
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Edits wait for approval when the user wants it (`approveEdits`, and
+    /// someone is there to answer) in the workspace mode: read-only has no
+    /// edits, and full access asks nothing.
+    pub fn ask_before_edits(mut self, wanted: bool) -> Self {
+        self.ask_edits = wanted && self.mode == SandboxMode::Workspace;
+        self
+    }
+
+    /// Whether a change to `rel` (workspace-relative) is applied or asked
+    /// about first.
+    pub fn edit_decision(&self, rel: &str) -> EditDecision {
+        let key = format!("file:{rel}");
+        if !self.ask_edits || self.is_always(&key) {
+            EditDecision::Apply
+        } else {
+            EditDecision::Ask { key }
+        }
+    }
+
+    /// Whether a shell command only reads (the allowlist): what it did
+    /// needs no checkpoint, and a check it makes is not a change.
+    pub fn is_read_only_command(command: &str) -> bool {
+        policy::is_read_only(command)
     }
 
     pub fn mode(&self) -> SandboxMode {
@@ -120,31 +158,31 @@ impl Sandbox {
     }
 
     /// A path the file tools may read.
-    pub fn check_read(&self, input: &str) -> Result<Resolved, String> {
+    pub fn check_read(&self, input: &str) -> Result<Resolved, PathError> {
         let r = path::resolve(&self.root, input)?;
         self.gate(&r, false)?;
         Ok(r)
     }
 
     /// A path the file tools may write.
-    pub fn check_write(&self, input: &str) -> Result<Resolved, String> {
+    pub fn check_write(&self, input: &str) -> Result<Resolved, PathError> {
         if self.mode == SandboxMode::ReadOnly {
-            return Err("the sandbox is read-only: no file may be written".into());
+            return Err(PathError::ReadOnly);
         }
         let r = path::resolve(&self.root, input)?;
         if r.rel == "." {
-            return Err("the workspace root itself cannot be written".into());
+            return Err(PathError::Root);
         }
         self.gate(&r, true)?;
         Ok(r)
     }
 
-    fn gate(&self, r: &Resolved, write: bool) -> Result<(), String> {
+    fn gate(&self, r: &Resolved, write: bool) -> Result<(), PathError> {
         if let Some(why) = path::credential_reason(&r.rel) {
-            return Err(format!("refused: {why}"));
+            return Err(PathError::Reserved(why));
         }
         if let Some(why) = path::reserved_reason(&r.rel, write) {
-            return Err(format!("refused: {why}"));
+            return Err(PathError::Reserved(why));
         }
         Ok(())
     }

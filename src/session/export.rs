@@ -96,7 +96,7 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                     }
                     for c in &message.tool_calls {
                         let summary = serde_json::from_str(&c.arguments)
-                            .map(|args| crate::tools::summary(&c.name, &args))
+                            .map(|args| crate::protocol::call_summary(&c.name, &args))
                             .unwrap_or_default();
                         calls.insert(c.id.clone(), (c.name.clone(), summary));
                     }
@@ -133,7 +133,7 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
             Record::Note { text } => out.push_str(&format!("\n*mm: {text}*\n")),
             Record::Always { key } => out.push_str(&format!(
                 "\n*the user answered always: {}*\n",
-                crate::console::show::always_words(key)
+                crate::sandbox::always::words(key)
             )),
             Record::Turn { .. } | Record::Checkpoint { .. } | Record::Made { .. } => {}
         }
@@ -183,7 +183,7 @@ pub fn document(
 /// them elsewhere.
 pub fn jsonl(records: &[Record]) -> String {
     let mut out = String::new();
-    for ev in crate::console::show::events(records) {
+    for ev in super::replay::events(records) {
         out.push_str(&crate::untrusted::json_line(&ev));
         out.push('\n');
     }

@@ -5,6 +5,7 @@
 
 pub mod export;
 mod repair;
+pub mod replay;
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};

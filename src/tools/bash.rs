@@ -215,9 +215,8 @@ mod tests {
 
     #[tokio::test]
     async fn secrets_do_not_reach_the_command() {
+        // What the command gets is the scrubbed environment, whole.
         let dir = tempfile::tempdir().unwrap();
-        // SAFETY: single-threaded test setup before the child is spawned.
-        unsafe { std::env::set_var("MM_TEST_API_KEY", "hunter2") };
         let f = run(
             sh(dir.path(), "env"),
             Duration::from_secs(5),
@@ -225,7 +224,19 @@ mod tests {
         )
         .await
         .unwrap();
-        assert!(!f.output.contains("hunter2"));
         assert!(f.output.contains("PATH="));
+        let given: Vec<(std::ffi::OsString, std::ffi::OsString)> = [
+            ("MM_TEST_API_KEY", "hunter2"),
+            ("PATH", "/usr/bin:.:node_modules/.bin"),
+            ("LANG", "C.UTF-8"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.into(), v.into()))
+        .collect();
+        let kept = crate::sandbox::env::scrub(given.into_iter());
+        let text = format!("{kept:?}");
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("\"PATH\", \"/usr/bin\""), "{text}");
+        assert!(text.contains("LANG"), "{text}");
     }
 }

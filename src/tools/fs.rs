@@ -33,14 +33,13 @@ fn content_hash(text: &str) -> u64 {
 /// Reads a file as UTF-8 text; binary files, huge files and anything but
 /// a regular file are refused.
 fn read_text(path: &Path, rel: &str) -> Result<String, String> {
-    let bytes =
-        crate::sandbox::path::read_regular(path, MAX_FILE_BYTES).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
-                format!("cannot read {rel}: {}", io_reason(&e))
-            }
-            _ if e.to_string() == "is a directory" => format!("{rel} is a directory; use list_dir"),
-            _ => format!("{rel} {e}"),
-        })?;
+    let bytes = crate::paths::read_regular(path, MAX_FILE_BYTES).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
+            format!("cannot read {rel}: {}", io_reason(&e))
+        }
+        _ if e.to_string() == "is a directory" => format!("{rel} is a directory; use list_dir"),
+        _ => format!("{rel} {e}"),
+    })?;
     if bytes.iter().take(8192).any(|&b| b == 0) {
         return Err(format!("{rel} is a binary file"));
     }
@@ -152,7 +151,7 @@ pub fn workspace_overview(sandbox: &Sandbox) -> Option<String> {
     let root = sandbox.root();
     let mut files = Vec::new();
     let mut total = 0usize;
-    let walker = crate::sandbox::path::walk(root)
+    let walker = crate::paths::walk(root)
         .max_depth(Some(4))
         .sort_by_file_name(|a, b| a.cmp(b))
         .build();
@@ -305,7 +304,7 @@ fn tidy(env: &ToolEnv, mut p: Pending) -> Pending {
     }
     if p.r.rel.ends_with(".py") {
         let root = env.sandbox.root();
-        if crate::agent::harness::is_test_file(&p.r.rel)
+        if crate::patterns::is_test_file(&p.r.rel)
             && let Some((without, names)) = super::guard::copied_into_test(root, &p.r.rel, &p.after)
         {
             p.after = without;
@@ -386,7 +385,7 @@ fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolO
     if env.guard_writes {
         let shadowed = super::guard::shadowed_imports(before.as_deref().unwrap_or(""), content);
         // In a test file the copies are taken out instead (see `tidy`).
-        let taken_out = crate::agent::harness::is_test_file(&r.rel)
+        let taken_out = crate::patterns::is_test_file(&r.rel)
             && super::guard::copied_into_test(env.sandbox.root(), &r.rel, content)
                 .is_some_and(|(_, names)| shadowed.iter().all(|n| names.contains(n)));
         if !shadowed.is_empty() && !taken_out {
@@ -788,7 +787,7 @@ pub fn missing_hint(sandbox: &Sandbox, r: &Resolved) -> String {
         return String::new();
     };
     let root = sandbox.root();
-    let found: Vec<String> = crate::sandbox::path::walk(root)
+    let found: Vec<String> = crate::paths::walk(root)
         .build()
         .flatten()
         .take(20_000)
@@ -861,7 +860,7 @@ pub fn list_dir(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
     }
     const MAX: usize = 300;
     let mut entries: Vec<String> = Vec::new();
-    let walker = crate::sandbox::path::walk(&r.abs)
+    let walker = crate::paths::walk(&r.abs)
         .max_depth(Some(1))
         .sort_by_file_name(|a, b| a.cmp(b))
         .build();
@@ -944,7 +943,7 @@ impl ToolEnv {
             Ok(reads) => reads.keys().cloned().collect(),
             Err(_) => return Vec::new(),
         };
-        crate::sandbox::path::walk(root)
+        crate::paths::walk(root)
             .max_depth(Some(4))
             .build()
             .flatten()
@@ -994,7 +993,7 @@ impl ToolEnv {
         let Some(lang) = crate::lsp::language_of(&root.join(rel)) else {
             return Vec::new();
         };
-        crate::sandbox::path::walk(root)
+        crate::paths::walk(root)
             .max_depth(Some(6))
             .build()
             .flatten()

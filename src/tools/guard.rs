@@ -894,11 +894,7 @@ pub fn references(root: &Path, names: &[String], skip: &str) -> Vec<(String, Vec
         .collect();
     let mut found: Vec<(String, Vec<String>)> =
         names.iter().map(|n| (n.clone(), Vec::new())).collect();
-    for entry in crate::sandbox::path::walk(root)
-        .build()
-        .flatten()
-        .take(5_000)
-    {
+    for entry in crate::paths::walk(root).build().flatten().take(5_000) {
         if !entry.file_type().is_some_and(|t| t.is_file()) {
             continue;
         }

@@ -11,6 +11,7 @@ pub mod probe;
 pub mod search;
 pub mod syntax;
 
+use crate::approval::{Answer, HEADLESS_REFUSAL};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -89,8 +90,6 @@ pub struct ToolEnv {
     /// Content hash of each file as last read or written by the model.
     pub reads: Mutex<HashMap<PathBuf, u64>>,
     pub bash_timeout: Duration,
-    /// File changes wait for the user's approval (interactive, workspace).
-    pub approve_edits: bool,
     /// Language servers: diagnostics after writes, navigation tools.
     pub lsp: Option<Arc<crate::lsp::Lsp>>,
     /// The harness's help with files (off with `-no-harness`): whole-file
@@ -107,7 +106,6 @@ impl ToolEnv {
             broker,
             reads: Mutex::new(HashMap::new()),
             bash_timeout,
-            approve_edits: false,
             lsp: None,
             guard_writes: true,
         }
@@ -286,22 +284,7 @@ pub fn arg_u64(args: &Map<String, Value>, name: &str) -> Option<u64> {
     args.get(name).and_then(Value::as_u64)
 }
 
-/// The key argument of a call in one line, for tool lines and cards.
-pub fn summary(name: &str, args: &Map<String, Value>) -> String {
-    let key = match name {
-        "bash" => "command",
-        "glob" | "grep" => "pattern",
-        "lsp_workspace_symbols" => "query",
-        _ => "path",
-    };
-    let text = arg_str(args, key).unwrap_or(if key == "path" { "." } else { "" });
-    let one_line = text.lines().next().unwrap_or("");
-    let mut s: String = one_line.chars().take(120).collect();
-    if s.len() < text.len() {
-        s.push('…');
-    }
-    s
-}
+pub use crate::protocol::call_summary as summary;
 
 /// Runs one validated call.
 pub async fn run(
@@ -424,10 +407,10 @@ async fn approve_change(
     mut pending: fs::Pending,
     ctx: &CallCtx<'_>,
 ) -> Result<(fs::Pending, String), ToolOutput> {
-    let key = format!("file:{}", pending.r.rel);
-    if !env.approve_edits || env.sandbox.is_always(&key) {
-        return Ok((pending, String::new()));
-    }
+    let key = match env.sandbox.edit_decision(&pending.r.rel) {
+        crate::sandbox::EditDecision::Apply => return Ok((pending, String::new())),
+        crate::sandbox::EditDecision::Ask { key } => key,
+    };
     let change = pending.change();
     let answered = CancellationToken::new();
     if let Some(lsp) = env.lsp.clone()
@@ -445,7 +428,7 @@ async fn approve_change(
         });
     }
     let _answered = answered.drop_guard();
-    let decision = env
+    let answer = env
         .broker
         .ask(
             ctx.turn,
@@ -454,6 +437,10 @@ async fn approve_change(
             ctx.cancel,
         )
         .await;
+    let decision = match answer {
+        Answer::User(d) => d,
+        Answer::Unattended => return Err(ToolOutput::refused(HEADLESS_REFUSAL)),
+    };
     match decision {
         ApprovalDecision::Yes => Ok((pending, String::new())),
         ApprovalDecision::Always => {
@@ -461,7 +448,6 @@ async fn approve_change(
             Ok((pending, String::new()))
         }
         ApprovalDecision::No { reason } => Err(ToolOutput::refused(match reason {
-            Some(r) if r.starts_with("not run:") => r,
             Some(r) => format!("the user rejected this change to {}: {r}", pending.r.rel),
             None => format!(
                 "the user rejected this change to {}; the file is unchanged",
@@ -519,12 +505,12 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
                 .ask(ctx.turn, ctx.call_id, kind, ctx.cancel)
                 .await
             {
+                Answer::Unattended => return ToolOutput::refused(HEADLESS_REFUSAL),
                 // Hunks only mean something for edits.
-                ApprovalDecision::Yes | ApprovalDecision::Hunks { .. } => {}
-                ApprovalDecision::Always => env.sandbox.remember(&key),
-                ApprovalDecision::No { reason } => {
+                Answer::User(ApprovalDecision::Yes | ApprovalDecision::Hunks { .. }) => {}
+                Answer::User(ApprovalDecision::Always) => env.sandbox.remember(&key),
+                Answer::User(ApprovalDecision::No { reason }) => {
                     let why = match reason {
-                        Some(r) if r.starts_with("not run:") => r,
                         Some(r) => format!("the user declined to run this command: {r}"),
                         None => "the user declined to run this command".into(),
                     };

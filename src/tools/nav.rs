@@ -56,9 +56,9 @@ pub async fn run(env: &ToolEnv, name: &str, args: &Map<String, Value>) -> ToolOu
     let Some(lsp) = env.lsp.clone() else {
         return ToolOutput::error("no language server is available in this session");
     };
-    let resolve = |key: &str| -> Result<Option<crate::sandbox::path::Resolved>, String> {
+    let resolve = |key: &str| -> Result<Option<crate::paths::Resolved>, String> {
         match arg_str(args, key) {
-            Some(p) => env.sandbox.check_read(p).map(Some),
+            Some(p) => env.sandbox.check_read(p).map(Some).map_err(String::from),
             None => Ok(None),
         }
     };

@@ -13,6 +13,19 @@ use tokio_util::sync::CancellationToken;
 use super::ToolEnv;
 use crate::sandbox::{Access, RunPlan};
 
+/// The call a question asks about: "What does `discount(200, 'gold')`
+/// return?". Only a plain function name and literal arguments (numbers,
+/// quoted strings, lists, tuples, dicts, True/False/None), which come
+/// back as JSON: whoever runs the call passes data, never the question's
+/// text as code.
+pub struct AskedCall {
+    pub name: String,
+    /// The arguments as the question wrote them, for display.
+    pub shown: String,
+    /// The arguments as a JSON array.
+    pub json: String,
+}
+
 /// What a probe ran and what came of it.
 pub struct Probe {
     /// The call as the question wrote it, and the file defining it.
@@ -41,7 +54,7 @@ pub struct Fix {
 /// as it is. None when the file or the line is not there.
 fn fix_at(env: &ToolEnv, file: &str, line: usize, code: &str, note: String) -> Option<Fix> {
     let r = env.sandbox.check_read(file).ok()?;
-    let bytes = crate::sandbox::path::read_regular(&r.abs, 1024 * 1024).ok()?;
+    let bytes = crate::paths::read_regular(&r.abs, 1024 * 1024).ok()?;
     let text = String::from_utf8(bytes).ok()?;
     let was = text.lines().nth(line.checked_sub(1)?)?.to_string();
     let indent = &was[..was.len() - was.trim_start().len()];
@@ -101,7 +114,7 @@ fn module_name(file: &str) -> Option<String> {
 pub async fn call(
     env: &ToolEnv,
     file: &str,
-    call: &crate::agent::harness::AskedCall,
+    call: &AskedCall,
     cancel: &CancellationToken,
 ) -> Option<Probe> {
     if !env.sandbox.fence().is_on() {
@@ -885,12 +898,12 @@ for m in mutants(ret.value):
 /// line in it that failed, and the test function's name.
 fn failing_python_test(failure: &str) -> Option<(String, usize, String)> {
     static FRAME: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
-        crate::agent::harness::regex(r#"File "(?:\./)?([\w./-]+\.py)", line (\d+), in (\w+)"#).ok()
+        crate::patterns::regex(r#"File "(?:\./)?([\w./-]+\.py)", line (\d+), in (\w+)"#).ok()
     });
     FRAME
         .as_ref()?
         .captures_iter(failure)
-        .filter(|c| crate::agent::harness::is_test_file(&c[1]))
+        .filter(|c| crate::patterns::is_test_file(&c[1]))
         .filter_map(|c| Some((c[1].to_string(), c[2].parse().ok()?, c[3].to_string())))
         .last()
 }

@@ -16,7 +16,7 @@ const MAX_GREP_LINE: usize = 240;
 const MAX_GREP_FILE: u64 = 2 * 1024 * 1024;
 
 fn walker(base: &Path) -> ignore::Walk {
-    crate::sandbox::path::walk(base)
+    crate::paths::walk(base)
         .sort_by_file_name(|a, b| a.cmp(b))
         .build()
 }
@@ -133,7 +133,7 @@ pub fn grep(sandbox: &Sandbox, args: &Map<String, Value>) -> ToolOutput {
     };
     for path in files {
         let rel = rel_of(root, &path);
-        if crate::sandbox::path::credential_reason(&rel).is_some() {
+        if crate::paths::credential_reason(&rel).is_some() {
             continue;
         }
         if let Some(f) = &filter

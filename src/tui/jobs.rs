@@ -106,7 +106,7 @@ pub fn view_text(root: &std::path::Path, rel: &str) -> String {
     let path = root.join(rel);
     match std::fs::metadata(&path) {
         Ok(m) if m.len() > MAX_VIEW_BYTES => format!("({} bytes: too big to show)", m.len()),
-        Ok(_) => match crate::sandbox::path::read_regular(&path, MAX_VIEW_BYTES) {
+        Ok(_) => match crate::paths::read_regular(&path, MAX_VIEW_BYTES) {
             Ok(bytes) if bytes.iter().take(8192).any(|b| *b == 0) => "(a binary file)".to_string(),
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => format!("(cannot read: {e})"),

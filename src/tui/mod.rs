@@ -74,13 +74,15 @@ fn enter(mouse: bool) -> std::io::Result<()> {
     if mouse {
         execute!(out, EnableMouseCapture)?;
     }
-    if terminal::supports_keyboard_enhancement().unwrap_or(false) {
-        // Lets Shift-Enter arrive as its own key where the terminal can say so.
-        let _ = execute!(
-            out,
-            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-        );
-    }
+    // Lets Shift-Enter arrive as its own key where the terminal can say
+    // so. Pushed without asking first: the question
+    // (`supports_keyboard_enhancement`) blocks until the terminal answers,
+    // two seconds before the first frame in one that never does; a
+    // terminal without the protocol ignores the sequence.
+    let _ = execute!(
+        out,
+        PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+    );
     Ok(())
 }
 

@@ -387,6 +387,18 @@ impl Workspace {
     }
 }
 
+/// Says a test did not run what it is for, where cargo shows it: the
+/// `eprintln!` of a passing test is swallowed, a write to the stderr
+/// handle is not.
+pub fn skip(why: &str) {
+    use std::io::Write;
+    let name = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let _ = writeln!(std::io::stderr(), "SKIPPED {name}: {why}");
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

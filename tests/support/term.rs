@@ -11,8 +11,11 @@ use super::Workspace;
 
 pub struct Term {
     pub writer: Box<dyn Write + Send>,
-    pub screen: Arc<Mutex<String>>,
+    /// Every byte the terminal got, decoded only when read whole (a
+    /// character split across two reads is not lost).
+    raw: Arc<Mutex<Vec<u8>>>,
     pub child: Box<dyn portable_pty::Child + Send + Sync>,
+    /// Bytes of `raw` already matched by `expect`.
     pub seen: usize,
 }
 
@@ -45,17 +48,15 @@ impl Term {
         let child = pty.slave.spawn_command(cmd).unwrap();
         drop(pty.slave);
         let mut reader = pty.master.try_clone_reader().unwrap();
-        let screen = Arc::new(Mutex::new(String::new()));
-        let s = screen.clone();
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let r = raw.clone();
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = reader.read(&mut buf) {
                 if n == 0 {
                     break;
                 }
-                s.lock()
-                    .unwrap()
-                    .push_str(&String::from_utf8_lossy(&buf[..n]));
+                r.lock().unwrap().extend_from_slice(&buf[..n]);
             }
         });
         let writer = pty.master.take_writer().unwrap();
@@ -63,10 +64,15 @@ impl Term {
         std::mem::forget(pty.master);
         Term {
             writer,
-            screen,
+            raw,
             child,
             seen: 0,
         }
+    }
+
+    /// Everything shown so far, as text.
+    pub fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.raw.lock().unwrap()).into_owned()
     }
 
     /// Waits for `text` to appear after what was already matched.
@@ -74,17 +80,18 @@ impl Term {
         let start = Instant::now();
         loop {
             {
-                let s = self.screen.lock().unwrap();
-                if let Some(i) = s[self.seen..].find(text) {
-                    self.seen += i + text.len();
+                let raw = self.raw.lock().unwrap();
+                let needle = text.as_bytes();
+                if let Some(i) = raw[self.seen..]
+                    .windows(needle.len().max(1))
+                    .position(|w| w == needle)
+                {
+                    self.seen += i + needle.len();
                     return;
                 }
             }
             if start.elapsed() > Duration::from_secs(20) {
-                panic!(
-                    "never saw {text:?}; screen:\n{}",
-                    self.screen.lock().unwrap()
-                );
+                panic!("never saw {text:?}; screen:\n{}", self.screen());
             }
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -423,16 +423,22 @@ pub(super) fn welcome(area: Rect, buf: &mut Buffer, th: &Theme) {
             dim,
         ),
     ];
-    let h = lines.len() as u16;
+    // Wrapped here, so the height counts the rows the text takes, not its
+    // lines (a narrow pane clipped the last ones).
+    let logical: Vec<Logical> = lines
+        .into_iter()
+        .map(|l| Logical::word(l.alignment(ratatui::layout::Alignment::Center)))
+        .collect();
+    let rows = wrap_all(&logical, area.width.max(1) as usize);
+    let h = rows.len() as u16;
     let y = area.y + area.height.saturating_sub(h) / 2;
     let rect = Rect {
         y,
         height: h.min(area.height),
         ..area
     };
-    Paragraph::new(lines)
+    Paragraph::new(rows)
         .alignment(ratatui::layout::Alignment::Center)
-        .wrap(ratatui::widgets::Wrap { trim: true })
         .render(rect, buf);
 }
 

@@ -54,7 +54,7 @@ fn list_dir(root: &std::path::Path, rel: &str) -> Vec<Entry> {
     } else {
         root.join(rel)
     };
-    let mut out: Vec<Entry> = crate::sandbox::path::walk(&dir)
+    let mut out: Vec<Entry> = crate::paths::walk(&dir)
         .max_depth(Some(1))
         .build()
         .flatten()
@@ -77,7 +77,7 @@ fn list_dir(root: &std::path::Path, rel: &str) -> Vec<Entry> {
 
 /// Every file in the workspace, for filtering.
 pub fn index(root: &std::path::Path) -> Vec<String> {
-    crate::sandbox::path::walk(root)
+    crate::paths::walk(root)
         .build()
         .flatten()
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))

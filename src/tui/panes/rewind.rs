@@ -152,7 +152,7 @@ impl RewindOverlay {
                     format!(" turn {} ", c.info.turn),
                     Style::new().fg(th.accent),
                 ),
-                Span::styled(format!("{time} {:<7} ", c.info.kind), dim),
+                Span::styled(format!("{time} {:<7} ", c.info.kind.as_str()), dim),
                 Span::styled(c.info.label.clone(), st),
             ]));
             lines.push(Line::from(vec![

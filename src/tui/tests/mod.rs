@@ -534,6 +534,15 @@ fn every_shipped_theme_and_keymap_draws() {
             assert!(screen(&mut r, 90, 20).contains("fix the add function"));
         }
     }
+    for (name, _) in keymap::SHIPPED {
+        r.app.keymap = keymap::load(name, &r.app.root).unwrap();
+        r.app.on_key(key(KeyCode::F(1)));
+        let text = screen(&mut r, 100, 30);
+        assert!(text.contains(&format!("keymap: {name}")), "{text}");
+        r.app.on_key(key(KeyCode::Esc));
+        assert!(r.app.overlay().is_none(), "{name}: Esc closes the help");
+        assert!(screen(&mut r, 90, 20).contains("fix the add function"));
+    }
 }
 
 mod review;

@@ -13,7 +13,7 @@ fn summary(id: &str, turn: u64, label: &str, files: &[&str]) -> CheckpointSummar
         info: CheckpointInfo {
             id: id.into(),
             turn,
-            kind: "turn".into(),
+            kind: CheckpointKind::Turn,
             time: "2026-11-30T10:42:07Z".into(),
             label: label.into(),
         },

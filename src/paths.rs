@@ -22,20 +22,54 @@ pub struct Resolved {
     pub rel: String,
 }
 
+/// Why a path is not one the tools may use. The words go to the model.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    #[error("empty path")]
+    Empty,
+    #[error("path contains a NUL byte")]
+    Nul,
+    /// The path as shown (escaped).
+    #[error("{0} contains a control character")]
+    Control(String),
+    #[error("{input} is outside the workspace ({root})")]
+    OutsideRoot { input: String, root: String },
+    #[error("{input} goes through a symlink that leaves the workspace (to {target})")]
+    SymlinkLeaves { input: String, target: String },
+    #[error("{0} goes through a dangling symlink")]
+    DanglingSymlink(String),
+    #[error("{0} leaves the workspace")]
+    Leaves(String),
+    #[error("{0} is outside the workspace")]
+    Outside(String),
+    #[error("the sandbox is read-only: no file may be written")]
+    ReadOnly,
+    #[error("the workspace root itself cannot be written")]
+    Root,
+    /// A credential or a path mm keeps for itself.
+    #[error("refused: {0}")]
+    Reserved(String),
+}
+
+impl From<PathError> for String {
+    fn from(e: PathError) -> String {
+        e.to_string()
+    }
+}
+
 /// Resolves `input` inside `root` (which must be canonical).
-pub fn resolve(root: &Path, input: &str) -> Result<Resolved, String> {
+pub fn resolve(root: &Path, input: &str) -> Result<Resolved, PathError> {
     let input = input.trim();
     if input.is_empty() {
-        return Err("empty path".into());
+        return Err(PathError::Empty);
     }
     if input.contains('\0') {
-        return Err("path contains a NUL byte".into());
+        return Err(PathError::Nul);
     }
     if input.chars().any(char::is_control) {
         // A name with an escape sequence spoofs every listing it is in.
-        return Err(format!(
-            "{} contains a control character",
-            crate::untrusted::displayable(input)
+        return Err(PathError::Control(
+            crate::untrusted::displayable(input).into_owned(),
         ));
     }
     let given = Path::new(input);
@@ -43,10 +77,10 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, String> {
         match given.strip_prefix(root) {
             Ok(rest) => rest.to_path_buf(),
             Err(_) => {
-                return Err(format!(
-                    "{input} is outside the workspace ({})",
-                    root.display()
-                ));
+                return Err(PathError::OutsideRoot {
+                    input: input.to_string(),
+                    root: root.display().to_string(),
+                });
             }
         }
     } else {
@@ -68,13 +102,13 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, String> {
                         match std::fs::canonicalize(&cur) {
                             Ok(target) if target.starts_with(root) => cur = target,
                             Ok(target) => {
-                                return Err(format!(
-                                    "{input} goes through a symlink that leaves the workspace (to {})",
-                                    target.display()
-                                ));
+                                return Err(PathError::SymlinkLeaves {
+                                    input: input.to_string(),
+                                    target: target.display().to_string(),
+                                });
                             }
                             Err(_) => {
-                                return Err(format!("{input} goes through a dangling symlink"));
+                                return Err(PathError::DanglingSymlink(input.to_string()));
                             }
                         }
                     }
@@ -84,19 +118,19 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, String> {
             Component::CurDir => {}
             Component::ParentDir => {
                 if cur == root {
-                    return Err(format!("{input} leaves the workspace"));
+                    return Err(PathError::Leaves(input.to_string()));
                 }
                 cur.pop();
             }
             Component::RootDir | Component::Prefix(_) => {
-                return Err(format!("{input} is outside the workspace"));
+                return Err(PathError::Outside(input.to_string()));
             }
         }
     }
     let rel = match cur.strip_prefix(root) {
         Ok(r) if r.as_os_str().is_empty() => ".".to_string(),
         Ok(r) => r.to_string_lossy().replace('\\', "/"),
-        Err(_) => return Err(format!("{input} is outside the workspace")),
+        Err(_) => return Err(PathError::Outside(input.to_string())),
     };
     Ok(Resolved { abs: cur, rel })
 }

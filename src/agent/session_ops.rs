@@ -1,0 +1,264 @@
+//! What the agent does for the user between turns besides checkpoints:
+//! the export of the session, the commit of its changes with a message
+//! the model writes, and undo of the last edit.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::Agent;
+use super::checkpoints::{parse_id, with_store};
+use crate::git::PlannedChange;
+use crate::llm::{self, ChatRequest, ClientEvent, Message};
+use crate::protocol::{AgentEvent, ChangeKind, FileChange, Level};
+
+impl Agent {
+    /// Writes the session to a file: Markdown with the session's diff, or
+    /// JSONL events for a `.jsonl` path.
+    pub async fn export(&mut self, path: Option<String>) {
+        let root = self.tools.sandbox.root().to_path_buf();
+        let id = self.log.id().to_string();
+        let target = match path.filter(|p| !p.trim().is_empty()) {
+            Some(p) => {
+                let p = std::path::PathBuf::from(p.trim());
+                if p.is_absolute() { p } else { root.join(p) }
+            }
+            None => root.join(format!("mm-{id}.md")),
+        };
+        let records = match crate::session::read_records(&root, &id) {
+            Ok((_, r)) => r,
+            Err(e) => return self.git_notice(Level::Error, format!("not exported: {e}")),
+        };
+        let jsonl = target.extension().is_some_and(|e| e == "jsonl");
+        let changes = match (jsonl, self.git.clone(), self.checkpoints.first()) {
+            (false, Some(store), Some(first)) => match parse_id(&first.id) {
+                Ok(oid) => with_store(&store, move |s| s.diff_since(oid))
+                    .await
+                    .map(|c| c.iter().map(PlannedChange::forward).collect())
+                    .unwrap_or_default(),
+                Err(_) => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        let text = crate::session::export::document(&root, &records, changes, Some(&target), jsonl);
+        match std::fs::write(&target, text) {
+            Ok(()) => self.git_notice(
+                Level::Info,
+                format!("exported the session to {}", target.display()),
+            ),
+            Err(e) => self.git_notice(
+                Level::Error,
+                format!("not exported: cannot write {}: {e}", target.display()),
+            ),
+        }
+    }
+
+    /// One tool-less request for a Conventional Commits message.
+    pub async fn propose_commit(&mut self) {
+        let Some(store) = self.git.clone() else {
+            return self.git_notice(
+                Level::Warning,
+                "/commit needs checkpoints, which are off for this session",
+            );
+        };
+        let shadow = with_store(&store, |s| Ok(s.is_shadow()))
+            .await
+            .unwrap_or(true);
+        if shadow {
+            return self.git_notice(
+                Level::Warning,
+                "/commit: the workspace is not a git repository",
+            );
+        }
+        let Some(first) = self.checkpoints.first().map(|c| c.id.clone()) else {
+            return self.git_notice(
+                Level::Info,
+                "nothing to commit: the session has made no change",
+            );
+        };
+        let Ok(oid) = parse_id(&first) else { return };
+        let changes = match with_store(&store, move |s| s.diff_since(oid)).await {
+            Ok(c) => c,
+            Err(e) => {
+                return self.git_notice(
+                    Level::Error,
+                    format!("cannot read the session's changes: {e}"),
+                );
+            }
+        };
+        if changes.is_empty() {
+            return self.git_notice(
+                Level::Info,
+                "nothing to commit: the files are as they were when the session began",
+            );
+        }
+        let mut diff = String::new();
+        for c in &changes {
+            diff.push_str(&crate::diff::unified(&c.path, &c.then, &c.now, 2, 120));
+            if diff.len() > 12_000 {
+                diff.push_str("… (diff cut)\n");
+                break;
+            }
+        }
+        let messages = [
+            Message::system("You write git commit messages."),
+            Message::user(format!(
+                "Write a commit message for the diff below, in the Conventional Commits format: a first line `type(scope): summary` (types: feat, fix, refactor, docs, test, chore) under 72 characters, a blank line, then one to three short lines on what changed and why. Answer with the message only.\n\n{diff}"
+            )),
+        ];
+        let body = llm::build_body(&ChatRequest {
+            model: &self.model,
+            messages: &messages,
+            tools: &[],
+            sampling: &self.settings.sampling,
+            max_tokens: Some(400),
+            replay_reasoning: false,
+        });
+        let cancel = CancellationToken::new();
+        let mut ignore = |_: ClientEvent| {};
+        match self
+            .client
+            .stream_chat(&body, &self.budget, &cancel, &mut ignore)
+            .await
+        {
+            Ok(s) => {
+                let message = clean_message(&s.reply.content);
+                self.bus.publish(AgentEvent::CommitProposed {
+                    message,
+                    files: changes.iter().map(|c| c.path.clone()).collect(),
+                });
+            }
+            Err(e) => self.git_notice(
+                Level::Error,
+                format!("the model did not write a message: {e}"),
+            ),
+        }
+    }
+
+    /// Stages the session's changes and commits them.
+    pub async fn commit(&mut self, message: String) {
+        let Some(store) = self.git.clone() else {
+            return;
+        };
+        let Some(first) = self.checkpoints.first().map(|c| c.id.clone()) else {
+            return self.git_notice(Level::Info, "nothing to commit");
+        };
+        let Ok(oid) = parse_id(&first) else { return };
+        let msg = message.trim().to_string();
+        if msg.is_empty() {
+            return self.git_notice(Level::Warning, "not committed: the message is empty");
+        }
+        let result = with_store(&store, move |s| {
+            let paths: Vec<String> = s.diff_since(oid)?.into_iter().map(|c| c.path).collect();
+            s.commit_paths(&paths, &msg).map(|id| (id, paths))
+        })
+        .await;
+        match result {
+            Ok((id, paths)) => {
+                let summary = message.lines().next().unwrap_or("").to_string();
+                self.git_notice(
+                    Level::Info,
+                    format!(
+                        "committed {} file(s) as {:.8}: {summary}",
+                        paths.len(),
+                        id.to_string()
+                    ),
+                );
+                self.bus.publish(AgentEvent::Committed {
+                    id: id.to_string(),
+                    summary,
+                });
+            }
+            Err(e) => self.git_notice(Level::Error, format!("not committed: {e}")),
+        }
+    }
+
+    /// Reverts the last edit mm's file tools applied, if the file is still
+    /// as that edit left it.
+    pub fn undo(&mut self) {
+        let Some(change) = self.edits.pop() else {
+            return self.git_notice(Level::Info, "nothing to undo");
+        };
+        // Where the file is now: never through a link out of the workspace.
+        let path = match crate::paths::resolve(self.tools.sandbox.root(), &change.path) {
+            Ok(r) => r.abs,
+            Err(e) => return self.git_notice(Level::Warning, format!("not undone: {e}")),
+        };
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        if current != *change.after {
+            self.git_notice(
+                Level::Warning,
+                format!(
+                    "not undone: {} changed since that edit (/rewind can go back further)",
+                    change.path
+                ),
+            );
+            return;
+        }
+        let result = if change.kind == ChangeKind::Created {
+            std::fs::remove_file(&path).map_err(|e| e.to_string())
+        } else {
+            crate::tools::fs::atomic_write(&path, &change.before).map_err(|e| e.to_string())
+        };
+        if let Err(e) = result {
+            return self.git_notice(Level::Error, format!("not undone: {e}"));
+        }
+        let blob = if change.kind == ChangeKind::Created {
+            String::new()
+        } else {
+            crate::git::blob_id(change.before.as_bytes())
+        };
+        if let Err(e) = self.record_made(&change.path, blob) {
+            self.git_notice(Level::Error, e.to_string());
+        }
+        if let Ok(mut reads) = self.tools.reads.lock() {
+            reads.remove(&path);
+        }
+        let back = FileChange {
+            path: change.path.clone(),
+            kind: if change.kind == ChangeKind::Created {
+                ChangeKind::Deleted
+            } else {
+                ChangeKind::Modified
+            },
+            before: change.after.clone(),
+            after: change.before.clone(),
+            added: change.removed,
+            removed: change.added,
+        };
+        self.bus.publish(AgentEvent::FileChanged {
+            turn: self.turn,
+            call_id: "undo".into(),
+            change: Arc::new(back),
+        });
+        self.git_notice(
+            Level::Info,
+            format!("undid the last edit to {}", change.path),
+        );
+    }
+}
+
+/// The message without code fences or quotes around it.
+fn clean_message(text: &str) -> String {
+    let t = text.trim();
+    let t = t
+        .strip_prefix("```")
+        .map(|r| r.split_once('\n').map(|(_, rest)| rest).unwrap_or(r))
+        .unwrap_or(t);
+    let t = t.strip_suffix("```").unwrap_or(t);
+    t.trim().trim_matches('"').trim().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_around_a_message_are_dropped() {
+        assert_eq!(
+            clean_message("```\nfix(calc): add adds\n\nIt subtracted.\n```"),
+            "fix(calc): add adds\n\nIt subtracted."
+        );
+        assert_eq!(clean_message("\"feat: x\""), "feat: x");
+    }
+}

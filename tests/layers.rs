@@ -1,0 +1,109 @@
+//! The layout's rule, checked on the source: a module may use only modules
+//! of a lower layer (or its own), so no arrow points up and there is no
+//! cycle. The table is the one docs/ARCHITECTURE.md draws.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Layers from the bottom; modules of one layer may not use each other
+/// unless listed in `SIDEWAYS`.
+const LAYERS: &[&[&str]] = &[
+    &["protocol", "diff", "patterns", "untrusted", "mmdir"],
+    &["paths", "config", "bus"],
+    &["llm", "git", "clipboard"],
+    &["sandbox"],
+    &["approval", "lsp", "session", "startup"],
+    &["tools"],
+    &["agent"],
+    &["console", "tui", "headless", "eval", "cli"],
+    &["app"],
+];
+
+/// Uses within a layer that are allowed (caller, callee).
+const SIDEWAYS: &[(&str, &str)] = &[("headless", "console"), ("eval", "cli")];
+
+fn layer_of(module: &str) -> Option<usize> {
+    LAYERS.iter().position(|l| l.contains(&module))
+}
+
+/// The `crate::x` modules a file uses, outside its `#[cfg(test)]` part.
+fn uses(text: &str) -> BTreeSet<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    let mut out = BTreeSet::new();
+    let mut rest = code;
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + "crate::".len()..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        if !name.is_empty() {
+            out.insert(name);
+        }
+    }
+    out
+}
+
+fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            if p.file_name()
+                .is_some_and(|n| n != "tests" && n != "snapshots")
+            {
+                walk(&p, files);
+            }
+        } else if p.extension().is_some_and(|x| x == "rs")
+            && p.file_name().is_some_and(|n| n != "tests.rs")
+        {
+            files.push(p);
+        }
+    }
+}
+
+#[test]
+fn no_module_uses_one_above_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let mut wrong = Vec::new();
+    let mut seen = BTreeSet::new();
+    for f in &files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let top = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .trim_end_matches(".rs")
+            .to_string();
+        if top == "lib" || top == "main" {
+            continue;
+        }
+        let Some(mine) = layer_of(&top) else {
+            wrong.push(format!("{top}: not in the layer table"));
+            continue;
+        };
+        seen.insert(top.clone());
+        for used in uses(&std::fs::read_to_string(f).unwrap()) {
+            if used == top {
+                continue;
+            }
+            let Some(theirs) = layer_of(&used) else {
+                continue; // an item of lib.rs, or a macro path
+            };
+            let sideways = theirs == mine && SIDEWAYS.contains(&(top.as_str(), used.as_str()));
+            if theirs > mine || (theirs == mine && !sideways) {
+                wrong.push(format!("{} uses crate::{used}", rel.display()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "arrows that point up:\n{}",
+        wrong.join("\n")
+    );
+    assert!(seen.len() > 20, "the walk found the modules: {seen:?}");
+}
