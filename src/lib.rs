@@ -1,8 +1,7 @@
 //! mm: a coding agent for the terminal, built so that small local models
-//! deliver real work. `app` wires the layers together.
+//! deliver real work. `launch` wires the layers together.
 
 pub mod agent;
-pub mod app;
 pub mod approval;
 pub mod bus;
 pub mod cli;
@@ -13,6 +12,7 @@ pub mod diff;
 pub mod eval;
 pub mod git;
 pub mod headless;
+pub mod launch;
 pub mod llm;
 pub mod lsp;
 pub mod mmdir;

@@ -1,4 +1,4 @@
-//! Wiring only: parse flags, build the runtime, hand over to `app`.
+//! Wiring only: parse flags, build the runtime, hand over to `launch`.
 
 use std::process::ExitCode;
 
@@ -18,7 +18,7 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(mm::app::run(cli));
+    let code = runtime.block_on(mm::launch::run(cli));
     // Nothing mm started outlives it, whatever path led here; a blocking
     // thread stuck in a read does not keep it from ending.
     mm::sandbox::procs::kill_all();

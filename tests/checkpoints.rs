@@ -210,3 +210,87 @@ fn a_file_mm_wrote_and_the_user_changed_between_sessions_is_confirmed_before_a_r
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+#[test]
+fn commit_takes_only_the_sessions_files_from_a_dirty_tree() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "mm's notes\n"}),
+        ),
+        text("Created notes.txt."),
+        text("docs: add notes"),
+    ]);
+    let ws = Workspace::new();
+    let p = ws.path();
+    git(&p, &["init", "-q", "-b", "main"]);
+    ws.write("mine.txt", "mine\n");
+    ws.write("staged.txt", "staged\n");
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    // The user's own work in progress: one change staged, one not.
+    ws.write("mine.txt", "mine, edited by hand\n");
+    ws.write("staged.txt", "staged, edited\n");
+    git(&p, &["add", "staged.txt"]);
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url, "-yolo"]);
+    t.expect("› ");
+    t.send("write the notes file\r");
+    t.expect("Created notes.txt.");
+    t.send("/commit\r");
+    t.expect("files: notes.txt");
+    t.expect("commit with this message?");
+    t.send("y\r");
+    t.expect("committed");
+    let committed = git(&p, &["show", "--name-status", "--format=", "HEAD"]);
+    assert_eq!(committed.trim(), "A\tnotes.txt", "{committed}");
+    assert_eq!(
+        git(&p, &["log", "-1", "--format=%s"]).trim(),
+        "docs: add notes"
+    );
+    // The user's changes are where they were: one staged, one not.
+    let status = git(&p, &["status", "--porcelain"]);
+    assert!(status.contains(" M mine.txt"), "{status}");
+    assert!(status.contains("M  staged.txt"), "{status}");
+    assert_eq!(ws.read("mine.txt"), "mine, edited by hand\n");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}
+
+#[test]
+fn a_rewind_over_a_file_changed_outside_mm_asks_first() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "mm's notes\n"}),
+        ),
+        text("Created notes.txt."),
+    ]);
+    let ws = Workspace::new();
+    let p = ws.path();
+    git(&p, &["init", "-q", "-b", "main"]);
+    ws.write("a.txt", "a\n");
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url, "-yolo"]);
+    t.expect("› ");
+    t.send("write the notes file\r");
+    t.expect("Created notes.txt.");
+    // The user edits what mm wrote.
+    ws.write("notes.txt", "mm's notes\nand mine\n");
+    t.send("/rewind\r");
+    t.expect("rewind to which?");
+    let n = listed_number(&t, "write the notes file");
+    t.send(&format!("{n}\r"));
+    t.expect("restore [c]ode");
+    t.send("c\r");
+    t.expect("notes.txt changed since mm last left it, not by mm (by you?); overwrite? [y/N]");
+    t.send("n\r");
+    t.expect("not rewound");
+    assert_eq!(ws.read("notes.txt"), "mm's notes\nand mine\n", "kept on no");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}

@@ -17,7 +17,7 @@ const LAYERS: &[&[&str]] = &[
     &["tools"],
     &["agent"],
     &["console", "tui", "headless", "eval", "cli"],
-    &["app"],
+    &["launch"],
 ];
 
 /// Uses within a layer that are allowed (caller, callee).

@@ -425,3 +425,86 @@ fn errors_an_edit_brings_into_the_files_that_use_it_reach_the_model() {
         stderr(&out)
     );
 }
+
+#[tokio::test]
+async fn a_server_that_crashes_three_times_is_off_for_the_session() {
+    let Some(program) = pyright() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let file = root.join("a.py");
+    std::fs::write(&file, "x: int = 1\n").unwrap();
+    let bus = EventBus::new();
+    let mut events = bus.subscribe();
+    let specs = defaults()
+        .into_iter()
+        .map(|mut s| {
+            if s.name == "pyright" {
+                s.command = program.display().to_string();
+            }
+            s
+        })
+        .collect();
+    let lsp = Lsp::new(&root, specs, bus, None);
+    let never = tokio_util::sync::CancellationToken::new();
+    let dead = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z "))
+    };
+    for crash in 1..=3 {
+        // A check that gets an answer: the server runs (after a restart's
+        // wait, on the second round).
+        let waited = Instant::now();
+        loop {
+            let text = format!("x: int = {crash}\n");
+            let check = lsp
+                .check_write(&format!("c{crash}"), &file, &text, &never)
+                .await;
+            if check.is_some_and(|c| c.text.starts_with("pyright:")) {
+                break;
+            }
+            assert!(
+                waited.elapsed() < Duration::from_secs(40),
+                "round {crash}: the server never answered"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let pids = lsp.pids().await;
+        assert_eq!(pids.len(), 1, "{pids:?}");
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pids[0].1 as i32),
+            nix::sys::signal::Signal::SIGKILL,
+        )
+        .unwrap();
+        let killed = Instant::now();
+        while !dead(pids[0].1) {
+            assert!(killed.elapsed() < Duration::from_secs(20));
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+    // The next use finds the third crash: off, and it stays off.
+    let c9 = lsp.check_write("c9", &file, "x: int = 9\n", &never).await;
+    assert!(c9.is_none(), "{:?}", c9.map(|c| c.text));
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        lsp.check_write("c10", &file, "x: int = 10\n", &never)
+            .await
+            .is_none()
+    );
+    assert!(lsp.pids().await.is_empty(), "nothing was started again");
+    let mut notices = Vec::new();
+    while let Ok(ev) = events.try_recv() {
+        if let AgentEvent::Notice { text, .. } = ev.msg {
+            notices.push(text);
+        }
+    }
+    let restarts = notices
+        .iter()
+        .filter(|n| n.ends_with("restarting it"))
+        .count();
+    let off: Vec<&String> = notices
+        .iter()
+        .filter(|n| n.contains("stopped 3 times") && n.contains("off for this session"))
+        .collect();
+    assert_eq!(restarts, 2, "{notices:?}");
+    assert_eq!(off.len(), 1, "one notice: {notices:?}");
+    lsp.shutdown().await;
+}

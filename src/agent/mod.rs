@@ -856,6 +856,13 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<Streamed, Stop> {
         let body = llm::build_body(&self.chat_request(with_tools));
+        tracing::debug!(
+            turn = self.turn,
+            round,
+            with_tools,
+            bytes = body.to_string().len(),
+            "request"
+        );
         let bus = self.bus.clone();
         let turn = self.turn;
         let mut ids: HashMap<usize, String> = HashMap::new();

@@ -36,6 +36,7 @@ pub fn spawn(
     let worker = tokio::spawn(worker(agent, bus.clone(), work_rx, current.clone()));
     tokio::spawn(async move {
         while let Some(Submission { id, op }) = ops.recv().await {
+            tracing::debug!(id, ?op, "op");
             let done = |result: OpResult| {
                 bus.for_op(id).publish(AgentEvent::Finished { result });
             };
@@ -158,6 +159,7 @@ async fn worker(
                 }
             },
         };
+        tracing::debug!(id, ?result, "op finished");
         bus.publish(AgentEvent::Finished { result });
         bus.set_worker_op(0);
     }

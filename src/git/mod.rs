@@ -459,11 +459,27 @@ impl Store {
             }
         }
         index.write()?;
-        let tree = repo.find_tree(index.write_tree()?)?;
+        // The commit's tree is HEAD's with the session's files as the index
+        // now has them (filters applied), and nothing else: what the user
+        // staged of their own stays staged, not committed.
+        let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+        let mut tree_index = git2::Index::new()?;
+        if let Some(h) = &head {
+            tree_index.read_tree(&h.tree()?)?;
+        }
+        for p in paths {
+            let rel = format!("{}{p}", self.prefix);
+            match index.get_path(Path::new(&rel), 0) {
+                Some(entry) => tree_index.add(&entry)?,
+                None => {
+                    let _ = tree_index.remove_path(Path::new(&rel));
+                }
+            }
+        }
+        let tree = repo.find_tree(tree_index.write_tree_to(&repo)?)?;
         let sig = repo
             .signature()
             .or_else(|_| Signature::now("mm", "mm@localhost"))?;
-        let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
         let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
         Ok(repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?)
     }

@@ -227,6 +227,33 @@ impl Client {
         self.alive.load(Ordering::SeqCst)
     }
 
+    /// Whether the server is gone: its stream ended, or its process exited
+    /// even if the stream has not ended yet. The process is our child, so
+    /// its pid stays its own until the runtime reaps it: a zombie or no
+    /// process at all is gone.
+    pub fn exited(&self) -> bool {
+        if !self.alive() {
+            return true;
+        }
+        let Some(pid) = self.pid else {
+            return false;
+        };
+        let gone = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            // The state follows the command name's closing parenthesis.
+            Ok(stat) => stat
+                .rsplit_once(')')
+                .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+            Err(_) => true,
+        };
+        if gone
+            && let Ok(mut w) = self.exit_reason.lock()
+            && w.is_none()
+        {
+            *w = Some("its process exited".to_string());
+        }
+        gone
+    }
+
     pub async fn initialize(
         &self,
         root: &Path,

@@ -70,8 +70,9 @@ pub fn find_program(command: &str) -> Option<PathBuf> {
         })
 }
 
-/// Restarts allowed after crashes before a server is turned off.
-const MAX_RESTARTS: u32 = 3;
+/// The crash that turns a server off for the session (the ones before it
+/// are restarted: at once, then after 2 s).
+const MAX_CRASHES: u32 = 3;
 const INIT_TIMEOUT: Duration = Duration::from_secs(30);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a write waits for the server's verdict (the first check of a
@@ -351,8 +352,14 @@ impl Lsp {
             return Err(Unavailable::NoServer(lang.to_string()));
         };
         let name = spec.name.clone();
+        // A server that died a moment ago may not have closed its pipe
+        // yet (or a child of it holds it open): ask the process too.
+        let running = match st.slots.get(&name) {
+            Some(Slot::Running { client, .. }) => !client.exited(),
+            _ => false,
+        };
         match st.slots.get(&name) {
-            Some(Slot::Running { client, checked }) if client.alive() => {
+            Some(Slot::Running { client, checked }) if running => {
                 return Ok((client.clone(), lang, !checked));
             }
             Some(Slot::Running { client, .. }) => {
@@ -373,19 +380,15 @@ impl Lsp {
                 }
                 let n = st.crashes.entry(name.clone()).or_default();
                 *n += 1;
-                if *n > MAX_RESTARTS {
+                if *n >= MAX_CRASHES {
                     st.slots.insert(name.clone(), Slot::Off);
                     self.notice(
                         Level::Warning,
-                        format!("{name} stopped {MAX_RESTARTS} times ({why}); language features for {lang} are off for this session"),
+                        format!("{name} stopped {MAX_CRASHES} times ({why}); language features for {lang} are off for this session"),
                     );
                     return Err(Unavailable::Off(name));
                 }
-                let wait = Duration::from_secs(match *n {
-                    1 => 0,
-                    2 => 2,
-                    _ => 10,
-                });
+                let wait = Duration::from_secs(if *n == 1 { 0 } else { 2 });
                 self.notice(
                     Level::Warning,
                     format!("{name} stopped ({why}); restarting it"),

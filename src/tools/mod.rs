@@ -293,6 +293,25 @@ pub async fn run(
     args: &Map<String, Value>,
     ctx: &CallCtx<'_>,
 ) -> ToolOutput {
+    let started = std::time::Instant::now();
+    let out = run_one(env, name, args, ctx).await;
+    tracing::debug!(
+        call = ctx.call_id,
+        name,
+        summary = %summary(name, args),
+        status = ?out.status,
+        ms = started.elapsed().as_millis() as u64,
+        "tool"
+    );
+    out
+}
+
+async fn run_one(
+    env: &ToolEnv,
+    name: &str,
+    args: &Map<String, Value>,
+    ctx: &CallCtx<'_>,
+) -> ToolOutput {
     match name {
         "read_file" => {
             let out = fs::read_file(env, args);

@@ -110,7 +110,7 @@ pub async fn run(mut app: App, ops: OpSender, mut events: EventReceiver) -> (i32
     restore();
     ops.send(Op::Cancel);
     ops.send(Op::Shutdown);
-    (code, app.status.session.clone())
+    (code, app.status.info.session.clone())
 }
 
 async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {

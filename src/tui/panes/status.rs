@@ -17,11 +17,8 @@ const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧
 
 #[derive(Default)]
 pub struct Status {
-    pub provider: String,
-    pub model: String,
-    pub sandbox: String,
-    pub session: String,
-    pub context_window: Option<u64>,
+    /// The session as the agent described it (`SessionStarted`).
+    pub info: SessionInfo,
     pub context_used: u64,
     pub total: Usage,
     pub last: Option<RequestStats>,
@@ -51,11 +48,7 @@ pub fn human(n: u64) -> String {
 impl Status {
     pub fn new(info: SessionInfo) -> Status {
         Status {
-            provider: info.provider,
-            model: info.model,
-            sandbox: info.sandbox,
-            session: info.session,
-            context_window: info.context_window,
+            info,
             ..Default::default()
         }
     }
@@ -63,19 +56,15 @@ impl Status {
     /// Takes its part of an agent event: the session, its figures.
     pub fn on_event(&mut self, ev: &AgentEvent) {
         match ev {
-            AgentEvent::SessionStarted { info } => {
-                self.provider.clone_from(&info.provider);
-                self.model.clone_from(&info.model);
-                self.sandbox.clone_from(&info.sandbox);
-                self.session.clone_from(&info.session);
-                self.context_window = info.context_window;
-            }
+            AgentEvent::SessionStarted { info } => self.info = info.clone(),
             AgentEvent::SessionCleared { session } => {
-                self.session.clone_from(session);
+                self.info.session.clone_from(session);
                 self.total = Usage::default();
                 self.context_used = 0;
             }
-            AgentEvent::ConversationTrimmed { session, .. } => self.session.clone_from(session),
+            AgentEvent::ConversationTrimmed { session, .. } => {
+                self.info.session.clone_from(session)
+            }
             AgentEvent::Usage {
                 stats,
                 context_used,
@@ -103,15 +92,15 @@ impl Status {
         let sep = Span::styled(" · ", Style::new().fg(th.border));
         let mut left = vec![
             Span::styled(
-                format!(" {}/{}", self.provider, self.model),
+                format!(" {}/{}", self.info.provider, self.info.model),
                 Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
             ),
             sep.clone(),
-            Span::styled(self.sandbox.clone(), dim),
+            Span::styled(self.info.sandbox.clone(), dim),
         ];
-        if self.context_used > 0 || self.context_window.is_some() {
+        if self.context_used > 0 || self.info.context_window.is_some() {
             left.push(sep.clone());
-            let ctx = match self.context_window {
+            let ctx = match self.info.context_window {
                 Some(w) if w > 0 => format!(
                     "ctx {}/{} ({}%)",
                     human(self.context_used),
@@ -193,6 +182,7 @@ impl Status {
             right.push(Span::styled(format!("⟲{} ", self.checkpoints), dim));
         }
         let short: String = self
+            .info
             .session
             .chars()
             .rev()

@@ -35,6 +35,7 @@ pub async fn run(cli: Cli) -> i32 {
             return 2;
         }
     };
+    debug_log(&root);
     if cli.sessions {
         repl::print_sessions(&root);
         return 0;
@@ -346,6 +347,40 @@ fn open_checkpoints(
             None
         }
     }
+}
+
+/// `MM_LOG=debug` (any `tracing` filter: `mm=trace`, `mm::lsp=debug`)
+/// appends what mm does to `.mm/debug.log`: the ops, each request, each
+/// tool call, the language servers' own messages. Nothing is written
+/// without it.
+fn debug_log(root: &std::path::Path) {
+    let Some(filter) = std::env::var("MM_LOG")
+        .ok()
+        .filter(|f| !f.trim().is_empty())
+    else {
+        return;
+    };
+    let file = crate::mmdir::MmDir::open(&root.join(".mm"))
+        .and_then(|d| d.file("debug.log", crate::mmdir::Open::Append));
+    let file = match file {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("mm: MM_LOG is set but .mm/debug.log cannot be opened: {e}");
+            return;
+        }
+    };
+    let filter = match tracing_subscriber::EnvFilter::try_new(&filter) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("mm: MM_LOG={filter}: {e}");
+            return;
+        }
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::sync::Mutex::new(file))
+        .with_ansi(false)
+        .try_init();
 }
 
 /// `-prune`: drops the checkpoint refs of every session but the latest.

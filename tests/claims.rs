@@ -1,0 +1,343 @@
+//! What the README promises and no other test held mm to, each checked end
+//! to end on the real binary: a scripted server on 127.0.0.1, real files,
+//! real git, a real pseudo-terminal where the promise is about one.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
+
+mod support;
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::term::Term;
+use support::*;
+
+fn session_records(ws: &Workspace) -> Vec<Value> {
+    let mut out = Vec::new();
+    for f in ws.sessions() {
+        for line in std::fs::read_to_string(f).unwrap().lines() {
+            if let Ok(v) = serde_json::from_str::<Value>(line) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn overwriting_a_file_the_model_never_read_is_refused_with_its_content() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "second line\n"}),
+        ),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "notes.txt", "content": "first line\nsecond line\n"}),
+        ),
+        text("Added the line."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("notes.txt", "first line\n");
+    let out = ws.run(&server, "add a second line to the notes", &["-no-harness"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    let first = tool_results(&reqs[1]);
+    assert!(
+        first[0]
+            .1
+            .starts_with("refused: notes.txt has not been read, so nothing was changed"),
+        "{first:?}"
+    );
+    assert!(
+        first[0].1.contains("first line"),
+        "the refusal shows the file: {first:?}"
+    );
+    // The refusal counts as a read: the write based on it lands.
+    assert_eq!(ws.read("notes.txt"), "first line\nsecond line\n");
+}
+
+#[test]
+fn grep_answers_with_paths_line_numbers_and_lines() {
+    let server = Server::start(vec![
+        call("g1", "grep", json!({"pattern": "def (add|sub)"})),
+        call("g2", "grep", json!({"pattern": "nothing_like_this"})),
+        text("Found them."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "import os\n\ndef add(a, b):\n    return a + b\n");
+    ws.write("lib/more.py", "def sub(a, b):\n    return a - b\n");
+    ws.write(".env", "def add_secret = 1\n");
+    let out = ws.run(&server, "where are add and sub defined?", &["-no-harness"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    let found = &tool_results(&reqs[1])[0].1;
+    assert!(found.contains("calc.py:3: def add(a, b):"), "{found}");
+    assert!(found.contains("lib/more.py:1: def sub(a, b):"), "{found}");
+    assert!(
+        !found.contains(".env"),
+        "a credential file is not searched: {found}"
+    );
+    let none = tool_results(&reqs[2]).last().unwrap().1.clone();
+    assert!(
+        !none.contains("calc.py") && !none.contains("more.py"),
+        "{none}"
+    );
+}
+
+#[test]
+fn the_server_and_the_key_can_come_from_the_environment() {
+    let server = Server::start(vec![text("hello")]);
+    let ws = Workspace::new();
+    let out = ws
+        .mm()
+        .args(["-p", "hi"])
+        .env("MM_BASE_URL", server.url())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "hello\n");
+    assert_eq!(server.requests().len(), 1, "MM_BASE_URL chose the server");
+    // A hosted provider with no key set is refused before anything is sent.
+    let out = ws
+        .mm()
+        .args(["-p", "hi", "-provider", "openai", "-model", "gpt-4o-mini"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("needs an API key: set OPENAI_API_KEY"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_turn_cancelled_during_a_tool_still_answers_every_call() {
+    let server = Server::start(vec![
+        calls(&[
+            (
+                "slow",
+                "bash",
+                json!({"command": "touch started && sleep 30"}),
+            ),
+            ("next", "read_file", json!({"path": "a.txt"})),
+        ]),
+        text("never asked"),
+    ]);
+    let ws = Workspace::new();
+    ws.write("a.txt", "a\n");
+    let child = ws
+        .mm()
+        .args(["-p", "run it", "-url", &server.url(), "-yolo", "-json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !ws.dir.path().join("started").exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the command never ran"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(
+        start.elapsed() < Duration::from_secs(25),
+        "the sleep was not waited out"
+    );
+    // Every call the model made has its answer in the log, so the
+    // conversation resumes under a strict chat template.
+    let mut owed: HashSet<String> = HashSet::new();
+    let mut answered = Vec::new();
+    for r in session_records(&ws) {
+        for c in r["tool_calls"].as_array().into_iter().flatten() {
+            owed.insert(c["id"].as_str().unwrap().to_string());
+        }
+        if let Some(id) = r["tool_call_id"].as_str() {
+            assert!(owed.remove(id), "an answer to no call: {id}");
+            answered.push((
+                id.to_string(),
+                r["content"].as_str().unwrap_or("").to_string(),
+            ));
+        }
+    }
+    assert!(owed.is_empty(), "calls left without an answer: {owed:?}");
+    assert_eq!(answered.len(), 2, "{answered:?}");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "nothing was sent after the cancel"
+    );
+}
+
+#[test]
+fn show_diff_prints_what_a_session_changed() {
+    let server = Server::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "hello.txt", "content": "hello, world\n"}),
+        ),
+        text("Wrote it."),
+    ]);
+    let ws = Workspace::new();
+    let p = ws.path();
+    git(&p, &["init", "-q", "-b", "main"]);
+    ws.write("keep.txt", "kept\n");
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    let out = ws.run(&server, "write hello.txt", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = ws.mm().args(["-show", "last", "-diff"]).output().unwrap();
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr(&shown));
+    let text = stdout(&shown);
+    assert!(text.contains("hello.txt"), "{text}");
+    assert!(text.contains("+hello, world"), "{text}");
+    assert!(
+        !text.contains("keep.txt"),
+        "only the session's changes: {text}"
+    );
+}
+
+#[test]
+fn prune_keeps_only_the_latest_sessions_checkpoints() {
+    let ws = Workspace::new();
+    let p = ws.path();
+    git(&p, &["init", "-q", "-b", "main"]);
+    ws.write("a.txt", "a\n");
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    for answer in ["one", "two"] {
+        let server = Server::start(vec![text(answer)]);
+        let out = ws.run(&server, "hi", &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        // Session ids have a one-second clock.
+        std::thread::sleep(Duration::from_millis(1100));
+    }
+    let sessions = |refs: &str| -> HashSet<String> {
+        refs.lines()
+            .filter_map(|l| l.split("refs/mm/checkpoints/").nth(1))
+            .filter_map(|r| r.split('/').next())
+            .map(str::to_string)
+            .collect()
+    };
+    let before = sessions(&git(&p, &["for-each-ref", "refs/mm"]));
+    assert_eq!(before.len(), 2, "{before:?}");
+    let out = ws.mm().arg("-prune").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("removed"), "{}", stdout(&out));
+    let after = sessions(&git(&p, &["for-each-ref", "refs/mm"]));
+    let latest = before.iter().max().unwrap();
+    assert_eq!(after, HashSet::from([latest.clone()]));
+    assert_eq!(
+        git(&p, &["status", "--porcelain"]),
+        "",
+        "the work tree is untouched"
+    );
+}
+
+#[test]
+fn checkpoint_days_drops_older_sessions_refs_at_start() {
+    let ws = Workspace::new();
+    let p = ws.path();
+    git(&p, &["init", "-q", "-b", "main"]);
+    ws.write("a.txt", "a\n");
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    let head = git(&p, &["rev-parse", "HEAD"]).trim().to_string();
+    let old = "refs/mm/checkpoints/20200101-000000-aaaaaa/1";
+    git(&p, &["update-ref", old, &head]);
+    // checkpointDays: 0 keeps everything.
+    ws.write("keep.yaml", "checkpointDays: 0\n");
+    let server = Server::start(vec![text("kept")]);
+    let out = ws.run(&server, "hi", &["keep.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(git(&p, &["for-each-ref", "refs/mm"]).contains(old));
+    // The default (30 days) drops a session from 2020 when mm starts.
+    let server = Server::start(vec![text("pruned")]);
+    let out = ws.run(&server, "hi", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refs = git(&p, &["for-each-ref", "refs/mm"]);
+    assert!(!refs.contains(old), "{refs}");
+    assert!(
+        refs.contains("refs/mm/checkpoints/"),
+        "this session's stay: {refs}"
+    );
+}
+
+#[test]
+fn cwd_runs_mm_in_another_folder() {
+    let server = Server::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "made.txt", "content": "here\n"}),
+        ),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let out = ws
+        .mm()
+        .current_dir(elsewhere.path())
+        .args(["-cwd", ws.path().to_str().unwrap()])
+        .args(["-p", "make it", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("made.txt"), "here\n");
+    assert!(!elsewhere.path().join("made.txt").exists());
+    assert!(!ws.sessions().is_empty(), "the session is the workspace's");
+    assert!(!elsewhere.path().join(".mm").exists());
+}
+
+#[test]
+fn headless_streams_the_answer_to_a_terminal_as_it_comes() {
+    let chunk = |t: &str| json!({"choices":[{"index":0,"delta":{"content":t}}]}).to_string();
+    let server = Server::start(vec![Reply::Sse(vec![
+        (0, chunk("first half, ")),
+        (3000, chunk("second half.")),
+        (
+            0,
+            json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}).to_string(),
+        ),
+    ])]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-p", "say it", "-url", &url]);
+    t.expect("first half, ");
+    assert!(
+        !t.screen().contains("second half."),
+        "the first half was shown before the rest came"
+    );
+    t.expect("second half.");
+    assert_eq!(t.exit_code(), 0);
+}
+
+#[test]
+fn the_context_window_is_read_from_llama_servers_props() {
+    // The scripted server says n_ctx 8192 at /props, as llama-server does.
+    let server = Server::start(vec![]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("context 8192");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+    // An agent file's contextWindow wins over the server's word.
+    ws.write("agent.yaml", "contextWindow: 4096\n");
+    let mut t = Term::start(&ws, &["-url", &url, "agent.yaml"]);
+    t.expect("context 4096");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}
