@@ -34,7 +34,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
             color,
         );
         let mut info = SessionInfo::default();
-        let mut report = None;
+        let mut ended: Option<Result<Box<TurnResult>, String>> = None;
         while let Some(ev) = events.recv().await {
             let mut batch = vec![ev];
             while let Ok(more) = events.try_recv() {
@@ -43,19 +43,23 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
             for ev in batch {
                 match ev.msg {
                     AgentEvent::SessionStarted { info: i } => info = i,
-                    AgentEvent::Finished {
-                        result: OpResult::Turn { report: r },
-                    } if ev.id == id => report = Some(r),
+                    AgentEvent::Finished { result } if ev.id == id => {
+                        ended = Some(match result {
+                            OpResult::Turn { report } => Ok(report),
+                            OpResult::Failed { error } => Err(error),
+                            OpResult::Done => Err("the turn ended without a report".into()),
+                        });
+                    }
                     msg => p.print(&msg),
                 }
             }
             p.flush();
-            if report.is_some() {
+            if ended.is_some() {
                 break;
             }
         }
         p.flush();
-        (info, report)
+        (info, ended)
     });
 
     let watcher = {
@@ -71,14 +75,20 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
             }
         })
     };
-    let (info, report) = printer.await.unwrap_or_default();
+    let (info, ended) = printer.await.unwrap_or_default();
     watcher.abort();
     ops.send(Op::Shutdown);
-    let Some(result) = report else {
-        eprintln!("mm: the agent stopped before the turn ended");
-        return 1;
+    let result: TurnResult = match ended {
+        Some(Ok(report)) => *report,
+        Some(Err(error)) => {
+            eprintln!("mm: {}", crate::untrusted::displayable(&error));
+            return 1;
+        }
+        None => {
+            eprintln!("mm: the agent stopped before the turn ended");
+            return 1;
+        }
     };
-    let result: TurnResult = *result;
 
     if json_out {
         let usage = result.usage;

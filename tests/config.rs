@@ -52,6 +52,19 @@ fn the_go_mm_agent_files_load_unchanged() {
         "{}",
         stderr(&countries)
     );
+    // What the file asks that this mm does not do yet is said, not dropped.
+    assert!(
+        stderr(&countries).contains("structuredOutput")
+            && stderr(&countries).contains("accepted (written for the Go mm) but not acted on yet"),
+        "{}",
+        stderr(&countries)
+    );
+    let plain = ws.mm().args(["-show-prompt"]).output().unwrap();
+    assert!(
+        !stderr(&plain).contains("not acted on"),
+        "{}",
+        stderr(&plain)
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use futures::FutureExt;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -15,7 +16,9 @@ use crate::bus::EventBus;
 use crate::protocol::{AgentEvent, Level, NavKind, Op, OpId, OpResult, Submission};
 
 enum Work {
-    Turn(String),
+    /// A turn, with the token that cancels it (made when it is queued, so
+    /// a cancel while it waits behind another op is not lost).
+    Turn(String, CancellationToken),
     NewSession,
     /// A checkpoint operation, run between turns.
     Git(Op),
@@ -30,26 +33,39 @@ pub fn spawn(
     bus: EventBus,
     mut ops: mpsc::UnboundedReceiver<Submission>,
 ) -> JoinHandle<()> {
-    let current: Arc<Mutex<CancellationToken>> = Arc::new(Mutex::new(CancellationToken::new()));
+    // The tokens of the turns queued or running: a cancel cancels them all.
+    let turns: Arc<Mutex<Vec<CancellationToken>>> = Arc::default();
     let (work_tx, work_rx) = mpsc::unbounded_channel::<(OpId, Work)>();
     let lsp = agent.lsp();
-    let worker = tokio::spawn(worker(agent, bus.clone(), work_rx, current.clone()));
+    let worker = tokio::spawn(worker(agent, bus.clone(), work_rx, turns.clone()));
     tokio::spawn(async move {
         while let Some(Submission { id, op }) = ops.recv().await {
             tracing::debug!(id, ?op, "op");
             let done = |result: OpResult| {
                 bus.for_op(id).publish(AgentEvent::Finished { result });
             };
+            // The worker is gone (it stopped on a bug): the op ends at once.
+            let queue = |work: Work| {
+                if work_tx.send((id, work)).is_err() {
+                    done(OpResult::Failed {
+                        error: "the agent has stopped".into(),
+                    });
+                }
+            };
             match op {
                 Op::UserMessage { text } => {
-                    let _ = work_tx.send((id, Work::Turn(text)));
+                    let token = CancellationToken::new();
+                    if let Ok(mut t) = turns.lock() {
+                        t.push(token.clone());
+                    }
+                    queue(Work::Turn(text, token));
                 }
-                Op::NewSession => {
-                    let _ = work_tx.send((id, Work::NewSession));
-                }
+                Op::NewSession => queue(Work::NewSession),
                 Op::Cancel => {
-                    if let Ok(token) = current.lock() {
-                        token.cancel();
+                    if let Ok(t) = turns.lock() {
+                        for token in t.iter() {
+                            token.cancel();
+                        }
                     }
                     done(OpResult::Done);
                 }
@@ -110,9 +126,7 @@ pub fn spawn(
                 | Op::Commit { .. }
                 | Op::Undo
                 | Op::Stats
-                | Op::Export { .. }) => {
-                    let _ = work_tx.send((id, Work::Git(op)));
-                }
+                | Op::Export { .. }) => queue(Work::Git(op)),
             }
         }
         drop(work_tx);
@@ -124,44 +138,82 @@ async fn worker(
     mut agent: Agent,
     bus: EventBus,
     mut work: mpsc::UnboundedReceiver<(OpId, Work)>,
-    current: Arc<Mutex<CancellationToken>>,
+    turns: Arc<Mutex<Vec<CancellationToken>>>,
 ) {
     while let Some((id, item)) = work.recv().await {
         bus.set_worker_op(id);
-        let result = match item {
-            Work::Turn(text) => {
-                let token = CancellationToken::new();
-                if let Ok(mut c) = current.lock() {
-                    *c = token.clone();
-                }
-                let report = agent.run_turn(&text, &token).await;
-                OpResult::Turn {
-                    report: Box::new(report),
-                }
+        // A bug that panics ends this op with an error the front end can
+        // show, and stops the worker (the agent's state is unknown): the
+        // ops after it end at once instead of waiting forever.
+        let ran = std::panic::AssertUnwindSafe(run_one(&mut agent, &bus, item, &turns))
+            .catch_unwind()
+            .await;
+        let (result, stop) = match ran {
+            Ok(result) => (result, false),
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                let error = format!("mm hit a bug and stopped the agent: {why}");
+                bus.publish(AgentEvent::Notice {
+                    turn: None,
+                    level: Level::Error,
+                    text: error.clone(),
+                });
+                (OpResult::Failed { error }, true)
             }
-            Work::Git(op) => {
-                run_git_op(&mut agent, op).await;
-                match agent.take_op_error() {
-                    Some(error) => OpResult::Failed { error },
-                    None => OpResult::Done,
-                }
-            }
-            Work::NewSession => match agent.new_session() {
-                Ok(()) => OpResult::Done,
-                Err(e) => {
-                    let error = format!("could not start a new session: {e}");
-                    bus.publish(AgentEvent::Notice {
-                        turn: None,
-                        level: Level::Error,
-                        text: error.clone(),
-                    });
-                    OpResult::Failed { error }
-                }
-            },
         };
         tracing::debug!(id, ?result, "op finished");
         bus.publish(AgentEvent::Finished { result });
         bus.set_worker_op(0);
+        if stop {
+            break;
+        }
+    }
+}
+
+async fn run_one(
+    agent: &mut Agent,
+    bus: &EventBus,
+    item: Work,
+    turns: &Mutex<Vec<CancellationToken>>,
+) -> OpResult {
+    match item {
+        Work::Turn(text, token) => {
+            let report = agent.run_turn(&text, &token).await;
+            // The turn is over: its token leaves the list (cancelled ones,
+            // of turns still queued, run and end at once).
+            token.cancel();
+            if let Ok(mut t) = turns.lock() {
+                t.retain(|k| !k.is_cancelled());
+            }
+            OpResult::Turn {
+                report: Box::new(report),
+            }
+        }
+        Work::Git(op) => {
+            // An error a turn noted is not this op's.
+            agent.take_op_error();
+            run_git_op(agent, op).await;
+            match agent.take_op_error() {
+                Some(error) => OpResult::Failed { error },
+                None => OpResult::Done,
+            }
+        }
+        Work::NewSession => match agent.new_session() {
+            Ok(()) => OpResult::Done,
+            Err(e) => {
+                let error = format!("could not start a new session: {e}");
+                bus.publish(AgentEvent::Notice {
+                    turn: None,
+                    level: Level::Error,
+                    text: error.clone(),
+                });
+                OpResult::Failed { error }
+            }
+        },
     }
 }
 

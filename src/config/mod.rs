@@ -102,9 +102,6 @@ impl Settings {
     /// load, but does not act on yet.
     pub fn inert_keys(&self) -> Vec<&'static str> {
         let mut v = Vec::new();
-        if self.fallback.is_some() {
-            v.push("fallback");
-        }
         if self.plan_tool {
             v.push("planTool");
         }

@@ -36,7 +36,10 @@ pub async fn events_of(ops: &OpSender, events: &mut EventReceiver, op: Op) -> Ve
     };
     while let Some(ev) = events.recv().await {
         if ev.id != id {
-            // Not this op's (a language server's own report).
+            // Not this op's: a language server's own word is still said.
+            if let AgentEvent::Notice { level, text, .. } = &ev.msg {
+                print_notice(*level, text);
+            }
             continue;
         }
         if let AgentEvent::Finished { .. } = ev.msg {
@@ -52,18 +55,20 @@ pub async fn collect(ops: &OpSender, events: &mut EventReceiver, op: Op) -> Vec<
     let mut out = Vec::new();
     for ev in events_of(ops, events, op).await {
         match ev {
-            AgentEvent::Notice { level, text, .. } => {
-                let tag = match level {
-                    Level::Info => "",
-                    Level::Warning => "warning: ",
-                    Level::Error => "error: ",
-                };
-                eprintln!("mm: {tag}{}", displayable(&text));
-            }
+            AgentEvent::Notice { level, text, .. } => print_notice(level, &text),
             other => out.push(other),
         }
     }
     out
+}
+
+fn print_notice(level: Level, text: &str) {
+    let tag = match level {
+        Level::Info => "",
+        Level::Warning => "warning: ",
+        Level::Error => "error: ",
+    };
+    eprintln!("mm: {tag}{}", displayable(text));
 }
 
 /// A coloured unified diff of changes.

@@ -243,7 +243,7 @@ impl Client {
             Ok(stat) => stat
                 .rsplit_once(')')
                 .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
-            Err(_) => true,
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
         };
         if gone
             && let Ok(mut w) = self.exit_reason.lock()

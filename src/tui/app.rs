@@ -26,7 +26,7 @@ use super::panes::status::Status;
 use super::panes::transcript::Transcript;
 use super::theme::Theme;
 use crate::bus::OpSender;
-use crate::protocol::{AgentEvent, DiagItem, Event, NavKind, Op, OpId, SessionInfo};
+use crate::protocol::{AgentEvent, DiagItem, Event, NavKind, Op, OpId, OpResult, SessionInfo};
 
 /// Typing this recently when an approval opens guards it…
 pub(super) const TYPING: Duration = Duration::from_secs(1);
@@ -55,13 +55,16 @@ pub struct Layout {
 }
 
 /// What the answer to an op in flight is for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Pending {
     /// A rewind or an undo: when it ends, the tree and its marks follow
     /// the work tree back.
     Restore,
     /// A session diff asked for only to re-mark the file tree.
     Marks,
+    /// The status bar says this until the op ends (then it goes, or
+    /// gives way to why the op failed).
+    Waiting(String),
 }
 
 pub struct App {
@@ -190,15 +193,19 @@ impl App {
             _ => None,
         };
         let restore = matches!(op, Op::Rewind { .. } | Op::Undo);
+        // A language server's answer says itself how it went.
+        let answered_by_event = matches!(op, Op::Navigate { .. });
         let Some(id) = self.ops.submit(op) else {
             self.flash("the agent has stopped");
             return None;
         };
-        if let Some(w) = waiting {
-            self.flash(w);
+        if let Some(w) = &waiting {
+            self.flash(w.clone());
         }
         if restore {
             self.pending.insert(id, Pending::Restore);
+        } else if let Some(w) = waiting.filter(|_| !answered_by_event) {
+            self.pending.insert(id, Pending::Waiting(w));
         }
         Some(id)
     }
@@ -244,17 +251,35 @@ impl App {
     /// Takes one event from the bus: its op's answer, then every pane's part.
     pub fn on_event(&mut self, ev: Event) -> Vec<Effect> {
         let Event { id, msg } = ev;
-        match (&msg, self.pending.get(&id).copied()) {
-            (AgentEvent::Finished { .. }, pending) => {
+        match (&msg, self.pending.get(&id).cloned()) {
+            (AgentEvent::Finished { result }, pending) => {
                 self.pending.remove(&id);
+                let waited = match &pending {
+                    Some(Pending::Waiting(w)) => Some(w.as_str()),
+                    Some(Pending::Restore) => Some("rewinding…"),
+                    _ => None,
+                };
+                if let Some(w) = waited
+                    && self.status.flash.as_deref() == Some(w)
+                {
+                    // The op's "…ing" gives way to why it failed (the
+                    // notice is in the transcript too), or goes.
+                    self.status.flash = match result {
+                        OpResult::Failed { error } => Some(format!("failed: {error}")),
+                        _ => None,
+                    };
+                }
                 if pending == Some(Pending::Restore) {
-                    // The tree and its marks follow the work tree back.
+                    // The tree, its marks and the file list follow the
+                    // work tree back.
                     self.tree.refresh();
+                    self.composer.forget_files();
+                    self.jobs.forget_index();
+                    if self.tree.needs_index() || self.composer.needs_files() {
+                        self.jobs.index();
+                    }
                     if let Some(next) = self.ops.submit(Op::SessionDiff { from: None }) {
                         self.pending.insert(next, Pending::Marks);
-                    }
-                    if self.status.flash.as_deref() == Some("rewinding…") {
-                        self.status.flash = None;
                     }
                 }
                 self.dirty = true;
@@ -423,9 +448,11 @@ impl App {
                     }
                 }
             }
-            JobDone::Index { files } => {
-                self.tree.set_index(files.clone());
-                self.composer.set_files(files);
+            JobDone::Index { files, generation } => {
+                if self.jobs.is_current(generation) {
+                    self.tree.set_index(files.clone());
+                    self.composer.set_files(files);
+                }
             }
         }
     }

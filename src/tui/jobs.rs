@@ -1,12 +1,14 @@
 //! Work the UI task must not wait for: reading a file for the viewer and
 //! walking the workspace for the tree's filter and `@` completion. Each
 //! runs on its own thread and reports on a channel the event loop
-//! selects on; of several reads, only the latest request's answer is
-//! kept, and one walk serves every asker.
+//! selects on. A read fills only a viewer of its path that still waits
+//! (so an older read never overwrites a newer one); one walk serves every
+//! asker, and a walk from before the workspace changed (a rewind) is
+//! dropped.
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio::sync::mpsc;
 
@@ -18,17 +20,18 @@ pub const MAX_VIEW_BYTES: u64 = 4 * 1024 * 1024;
 pub enum JobDone {
     /// A file for the viewer, as text to show.
     File { path: String, text: String },
-    /// Every file of the workspace (capped), relative, `/`-separated.
-    Index { files: Vec<String> },
+    /// Every file of the workspace (capped), relative, `/`-separated, as
+    /// walk number `generation` found it.
+    Index { files: Vec<String>, generation: u64 },
 }
 
 pub struct Jobs {
     root: PathBuf,
     tx: mpsc::UnboundedSender<JobDone>,
     rx: Option<mpsc::UnboundedReceiver<JobDone>>,
-    /// The number of the latest file read asked for.
-    latest_read: Arc<AtomicU64>,
     indexing: bool,
+    /// Walks started; only the latest one's list is current.
+    generation: u64,
     /// Jobs started and not yet reported.
     running: Arc<AtomicUsize>,
 }
@@ -40,8 +43,8 @@ impl Jobs {
             root,
             tx,
             rx: Some(rx),
-            latest_read: Arc::default(),
             indexing: false,
+            generation: 0,
             running: Arc::default(),
         }
     }
@@ -56,22 +59,13 @@ impl Jobs {
         self.rx.take()
     }
 
-    /// Reads a file for the viewer; an older read still running is
-    /// forgotten when it ends.
+    /// Reads a file for the viewer.
     pub fn read_file(&mut self, rel: &str) {
-        let n = self.latest_read.fetch_add(1, Ordering::SeqCst) + 1;
-        let (latest, tx, root, rel) = (
-            self.latest_read.clone(),
-            self.tx.clone(),
-            self.root.clone(),
-            rel.to_string(),
-        );
+        let (tx, root, rel) = (self.tx.clone(), self.root.clone(), rel.to_string());
         let running = self.started();
         std::thread::spawn(move || {
             let text = view_text(&root, &rel);
-            if latest.load(Ordering::SeqCst) == n {
-                let _ = tx.send(JobDone::File { path: rel, text });
-            }
+            let _ = tx.send(JobDone::File { path: rel, text });
             running.fetch_sub(1, Ordering::SeqCst);
         });
     }
@@ -81,13 +75,18 @@ impl Jobs {
         if std::mem::replace(&mut self.indexing, true) {
             return;
         }
-        let (tx, root) = (self.tx.clone(), self.root.clone());
+        let (tx, root, generation) = (self.tx.clone(), self.root.clone(), self.generation);
         let running = self.started();
         std::thread::spawn(move || {
             let files = super::panes::file_tree::index(&root);
-            let _ = tx.send(JobDone::Index { files });
+            let _ = tx.send(JobDone::Index { files, generation });
             running.fetch_sub(1, Ordering::SeqCst);
         });
+    }
+
+    /// Whether a walk's list is the current one.
+    pub fn is_current(&self, generation: u64) -> bool {
+        generation == self.generation
     }
 
     fn started(&self) -> Arc<AtomicUsize> {
@@ -95,9 +94,11 @@ impl Jobs {
         self.running.clone()
     }
 
-    /// The next walk reads the workspace again (a rewind changed it).
+    /// The next walk reads the workspace again (a rewind changed it); a
+    /// walk still running is dropped when it ends.
     pub fn forget_index(&mut self) {
         self.indexing = false;
+        self.generation += 1;
     }
 }
 

@@ -142,6 +142,11 @@ impl Composer {
         self.files = Some(files);
     }
 
+    /// The workspace changed (a rewind): the list is read again when needed.
+    pub fn forget_files(&mut self) {
+        self.files = None;
+    }
+
     /// What the popup shows for the current text.
     pub fn popup(&self) -> Popup {
         let text = self.text();

@@ -483,3 +483,61 @@ fn an_approval_that_opens_while_you_type_is_not_answered_by_your_typing() {
         }]
     ));
 }
+
+#[test]
+fn after_an_undo_the_tree_filter_walks_the_workspace_again() {
+    let mut r = rig();
+    r.app.focus = Focus::Tree;
+    typed(&mut r.app, "calc");
+    assert!(screen(&mut r, 100, 12).contains("calc.py"));
+    r.app.on_key(key(KeyCode::Esc));
+    // Something new on disk; an undo ends: the list is read again.
+    std::fs::write(r.app.root.join("zeta.txt"), "z\n").unwrap();
+    r.app.focus = Focus::Composer;
+    typed(&mut r.app, "/undo");
+    r.app.on_key(key(KeyCode::Enter));
+    let sent = submissions(&mut r);
+    r.app.on_event(Event {
+        id: sent[0].id,
+        msg: AgentEvent::Finished {
+            result: OpResult::Done,
+        },
+    });
+    r.app.focus = Focus::Tree;
+    typed(&mut r.app, "zeta");
+    let text = screen(&mut r, 100, 12);
+    assert!(text.contains("zeta.txt"), "{text}");
+}
+
+#[test]
+fn an_op_that_fails_says_why_in_place_of_its_waiting_word() {
+    let mut r = rig();
+    typed(&mut r.app, "/commit");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(screen(&mut r, 120, 20).contains("asking the model for a commit message…"));
+    let sent = submissions(&mut r);
+    r.app.on_event(Event {
+        id: sent[0].id,
+        msg: AgentEvent::Finished {
+            result: OpResult::Failed {
+                error: "nothing to commit: the session changed no file".into(),
+            },
+        },
+    });
+    let text = screen(&mut r, 120, 20);
+    assert!(
+        text.contains("failed: nothing to commit") && !text.contains("asking the model"),
+        "{text}"
+    );
+    // One that ends well takes its word away.
+    typed(&mut r.app, "/export");
+    r.app.on_key(key(KeyCode::Enter));
+    let sent = submissions(&mut r);
+    r.app.on_event(Event {
+        id: sent[0].id,
+        msg: AgentEvent::Finished {
+            result: OpResult::Done,
+        },
+    });
+    assert!(!screen(&mut r, 120, 20).contains("exporting the session…"));
+}
