@@ -44,6 +44,25 @@ Start the local one with `scripts/setup` from the mm repository (it builds llama
 or start any OpenAI-compatible server and point mm at it: `mm -url http://127.0.0.1:PORT/v1`, `mm -provider ollama`, or an agent file with `provider:` and `baseUrl:`. \
 Hosted APIs work too, for example `mm -provider openai -model MODEL` with OPENAI_API_KEY set.";
 
+/// Why mm cannot start talking to a model. The words are the user's next
+/// step.
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error(transparent)]
+    Client(#[from] LlmError),
+    #[error("the server at {0} lists no model; load one or set `model:` / -model")]
+    NoModel(String),
+    #[error(
+        "cannot reach the model server at {0}: is it running? (start it, or point mm elsewhere with -url or baseUrl:)"
+    )]
+    Unreachable(String),
+    #[error("the server at {url} did not list its models ({error}); set `model:` or -model")]
+    Models { url: String, error: LlmError },
+    /// Auto-detection found nothing: the paragraph a new user reads.
+    #[error("{NO_SERVER_HELP}")]
+    NoServer,
+}
+
 /// A client with a model, ready for the first request.
 pub struct Connected {
     pub client: Arc<LlmClient>,
@@ -67,12 +86,11 @@ fn client_for(
 
 /// Connects as the settings say; may update `settings` (provider and base
 /// URL found by auto-detection).
-pub async fn connect(settings: &mut Settings) -> Result<Connected, String> {
+pub async fn connect(settings: &mut Settings) -> Result<Connected, StartupError> {
     if settings.auto_detect {
         return auto_detect(settings).await;
     }
-    let client = client_for(settings, &settings.base_url, settings.fallback.clone())
-        .map_err(|e| e.to_string())?;
+    let client = client_for(settings, &settings.base_url, settings.fallback.clone())?;
     let model = match settings.model.clone() {
         Some(m) => m,
         None => loaded_model(settings, &client).await?,
@@ -85,34 +103,28 @@ pub async fn connect(settings: &mut Settings) -> Result<Connected, String> {
     })
 }
 
-async fn loaded_model(settings: &Settings, client: &LlmClient) -> Result<String, String> {
+async fn loaded_model(settings: &Settings, client: &LlmClient) -> Result<String, StartupError> {
     match client.list_models(PROBE_TIMEOUT).await {
-        Ok(ids) => first_chat_model(&ids).ok_or_else(|| {
-            format!(
-                "the server at {} lists no model; load one or set `model:` / -model",
-                settings.base_url
-            )
-        }),
+        Ok(ids) => {
+            first_chat_model(&ids).ok_or_else(|| StartupError::NoModel(settings.base_url.clone()))
+        }
         Err(LlmError::Connect { .. }) => {
             if let Some(fallback) = settings.fallback.as_deref()
                 && provider::check_base_url(fallback).is_ok()
             {
-                let fb = client_for(settings, fallback, None).map_err(|e| e.to_string())?;
+                let fb = client_for(settings, fallback, None)?;
                 if let Ok(ids) = fb.list_models(PROBE_TIMEOUT).await
                     && let Some(m) = first_chat_model(&ids)
                 {
                     return Ok(m);
                 }
             }
-            Err(format!(
-                "cannot reach the model server at {}: is it running? (start it, or point mm elsewhere with -url or baseUrl:)",
-                settings.base_url
-            ))
+            Err(StartupError::Unreachable(settings.base_url.clone()))
         }
-        Err(e) => Err(format!(
-            "the server at {} did not list its models ({e}); set `model:` or -model",
-            settings.base_url
-        )),
+        Err(error) => Err(StartupError::Models {
+            url: settings.base_url.clone(),
+            error,
+        }),
     }
 }
 
@@ -134,7 +146,7 @@ async fn context_window(settings: &Settings, client: &LlmClient) -> Option<u64> 
     None
 }
 
-async fn auto_detect(settings: &mut Settings) -> Result<Connected, String> {
+async fn auto_detect(settings: &mut Settings) -> Result<Connected, StartupError> {
     for (name, url) in auto_endpoints() {
         let Some(info) = provider::lookup(name) else {
             continue;
@@ -142,7 +154,7 @@ async fn auto_detect(settings: &mut Settings) -> Result<Connected, String> {
         if provider::check_base_url(&url).is_err() {
             continue;
         }
-        let client = client_for(settings, &url, None).map_err(|e| e.to_string())?;
+        let client = client_for(settings, &url, None)?;
         let ids = match client.list_models(Duration::from_secs(2)).await {
             Ok(ids) => ids,
             Err(_) => continue,
@@ -161,7 +173,7 @@ async fn auto_detect(settings: &mut Settings) -> Result<Connected, String> {
             context_window,
         });
     }
-    Err(NO_SERVER_HELP.to_string())
+    Err(StartupError::NoServer)
 }
 
 #[cfg(test)]
