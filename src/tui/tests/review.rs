@@ -541,3 +541,29 @@ fn an_op_that_fails_says_why_in_place_of_its_waiting_word() {
     });
     assert!(!screen(&mut r, 120, 20).contains("exporting the session…"));
 }
+
+/// The UI task does no file I/O of its own: right after the key, the
+/// viewer waits for a job's read and the filter for a job's walk; only
+/// the jobs' answers fill them.
+#[test]
+fn opening_a_file_and_filtering_leave_the_disk_to_jobs() {
+    let mut r = rig();
+    r.app.focus = Focus::Tree;
+    r.app.on_key(key(KeyCode::Down));
+    r.app.on_key(key(KeyCode::Enter));
+    match r.app.overlay() {
+        Some(super::super::panes::overlays::Overlay::Viewer(v)) => {
+            assert!(v.loading, "read on the UI task");
+            assert_eq!(v.text, "(reading…)");
+        }
+        _ => panic!("no viewer"),
+    }
+    let text = screen(&mut r, 100, 12);
+    assert!(text.contains("return a - b"), "{text}");
+    r.app.on_key(key(KeyCode::Esc));
+    r.app.focus = Focus::Tree;
+    r.app.on_key(key(KeyCode::Char('x')));
+    assert!(r.app.tree.needs_index(), "walked on the UI task");
+    settle(&mut r);
+    assert!(!r.app.tree.needs_index());
+}
