@@ -300,6 +300,9 @@ impl App {
         self.dirty = true;
         self.transcript.on_event(&ev);
         self.diff.on_event(&ev);
+        for (call_id, path) in self.diff.take_wants() {
+            self.jobs.read_current(&call_id, &path);
+        }
         self.tree.on_event(&ev);
         self.status.on_event(&ev);
         if let AgentEvent::FileChanged { change, .. } = &ev {
@@ -447,6 +450,21 @@ impl App {
                         v.set_text(text.clone());
                     }
                 }
+            }
+            JobDone::Current {
+                call_id,
+                path,
+                text,
+            } => self.diff.current_text(&call_id, &path, text),
+            JobDone::Sessions { text } => {
+                let turn = self.transcript.turn;
+                self.transcript.push(
+                    turn,
+                    super::panes::transcript::CellKind::Notice(
+                        crate::protocol::Level::Info,
+                        format!("sessions (resume with mm -tui -resume ID):\n{text}"),
+                    ),
+                );
             }
             JobDone::Index { files, generation } => {
                 if self.jobs.is_current(generation) {

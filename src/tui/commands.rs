@@ -7,9 +7,8 @@ use super::component::Handled;
 use super::keymap::{self, GlobalAction};
 use super::panes::overlays::{Overlay, Place, PlaceList};
 use super::panes::rewind::RewindOverlay;
-use super::panes::transcript::CellKind;
 use super::theme;
-use crate::protocol::{Level, Op};
+use crate::protocol::Op;
 
 /// The slash commands the TUI knows, with what they do.
 pub const COMMANDS: &[(&str, &str)] = &[
@@ -67,7 +66,7 @@ impl App {
             "/new" => {
                 self.submit(Op::NewSession);
             }
-            "/sessions" => self.list_sessions(),
+            "/sessions" => self.jobs.list_sessions(),
             "/theme" => match arg {
                 Some(n) => match theme::load(n, &self.root, self.theme.depth) {
                     Ok(t) => {
@@ -124,34 +123,6 @@ impl App {
             }
             other => self.flash(format!("unknown command {other}; /help lists them")),
         }
-    }
-
-    fn list_sessions(&mut self) {
-        let list = crate::session::list(&self.root);
-        let text = if list.is_empty() {
-            "no sessions yet".to_string()
-        } else {
-            list.iter()
-                .take(20)
-                .map(|s| {
-                    format!(
-                        "{}  {:>4} messages  {}",
-                        s.id,
-                        s.messages,
-                        s.first_prompt.chars().take(50).collect::<String>()
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
-        let turn = self.transcript.turn;
-        self.transcript.push(
-            turn,
-            CellKind::Notice(
-                Level::Info,
-                format!("sessions (resume with mm -tui -resume ID):\n{text}"),
-            ),
-        );
     }
 
     /// `/copy [N]`: the last answer, or the N-th counting back.

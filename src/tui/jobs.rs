@@ -20,6 +20,14 @@ pub const MAX_VIEW_BYTES: u64 = 4 * 1024 * 1024;
 pub enum JobDone {
     /// A file for the viewer, as text to show.
     File { path: String, text: String },
+    /// A file a live diff preview starts from (None: there is none).
+    Current {
+        call_id: String,
+        path: String,
+        text: Option<String>,
+    },
+    /// This workspace's sessions, as `/sessions` lists them.
+    Sessions { text: String },
     /// Every file of the workspace (capped), relative, `/`-separated, as
     /// walk number `generation` found it.
     Index { files: Vec<String>, generation: u64 },
@@ -66,6 +74,49 @@ impl Jobs {
         std::thread::spawn(move || {
             let text = view_text(&root, &rel);
             let _ = tx.send(JobDone::File { path: rel, text });
+            running.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+
+    /// Reads what a live diff preview of `path` starts from.
+    pub fn read_current(&mut self, call_id: &str, path: &str) {
+        let (tx, root) = (self.tx.clone(), self.root.clone());
+        let (call_id, path) = (call_id.to_string(), path.to_string());
+        let running = self.started();
+        std::thread::spawn(move || {
+            let text = super::panes::diff::read_current(&root, &path);
+            let _ = tx.send(JobDone::Current {
+                call_id,
+                path,
+                text,
+            });
+            running.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+
+    /// Lists the workspace's sessions (each log's head is read).
+    pub fn list_sessions(&mut self) {
+        let (tx, root) = (self.tx.clone(), self.root.clone());
+        let running = self.started();
+        std::thread::spawn(move || {
+            let list = crate::session::list(&root);
+            let text = if list.is_empty() {
+                "no sessions yet".to_string()
+            } else {
+                list.iter()
+                    .take(20)
+                    .map(|s| {
+                        format!(
+                            "{}  {:>4} messages  {}",
+                            s.id,
+                            s.messages,
+                            s.first_prompt.chars().take(50).collect::<String>()
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let _ = tx.send(JobDone::Sessions { text });
             running.fetch_sub(1, Ordering::SeqCst);
         });
     }

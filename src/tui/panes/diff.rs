@@ -78,18 +78,24 @@ pub struct DiffPane {
     /// changes, which wait here.
     pub review: Option<String>,
     saved: Vec<Entry>,
+    /// Files a live preview needs as they are now (call id, path): the
+    /// app has a job read them, and `current_text` brings them in.
+    wants: Vec<(String, String)>,
     view_height: std::cell::Cell<u16>,
     /// Line of each hunk header in the last render, for jumping.
     hunk_lines: RefCell<Vec<usize>>,
 }
 
-fn read_current(root: &Path, rel: &str) -> String {
+/// A file as a live preview starts from: its text (empty when it is too
+/// big to preview or not text), or None when there is no such file.
+pub fn read_current(root: &Path, rel: &str) -> Option<String> {
     let path = root.join(rel);
     match std::fs::metadata(&path) {
         Ok(m) if m.is_file() && m.len() <= MAX_PREVIEW_BYTES => {
-            std::fs::read_to_string(&path).unwrap_or_default()
+            Some(std::fs::read_to_string(&path).unwrap_or_default())
         }
-        _ => String::new(),
+        Ok(_) => Some(String::new()),
+        Err(_) => None,
     }
 }
 
@@ -247,13 +253,10 @@ impl DiffPane {
                 .strip_prefix(&format!("{}/", root.display()))
                 .unwrap_or(&path.value)
                 .to_string();
-            let current = read_current(&root, &e.path);
-            e.kind = if root.join(&e.path).exists() {
-                ChangeKind::Modified
-            } else {
-                ChangeKind::Created
-            };
-            e.before = Arc::from(current.as_str());
+            // Shown as new text until a job says what the file holds now.
+            e.kind = ChangeKind::Created;
+            e.before = Arc::from("");
+            self.wants.push((call_id.to_string(), e.path.clone()));
         }
         let after = if e.tool == "write_file" {
             fields.get("content").map(|c| c.value.clone())
@@ -277,6 +280,31 @@ impl DiffPane {
             e.recompute();
         }
         true
+    }
+
+    /// The reads the live previews wait for (call id, path).
+    pub fn take_wants(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.wants)
+    }
+
+    /// A file a live preview waited for, as it is now (None: no file).
+    pub fn current_text(&mut self, call_id: &str, path: &str, text: Option<String>) {
+        let Some(i) = self.live_index(call_id) else {
+            return;
+        };
+        let e = &mut self.entries[i];
+        if e.path != path {
+            return;
+        }
+        e.kind = if text.is_some() {
+            ChangeKind::Modified
+        } else {
+            ChangeKind::Created
+        };
+        e.before = Arc::from(text.unwrap_or_default().as_str());
+        // The arguments so far, again, now that the old text is known.
+        let args = std::mem::take(&mut e.args);
+        self.live_delta(call_id, &args);
     }
 
     /// An approval is asked for this change: show exactly it.
@@ -525,6 +553,14 @@ impl DiffPane {
 mod tests {
     use super::*;
 
+    /// What the app does with the pane's wants: a job reads each file.
+    fn serve(p: &mut DiffPane, root: &Path) {
+        for (call, path) in p.take_wants() {
+            let text = read_current(root, &path);
+            p.current_text(&call, &path, text);
+        }
+    }
+
     #[test]
     fn a_live_write_shows_the_diff_as_it_streams() {
         let dir = tempfile::tempdir().unwrap();
@@ -532,7 +568,14 @@ mod tests {
         let mut p = DiffPane::new(dir.path().to_path_buf());
         p.begin_live("c1", "write_file");
         p.live_delta("c1", r#"{"path": "a.txt", "content": "one\nTW"#);
+        assert_eq!(
+            p.entries[0].kind,
+            ChangeKind::Created,
+            "until the read is in"
+        );
+        serve(&mut p, dir.path());
         let e = &p.entries[0];
+        assert_eq!(e.kind, ChangeKind::Modified);
         assert_eq!(e.path, "a.txt");
         assert_eq!(&*e.before, "one\ntwo\n");
         assert_eq!(&*e.after, "one\nTW");
@@ -562,6 +605,7 @@ mod tests {
         assert_eq!(p.entries[0].path, "");
         assert_eq!(p.entries[0].added, 1);
         p.live_delta("c1", r#"th": "a.txt"}"#);
+        serve(&mut p, dir.path());
         assert_eq!(p.entries[0].path, "a.txt");
         assert_eq!((p.entries[0].added, p.entries[0].removed), (1, 1));
     }
@@ -580,6 +624,7 @@ mod tests {
             "c1",
             r#"{"old_string": "return a - b", "path": "c.py", "replacement": "return a +"#,
         );
+        serve(&mut p, dir.path());
         assert_eq!(&*p.entries[0].after, "def add(a, b):\n    return a +\n");
         p.finished_without_change("c1");
         assert!(p.entries.is_empty());
