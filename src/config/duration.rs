@@ -3,27 +3,44 @@
 
 use std::time::Duration;
 
+/// Why a duration does not parse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("empty duration")]
+    Empty,
+    #[error("duration {0:?} needs a unit (ms, s, m, h)")]
+    NoUnit(String),
+    #[error("invalid duration {0:?}: expected a number")]
+    NoNumber(String),
+    #[error("invalid duration {0:?}")]
+    BadNumber(String),
+    #[error("invalid duration {text:?}: unknown unit {unit:?} (use ms, s, m or h)")]
+    Unit { text: String, unit: String },
+    #[error("duration {0:?} is too long (at most {max})", max = format(MAX))]
+    TooLong(String),
+}
+
 /// Parses a Go duration string. A bare `0` is zero; anything else needs a unit.
-pub fn parse(text: &str) -> Result<Duration, String> {
+pub fn parse(text: &str) -> Result<Duration, DurationError> {
     let s = text.trim();
     if s == "0" {
         return Ok(Duration::ZERO);
     }
     if s.is_empty() {
-        return Err("empty duration".into());
+        return Err(DurationError::Empty);
     }
     let mut total = 0f64;
     let mut rest = s;
     while !rest.is_empty() {
         let num_len = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .ok_or_else(|| format!("duration {text:?} needs a unit (ms, s, m, h)"))?;
+            .ok_or_else(|| DurationError::NoUnit(text.to_string()))?;
         if num_len == 0 {
-            return Err(format!("invalid duration {text:?}: expected a number"));
+            return Err(DurationError::NoNumber(text.to_string()));
         }
         let value: f64 = rest[..num_len]
             .parse()
-            .map_err(|_| format!("invalid duration {text:?}"))?;
+            .map_err(|_| DurationError::BadNumber(text.to_string()))?;
         rest = &rest[num_len..];
         let unit_len = rest
             .find(|c: char| c.is_ascii_digit() || c == '.')
@@ -36,9 +53,10 @@ pub fn parse(text: &str) -> Result<Duration, String> {
             "m" => 60.0,
             "h" => 3600.0,
             other => {
-                return Err(format!(
-                    "invalid duration {text:?}: unknown unit {other:?} (use ms, s, m or h)"
-                ));
+                return Err(DurationError::Unit {
+                    text: text.to_string(),
+                    unit: other.to_string(),
+                });
             }
         };
         total += value * factor;
@@ -48,10 +66,7 @@ pub fn parse(text: &str) -> Result<Duration, String> {
     // here, and a number too big for a Duration must not panic.
     match Duration::try_from_secs_f64(total) {
         Ok(d) if d <= MAX => Ok(d),
-        _ => Err(format!(
-            "duration {text:?} is too long (at most {})",
-            format(MAX)
-        )),
+        _ => Err(DurationError::TooLong(text.to_string())),
     }
 }
 

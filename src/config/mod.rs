@@ -230,7 +230,7 @@ pub fn resolve(
         .or(merged.base_url.clone())
         .unwrap_or_else(|| provider_info.default_base_url.to_string());
     let base_url = base_url.trim_end_matches('/').to_string();
-    provider::check_base_url(&base_url).map_err(err)?;
+    provider::check_base_url(&base_url).map_err(|e| err(e.to_string()))?;
 
     let api_key = merged
         .api_key_env

@@ -123,8 +123,24 @@ pub fn is_loopback_host(host: &str) -> bool {
 }
 
 /// Checks a base URL: http(s) only, and plain http only to loopback.
-pub fn check_base_url(url: &str) -> Result<(), String> {
-    let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+/// Why a base URL is not one mm sends to.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum UrlError {
+    #[error("invalid URL {url:?}: {error}")]
+    Invalid { url: String, error: String },
+    #[error(
+        "refusing plain http to {0}: use https, or a loopback address (localhost, 127.0.0.1, ::1)"
+    )]
+    PlainHttp(String),
+    #[error("unsupported URL scheme {scheme:?} in {url:?}")]
+    Scheme { scheme: String, url: String },
+}
+
+pub fn check_base_url(url: &str) -> Result<(), UrlError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| UrlError::Invalid {
+        url: url.to_string(),
+        error: e.to_string(),
+    })?;
     match parsed.scheme() {
         "https" => Ok(()),
         "http" => {
@@ -132,12 +148,13 @@ pub fn check_base_url(url: &str) -> Result<(), String> {
             if is_loopback_host(host) {
                 Ok(())
             } else {
-                Err(format!(
-                    "refusing plain http to {host}: use https, or a loopback address (localhost, 127.0.0.1, ::1)"
-                ))
+                Err(UrlError::PlainHttp(host.to_string()))
             }
         }
-        other => Err(format!("unsupported URL scheme {other:?} in {url:?}")),
+        other => Err(UrlError::Scheme {
+            scheme: other.to_string(),
+            url: url.to_string(),
+        }),
     }
 }
 
@@ -181,7 +198,8 @@ mod tests {
         assert!(check_base_url("http://[::1]:8080/v1").is_ok());
         assert!(check_base_url("https://api.openai.com/v1").is_ok());
         let err = check_base_url("http://host.docker.internal:17434/v1").unwrap_err();
-        assert!(err.contains("refusing plain http"), "{err}");
+        assert_eq!(err, UrlError::PlainHttp("host.docker.internal".into()));
+        assert!(err.to_string().contains("refusing plain http"), "{err}");
         assert!(check_base_url("http://127.0.0.1.evil.com/v1").is_err());
         assert!(check_base_url("ftp://x/").is_err());
     }
