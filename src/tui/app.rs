@@ -34,6 +34,8 @@ pub(super) const TYPING: Duration = Duration::from_secs(1);
 pub(super) const GUARD: Duration = Duration::from_millis(600);
 /// Two Ctrl-C within this time quit.
 pub(super) const DOUBLE_PRESS: Duration = Duration::from_millis(1500);
+/// How long a message stays in the status bar.
+pub const FLASH_FOR: Duration = Duration::from_secs(6);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
@@ -103,6 +105,9 @@ pub struct App {
     pending: HashMap<OpId, Pending>,
     /// Side effects gathered while handling one input or event.
     pub(super) effects: Vec<Effect>,
+    /// When the status bar's message was set: it goes after `FLASH_FOR`
+    /// unless an op in flight still owns it.
+    pub flash_at: Option<Instant>,
     /// File reads and workspace walks, off the UI task.
     pub jobs: Jobs,
 }
@@ -142,14 +147,16 @@ impl App {
             approval_guard: None,
             pending: HashMap::new(),
             effects: Vec::new(),
+            flash_at: None,
             jobs,
             root,
         }
     }
 
-    /// Redraws are needed on a timer only while something moves.
+    /// Redraws are needed on a timer only while something moves (or a
+    /// message in the status bar is to go).
     pub fn animating(&self) -> bool {
-        self.working || self.transcript.has_running()
+        self.working || self.transcript.has_running() || self.status.flash.is_some()
     }
 
     /// The overlay on top, if any.
@@ -159,6 +166,7 @@ impl App {
 
     pub(super) fn flash(&mut self, text: impl Into<String>) {
         self.status.flash = Some(text.into());
+        self.flash_at = Some(Instant::now());
     }
 
     pub(super) fn take_effects(&mut self) -> Vec<Effect> {
@@ -496,6 +504,25 @@ impl App {
     /// Called on a timer: clears an old flash; true when the screen must
     /// be drawn again.
     pub fn tick(&mut self) -> bool {
+        let owned = |flash: &str| {
+            flash == "rewinding…"
+                || self
+                    .pending
+                    .values()
+                    .any(|p| matches!(p, Pending::Waiting(w) if w == flash))
+        };
+        if self.status.flash.is_some() && self.flash_at.is_none() {
+            // Set by a pane (a commit's summary): its time starts now.
+            self.flash_at = Some(Instant::now());
+        }
+        if let (Some(at), Some(flash)) = (self.flash_at, self.status.flash.as_deref())
+            && at.elapsed() > FLASH_FOR
+            && !owned(flash)
+        {
+            self.status.flash = None;
+            self.flash_at = None;
+            self.dirty = true;
+        }
         if self
             .cancel_armed
             .is_some_and(|t| t.elapsed() > DOUBLE_PRESS)

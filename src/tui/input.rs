@@ -110,9 +110,15 @@ impl App {
                 None => Handled::Ignored,
             },
             Focus::Tree => {
-                let h = self
-                    .tree
-                    .handle_key(self.keymap.lookup(key), plain_char(&ev));
+                // While a filter is typed, every printable key is text (a
+                // vim `j` is a letter of the name, not "down").
+                let typing = !self.tree.filter.is_empty() && plain_char(&ev).is_some();
+                let action = if typing {
+                    None
+                } else {
+                    self.keymap.lookup(key)
+                };
+                let h = self.tree.handle_key(action, plain_char(&ev));
                 if self.tree.needs_index() {
                     self.jobs.index();
                 }
@@ -299,6 +305,15 @@ impl App {
                 self.composer.history_next()
             }
             Some(ComposerAction::Complete) => {}
+            // The composer is a line or two: page keys belong to the
+            // transcript, and so do Home and End with nothing typed.
+            Some(ComposerAction::PageUp) => self.transcript.page(-1, &self.theme),
+            Some(ComposerAction::PageDown) => self.transcript.page(1, &self.theme),
+            Some(ComposerAction::Top) if self.composer.is_empty() => self.transcript.top(),
+            Some(ComposerAction::Bottom) if self.composer.is_empty() => {
+                self.transcript.selected = None;
+                self.transcript.follow();
+            }
             _ => {
                 if matches!(ev.code, KeyCode::Char(_)) {
                     self.last_typed = Some(Instant::now());

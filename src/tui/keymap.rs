@@ -122,6 +122,10 @@ keymap_table! {
         HistoryPrev "history_prev" "previous message (on the first line)",
         HistoryNext "history_next" "next message (on the last line)",
         Complete "complete" "complete a /command or @file",
+        PageUp "page_up" "scroll the transcript up a page",
+        PageDown "page_down" "scroll the transcript down a page",
+        Top "top" "the transcript's top (with nothing typed)",
+        Bottom "bottom" "the transcript's end, following it (with nothing typed)",
     }
     Approval "approval" ApprovalAction {
         Yes "yes" "allow",

@@ -216,7 +216,15 @@ impl Approvals {
         };
         let title = match &req.kind {
             ApprovalKind::Exec { .. } => format!(" run this command?{waiting} "),
-            ApprovalKind::Edit { change } => format!(" change {}?{waiting} ", change.path),
+            ApprovalKind::Edit { change } => format!(
+                " {} {}?{waiting} ",
+                match change.kind {
+                    crate::protocol::ChangeKind::Created => "create",
+                    crate::protocol::ChangeKind::Deleted => "delete",
+                    crate::protocol::ChangeKind::Modified => "change",
+                },
+                change.path
+            ),
         };
         let block = Block::default()
             .borders(Borders::ALL)

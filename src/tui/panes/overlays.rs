@@ -59,7 +59,8 @@ pub fn help_lines(keys: &Keymap, th: &Theme) -> Vec<Line<'static>> {
         for (action, desc) in scope.actions() {
             lines.push(Line::from(vec![
                 Span::styled(
-                    format!("  {:<22}", keys.describe(*scope, action)),
+                    // A long list of keys still leaves a space before the words.
+                    format!("  {:<22} ", keys.describe(*scope, action)),
                     Style::new().fg(th.text).add_modifier(Modifier::BOLD),
                 ),
                 Span::styled(desc.to_string(), Style::new().fg(th.dim)),

@@ -140,9 +140,6 @@ impl Status {
             }
         }
         let mut right: Vec<Span<'static>> = Vec::new();
-        if let Some(f) = &self.flash {
-            right.push(Span::styled(format!("{f} "), Style::new().fg(th.text)));
-        }
         if self.approvals_waiting > 0 {
             right.push(Span::styled(
                 format!("{} approval waiting (Esc) ", self.approvals_waiting),
@@ -192,6 +189,26 @@ impl Status {
             .rev()
             .collect();
         right.push(Span::styled(format!("{short} "), dim));
+        // A message takes the room the figures leave, cut to fit: it never
+        // hides the context or the tokens.
+        let width = |spans: &[Span<'static>]| -> usize {
+            spans
+                .iter()
+                .map(|s| crate::tui::render::wrap::text_width(&s.content))
+                .sum()
+        };
+        let room = (area.width as usize).saturating_sub(width(&left) + width(&right) + 2);
+        if let Some(f) = &self.flash
+            && room >= 8
+        {
+            let text = if crate::tui::render::wrap::text_width(f) < room {
+                format!("{f} ")
+            } else {
+                let cut: String = f.chars().take(room.saturating_sub(2)).collect();
+                format!("{cut}… ")
+            };
+            right.insert(0, Span::styled(text, Style::new().fg(th.text)));
+        }
         let right_w: usize = right.iter().map(|s| s.content.chars().count()).sum();
         let style = Style::new().bg(th.selection);
         // The left part gives way to the right part on a narrow screen.

@@ -546,3 +546,103 @@ fn every_shipped_theme_and_keymap_draws() {
 }
 
 mod review;
+
+#[test]
+fn page_keys_scroll_the_transcript_while_the_composer_has_the_focus() {
+    let mut r = rig();
+    for turn in 1..=40u64 {
+        r.app.on_agent(AgentEvent::TurnStarted {
+            turn,
+            prompt: format!("question {turn}"),
+        });
+        r.app.on_agent(AgentEvent::TurnFinished {
+            turn,
+            outcome: Outcome::Done,
+            answer: String::new(),
+            error: None,
+        });
+    }
+    assert!(screen(&mut r, 100, 20).contains("question 40"));
+    assert_eq!(r.app.focus, Focus::Composer);
+    r.app.on_key(key(KeyCode::Home));
+    let text = screen(&mut r, 100, 20);
+    assert!(
+        text.contains("question 1\n") || text.contains("question 1 "),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::End));
+    assert!(screen(&mut r, 100, 20).contains("question 40"));
+    r.app.on_key(key(KeyCode::PageUp));
+    r.app.on_key(key(KeyCode::PageUp));
+    assert!(!screen(&mut r, 100, 20).contains("question 40"));
+    // With text typed, Home is the composer's own.
+    typed(&mut r.app, "abc");
+    r.app.on_key(key(KeyCode::Home));
+    typed(&mut r.app, "x");
+    assert_eq!(r.app.composer.text(), "xabc");
+    assert_eq!(r.app.focus, Focus::Composer);
+}
+
+#[test]
+fn status_messages_go_after_a_while_and_never_hide_the_figures() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::Usage {
+        turn: 1,
+        stats: RequestStats::default(),
+        context_used: 3000,
+    });
+    r.app.command("/mouse");
+    r.app.status.flash = Some(
+        "a very long message about something that happened a moment ago, far too long for the bar"
+            .into(),
+    );
+    let text = screen(&mut r, 80, 12);
+    let bar = text.lines().last().unwrap().to_string();
+    assert!(bar.contains("ctx 3.0k/16k"), "{bar}");
+    assert!(bar.contains("a very"), "{bar}");
+    // Six seconds on, the message is gone.
+    r.app.flash_at = Some(std::time::Instant::now() - std::time::Duration::from_secs(7));
+    r.app.tick();
+    assert!(r.app.status.flash.is_none());
+    // A command's waiting word stays while its op runs.
+    typed(&mut r.app, "/commit");
+    r.app.on_key(key(KeyCode::Enter));
+    r.app.flash_at = Some(std::time::Instant::now() - std::time::Duration::from_secs(60));
+    r.app.tick();
+    assert_eq!(
+        r.app.status.flash.as_deref(),
+        Some("asking the model for a commit message…")
+    );
+}
+
+#[test]
+fn a_tree_filter_takes_every_letter_in_the_vim_keymap() {
+    let mut r = rig();
+    r.app.keymap = keymap::load("vim", &r.app.root).unwrap();
+    r.app.focus = Focus::Tree;
+    r.app.on_key(key(KeyCode::Char('c')));
+    typed(&mut r.app, "alc");
+    assert_eq!(r.app.tree.filter, "calc");
+    r.app.on_key(key(KeyCode::Char('.')));
+    typed(&mut r.app, "pyjk");
+    assert_eq!(r.app.tree.filter, "calc.pyjk");
+}
+
+#[test]
+fn an_approval_for_a_new_file_says_create() {
+    let mut r = rig();
+    let mut new_file = change("", "print('hi')\n");
+    new_file.path = "hello.py".into();
+    new_file.kind = ChangeKind::Created;
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 1,
+            turn: 1,
+            call_id: "w1".into(),
+            kind: ApprovalKind::Edit { change: new_file },
+        },
+    });
+    let text = screen(&mut r, 120, 24);
+    assert!(text.contains("create hello.py?"), "{text}");
+    assert!(!text.contains("change hello.py?"), "{text}");
+}
