@@ -45,6 +45,25 @@ fn copy_goes_through_the_terminal_and_export_writes_the_session() {
         md.contains("## 2. how do I set x?\n\n> how do I set x?\n\nSet it like this:"),
         "{md}"
     );
+    // With no path, into .mm/exports/: not where the model lists files.
+    t.send("/export\r");
+    t.expect("exported the session to");
+    let exports: Vec<_> = std::fs::read_dir(ws.dir.path().join(".mm/exports"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        exports.len() == 1 && exports[0].starts_with("mm-") && exports[0].ends_with(".md"),
+        "{exports:?}"
+    );
+    assert!(
+        !std::fs::read_dir(ws.dir.path())
+            .unwrap()
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("mm-")),
+        "nothing in the workspace's own files"
+    );
     t.send(&format!(
         "/export {}\r",
         out_dir.join("events.jsonl").display()

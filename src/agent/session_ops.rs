@@ -14,16 +14,19 @@ use crate::protocol::{AgentEvent, ChangeKind, FileChange, Level};
 
 impl Agent {
     /// Writes the session to a file: Markdown with the session's diff, or
-    /// JSONL events for a `.jsonl` path.
+    /// JSONL events for a `.jsonl` path. With no path it goes to
+    /// `.mm/exports/`, out of what the model lists and reads.
     pub async fn export(&mut self, path: Option<String>) {
         let root = self.tools.sandbox.root().to_path_buf();
         let id = self.log.id().to_string();
-        let target = match path.filter(|p| !p.trim().is_empty()) {
+        let named = path.filter(|p| !p.trim().is_empty());
+        let default_name = format!("mm-{id}.md");
+        let target = match &named {
             Some(p) => {
                 let p = std::path::PathBuf::from(p.trim());
                 if p.is_absolute() { p } else { root.join(p) }
             }
-            None => root.join(format!("mm-{id}.md")),
+            None => root.join(".mm").join("exports").join(&default_name),
         };
         let records = match crate::session::read_records(&root, &id) {
             Ok((_, r)) => r,
@@ -41,7 +44,13 @@ impl Agent {
             _ => Vec::new(),
         };
         let text = crate::session::export::document(&root, &records, changes, Some(&target), jsonl);
-        match std::fs::write(&target, text) {
+        let written = match named {
+            Some(_) => std::fs::write(&target, text),
+            None => crate::mmdir::MmDir::open(&root.join(".mm"))
+                .and_then(|d| d.subdir("exports"))
+                .and_then(|d| d.write(&default_name, text.as_bytes())),
+        };
+        match written {
             Ok(()) => self.git_notice(
                 Level::Info,
                 format!("exported the session to {}", target.display()),

@@ -23,7 +23,7 @@ Commands:
   /stats      requests and tokens of the session and of its last turn
   /commit     commit the session's changes with a message the model writes
   /copy [N]   copy the last answer (N: the N-th counting back) to the clipboard
-  /export [P] write the session as Markdown to P (default mm-<session>.md; .jsonl: events)
+  /export [P] write the session as Markdown to P (default .mm/exports/mm-<session>.md; .jsonl: events)
   /help       this help
   /quit       leave (also Ctrl-D, or Ctrl-C twice)
 Type \"\"\" on a line of its own to start and to end a multi-line message.

@@ -71,8 +71,42 @@ fn list_dir(root: &std::path::Path, rel: &str) -> Vec<Entry> {
             }
         })
         .collect();
-    out.sort_by_key(|e| (!e.dir, e.path.to_lowercase()));
+    out.sort_by(|a, b| {
+        (!a.dir)
+            .cmp(&!b.dir)
+            .then_with(|| natural_cmp(&a.path, &b.path))
+    });
     out
+}
+
+/// Names in the order people count: `f_2` before `f_10`, case ignored.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (a, b) = (a.to_lowercase(), b.to_lowercase());
+    let (mut x, mut y) = (a.as_str(), b.as_str());
+    loop {
+        let (Some(cx), Some(cy)) = (x.chars().next(), y.chars().next()) else {
+            return x.len().cmp(&y.len());
+        };
+        if cx.is_ascii_digit() && cy.is_ascii_digit() {
+            let nx = x.find(|c: char| !c.is_ascii_digit()).unwrap_or(x.len());
+            let ny = y.find(|c: char| !c.is_ascii_digit()).unwrap_or(y.len());
+            let (dx, dy) = (
+                x[..nx].trim_start_matches('0'),
+                y[..ny].trim_start_matches('0'),
+            );
+            let by_value = dx.len().cmp(&dy.len()).then_with(|| dx.cmp(dy));
+            if by_value != Ordering::Equal {
+                return by_value;
+            }
+            (x, y) = (&x[nx..], &y[ny..]);
+        } else {
+            if cx != cy {
+                return cx.cmp(&cy);
+            }
+            (x, y) = (&x[cx.len_utf8()..], &y[cy.len_utf8()..]);
+        }
+    }
 }
 
 /// Every file in the workspace, for filtering.
@@ -490,5 +524,15 @@ mod tests {
         assert_eq!(names(&t), vec!["src/deep/x.rs"]);
         t.clear_filter();
         assert_eq!(names(&t).len(), 3);
+    }
+
+    #[test]
+    fn names_sort_in_counting_order() {
+        let mut v = vec!["f_100", "f_10", "F_2", "f_1", "a", "f_02x", "b10", "b9"];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            v,
+            vec!["a", "b9", "b10", "f_1", "F_2", "f_02x", "f_10", "f_100"]
+        );
     }
 }

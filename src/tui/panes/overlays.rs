@@ -27,12 +27,9 @@ pub enum Overlay {
 }
 
 fn frame(area: Rect, buf: &mut Buffer, th: &Theme, title: String) -> Rect {
-    let rect = Rect {
-        x: area.x + 1,
-        y: area.y,
-        width: area.width.saturating_sub(2),
-        height: area.height,
-    };
+    // The whole area, over the panes' own borders: an inset frame left
+    // them showing beside it (`┌┌ calc.py …┐┐`).
+    let rect = area;
     Clear.render(rect, buf);
     let block = Block::default()
         .borders(Borders::ALL)
