@@ -134,10 +134,10 @@ fn three_turns_a_diff_a_rewind_a_rewind_of_the_rewind_and_a_commit() {
         "checkpoints are kept by refs under refs/mm"
     );
 
-    // The last edit a tool made was to a.txt: /undo puts it back.
+    // Everything is committed: /undo has nothing of this session's to undo.
     t.send("/undo\r");
-    t.expect("undid the last edit to a.txt");
-    assert_eq!(ws.read("a.txt"), "alpha\n");
+    t.expect("nothing to undo: no edit of this session since its last commit");
+    assert_eq!(ws.read("a.txt"), "alpha, edited\n");
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
@@ -254,6 +254,10 @@ fn commit_takes_only_the_sessions_files_from_a_dirty_tree() {
     assert!(status.contains(" M mine.txt"), "{status}");
     assert!(status.contains("M  staged.txt"), "{status}");
     assert_eq!(ws.read("mine.txt"), "mine, edited by hand\n");
+    // A committed edit is not the session's to undo any more.
+    t.send("/undo\r");
+    t.expect("nothing to undo: no edit of this session since its last commit");
+    assert_eq!(ws.read("notes.txt"), "mm's notes\n");
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }

@@ -164,6 +164,8 @@ impl Agent {
         .await;
         match result {
             Ok((id, paths)) => {
+                // What is committed is no longer the session's to undo.
+                self.edits.clear();
                 let summary = message.lines().next().unwrap_or("").to_string();
                 self.git_notice(
                     Level::Info,
@@ -186,7 +188,10 @@ impl Agent {
     /// as that edit left it.
     pub fn undo(&mut self) {
         let Some(change) = self.edits.pop() else {
-            return self.git_notice(Level::Info, "nothing to undo");
+            return self.git_notice(
+                Level::Info,
+                "nothing to undo: no edit of this session since its last commit",
+            );
         };
         // Where the file is now: never through a link out of the workspace.
         let path = match crate::paths::resolve(self.tools.sandbox.root(), &change.path) {
