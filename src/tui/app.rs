@@ -338,6 +338,15 @@ impl App {
                 self.working = false;
                 self.status.working_since = None;
                 self.cancel_armed = None;
+                // The cancel is done: its word goes before the next turn.
+                if self
+                    .status
+                    .flash
+                    .as_deref()
+                    .is_some_and(|f| f.starts_with("cancelling…") || f.starts_with("queued:"))
+                {
+                    self.status.flash = None;
+                }
                 if let Some(next) = self.queued.pop_front() {
                     self.status.queued = self.queued.len();
                     self.send(next);

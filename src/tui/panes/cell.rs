@@ -266,10 +266,14 @@ impl Cell {
                     Level::Warning => th.warning,
                     Level::Error => th.error,
                 };
-                vec![Logical::word(Line::styled(
-                    format!("mm: {text}"),
-                    Style::new().fg(c),
-                ))]
+                // One row a line: a list in a notice keeps its breaks.
+                text.lines()
+                    .enumerate()
+                    .map(|(i, l)| {
+                        let prefix = if i == 0 { "mm: " } else { "    " };
+                        Logical::word(Line::styled(format!("{prefix}{l}"), Style::new().fg(c)))
+                    })
+                    .collect()
             }
             CellKind::Receipt {
                 written,

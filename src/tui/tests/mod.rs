@@ -646,3 +646,38 @@ fn an_approval_for_a_new_file_says_create() {
     assert!(text.contains("create hello.py?"), "{text}");
     assert!(!text.contains("change hello.py?"), "{text}");
 }
+
+#[test]
+fn a_notice_of_several_lines_keeps_its_breaks_and_a_cancel_word_goes_with_its_turn() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::Notice {
+        turn: None,
+        level: Level::Info,
+        text: "sessions:\n20261201-1  4 messages  fix it\n20261201-2  2 messages  hi".into(),
+    });
+    let text = screen(&mut r, 100, 20);
+    assert!(
+        text.lines().any(|l| l.contains("mm: sessions:"))
+            && text
+                .lines()
+                .any(|l| l.contains("20261201-1  4 messages  fix it"))
+            && text
+                .lines()
+                .any(|l| l.contains("20261201-2  2 messages  hi")),
+        "{text}"
+    );
+    // A message queued behind a cancelled turn starts without "cancelling…".
+    typed(&mut r.app, "first");
+    r.app.on_key(key(KeyCode::Enter));
+    typed(&mut r.app, "second");
+    r.app.on_key(key(KeyCode::Enter));
+    r.app.on_key(ctrl('c'));
+    assert!(screen(&mut r, 100, 20).contains("cancelling…"));
+    r.app.on_agent(AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: Outcome::Cancelled,
+        answer: String::new(),
+        error: None,
+    });
+    assert!(!screen(&mut r, 100, 20).contains("cancelling…"));
+}
