@@ -341,3 +341,44 @@ fn the_context_window_is_read_from_llama_servers_props() {
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+#[test]
+fn a_cancelled_answer_keeps_what_was_shown_marked_as_cut() {
+    let chunk = |t: &str| json!({"choices":[{"index":0,"delta":{"content":t}}]}).to_string();
+    let server = Server::start(vec![Reply::Sse(vec![
+        (0, chunk("Half of the answer, ")),
+        (30_000, chunk("never sent")),
+    ])]);
+    let ws = Workspace::new();
+    let child = ws
+        .mm()
+        .args(["-p", "explain", "-url", &server.url(), "-json"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while server.requests().is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(20));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The first chunk goes out with the headers; give mm a moment to read it.
+    std::thread::sleep(Duration::from_millis(1000));
+    let status = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let kept: Vec<String> = session_records(&ws)
+        .iter()
+        .filter(|r| r["role"] == "assistant")
+        .filter_map(|r| r["content"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        kept,
+        vec!["Half of the answer,\n\n[cancelled by the user]".to_string()],
+        "the log keeps what streamed"
+    );
+}

@@ -871,7 +871,24 @@ impl Agent {
         let ran_away = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let mut watch = self.harness_on().then(harness::RunawayWatch::default);
         let (stop, flag) = (request_cancel.clone(), ran_away.clone());
+        // The answer's text as it streamed: what the user saw is kept if
+        // they cancel.
+        let shown = Arc::new(std::sync::Mutex::new(String::new()));
+        let seen = shown.clone();
         let mut on_event = move |ev: ClientEvent| {
+            match &ev {
+                ClientEvent::Attempt(_) => {
+                    if let Ok(mut s) = seen.lock() {
+                        s.clear();
+                    }
+                }
+                ClientEvent::Delta(StreamDelta::Content(text)) => {
+                    if let Ok(mut s) = seen.lock() {
+                        s.push_str(text);
+                    }
+                }
+                _ => {}
+            }
             if let (
                 Some(w),
                 ClientEvent::Delta(StreamDelta::Content(text) | StreamDelta::ToolArgs { text, .. }),
@@ -946,7 +963,18 @@ impl Agent {
             {
                 Err(Stop::Runaway)
             }
-            Err(LlmError::Cancelled) => Err(Stop::Outcome(Outcome::Cancelled, None)),
+            Err(LlmError::Cancelled) => {
+                // What streamed before the cancel stays in the conversation
+                // (and the log, the replay, a resume), marked as cut.
+                let partial = shown.lock().map(|s| s.clone()).unwrap_or_default();
+                if !partial.trim().is_empty() {
+                    self.push(Message::assistant(format!(
+                        "{}\n\n[cancelled by the user]",
+                        partial.trim_end()
+                    )))?;
+                }
+                Err(Stop::Outcome(Outcome::Cancelled, None))
+            }
             Err(e @ LlmError::Budget(_)) => {
                 Err(Stop::Outcome(Outcome::Budget, Some(e.to_string())))
             }
