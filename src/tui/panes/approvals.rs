@@ -252,7 +252,15 @@ impl Approvals {
                 Style::new().fg(th.accent),
             )]),
         };
-        let body_h = inner.height.saturating_sub(1);
+        // The footer wraps (a long reason stays readable as it is typed):
+        // its last rows, where the cursor is, up to half the box.
+        let mut footer_rows = wrap_all(&[Logical::word(footer)], inner.width.max(1) as usize);
+        let footer_h = (footer_rows.len() as u16)
+            .min((inner.height / 2).max(1))
+            .min(inner.height);
+        let drop = footer_rows.len().saturating_sub(footer_h as usize);
+        footer_rows.drain(..drop);
+        let body_h = inner.height.saturating_sub(footer_h);
         let lines = wrap_all(&logical, inner.width as usize);
         // Keep the selected hunk in view.
         let target = if self.hunks.is_empty() {
@@ -276,10 +284,10 @@ impl Approvals {
             },
             buf,
         );
-        Paragraph::new(footer).render(
+        Paragraph::new(footer_rows).render(
             Rect {
                 y: inner.y + body_h,
-                height: 1.min(inner.height),
+                height: footer_h,
                 ..inner
             },
             buf,

@@ -681,3 +681,30 @@ fn a_notice_of_several_lines_keeps_its_breaks_and_a_cancel_word_goes_with_its_tu
     });
     assert!(!screen(&mut r, 100, 20).contains("cancelling…"));
 }
+
+#[test]
+fn a_long_reason_for_a_no_wraps_in_the_approval() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 7,
+            turn: 1,
+            call_id: "c1".into(),
+            kind: ApprovalKind::Exec {
+                command: "rm -rf build".into(),
+                reason: "`rm` deletes files".into(),
+                always_key: "=rm -rf build".into(),
+                scope: "this exact command".into(),
+            },
+        },
+    });
+    r.app.on_key(key(KeyCode::Char('n')));
+    typed(
+        &mut r.app,
+        "keep the build folder because the release script reads it and the end of this sentence must stay visible",
+    );
+    let text = screen(&mut r, 80, 24);
+    // The end, where the cursor is, is in sight, wrapped over rows.
+    assert!(text.contains("must stay visible▏"), "{text}");
+    assert!(text.contains("Esc goes back"), "{text}");
+}
