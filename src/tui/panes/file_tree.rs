@@ -59,6 +59,7 @@ fn list_dir(root: &std::path::Path, rel: &str) -> Vec<Entry> {
         .build()
         .flatten()
         .filter(|e| e.depth() == 1 && e.file_name() != ".git" && e.file_name() != ".mm")
+        .filter(|e| !(e.file_type().is_some_and(|t| t.is_dir()) && ignores_itself(e.path())))
         .map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             Entry {
@@ -77,6 +78,15 @@ fn list_dir(root: &std::path::Path, rel: &str) -> Vec<Entry> {
             .then_with(|| natural_cmp(&a.path, &b.path))
     });
     out
+}
+
+/// A folder whose own `.gitignore` ignores everything in it (`*`): what
+/// pytest, mypy and ruff leave behind. git does not show it; neither does
+/// the tree.
+fn ignores_itself(dir: &std::path::Path) -> bool {
+    crate::paths::read_regular(&dir.join(".gitignore"), 4096)
+        .map(|b| String::from_utf8_lossy(&b).lines().any(|l| l.trim() == "*"))
+        .unwrap_or(false)
 }
 
 /// Names in the order people count: `f_2` before `f_10`, case ignored.
@@ -534,5 +544,21 @@ mod tests {
             v,
             vec!["a", "b9", "b10", "f_1", "F_2", "f_02x", "f_10", "f_100"]
         );
+    }
+
+    #[test]
+    fn a_folder_that_ignores_itself_is_not_listed() {
+        let (d, _) = tree();
+        std::fs::create_dir(d.path().join(".pytest_cache")).unwrap();
+        std::fs::write(
+            d.path().join(".pytest_cache/.gitignore"),
+            "# by pytest\n*\n",
+        )
+        .unwrap();
+        std::fs::write(d.path().join(".pytest_cache/README.md"), "x").unwrap();
+        let t = FileTree::new(d.path().to_path_buf());
+        let shown = names(&t);
+        assert!(!shown.iter().any(|n| n.contains("pytest")), "{shown:?}");
+        assert!(shown.contains(&"src".to_string()), "{shown:?}");
     }
 }
