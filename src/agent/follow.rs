@@ -574,6 +574,16 @@ impl Agent {
             ToolStatus::Error => Some(false),
             ToolStatus::Refused | ToolStatus::NotRun => None,
         };
+        // A run that found no test checked nothing: not a pass
+        // (`python3 -m unittest` finds no pytest-style function).
+        if passed == Some(true) && harness::ran_no_tests(&out.text) {
+            return TestReport {
+                command: command.to_string(),
+                passed: None,
+                summary: "the command ran no test".into(),
+                attempts,
+            };
+        }
         let summary = match passed {
             Some(ok) => harness::test_summary(&out.text, ok),
             None => out

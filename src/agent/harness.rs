@@ -163,6 +163,11 @@ pub fn is_question(prompt: &str) -> bool {
 }
 
 /// How a test run ended, in a few words: `4 passed`, `1 failed, 3 passed`.
+/// A test command's output that says no test ran at all.
+pub fn ran_no_tests(output: &str) -> bool {
+    test_summary(output, true) == "0 passed" || output.contains("no tests ran")
+}
+
 pub fn test_summary(output: &str, ok: bool) -> String {
     static PYTEST: LazyLock<Option<Regex>> = LazyLock::new(|| {
         regex(r"(?m)^=*\s*((?:\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?)(?:, )?)+)").ok()
@@ -1030,6 +1035,17 @@ pub fn restate(prompt: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_that_found_no_test_is_no_check() {
+        assert!(ran_no_tests("\n----\nRan 0 tests in 0.000s\n\nOK\n"));
+        assert!(ran_no_tests(
+            "test result: ok. 0 passed; 0 failed; 0 ignored"
+        ));
+        assert!(ran_no_tests("===== no tests ran in 0.01s ====="));
+        assert!(!ran_no_tests("Ran 3 tests in 0.01s\n\nOK\n"));
+        assert!(!ran_no_tests("===== 2 passed in 0.02s ====="));
+    }
 
     #[test]
     fn the_test_command_is_detected_from_the_workspace() {
