@@ -28,6 +28,20 @@ fn pyright() -> Option<PathBuf> {
     found
 }
 
+/// The built-in servers with pyright given by its path: no change to this
+/// process's PATH, which tests running beside it read.
+fn pyright_by_path(program: &std::path::Path) -> Vec<mm::config::servers::ServerSpec> {
+    defaults()
+        .into_iter()
+        .map(|mut s| {
+            if s.name == "pyright" {
+                s.command = program.display().to_string();
+            }
+            s
+        })
+        .collect()
+}
+
 /// PATH for a child mm: pyright's folder first.
 fn path_with(program: &std::path::Path) -> String {
     format!(
@@ -168,17 +182,7 @@ async fn a_killed_server_is_restarted_with_a_notice_not_a_hang() {
     std::fs::write(&file, "x: int = 1\n").unwrap();
     let bus = EventBus::new();
     let mut events = bus.subscribe();
-    // pyright by its path: no change to this process's PATH, which tests
-    // running beside this one read.
-    let specs = defaults()
-        .into_iter()
-        .map(|mut s| {
-            if s.name == "pyright" {
-                s.command = program.display().to_string();
-            }
-            s
-        })
-        .collect();
+    let specs = pyright_by_path(&program);
     let lsp = Lsp::new(&root, specs, bus, None);
     assert!(lsp.available());
     let never = tokio_util::sync::CancellationToken::new();
@@ -435,15 +439,7 @@ async fn a_server_that_crashes_three_times_is_off_for_the_session() {
     std::fs::write(&file, "x: int = 1\n").unwrap();
     let bus = EventBus::new();
     let mut events = bus.subscribe();
-    let specs = defaults()
-        .into_iter()
-        .map(|mut s| {
-            if s.name == "pyright" {
-                s.command = program.display().to_string();
-            }
-            s
-        })
-        .collect();
+    let specs = pyright_by_path(&program);
     let lsp = Lsp::new(&root, specs, bus, None);
     let never = tokio_util::sync::CancellationToken::new();
     let dead = |pid: u32| {
