@@ -426,6 +426,11 @@ pub enum AgentEvent {
         /// Prompt tokens of the last request: how full the context is.
         context_used: u64,
     },
+    /// How many tokens the next request will send: the conversation as it
+    /// stands, by the bytes per token the server last measured.
+    Context {
+        tokens: u64,
+    },
     Notice {
         turn: Option<TurnId>,
         level: Level,

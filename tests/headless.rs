@@ -147,18 +147,101 @@ fn a_429_is_retried_before_anything_is_shown() {
 fn a_400_is_not_retried_and_names_the_server_message() {
     let server = Server::start(vec![Reply::Status {
         code: 400,
-        body: r#"{"error":{"message":"the request exceeds the available context size"}}"#.into(),
+        body: r#"{"error":{"message":"unknown parameter: logit_bias"}}"#.into(),
         retry_after: None,
     }]);
     let ws = Workspace::new();
     let out = ws.run(&server, "hi", &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("exceeds the available context size"),
+        stderr(&out).contains("unknown parameter: logit_bias"),
         "{}",
         stderr(&out)
     );
     assert_eq!(server.requests().len(), 1);
+}
+
+/// llama-server's refusal of a request longer than its window.
+fn overflow(requested: u64, window: u64) -> Reply {
+    Reply::Status {
+        code: 400,
+        body: format!(
+            r#"{{"error":{{"code":400,"message":"request ({requested} tokens) exceeds the available context size ({window} tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":{requested},"n_ctx":{window}}}}}"#
+        ),
+        retry_after: None,
+    }
+}
+
+#[test]
+fn an_overflow_leaves_old_outputs_out_and_asks_again() {
+    // Two big reads, then the server says the request is too long: mm
+    // sends it again with the older output left out, the newer one kept.
+    let ws = Workspace::new();
+    ws.write(
+        "a.txt",
+        &"alpha line of the first file, a long one to fill\n".repeat(450),
+    );
+    ws.write("b.txt", &"bravo line of the second file\n".repeat(100));
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "a.txt"})),
+        call("c2", "read_file", json!({"path": "b.txt"})),
+        // About 27 KB of body at 3.6 bytes a token, against a 6k window.
+        overflow(7500, 6000),
+        text("Both files are lists of lines."),
+    ]);
+    let out = ws.run(
+        &server,
+        "what are the two files here? read them",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = json_result(&out);
+    assert_eq!(r["answer"], "Both files are lists of lines.", "{r}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    let sent = tool_results(&reqs[3]);
+    assert!(
+        sent[0]
+            .1
+            .starts_with("[output left out to fit the context window"),
+        "{sent:?}"
+    );
+    assert!(sent[1].1.contains("bravo line"), "the newest output stays");
+    assert!(
+        stderr(&out).contains("outgrew the context window (7500 tokens for a window of 6000)"),
+        "{}",
+        stderr(&out)
+    );
+    // The log keeps the whole output.
+    let log = std::fs::read_to_string(&ws.sessions()[0]).unwrap();
+    assert!(log.contains("alpha line of the first file"));
+}
+
+#[test]
+fn an_overflow_with_nothing_left_to_drop_stops_the_turn_and_says_what_to_do() {
+    let ws = Workspace::new();
+    ws.write(
+        "a.txt",
+        &"alpha line of the first file, a long one to fill\n".repeat(450),
+    );
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "a.txt"})),
+        overflow(30000, 4096),
+        overflow(30000, 4096),
+    ]);
+    let out = ws.run(&server, "read the file here", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("does not fit the model's context window (30000 tokens for a window of 4096)"),
+        "{err}"
+    );
+    assert!(err.contains("/new") && err.contains("/rewind"), "{err}");
+    // The first overflow left the one output out; the second had nothing
+    // more to leave out, so nothing more was sent.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(tool_results(&reqs[2])[0].1.starts_with("[output left out"));
 }
 
 #[test]
@@ -925,4 +1008,35 @@ mod hostile_server {
         assert!(!raw(&o.stdout), "{}", stdout(&o));
         assert!(stdout(&o).contains("\\u009b31m"), "{}", stdout(&o));
     }
+}
+
+#[test]
+fn an_overflow_in_a_resumed_session_leaves_whole_early_turns_out() {
+    let ws = Workspace::new();
+    ws.write(
+        "a.txt",
+        &"alpha line of the first file, a long one to fill\n".repeat(450),
+    );
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "a.txt"})),
+        text("A list of lines."),
+        // Far over: the old output alone is not enough to leave out.
+        overflow(40000, 8192),
+        text("Hi."),
+    ]);
+    let first = ws.run(&server, "what is in the file here?", &[]);
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let out = ws.run(&server, "Say hi.", &["-resume", "last"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hi.\n");
+    assert!(
+        stderr(&out).contains("left out 1 old tool output and turn 1"),
+        "{}",
+        stderr(&out)
+    );
+    let reqs = server.requests();
+    let msgs = reqs[3]["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2, "the system prompt and this turn: {msgs:?}");
+    assert_eq!(msgs[0]["role"], "system");
+    assert!(msgs[1]["content"].as_str().unwrap().starts_with("Say hi."));
 }

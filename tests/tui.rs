@@ -411,3 +411,67 @@ fn escape_sequences_from_the_model_and_tools_never_reach_the_terminal() {
     // The replay printed into the scrollback shows them escaped.
     assert!(s.text().contains("^[]0;PWNED-TITLE^G"), "{}", s.text());
 }
+
+/// The `ctx N/W` figure of the status bar, in tokens.
+fn ctx_figure(screen: &str) -> f64 {
+    let at = screen.find("ctx ").expect("no ctx figure on the screen");
+    let figure: String = screen[at + 4..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == 'k')
+        .collect();
+    match figure.strip_suffix('k') {
+        Some(k) => k.parse::<f64>().unwrap() * 1000.0,
+        None => figure.parse().unwrap(),
+    }
+}
+
+#[test]
+fn an_overflow_does_not_kill_the_session_and_the_bar_counts_the_next_request() {
+    let overflow = Reply::Status {
+        code: 400,
+        body: r#"{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}"#.into(),
+        retry_after: None,
+    };
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "a.txt"})),
+        text("It is a list of lines."),
+        overflow,
+        text("Hi."),
+        text("Hi again."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "a.txt",
+        &"alpha line of the first file, a long one to fill\n".repeat(450),
+    );
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 140);
+    s.wait_for("Ask mm to do something");
+    s.keys("what is in the file here?\r");
+    s.wait_for("It is a list of lines.");
+    // The replies said 110 tokens, but the next request carries the 22 KB
+    // the tool read: the bar counts that.
+    eventually("the bar counts the output the next request carries", || {
+        ctx_figure(&s.text()) > 5000.0
+    });
+    s.keys("Say hi.\r");
+    s.wait_for("Hi.");
+    s.wait_for("left out 1 old tool output");
+    eventually("the bar drops with the output left out", || {
+        ctx_figure(&s.text()) < 2000.0
+    });
+    // The session lives on, and what was left out stays out.
+    s.keys("Again.\r");
+    s.wait_for("Hi again.");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 5);
+    for r in &reqs[3..] {
+        assert!(
+            tool_results(r)[0].1.starts_with("[output left out"),
+            "{:?}",
+            tool_results(r)
+        );
+    }
+    s.keys("\x03\x03");
+    assert_eq!(s.exit_code(), 0);
+}

@@ -373,6 +373,7 @@ impl Agent {
             let _ = log.append(&Record::Always { key });
         }
         self.messages.truncate(end);
+        self.reset_shed();
         self.turn_starts = starts;
         self.turn = self.turn_starts.len() as u64;
         let old = self.log.id().to_string();
@@ -381,6 +382,7 @@ impl Agent {
             turn,
             session: self.log.id().to_string(),
         });
+        self.publish_context();
         self.git_notice(
             Level::Info,
             format!(

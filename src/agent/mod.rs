@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod recover;
 pub mod service;
 mod session_ops;
+mod window;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -130,6 +131,23 @@ pub struct Agent {
     op_error: Option<String>,
     /// Whether this run resumed a saved session.
     resumed: bool,
+    /// What requests leave out to fit the context window.
+    shed: window::Shed,
+    /// Request-body bytes per prompt token, as the last reply measured.
+    bytes_per_token: f64,
+}
+
+/// What one request came to, short of an error that ends the turn.
+enum Sent {
+    Reply(Streamed),
+    /// The server refused it as longer than the context window.
+    Overflow {
+        requested: Option<u64>,
+        window: Option<u64>,
+        body_bytes: usize,
+        /// The server's words.
+        message: String,
+    },
 }
 
 /// Why the loop stopped early.
@@ -194,6 +212,8 @@ impl Agent {
             tool_warnings: Vec::new(),
             op_error: None,
             resumed: parts.resumed,
+            shed: window::Shed::default(),
+            bytes_per_token: window::DEFAULT_BYTES_PER_TOKEN,
         }
     }
 
@@ -227,6 +247,10 @@ impl Agent {
     pub fn announce(&self) {
         self.bus
             .publish(AgentEvent::SessionStarted { info: self.info() });
+        // A resumed conversation already weighs something.
+        if self.messages.len() > 1 {
+            self.publish_context();
+        }
     }
 
     pub fn system_prompt(&self) -> &str {
@@ -235,7 +259,8 @@ impl Agent {
 
     /// The body of the next request, for tests and `-show-prompt`.
     pub fn request_body(&self, with_tools: bool) -> serde_json::Value {
-        llm::build_body(&self.chat_request(with_tools))
+        let view = self.view();
+        llm::build_body(&self.chat_request(&view, with_tools))
     }
 
     pub fn usage(&self) -> Usage {
@@ -300,6 +325,7 @@ impl Agent {
         }
         self.log = log;
         self.messages.truncate(1);
+        self.reset_shed();
         self.turn = 0;
         self.turn_starts.clear();
         self.checkpoints.clear();
@@ -311,10 +337,10 @@ impl Agent {
         Ok(())
     }
 
-    fn chat_request(&self, with_tools: bool) -> ChatRequest<'_> {
+    fn chat_request<'a>(&'a self, messages: &'a [Message], with_tools: bool) -> ChatRequest<'a> {
         ChatRequest {
             model: &self.model,
-            messages: &self.messages,
+            messages,
             tools: if with_tools { &self.specs } else { &[] },
             sampling: &self.settings.sampling,
             max_tokens: self.settings.max_tokens,
@@ -430,6 +456,7 @@ impl Agent {
             },
         };
         let error = error.or(state.stopped.take());
+        self.publish_context();
         // However the turn ended (an answer, a stopped loop, a budget), the
         // user hears of errors it left, whatever the model's answer claims.
         self.warn_left_errors(&state);
@@ -848,19 +875,61 @@ impl Agent {
         Ok(Outcome::Budget)
     }
 
-    /// Sends the conversation and streams the reply onto the bus.
+    /// Sends the conversation and streams the reply onto the bus. A
+    /// request that overflows the context window is sent again with old
+    /// outputs left out; when nothing more can be, the turn stops with
+    /// what the user can do.
     async fn request(
         &mut self,
         round: u32,
         with_tools: bool,
         cancel: &CancellationToken,
     ) -> Result<Streamed, Stop> {
-        let body = llm::build_body(&self.chat_request(with_tools));
+        loop {
+            match self.request_once(round, with_tools, cancel).await? {
+                Sent::Reply(streamed) => return Ok(streamed),
+                Sent::Overflow {
+                    requested,
+                    window,
+                    body_bytes,
+                    message,
+                } => match self.shed(requested, window, body_bytes) {
+                    Some(what) => {
+                        tracing::info!(what, "context overflow");
+                        self.notice(Level::Warning, what);
+                        self.publish_context();
+                    }
+                    None => {
+                        self.bus.publish(AgentEvent::Context {
+                            tokens: requested.unwrap_or_else(|| self.next_request_tokens()),
+                        });
+                        return Err(Stop::Outcome(
+                            Outcome::Failed,
+                            Some(window::advice(requested, window, &message)),
+                        ));
+                    }
+                },
+            }
+        }
+    }
+
+    /// One request, as the conversation stands.
+    async fn request_once(
+        &mut self,
+        round: u32,
+        with_tools: bool,
+        cancel: &CancellationToken,
+    ) -> Result<Sent, Stop> {
+        let body = {
+            let view = self.view();
+            llm::build_body(&self.chat_request(&view, with_tools))
+        };
+        let body_bytes = body.to_string().len();
         tracing::debug!(
             turn = self.turn,
             round,
             with_tools,
-            bytes = body.to_string().len(),
+            bytes = body_bytes,
             "request"
         );
         let bus = self.bus.clone();
@@ -952,12 +1021,25 @@ impl Agent {
         match result {
             Ok(streamed) => {
                 self.record_usage(&streamed);
+                if let Some(u) = streamed.reply.usage {
+                    self.calibrate(body_bytes, u.prompt);
+                }
                 if ran_away.load(std::sync::atomic::Ordering::SeqCst) {
                     // It finished before the cut landed: still a runaway.
                     return Err(Stop::Runaway);
                 }
-                Ok(streamed)
+                Ok(Sent::Reply(streamed))
             }
+            Err(LlmError::Overflow {
+                requested,
+                window,
+                message,
+            }) => Ok(Sent::Overflow {
+                requested,
+                window,
+                body_bytes,
+                message,
+            }),
             Err(LlmError::Cancelled)
                 if ran_away.load(std::sync::atomic::Ordering::SeqCst) && !cancel.is_cancelled() =>
             {

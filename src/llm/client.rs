@@ -48,6 +48,15 @@ pub enum LlmError {
     TooBig,
     #[error("cancelled")]
     Cancelled,
+    /// The server refused the request because it does not fit the
+    /// model's context window. The figures are the server's, when it
+    /// gives them.
+    #[error("the request does not fit the model's context window: {message}")]
+    Overflow {
+        requested: Option<u64>,
+        window: Option<u64>,
+        message: String,
+    },
 }
 
 /// Counts every HTTP attempt by every agent in the process.
@@ -233,9 +242,20 @@ impl LlmClient {
             }
         };
         let status = resp.status();
-        if status.as_u16() == 429 || status.is_server_error() {
+        if status.is_client_error() || status.is_server_error() {
             let after = retry_after(&resp);
             let text = body_text(resp).await;
+            // Checked first: an older llama-server says it with a 500, and
+            // sending the same request again cannot help.
+            if let Some(e) = overflow_of(&text) {
+                return Err(e);
+            }
+            if status.as_u16() != 429 && !status.is_server_error() {
+                return Err(LlmError::Http {
+                    status: status.as_u16(),
+                    body: error_message(&text),
+                });
+            }
             return Ok(Attempt::Retry(
                 format!("server answered {}{}", status.as_u16(), short_body(&text)),
                 after,
@@ -536,6 +556,55 @@ fn error_message(text: &str) -> String {
     }
 }
 
+/// A refusal because the prompt is longer than the window, as llama-server
+/// (`exceed_context_size_error`), OpenAI (`context_length_exceeded`), vLLM
+/// and LM Studio word it; with the token figures when the server gives them.
+fn overflow_of(text: &str) -> Option<LlmError> {
+    let v: Option<Value> = serde_json::from_str(text).ok();
+    let err = v.as_ref().and_then(|v| v.get("error"));
+    let kind = err
+        .and_then(|e| e.get("type").or_else(|| e.get("code")))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let message = error_message(text);
+    let lower = message.to_lowercase();
+    let worded = lower.contains("context")
+        && (lower.contains("exceed")
+            || lower.contains("maximum context length")
+            || lower.contains("greater than the context length")
+            || lower.contains("too long"));
+    if !(kind == "exceed_context_size_error" || kind == "context_length_exceeded" || worded) {
+        return None;
+    }
+    let figure = |key: &str| err.and_then(|e| e.get(key)).and_then(Value::as_u64);
+    let requested = figure("n_prompt_tokens").or_else(|| {
+        ["request (", "requested ", "resulted in "]
+            .iter()
+            .find_map(|k| number_after(&lower, k))
+    });
+    let window = figure("n_ctx").or_else(|| {
+        ["context size (", "context length is ", "context length of "]
+            .iter()
+            .find_map(|k| number_after(&lower, k))
+    });
+    Some(LlmError::Overflow {
+        requested,
+        window,
+        message,
+    })
+}
+
+/// The whole number right after `key` in `text`, if there is one.
+fn number_after(text: &str, key: &str) -> Option<u64> {
+    let rest = &text[text.find(key)? + key.len()..];
+    let digits: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
 /// The innermost error message: reqwest's outer text only says "error
 /// sending request".
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
@@ -571,6 +640,39 @@ mod tests {
         assert_eq!(parse_retry_after("-1"), None);
         assert_eq!(parse_retry_after("NaN"), None);
         assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), None);
+    }
+
+    #[test]
+    fn context_overflows_are_told_apart_with_their_figures() {
+        let figures = |text: &str| match overflow_of(text) {
+            Some(LlmError::Overflow {
+                requested, window, ..
+            }) => Some((requested, window)),
+            _ => None,
+        };
+        // llama-server, as it answers today.
+        assert_eq!(
+            figures(
+                r#"{"error":{"code":400,"message":"request (20030 tokens) exceeds the available context size (16384 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":20030,"n_ctx":16384}}"#
+            ),
+            Some((Some(20030), Some(16384)))
+        );
+        // vLLM and OpenAI word it in the message.
+        assert_eq!(
+            figures(
+                r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5,000 tokens (4000 in the messages, 1000 in the completion).","type":"BadRequestError","code":400}"#
+            ),
+            Some((Some(5000), Some(4096)))
+        );
+        assert_eq!(
+            figures(
+                r#"{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","code":"context_length_exceeded"}}"#
+            ),
+            Some((None, None))
+        );
+        // Other refusals are not overflows.
+        assert_eq!(figures(r#"{"error":{"message":"model not found"}}"#), None);
+        assert_eq!(figures("Bad Request"), None);
     }
 
     #[test]

@@ -76,6 +76,7 @@ impl Status {
                     self.context_used = *context_used;
                 }
             }
+            AgentEvent::Context { tokens } => self.context_used = *tokens,
             AgentEvent::CheckpointCreated { .. } => self.checkpoints += 1,
             AgentEvent::Committed { id, summary } => {
                 self.flash = Some(format!(

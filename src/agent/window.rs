@@ -1,0 +1,259 @@
+//! Keeping the conversation inside the model's context window.
+//!
+//! When the server refuses a request as too long, the turn does not die
+//! and neither does the session: mm leaves the oldest tool outputs out of
+//! what the model sees, then whole early turns, then the newest outputs,
+//! until the request is back under a share of the window, and asks again.
+//! Nothing is deleted: the log keeps every message, and a rewind or a new
+//! session starts from the whole conversation again. When even the current
+//! turn alone does not fit, the turn stops with what the user can do.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+
+use crate::llm::{Message, Role};
+
+/// What a request is cut back to after an overflow, as a share of the
+/// window: room for the reply and for the next few tool outputs, so the
+/// following rounds do not overflow again at once.
+const TARGET_SHARE: f64 = 0.6;
+/// Tool outputs shorter than this are not worth leaving out.
+const SMALL_OUTPUT: usize = 400;
+/// Bytes of request body per prompt token before a reply has measured it:
+/// English and code run at about four characters a token, and the JSON
+/// around each message adds a little.
+pub(super) const DEFAULT_BYTES_PER_TOKEN: f64 = 3.6;
+
+/// What is left out of requests.
+#[derive(Debug, Default)]
+pub(super) struct Shed {
+    /// Tool results (by index in the conversation) sent as a placeholder.
+    elided: BTreeSet<usize>,
+    /// Messages before this index, the system prompt aside, are not sent
+    /// (0: none are skipped). Always the start of a turn.
+    from: usize,
+}
+
+impl Shed {
+    pub(super) fn is_empty(&self) -> bool {
+        self.elided.is_empty() && self.from == 0
+    }
+}
+
+/// What the model sees in place of an output that was left out.
+fn placeholder(bytes: usize) -> String {
+    format!(
+        "[output left out to fit the context window ({bytes} bytes); call the tool again if you still need it, for a smaller part if it was large]"
+    )
+}
+
+/// A message's size on the wire.
+fn wire_len(m: &Message) -> usize {
+    m.to_wire(false).to_string().len()
+}
+
+/// What an overflow report says, for the notice and the stop message.
+fn figures(requested: Option<u64>, window: Option<u64>) -> String {
+    match (requested, window) {
+        (Some(r), Some(w)) => format!(" ({r} tokens for a window of {w})"),
+        (None, Some(w)) => format!(" (a window of {w} tokens)"),
+        (Some(r), None) => format!(" ({r} tokens)"),
+        (None, None) => String::new(),
+    }
+}
+
+/// The stop message when nothing more can be left out.
+pub(super) fn advice(requested: Option<u64>, window: Option<u64>, said: &str) -> String {
+    format!(
+        "the conversation does not fit the model's context window{}, even with old tool outputs and turns left out (the server said: {said}). /new starts a fresh session, /rewind goes back to an earlier turn; a shorter request, or a server started with a larger context, also helps",
+        figures(requested, window)
+    )
+}
+
+impl super::Agent {
+    /// The conversation as the next request sends it.
+    pub(super) fn view(&self) -> Cow<'_, [Message]> {
+        if self.shed.is_empty() {
+            return Cow::Borrowed(&self.messages);
+        }
+        let mut out = Vec::with_capacity(self.messages.len());
+        out.extend(self.messages.first().cloned());
+        for (i, m) in self.messages.iter().enumerate().skip(1) {
+            if i < self.shed.from {
+                continue;
+            }
+            if self.shed.elided.contains(&i) {
+                let mut m = m.clone();
+                m.content = Some(placeholder(m.text().len()));
+                out.push(m);
+            } else {
+                out.push(m.clone());
+            }
+        }
+        Cow::Owned(out)
+    }
+
+    /// How many tokens the next request will send, by the body's size and
+    /// the bytes per token the last reply measured.
+    pub(super) fn next_request_tokens(&self) -> u64 {
+        let view = self.view();
+        let body = crate::llm::build_body(&self.chat_request(&view, true));
+        (body.to_string().len() as f64 / self.bytes_per_token).round() as u64
+    }
+
+    /// Tells the front ends how full the next request will be.
+    pub(super) fn publish_context(&self) {
+        self.bus.publish(crate::protocol::AgentEvent::Context {
+            tokens: self.next_request_tokens(),
+        });
+    }
+
+    /// Learns the bytes per token from a request the server measured.
+    pub(super) fn calibrate(&mut self, body_bytes: usize, prompt_tokens: u64) {
+        if prompt_tokens >= 100 {
+            let ratio = body_bytes as f64 / prompt_tokens as f64;
+            if (1.0..=10.0).contains(&ratio) {
+                self.bytes_per_token = ratio;
+            }
+        }
+    }
+
+    /// After an overflow of a request of `body_bytes`: leaves out enough to
+    /// get back under the target. Returns what was left out, or None when
+    /// nothing more can be.
+    pub(super) fn shed(
+        &mut self,
+        requested: Option<u64>,
+        window: Option<u64>,
+        body_bytes: usize,
+    ) -> Option<String> {
+        if let Some(r) = requested {
+            self.calibrate(body_bytes, r);
+        }
+        let ratio = self.bytes_per_token;
+        let size = requested.unwrap_or((body_bytes as f64 / ratio) as u64) as f64;
+        let target = window.or(self.context_window).map_or(size, |w| w as f64) * TARGET_SHARE;
+        let mut excess = ((size - target).max(0.0) * ratio) as i64 + 1;
+        let n = self.messages.len();
+        // The newest tool outputs: what the model is working from now.
+        let tail = (1..n)
+            .rev()
+            .take_while(|&i| self.messages[i].role == Role::Tool)
+            .last()
+            .unwrap_or(n);
+        let current = self.turn_starts.last().map_or(1, |s| s + 1);
+        let (mut outputs, mut turns) = (0, Vec::new());
+        // 1. Old tool outputs, oldest first.
+        let start = self.shed.from.max(1);
+        for i in start..tail {
+            if excess <= 0 {
+                break;
+            }
+            excess -= self.elide(i);
+            outputs += usize::from(self.shed.elided.contains(&i));
+        }
+        // 2. Whole turns before this one, oldest first.
+        while excess > 0 {
+            let from = self.shed.from.max(1);
+            let Some(next) = self
+                .turn_starts
+                .iter()
+                .map(|s| s + 1)
+                .find(|&s| s > from && s <= current)
+            else {
+                break;
+            };
+            let view_bytes: usize = (from..next)
+                .map(|i| {
+                    if self.shed.elided.contains(&i) {
+                        placeholder(self.messages[i].text().len()).len() + 40
+                    } else {
+                        wire_len(&self.messages[i])
+                    }
+                })
+                .sum();
+            excess -= view_bytes as i64;
+            turns.push(self.turn_of(from));
+            self.shed.from = next;
+        }
+        // 3. The newest outputs too: one too big to fit is read again in
+        // parts, as the placeholder says.
+        let mut newest = 0;
+        for i in tail..n {
+            if excess <= 0 {
+                break;
+            }
+            let freed = self.elide(i);
+            excess -= freed;
+            newest += usize::from(freed > 0);
+        }
+        if outputs + newest == 0 && turns.is_empty() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if outputs > 0 {
+            parts.push(format!(
+                "{outputs} old tool output{}",
+                if outputs == 1 { "" } else { "s" }
+            ));
+        }
+        if let (Some(first), Some(last)) = (turns.first(), turns.last()) {
+            parts.push(if first == last {
+                format!("turn {first}")
+            } else {
+                format!("turns {first}–{last}")
+            });
+        }
+        if newest > 0 {
+            parts.push(format!(
+                "{newest} newest tool output{}",
+                if newest == 1 { "" } else { "s" }
+            ));
+        }
+        Some(format!(
+            "the request outgrew the context window{}: left out {} from what the model sees (the log keeps them) and asked again",
+            figures(requested, window.or(self.context_window)),
+            parts.join(" and ")
+        ))
+    }
+
+    /// Leaves one tool output out; the bytes that saves.
+    fn elide(&mut self, i: usize) -> i64 {
+        let m = &self.messages[i];
+        if m.role != Role::Tool || self.shed.elided.contains(&i) || m.text().len() < SMALL_OUTPUT {
+            return 0;
+        }
+        let saved = m.text().len() as i64 - placeholder(m.text().len()).len() as i64;
+        self.shed.elided.insert(i);
+        saved
+    }
+
+    /// The turn the message at `i` belongs to (1-based).
+    fn turn_of(&self, i: usize) -> usize {
+        self.turn_starts
+            .iter()
+            .take_while(|&&s| s < i)
+            .count()
+            .max(1)
+    }
+
+    /// Forgets what was left out: the conversation changed under it.
+    pub(super) fn reset_shed(&mut self) {
+        self.shed = Shed::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_read_as_the_server_gave_them() {
+        assert_eq!(
+            figures(Some(19297), Some(16384)),
+            " (19297 tokens for a window of 16384)"
+        );
+        assert_eq!(figures(None, None), "");
+        assert!(advice(None, Some(4096), "too long").contains("/new"));
+    }
+}
