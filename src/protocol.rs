@@ -367,6 +367,17 @@ pub enum AgentEvent {
         round: u32,
         attempt: u32,
     },
+    /// How the request in flight is going, about once a second: tokens
+    /// generated so far (the server's count when it gives one, which
+    /// includes tokens it does not stream), their rate, and while the
+    /// prompt is still being read, how far the server is.
+    Generating {
+        turn: TurnId,
+        tokens: u64,
+        tokens_per_second: Option<f64>,
+        /// Prompt tokens read and in all, before the first token.
+        prompt: Option<(u64, u64)>,
+    },
     /// A piece of the answer text.
     Token {
         turn: TurnId,

@@ -1040,3 +1040,33 @@ fn an_overflow_in_a_resumed_session_leaves_whole_early_turns_out() {
     assert_eq!(msgs[0]["role"], "system");
     assert!(msgs[1]["content"].as_str().unwrap().starts_with("Say hi."));
 }
+
+#[test]
+fn a_reply_the_server_generates_but_never_streams_is_stopped_and_asked_again() {
+    // The server starts a tool call, then goes quiet while (its /slots
+    // says) it generates 800 tokens a second that never reach mm.
+    let start = json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"read_file","arguments":"{\"path\": \"a.txt\""}}]}}]}).to_string();
+    let server = Server::start(vec![
+        Reply::StallAfter(vec![start], 30),
+        text("Nothing to do."),
+    ]);
+    server.serve_slots(800);
+    let ws = Workspace::new();
+    let began = std::time::Instant::now();
+    let out = ws.run(&server, "look at a.txt", &["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(began.elapsed().as_secs() < 15, "not stopped early");
+    assert_eq!(json_result(&out)["answer"], "Nothing to do.");
+    let err = stderr(&out);
+    assert!(
+        err.contains("the reply ran away (the server generated")
+            && err.contains("streamed 2 of them"),
+        "{err}"
+    );
+    // The log says what the stopped request generated.
+    let log = std::fs::read_to_string(&ws.sessions()[0]).unwrap();
+    assert!(
+        log.contains(r#""type":"request""#) && log.contains(r#""stopped":"the server generated"#),
+        "{log}"
+    );
+}

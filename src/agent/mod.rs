@@ -12,6 +12,7 @@ mod checkpoints;
 mod focus;
 mod follow;
 pub mod harness;
+mod progress;
 pub mod prompt;
 pub mod recover;
 pub mod service;
@@ -156,8 +157,9 @@ enum Stop {
     Log(SessionError),
     /// The model is looping: end with a final report, as at the budget.
     Loop(String),
-    /// The reply ran away (a block repeated over and over) and was stopped.
-    Runaway,
+    /// The reply ran away (a block repeated over and over, or thousands
+    /// of tokens the server never streamed) and was stopped: how.
+    Runaway(String),
 }
 
 impl From<SessionError> for Stop {
@@ -449,9 +451,9 @@ impl Agent {
                 Err(Stop::Outcome(o, e)) => (o, e),
                 Err(Stop::Log(e)) => (Outcome::Failed, Some(e.to_string())),
                 Err(Stop::Loop(why)) => (Outcome::Budget, Some(why)),
-                Err(Stop::Runaway) => (
+                Err(Stop::Runaway(how)) => (
                     Outcome::Failed,
-                    Some("the model's replies kept running away (the same text repeated)".into()),
+                    Some(format!("the model's replies kept running away ({how})")),
                 ),
             },
         };
@@ -533,14 +535,14 @@ impl Agent {
             // asked: the first reply is the answer, not more tool calls.
             let tools_on = !(st.settled && round == 1);
             let reply = match self.request(round, tools_on, cancel).await {
-                Err(Stop::Runaway) if st.runaways < 2 => {
+                Err(Stop::Runaway(how)) if st.runaways < 2 => {
                     st.runaways += 1;
                     self.notice(
                         Level::Warning,
-                        "the reply kept repeating the same text; stopped it and asking again",
+                        format!("the reply ran away ({how}); stopped it and asking again"),
                     );
                     let mut again = String::from(
-                        "Your last reply kept repeating the same text and was stopped; nothing from it was used. Reply again, briefly: one tool call, or your answer.",
+                        "Your last reply ran away (the same text over and over) and was stopped; nothing from it was used. Reply again, briefly: one tool call, or your answer.",
                     );
                     if self.harness_on() {
                         again.push('\n');
@@ -937,14 +939,20 @@ impl Agent {
         let mut ids: HashMap<usize, String> = HashMap::new();
         // A runaway reply is cut here rather than at max_tokens.
         let request_cancel = cancel.child_token();
-        let ran_away = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let ran_away: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
         let mut watch = self.harness_on().then(harness::RunawayWatch::default);
-        let (stop, flag) = (request_cancel.clone(), ran_away.clone());
+        let live = Arc::new(std::sync::Mutex::new(progress::Live::new()));
+        let shown_live = live.clone();
+        let started = std::time::Instant::now();
+        let (stop, flag, tracked) = (request_cancel.clone(), ran_away.clone(), live.clone());
         // The answer's text as it streamed: what the user saw is kept if
         // they cancel.
         let shown = Arc::new(std::sync::Mutex::new(String::new()));
         let seen = shown.clone();
         let mut on_event = move |ev: ClientEvent| {
+            if let Ok(mut l) = tracked.lock() {
+                l.on_event(&ev);
+            }
             match &ev {
                 ClientEvent::Attempt(_) => {
                     if let Ok(mut s) = seen.lock() {
@@ -964,7 +972,9 @@ impl Agent {
             ) = (watch.as_mut(), &ev)
                 && w.push(text)
             {
-                flag.store(true, std::sync::atomic::Ordering::SeqCst);
+                if let Ok(mut f) = flag.lock() {
+                    f.get_or_insert_with(|| "the same text over and over".into());
+                }
                 stop.cancel();
             }
             let event = match ev {
@@ -1014,19 +1024,53 @@ impl Agent {
             };
             bus.publish(event);
         };
+        let ticker = tokio::spawn(progress::watch(progress::Watch {
+            client: self.client.clone(),
+            bus: self.bus.clone(),
+            live,
+            turn,
+            hidden_limit: self.harness_on().then_some(progress::HIDDEN_LIMIT),
+            stop: request_cancel.clone(),
+            ran_away: ran_away.clone(),
+        }));
         let result = self
             .client
             .stream_chat(&body, &self.budget, &request_cancel, &mut on_event)
             .await;
+        ticker.abort();
+        let runaway = ran_away.lock().ok().and_then(|r| r.clone());
+        // The log keeps each request's figures, and how a runaway ended.
+        let (usage, first_token_ms) = match &result {
+            Ok(s) => (s.reply.usage.unwrap_or_default(), s.first_token_ms),
+            Err(_) => (
+                Usage {
+                    completion: shown_live.lock().map(|l| l.chunks()).unwrap_or(0),
+                    ..Usage::default()
+                },
+                None,
+            ),
+        };
+        if result.is_ok() || runaway.is_some() {
+            self.log.append(&Record::Request {
+                turn: self.turn,
+                round,
+                prompt: usage.prompt,
+                cached: usage.cached,
+                completion: usage.completion,
+                first_token_ms,
+                ms: started.elapsed().as_millis() as u64,
+                stopped: runaway.clone(),
+            })?;
+        }
         match result {
             Ok(streamed) => {
                 self.record_usage(&streamed);
                 if let Some(u) = streamed.reply.usage {
                     self.calibrate(body_bytes, u.prompt);
                 }
-                if ran_away.load(std::sync::atomic::Ordering::SeqCst) {
+                if let Some(how) = runaway {
                     // It finished before the cut landed: still a runaway.
-                    return Err(Stop::Runaway);
+                    return Err(Stop::Runaway(how));
                 }
                 Ok(Sent::Reply(streamed))
             }
@@ -1040,10 +1084,8 @@ impl Agent {
                 body_bytes,
                 message,
             }),
-            Err(LlmError::Cancelled)
-                if ran_away.load(std::sync::atomic::Ordering::SeqCst) && !cancel.is_cancelled() =>
-            {
-                Err(Stop::Runaway)
+            Err(LlmError::Cancelled) if runaway.is_some() && !cancel.is_cancelled() => {
+                Err(Stop::Runaway(runaway.unwrap_or_default()))
             }
             Err(LlmError::Cancelled) => {
                 // What streamed before the cancel stays in the conversation

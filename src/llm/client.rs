@@ -143,6 +143,18 @@ pub struct LlmClient {
     api_key: Option<String>,
     first_token_timeout: Duration,
     watchdog: Duration,
+    /// Whether the server may be asked how a request in flight is going
+    /// (`/slots`): a server on this machine that has not said no.
+    slots: std::sync::atomic::AtomicBool,
+}
+
+/// How the request a llama-server is working on is going, from `/slots`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlotProgress {
+    pub prompt_tokens: u64,
+    pub prompt_done: u64,
+    /// Tokens generated so far, streamed or not.
+    pub decoded: u64,
 }
 
 enum Attempt {
@@ -174,6 +186,7 @@ impl LlmClient {
             api_key: opts.api_key,
             first_token_timeout: opts.first_token_timeout,
             watchdog: opts.watchdog,
+            slots: std::sync::atomic::AtomicBool::new(loopback),
         })
     }
 
@@ -458,6 +471,49 @@ impl LlmClient {
         v.pointer("/default_generation_settings/n_ctx")
             .or_else(|| v.get("n_ctx"))
             .and_then(Value::as_u64)
+    }
+
+    /// What the one slot a llama-server is busy with says: prompt tokens
+    /// read and tokens generated, including those it does not stream (a
+    /// tool call's syntax, or whatever a model writes around it). None
+    /// for a server that is not on this machine, has no `/slots`, or is
+    /// busy with more than one request; a server that answers anything
+    /// but a list of slots is not asked again.
+    pub async fn slot_progress(&self) -> Option<SlotProgress> {
+        if !self.slots.load(Ordering::Relaxed) {
+            return None;
+        }
+        let base = self.base_url();
+        let root = base.strip_suffix("/v1").unwrap_or(&base);
+        let v = match self
+            .get_json(&format!("{root}/slots"), Duration::from_millis(800))
+            .await
+        {
+            Ok(Value::Array(slots)) => slots,
+            Ok(_) | Err(LlmError::Http { .. }) => {
+                self.slots.store(false, Ordering::Relaxed);
+                return None;
+            }
+            Err(_) => return None,
+        };
+        let busy: Vec<&Value> = v
+            .iter()
+            .filter(|s| s.get("is_processing").and_then(Value::as_bool) == Some(true))
+            .collect();
+        let [slot] = busy.as_slice() else {
+            return None;
+        };
+        let figure = |p: &str| slot.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+        Some(SlotProgress {
+            prompt_tokens: figure("/n_prompt_tokens"),
+            prompt_done: figure("/n_prompt_tokens_processed"),
+            decoded: slot
+                .get("next_token")
+                .and_then(|n| n.get(0).or(Some(n)))
+                .and_then(|n| n.get("n_decoded"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+        })
     }
 
     async fn get_json(&self, url: &str, timeout: Duration) -> Result<Value, LlmError> {

@@ -135,7 +135,10 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 "\n*the user answered always: {}*\n",
                 crate::sandbox::always::words(key)
             )),
-            Record::Turn { .. } | Record::Checkpoint { .. } | Record::Made { .. } => {}
+            Record::Turn { .. }
+            | Record::Request { .. }
+            | Record::Checkpoint { .. }
+            | Record::Made { .. } => {}
         }
     }
     if !changes.is_empty() {

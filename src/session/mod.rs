@@ -54,6 +54,20 @@ pub enum Record {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         notes: Vec<String>,
     },
+    /// One model request: what it cost and how it went (a reply that ran
+    /// away says how it was stopped).
+    Request {
+        turn: u64,
+        round: u32,
+        prompt: u64,
+        cached: u64,
+        completion: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_token_ms: Option<u64>,
+        ms: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stopped: Option<String>,
+    },
     /// Something mm did to the log itself (a repair on resume).
     Note {
         text: String,

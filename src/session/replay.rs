@@ -97,6 +97,7 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
             }),
             Record::Header { .. }
             | Record::Note { .. }
+            | Record::Request { .. }
             | Record::Turn { .. }
             | Record::Made { .. }
             | Record::Checkpoint { .. } => {}

@@ -43,6 +43,10 @@ struct State {
     /// Replies to mm's focused requests of its own (see `is_side`).
     side: Vec<Reply>,
     side_requests: Vec<Value>,
+    /// `/slots` as a llama-server busy with the latest chat request that
+    /// generates this many tokens a second, streamed or not (None: 404).
+    slots_rate: Option<u64>,
+    last_chat: Option<std::time::Instant>,
 }
 
 /// A request mm makes apart from the conversation (a focused request for
@@ -73,6 +77,8 @@ impl Server {
             requests: Vec::new(),
             side: side.into_iter().rev().collect(),
             side_requests: Vec::new(),
+            slots_rate: None,
+            last_chat: None,
         }));
         let st = state.clone();
         thread::spawn(move || {
@@ -97,6 +103,12 @@ impl Server {
     /// Bodies of mm's focused requests received so far.
     pub fn side_requests(&self) -> Vec<Value> {
         self.state.lock().unwrap().side_requests.clone()
+    }
+
+    /// Answers `/slots` as a llama-server generating `rate` tokens a
+    /// second for the latest chat request.
+    pub fn serve_slots(&self, rate: u64) {
+        self.state.lock().unwrap().slots_rate = Some(rate);
     }
 
     pub fn remaining(&self) -> usize {
@@ -147,12 +159,25 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
             &json!({"default_generation_settings":{"n_ctx":8192}}),
         );
     }
+    if path.ends_with("/slots") {
+        let st = state.lock().unwrap();
+        if let (Some(rate), Some(at)) = (st.slots_rate, st.last_chat) {
+            let decoded = (at.elapsed().as_secs_f64() * rate as f64) as u64;
+            drop(st);
+            return respond_json(
+                &mut stream,
+                200,
+                &json!([{"id":0,"is_processing":true,"n_prompt_tokens":500,"n_prompt_tokens_processed":500,"next_token":[{"has_next_token":true,"n_decoded":decoded}]}]),
+            );
+        }
+    }
     if !path.ends_with("/chat/completions") {
         return respond_json(&mut stream, 404, &json!({"error":{"message":"not found"}}));
     }
     let reply = {
         let mut st = state.lock().unwrap();
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+        st.last_chat = Some(std::time::Instant::now());
         if is_side(&body) {
             st.side_requests.push(body);
             Some(st.side.pop().unwrap_or_else(|| text("No change.")))

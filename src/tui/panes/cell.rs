@@ -48,6 +48,8 @@ pub enum CellKind {
         output: String,
         /// Bytes of arguments streamed so far (while writing).
         arg_bytes: usize,
+        /// The end of the arguments streamed so far, shown while writing.
+        args_tail: String,
     },
     Notice(Level, String),
     Receipt {
@@ -258,8 +260,17 @@ impl Cell {
                 state,
                 output,
                 arg_bytes,
+                args_tail,
                 ..
-            } => tool_lines(th, name, summary, state, output, *arg_bytes, self.expanded),
+            } => tool_lines(
+                th,
+                name,
+                summary,
+                state,
+                output,
+                (*arg_bytes, args_tail),
+                self.expanded,
+            ),
             CellKind::Notice(level, text) => {
                 let c = match level {
                     Level::Info => th.dim,
@@ -349,7 +360,7 @@ fn tool_lines(
     summary: &str,
     state: &ToolState,
     output: &str,
-    arg_bytes: usize,
+    (arg_bytes, args_tail): (usize, &str),
     expanded: bool,
 ) -> Vec<Logical> {
     let dim = Style::new().fg(th.dim);
@@ -380,6 +391,23 @@ fn tool_lines(
     ]));
     header.hang = vec![Span::raw("  ")];
     let mut v = vec![header];
+    if *state == ToolState::Writing && !args_tail.is_empty() {
+        // The arguments as they arrive, on one line: a call that takes
+        // minutes shows what it is writing.
+        let flat: String = args_tail
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        let cut = if arg_bytes > args_tail.len() {
+            "…"
+        } else {
+            ""
+        };
+        v.push(Logical::chars(Line::styled(
+            format!("  │ {cut}{flat}"),
+            dim,
+        )));
+    }
     let lines: Vec<&str> = output.lines().collect();
     if lines.is_empty() {
         return v;
@@ -390,7 +418,7 @@ fn tool_lines(
         lines.len().min(PREVIEW_LINES)
     };
     for l in &lines[..shown] {
-        let mut line = Logical::chars(Line::styled(format!("  │ {l}"), dim));
+        let mut line = Logical::word(Line::styled(format!("  │ {l}"), dim));
         line.hang = vec![Span::styled("  │ ", dim)];
         v.push(line);
     }

@@ -33,6 +33,29 @@ pub struct Status {
     /// Language-server totals over the workspace.
     pub errors: u32,
     pub warnings: u32,
+    /// The request in flight: tokens so far, their rate, the prompt read.
+    pub generating: Option<Generating>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Generating {
+    pub tokens: u64,
+    pub tokens_per_second: Option<f64>,
+    pub prompt: Option<(u64, u64)>,
+}
+
+impl Generating {
+    /// `1.2k tok · 14.2 tok/s`, or `prompt 3.0k/19k` before the first.
+    pub fn words(&self) -> String {
+        match (self.tokens, self.prompt) {
+            (0, Some((done, all))) => format!("prompt {}/{}", human(done), human(all)),
+            (0, None) => "waiting for the first token".into(),
+            (n, _) => match self.tokens_per_second {
+                Some(tps) => format!("{} tok · {tps:.1} tok/s", human(n)),
+                None => format!("{} tok", human(n)),
+            },
+        }
+    }
 }
 
 pub fn human(n: u64) -> String {
@@ -72,11 +95,27 @@ impl Status {
             } => {
                 self.total.add(&stats.usage);
                 self.last = Some(*stats);
+                self.generating = None;
                 if *context_used > 0 {
                     self.context_used = *context_used;
                 }
             }
             AgentEvent::Context { tokens } => self.context_used = *tokens,
+            AgentEvent::Generating {
+                tokens,
+                tokens_per_second,
+                prompt,
+                ..
+            } => {
+                self.generating = Some(Generating {
+                    tokens: *tokens,
+                    tokens_per_second: *tokens_per_second,
+                    prompt: *prompt,
+                })
+            }
+            AgentEvent::RequestStarted { .. } | AgentEvent::TurnFinished { .. } => {
+                self.generating = None
+            }
             AgentEvent::CheckpointCreated { .. } => self.checkpoints += 1,
             AgentEvent::Committed { id, summary } => {
                 self.flash = Some(format!(
@@ -159,8 +198,12 @@ impl Status {
         if let Some(since) = self.working_since {
             let secs = since.elapsed().as_secs_f64();
             let frame = SPINNER[(since.elapsed().as_millis() / 100) as usize % SPINNER.len()];
+            let live = self
+                .generating
+                .map(|g| format!(" · {}", g.words()))
+                .unwrap_or_default();
             right.push(Span::styled(
-                format!("{frame} {secs:.0}s "),
+                format!("{frame} {secs:.0}s{live} "),
                 Style::new().fg(th.accent),
             ));
         }

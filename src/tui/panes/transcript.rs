@@ -40,6 +40,9 @@ pub struct Transcript {
     code_cursor: Option<(usize, usize)>,
 }
 
+/// Bytes of a call's arguments shown while the model writes them.
+const ARGS_SHOWN: usize = 100;
+
 impl Transcript {
     /// Takes its part of an agent event.
     pub fn on_event(&mut self, ev: &AgentEvent) {
@@ -68,8 +71,21 @@ impl Transcript {
             AgentEvent::ToolCallDelta { call_id, delta, .. } => {
                 if let Some(i) = self.find_tool(call_id) {
                     self.update(i, |k| {
-                        if let CellKind::Tool { arg_bytes, .. } = k {
+                        if let CellKind::Tool {
+                            arg_bytes,
+                            args_tail,
+                            ..
+                        } = k
+                        {
                             *arg_bytes += delta.len();
+                            args_tail.push_str(delta);
+                            if args_tail.len() > ARGS_SHOWN {
+                                let mut from = args_tail.len() - ARGS_SHOWN;
+                                while !args_tail.is_char_boundary(from) {
+                                    from += 1;
+                                }
+                                args_tail.drain(..from);
+                            }
                         }
                     });
                 }
@@ -294,6 +310,7 @@ impl Transcript {
                     state: ToolState::Writing,
                     output: String::new(),
                     arg_bytes: 0,
+                    args_tail: String::new(),
                 },
             ),
         }

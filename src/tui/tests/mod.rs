@@ -708,3 +708,80 @@ fn a_long_reason_for_a_no_wraps_in_the_approval() {
     assert!(text.contains("must stay visible▏"), "{text}");
     assert!(text.contains("Esc goes back"), "{text}");
 }
+
+#[test]
+fn a_request_in_flight_shows_its_tokens_rate_and_the_call_as_it_is_written() {
+    let mut r = rig();
+    typed(&mut r.app, "read it");
+    r.app.on_key(key(KeyCode::Enter));
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "read it".into(),
+    });
+    r.app.on_agent(AgentEvent::Generating {
+        turn: 1,
+        tokens: 0,
+        tokens_per_second: None,
+        prompt: Some((3000, 19000)),
+    });
+    let bar = |r: &mut Rig| screen(r, 120, 20).lines().last().unwrap().to_string();
+    assert!(bar(&mut r).contains("prompt 3.0k/19k"), "{}", bar(&mut r));
+    r.app.on_agent(AgentEvent::ToolCallStarted {
+        turn: 1,
+        call_id: "c1".into(),
+        name: "write_file".into(),
+    });
+    r.app.on_agent(AgentEvent::ToolCallDelta {
+        turn: 1,
+        call_id: "c1".into(),
+        delta: format!(
+            "{{\"path\": \"notes.txt\", \"content\": \"{}the end so far",
+            "padding ".repeat(30)
+        ),
+    });
+    r.app.on_agent(AgentEvent::Generating {
+        turn: 1,
+        tokens: 2792,
+        tokens_per_second: Some(11.5),
+        prompt: None,
+    });
+    let text = screen(&mut r, 120, 20);
+    assert!(bar(&mut r).contains("2.8k tok · 11.5 tok/s"), "{text}");
+    // The end of the arguments, not their start, is what is shown.
+    assert!(text.contains("│ …dding padding"), "{text}");
+    assert!(text.contains("the end so far"), "{text}");
+    // A finished request leaves the live figures.
+    r.app.on_agent(AgentEvent::Usage {
+        turn: 1,
+        stats: RequestStats::default(),
+        context_used: 100,
+    });
+    assert!(!bar(&mut r).contains("tok/s"));
+}
+
+#[test]
+fn tool_output_wraps_between_words() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "run it".into(),
+    });
+    r.app.on_agent(AgentEvent::ToolCallFinished {
+        turn: 1,
+        call_id: "c1".into(),
+        name: "bash".into(),
+        summary: "pytest".into(),
+        status: ToolStatus::Ok,
+        output: Arc::from(
+            "collected 3 items: test_addition test_subtraction test_multiplication test_division_by_zero passed\n",
+        ),
+    });
+    let text = screen(&mut r, 100, 16);
+    for word in [
+        "test_subtraction",
+        "test_multiplication",
+        "test_division_by_zero",
+    ] {
+        assert!(text.contains(word), "{word} was split:\n{text}");
+    }
+}

@@ -1,0 +1,128 @@
+//! How a request in flight is going, told about once a second: tokens so
+//! far and their rate, or how far the server is through the prompt. A
+//! llama-server on this machine is asked (`/slots`) whenever the stream
+//! goes quiet, because it generates tokens it never streams — a small
+//! model that writes thousands of tokens of whitespace around a tool call
+//! shows nothing for minutes. With the harness on, such a hidden runaway
+//! is stopped like a visible one.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::bus::EventBus;
+use crate::llm::{ClientEvent, LlmClient, StreamDelta};
+use crate::protocol::{AgentEvent, TurnId};
+
+/// Generated tokens the server may keep to itself before the reply counts
+/// as a runaway. A tool call's own syntax is a few dozen.
+pub(super) const HIDDEN_LIMIT: u64 = 1000;
+/// How long the stream must be quiet before the server is asked.
+const QUIET: Duration = Duration::from_secs(2);
+const TICK: Duration = Duration::from_secs(1);
+
+/// What the stream has shown of the current attempt.
+#[derive(Debug)]
+pub(super) struct Live {
+    /// Streamed pieces (about one token each on a local server).
+    chunks: u64,
+    last: Instant,
+}
+
+impl Live {
+    pub(super) fn new() -> Live {
+        Live {
+            chunks: 0,
+            last: Instant::now(),
+        }
+    }
+
+    pub(super) fn chunks(&self) -> u64 {
+        self.chunks
+    }
+
+    pub(super) fn on_event(&mut self, ev: &ClientEvent) {
+        match ev {
+            ClientEvent::Attempt(_) => *self = Live::new(),
+            ClientEvent::Delta(
+                StreamDelta::Content(_)
+                | StreamDelta::Reasoning(_)
+                | StreamDelta::ToolArgs { .. }
+                | StreamDelta::ToolStart { .. },
+            ) => {
+                self.chunks += 1;
+                self.last = Instant::now();
+            }
+            _ => {}
+        }
+    }
+}
+
+pub(super) struct Watch {
+    pub client: Arc<LlmClient>,
+    pub bus: EventBus,
+    pub live: Arc<Mutex<Live>>,
+    pub turn: TurnId,
+    /// None: a hidden runaway is told, not stopped.
+    pub hidden_limit: Option<u64>,
+    pub stop: CancellationToken,
+    pub ran_away: Arc<Mutex<Option<String>>>,
+}
+
+/// Runs beside a request until it is aborted.
+pub(super) async fn watch(w: Watch) {
+    let mut tick = tokio::time::interval(TICK);
+    tick.tick().await;
+    // When tokens were first seen, and how many there were then.
+    let mut since: Option<(Instant, u64)> = None;
+    loop {
+        tick.tick().await;
+        let (chunks, quiet) = match w.live.lock() {
+            Ok(l) => (l.chunks, l.last.elapsed() >= QUIET),
+            Err(_) => return,
+        };
+        let slot = if quiet {
+            w.client.slot_progress().await
+        } else {
+            None
+        };
+        let tokens = chunks.max(slot.map_or(0, |s| s.decoded));
+        let prompt = slot
+            .filter(|s| tokens == 0 && s.prompt_tokens > 0)
+            .map(|s| (s.prompt_done, s.prompt_tokens));
+        let now = Instant::now();
+        let tokens_per_second = match since {
+            None => {
+                if tokens > 0 {
+                    since = Some((now, tokens));
+                }
+                None
+            }
+            Some((at, from)) => {
+                let secs = now.duration_since(at).as_secs_f64();
+                (secs >= 1.0).then(|| (tokens.saturating_sub(from)) as f64 / secs)
+            }
+        };
+        w.bus.publish(AgentEvent::Generating {
+            turn: w.turn,
+            tokens,
+            tokens_per_second,
+            prompt,
+        });
+        if let (Some(limit), Some(s)) = (w.hidden_limit, slot)
+            && s.decoded >= chunks + limit
+        {
+            if let Ok(mut r) = w.ran_away.lock() {
+                r.get_or_insert_with(|| {
+                    format!(
+                        "the server generated {} tokens and streamed {chunks} of them",
+                        s.decoded
+                    )
+                });
+            }
+            w.stop.cancel();
+            return;
+        }
+    }
+}
