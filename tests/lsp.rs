@@ -504,3 +504,44 @@ async fn a_server_that_crashes_three_times_is_off_for_the_session() {
     assert_eq!(off.len(), 1, "one notice: {notices:?}");
     lsp.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_file_put_back_is_told_to_the_server_and_its_errors_go() {
+    let Some(program) = pyright() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (a, b) = (root.join("a.py"), root.join("b.py"));
+    std::fs::write(&a, "x: int = 1\n").unwrap();
+    let bus = EventBus::new();
+    let mut events = bus.subscribe();
+    let lsp = Lsp::new(&root, pyright_by_path(&program), bus, None);
+    let never = tokio_util::sync::CancellationToken::new();
+    for (file, text) in [(&a, "x: int = 'one'\n"), (&b, "y: str = 2\n")] {
+        std::fs::write(file, text).unwrap();
+        let report = lsp.check_write("c", file, text, &never).await.unwrap().text;
+        assert!(report.contains("1 error(s)"), "{report}");
+    }
+    // A rewind puts a.py back and removes b.py.
+    std::fs::write(&a, "x: int = 1\n").unwrap();
+    lsp.restored(&a, Some("x: int = 1\n")).await;
+    std::fs::remove_file(&b).unwrap();
+    lsp.restored(&b, None).await;
+    let mut last = std::collections::HashMap::new();
+    let waited = Instant::now();
+    loop {
+        while let Ok(ev) = events.try_recv() {
+            if let AgentEvent::Diagnostics { path, errors, .. } = ev.msg {
+                last.insert(path, errors);
+            }
+        }
+        if last.get("a.py") == Some(&0) && last.get("b.py") == Some(&0) {
+            break;
+        }
+        assert!(
+            waited.elapsed() < Duration::from_secs(30),
+            "the errors stayed: {last:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    lsp.shutdown().await;
+}

@@ -300,6 +300,7 @@ impl Agent {
             }
         }
         for change in &changes {
+            self.tell_lsp_restored(change).await;
             self.bus.publish(AgentEvent::FileChanged {
                 turn: self.turn,
                 call_id: format!("rewind-{}", target.id),
@@ -320,6 +321,15 @@ impl Agent {
             },
         );
         true
+    }
+
+    /// The language server hears of a file mm put back.
+    pub(super) async fn tell_lsp_restored(&self, change: &FileChange) {
+        if let Some(lsp) = self.tools.lsp.clone() {
+            let path = self.tools.sandbox.root().join(&change.path);
+            let text = (change.kind != crate::protocol::ChangeKind::Deleted).then_some(&*change.after);
+            lsp.restored(&path, text).await;
+        }
     }
 
     /// Cuts the conversation back to before `turn`, in a new session log

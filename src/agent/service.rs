@@ -254,7 +254,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::SessionDiff { from } => agent.session_diff(from).await,
         Op::ProposeCommit => agent.propose_commit().await,
         Op::Commit { message } => agent.commit(message).await,
-        Op::Undo => agent.undo(),
+        Op::Undo => agent.undo().await,
         Op::Stats => agent.stats(),
         Op::Export { path } => agent.export(path).await,
         _ => {}

@@ -186,7 +186,7 @@ impl Agent {
 
     /// Reverts the last edit mm's file tools applied, if the file is still
     /// as that edit left it.
-    pub fn undo(&mut self) {
+    pub async fn undo(&mut self) {
         let Some(change) = self.edits.pop() else {
             return self.git_notice(
                 Level::Info,
@@ -230,16 +230,17 @@ impl Agent {
         }
         let back = FileChange {
             path: change.path.clone(),
-            kind: if change.kind == ChangeKind::Created {
-                ChangeKind::Deleted
-            } else {
-                ChangeKind::Modified
+            kind: match change.kind {
+                ChangeKind::Created => ChangeKind::Deleted,
+                ChangeKind::Deleted => ChangeKind::Created,
+                ChangeKind::Modified => ChangeKind::Modified,
             },
             before: change.after.clone(),
             after: change.before.clone(),
             added: change.removed,
             removed: change.added,
         };
+        self.tell_lsp_restored(&back).await;
         self.bus.publish(AgentEvent::FileChanged {
             turn: self.turn,
             call_id: "undo".into(),

@@ -486,6 +486,26 @@ impl Lsp {
         }
     }
 
+    /// A file mm put back (a rewind, an undo): the server hears the text
+    /// it holds now, so what it reports is about that; a file put back to
+    /// not existing has no errors left.
+    pub async fn restored(&self, path: &Path, text: Option<&str>) {
+        match text {
+            Some(t) => self.opened(path, t).await,
+            None => {
+                if let Ok(mut real) = self.real.lock() {
+                    real.remove(path);
+                }
+                self.bus.publish(AgentEvent::Diagnostics {
+                    path: text::rel(&self.root, path),
+                    errors: 0,
+                    warnings: 0,
+                    items: Vec::new(),
+                });
+            }
+        }
+    }
+
     /// After a write: the server's errors in the file, as a note for the
     /// tool result, and an `EditChecked` event for the front ends. None
     /// when no server handles the file.

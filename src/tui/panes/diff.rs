@@ -33,8 +33,6 @@ pub enum EntryState {
     /// Waiting for the user's approval.
     Pending,
     Applied,
-    /// The call ended without changing the file.
-    NotApplied,
 }
 
 pub struct Entry {
@@ -50,6 +48,9 @@ pub struct Entry {
     pub call_id: String,
     /// What the language server said of it ("adds 2 errors").
     pub check: Option<(String, bool)>,
+    /// Whether the file was there before the session's first change to
+    /// it (an applied entry is the session's net change to its file).
+    existed: bool,
     /// Raw streamed arguments while live.
     args: String,
     tool: String,
@@ -176,6 +177,7 @@ impl DiffPane {
                 state: EntryState::Applied,
                 call_id: String::new(),
                 check: None,
+                existed: c.kind != ChangeKind::Created,
                 args: String::new(),
                 tool: String::new(),
                 colours: RefCell::new(None),
@@ -220,6 +222,7 @@ impl DiffPane {
             state: EntryState::Live(call_id.to_string()),
             call_id: call_id.to_string(),
             check: None,
+            existed: true,
             args: String::new(),
             tool: tool.to_string(),
             colours: RefCell::new(None),
@@ -332,13 +335,53 @@ impl DiffPane {
             .len()
     }
 
+    /// A change landed: it joins its file's net change for the session
+    /// (the live or pending entry it came from gives way). A file back
+    /// as it was leaves the list.
     pub fn applied(&mut self, call_id: &str, change: &FileChange) {
         self.clear_review();
-        let i = self.entries.iter().rposition(|e| {
+        let check = match self.entries.iter().rposition(|e| {
             matches!(&e.state, EntryState::Live(id) if id == call_id)
                 || (e.state == EntryState::Pending && e.path == change.path)
-        });
-        self.show_change(i, call_id, change, EntryState::Applied);
+        }) {
+            Some(i) => self.entries.remove(i).check,
+            None => None,
+        };
+        let net = self
+            .entries
+            .iter()
+            .position(|e| e.state == EntryState::Applied && e.path == change.path);
+        let i = match net {
+            Some(i) => {
+                let e = &mut self.entries[i];
+                e.after = change.after.clone();
+                e.kind = match (e.existed, change.kind) {
+                    (false, _) => ChangeKind::Created,
+                    (true, ChangeKind::Deleted) => ChangeKind::Deleted,
+                    (true, _) => ChangeKind::Modified,
+                };
+                e.call_id = call_id.to_string();
+                i
+            }
+            None => {
+                self.show_change(None, call_id, change, EntryState::Applied);
+                let i = self.entries.len() - 1;
+                self.entries[i].existed = change.kind != ChangeKind::Created;
+                i
+            }
+        };
+        let e = &mut self.entries[i];
+        if check.is_some() {
+            e.check = check;
+        }
+        let gone = !e.existed && change.kind == ChangeKind::Deleted;
+        if gone || (e.existed && change.kind != ChangeKind::Deleted && e.before == e.after) {
+            self.entries.remove(i);
+            self.select_last();
+            return;
+        }
+        e.recompute();
+        self.selected = i;
     }
 
     /// Puts a known change into entry `i` (a new one when there is none).
@@ -372,12 +415,13 @@ impl DiffPane {
         if let Some(i) = self.live_index(call_id) {
             self.entries.remove(i);
         }
+        // A change the user turned down is not part of the session's.
         if let Some(i) = self
             .entries
             .iter()
             .rposition(|e| e.state == EntryState::Pending)
         {
-            self.entries[i].state = EntryState::NotApplied;
+            self.entries.remove(i);
         }
         if self.selected >= self.entries.len() {
             self.select_last();
@@ -447,7 +491,6 @@ impl DiffPane {
             let tag = match (&e.state, e.kind) {
                 (EntryState::Live(_), _) => "~",
                 (EntryState::Pending, _) => "?",
-                (EntryState::NotApplied, _) => "×",
                 (_, ChangeKind::Created) => "A",
                 (_, ChangeKind::Deleted) => "D",
                 (_, ChangeKind::Modified) => "M",
@@ -474,7 +517,6 @@ impl DiffPane {
                     match &e.state {
                         EntryState::Live(_) => "  streaming…",
                         EntryState::Pending => "  waiting for approval",
-                        EntryState::NotApplied => "  not applied",
                         EntryState::Applied => "",
                     },
                     dim,
