@@ -280,6 +280,11 @@ pub struct CheckpointInfo {
     pub time: String,
     /// The turn's prompt or the command, first line.
     pub label: String,
+    /// Set on the checkpoint taken before a rewind of the conversation:
+    /// the session whose log holds the conversation as it was then, so
+    /// rewinding to this checkpoint brings it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<String>,
 }
 
 /// A checkpoint with what going back to it would undo.

@@ -475,3 +475,69 @@ fn an_overflow_does_not_kill_the_session_and_the_bar_counts_the_next_request() {
     s.keys("\x03\x03");
     assert_eq!(s.exit_code(), 0);
 }
+
+#[test]
+fn a_rewind_of_the_conversation_is_undone_like_one_of_files() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "first\n"}),
+        ),
+        text("Wrote the first notes."),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "notes.txt", "content": "second\n"}),
+        ),
+        text("Wrote the second notes."),
+        text("Both turns are here."),
+    ]);
+    let ws = Workspace::new();
+    let p = ws.path();
+    git(&p, &["init", "-q", "-b", "main"]);
+    ws.write("a.txt", "alpha\n");
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url, "-yolo"], 40, 140);
+    s.wait_for("Ask mm to do something");
+    s.keys("write the first notes\r");
+    s.wait_for("Wrote the first notes.");
+    s.keys("write the second notes\r");
+    s.wait_for("Wrote the second notes.");
+
+    // Back to before turn 2, files and conversation.
+    s.keys("/rewind\r");
+    s.wait_for("enter rewind");
+    s.wait_for("write the second notes");
+    s.keys("\r");
+    s.wait_for("b both");
+    s.keys("b");
+    s.wait_for("the conversation is back to before turn 2");
+    s.wait_gone("Wrote the second notes.");
+    assert_eq!(ws.read("notes.txt"), "first\n");
+
+    // Changed my mind: the checkpoint before the rewind brings both back.
+    std::thread::sleep(Duration::from_millis(200));
+    s.keys("/rewind\r");
+    s.wait_for("before rewinding to turn 2");
+    s.keys("\r");
+    s.wait_for("b both");
+    s.keys("b");
+    s.wait_for("back as it was before the rewind");
+    s.wait_for("Wrote the second notes.");
+    eventually("the file is back", || ws.read("notes.txt") == "second\n");
+
+    // The model sees both turns again.
+    s.keys("what did we do?\r");
+    s.wait_for("Both turns are here.");
+    let reqs = server.requests();
+    let last = reqs.last().unwrap().to_string();
+    assert!(
+        last.contains("write the first notes") && last.contains("write the second notes"),
+        "{last}"
+    );
+    s.keys("\x11");
+    assert_eq!(s.exit_code(), 0);
+}

@@ -61,6 +61,17 @@ impl Agent {
     /// Takes a checkpoint; a turn checkpoint is recorded even when the
     /// work tree did not change (so every turn can be rewound to).
     pub(super) async fn checkpoint(&mut self, kind: Kind, label: &str) -> Option<CheckpointInfo> {
+        self.checkpoint_with(kind, label, None).await
+    }
+
+    /// A checkpoint that also names the session holding the conversation
+    /// as it is now (taken before a rewind of the conversation).
+    async fn checkpoint_with(
+        &mut self,
+        kind: Kind,
+        label: &str,
+        conversation: Option<String>,
+    ) -> Option<CheckpointInfo> {
         let store = self.git.clone()?;
         let turn = self.turn;
         let label_owned = label.to_string();
@@ -92,6 +103,7 @@ impl Agent {
                         .chars()
                         .take(80)
                         .collect(),
+                    conversation,
                 };
                 self.checkpoints.push(info.clone());
                 if let Err(e) = self.log.append(&Record::Checkpoint {
@@ -222,15 +234,31 @@ impl Agent {
         let Some(target) = self.checkpoints.iter().find(|c| c.id == id).cloned() else {
             return self.git_notice(Level::Error, format!("no checkpoint {id} in this session"));
         };
-        if mode != RewindMode::Conversation && !self.rewind_files(&target, overwrite).await {
+        // The checkpoint before a rewind of the conversation names the log
+        // that holds it whole: going back to that checkpoint undoes it.
+        let holding = (mode != RewindMode::Code).then(|| self.log.id().to_string());
+        if mode == RewindMode::Conversation {
+            let label = format!("before rewinding the conversation to turn {}", target.turn);
+            self.checkpoint_with(Kind::Safety, &label, holding).await;
+        } else if !self.rewind_files(&target, overwrite, holding).await {
             return;
         }
         if mode != RewindMode::Code {
-            self.trim_conversation(target.turn);
+            match &target.conversation {
+                Some(session) if session != self.log.id() => {
+                    self.restore_conversation(session.clone())
+                }
+                _ => self.trim_conversation(target.turn),
+            }
         }
     }
 
-    async fn rewind_files(&mut self, target: &CheckpointInfo, overwrite: bool) -> bool {
+    async fn rewind_files(
+        &mut self,
+        target: &CheckpointInfo,
+        overwrite: bool,
+        holding: Option<String>,
+    ) -> bool {
         let Some(store) = self.git.clone() else {
             self.git_notice(
                 Level::Error,
@@ -282,7 +310,7 @@ impl Agent {
         }
         let results = plan.results();
         let label = format!("before rewinding to turn {}", target.turn);
-        self.checkpoint(Kind::Safety, &label).await;
+        self.checkpoint_with(Kind::Safety, &label, holding).await;
         let changes: Vec<FileChange> = plan.changes.iter().map(PlannedChange::backward).collect();
         if let Err(e) = with_store(&store, move |s| s.apply(&plan)).await {
             self.git_notice(Level::Error, format!("the rewind stopped half way: {e}; /rewind lists the safety checkpoint to go back"));
@@ -327,7 +355,8 @@ impl Agent {
     pub(super) async fn tell_lsp_restored(&self, change: &FileChange) {
         if let Some(lsp) = self.tools.lsp.clone() {
             let path = self.tools.sandbox.root().join(&change.path);
-            let text = (change.kind != crate::protocol::ChangeKind::Deleted).then_some(&*change.after);
+            let text =
+                (change.kind != crate::protocol::ChangeKind::Deleted).then_some(&*change.after);
             lsp.restored(&path, text).await;
         }
     }
@@ -349,57 +378,120 @@ impl Agent {
             .copied()
             .filter(|s| *s < start)
             .collect();
-        let mut log = match SessionLog::create(
+        if let Some(old) = self.replace_conversation(kept, starts, None) {
+            self.git_notice(
+                Level::Info,
+                format!(
+                    "the conversation is back to before turn {turn}, in session {} ({old} stays as it was)",
+                    self.log.id()
+                ),
+            );
+        }
+    }
+
+    /// Brings back the conversation a rewind cut, from the log that holds
+    /// it whole.
+    fn restore_conversation(&mut self, session: String) {
+        let root = self.tools.sandbox.root().to_path_buf();
+        let records = match crate::session::read_records(&root, &session) {
+            Ok((_, r)) => r,
+            Err(e) => {
+                return self.git_notice(
+                    Level::Error,
+                    format!("cannot bring the conversation back: {e}"),
+                );
+            }
+        };
+        let kept = crate::session::messages(&records);
+        let starts = crate::session::turn_starts(&records);
+        let turns = starts.len();
+        if self
+            .replace_conversation(kept, starts, Some(&records))
+            .is_some()
+        {
+            self.git_notice(
+                Level::Info,
+                format!(
+                    "the conversation is back as it was before the rewind ({turns} turns), in session {}",
+                    self.log.id()
+                ),
+            );
+        }
+    }
+
+    /// Puts `kept` (with its turn starts) in place of the conversation, in
+    /// a new session log; the old log stays whole. `told`: the log to
+    /// show the front ends again (a conversation brought back); without
+    /// it they drop the turns cut. Returns the old log's id, or None when
+    /// the new log could not be written (said as an error).
+    fn replace_conversation(
+        &mut self,
+        kept: Vec<crate::llm::Message>,
+        starts: Vec<usize>,
+        told: Option<&[Record]>,
+    ) -> Option<String> {
+        let written = SessionLog::create(
             self.tools.sandbox.root(),
             &self.settings.provider,
             &self.model,
-        ) {
+        )
+        .and_then(|mut log| {
+            for (i, m) in kept.iter().enumerate() {
+                if let Some(t) = starts.iter().position(|s| *s == i) {
+                    log.append(&Record::Turn { turn: t as u64 + 1 })?;
+                }
+                log.append_message(m, None)?;
+            }
+            for c in &self.checkpoints {
+                log.append(&Record::Checkpoint {
+                    checkpoint: c.clone(),
+                })?;
+            }
+            // What mm made of the files and the "always" answers go on too.
+            for (path, blob) in &self.made {
+                log.append(&Record::Made {
+                    path: path.clone(),
+                    blob: blob.clone(),
+                })?;
+            }
+            for key in self.tools.sandbox.remembered() {
+                log.append(&Record::Always { key })?;
+            }
+            Ok(log)
+        });
+        let log = match written {
             Ok(l) => l,
-            Err(e) => return self.git_notice(Level::Error, e.to_string()),
+            Err(e) => {
+                self.git_notice(Level::Error, e.to_string());
+                return None;
+            }
         };
-        for (i, m) in kept.iter().enumerate() {
-            if let Some(t) = starts.iter().position(|s| *s == i)
-                && let Err(e) = log.append(&Record::Turn { turn: t as u64 + 1 })
-            {
-                return self.git_notice(Level::Error, e.to_string());
-            }
-            if let Err(e) = log.append_message(m, None) {
-                return self.git_notice(Level::Error, e.to_string());
-            }
-        }
-        for c in &self.checkpoints {
-            let _ = log.append(&Record::Checkpoint {
-                checkpoint: c.clone(),
-            });
-        }
-        // What mm made of the files and the "always" answers go on too.
-        for (path, blob) in &self.made {
-            let _ = log.append(&Record::Made {
-                path: path.clone(),
-                blob: blob.clone(),
-            });
-        }
-        for key in self.tools.sandbox.remembered() {
-            let _ = log.append(&Record::Always { key });
-        }
-        self.messages.truncate(end);
+        self.messages.truncate(1);
+        self.messages.extend(kept);
         self.reset_shed();
         self.turn_starts = starts;
         self.turn = self.turn_starts.len() as u64;
-        let old = self.log.id().to_string();
-        self.log = log;
-        self.bus.publish(AgentEvent::ConversationTrimmed {
-            turn,
-            session: self.log.id().to_string(),
-        });
+        let old = std::mem::replace(&mut self.log, log).id().to_string();
+        let session = self.log.id().to_string();
+        match told {
+            None => self.bus.publish(AgentEvent::ConversationTrimmed {
+                turn: self.turn + 1,
+                session,
+            }),
+            Some(records) => {
+                // The front ends start over and are told the whole
+                // conversation, as a resume tells it.
+                self.bus
+                    .publish(AgentEvent::ConversationTrimmed { turn: 1, session });
+                for ev in crate::session::replay::events(records) {
+                    if !matches!(ev, AgentEvent::Notice { .. }) {
+                        self.bus.publish(ev);
+                    }
+                }
+            }
+        }
         self.publish_context();
-        self.git_notice(
-            Level::Info,
-            format!(
-                "the conversation is back to before turn {turn}, in session {} ({old} stays as it was)",
-                self.log.id()
-            ),
-        );
+        Some(old)
     }
 
     /// The session's changes since its first checkpoint (or `from`).

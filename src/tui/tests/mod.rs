@@ -789,34 +789,70 @@ fn tool_output_wraps_between_words() {
 #[test]
 fn the_diff_pane_shows_the_sessions_net_change_per_file() {
     let mut r = rig();
-    let landed = |r: &mut Rig, id: &str, path: &str, kind: ChangeKind, before: &str, after: &str| {
-        let (added, removed) = crate::diff::line_counts(before, after);
-        r.app.on_agent(AgentEvent::FileChanged {
-            turn: 1,
-            call_id: id.into(),
-            change: Arc::new(FileChange {
-                path: path.into(),
-                kind,
-                before: Arc::from(before),
-                after: Arc::from(after),
-                added,
-                removed,
-            }),
-        });
-    };
+    let landed =
+        |r: &mut Rig, id: &str, path: &str, kind: ChangeKind, before: &str, after: &str| {
+            let (added, removed) = crate::diff::line_counts(before, after);
+            r.app.on_agent(AgentEvent::FileChanged {
+                turn: 1,
+                call_id: id.into(),
+                change: Arc::new(FileChange {
+                    path: path.into(),
+                    kind,
+                    before: Arc::from(before),
+                    after: Arc::from(after),
+                    added,
+                    removed,
+                }),
+            });
+        };
     // A file made, changed twice; another changed.
     landed(&mut r, "c1", "util.py", ChangeKind::Created, "", "a = 1\n");
-    landed(&mut r, "c2", "util.py", ChangeKind::Modified, "a = 1\n", "a = 2\n");
-    landed(&mut r, "c3", "calc.py", ChangeKind::Modified, "x = 1\n", "x = 2\n");
-    landed(&mut r, "c4", "util.py", ChangeKind::Modified, "a = 2\n", "a = 3\nb = 4\n");
+    landed(
+        &mut r,
+        "c2",
+        "util.py",
+        ChangeKind::Modified,
+        "a = 1\n",
+        "a = 2\n",
+    );
+    landed(
+        &mut r,
+        "c3",
+        "calc.py",
+        ChangeKind::Modified,
+        "x = 1\n",
+        "x = 2\n",
+    );
+    landed(
+        &mut r,
+        "c4",
+        "util.py",
+        ChangeKind::Modified,
+        "a = 2\n",
+        "a = 3\nb = 4\n",
+    );
     let text = screen(&mut r, 140, 24);
     assert!(text.contains("diff · 2 files"), "{text}");
     assert!(text.contains("A util.py +2 -0"), "{text}");
     assert!(text.contains("M calc.py +1 -1"), "{text}");
     assert!(!text.contains("M util.py"), "{text}");
     // A rewind puts calc.py back and deletes util.py: nothing is left.
-    landed(&mut r, "rewind-1", "calc.py", ChangeKind::Modified, "x = 2\n", "x = 1\n");
-    landed(&mut r, "rewind-1", "util.py", ChangeKind::Deleted, "a = 3\nb = 4\n", "");
+    landed(
+        &mut r,
+        "rewind-1",
+        "calc.py",
+        ChangeKind::Modified,
+        "x = 2\n",
+        "x = 1\n",
+    );
+    landed(
+        &mut r,
+        "rewind-1",
+        "util.py",
+        ChangeKind::Deleted,
+        "a = 3\nb = 4\n",
+        "",
+    );
     assert!(r.app.diff.entries.is_empty(), "{}", screen(&mut r, 140, 24));
     // A change the user turns down does not stay.
     r.app.on_agent(AgentEvent::ToolCallStarted {

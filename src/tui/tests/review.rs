@@ -11,6 +11,7 @@ use super::*;
 fn summary(id: &str, turn: u64, label: &str, files: &[&str]) -> CheckpointSummary {
     CheckpointSummary {
         info: CheckpointInfo {
+            conversation: None,
             id: id.into(),
             turn,
             kind: CheckpointKind::Turn,
