@@ -266,6 +266,10 @@ pub async fn run(cli: Cli) -> i32 {
         for ev in session::replay::events(&replay) {
             app.on_agent(ev);
         }
+        if !replay.is_empty() {
+            // A resumed session's changes are marked in the tree again.
+            app.refresh_marks();
+        }
         let mut events = events;
         // SessionStarted is already queued: the app takes it before drawing.
         while let Ok(ev) = events.try_recv() {

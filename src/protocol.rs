@@ -613,6 +613,9 @@ pub enum Op {
     SessionDiff {
         from: Option<String>,
     },
+    /// The session's changes since its last `/commit` (or its start): what
+    /// the tree marks. Answered with a `SessionDiff`.
+    UncommittedDiff,
     /// Ask the model for a commit message for the session's changes.
     ProposeCommit,
     /// Stage the session's changes and commit them with this message.

@@ -541,3 +541,79 @@ fn a_rewind_of_the_conversation_is_undone_like_one_of_files() {
     s.keys("\x11");
     assert_eq!(s.exit_code(), 0);
 }
+
+#[test]
+fn files_made_or_removed_outside_mm_show_in_the_tree_at_once() {
+    let server = Server::start(vec![]);
+    let ws = Workspace::new();
+    ws.write("a.txt", "alpha\n");
+    ws.write("src/b.txt", "bravo\n");
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 120);
+    s.wait_for("Ask mm to do something");
+    s.wait_for("a.txt");
+    // Made by an editor or a shell beside mm: no turn runs.
+    ws.write("made_outside.txt", "x\n");
+    s.wait_for("made_outside.txt");
+    std::fs::remove_file(ws.path().join("a.txt")).unwrap();
+    s.wait_gone("a.txt");
+    assert!(server.requests().is_empty());
+    s.keys("\x11");
+    assert_eq!(s.exit_code(), 0);
+}
+
+#[test]
+fn the_tree_marks_what_the_session_changed_commands_too_across_a_resume_until_a_commit() {
+    let server = Server::start(vec![
+        calls(&[
+            ("c1", "bash", json!({"command": "echo made > by_cmd.txt"})),
+            (
+                "c2",
+                "edit_file",
+                json!({"path": "a.txt", "old_string": "alpha", "replacement": "alpha, edited"}),
+            ),
+        ]),
+        text("Done."),
+        text("chore: two changes"),
+    ]);
+    let ws = Workspace::new();
+    let p = ws.path();
+    git(&p, &["init", "-q", "-b", "main"]);
+    ws.write("a.txt", "alpha\n");
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url, "-yolo"], 30, 140);
+    s.wait_for("Ask mm to do something");
+    s.keys("read a.txt, edit it and make a file\r");
+    s.wait_for("Done.");
+    // The command's file is marked added, the edited one modified.
+    s.wait_for("2 changed");
+    s.wait_for("A   by_cmd.txt");
+    s.wait_for("M   a.txt");
+    s.keys("\x11");
+    assert_eq!(s.exit_code(), 0);
+
+    // Resumed: the marks are back.
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url, "-resume", "last"], 30, 140);
+    s.wait_for("Done.");
+    s.wait_for("A   by_cmd.txt");
+    s.wait_for("M   a.txt");
+    // Committed: nothing is the session's change any more.
+    s.keys("/commit\r");
+    s.wait_for("chore: two changes");
+    s.keys("\x13");
+    s.wait_for("committed");
+    s.wait_gone("2 changed");
+    assert!(!s.text().contains("A   by_cmd.txt"), "{}", s.text());
+    s.keys("\x11");
+    assert_eq!(s.exit_code(), 0);
+
+    // Resumed after the commit: still nothing marked.
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url, "-resume", "last"], 30, 140);
+    s.wait_for("Done.");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!s.text().contains("changed ·"), "{}", s.text());
+    s.keys("\x11");
+    assert_eq!(s.exit_code(), 0);
+}

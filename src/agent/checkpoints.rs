@@ -15,6 +15,9 @@ use crate::protocol::{
 };
 use crate::session::{Record, SessionLog};
 
+/// How the label of the checkpoint taken after a `/commit` begins.
+pub(super) const COMMITTED: &str = "committed ";
+
 /// The longest a checkpoint may take before checkpoints are turned off
 /// for the session (a 10,000-file repository takes 0.2 s here).
 const CHECKPOINT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -492,6 +495,16 @@ impl Agent {
         }
         self.publish_context();
         Some(old)
+    }
+
+    /// The checkpoint taken after the session's last `/commit` (a resumed
+    /// session's too: its log has the checkpoints).
+    pub fn last_commit_checkpoint(&self) -> Option<String> {
+        self.checkpoints
+            .iter()
+            .rev()
+            .find(|c| c.kind == Kind::Safety && c.label.starts_with(COMMITTED))
+            .map(|c| c.id.clone())
     }
 
     /// The session's changes since its first checkpoint (or `from`).

@@ -122,6 +122,7 @@ pub fn spawn(
                 | Op::PreviewRewind { .. }
                 | Op::Rewind { .. }
                 | Op::SessionDiff { .. }
+                | Op::UncommittedDiff
                 | Op::ProposeCommit
                 | Op::Commit { .. }
                 | Op::Undo
@@ -252,6 +253,10 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
             overwrite,
         } => agent.rewind(&id, mode, overwrite).await,
         Op::SessionDiff { from } => agent.session_diff(from).await,
+        Op::UncommittedDiff => {
+            let from = agent.last_commit_checkpoint();
+            agent.session_diff(from).await
+        }
         Op::ProposeCommit => agent.propose_commit().await,
         Op::Commit { message } => agent.commit(message).await,
         Op::Undo => agent.undo().await,

@@ -167,6 +167,14 @@ impl Agent {
                 // What is committed is no longer the session's to undo.
                 self.edits.clear();
                 let summary = message.lines().next().unwrap_or("").to_string();
+                let label = format!(
+                    "{}{:.8}: {summary}",
+                    super::checkpoints::COMMITTED,
+                    id.to_string()
+                );
+                // The tree as committed: the changes since are the
+                // session's uncommitted ones (the tree's marks).
+                self.checkpoint(crate::git::Kind::Safety, &label).await;
                 self.git_notice(
                     Level::Info,
                     format!(

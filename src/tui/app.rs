@@ -36,6 +36,8 @@ pub(super) const GUARD: Duration = Duration::from_millis(600);
 pub(super) const DOUBLE_PRESS: Duration = Duration::from_millis(1500);
 /// How long a message stays in the status bar.
 pub const FLASH_FOR: Duration = Duration::from_secs(6);
+/// How long the tree waits after a folder changed before reading it.
+const TREE_SETTLE: Duration = Duration::from_millis(150);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Focus {
@@ -94,6 +96,9 @@ pub struct App {
     /// Something changed that the next frame must show.
     pub dirty: bool,
     pub working: bool,
+    /// Watched folders that changed, read again once they settle.
+    tree_stale: std::collections::BTreeSet<String>,
+    tree_stale_at: Option<Instant>,
     pub layout: Layout,
     /// Language-server diagnostics per file (the list and the viewer).
     pub diags: BTreeMap<String, Vec<DiagItem>>,
@@ -141,6 +146,8 @@ impl App {
             cancel_armed: None,
             dirty: true,
             working: false,
+            tree_stale: Default::default(),
+            tree_stale_at: None,
             layout: Layout::default(),
             diags: BTreeMap::new(),
             last_typed: None,
@@ -156,7 +163,25 @@ impl App {
     /// Redraws are needed on a timer only while something moves (or a
     /// message in the status bar is to go).
     pub fn animating(&self) -> bool {
-        self.working || self.transcript.has_running() || self.status.flash.is_some()
+        self.working
+            || self.transcript.has_running()
+            || self.status.flash.is_some()
+            || self.tree_stale_at.is_some()
+    }
+
+    /// Asks for the session's changes (since the last commit) for the
+    /// tree's marks.
+    pub fn refresh_marks(&mut self) {
+        if let Some(id) = self.ops.submit(Op::UncommittedDiff) {
+            self.pending.insert(id, Pending::Marks);
+        }
+    }
+
+    /// Watches the folders the tree shows.
+    pub fn sync_watch(&mut self) {
+        let mut dirs = self.tree.expanded.clone();
+        dirs.insert(String::new());
+        self.jobs.watch(&dirs);
     }
 
     /// The overlay on top, if any.
@@ -298,6 +323,14 @@ impl App {
                 self.dirty = true;
                 self.take_effects()
             }
+            // The marks are refreshed quietly (checkpoints may be off).
+            (AgentEvent::Notice { .. }, Some(Pending::Marks)) => Vec::new(),
+            (AgentEvent::TurnFinished { .. }, _) => {
+                // The marks follow what the session changed, commands'
+                // changes too, as the checkpoints see it.
+                self.refresh_marks();
+                self.on_agent(msg)
+            }
             _ => self.on_agent(msg),
         }
     }
@@ -333,6 +366,10 @@ impl App {
             AgentEvent::TurnStarted { .. } => {
                 self.working = true;
                 self.status.working_since.get_or_insert_with(Instant::now);
+            }
+            AgentEvent::Committed { .. } => {
+                // Committed work is no longer the session's change.
+                self.tree.marks.clear();
             }
             AgentEvent::TurnFinished { .. } => {
                 self.working = false;
@@ -458,6 +495,12 @@ impl App {
     pub fn on_job(&mut self, done: JobDone) {
         self.dirty = true;
         match done {
+            JobDone::Changed { dirs } => {
+                // Read again a moment later: a burst (a checkout, a build)
+                // is read once.
+                self.tree_stale.extend(dirs);
+                self.tree_stale_at.get_or_insert_with(Instant::now);
+            }
             JobDone::File { path, text } => {
                 for o in &mut self.overlays {
                     if let Overlay::Viewer(v) = o
@@ -513,6 +556,18 @@ impl App {
     /// Called on a timer: clears an old flash; true when the screen must
     /// be drawn again.
     pub fn tick(&mut self) -> bool {
+        if self
+            .tree_stale_at
+            .is_some_and(|at| at.elapsed() >= TREE_SETTLE)
+        {
+            self.tree_stale_at = None;
+            let dirs = std::mem::take(&mut self.tree_stale);
+            if self.tree.reload(&dirs) {
+                self.composer.forget_files();
+                self.jobs.forget_index();
+                self.dirty = true;
+            }
+        }
         let owned = |flash: &str| {
             flash == "rewinding…"
                 || self

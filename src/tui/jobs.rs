@@ -31,6 +31,9 @@ pub enum JobDone {
     /// Every file of the workspace (capped), relative, `/`-separated, as
     /// walk number `generation` found it.
     Index { files: Vec<String>, generation: u64 },
+    /// Entries were made, removed or renamed in these watched folders
+    /// (relative, "" the top), by anyone.
+    Changed { dirs: Vec<String> },
 }
 
 pub struct Jobs {
@@ -42,6 +45,12 @@ pub struct Jobs {
     generation: u64,
     /// Jobs started and not yet reported.
     running: Arc<AtomicUsize>,
+    /// Watches the folders the tree shows (not recursively), so files
+    /// made or removed outside mm appear at once.
+    watcher: Option<notify::RecommendedWatcher>,
+    watched: std::collections::BTreeSet<String>,
+    /// The system would not watch (no inotify): not tried again.
+    unwatchable: bool,
 }
 
 impl Jobs {
@@ -54,7 +63,64 @@ impl Jobs {
             indexing: false,
             generation: 0,
             running: Arc::default(),
+            watcher: None,
+            watched: Default::default(),
+            unwatchable: false,
         }
+    }
+
+    /// Watches exactly these folders (relative, "" the top).
+    pub fn watch(&mut self, dirs: &std::collections::BTreeSet<String>) {
+        use notify::Watcher;
+        if self.unwatchable || self.watched == *dirs {
+            return;
+        }
+        if self.watcher.is_none() {
+            let (tx, root) = (self.tx.clone(), self.root.clone());
+            let made = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
+                use notify::EventKind;
+                use notify::event::ModifyKind;
+                let Ok(ev) = res else { return };
+                // Opens, reads and writes inside a file do not change the
+                // tree (inotify's first event is often an open).
+                if !matches!(
+                    ev.kind,
+                    EventKind::Create(_)
+                        | EventKind::Remove(_)
+                        | EventKind::Modify(ModifyKind::Name(_))
+                ) {
+                    return;
+                }
+                let dirs: Vec<String> = ev
+                    .paths
+                    .iter()
+                    .filter_map(|p| p.parent()?.strip_prefix(&root).ok())
+                    .map(|d| d.to_string_lossy().replace('\\', "/"))
+                    .collect();
+                if !dirs.is_empty() {
+                    let _ = tx.send(JobDone::Changed { dirs });
+                }
+            });
+            match made {
+                Ok(w) => self.watcher = Some(w),
+                Err(e) => {
+                    tracing::info!(error = %e, "the workspace cannot be watched");
+                    self.unwatchable = true;
+                    return;
+                }
+            }
+        }
+        let Some(w) = self.watcher.as_mut() else {
+            return;
+        };
+        for gone in self.watched.difference(dirs) {
+            let _ = w.unwatch(&self.root.join(gone));
+        }
+        for new in dirs.difference(&self.watched) {
+            // A folder that is gone by now is simply not watched.
+            let _ = w.watch(&self.root.join(new), notify::RecursiveMode::NonRecursive);
+        }
+        self.watched = dirs.clone();
     }
 
     /// Whether a job is still running (tests wait for them).

@@ -139,6 +139,7 @@ async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
     // The bell rings once what it calls for is on screen.
     let mut bell = false;
     loop {
+        app.sync_watch();
         if app.dirty && last_draw.elapsed() >= FRAME {
             // One synchronized update a frame: terminals that support it
             // show the frame whole, never half drawn.

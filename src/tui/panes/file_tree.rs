@@ -356,6 +356,32 @@ impl FileTree {
         Handled::Consumed
     }
 
+    /// Reads these folders again, those the tree has read (something
+    /// outside mm changed them); true when one was.
+    pub fn reload(&mut self, dirs: &BTreeSet<String>) -> bool {
+        let mut any = false;
+        for d in dirs {
+            if !self.children.contains_key(d) {
+                continue;
+            }
+            any = true;
+            if d.is_empty() || self.root.join(d).is_dir() {
+                self.load(d);
+            } else {
+                self.children.remove(d);
+                self.expanded.remove(d);
+            }
+        }
+        if any {
+            self.all_files = None;
+            let n = self.rows().len();
+            if self.selected >= n {
+                self.selected = n.saturating_sub(1);
+            }
+        }
+        any
+    }
+
     /// Reads every folder read so far again (a rewind changed the tree).
     pub fn refresh(&mut self) {
         let dirs: Vec<String> = self.children.keys().cloned().collect();

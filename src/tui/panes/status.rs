@@ -117,7 +117,7 @@ impl Status {
                 self.generating = None
             }
             AgentEvent::CheckpointCreated { .. } => self.checkpoints += 1,
-            AgentEvent::Committed { id, summary } => {
+            AgentEvent::Committed { id, summary, .. } => {
                 self.flash = Some(format!(
                     "committed {}: {summary}",
                     id.get(..8).unwrap_or(id)
