@@ -613,6 +613,11 @@ pub enum Op {
     SessionDiff {
         from: Option<String>,
     },
+    /// Take up another saved session of this workspace (the `/sessions`
+    /// picker): its conversation, checkpoints and "always" answers.
+    SwitchSession {
+        id: String,
+    },
     /// The session's changes since its last `/commit` (or its start): what
     /// the tree marks. Answered with a `SessionDiff`.
     UncommittedDiff,

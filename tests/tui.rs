@@ -617,3 +617,41 @@ fn the_tree_marks_what_the_session_changed_commands_too_across_a_resume_until_a_
     s.keys("\x11");
     assert_eq!(s.exit_code(), 0);
 }
+
+#[test]
+fn the_sessions_picker_takes_up_an_older_session_with_enter() {
+    let server = Server::start(vec![text("One."), text("Two."), text("Back in the first.")]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 140);
+    s.wait_for("Ask mm to do something");
+    s.keys("the first session\r");
+    s.wait_for("One.");
+    s.keys("\x11");
+    assert_eq!(s.exit_code(), 0);
+    std::thread::sleep(Duration::from_millis(1100));
+
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 140);
+    s.wait_for("Ask mm to do something");
+    s.keys("the second session\r");
+    s.wait_for("Two.");
+    s.keys("/sessions\r");
+    s.wait_for("sessions (2)");
+    s.wait_for("(this one)");
+    s.wait_for("Enter resume it here");
+    // Most recent first: the older one is second.
+    s.keys("\x1b[B");
+    std::thread::sleep(Duration::from_millis(100));
+    s.keys("\r");
+    s.wait_for("took up session");
+    s.wait_for("One.");
+    s.wait_gone("Two.");
+    s.keys("go on\r");
+    s.wait_for("Back in the first.");
+    let reqs = server.requests();
+    let last = reqs.last().unwrap().to_string();
+    assert!(last.contains("the first session"), "{last}");
+    assert!(!last.contains("the second session"), "{last}");
+    s.keys("\x11");
+    assert_eq!(s.exit_code(), 0);
+}

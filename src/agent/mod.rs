@@ -1038,6 +1038,14 @@ impl Agent {
             .stream_chat(&body, &self.budget, &request_cancel, &mut on_event)
             .await;
         ticker.abort();
+        // A cancel is a cancel, whatever the connection said as it closed.
+        let result = match result {
+            Err(e) if cancel.is_cancelled() && !matches!(e, LlmError::Cancelled) => {
+                tracing::debug!(error = %e, "an error after the user cancelled");
+                Err(LlmError::Cancelled)
+            }
+            other => other,
+        };
         let runaway = ran_away.lock().ok().and_then(|r| r.clone());
         // The log keeps each request's figures, and how a runaway ended.
         let (usage, first_token_ms) = match &result {

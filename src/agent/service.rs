@@ -123,6 +123,7 @@ pub fn spawn(
                 | Op::Rewind { .. }
                 | Op::SessionDiff { .. }
                 | Op::UncommittedDiff
+                | Op::SwitchSession { .. }
                 | Op::ProposeCommit
                 | Op::Commit { .. }
                 | Op::Undo
@@ -253,6 +254,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
             overwrite,
         } => agent.rewind(&id, mode, overwrite).await,
         Op::SessionDiff { from } => agent.session_diff(from).await,
+        Op::SwitchSession { id } => agent.switch_session(&id).await,
         Op::UncommittedDiff => {
             let from = agent.last_commit_checkpoint();
             agent.session_diff(from).await

@@ -272,6 +272,68 @@ fn clean_message(text: &str) -> String {
     t.trim().trim_matches('"').trim().to_string()
 }
 
+impl Agent {
+    /// Takes up another saved session of this workspace in place of this
+    /// one, as `-resume` would have: its conversation (told to the front
+    /// ends again), checkpoints, what mm made of files, and its "always"
+    /// answers when it was started here. This session's log stays as it is.
+    pub async fn switch_session(&mut self, which: &str) {
+        use crate::session;
+        if which == self.log.id() {
+            return self.git_notice(Level::Info, format!("session {which} is this one"));
+        }
+        let root = self.tools.sandbox.root().to_path_buf();
+        let (log, records, _repair) = match session::SessionLog::resume(&root, which) {
+            Ok(r) => r,
+            Err(e) => return self.git_notice(Level::Error, e.to_string()),
+        };
+        self.tools.sandbox.forget_always();
+        if session::started_in(&records, &root) {
+            self.tools.sandbox.restore(&session::always_keys(&records));
+        }
+        if self.git.is_some() {
+            self.git = match crate::git::Store::open(&root, log.id()) {
+                Ok(mut s) => {
+                    if let Some(oid) = session::checkpoints(&records)
+                        .last()
+                        .and_then(|c| crate::git::CheckpointId::parse(&c.id).ok())
+                    {
+                        let _ = s.resume_at(oid);
+                    }
+                    Some(Arc::new(std::sync::Mutex::new(s)))
+                }
+                Err(e) => {
+                    self.git_notice(Level::Warning, format!("checkpoints are off: {e}"));
+                    None
+                }
+            };
+        }
+        self.messages.truncate(1);
+        self.messages.extend(session::messages(&records));
+        self.turn_starts = session::turn_starts(&records);
+        self.turn = self.turn_starts.len() as u64;
+        self.checkpoints = session::checkpoints(&records);
+        self.made = session::made(&records);
+        self.edits.clear();
+        self.reset_shed();
+        self.resumed = true;
+        self.log = log;
+        let id = self.log.id().to_string();
+        self.bus.publish(AgentEvent::ConversationTrimmed {
+            turn: 1,
+            session: id.clone(),
+        });
+        for ev in session::replay::events(&records) {
+            self.bus.publish(ev);
+        }
+        self.announce();
+        self.git_notice(
+            Level::Info,
+            format!("took up session {id} ({} turns)", self.turn),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -604,6 +604,16 @@ impl Sandbox {
         }
     }
 
+    /// Forgets every "always" answer (another session is taken up).
+    pub fn forget_always(&self) {
+        if let Ok(mut set) = self.always.lock() {
+            set.clear();
+        }
+        if let Ok(mut u) = self.unlogged.lock() {
+            u.clear();
+        }
+    }
+
     /// The "always" answers given since the last call, for the session log.
     pub fn take_unlogged(&self) -> Vec<String> {
         self.unlogged

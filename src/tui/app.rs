@@ -20,7 +20,7 @@ use super::panes::approvals::Approvals;
 use super::panes::composer::Composer;
 use super::panes::diff::DiffPane;
 use super::panes::file_tree::FileTree;
-use super::panes::overlays::{Overlay, Place, PlaceList, Viewer};
+use super::panes::overlays::{ListKind, Overlay, Place, PlaceList, Viewer};
 use super::panes::rewind::CommitOverlay;
 use super::panes::status::Status;
 use super::panes::transcript::Transcript;
@@ -63,7 +63,7 @@ pub struct Layout {
 enum Pending {
     /// A rewind or an undo: when it ends, the tree and its marks follow
     /// the work tree back.
-    Restore,
+    Restore(String),
     /// A session diff asked for only to re-mark the file tree.
     Marks,
     /// The status bar says this until the op ends (then it goes, or
@@ -200,6 +200,10 @@ impl App {
 
     /// Sends a message as a turn.
     pub(super) fn send(&mut self, text: String) {
+        // On a narrow screen the answer's tab comes to the front.
+        if self.focus == Focus::Composer {
+            self.tab = Focus::Transcript;
+        }
         if self.ops.send(Op::UserMessage { text }) {
             self.working = true;
             self.status.working_since = Some(Instant::now());
@@ -216,6 +220,7 @@ impl App {
             Op::ProposeCommit => Some("asking the model for a commit message…".to_string()),
             Op::SessionDiff { .. } => Some("reading the session's changes…".to_string()),
             Op::Export { .. } => Some("exporting the session…".to_string()),
+            Op::SwitchSession { .. } => Some("taking up the session…".to_string()),
             Op::Navigate { kind, .. } => Some(format!(
                 "asking the language server for the {}…",
                 match kind {
@@ -225,7 +230,7 @@ impl App {
             )),
             _ => None,
         };
-        let restore = matches!(op, Op::Rewind { .. } | Op::Undo);
+        let restore = matches!(op, Op::Rewind { .. } | Op::Undo | Op::SwitchSession { .. });
         // A language server's answer says itself how it went.
         let answered_by_event = matches!(op, Op::Navigate { .. });
         let Some(id) = self.ops.submit(op) else {
@@ -236,7 +241,8 @@ impl App {
             self.flash(w.clone());
         }
         if restore {
-            self.pending.insert(id, Pending::Restore);
+            self.pending
+                .insert(id, Pending::Restore(waiting.unwrap_or_default()));
         } else if let Some(w) = waiting.filter(|_| !answered_by_event) {
             self.pending.insert(id, Pending::Waiting(w));
         }
@@ -289,7 +295,7 @@ impl App {
                 self.pending.remove(&id);
                 let waited = match &pending {
                     Some(Pending::Waiting(w)) => Some(w.as_str()),
-                    Some(Pending::Restore) => Some("rewinding…"),
+                    Some(Pending::Restore(w)) => Some(w.as_str()),
                     _ => None,
                 };
                 if let Some(w) = waited
@@ -302,7 +308,7 @@ impl App {
                         _ => None,
                     };
                 }
-                if pending == Some(Pending::Restore) {
+                if matches!(pending, Some(Pending::Restore(_))) {
                     // The tree, its marks and the file list follow the
                     // work tree back.
                     self.tree.refresh();
@@ -311,9 +317,7 @@ impl App {
                     if self.tree.needs_index() || self.composer.needs_files() {
                         self.jobs.index();
                     }
-                    if let Some(next) = self.ops.submit(Op::SessionDiff { from: None }) {
-                        self.pending.insert(next, Pending::Marks);
-                    }
+                    self.refresh_marks();
                 }
                 self.dirty = true;
                 self.take_effects()
@@ -516,15 +520,26 @@ impl App {
                 path,
                 text,
             } => self.diff.current_text(&call_id, &path, text),
-            JobDone::Sessions { text } => {
-                let turn = self.transcript.turn;
-                self.transcript.push(
-                    turn,
-                    super::panes::transcript::CellKind::Notice(
-                        crate::protocol::Level::Info,
-                        format!("sessions (resume with mm -tui -resume ID):\n{text}"),
-                    ),
-                );
+            JobDone::Sessions { list } => {
+                let current = self.status.info.session.clone();
+                let items = list
+                    .into_iter()
+                    .map(|s| Place {
+                        text: format!(
+                            "{:>4} messages  {}{}",
+                            s.messages,
+                            s.first_prompt.chars().take(80).collect::<String>(),
+                            if s.id == current { "  (this one)" } else { "" }
+                        ),
+                        path: s.id,
+                        line: 0,
+                        col: 0,
+                        level: None,
+                    })
+                    .collect();
+                let mut picker = PlaceList::new("sessions".into(), items);
+                picker.kind = ListKind::Sessions;
+                self.overlays.push(Overlay::Places(picker));
             }
             JobDone::Index { files, generation } => {
                 if self.jobs.is_current(generation) {
@@ -569,7 +584,9 @@ impl App {
             }
         }
         let owned = |flash: &str| {
-            flash == "rewinding…"
+            self.pending
+                .values()
+                .any(|p| matches!(p, Pending::Restore(w) if w == flash))
                 || self
                     .pending
                     .values()

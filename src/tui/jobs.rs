@@ -26,8 +26,10 @@ pub enum JobDone {
         path: String,
         text: Option<String>,
     },
-    /// This workspace's sessions, as `/sessions` lists them.
-    Sessions { text: String },
+    /// This workspace's sessions, most recent first (`/sessions`).
+    Sessions {
+        list: Vec<crate::session::SessionInfo>,
+    },
     /// Every file of the workspace (capped), relative, `/`-separated, as
     /// walk number `generation` found it.
     Index { files: Vec<String>, generation: u64 },
@@ -166,23 +168,7 @@ impl Jobs {
         let running = self.started();
         std::thread::spawn(move || {
             let list = crate::session::list(&root);
-            let text = if list.is_empty() {
-                "no sessions yet".to_string()
-            } else {
-                list.iter()
-                    .take(20)
-                    .map(|s| {
-                        format!(
-                            "{}  {:>4} messages  {}",
-                            s.id,
-                            s.messages,
-                            s.first_prompt.chars().take(50).collect::<String>()
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            };
-            let _ = tx.send(JobDone::Sessions { text });
+            let _ = tx.send(JobDone::Sessions { list });
             running.fetch_sub(1, Ordering::SeqCst);
         });
     }

@@ -415,7 +415,17 @@ pub struct PlaceList {
     pub title: String,
     pub items: Vec<Place>,
     pub selected: usize,
+    pub kind: ListKind,
     height: std::cell::Cell<u16>,
+}
+
+/// What the list holds, and so what Enter does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListKind {
+    /// Places in files: Enter opens one in the viewer.
+    Places,
+    /// Saved sessions (the id in `path`): Enter takes one up.
+    Sessions,
 }
 
 pub struct Place {
@@ -433,6 +443,7 @@ impl PlaceList {
             title,
             items,
             selected: 0,
+            kind: ListKind::Places,
             height: std::cell::Cell::new(10),
         }
     }
@@ -483,17 +494,21 @@ impl PlaceList {
             if i == self.selected {
                 st = st.bg(th.selection).add_modifier(Modifier::BOLD);
             }
+            let at = match self.kind {
+                ListKind::Places => format!("{}:{}:{} ", p.path, p.line, p.col),
+                ListKind::Sessions => format!("{}  ", p.path),
+            };
             lines.push(Line::from(vec![
-                Span::styled(
-                    format!("{}:{}:{} ", p.path, p.line, p.col),
-                    Style::new().fg(th.accent),
-                ),
+                Span::styled(at, Style::new().fg(th.accent)),
                 Span::styled(p.text.clone(), st),
             ]));
         }
         Paragraph::new(lines).render(body, buf);
         Paragraph::new(Line::styled(
-            "↑/↓ choose · Enter open · Esc back",
+            match self.kind {
+                ListKind::Places => "↑/↓ choose · Enter open · Esc back",
+                ListKind::Sessions => "↑/↓ choose · Enter resume it here · Esc back",
+            },
             Style::new().fg(th.dim),
         ))
         .render(
@@ -529,6 +544,13 @@ impl Overlay {
                 Some(PlacesAction::Down) => p.move_by(1),
                 Some(PlacesAction::PageUp) => p.page(-1),
                 Some(PlacesAction::PageDown) => p.page(1),
+                Some(PlacesAction::Open) if p.kind == ListKind::Sessions => {
+                    if let Some(s) = p.current() {
+                        return Handled::SendClose(crate::protocol::Op::SwitchSession {
+                            id: s.path.clone(),
+                        });
+                    }
+                }
                 Some(PlacesAction::Open) => {
                     if let Some(place) = p.current() {
                         return Handled::Open {

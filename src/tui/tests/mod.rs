@@ -870,3 +870,28 @@ fn the_diff_pane_shows_the_sessions_net_change_per_file() {
     });
     assert!(r.app.diff.entries.is_empty());
 }
+
+#[test]
+fn on_a_narrow_screen_a_message_sent_brings_the_transcript_tab_forward() {
+    let mut r = rig();
+    // The files tab, chosen earlier with Tab.
+    for _ in 0..3 {
+        r.app.on_key(key(KeyCode::Tab));
+    }
+    assert_eq!(r.app.tab, Focus::Tree);
+    r.app.on_key(key(KeyCode::Tab));
+    assert_eq!(r.app.focus, Focus::Composer);
+    typed(&mut r.app, "fix it");
+    r.app.on_key(key(KeyCode::Enter));
+    assert_eq!(r.app.tab, Focus::Transcript);
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "fix it".into(),
+    });
+    r.app.on_agent(AgentEvent::Token {
+        turn: 1,
+        text: "Looking at it now.".into(),
+    });
+    let text = screen(&mut r, 80, 20);
+    assert!(text.contains("Looking at it now."), "{text}");
+}

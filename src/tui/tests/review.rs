@@ -103,7 +103,7 @@ fn after_a_rewind_the_tree_marks_only_what_still_differs() {
         matches!(
             &asked[..],
             [Submission {
-                op: Op::SessionDiff { from: None },
+                op: Op::UncommittedDiff,
                 ..
             }]
         ),
