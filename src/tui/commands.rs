@@ -14,7 +14,10 @@ use crate::protocol::Op;
 pub const COMMANDS: &[(&str, &str)] = &[
     ("/help", "keys and commands"),
     ("/new", "start a new session"),
-    ("/sessions", "pick one of this workspace's sessions to resume here"),
+    (
+        "/sessions",
+        "pick one of this workspace's sessions to resume here",
+    ),
     (
         "/theme",
         "switch theme: /theme dark | light | high-contrast",

@@ -196,7 +196,7 @@ impl Viewer {
             .unwrap_or(0)
     }
 
-    /// Keeps the cursor on the screen.
+    /// Keeps the cursor on the screen, and no empty rows under the end.
     fn follow(&mut self) {
         let h = self.height.get().max(2) as usize - 1;
         if self.line < self.scroll {
@@ -204,6 +204,7 @@ impl Viewer {
         } else if self.line >= self.scroll + h {
             self.scroll = self.line + 1 - h;
         }
+        self.scroll = self.scroll.min(self.line_count().saturating_sub(h));
     }
 
     /// Puts the cursor at a 1-based line and column, a few lines from the top.
@@ -306,6 +307,16 @@ impl Viewer {
         }
         let lines = self.lines.borrow();
         let w = total.max(1).to_string().len();
+        // A file that fits is shown from its first line, whatever the
+        // cursor's place (set before the viewer knew its height).
+        let scroll = self.scroll.min(total.saturating_sub(body.height as usize));
+        // Long lines scroll sideways with the cursor.
+        let room = (body.width as usize).saturating_sub(w + 2).max(1);
+        let shift = if self.col < room {
+            0
+        } else {
+            self.col + 1 - room / 2
+        };
         let mark = |i: usize| {
             let on = self.diags.iter().filter(|d| d.line as usize == i + 1);
             on.map(|d| d.level).min_by_key(|l| match l {
@@ -318,7 +329,7 @@ impl Viewer {
             .iter()
             .flatten()
             .enumerate()
-            .skip(self.scroll)
+            .skip(scroll)
             .take(body.height as usize)
             .map(|(i, l)| {
                 let (m, colour) = match mark(i) {
@@ -331,11 +342,12 @@ impl Viewer {
                     Span::styled(m, Style::new().fg(colour)),
                     Span::styled(format!("{:>w$} ", i + 1), Style::new().fg(th.dim)),
                 ];
-                if i == self.line {
-                    spans.extend(cursor_spans(l, self.col, th));
+                let text = if i == self.line {
+                    cursor_spans(l, self.col, th)
                 } else {
-                    spans.extend(l.spans.iter().cloned());
-                }
+                    l.spans.clone()
+                };
+                spans.extend(skip_chars(text, shift));
                 Line::from(spans)
             })
             .collect();
@@ -372,6 +384,26 @@ impl Viewer {
             buf,
         );
     }
+}
+
+/// The spans without their first `n` characters.
+fn skip_chars(spans: Vec<Span<'static>>, mut n: usize) -> Vec<Span<'static>> {
+    let mut out = Vec::with_capacity(spans.len());
+    for s in spans {
+        let len = s.content.chars().count();
+        if n >= len {
+            n -= len;
+            continue;
+        }
+        if n > 0 {
+            let rest: String = s.content.chars().skip(n).collect();
+            n = 0;
+            out.push(Span::styled(rest, s.style));
+        } else {
+            out.push(s);
+        }
+    }
+    out
 }
 
 /// A highlighted line with the character at `col` shown as the cursor.

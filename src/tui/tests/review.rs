@@ -568,3 +568,23 @@ fn opening_a_file_and_filtering_leave_the_disk_to_jobs() {
     settle(&mut r);
     assert!(!r.app.tree.needs_index());
 }
+
+#[test]
+fn the_viewer_shows_a_short_file_from_line_1_and_scrolls_long_lines_sideways() {
+    let mut r = rig();
+    let root = r.app.root.clone();
+    let short: String = (1..=11).map(|i| format!("line_{i} = {i}\n")).collect();
+    std::fs::write(root.join("short.py"), short).unwrap();
+    // A reference on line 9: the whole file fits, so line 1 shows too.
+    r.app.open_place("short.py", 9, 1);
+    let text = screen(&mut r, 100, 30);
+    assert!(text.contains("line_1 = 1"), "{text}");
+    assert!(text.contains("line_11 = 11"), "{text}");
+    r.app.on_key(key(KeyCode::Esc));
+    // A 315-column line: the cursor's part is in sight.
+    let long = format!("x = \"{}END\"\n", "a".repeat(300));
+    std::fs::write(root.join("long.py"), long).unwrap();
+    r.app.open_place("long.py", 1, 306);
+    let text = screen(&mut r, 100, 12);
+    assert!(text.contains("END"), "{text}");
+}
