@@ -42,7 +42,12 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
             }
             for ev in batch {
                 match ev.msg {
-                    AgentEvent::SessionStarted { info: i } => info = i,
+                    AgentEvent::SessionStarted { info: i } => {
+                        // Structured output: stdout holds the JSON or
+                        // nothing, so nothing streams to it.
+                        p.set_structured(i.structured);
+                        info = i;
+                    }
                     AgentEvent::Finished { result } if ev.id == id => {
                         ended = Some(match result {
                             OpResult::Turn { report } => Ok(report),
@@ -78,10 +83,18 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
     let (info, ended) = printer.await.unwrap_or_default();
     watcher.abort();
     ops.send(Op::Shutdown);
+    let say = |error: &str| {
+        let error = crate::untrusted::displayable(error);
+        if info.structured {
+            eprintln!("[structured output: {error}]");
+        } else {
+            eprintln!("mm: {error}");
+        }
+    };
     let result: TurnResult = match ended {
         Some(Ok(report)) => *report,
         Some(Err(error)) => {
-            eprintln!("mm: {}", crate::untrusted::displayable(&error));
+            say(&error);
             return 1;
         }
         None => {
@@ -124,6 +137,10 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
             obj["unbacked_claims"] = json!(result.unbacked);
         }
         println!("{}", crate::untrusted::json_line(&obj));
+    }
+    if info.structured && !json_out && result.outcome != Outcome::Done {
+        say(result.error.as_deref().unwrap_or(result.outcome.as_str()));
+        return 1;
     }
     match result.outcome {
         Outcome::Done => 0,

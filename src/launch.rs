@@ -565,6 +565,12 @@ fn show_prompt(
             .any(|s| s.enabled && crate::lsp::find_program(&s.command).is_some()),
     });
     let messages = [Message::system(system.clone()), Message::user("")];
+    let rf = settings.structured.as_ref().map(|s| {
+        serde_json::json!({
+            "type": "json_schema",
+            "json_schema": {"name": s.name, "strict": true, "schema": s.schema},
+        })
+    });
     let body = llm::build_body(&ChatRequest {
         model: settings.model.as_deref().unwrap_or(""),
         messages: &messages,
@@ -572,12 +578,21 @@ fn show_prompt(
         sampling: &settings.sampling,
         max_tokens: settings.max_tokens,
         replay_reasoning: false,
+        response_format: rf.as_ref(),
     });
     let size = serde_json::to_vec(&body).map(|b| b.len()).unwrap_or(0);
     if json {
         println!("{}", crate::untrusted::json_line(&body));
     } else {
         println!("{}", crate::untrusted::displayable(&system));
+        if let Some(s) = &settings.structured {
+            // What the server constrains every answer to.
+            println!(
+                "\n[response_format: the JSON Schema of every answer, named {}]\n{}",
+                s.name,
+                serde_json::to_string_pretty(&s.schema).unwrap_or_default()
+            );
+        }
     }
     eprintln!(
         "mm: first request {size} bytes (system prompt {} bytes, {} tools)",

@@ -48,6 +48,10 @@ pub struct SessionInfo {
     pub fence: String,
     pub network: bool,
     pub resumed: bool,
+    /// Every answer is JSON of a declared shape (`structuredOutput`), and
+    /// the agent has no tools.
+    #[serde(default)]
+    pub structured: bool,
 }
 
 /// How an op ended.

@@ -43,9 +43,22 @@ fn the_go_mm_agent_files_load_unchanged() {
         .args(["-show-prompt", "agent.countries.yaml"])
         .output()
         .unwrap();
-    assert_eq!(
-        stdout(&countries).trim(),
-        "You answer questions about countries. Fill every field from what you know."
+    // The declarations reach the prompt, comments and all, and the schema
+    // compiled from them is shown.
+    let shown = stdout(&countries);
+    assert!(
+        shown.starts_with(
+            "You answer questions about countries. Fill every field from what you know.\n\nAnswer with JSON only"
+        ),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("the capital CITY (not the country)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("[response_format: the JSON Schema of every answer, named Countries]"),
+        "{shown}"
     );
     assert!(
         stderr(&countries).contains("0 tools"),
@@ -54,8 +67,8 @@ fn the_go_mm_agent_files_load_unchanged() {
     );
     // What the file asks that this mm does not do yet is said, not dropped.
     assert!(
-        stderr(&countries).contains("structuredOutput")
-            && stderr(&countries).contains("accepted (written for the Go mm) but not acted on yet"),
+        stderr(&countries).contains("accepted (written for the Go mm) but not acted on yet")
+            && !stderr(&countries).contains("structuredOutput"),
         "{}",
         stderr(&countries)
     );
@@ -234,4 +247,74 @@ fn single_dash_long_flags_and_usage_errors() {
     assert_eq!(out.status.code(), Some(2));
     let out = ws.mm().arg("-h").output().unwrap();
     assert!(stdout(&out).contains("-max-rounds") || stdout(&out).contains("--max-rounds"));
+}
+
+/// The schema the first request of an agent file carries.
+fn response_format(ws: &Workspace, file: &str) -> serde_json::Value {
+    let out = ws
+        .mm()
+        .args([file, "-show-prompt", "-json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    body["response_format"].clone()
+}
+
+#[test]
+fn the_go_declarations_of_the_compat_files_compile_to_their_schemas() {
+    let ws = Workspace::new();
+    compat(&ws);
+    let countries = response_format(&ws, "agent.countries.yaml");
+    assert_eq!(countries["type"], "json_schema");
+    assert_eq!(countries["json_schema"]["name"], "Countries");
+    assert_eq!(countries["json_schema"]["strict"], true);
+    insta::assert_snapshot!(
+        "countries_schema",
+        serde_json::to_string_pretty(&countries["json_schema"]["schema"]).unwrap()
+    );
+    let triage = response_format(&ws, "agent.triage.yaml");
+    assert_eq!(triage["json_schema"]["name"], "Answer");
+    insta::assert_snapshot!(
+        "triage_schema",
+        serde_json::to_string_pretty(&triage["json_schema"]["schema"]).unwrap()
+    );
+    // Properties keep their declaration order.
+    let keys: Vec<&String> = triage["json_schema"]["schema"]["$defs"]["Report"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert_eq!(
+        keys,
+        ["title", "severity", "component", "summary", "duplicate"]
+    );
+}
+
+#[test]
+fn bad_declarations_are_config_errors_at_their_place_in_the_yaml_file() {
+    let ws = Workspace::new();
+    ws.write(
+        "agent.yaml",
+        "bashTool: false\neditTools: false\nstructuredOutput: |\n  type T struct {\n      Name string `json:\"name\"`\n      Any interface{} `json:\"any\"`\n  }\n  var X = T{}\n",
+    );
+    let out = ws.mm().args(["agent.yaml", "-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("agent.yaml:6:11: structuredOutput: interfaces are not supported"),
+        "{}",
+        stderr(&out)
+    );
+    // An agent with tools cannot answer in a fixed shape.
+    ws.write(
+        "tools.yaml",
+        "editTools: false\nstructuredOutput: |\n  type T struct{}\n  var X = T{}\n",
+    );
+    let out = ws.mm().args(["tools.yaml", "-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("structuredOutput cannot be used with tools — this agent declares: bashTool (set bashTool: false)"),
+        "{}",
+        stderr(&out)
+    );
 }

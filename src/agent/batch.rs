@@ -73,7 +73,21 @@ pub fn check_calls(calls: &[ToolCall], specs: &[ToolSpec]) -> Vec<Checked> {
 /// The identity of a call for "the same call again": its name and its
 /// arguments as a canonical JSON object (key order does not matter).
 pub fn call_key(name: &str, args: &Map<String, Value>) -> String {
-    format!("{name} {}", Value::Object(args.clone()))
+    format!("{name} {}", sorted(&Value::Object(args.clone())))
+}
+
+/// The value with every object's keys in order, so the same call written
+/// with its keys in another order gives the same key.
+fn sorted(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
 }
 
 /// A hash of one executed call and its result, for cycle detection.

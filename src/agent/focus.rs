@@ -337,6 +337,7 @@ impl Agent {
             sampling: &sampling,
             max_tokens: Some(self.settings.max_tokens.unwrap_or(1024).min(1024)),
             replay_reasoning: false,
+            response_format: None,
         });
         let streamed = self
             .client

@@ -17,6 +17,7 @@ pub mod prompt;
 pub mod recover;
 pub mod service;
 mod session_ops;
+mod structured;
 mod window;
 
 use std::collections::HashMap;
@@ -136,6 +137,8 @@ pub struct Agent {
     shed: window::Shed,
     /// Request-body bytes per prompt token, as the last reply measured.
     bytes_per_token: f64,
+    /// `structuredOutput`: every answer is JSON of this shape.
+    structured: Option<structured::Answers>,
 }
 
 /// What one request came to, short of an error that ends the turn.
@@ -190,6 +193,11 @@ impl Agent {
             },
         );
         let turn = parts.turn_starts.len() as TurnId;
+        let structured = parts
+            .settings
+            .structured
+            .as_ref()
+            .and_then(|s| structured::Answers::new(s));
         let mut messages = vec![Message::system(system)];
         messages.extend(parts.history);
         Self {
@@ -216,6 +224,7 @@ impl Agent {
             resumed: parts.resumed,
             shed: window::Shed::default(),
             bytes_per_token: window::DEFAULT_BYTES_PER_TOKEN,
+            structured,
         }
     }
 
@@ -242,6 +251,7 @@ impl Agent {
             fence: sandbox.fence().name().to_string(),
             network: !sandbox.no_net(),
             resumed: self.resumed,
+            structured: self.structured.is_some(),
         }
     }
 
@@ -348,6 +358,7 @@ impl Agent {
             max_tokens: self.settings.max_tokens,
             replay_reasoning: self.settings.provider_info.kind
                 == crate::config::ProviderKind::DeepSeek,
+            response_format: self.structured.as_ref().map(|s| &s.response_format),
         }
     }
 
@@ -562,6 +573,16 @@ impl Agent {
             st.answer = msg.text().to_string();
             if calls.is_empty() {
                 self.push(msg)?;
+                if let Some(answers) = &self.structured {
+                    // Only JSON of the declared shape is an answer.
+                    return match answers.check(&st.answer, truncated) {
+                        Ok(()) => Ok(Outcome::Done),
+                        Err(why) => {
+                            st.answer.clear();
+                            Err(Stop::Outcome(Outcome::Failed, Some(why)))
+                        }
+                    };
+                }
                 if truncated {
                     return Ok(Outcome::Truncated);
                 }
@@ -1109,6 +1130,14 @@ impl Agent {
             }
             Err(e @ LlmError::Budget(_)) => {
                 Err(Stop::Outcome(Outcome::Budget, Some(e.to_string())))
+            }
+            Err(LlmError::Http { status, body })
+                if self.structured.is_some() && (400..500).contains(&status) =>
+            {
+                Err(Stop::Outcome(
+                    Outcome::Failed,
+                    Some(structured::refused(&self.client.base_url(), status, &body)),
+                ))
             }
             Err(e) => Err(Stop::Outcome(Outcome::Failed, Some(e.to_string()))),
         }

@@ -86,8 +86,16 @@ pub fn system_prompt(settings: &Settings, env: &PromptEnv<'_>) -> String {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .unwrap_or(DEFAULT_IDENTITY);
+    if let Some(s) = &settings.structured {
+        // A grammar constrains the syntax, not the meaning: the model reads
+        // the declarations and their comments.
+        return format!(
+            "{identity}\n\nAnswer with JSON only: one value of the shape these Go declarations give ({} is the answer; keys are the json tags; a comment says what its field holds; a pointer may be null).\n\n{}\n",
+            s.name, s.source
+        );
+    }
     if !settings.bash_tool && !settings.edit_tools {
-        // An agent without tools (a JSON answerer) gets its own words only.
+        // An agent without tools gets its own words only.
         return format!("{identity}\n");
     }
     let git = if env.root.join(".git").exists() || find_git_above(env.root) {

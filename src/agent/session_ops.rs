@@ -122,6 +122,7 @@ impl Agent {
             sampling: &self.settings.sampling,
             max_tokens: Some(400),
             replay_reasoning: false,
+            response_format: None,
         });
         let cancel = CancellationToken::new();
         let mut ignore = |_: ClientEvent| {};

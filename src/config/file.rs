@@ -98,8 +98,9 @@ pub struct AgentFile {
     pub watchdog_timeout: Option<GoDuration>,
     pub first_token_timeout: Option<GoDuration>,
     pub bash_timeout: Option<GoDuration>,
-    /// Go type declarations; kept as text for now.
-    pub structured_output: Option<String>,
+    /// Go type declarations: the JSON shape of every answer (compiled
+    /// when the config loads; the place gives errors their line:col).
+    pub structured_output: Option<serde_saphyr::Spanned<String>>,
     pub context_window: Option<u64>,
     /// Completion cap for local servers (default 4096).
     pub max_tokens: Option<u64>,
@@ -268,7 +269,7 @@ mod tests {
         let sampling = f.sampling.unwrap();
         assert_eq!(sampling["chat_template_kwargs"]["enable_thinking"], false);
         assert_eq!(f.mm_configs.unwrap()["countries"].path, "a.yaml");
-        assert!(f.structured_output.unwrap().contains("var X"));
+        assert!(f.structured_output.unwrap().value.contains("var X"));
     }
 
     #[test]

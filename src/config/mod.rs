@@ -6,6 +6,7 @@ pub mod duration;
 pub mod file;
 pub mod provider;
 pub mod servers;
+pub mod structured;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -74,7 +75,8 @@ pub struct Settings {
     pub watchdog: Duration,
     pub first_token_timeout: Duration,
     pub bash_timeout: Duration,
-    pub structured_output: Option<String>,
+    /// `structuredOutput`, compiled: every answer is JSON of this shape.
+    pub structured: Option<std::sync::Arc<structured::Structured>>,
     pub context_window: Option<u64>,
     /// Completion cap sent as `max_tokens` unless `sampling` sets one.
     pub max_tokens: Option<u64>,
@@ -107,9 +109,6 @@ impl Settings {
         }
         if self.skills_dir.is_some() {
             v.push("skillsDir");
-        }
-        if self.structured_output.is_some() {
-            v.push("structuredOutput");
         }
         if self.acp_name.is_some() || self.acp_title.is_some() {
             v.push("acp");
@@ -160,12 +159,120 @@ pub fn load(agent_file: Option<&Path>, flags: &Overrides) -> Result<Settings, Co
             layers.push((None, AgentFile::load(&path)?));
         }
     }
+    let mut user_file = None;
+    if let Some(dir) = user_config_dir() {
+        user_file = Some(dir.join("config.yaml"));
+    }
     if let Some(path) = agent_file {
         layers.push((Some(path.to_path_buf()), AgentFile::load(path)?));
     }
-    resolve(&layers, flags, agent_file, &|name: &str| {
+    let mut settings = resolve(&layers, flags, agent_file, &|name: &str| {
         std::env::var(name).ok()
+    })?;
+    // The last layer that declares `structuredOutput` gives it, and its
+    // errors' places.
+    if let Some((path, decl)) = layers.iter().rev().find_map(|(p, l)| {
+        l.structured_output
+            .as_ref()
+            .map(|d| (p.clone().or(user_file.clone()).unwrap_or_default(), d))
+    }) {
+        settings.structured = Some(std::sync::Arc::new(compile_structured(
+            &settings, &path, decl,
+        )?));
+        // One constrained answer a turn: nothing to verify, nudge or re-ask.
+        settings.harness = false;
+    }
+    Ok(settings)
+}
+
+/// Compiles `structuredOutput`; an error names its place in the YAML file.
+fn compile_structured(
+    settings: &Settings,
+    path: &Path,
+    decl: &serde_saphyr::Spanned<String>,
+) -> Result<structured::Structured, ConfigError> {
+    let at = decl.referenced;
+    let error = |position: Option<(u64, u64)>, message: String| ConfigError {
+        file: path.to_path_buf(),
+        position,
+        message,
+    };
+    // An agent acts or answers in a fixed shape: a constrained answer
+    // leaves no room for a tool call.
+    let mut tools = Vec::new();
+    if settings.bash_tool {
+        tools.push("bashTool");
+    }
+    if settings.edit_tools {
+        tools.push("editTools");
+    }
+    if settings.plan_tool {
+        tools.push("planTool");
+    }
+    if !settings.sub_agents.is_empty() {
+        tools.push("mmConfigs");
+    }
+    if !tools.is_empty() {
+        let fix: Vec<String> = tools
+            .iter()
+            .map(|t| {
+                if *t == "mmConfigs" {
+                    "remove mmConfigs".to_string()
+                } else {
+                    format!("{t}: false")
+                }
+            })
+            .collect();
+        return Err(error(
+            (at.line() > 0).then(|| (at.line(), at.column())),
+            format!(
+                "structuredOutput cannot be used with tools — this agent declares: {} (set {})",
+                tools.join(", "),
+                fix.join(", ")
+            ),
+        ));
+    }
+    structured::compile(&decl.value).map_err(|e| {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        error(
+            yaml_place(&text, at.line(), e.line, e.col),
+            format!("structuredOutput: {}", e.message),
+        )
     })
+}
+
+/// Where line `go_line`, column `go_col` of the declarations sit in the
+/// YAML file, the value's place being line `at` (the block scalar's first
+/// line of content, or its `|` line).
+fn yaml_place(text: &str, at: u64, go_line: usize, go_col: usize) -> Option<(u64, u64)> {
+    if at == 0 {
+        return None;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let indicator = |n: u64| {
+        n >= 1
+            && lines.get(n as usize - 1).is_some_and(|l| {
+                let l = l.trim_end();
+                ["|", "|-", "|+", ">", ">-", ">+"]
+                    .iter()
+                    .any(|ind| l.ends_with(ind))
+            })
+    };
+    let start = if indicator(at) {
+        at + 1
+    } else if indicator(at - 1) {
+        at
+    } else {
+        // A one-line value: its place is the error's best place.
+        return Some((at, 1));
+    };
+    let indent = lines
+        .iter()
+        .skip(start as usize - 1)
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .unwrap_or(0);
+    Some((start + go_line as u64 - 1, (indent + go_col) as u64))
 }
 
 /// Merges the layers (lowest first) and the flags; `env` reads the
@@ -309,7 +416,7 @@ pub fn resolve(
             .bash_timeout
             .map(|d| d.0)
             .unwrap_or(Duration::from_secs(120)),
-        structured_output: merged.structured_output.clone(),
+        structured: None,
         context_window: merged.context_window,
         max_tokens,
         sub_agents,

@@ -65,6 +65,62 @@ pub struct Printer<O: Write, E: Write> {
     in_reasoning: bool,
     turn_usage: Usage,
     last_tps: Option<f64>,
+    /// Answers are JSON of a declared shape: shown once checked, whole.
+    structured: bool,
+}
+
+/// A JSON answer pretty-printed, keys and values in colour (the text as
+/// is when it is not JSON).
+fn pretty_json(answer: &str, st: &Styles) -> String {
+    let t = answer.trim();
+    let t = t
+        .strip_prefix("```json")
+        .or_else(|| t.strip_prefix("```"))
+        .and_then(|x| x.strip_suffix("```"))
+        .unwrap_or(t)
+        .trim();
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(t) else {
+        return displayable(t).into_owned();
+    };
+    let mut out = String::new();
+    write_json(&value, 0, st, &mut out);
+    out
+}
+
+fn write_json(v: &serde_json::Value, depth: usize, st: &Styles, out: &mut String) {
+    use serde_json::Value;
+    let pad = "  ".repeat(depth + 1);
+    let end = "  ".repeat(depth);
+    let paint = |s: anstyle::Style, text: &str| format!("{s}{}{s:#}", displayable(text));
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            out.push_str("{\n");
+            for (i, (k, val)) in m.iter().enumerate() {
+                out.push_str(&pad);
+                out.push_str(&paint(st.tool, &Value::String(k.clone()).to_string()));
+                out.push_str(": ");
+                write_json(val, depth + 1, st, out);
+                out.push_str(if i + 1 < m.len() { ",\n" } else { "\n" });
+            }
+            out.push_str(&end);
+            out.push('}');
+        }
+        Value::Array(a) if !a.is_empty() => {
+            out.push_str("[\n");
+            for (i, val) in a.iter().enumerate() {
+                out.push_str(&pad);
+                write_json(val, depth + 1, st, out);
+                out.push_str(if i + 1 < a.len() { ",\n" } else { "\n" });
+            }
+            out.push_str(&end);
+            out.push(']');
+        }
+        Value::String(_) => out.push_str(&paint(st.ok, &v.to_string())),
+        Value::Number(_) | Value::Bool(_) | Value::Null => {
+            out.push_str(&paint(st.warn, &v.to_string()))
+        }
+        other => out.push_str(&other.to_string()),
+    }
 }
 
 fn first_line(text: &str) -> &str {
@@ -92,6 +148,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             in_reasoning: false,
             turn_usage: Usage::default(),
             last_tps: None,
+            structured: false,
         }
     }
 
@@ -139,8 +196,17 @@ impl<O: Write, E: Write> Printer<O, E> {
         let _ = self.err.flush();
     }
 
+    /// Answers are JSON of a declared shape (`structuredOutput`).
+    pub fn set_structured(&mut self, on: bool) {
+        self.structured = on;
+    }
+
     /// Streams answer text where the mode wants it.
     fn answer_text(&mut self, text: &str) {
+        if self.structured {
+            // Shown when the turn ends, checked and whole.
+            return;
+        }
         let text = displayable(text);
         match self.mode {
             PrintMode::Headless { stream: false } => {}
@@ -306,7 +372,28 @@ impl<O: Write, E: Write> Printer<O, E> {
     }
 
     fn turn_finished(&mut self, outcome: Outcome, answer: &str, error: Option<&str>) {
+        if self.structured {
+            match self.mode {
+                // stdout: the JSON and a newline, or nothing; the front
+                // end says the error.
+                PrintMode::Headless { .. } => {
+                    if outcome == Outcome::Done && !answer.trim().is_empty() {
+                        let _ = writeln!(self.out, "{}", displayable(answer.trim()));
+                    }
+                    return;
+                }
+                PrintMode::Repl | PrintMode::Replay => {
+                    self.ensure_line();
+                    if outcome == Outcome::Done {
+                        let json = pretty_json(answer, &self.st);
+                        let _ = writeln!(self.out, "{json}");
+                        self.line_start = true;
+                    }
+                }
+            }
+        }
         match self.mode {
+            _ if self.structured => {}
             PrintMode::Headless { stream: false } => {
                 if !answer.is_empty() {
                     let _ = writeln!(self.out, "{}", displayable(answer.trim_end()));

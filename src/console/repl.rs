@@ -67,6 +67,7 @@ pub async fn run(
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let mut printer: Printer2 =
         Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Repl, color);
+    printer.set_structured(banner.structured);
     let ctx = banner
         .context_window
         .map(|c| format!(" · context {c}"))
@@ -79,6 +80,9 @@ pub async fn run(
         banner.sandbox,
         banner.session
     );
+    if banner.structured {
+        println!("tools: none (structured output: JSON answers)");
+    }
     println!(
         "/help for commands · \"\"\" for a multi-line message · Ctrl-C cancels · Ctrl-D quits"
     );

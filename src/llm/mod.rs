@@ -21,10 +21,12 @@ pub struct ChatRequest<'a> {
     /// Completion cap, unless `sampling` sets `max_tokens` itself.
     pub max_tokens: Option<u64>,
     pub replay_reasoning: bool,
+    /// `response_format` (structured output), sent as is.
+    pub response_format: Option<&'a Value>,
 }
 
 /// The JSON body of a streaming chat-completions request. Serialisation is
-/// deterministic (sorted keys), so the same conversation gives the same
+/// deterministic (keys in the order they are inserted here), so the same conversation gives the same
 /// bytes and a local server's prefix cache keeps matching.
 pub fn build_body(req: &ChatRequest<'_>) -> Value {
     let mut body = serde_json::Map::new();
@@ -45,6 +47,9 @@ pub fn build_body(req: &ChatRequest<'_>) -> Value {
         // A tool-less request (the final report) must not carry tool settings.
         body.remove("parallel_tool_calls");
         body.remove("tool_choice");
+    }
+    if let Some(rf) = req.response_format {
+        body.insert("response_format".into(), rf.clone());
     }
     body.insert("stream".into(), json!(true));
     body.insert("stream_options".into(), json!({"include_usage": true}));
@@ -77,6 +82,7 @@ mod tests {
             sampling: &sampling,
             max_tokens: Some(4096),
             replay_reasoning: false,
+            response_format: None,
         };
         let body = build_body(&req);
         assert_eq!(body["temperature"], 0.0);
@@ -105,6 +111,7 @@ mod tests {
             sampling: &sampling,
             max_tokens: None,
             replay_reasoning: false,
+            response_format: None,
         };
         let a = serde_json::to_vec(&build_body(&req)).unwrap();
         let b = serde_json::to_vec(&build_body(&req)).unwrap();

@@ -231,7 +231,7 @@ impl Cell {
                 }
                 v
             }
-            CellKind::Answer { text, .. } => markdown::render(text, th),
+            CellKind::Answer { text, .. } => markdown::render(&json_shown(text), th),
             CellKind::Reasoning { text, done } => {
                 let st = dim.add_modifier(Modifier::ITALIC);
                 let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -349,6 +349,19 @@ fn stable_boundary(text: &str) -> usize {
     boundary
 }
 
+/// An answer that is a JSON object or array, whole, shown pretty-printed
+/// in a highlighted block; any other text as it is.
+fn json_shown(text: &str) -> std::borrow::Cow<'_, str> {
+    let t = text.trim();
+    if (t.starts_with('{') || t.starts_with('['))
+        && let Ok(v) = serde_json::from_str::<serde_json::Value>(t)
+        && let Ok(pretty) = serde_json::to_string_pretty(&v)
+    {
+        return std::borrow::Cow::Owned(format!("```json\n{pretty}\n```\n"));
+    }
+    std::borrow::Cow::Borrowed(text)
+}
+
 fn unreachable_empty() -> &'static Vec<Line<'static>> {
     static EMPTY: Vec<Line<'static>> = Vec::new();
     &EMPTY
@@ -434,8 +447,26 @@ fn tool_lines(
     v
 }
 
-pub(super) fn welcome(area: Rect, buf: &mut Buffer, th: &Theme) {
+pub(super) fn welcome(area: Rect, buf: &mut Buffer, th: &Theme, structured: bool) {
     let dim = Style::new().fg(th.dim);
+    if structured {
+        let lines = vec![
+            Line::styled(
+                format!("mm {}", env!("CARGO_PKG_VERSION")),
+                Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
+            ),
+            Line::default(),
+            Line::styled(
+                "tools: none (structured output: JSON answers)",
+                Style::new().fg(th.text),
+            ),
+            Line::styled(
+                "Every answer is JSON of the shape the agent file declares, checked before it is shown.",
+                dim,
+            ),
+        ];
+        return centred(lines, area, buf);
+    }
     let lines = vec![
         Line::styled(
             format!("mm {}", env!("CARGO_PKG_VERSION")),
@@ -455,8 +486,13 @@ pub(super) fn welcome(area: Rect, buf: &mut Buffer, th: &Theme) {
             dim,
         ),
     ];
-    // Wrapped here, so the height counts the rows the text takes, not its
-    // lines (a narrow pane clipped the last ones).
+    centred(lines, area, buf);
+}
+
+/// Lines in the middle of the area, wrapped there, so the height counts
+/// the rows the text takes, not its lines (a narrow pane clipped the last
+/// ones).
+fn centred(lines: Vec<Line<'static>>, area: Rect, buf: &mut Buffer) {
     let logical: Vec<Logical> = lines
         .into_iter()
         .map(|l| Logical::word(l.alignment(ratatui::layout::Alignment::Center)))

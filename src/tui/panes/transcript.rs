@@ -38,6 +38,8 @@ pub struct Transcript {
     started: HashMap<String, Instant>,
     /// The code block of the selected cell copied last (cell, block).
     code_cursor: Option<(usize, usize)>,
+    /// Every answer is JSON (`structuredOutput`): the welcome says so.
+    pub structured: bool,
 }
 
 /// Bytes of a call's arguments shown while the model writes them.
@@ -47,6 +49,7 @@ impl Transcript {
     /// Takes its part of an agent event.
     pub fn on_event(&mut self, ev: &AgentEvent) {
         match ev {
+            AgentEvent::SessionStarted { info } => self.structured = info.structured,
             AgentEvent::SessionCleared { session } => {
                 self.push(
                     self.turn,
@@ -532,7 +535,7 @@ impl Transcript {
             return;
         }
         if self.cells.is_empty() {
-            super::cell::welcome(area, buf, th);
+            super::cell::welcome(area, buf, th, self.structured);
             return;
         }
         let width = area.width;
