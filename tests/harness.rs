@@ -1772,3 +1772,20 @@ fn a_question_about_an_attached_file_is_answered_from_it() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(server.requests()[0].get("tools").is_some());
 }
+
+#[test]
+fn an_answer_that_only_repeats_the_templates_instruction_is_asked_again() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "notes.txt"})),
+        text("That call is done; do not repeat it. If the task needs another step, call the next tool; if it is finished, answer the user."),
+        text("The notes list three chores."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("notes.txt", "wash\ncook\nclean\n");
+    let out = ws.run(&server, "Summarise the notes file here.", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The notes list three chores.\n");
+    let again = last_user(&server.requests()[2]);
+    assert!(again.contains("repeated an instruction"), "{again}");
+    assert!(again.contains("Summarise the notes file here."), "{again}");
+}

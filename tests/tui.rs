@@ -490,6 +490,9 @@ fn a_rewind_of_the_conversation_is_undone_like_one_of_files() {
             "write_file",
             json!({"path": "notes.txt", "content": "second\n"}),
         ),
+        // A command after the write: its checkpoint holds the same tree as
+        // the one a rewind takes before it starts.
+        call("c3", "bash", json!({"command": "echo listed > listed.txt"})),
         text("Wrote the second notes."),
         text("Both turns are here."),
     ]);
@@ -511,6 +514,13 @@ fn a_rewind_of_the_conversation_is_undone_like_one_of_files() {
     s.keys("/rewind\r");
     s.wait_for("enter rewind");
     s.wait_for("write the second notes");
+    s.wait_for("undoes");
+    // Most recent first: the checkpoints after and before the command,
+    // then turn 2's.
+    for _ in 0..2 {
+        s.keys("\x1b[B");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     s.keys("\r");
     s.wait_for("b both");
     s.keys("b");

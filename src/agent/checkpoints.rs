@@ -234,7 +234,8 @@ impl Agent {
     /// The files are first checkpointed themselves, so the rewind can be
     /// undone; files changed outside mm are only overwritten when confirmed.
     pub async fn rewind(&mut self, id: &str, mode: RewindMode, overwrite: bool) {
-        let Some(target) = self.checkpoints.iter().find(|c| c.id == id).cloned() else {
+        // The latest of that id: checkpoints of an unchanged tree share it.
+        let Some(target) = self.checkpoints.iter().rev().find(|c| c.id == id).cloned() else {
             return self.git_notice(Level::Error, format!("no checkpoint {id} in this session"));
         };
         // The checkpoint before a rewind of the conversation names the log
@@ -339,16 +340,18 @@ impl Agent {
             });
         }
         let files: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+        let to = if target.kind == Kind::Safety {
+            // Forward, to where a rewind started.
+            format!("went back to the checkpoint {:?}", target.label)
+        } else {
+            format!("rewound to turn {}", target.turn)
+        };
         self.git_notice(
             Level::Info,
             if files.is_empty() {
-                format!("rewound to turn {}: no file differed", target.turn)
+                format!("{to}: no file differed")
             } else {
-                format!(
-                    "rewound to turn {}: restored {}",
-                    target.turn,
-                    files.join(", ")
-                )
+                format!("{to}: restored {}", files.join(", "))
             },
         );
         true

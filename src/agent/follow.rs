@@ -871,6 +871,17 @@ impl Agent {
                 "Your reply was empty.\n{ask}\nAnswer it now, or make the change with a tool call."
             )));
         }
+        if !st.reasked && harness::echoes_instruction(&st.answer) {
+            st.reasked = true;
+            self.tell(
+                st,
+                Level::Info,
+                "the model's answer only repeated mm's instruction; asking again",
+            );
+            return Ok(Some(format!(
+                "Your reply repeated an instruction instead of answering.\n{ask}\nAnswer it now, from what the tools returned."
+            )));
+        }
         if let Some(text) = self.lsp_follow_up(st) {
             st.follow_ups += 1;
             return Ok(Some(format!("{text}\n{ask}")));
@@ -1172,6 +1183,9 @@ impl Agent {
     /// receipt and `-json`.
     pub(super) fn flag_unbacked(&self, st: &mut TurnState) {
         let mut flags = Vec::new();
+        if harness::echoes_instruction(&st.answer) {
+            flags.push("the answer only repeats mm's instruction; it answers nothing".to_string());
+        }
         if !st.question
             && st.written.is_empty()
             && st.commands == 0
@@ -1184,6 +1198,10 @@ impl Agent {
                 Some(t) if t.passed == Some(false) => flags.push(format!(
                     "the answer says the tests pass, but `{}` fails ({})",
                     t.command, t.summary
+                )),
+                Some(t) if t.passed.is_none() => flags.push(format!(
+                    "the answer says the tests pass, but `{}` ran no test",
+                    t.command
                 )),
                 None if st.model_checked.is_none() => {
                     flags.push("the answer says the tests pass, but no test ran".to_string())

@@ -1017,6 +1017,29 @@ pub fn has_code(text: &str, code: &str) -> bool {
 
 /// The request, quoted for a harness message so a small model that lost
 /// it has it again.
+/// What mm's chat template for local models says after each tool result
+/// (`assets/llama/qwen2.5-coder-tools.jinja`): small models copy it as
+/// their answer.
+pub const AFTER_TOOL_WORDS: &[&str] = &[
+    "That call is done; do not repeat it.",
+    "If the task needs another step, call the next tool; if it is finished, answer the user.",
+];
+
+/// An answer that is only mm's own instructions repeated back: not an
+/// answer (a 1.5B model ended three turns in a row with the template's
+/// words after a long read).
+pub fn echoes_instruction(answer: &str) -> bool {
+    let mut rest = answer.trim().to_string();
+    let mut found = false;
+    for w in AFTER_TOOL_WORDS {
+        if rest.contains(w) {
+            found = true;
+            rest = rest.replace(w, "");
+        }
+    }
+    found && rest.trim().chars().filter(|c| c.is_alphanumeric()).count() < 20
+}
+
 pub fn restate(prompt: &str) -> String {
     const MAX: usize = 1_500;
     let p = prompt.trim();
@@ -1436,4 +1459,21 @@ mod tests {
         assert!(!is_bare_number("There are 5 functions: 2 * pi"));
         assert!(!is_bare_number("five"));
     }
+
+    #[test]
+    fn an_answer_that_repeats_the_templates_words_is_an_echo() {
+        let template = include_str!("../../assets/llama/qwen2.5-coder-tools.jinja");
+        for w in AFTER_TOOL_WORDS {
+            assert!(template.contains(w), "the template no longer says {w:?}");
+        }
+        assert!(echoes_instruction(
+            "That call is done; do not repeat it. If the task needs another step, call the next tool; if it is finished, answer the user."
+        ));
+        assert!(echoes_instruction("That call is done; do not repeat it.\n"));
+        assert!(!echoes_instruction(
+            "That call is done; do not repeat it. The file lists 3000 numbered lines of lorem ipsum text."
+        ));
+        assert!(!echoes_instruction("The file is a list of lines."));
+    }
+
 }

@@ -369,8 +369,12 @@ impl Store {
 
     fn checkpoint_oid(&mut self, kind: Kind, turn: u64, label: &str) -> Result<(Oid, bool)> {
         let tree = self.snapshot_tree()?;
+        // An unchanged tree reuses the last checkpoint; a safety checkpoint
+        // is always its own (it names the conversation it keeps, and a
+        // rewind finds it by id).
         if let Some((commit, last_tree)) = self.last
             && last_tree == tree
+            && kind != Kind::Safety
         {
             return Ok((commit, false));
         }
