@@ -1051,6 +1051,7 @@ impl Agent {
             live,
             turn,
             hidden_limit: self.harness_on().then_some(progress::HIDDEN_LIMIT),
+            prompt_estimate: (body_bytes as f64 / self.bytes_per_token) as u64,
             stop: request_cancel.clone(),
             ran_away: ran_away.clone(),
         }));

@@ -66,6 +66,10 @@ pub(super) struct Watch {
     pub turn: TurnId,
     /// None: a hidden runaway is told, not stopped.
     pub hidden_limit: Option<u64>,
+    /// The request's prompt tokens as mm estimates them: the total the
+    /// server's count of tokens read is shown against (its own total
+    /// grows as it reads).
+    pub prompt_estimate: u64,
     pub stop: CancellationToken,
     pub ran_away: Arc<Mutex<Option<String>>>,
 }
@@ -88,9 +92,10 @@ pub(super) async fn watch(w: Watch) {
             None
         };
         let tokens = chunks.max(slot.map_or(0, |s| s.decoded));
-        let prompt = slot
-            .filter(|s| tokens == 0 && s.prompt_tokens > 0)
-            .map(|s| (s.prompt_done, s.prompt_tokens));
+        let prompt = slot.filter(|_| tokens == 0).map(|s| {
+            let all = s.prompt_tokens.max(w.prompt_estimate);
+            (s.prompt_done.min(all), all)
+        });
         let now = Instant::now();
         let tokens_per_second = match since {
             None => {

@@ -506,7 +506,8 @@ impl LlmClient {
         let figure = |p: &str| slot.pointer(p).and_then(Value::as_u64).unwrap_or(0);
         Some(SlotProgress {
             prompt_tokens: figure("/n_prompt_tokens"),
-            prompt_done: figure("/n_prompt_tokens_processed"),
+            // Read from the cache counts as read.
+            prompt_done: figure("/n_prompt_tokens_processed") + figure("/n_prompt_tokens_cache"),
             decoded: slot
                 .get("next_token")
                 .and_then(|n| n.get(0).or(Some(n)))

@@ -129,17 +129,19 @@ impl Status {
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme) {
         let dim = Style::new().fg(th.dim);
-        let sep = Span::styled(" · ", Style::new().fg(th.border));
-        let mut left = vec![
-            Span::styled(
-                format!(" {}/{}", self.info.provider, self.info.model),
-                Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
+        // Each figure is a segment with a rank: on a narrow bar the lowest
+        // ranked go whole, never cut in the middle of a word.
+        let mut left: Vec<(u8, Span<'static>)> = vec![
+            (
+                9,
+                Span::styled(
+                    format!("{}/{}", self.info.provider, self.info.model),
+                    Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
+                ),
             ),
-            sep.clone(),
-            Span::styled(self.info.sandbox.clone(), dim),
+            (4, Span::styled(self.info.sandbox.clone(), dim)),
         ];
         if self.context_used > 0 || self.info.context_window.is_some() {
-            left.push(sep.clone());
             let ctx = match self.info.context_window {
                 Some(w) if w > 0 => format!(
                     "ctx {}/{} ({}%)",
@@ -149,78 +151,83 @@ impl Status {
                 ),
                 _ => format!("ctx {}", human(self.context_used)),
             };
-            left.push(Span::styled(ctx, dim));
+            left.push((10, Span::styled(ctx, dim)));
         }
         if self.total.prompt + self.total.completion > 0 {
-            left.push(sep.clone());
             let cached = (self.total.cached * 100)
                 .checked_div(self.total.prompt)
                 .map(|p| format!(" ({p}% cached)"))
                 .unwrap_or_default();
-            left.push(Span::styled(
-                format!(
-                    "in {}{cached} out {}",
-                    human(self.total.prompt),
-                    human(self.total.completion)
+            left.push((
+                8,
+                Span::styled(
+                    format!(
+                        "in {}{cached} out {}",
+                        human(self.total.prompt),
+                        human(self.total.completion)
+                    ),
+                    dim,
                 ),
-                dim,
             ));
         }
         if let Some(s) = &self.last {
             if let Some(tps) = s.tokens_per_second {
-                left.push(sep.clone());
-                left.push(Span::styled(format!("{tps:.1} tok/s"), dim));
+                left.push((3, Span::styled(format!("{tps:.1} tok/s"), dim)));
             }
             if let Some(ms) = s.first_token_ms {
-                left.push(sep.clone());
-                left.push(Span::styled(
-                    format!("ttft {:.1}s", ms as f64 / 1000.0),
-                    dim,
+                left.push((
+                    2,
+                    Span::styled(format!("ttft {:.1}s", ms as f64 / 1000.0), dim),
                 ));
             }
         }
-        let mut right: Vec<Span<'static>> = Vec::new();
+        let mut right: Vec<(u8, Span<'static>)> = Vec::new();
         if self.approvals_waiting > 0 {
-            right.push(Span::styled(
-                format!("{} approval waiting (Esc) ", self.approvals_waiting),
-                Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
+            right.push((
+                10,
+                Span::styled(
+                    format!("{} approval waiting (Esc)", self.approvals_waiting),
+                    Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
+                ),
             ));
         }
         if self.queued > 0 {
-            right.push(Span::styled(
-                format!("{} queued ", self.queued),
-                Style::new().fg(th.warning),
+            right.push((
+                7,
+                Span::styled(format!("{} queued", self.queued), Style::new().fg(th.warning)),
             ));
         }
         if self.mouse_off {
-            right.push(Span::styled("mouse off ", Style::new().fg(th.warning)));
+            right.push((5, Span::styled("mouse off", Style::new().fg(th.warning))));
         }
         if let Some(since) = self.working_since {
             let secs = since.elapsed().as_secs_f64();
             let frame = SPINNER[(since.elapsed().as_millis() / 100) as usize % SPINNER.len()];
-            let live = self
-                .generating
-                .map(|g| format!(" · {}", g.words()))
-                .unwrap_or_default();
-            right.push(Span::styled(
-                format!("{frame} {secs:.0}s{live} "),
-                Style::new().fg(th.accent),
+            right.push((
+                10,
+                Span::styled(format!("{frame} {secs:.0}s"), Style::new().fg(th.accent)),
             ));
+            if let Some(g) = self.generating {
+                right.push((6, Span::styled(g.words(), Style::new().fg(th.accent))));
+            }
         }
         if self.errors > 0 {
-            right.push(Span::styled(
-                format!("✗{} ", self.errors),
-                Style::new().fg(th.removed).add_modifier(Modifier::BOLD),
+            right.push((
+                9,
+                Span::styled(
+                    format!("✗{}", self.errors),
+                    Style::new().fg(th.removed).add_modifier(Modifier::BOLD),
+                ),
             ));
         }
         if self.warnings > 0 {
-            right.push(Span::styled(
-                format!("⚠{} ", self.warnings),
-                Style::new().fg(th.warning),
+            right.push((
+                6,
+                Span::styled(format!("⚠{}", self.warnings), Style::new().fg(th.warning)),
             ));
         }
         if self.checkpoints > 0 {
-            right.push(Span::styled(format!("⟲{} ", self.checkpoints), dim));
+            right.push((1, Span::styled(format!("⟲{}", self.checkpoints), dim)));
         }
         let short: String = self
             .info
@@ -232,16 +239,46 @@ impl Status {
             .into_iter()
             .rev()
             .collect();
-        right.push(Span::styled(format!("{short} "), dim));
+        right.push((0, Span::styled(short, dim)));
+        let w = |s: &Span<'static>| crate::tui::render::wrap::text_width(&s.content);
+        // " a · b · c " on the left, "x y z " on the right.
+        let total = |l: &[(u8, Span<'static>)], r: &[(u8, Span<'static>)]| -> usize {
+            1 + l.iter().map(|(_, s)| w(s) + 3).sum::<usize>() - 3 * usize::from(!l.is_empty())
+                + r.iter().map(|(_, s)| w(s) + 1).sum::<usize>()
+        };
+        while total(&left, &right) > area.width as usize {
+            let lowest = left
+                .iter()
+                .enumerate()
+                .map(|(i, (r, _))| (*r, false, i))
+                .chain(right.iter().enumerate().map(|(i, (r, _))| (*r, true, i)))
+                .min_by_key(|(r, _, _)| *r);
+            match lowest {
+                Some((_, false, i)) => {
+                    left.remove(i);
+                }
+                Some((_, true, i)) => {
+                    right.remove(i);
+                }
+                None => break,
+            }
+        }
+        let sep = Span::styled(" · ", Style::new().fg(th.border));
+        let mut left_spans = vec![Span::raw(" ")];
+        for (i, (_, s)) in left.iter().enumerate() {
+            if i > 0 {
+                left_spans.push(sep.clone());
+            }
+            left_spans.push(s.clone());
+        }
+        let mut right_spans: Vec<Span<'static>> = Vec::new();
+        for (_, s) in &right {
+            right_spans.push(s.clone());
+            right_spans.push(Span::raw(" "));
+        }
         // A message takes the room the figures leave, cut to fit: it never
         // hides the context or the tokens.
-        let width = |spans: &[Span<'static>]| -> usize {
-            spans
-                .iter()
-                .map(|s| crate::tui::render::wrap::text_width(&s.content))
-                .sum()
-        };
-        let room = (area.width as usize).saturating_sub(width(&left) + width(&right) + 2);
+        let room = (area.width as usize).saturating_sub(total(&left, &right) + 2);
         if let Some(f) = &self.flash
             && room >= 8
         {
@@ -251,17 +288,16 @@ impl Status {
                 let cut: String = f.chars().take(room.saturating_sub(2)).collect();
                 format!("{cut}… ")
             };
-            right.insert(0, Span::styled(text, Style::new().fg(th.text)));
+            right_spans.insert(0, Span::styled(text, Style::new().fg(th.text)));
         }
-        let right_w: usize = right.iter().map(|s| s.content.chars().count()).sum();
+        let right_w: usize = right_spans.iter().map(w).sum();
         let style = Style::new().bg(th.selection);
-        // The left part gives way to the right part on a narrow screen.
         let left_area = Rect {
             width: area.width.saturating_sub(right_w as u16 + 1),
             ..area
         };
         Paragraph::new("").style(style).render(area, buf);
-        Paragraph::new(Line::from(left))
+        Paragraph::new(Line::from(left_spans))
             .style(style)
             .render(left_area, buf);
         if (right_w as u16) < area.width {
@@ -270,7 +306,7 @@ impl Status {
                 width: right_w as u16,
                 ..area
             };
-            Paragraph::new(Line::from(right))
+            Paragraph::new(Line::from(right_spans))
                 .style(style)
                 .render(r, buf);
         }

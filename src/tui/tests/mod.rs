@@ -895,3 +895,37 @@ fn on_a_narrow_screen_a_message_sent_brings_the_transcript_tab_forward() {
     let text = screen(&mut r, 80, 20);
     assert!(text.contains("Looking at it now."), "{text}");
 }
+
+#[test]
+fn a_narrow_status_bar_drops_whole_figures_least_needed_first() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::Usage {
+        turn: 1,
+        stats: RequestStats {
+            usage: crate::protocol::Usage {
+                prompt: 3300,
+                cached: 1000,
+                completion: 73,
+            },
+            first_token_ms: Some(1200),
+            tokens_per_second: Some(13.5),
+        },
+        context_used: 3000,
+    });
+    r.app.status.checkpoints = 2;
+    r.app.status.errors = 1;
+    for width in [140u16, 90, 60, 40] {
+        let text = screen(&mut r, width, 12);
+        let bar = text.lines().last().unwrap().to_string();
+        // The context figure is whole, or the bar is too narrow for it.
+        assert!(bar.contains("ctx 3.0k/16k (18%)") || width < 60, "{width}: {bar}");
+        assert!(bar.contains("✗1"), "{width}: {bar}");
+        // A figure is there whole or not at all.
+        assert!(bar.contains("13.5 tok/s") || !bar.contains("tok/"), "{width}: {bar}");
+        assert!(bar.contains("ttft 1.2s") || !bar.contains("ttf"), "{width}: {bar}");
+        if width == 90 {
+            assert!(!bar.contains("ttft"), "the least needed goes first: {bar}");
+            assert!(bar.contains("in 3.3k (30% cached) out 73"), "{bar}");
+        }
+    }
+}
