@@ -1777,7 +1777,9 @@ fn a_question_about_an_attached_file_is_answered_from_it() {
 fn an_answer_that_only_repeats_the_templates_instruction_is_asked_again() {
     let server = Server::start(vec![
         call("c1", "read_file", json!({"path": "notes.txt"})),
-        text("That call is done; do not repeat it. If the task needs another step, call the next tool; if it is finished, answer the user."),
+        text(
+            "That call is done; do not repeat it. If the task needs another step, call the next tool; if it is finished, answer the user.",
+        ),
         text("The notes list three chores."),
     ]);
     let ws = Workspace::new();

@@ -595,10 +595,15 @@ fn the_tree_marks_what_the_session_changed_commands_too_across_a_resume_until_a_
     let url = server.url();
     let mut s = Screen::start(&ws, &["-tui", "-url", &url, "-yolo"], 30, 140);
     s.wait_for("Ask mm to do something");
+    // The first request's weight is counted before it is sent.
+    assert!(ctx_figure(&s.text()) > 0.0, "{}", s.text());
+    // A file the user makes beside mm is not the session's change.
+    ws.write("mine.txt", "mine\n");
     s.keys("read a.txt, edit it and make a file\r");
     s.wait_for("Done.");
     // The command's file is marked added, the edited one modified.
     s.wait_for("2 changed");
+    assert!(!s.text().contains("A   mine.txt"), "{}", s.text());
     s.wait_for("A   by_cmd.txt");
     s.wait_for("M   a.txt");
     s.keys("\x11");
@@ -615,6 +620,8 @@ fn the_tree_marks_what_the_session_changed_commands_too_across_a_resume_until_a_
     s.keys("\x13");
     s.wait_for("committed");
     s.wait_gone("2 changed");
+    // The diff pane starts over too.
+    s.wait_for("no changes yet");
     assert!(!s.text().contains("A   by_cmd.txt"), "{}", s.text());
     s.keys("\x11");
     assert_eq!(s.exit_code(), 0);

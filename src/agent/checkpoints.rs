@@ -418,7 +418,8 @@ impl Agent {
             self.git_notice(
                 Level::Info,
                 format!(
-                    "the conversation is back as it was before the rewind ({turns} turns), in session {}",
+                    "the conversation is back as it was before the rewind ({turns} turn{}), in session {}",
+                    if turns == 1 { "" } else { "s" },
                     self.log.id()
                 ),
             );
@@ -488,7 +489,7 @@ impl Agent {
                 // The front ends start over and are told the whole
                 // conversation, as a resume tells it.
                 self.bus
-                    .publish(AgentEvent::ConversationTrimmed { turn: 1, session });
+                    .publish(AgentEvent::ConversationTrimmed { turn: 0, session });
                 for ev in crate::session::replay::events(records) {
                     if !matches!(ev, AgentEvent::Notice { .. }) {
                         self.bus.publish(ev);
@@ -512,6 +513,17 @@ impl Agent {
 
     /// The session's changes since its first checkpoint (or `from`).
     pub async fn session_diff(&mut self, from: Option<String>) {
+        self.session_diff_of(from, false).await
+    }
+
+    /// What the tree marks: the changes since the last `/commit` to files
+    /// mm made (its tools, its commands), not those made beside it.
+    pub async fn uncommitted_diff(&mut self) {
+        let from = self.last_commit_checkpoint();
+        self.session_diff_of(from, true).await
+    }
+
+    async fn session_diff_of(&mut self, from: Option<String>, only_made: bool) {
         let Some(store) = self.git.clone() else {
             return self.git_notice(
                 Level::Warning,
@@ -531,7 +543,11 @@ impl Agent {
         match with_store(&store, move |s| s.diff_since(oid)).await {
             Ok(changes) => self.bus.publish(AgentEvent::SessionDiff {
                 from,
-                changes: changes.iter().map(PlannedChange::forward).collect(),
+                changes: changes
+                    .iter()
+                    .filter(|c| !only_made || self.made.contains_key(&c.path))
+                    .map(PlannedChange::forward)
+                    .collect(),
             }),
             Err(e) => self.git_notice(
                 Level::Error,

@@ -1475,5 +1475,4 @@ mod tests {
         ));
         assert!(!echoes_instruction("The file is a list of lines."));
     }
-
 }

@@ -259,10 +259,9 @@ impl Agent {
     pub fn announce(&self) {
         self.bus
             .publish(AgentEvent::SessionStarted { info: self.info() });
-        // A resumed conversation already weighs something.
-        if self.messages.len() > 1 {
-            self.publish_context();
-        }
+        // What the first request will weigh (a resumed conversation's
+        // too), before anything is sent.
+        self.publish_context();
     }
 
     pub fn system_prompt(&self) -> &str {

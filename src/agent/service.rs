@@ -255,10 +255,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         } => agent.rewind(&id, mode, overwrite).await,
         Op::SessionDiff { from } => agent.session_diff(from).await,
         Op::SwitchSession { id } => agent.switch_session(&id).await,
-        Op::UncommittedDiff => {
-            let from = agent.last_commit_checkpoint();
-            agent.session_diff(from).await
-        }
+        Op::UncommittedDiff => agent.uncommitted_diff().await,
         Op::ProposeCommit => agent.propose_commit().await,
         Op::Commit { message } => agent.commit(message).await,
         Op::Undo => agent.undo().await,

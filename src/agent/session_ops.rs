@@ -321,7 +321,7 @@ impl Agent {
         self.log = log;
         let id = self.log.id().to_string();
         self.bus.publish(AgentEvent::ConversationTrimmed {
-            turn: 1,
+            turn: 0,
             session: id.clone(),
         });
         for ev in session::replay::events(&records) {
@@ -330,7 +330,11 @@ impl Agent {
         self.announce();
         self.git_notice(
             Level::Info,
-            format!("took up session {id} ({} turns)", self.turn),
+            format!(
+                "took up session {id} ({} turn{})",
+                self.turn,
+                if self.turn == 1 { "" } else { "s" }
+            ),
         );
     }
 }

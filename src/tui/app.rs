@@ -374,6 +374,7 @@ impl App {
             AgentEvent::Committed { .. } => {
                 // Committed work is no longer the session's change.
                 self.tree.marks.clear();
+                self.diff.forget_applied();
             }
             AgentEvent::TurnFinished { .. } => {
                 self.working = false;

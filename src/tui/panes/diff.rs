@@ -326,6 +326,13 @@ impl DiffPane {
         }
     }
 
+    /// The applied changes are committed: the pane starts over from here.
+    pub fn forget_applied(&mut self) {
+        self.clear_review();
+        self.entries.retain(|e| e.state != EntryState::Applied);
+        self.select_last();
+    }
+
     /// How many different files the entries show.
     pub fn file_count(&self) -> usize {
         self.entries

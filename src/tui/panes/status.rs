@@ -194,7 +194,10 @@ impl Status {
         if self.queued > 0 {
             right.push((
                 7,
-                Span::styled(format!("{} queued", self.queued), Style::new().fg(th.warning)),
+                Span::styled(
+                    format!("{} queued", self.queued),
+                    Style::new().fg(th.warning),
+                ),
             ));
         }
         if self.mouse_off {

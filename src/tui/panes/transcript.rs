@@ -45,6 +45,16 @@ pub struct Transcript {
 /// Bytes of a call's arguments shown while the model writes them.
 const ARGS_SHOWN: usize = 100;
 
+/// A whole `"path": "…"` in a piece of a call's arguments.
+fn path_in(args: &str) -> Option<String> {
+    let at = args.find("\"path\"")? + "\"path\"".len();
+    let rest = args[at..].trim_start().strip_prefix(':')?.trim_start();
+    let rest = rest.strip_prefix('"')?;
+    let end = rest.find('"')?;
+    let path = &rest[..end];
+    (!path.is_empty() && !path.contains('\\')).then(|| path.to_string())
+}
+
 impl Transcript {
     /// Takes its part of an agent event.
     pub fn on_event(&mut self, ev: &AgentEvent) {
@@ -77,11 +87,19 @@ impl Transcript {
                         if let CellKind::Tool {
                             arg_bytes,
                             args_tail,
+                            summary,
                             ..
                         } = k
                         {
                             *arg_bytes += delta.len();
                             args_tail.push_str(delta);
+                            // The file the call is about, as soon as its
+                            // path is written (before or after the content).
+                            if summary.is_empty()
+                                && let Some(path) = path_in(args_tail)
+                            {
+                                *summary = path;
+                            }
                             if args_tail.len() > ARGS_SHOWN {
                                 let mut from = args_tail.len() - ARGS_SHOWN;
                                 while !args_tail.is_char_boundary(from) {

@@ -750,6 +750,8 @@ fn a_request_in_flight_shows_its_tokens_rate_and_the_call_as_it_is_written() {
     // The end of the arguments, not their start, is what is shown.
     assert!(text.contains("│ …dding padding"), "{text}");
     assert!(text.contains("the end so far"), "{text}");
+    // The file is named as soon as its path is written.
+    assert!(text.contains("write_file notes.txt"), "{text}");
     // A finished request leaves the live figures.
     r.app.on_agent(AgentEvent::Usage {
         turn: 1,
@@ -918,11 +920,20 @@ fn a_narrow_status_bar_drops_whole_figures_least_needed_first() {
         let text = screen(&mut r, width, 12);
         let bar = text.lines().last().unwrap().to_string();
         // The context figure is whole, or the bar is too narrow for it.
-        assert!(bar.contains("ctx 3.0k/16k (18%)") || width < 60, "{width}: {bar}");
+        assert!(
+            bar.contains("ctx 3.0k/16k (18%)") || width < 60,
+            "{width}: {bar}"
+        );
         assert!(bar.contains("✗1"), "{width}: {bar}");
         // A figure is there whole or not at all.
-        assert!(bar.contains("13.5 tok/s") || !bar.contains("tok/"), "{width}: {bar}");
-        assert!(bar.contains("ttft 1.2s") || !bar.contains("ttf"), "{width}: {bar}");
+        assert!(
+            bar.contains("13.5 tok/s") || !bar.contains("tok/"),
+            "{width}: {bar}"
+        );
+        assert!(
+            bar.contains("ttft 1.2s") || !bar.contains("ttf"),
+            "{width}: {bar}"
+        );
         if width == 90 {
             assert!(!bar.contains("ttft"), "the least needed goes first: {bar}");
             assert!(bar.contains("in 3.3k (30% cached) out 73"), "{bar}");
