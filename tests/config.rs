@@ -318,3 +318,80 @@ fn bad_declarations_are_config_errors_at_their_place_in_the_yaml_file() {
         stderr(&out)
     );
 }
+
+/// A JSON agent in the workspace, as the Go mm's demo writes one.
+fn json_agent(ws: &Workspace) {
+    ws.write(
+        "agent.json.yaml",
+        "bashTool: false\neditTools: false\nstructuredOutput: |\n  type C struct {\n      Name    string  `json:\"name\"`    // the country\n      Capital *string `json:\"capital\"` // its capital city\n  }\n  var Countries = []C{}\n",
+    );
+}
+
+#[test]
+fn a_json_agent_prints_only_checked_json_and_fails_cleanly_otherwise() {
+    let ws = Workspace::new();
+    json_agent(&ws);
+    let valid = r#"[{"name":"Vietnam","capital":"Hanoi"}]"#;
+    let server = Server::start(vec![
+        text(valid),
+        text("Vietnam's capital is Hanoi."),
+        text(r#"[{"name":"Vietnam"}]"#),
+        length_text(r#"[{"name":"Vietnam","capital":"Ha"#),
+    ]);
+    let run = || {
+        ws.mm()
+            .args(["agent.json.yaml", "-p", "capital of Vietnam", "-url", &server.url()])
+            .output()
+            .unwrap()
+    };
+    let ok = run();
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    assert_eq!(stdout(&ok), format!("{valid}\n"));
+    let req = &server.requests()[0];
+    assert_eq!(req["response_format"]["type"], "json_schema");
+    assert_eq!(req["response_format"]["json_schema"]["name"], "Countries");
+    assert!(req.get("tools").is_none(), "{req}");
+    let system = req["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("// its capital city"), "{system}");
+
+    for (what, words) in [
+        ("prose", "the answer is not JSON"),
+        ("a missing key", "does not have the declared shape: at /0"),
+        ("a cut answer", "cut off by max_tokens"),
+    ] {
+        let out = run();
+        assert_eq!(out.status.code(), Some(1), "{what}: {}", stderr(&out));
+        assert_eq!(stdout(&out), "", "{what}: nothing on stdout");
+        let err = stderr(&out);
+        assert!(
+            err.contains("[structured output: ") && err.contains(words),
+            "{what}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_server_that_refuses_response_format_is_named() {
+    let ws = Workspace::new();
+    json_agent(&ws);
+    let server = Server::start(vec![Reply::Status {
+        code: 400,
+        body: r#"{"error":{"message":"response_format is not supported by this model"}}"#.into(),
+        retry_after: None,
+    }]);
+    let out = ws
+        .mm()
+        .args(["agent.json.yaml", "-p", "hi", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "[structured output: the server at {} does not accept response_format",
+            server.url()
+        )),
+        "{err}"
+    );
+}

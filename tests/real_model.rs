@@ -221,3 +221,56 @@ fn the_eval_runs_shipped_cases_against_the_real_model() {
         );
     }
 }
+
+/// The Go mm's JSON agents, unchanged, against the real model: llama-server
+/// constrains the answer with the schema's grammar, and stdout is the JSON.
+#[test]
+fn the_go_mm_json_agents_answer_in_their_declared_shape() {
+    let Some(server) = llama() else { return };
+    let ws = Workspace::new();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compat");
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        std::fs::copy(e.path(), ws.dir.path().join(e.file_name())).unwrap();
+    }
+    let out = ws
+        .mm()
+        .args([
+            "agent.countries.yaml",
+            "-url",
+            &server.url,
+            "-p",
+            "languages spoken in France and Canada",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&out)));
+    let list = v.as_array().expect("an array root");
+    assert!(!list.is_empty(), "{v}");
+    for c in list {
+        assert!(c["name"].is_string(), "{c}");
+        assert!(c["capital"].is_string() || c["capital"].is_null(), "{c}");
+        for l in c["languages"].as_array().unwrap() {
+            assert!(l["name"].is_string() && l["official"].is_boolean(), "{l}");
+        }
+    }
+
+    let reports = std::fs::read_to_string(ws.dir.path().join("reports.txt")).unwrap();
+    let out = ws
+        .mm()
+        .args(["agent.triage.yaml", "-url", &server.url, "-p", &reports])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(&out)));
+    let reports = v["reports"].as_array().expect("an object with reports");
+    assert!(!reports.is_empty(), "{v}");
+    for r in reports {
+        for key in ["title", "severity", "component", "summary"] {
+            assert!(r[key].is_string(), "{key}: {r}");
+        }
+        assert!(r["duplicate"].is_i64() || r["duplicate"].is_null(), "{r}");
+    }
+}
