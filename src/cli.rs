@@ -12,7 +12,7 @@ use crate::config::{Overrides, SandboxMode};
 #[derive(Parser, Debug, Default)]
 #[command(
     name = "mm",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("MM_COMMIT"), ")"),
     about = "A coding agent for the terminal, built so small local models deliver real work.",
     long_about = None,
     after_help = "Without an agent file, mm uses a llama-server on 127.0.0.1:8080 (then Ollama on 127.0.0.1:11434).\n\

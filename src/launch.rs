@@ -74,6 +74,13 @@ pub async fn run(cli: Cli) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    // Plain http the user wrote for another machine is used, and said once.
+    let written = (!settings.auto_detect).then_some(settings.base_url.as_str());
+    for url in written.into_iter().chain(settings.fallback.as_deref()) {
+        if let Some(note) = crate::config::provider::plain_http_note(url) {
+            eprintln!("mm: {note}");
+        }
+    }
     let inert = settings.inert_keys();
     if !inert.is_empty() {
         eprintln!(

@@ -110,7 +110,7 @@ async fn loaded_model(settings: &Settings, client: &LlmClient) -> Result<String,
         }
         Err(LlmError::Connect { .. }) => {
             if let Some(fallback) = settings.fallback.as_deref()
-                && provider::check_base_url(fallback).is_ok()
+                && provider::check_url(fallback, true).is_ok()
             {
                 let fb = client_for(settings, fallback, None)?;
                 if let Ok(ids) = fb.list_models(PROBE_TIMEOUT).await
@@ -151,7 +151,12 @@ async fn auto_detect(settings: &mut Settings) -> Result<Connected, StartupError>
         let Some(info) = provider::lookup(name) else {
             continue;
         };
-        if provider::check_base_url(&url).is_err() {
+        // Auto-detection looks at this machine only.
+        if !reqwest::Url::parse(&url)
+            .ok()
+            .and_then(|u| u.host_str().map(provider::is_loopback_host))
+            .unwrap_or(false)
+        {
             continue;
         }
         let client = client_for(settings, &url, None)?;

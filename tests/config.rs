@@ -340,7 +340,13 @@ fn a_json_agent_prints_only_checked_json_and_fails_cleanly_otherwise() {
     ]);
     let run = || {
         ws.mm()
-            .args(["agent.json.yaml", "-p", "capital of Vietnam", "-url", &server.url()])
+            .args([
+                "agent.json.yaml",
+                "-p",
+                "capital of Vietnam",
+                "-url",
+                &server.url(),
+            ])
             .output()
             .unwrap()
     };
@@ -394,4 +400,58 @@ fn a_server_that_refuses_response_format_is_named() {
         )),
         "{err}"
     );
+}
+
+#[test]
+fn the_version_names_the_commit() {
+    let ws = Workspace::new();
+    let out = ws.mm().arg("-version").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let v = stdout(&out);
+    assert!(
+        v.starts_with(&format!("mm {} (", env!("CARGO_PKG_VERSION"))),
+        "{v}"
+    );
+    let commit = v.split('(').nth(1).unwrap_or("");
+    let hex = commit.chars().take_while(char::is_ascii_hexdigit).count();
+    assert!(hex == 12 || commit.starts_with("unknown commit"), "{v}");
+}
+
+#[test]
+fn plain_http_is_used_on_a_private_network_and_refused_to_a_public_host() {
+    let ws = Workspace::new();
+    ws.write(
+        "lan.yaml",
+        "baseUrl: http://192.168.77.1:8080/v1\nfallback: http://host.docker.internal:17434/v1\n",
+    );
+    let out = ws.mm().args(["lan.yaml", "-show-prompt"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("the connection to 192.168.77.1 is plain http: not encrypted")
+            && err.contains("the connection to host.docker.internal is plain http"),
+        "{err}"
+    );
+    ws.write("public.yaml", "baseUrl: http://models.example.com/v1\n");
+    let out = ws
+        .mm()
+        .args(["public.yaml", "-show-prompt"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("allowInsecureHttp"),
+        "{}",
+        stderr(&out)
+    );
+    ws.write(
+        "allowed.yaml",
+        "baseUrl: http://models.example.com/v1\nallowInsecureHttp: true\n",
+    );
+    let out = ws
+        .mm()
+        .args(["allowed.yaml", "-show-prompt"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }

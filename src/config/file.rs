@@ -60,6 +60,9 @@ pub struct SubAgentRef {
     pub path: String,
     #[serde(default)]
     pub description: String,
+    /// Grant the asked agent's permission requests (the Go mm's key).
+    #[serde(default)]
+    pub yolo: Option<bool>,
 }
 
 /// How the agent introduces itself to an ACP client.
@@ -79,6 +82,8 @@ pub struct AgentFile {
     pub base_url: Option<String>,
     /// Tried when `baseUrl` does not answer.
     pub fallback: Option<String>,
+    /// Plain http to a public host (a private network's is always allowed).
+    pub allow_insecure_http: Option<bool>,
     /// Name of the environment variable that holds the API key.
     pub api_key_env: Option<String>,
     pub system: Option<String>,
@@ -256,7 +261,7 @@ mod tests {
              maxTurns: 20\nwatchdogTimeout: 2m\nfirstTokenTimeout: 3m\n\
              sampling:\n  temperature: 0.0\n  chat_template_kwargs:\n    enable_thinking: false\n\
              acp:\n  name: bob\n  title: Bob\n\
-             mmConfigs:\n  countries:\n    path: a.yaml\n    description: d\n\
+             mmConfigs:\n  countries:\n    path: a.yaml\n    description: d\n    yolo: true\n\
              structuredOutput: |\n  type A struct {}\n  var X = A{}\n",
         )
         .unwrap();

@@ -46,6 +46,8 @@ pub struct SubAgent {
     pub name: String,
     pub path: PathBuf,
     pub description: String,
+    /// The asking agent grants the asked one's permission requests.
+    pub yolo: bool,
 }
 
 /// The resolved settings of one agent.
@@ -299,6 +301,7 @@ pub fn resolve(
                         name: name.clone(),
                         path: base.join(&r.path),
                         description: r.description.clone(),
+                        yolo: r.yolo.unwrap_or(false),
                     },
                 );
             }
@@ -337,7 +340,11 @@ pub fn resolve(
         .or(merged.base_url.clone())
         .unwrap_or_else(|| provider_info.default_base_url.to_string());
     let base_url = base_url.trim_end_matches('/').to_string();
-    provider::check_base_url(&base_url).map_err(|e| err(e.to_string()))?;
+    let insecure = merged.allow_insecure_http.unwrap_or(false);
+    provider::check_url(&base_url, insecure).map_err(|e| err(e.to_string()))?;
+    if let Some(fallback) = &merged.fallback {
+        provider::check_url(fallback, insecure).map_err(|e| err(format!("fallback: {e}")))?;
+    }
 
     let api_key = merged
         .api_key_env
@@ -451,6 +458,7 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         model,
         base_url,
         fallback,
+        allow_insecure_http,
         api_key_env,
         system,
         bash_tool,

@@ -129,7 +129,7 @@ pub enum UrlError {
     #[error("invalid URL {url:?}: {error}")]
     Invalid { url: String, error: String },
     #[error(
-        "refusing plain http to {0}: use https, or a loopback address (localhost, 127.0.0.1, ::1)"
+        "refusing plain http to {0}: use https, a loopback or private-network address, or set allowInsecureHttp: true"
     )]
     PlainHttp(String),
     #[error("unsupported URL scheme {scheme:?} in {url:?}")]
@@ -137,6 +137,45 @@ pub enum UrlError {
 }
 
 pub fn check_base_url(url: &str) -> Result<(), UrlError> {
+    check_url(url, false)
+}
+
+/// True for hosts on a private network: RFC 1918 and link-local
+/// addresses, IPv6 unique-local ones, `*.local`, `*.lan`, `*.internal`,
+/// `*.home.arpa` (so `host.docker.internal`), and a one-label name (a
+/// container's). A name is not resolved: this is what the user wrote.
+pub fn is_private_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    match host.parse::<IpAddr>() {
+        Ok(IpAddr::V4(ip)) => ip.is_private() || ip.is_link_local(),
+        Ok(IpAddr::V6(ip)) => {
+            let first = ip.segments()[0];
+            (first & 0xfe00) == 0xfc00 || (first & 0xffc0) == 0xfe80
+        }
+        Err(_) => {
+            let h = host.to_ascii_lowercase();
+            !h.is_empty()
+                && (!h.contains('.')
+                    || [".local", ".lan", ".internal", ".home.arpa"]
+                        .iter()
+                        .any(|s| h.ends_with(s)))
+        }
+    }
+}
+
+/// What to say once about a plain-http URL the user wrote for a host that
+/// is not this machine.
+pub fn plain_http_note(url: &str) -> Option<String> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    let host = parsed.host_str()?;
+    (parsed.scheme() == "http" && !is_loopback_host(host))
+        .then(|| format!("the connection to {host} is plain http: not encrypted"))
+}
+
+/// Checks a URL the user wrote (an agent file, `-url`): https anywhere,
+/// plain http to this machine or a private network, or anywhere with
+/// `allowInsecureHttp`.
+pub fn check_url(url: &str, allow_insecure: bool) -> Result<(), UrlError> {
     let parsed = reqwest::Url::parse(url).map_err(|e| UrlError::Invalid {
         url: url.to_string(),
         error: e.to_string(),
@@ -145,7 +184,7 @@ pub fn check_base_url(url: &str) -> Result<(), UrlError> {
         "https" => Ok(()),
         "http" => {
             let host = parsed.host_str().unwrap_or("");
-            if is_loopback_host(host) {
+            if is_loopback_host(host) || is_private_host(host) || allow_insecure {
                 Ok(())
             } else {
                 Err(UrlError::PlainHttp(host.to_string()))
@@ -197,9 +236,25 @@ mod tests {
         assert!(check_base_url("http://127.0.0.1:8080/v1").is_ok());
         assert!(check_base_url("http://[::1]:8080/v1").is_ok());
         assert!(check_base_url("https://api.openai.com/v1").is_ok());
-        let err = check_base_url("http://host.docker.internal:17434/v1").unwrap_err();
-        assert_eq!(err, UrlError::PlainHttp("host.docker.internal".into()));
+        // What the user wrote for a private network is used, said once.
+        for private in [
+            "http://host.docker.internal:17434/v1",
+            "http://192.168.1.20:8080/v1",
+            "http://10.0.0.5/v1",
+            "http://172.20.0.3:11434/v1",
+            "http://ollama:11434/v1",
+            "http://gpu-box.local:8080/v1",
+            "http://[fd00::5]:8080/v1",
+        ] {
+            assert!(check_base_url(private).is_ok(), "{private}");
+            assert!(plain_http_note(private).is_some(), "{private}");
+        }
+        assert!(plain_http_note("http://127.0.0.1:8080/v1").is_none());
+        let err = check_base_url("http://models.example.com/v1").unwrap_err();
+        assert_eq!(err, UrlError::PlainHttp("models.example.com".into()));
         assert!(err.to_string().contains("refusing plain http"), "{err}");
+        assert!(check_url("http://models.example.com/v1", true).is_ok());
+        assert!(check_base_url("http://8.8.8.8/v1").is_err());
         assert!(check_base_url("http://127.0.0.1.evil.com/v1").is_err());
         assert!(check_base_url("ftp://x/").is_err());
     }

@@ -400,7 +400,9 @@ impl LlmClient {
                 Err(e) if e.is_connect() => {
                     let fallback = self.fallback.lock().ok().and_then(|mut f| f.take());
                     if let Some(url) = fallback {
-                        match provider::check_base_url(&url) {
+                        // Checked with the config (plain http to a public
+                        // host only when allowInsecureHttp said so).
+                        match provider::check_url(&url, true) {
                             Ok(()) => {
                                 if let Ok(mut b) = self.base_url.lock() {
                                     *b = url.trim_end_matches('/').to_string();
