@@ -144,6 +144,8 @@ keymap_table! {
         Right "right" "cursor right",
         WordNext "word_next" "next word",
         WordPrev "word_prev" "previous word",
+        LineStart "line_start" "start of the line",
+        LineEnd "line_end" "end of the line",
         PageUp "page_up" "page up",
         PageDown "page_down" "page down",
         Top "top" "top",
@@ -151,6 +153,7 @@ keymap_table! {
         Definition "definition" "go to the definition of the symbol under the cursor",
         References "references" "list the references to the symbol under the cursor",
         Back "back" "back to where you came from",
+        Help "help" "every key",
     }
     /// A list of places: references, diagnostics.
     Places "places" PlacesAction {

@@ -584,7 +584,13 @@ fn the_viewer_shows_a_short_file_from_line_1_and_scrolls_long_lines_sideways() {
     // A 315-column line: the cursor's part is in sight.
     let long = format!("x = \"{}END\"\n", "a".repeat(300));
     std::fs::write(root.join("long.py"), long).unwrap();
-    r.app.open_place("long.py", 1, 306);
+    r.app.open_place("long.py", 1, 1);
+    assert!(!screen(&mut r, 100, 12).contains("END"));
+    // `$` goes to the end of the line, which comes into sight.
+    r.app.on_key(key(KeyCode::Char('$')));
     let text = screen(&mut r, 100, 12);
     assert!(text.contains("END"), "{text}");
+    // F1 works over the viewer too.
+    r.app.on_key(key(KeyCode::F(1)));
+    assert!(screen(&mut r, 100, 12).contains("keymap:"));
 }
