@@ -95,7 +95,7 @@ fn three_turns_a_diff_a_rewind_a_rewind_of_the_rewind_and_a_commit() {
     t.send("1\r");
     t.expect("restore [c]ode");
     t.send("c\r");
-    t.expect("rewound to turn");
+    t.expect("went back to the checkpoint");
     assert_eq!(ws.read("notes.txt"), "new notes\n");
     assert_eq!(ws.read("a.txt"), "alpha, edited\n");
     assert!(!p.join("b.txt").exists());

@@ -429,7 +429,7 @@ fn a_reply_that_repeats_itself_is_stopped_and_asked_again() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Done: nothing to change.\n");
     assert!(
-        stderr(&out).contains("kept repeating the same text"),
+        stderr(&out).contains("ran away (the same text over and over)"),
         "{}",
         stderr(&out)
     );

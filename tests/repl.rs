@@ -253,3 +253,23 @@ fn always_for_one_rm_is_not_always_for_every_rm_and_holds_after_a_resume() {
     t.send("\x04");
     assert_eq!(t.exit_code(), 0);
 }
+
+#[test]
+fn a_json_agent_says_so_and_prints_its_answers_pretty() {
+    let server = Server::start(vec![text(r#"[{"name":"Vietnam","capital":"Hanoi"}]"#)]);
+    let ws = Workspace::new();
+    ws.write(
+        "agent.json.yaml",
+        "bashTool: false\neditTools: false\nstructuredOutput: |\n  type C struct {\n      Name    string  `json:\"name\"`\n      Capital *string `json:\"capital\"`\n  }\n  var Countries = []C{}\n",
+    );
+    let url = server.url();
+    let mut t = Term::start(&ws, &["agent.json.yaml", "-url", &url]);
+    t.expect("tools: none (structured output: JSON answers)");
+    t.expect("› ");
+    t.send("capital of Vietnam\r");
+    t.expect("\"name\": \"Vietnam\",");
+    t.expect("\"capital\": \"Hanoi\"");
+    t.expect("› ");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}
