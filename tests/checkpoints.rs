@@ -238,6 +238,8 @@ fn commit_takes_only_the_sessions_files_from_a_dirty_tree() {
     t.expect("› ");
     t.send("write the notes file\r");
     t.expect("Created notes.txt.");
+    // A file the user makes while the session runs is theirs too.
+    ws.write("later.txt", "made by hand during the session\n");
     t.send("/commit\r");
     t.expect("files: notes.txt");
     t.expect("commit with this message?");
@@ -253,6 +255,7 @@ fn commit_takes_only_the_sessions_files_from_a_dirty_tree() {
     let status = git(&p, &["status", "--porcelain"]);
     assert!(status.contains(" M mine.txt"), "{status}");
     assert!(status.contains("M  staged.txt"), "{status}");
+    assert!(status.contains("?? later.txt"), "{status}");
     assert_eq!(ws.read("mine.txt"), "mine, edited by hand\n");
     // A committed edit is not the session's to undo any more.
     t.send("/undo\r");

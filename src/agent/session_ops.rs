@@ -87,7 +87,12 @@ impl Agent {
         };
         let Ok(oid) = parse_id(&first) else { return };
         let changes = match with_store(&store, move |s| s.diff_since(oid)).await {
-            Ok(c) => c,
+            // The session's own: files its tools and commands made, not
+            // those the user made beside it.
+            Ok(c) => c
+                .into_iter()
+                .filter(|c| self.made.contains_key(&c.path))
+                .collect::<Vec<_>>(),
             Err(e) => {
                 return self.git_notice(
                     Level::Error,
@@ -158,8 +163,14 @@ impl Agent {
         if msg.is_empty() {
             return self.git_notice(Level::Warning, "not committed: the message is empty");
         }
+        let made: std::collections::HashSet<String> = self.made.keys().cloned().collect();
         let result = with_store(&store, move |s| {
-            let paths: Vec<String> = s.diff_since(oid)?.into_iter().map(|c| c.path).collect();
+            let paths: Vec<String> = s
+                .diff_since(oid)?
+                .into_iter()
+                .map(|c| c.path)
+                .filter(|p| made.contains(p))
+                .collect();
             s.commit_paths(&paths, &msg).map(|id| (id, paths))
         })
         .await;

@@ -45,9 +45,14 @@ pub struct Generating {
 }
 
 impl Generating {
-    /// `1.2k tok · 14.2 tok/s`, or `prompt 3.0k/19k` before the first.
+    /// `1.2k tok · 14.2 tok/s`, or `prompt 3.0k/19k` before the first
+    /// (`reading 19k prompt tokens` while the server has not said how far
+    /// it is: llama-server counts them only at the end of a batch).
     pub fn words(&self) -> String {
         match (self.tokens, self.prompt) {
+            (0, Some((done, all))) if done * 20 < all => {
+                format!("reading {} prompt tokens", human(all))
+            }
             (0, Some((done, all))) => format!("prompt {}/{}", human(done), human(all)),
             (0, None) => "waiting for the first token".into(),
             (n, _) => match self.tokens_per_second {
@@ -133,7 +138,7 @@ impl Status {
         // ranked go whole, never cut in the middle of a word.
         let mut left: Vec<(u8, Span<'static>)> = vec![
             (
-                9,
+                6,
                 Span::styled(
                     format!("{}/{}", self.info.provider, self.info.model),
                     Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
@@ -211,7 +216,7 @@ impl Status {
                 Span::styled(format!("{frame} {secs:.0}s"), Style::new().fg(th.accent)),
             ));
             if let Some(g) = self.generating {
-                right.push((6, Span::styled(g.words(), Style::new().fg(th.accent))));
+                right.push((7, Span::styled(g.words(), Style::new().fg(th.accent))));
             }
         }
         if self.errors > 0 {
@@ -249,7 +254,8 @@ impl Status {
             1 + l.iter().map(|(_, s)| w(s) + 3).sum::<usize>() - 3 * usize::from(!l.is_empty())
                 + r.iter().map(|(_, s)| w(s) + 1).sum::<usize>()
         };
-        while total(&left, &right) > area.width as usize {
+        // The left part ends a column before the right one starts.
+        while total(&left, &right) + 1 > area.width as usize {
             let lowest = left
                 .iter()
                 .enumerate()
