@@ -1070,3 +1070,15 @@ fn a_reply_the_server_generates_but_never_streams_is_stopped_and_asked_again() {
         "{log}"
     );
 }
+
+#[test]
+fn a_connection_closed_before_any_answer_is_sent_again() {
+    // What llama-server does to a kept-alive connection idle for 5 s: the
+    // trial read "cannot reach the model server … connection closed".
+    let server = Server::start(vec![Reply::Close, text("Hi.")]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "say hi", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Hi.\n");
+    assert_eq!(server.requests().len(), 2);
+}

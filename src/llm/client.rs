@@ -173,7 +173,9 @@ impl LlmClient {
             .connect_timeout(Duration::from_secs(10))
             .tcp_nodelay(true);
         if loopback {
-            builder = builder.no_proxy();
+            // llama-server closes a connection idle for 5 s: mm lets go of
+            // it first rather than send on one being closed.
+            builder = builder.no_proxy().pool_idle_timeout(Duration::from_secs(3));
         }
         let http = builder.build().map_err(|e| LlmError::Connect {
             url: opts.base_url.clone(),
@@ -423,6 +425,15 @@ impl LlmClient {
                 Err(e) if e.is_timeout() => {
                     return Err(SendError::Retry(format!("timeout: {}", root_cause(&e))));
                 }
+                // The server closed a kept-alive connection just as mm sent
+                // on it (llama-server drops idle ones after 5 s, and a tool
+                // run is longer): nothing reached it, so it is sent again.
+                Err(e) if e.is_request() && closed_early(&e) => {
+                    return Err(SendError::Retry(format!(
+                        "the connection closed: {}",
+                        root_cause(&e)
+                    )));
+                }
                 Err(e) => {
                     return Err(SendError::Fatal(LlmError::Connect {
                         url: base,
@@ -662,6 +673,22 @@ fn number_after(text: &str, key: &str) -> Option<u64> {
         .filter(char::is_ascii_digit)
         .collect();
     digits.parse().ok()
+}
+
+/// A request that failed because the connection it went out on was
+/// closed before any answer (hyper's "connection closed before message
+/// completed" on a reused connection).
+fn closed_early(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(h) = err.downcast_ref::<hyper::Error>()
+            && (h.is_incomplete_message() || h.is_canceled())
+        {
+            return true;
+        }
+        cur = err.source();
+    }
+    false
 }
 
 /// The innermost error message: reqwest's outer text only says "error

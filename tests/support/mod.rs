@@ -34,6 +34,9 @@ pub enum Reply {
     StallAfter(Vec<String>, u64),
     /// A whole HTTP response, byte for byte (status line, headers, body).
     Response(Vec<u8>),
+    /// The request is read, then the connection closes with no answer (a
+    /// server dropping a kept-alive connection as mm sends on it).
+    Close,
 }
 
 #[derive(Default)]
@@ -226,6 +229,9 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         }
         Reply::Response(bytes) => {
             let _ = stream.write_all(&bytes);
+        }
+        Reply::Close => {
+            let _ = stream.shutdown(std::net::Shutdown::Both);
         }
         Reply::StallAfter(events, secs) => {
             sse_headers(&mut stream);
