@@ -449,43 +449,37 @@ fn tool_lines(
 
 pub(super) fn welcome(area: Rect, buf: &mut Buffer, th: &Theme, structured: bool) {
     let dim = Style::new().fg(th.dim);
-    if structured {
-        let lines = vec![
-            Line::styled(
-                format!("mm {}", env!("CARGO_PKG_VERSION")),
-                Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
-            ),
-            Line::default(),
-            Line::styled(
-                "tools: none (structured output: JSON answers)",
-                Style::new().fg(th.text),
-            ),
-            Line::styled(
-                "Every answer is JSON of the shape the agent file declares, checked before it is shown.",
-                dim,
-            ),
-        ];
-        return centred(lines, area, buf);
-    }
-    let lines = vec![
+    let text = Style::new().fg(th.text);
+    let mut lines = vec![
         Line::styled(
             format!("mm {}", env!("CARGO_PKG_VERSION")),
             Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
         ),
         Line::default(),
-        Line::styled(
+    ];
+    if structured {
+        lines.push(Line::styled(
+            "tools: none (structured output: JSON answers)",
+            text,
+        ));
+        lines.push(Line::styled(
+            "Every answer is JSON of the shape the agent file declares, checked before it is shown.",
+            dim,
+        ));
+    } else {
+        lines.push(Line::styled(
             "Ask for a fix, a change or an explanation. Name a file to attach it.",
-            Style::new().fg(th.text),
-        ),
-        Line::styled(
+            text,
+        ));
+        lines.push(Line::styled(
             "Edits stream into the diff pane; you approve each one (y, n, a).",
             dim,
-        ),
-        Line::styled(
+        ));
+        lines.push(Line::styled(
             "Tab moves between panes · F1 lists every key · Ctrl-C twice quits",
             dim,
-        ),
-    ];
+        ));
+    }
     centred(lines, area, buf);
 }
 

@@ -940,3 +940,26 @@ fn a_narrow_status_bar_drops_whole_figures_least_needed_first() {
         }
     }
 }
+
+#[test]
+fn a_json_agent_is_said_on_the_first_screen_and_its_answer_shown_pretty() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::SessionStarted {
+        info: SessionInfo {
+            structured: true,
+            ..Default::default()
+        },
+    });
+    let text = screen(&mut r, 120, 24);
+    assert!(text.contains("tools: none (structured output: JSON answers)"), "{text}");
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "capital of Vietnam".into(),
+    });
+    r.app.on_agent(AgentEvent::Token {
+        turn: 1,
+        text: r#"[{"name":"Vietnam","capital":"Hanoi"}]"#.into(),
+    });
+    let text = screen(&mut r, 120, 24);
+    assert!(text.contains("\"capital\": \"Hanoi\""), "{text}");
+}
