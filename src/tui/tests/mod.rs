@@ -951,7 +951,10 @@ fn a_json_agent_is_said_on_the_first_screen_and_its_answer_shown_pretty() {
         },
     });
     let text = screen(&mut r, 120, 24);
-    assert!(text.contains("tools: none (structured output: JSON answers)"), "{text}");
+    assert!(
+        text.contains("tools: none (structured output: JSON answers)"),
+        "{text}"
+    );
     r.app.on_agent(AgentEvent::TurnStarted {
         turn: 1,
         prompt: "capital of Vietnam".into(),
