@@ -46,6 +46,14 @@ pub struct Cli {
     #[arg(long, value_name = "NAME")]
     pub ask: Option<String>,
 
+    /// With -p: ask the agent NAME, sending it the resumed session's conversation too (-resume).
+    #[arg(long, value_name = "NAME")]
+    pub ask_with_context: Option<String>,
+
+    /// Speak the Agent Client Protocol on stdin/stdout, for editors (Zed) and other ACP clients.
+    #[arg(long)]
+    pub acp: bool,
+
     /// Continue a session: `last` or a session id.
     #[arg(long, value_name = "last|ID")]
     pub resume: Option<String>,

@@ -137,13 +137,6 @@ pub async fn run(cli: Cli) -> i32 {
     {
         eprintln!("mm: no OS fence ({why}): tests and builds ask before they run");
     }
-    let sandbox = match Sandbox::with_fence(&root, settings.sandbox, fence, !cli.no_net) {
-        Ok(s) => Arc::new(s.ask_before_edits(settings.approve_edits && !unattended)),
-        Err(e) => {
-            eprintln!("mm: cannot use {} as the workspace: {e}", root.display());
-            return 2;
-        }
-    };
     let connected = match connected {
         Ok(c) => c,
         Err(msg) => {
@@ -151,9 +144,114 @@ pub async fn run(cli: Cli) -> i32 {
             return 1;
         }
     };
+    let rt = Runtime {
+        settings: Arc::new(settings),
+        connected,
+        fence,
+        net: !cli.no_net,
+    };
+    if cli.acp {
+        return crate::acp::serve(rt, root).await;
+    }
+    let Opened {
+        ops,
+        events,
+        handle,
+        info,
+        lsp,
+        replay,
+        root,
+    } = match open_session(&rt, &root, cli.resume.as_deref(), unattended) {
+        Ok(o) => o,
+        Err((code, msg)) => {
+            eprintln!("mm: {msg}");
+            return code;
+        }
+    };
+    if let Some(prompt) = &cli.prompt {
+        let code = headless::run(ops, events, prompt, cli.json).await;
+        let _ = handle.await;
+        if let Some(l) = &lsp {
+            l.shutdown().await;
+        }
+        return code;
+    }
+    if let Some((theme, keymap)) = tui_looks {
+        let mut app = tui::App::new(theme, keymap, ops.clone(), root.clone(), info);
+        for ev in session::replay::events(&replay) {
+            app.on_agent(ev);
+        }
+        if !replay.is_empty() {
+            // A resumed session's changes are marked in the tree again.
+            app.refresh_marks();
+        }
+        let mut events = events;
+        // SessionStarted is already queued: the app takes it before drawing.
+        while let Ok(ev) = events.try_recv() {
+            app.on_event(ev);
+        }
+        let (code, session) = tui::run(app, ops, events).await;
+        let _ = handle.await;
+        if let Some(l) = &lsp {
+            l.shutdown().await;
+        }
+        // The session stays in the terminal's scrollback after the alternate screen.
+        if let Ok((_, records)) = session::read_records(&root, &session) {
+            show::replay(&records);
+        }
+        return code;
+    }
+    let code = repl::run(ops, events, info, root).await;
+    let _ = handle.await;
+    if let Some(l) = &lsp {
+        l.shutdown().await;
+    }
+    code
+}
+
+/// What every session of this process shares: the settings, the model
+/// server, the fence.
+pub struct Runtime {
+    pub settings: Arc<Settings>,
+    pub connected: startup::Connected,
+    pub fence: Fence,
+    pub net: bool,
+}
+
+/// A session running as a service: submit ops, read events.
+pub struct Opened {
+    pub ops: OpSender,
+    pub events: crate::bus::EventReceiver,
+    pub handle: tokio::task::JoinHandle<()>,
+    pub info: crate::protocol::SessionInfo,
+    pub lsp: Option<Arc<crate::lsp::Lsp>>,
+    /// A resumed session's records.
+    pub replay: Vec<session::Record>,
+    /// The workspace, canonical.
+    pub root: PathBuf,
+}
+
+/// Opens a session in `root` (new, or `resume`d: `last` or an id) and
+/// starts its service. Errors carry the exit code (2: the workspace).
+pub fn open_session(
+    rt: &Runtime,
+    root: &std::path::Path,
+    resume: Option<&str>,
+    unattended: bool,
+) -> Result<Opened, (i32, String)> {
+    let settings = &rt.settings;
+    let sandbox = match Sandbox::with_fence(root, settings.sandbox, rt.fence.clone(), rt.net) {
+        Ok(s) => Arc::new(s.ask_before_edits(settings.approve_edits && !unattended)),
+        Err(e) => {
+            return Err((
+                2,
+                format!("cannot use {} as the workspace: {e}", root.display()),
+            ));
+        }
+    };
     let root = sandbox.root().to_path_buf();
     let mut replay = Vec::new();
-    let (log, history) = match &cli.resume {
+    let (log, history) = match resume {
         Some(which) => {
             match SessionLog::resume(&root, which) {
                 Ok((log, records, repair)) => {
@@ -196,21 +294,15 @@ pub async fn run(cli: Cli) -> i32 {
                     replay = records.clone();
                     (log, session::messages(&records))
                 }
-                Err(e) => {
-                    eprintln!("mm: {e}");
-                    return 1;
-                }
+                Err(e) => return Err((1, e.to_string())),
             }
         }
-        None => match SessionLog::create(&root, &settings.provider, &connected.model) {
+        None => match SessionLog::create(&root, &settings.provider, &rt.connected.model) {
             Ok(log) => (log, Vec::new()),
-            Err(e) => {
-                eprintln!("mm: {e}");
-                return 1;
-            }
+            Err(e) => return Err((1, e.to_string())),
         },
     };
-    let settings = Arc::new(settings);
+    let settings = rt.settings.clone();
     let bus = EventBus::new();
     let mode = if unattended {
         BrokerMode::Deny
@@ -235,9 +327,9 @@ pub async fn run(cli: Cli) -> i32 {
     let tools = Arc::new(tool_env);
     let agent = Agent::new(AgentParts {
         settings: settings.clone(),
-        model: connected.model,
-        context_window: connected.context_window,
-        client: connected.client,
+        model: rt.connected.model.clone(),
+        context_window: rt.connected.context_window,
+        client: rt.connected.client.clone(),
         budget: Arc::new(RequestBudget::new(settings.max_requests)),
         tools,
         bus: bus.clone(),
@@ -253,52 +345,22 @@ pub async fn run(cli: Cli) -> i32 {
         log,
         history,
         unattended,
-        resumed: cli.resume.is_some(),
+        resumed: resume.is_some(),
     });
     let events = bus.subscribe();
     let info = agent.info();
     agent.announce();
     let (ops, ops_rx) = OpSender::channel();
     let handle = service::spawn(agent, broker, bus, ops_rx);
-    if let Some(prompt) = &cli.prompt {
-        let code = headless::run(ops, events, prompt, cli.json).await;
-        let _ = handle.await;
-        if let Some(l) = &lsp {
-            l.shutdown().await;
-        }
-        return code;
-    }
-    if let Some((theme, keymap)) = tui_looks {
-        let mut app = tui::App::new(theme, keymap, ops.clone(), root.clone(), info);
-        for ev in session::replay::events(&replay) {
-            app.on_agent(ev);
-        }
-        if !replay.is_empty() {
-            // A resumed session's changes are marked in the tree again.
-            app.refresh_marks();
-        }
-        let mut events = events;
-        // SessionStarted is already queued: the app takes it before drawing.
-        while let Ok(ev) = events.try_recv() {
-            app.on_event(ev);
-        }
-        let (code, session) = tui::run(app, ops, events).await;
-        let _ = handle.await;
-        if let Some(l) = &lsp {
-            l.shutdown().await;
-        }
-        // The session stays in the terminal's scrollback after the alternate screen.
-        if let Ok((_, records)) = session::read_records(&root, &session) {
-            show::replay(&records);
-        }
-        return code;
-    }
-    let code = repl::run(ops, events, info, root).await;
-    let _ = handle.await;
-    if let Some(l) = &lsp {
-        l.shutdown().await;
-    }
-    code
+    Ok(Opened {
+        ops,
+        events,
+        handle,
+        info,
+        lsp,
+        replay,
+        root,
+    })
 }
 
 /// The TUI's theme and keymap, loaded before anything starts so a broken

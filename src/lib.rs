@@ -1,6 +1,7 @@
 //! mm: a coding agent for the terminal, built so that small local models
 //! deliver real work. `launch` wires the layers together.
 
+pub mod acp;
 pub mod agent;
 pub mod approval;
 pub mod bus;

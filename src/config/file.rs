@@ -13,7 +13,8 @@ use serde::{Deserialize, Deserializer};
 use super::duration;
 
 /// How much the tools may do without asking.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+/// Ordered from least to most: a ceiling is a `min`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SandboxMode {
     ReadOnly,

@@ -112,9 +112,6 @@ impl Settings {
         if self.skills_dir.is_some() {
             v.push("skillsDir");
         }
-        if self.acp_name.is_some() || self.acp_title.is_some() {
-            v.push("acp");
-        }
         v
     }
 }
@@ -371,8 +368,8 @@ pub fn resolve(
         )));
     }
 
-    let yolo = flags.yolo || merged.yolo.unwrap_or(false);
-    let sandbox = if yolo {
+    let mut yolo = flags.yolo || merged.yolo.unwrap_or(false);
+    let mut sandbox = if yolo {
         SandboxMode::Full
     } else {
         flags
@@ -380,6 +377,18 @@ pub fn resolve(
             .or(merged.sandbox)
             .unwrap_or(SandboxMode::Workspace)
     };
+    // An agent asked by another may do no more than the asker: its mode is
+    // capped, and below full access its own `yolo` does not hold (the
+    // asker answers its permission requests).
+    if let Some(ceiling) = env(crate::acp::ask::CEILING_VAR)
+        .as_deref()
+        .and_then(SandboxMode::parse)
+    {
+        sandbox = sandbox.min(ceiling);
+        if ceiling != SandboxMode::Full {
+            yolo = false;
+        }
+    }
     let max_tokens = merged
         .max_tokens
         .or(provider_info.local.then_some(LOCAL_COMPLETION_CAP));

@@ -1,0 +1,438 @@
+//! Asking another agent: the agent declared under `mmConfigs` runs as a
+//! child `mm -acp` (this same binary), keeps its own config, tools and
+//! session, and answers one prompt over ACP. Used by the `ask_agent`
+//! tool, `--ask` and `/ask-NAME`.
+//!
+//! The child can never do more than the asker: its sandbox mode is capped
+//! at the asker's (`MM_SANDBOX_CEILING`), the fence and `-no-net` carry
+//! over, and its permission requests are answered here — granted when
+//! the asker's `mmConfigs.NAME.yolo` says so, refused otherwise. Agents
+//! asking agents stop at `MAX_DEPTH`.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    ContentBlock, InitializeRequest, NewSessionRequest, PermissionOptionKind, PromptRequest,
+    RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason, TextContent,
+    ToolCallStatus,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, ByteStreams};
+use tokio::io::AsyncReadExt;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{SandboxMode, SubAgent};
+
+/// How deep agents may ask agents (the user's agent is depth 0).
+pub const MAX_DEPTH: u32 = 3;
+/// The environment that carries the limits to a child.
+pub const DEPTH_VAR: &str = "MM_ASK_DEPTH";
+pub const CHAIN_VAR: &str = "MM_ASK_CHAIN";
+pub const CEILING_VAR: &str = "MM_SANDBOX_CEILING";
+
+/// What the asker brings to every ask.
+#[derive(Clone, Debug)]
+pub struct Asker {
+    /// The asker's workspace: the child's too.
+    pub root: PathBuf,
+    /// The asker's sandbox mode: the child's at most.
+    pub ceiling: SandboxMode,
+    pub net: bool,
+    pub unfenced: bool,
+    /// A child that sends nothing for this long is stopped.
+    pub idle: Duration,
+}
+
+/// A finished ask.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    pub text: String,
+    /// The child's session id (`mm -show ID`).
+    pub session: String,
+}
+
+/// One line of a child's progress, for the asker's front end.
+pub type Progress = tokio::sync::mpsc::UnboundedSender<String>;
+
+/// This process's depth and the names that asked down to it.
+pub fn depth() -> (u32, String) {
+    let d = std::env::var(DEPTH_VAR)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    (d, std::env::var(CHAIN_VAR).unwrap_or_default())
+}
+
+/// Refuses an ask that would go past `MAX_DEPTH`.
+pub fn check_depth(name: &str) -> Result<(), String> {
+    let (d, chain) = depth();
+    if d + 1 > MAX_DEPTH {
+        let chain = if chain.is_empty() {
+            name.to_string()
+        } else {
+            format!("{chain} → {name}")
+        };
+        return Err(format!(
+            "not asked: agents are already {d} deep ({chain}), and {MAX_DEPTH} is the limit. Answer with what you have."
+        ));
+    }
+    Ok(())
+}
+
+/// The prompt with the conversation so far in front of it
+/// (`/ask-with-context-NAME`).
+pub fn with_context(transcript: &str, prompt: &str) -> String {
+    if transcript.trim().is_empty() {
+        return prompt.to_string();
+    }
+    format!(
+        "The conversation so far, between a user and another assistant:\n\n{transcript}\n\nNow answer this:\n{prompt}"
+    )
+}
+
+/// Asks `sub` one prompt and returns its final answer (the JSON of a
+/// JSON agent). The child is gone when this returns, whatever happened.
+pub async fn ask(
+    sub: &SubAgent,
+    prompt: &str,
+    asker: &Asker,
+    progress: Option<Progress>,
+    cancel: &CancellationToken,
+) -> Result<Answer, String> {
+    check_depth(&sub.name)?;
+    let (d, chain) = depth();
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find mm's own binary: {e}"))?;
+    let mut cmd = tokio::process::Command::new(exe);
+    cmd.arg("-acp").arg(&sub.path);
+    if !asker.net {
+        cmd.arg("-no-net");
+    }
+    if asker.unfenced {
+        cmd.arg("-unfenced");
+    }
+    cmd.current_dir(&asker.root)
+        .env(DEPTH_VAR, (d + 1).to_string())
+        .env(
+            CHAIN_VAR,
+            if chain.is_empty() {
+                sub.name.clone()
+            } else {
+                format!("{chain} → {}", sub.name)
+            },
+        )
+        .env(CEILING_VAR, asker.ceiling.as_str())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    crate::sandbox::procs::own_session(&mut cmd);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start agent {}: {e}", sub.name))?;
+    // The child and all it started die with this group, whatever happens.
+    let group = child.id().and_then(crate::sandbox::procs::Group::register);
+    let (Some(stdin), Some(stdout), Some(mut stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(format!("cannot talk to agent {}", sub.name));
+    };
+    // Its stderr: the last few KB, to say why it stopped.
+    let err_tail = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let tail = err_tail.clone();
+    let err_reader = tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut t) = tail.lock() {
+                t.extend_from_slice(&buf[..n]);
+                let over = t.len().saturating_sub(4096);
+                t.drain(..over);
+            }
+        }
+    });
+
+    let talk = talk(sub, prompt, asker, progress, cancel, stdin, stdout);
+    let result = talk.await;
+    // A child that answered exits once its input closes; one that did not
+    // is killed with its group.
+    let exited = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+    if exited.is_err() {
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+    }
+    drop(group);
+    let _ = tokio::time::timeout(Duration::from_secs(1), err_reader).await;
+    let why = || {
+        let t = err_tail.lock().map(|t| t.clone()).unwrap_or_default();
+        let t = String::from_utf8_lossy(&t);
+        let last: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
+        let last = last[last.len().saturating_sub(3)..].join(" / ");
+        crate::untrusted::displayable(&last).into_owned()
+    };
+    match result {
+        Ok(a) => Ok(a),
+        Err(Failure::Said(e)) => Err(e),
+        Err(Failure::Gone) => {
+            let detail = why();
+            Err(format!(
+                "agent {} stopped before it answered{}",
+                sub.name,
+                if detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {detail}")
+                }
+            ))
+        }
+    }
+}
+
+enum Failure {
+    /// What to tell the asker, as is.
+    Said(String),
+    /// The child went away: its stderr says why.
+    Gone,
+}
+
+type Shared<T> = Arc<Mutex<T>>;
+
+async fn talk(
+    sub: &SubAgent,
+    prompt: &str,
+    asker: &Asker,
+    progress: Option<Progress>,
+    cancel: &CancellationToken,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::process::ChildStdout,
+) -> Result<Answer, Failure> {
+    let text: Shared<String> = Arc::default();
+    let last: Shared<Instant> = Arc::new(Mutex::new(Instant::now()));
+    let name = sub.name.clone();
+    let yolo = sub.yolo;
+    let (t1, l1, p1) = (text.clone(), last.clone(), progress.clone());
+    let (l2, p2) = (last.clone(), progress);
+    let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
+    let root = asker.root.clone();
+    let idle = asker.idle;
+    let prompt = prompt.to_string();
+    let cancel = cancel.clone();
+    let outcome: Shared<Option<Result<Answer, Failure>>> = Arc::default();
+    let out = outcome.clone();
+    let run = agent_client_protocol::Client
+        .v1()
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                if let Ok(mut l) = l1.lock() {
+                    *l = Instant::now();
+                }
+                note(&n.update, &t1, p1.as_ref());
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: RequestPermissionRequest,
+                        responder: Responder<RequestPermissionResponse>,
+                        _cx| {
+                if let Ok(mut l) = l2.lock() {
+                    *l = Instant::now();
+                }
+                let what = req
+                    .tool_call
+                    .fields
+                    .title
+                    .clone()
+                    .unwrap_or_else(|| "a tool call".into());
+                let kinds: &[PermissionOptionKind] = if yolo {
+                    &[
+                        PermissionOptionKind::AllowOnce,
+                        PermissionOptionKind::AllowAlways,
+                    ]
+                } else {
+                    &[
+                        PermissionOptionKind::RejectOnce,
+                        PermissionOptionKind::RejectAlways,
+                    ]
+                };
+                let pick = kinds.iter().find_map(|k| {
+                    req.options
+                        .iter()
+                        .find(|o| o.kind == *k)
+                        .map(|o| o.option_id.clone())
+                });
+                if let Some(p) = &p2 {
+                    let verdict = if yolo {
+                        "granted (yolo)"
+                    } else {
+                        "refused (no yolo for this agent)"
+                    };
+                    let _ = p.send(format!("{verdict}: {what}"));
+                }
+                let outcome = match pick {
+                    Some(id) => {
+                        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id))
+                    }
+                    None => RequestPermissionOutcome::Cancelled,
+                };
+                responder.respond(RequestPermissionResponse::new(outcome))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            let r = converse(&cx, &name, &root, &prompt, &text, &last, idle, &cancel).await;
+            if let Ok(mut o) = out.lock() {
+                *o = Some(r);
+            }
+            Ok(())
+        });
+    let ended = run.await;
+    let got = outcome.lock().ok().and_then(|mut o| o.take());
+    match (got, ended) {
+        (Some(r), _) => r,
+        (None, _) => Err(Failure::Gone),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn converse(
+    cx: &ConnectionTo<Agent>,
+    name: &str,
+    root: &Path,
+    prompt: &str,
+    text: &Shared<String>,
+    last: &Shared<Instant>,
+    idle: Duration,
+    cancel: &CancellationToken,
+) -> Result<Answer, Failure> {
+    let gone = |e: agent_client_protocol::Error| {
+        if agent_client_protocol::is_connection_terminated(&e)
+            || agent_client_protocol::is_incoming_transport_closed(&e)
+        {
+            Failure::Gone
+        } else {
+            Failure::Said(format!("agent {name}: {}", error_text(&e)))
+        }
+    };
+    cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+        .block_task()
+        .await
+        .map_err(gone)?;
+    let session = cx
+        .send_request(NewSessionRequest::new(root.to_path_buf()))
+        .block_task()
+        .await
+        .map_err(gone)?
+        .session_id
+        .0
+        .to_string();
+    let sid = session.clone();
+    let request = cx.send_request(PromptRequest::new(
+        sid.clone(),
+        vec![ContentBlock::Text(TextContent::new(prompt.to_string()))],
+    ));
+    let mut response = std::pin::pin!(request.block_task());
+    let mut cancelled_at: Option<Instant> = None;
+    let response = loop {
+        tokio::select! {
+            r = &mut response => break r,
+            _ = cancel.cancelled(), if cancelled_at.is_none() => {
+                let _ = cx.send_notification(
+                    agent_client_protocol::v1::schema::CancelNotification::new(sid.clone()),
+                );
+                cancelled_at = Some(Instant::now());
+            }
+            _ = tokio::time::sleep(Duration::from_millis(250)) => {
+                if cancelled_at.is_some_and(|t| t.elapsed() > Duration::from_secs(5)) {
+                    return Err(Failure::Said(format!("agent {name}: cancelled")));
+                }
+                let quiet = last.lock().map(|l| l.elapsed()).unwrap_or_default();
+                if quiet > idle {
+                    return Err(Failure::Said(format!(
+                        "agent {name} sent nothing for {} s: stopped it",
+                        idle.as_secs()
+                    )));
+                }
+            }
+        }
+    };
+    let response = response.map_err(gone)?;
+    let meta = response
+        .meta
+        .as_ref()
+        .and_then(|m| m.get("mm"))
+        .cloned()
+        .unwrap_or_default();
+    let answer = meta["answer"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| text.lock().map(|t| t.clone()).unwrap_or_default());
+    match response.stop_reason {
+        StopReason::EndTurn => Ok(Answer {
+            text: answer,
+            session,
+        }),
+        StopReason::Cancelled => Err(Failure::Said(format!("agent {name}: cancelled"))),
+        StopReason::MaxTokens => Err(Failure::Said(format!(
+            "agent {name}: its answer was cut off by max_tokens{}",
+            partial(&answer)
+        ))),
+        StopReason::MaxTurnRequests => Err(Failure::Said(format!(
+            "agent {name}: ran out of rounds before it answered{}",
+            partial(&answer)
+        ))),
+        _ => Err(Failure::Said(format!("agent {name}: refused to answer"))),
+    }
+}
+
+fn partial(answer: &str) -> String {
+    if answer.trim().is_empty() {
+        String::new()
+    } else {
+        format!("; what it wrote:\n{answer}")
+    }
+}
+
+fn error_text(e: &agent_client_protocol::Error) -> String {
+    match &e.data {
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(v) => format!("{} ({v})", e.message),
+        None => e.message.clone(),
+    }
+}
+
+/// Collects the answer's text and says what the child does.
+fn note(u: &SessionUpdate, text: &Shared<String>, progress: Option<&Progress>) {
+    match u {
+        SessionUpdate::AgentMessageChunk(c) => {
+            if let ContentBlock::Text(t) = &c.content
+                && let Ok(mut s) = text.lock()
+            {
+                s.push_str(&t.text);
+            }
+        }
+        SessionUpdate::ToolCallUpdate(u) => {
+            let Some(p) = progress else { return };
+            let status = u.fields.status;
+            if matches!(
+                status,
+                Some(ToolCallStatus::Completed) | Some(ToolCallStatus::Failed)
+            ) {
+                let title = u.fields.title.clone().unwrap_or_else(|| "tool".into());
+                let mark = if status == Some(ToolCallStatus::Failed) {
+                    "✗"
+                } else {
+                    "✓"
+                };
+                let _ = p.send(format!("{mark} {title}"));
+            }
+        }
+        _ => {}
+    }
+}

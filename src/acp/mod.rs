@@ -1,0 +1,429 @@
+//! `mm -acp`: mm as an Agent Client Protocol agent on stdin/stdout, for
+//! editors (Zed, and any ACP client) and for an asking `mm` (`ask_agent`).
+//!
+//! Each ACP session is an mm session driven through the same service as
+//! the other front ends: a prompt is an `Op::UserMessage`, the agent's
+//! events become `session/update` notifications, its approval questions
+//! become `session/request_permission` requests, and `session/cancel` is
+//! `Op::Cancel`. Sessions are mm's own: `session/load` takes one up again
+//! and streams its history back.
+
+pub mod ask;
+mod updates;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
+    NewSessionResponse, PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest,
+    PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
+    SessionUpdate, StopReason,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{ByteStreams, Client};
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+use crate::bus::OpSender;
+use crate::launch::{Opened, Runtime, open_session};
+use crate::protocol::{
+    AgentEvent, ApprovalDecision, ApprovalKind, ApprovalRequest, Op, OpId, OpResult, Outcome,
+};
+
+/// One mm session an ACP client opened.
+struct Live {
+    ops: OpSender,
+    /// The prompt waiting for its turn to end: its op and the client's request.
+    pending: Mutex<Option<(OpId, Responder<PromptResponse>)>>,
+    handle: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    lsp: Option<Arc<crate::lsp::Lsp>>,
+}
+
+struct State {
+    rt: Runtime,
+    /// The process's directory: the workspace when a client sends none.
+    root: PathBuf,
+    sessions: Mutex<HashMap<String, Arc<Live>>>,
+}
+
+type Shared = Arc<State>;
+
+/// Serves ACP on stdin/stdout until the client closes it; the exit code.
+pub async fn serve(rt: Runtime, root: PathBuf) -> i32 {
+    let st: Shared = Arc::new(State {
+        rt,
+        root,
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let transport = ByteStreams::new(
+        tokio::io::stdout().compat_write(),
+        tokio::io::stdin().compat(),
+    );
+    let result = agent(st.clone()).connect_to(transport).await;
+    // The client is gone: every session ends, and what it started.
+    let lives: Vec<Arc<Live>> = st
+        .sessions
+        .lock()
+        .map(|mut s| s.drain().map(|(_, l)| l).collect())
+        .unwrap_or_default();
+    for live in lives {
+        close(&live).await;
+    }
+    crate::sandbox::procs::kill_all();
+    match result {
+        Ok(()) => 0,
+        Err(e) if agent_client_protocol::is_incoming_transport_closed(&e) => 0,
+        Err(e) => {
+            eprintln!("mm: acp: {e}");
+            1
+        }
+    }
+}
+
+async fn close(live: &Live) {
+    live.ops.send(Op::Cancel);
+    live.ops.send(Op::Shutdown);
+    let handle = live.handle.lock().ok().and_then(|mut h| h.take());
+    if let Some(h) = handle {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), h).await;
+    }
+    if let Some(l) = &live.lsp {
+        l.shutdown().await;
+    }
+}
+
+fn agent(
+    st: Shared,
+) -> agent_client_protocol::v1::Builder<
+    agent_client_protocol::Agent,
+    impl agent_client_protocol::HandleDispatchFrom<Client> + 'static,
+> {
+    let (s1, s2, s3, s4, s5) = (st.clone(), st.clone(), st.clone(), st.clone(), st);
+    agent_client_protocol::Agent
+        .v1()
+        .name("mm")
+        .on_receive_request(
+            async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
+                let s = &s1.rt.settings;
+                let mut info = Implementation::new(
+                    s.acp_name.clone().unwrap_or_else(|| "mm".into()),
+                    env!("CARGO_PKG_VERSION"),
+                );
+                if let Some(t) = &s.acp_title {
+                    info = info.title(t.clone());
+                }
+                responder.respond(
+                    InitializeResponse::new(req.protocol_version)
+                        .agent_capabilities(
+                            AgentCapabilities::new()
+                                .load_session(true)
+                                .prompt_capabilities(PromptCapabilities::new()),
+                        )
+                        .agent_info(info),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: NewSessionRequest,
+                        responder: Responder<NewSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                let root = workspace(&s2, &req.cwd);
+                match start(&s2, &root, None, &cx) {
+                    Ok((id, _)) => responder.respond(NewSessionResponse::new(id)),
+                    Err(msg) => responder.respond_with_error(
+                        agent_client_protocol::Error::internal_error().data(msg),
+                    ),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: LoadSessionRequest,
+                        responder: Responder<LoadSessionResponse>,
+                        cx: ConnectionTo<Client>| {
+                let root = workspace(&s3, &req.cwd);
+                let id = req.session_id.0.to_string();
+                if let Some(old) = s3.sessions.lock().ok().and_then(|mut s| s.remove(&id)) {
+                    close(&old).await;
+                }
+                match start(&s3, &root, Some(&id), &cx) {
+                    Ok(_) => responder.respond(LoadSessionResponse::new()),
+                    Err(msg) => responder.respond_with_error(
+                        agent_client_protocol::Error::invalid_params().data(msg),
+                    ),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |req: PromptRequest, responder: Responder<PromptResponse>, _cx| {
+                let id = req.session_id.0.to_string();
+                let Some(live) = s4.sessions.lock().ok().and_then(|s| s.get(&id).cloned()) else {
+                    return responder.respond_with_error(
+                        agent_client_protocol::Error::invalid_params()
+                            .data(format!("no session {id}")),
+                    );
+                };
+                let text = prompt_text(&req.prompt);
+                let mut pending = match live.pending.lock() {
+                    Ok(p) => p,
+                    Err(_) => {
+                        return responder
+                            .respond_with_error(agent_client_protocol::Error::internal_error());
+                    }
+                };
+                if pending.is_some() {
+                    return responder.respond_with_error(
+                        agent_client_protocol::Error::invalid_request()
+                            .data("a prompt is already running in this session"),
+                    );
+                }
+                match live.ops.submit(Op::UserMessage { text }) {
+                    Some(op) => {
+                        *pending = Some((op, responder));
+                        Ok(())
+                    }
+                    None => responder.respond_with_error(
+                        agent_client_protocol::Error::internal_error()
+                            .data("the session's agent has stopped"),
+                    ),
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_notification(
+            async move |n: CancelNotification, _cx| {
+                let id = n.session_id.0.to_string();
+                if let Some(live) = s5.sessions.lock().ok().and_then(|s| s.get(&id).cloned()) {
+                    live.ops.send(Op::Cancel);
+                }
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+}
+
+/// The workspace as the session will see it (canonical when it can be).
+fn root_of(_rt: &Runtime, root: &std::path::Path) -> PathBuf {
+    std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf())
+}
+
+/// The folder a client named, or the process's own.
+fn workspace(st: &State, cwd: &std::path::Path) -> PathBuf {
+    if cwd.as_os_str().is_empty() || !cwd.is_absolute() {
+        st.root.clone()
+    } else {
+        cwd.to_path_buf()
+    }
+}
+
+/// The prompt's text: text blocks as they are, resources by their text,
+/// links by their address.
+fn prompt_text(blocks: &[ContentBlock]) -> String {
+    let mut parts = Vec::new();
+    for b in blocks {
+        match b {
+            ContentBlock::Text(t) => parts.push(t.text.clone()),
+            ContentBlock::ResourceLink(l) => parts.push(format!("@{}", l.uri)),
+            ContentBlock::Resource(r) => {
+                if let agent_client_protocol::v1::schema::EmbeddedResourceResource::TextResourceContents(t) =
+                    &r.resource
+                {
+                    parts.push(format!("<file uri=\"{}\">\n{}\n</file>", t.uri, t.text));
+                }
+            }
+            _ => {}
+        }
+    }
+    parts.join("\n")
+}
+
+/// Opens (or resumes) a session and starts pumping its events to the client.
+fn start(
+    st: &Shared,
+    root: &std::path::Path,
+    resume: Option<&str>,
+    cx: &ConnectionTo<Client>,
+) -> Result<(String, Arc<Live>), String> {
+    let Opened {
+        ops,
+        events,
+        handle,
+        info,
+        lsp,
+        replay,
+        ..
+    } = open_session(&st.rt, root, resume, false).map_err(|(_, m)| m)?;
+    let id = info.session.clone();
+    let live = Arc::new(Live {
+        ops,
+        pending: Mutex::new(None),
+        handle: Mutex::new(Some(handle)),
+        lsp,
+    });
+    // A loaded session's history goes to the client before the answer.
+    let mut map = updates::Mapper::new(root_of(&st.rt, root));
+    for ev in crate::session::replay::events(&replay) {
+        for u in map.updates(&ev, true) {
+            let _ = cx.send_notification(SessionNotification::new(id.clone(), u));
+        }
+    }
+    if let Ok(mut s) = st.sessions.lock() {
+        s.insert(id.clone(), live.clone());
+    }
+    tokio::spawn(pump(id.clone(), live.clone(), events, cx.clone(), map));
+    Ok((id, live))
+}
+
+/// Turns the session's events into the client's notifications, asks the
+/// client what the approval broker asks, and answers prompts when their
+/// turn ends.
+async fn pump(
+    id: String,
+    live: Arc<Live>,
+    mut events: crate::bus::EventReceiver,
+    cx: ConnectionTo<Client>,
+    mut map: updates::Mapper,
+) {
+    while let Some(ev) = events.recv().await {
+        match &ev.msg {
+            AgentEvent::ApprovalRequested { request } => {
+                let update = map.permission_call(request);
+                let req = permission_request(&id, update, request);
+                let (cx2, ops, request) = (cx.clone(), live.ops.clone(), request.clone());
+                tokio::spawn(async move {
+                    let decision = match cx2.send_request(req).block_task().await {
+                        Ok(r) => decision_of(&r.outcome, &request),
+                        Err(e) => ApprovalDecision::No {
+                            reason: Some(format!("the client did not answer: {e}")),
+                        },
+                    };
+                    ops.send(Op::Approval {
+                        id: request.id,
+                        decision,
+                    });
+                });
+            }
+            AgentEvent::Finished { result } => {
+                let waiting = live.pending.lock().ok().and_then(|mut p| match p.as_ref() {
+                    Some((op, _)) if *op == ev.id => p.take(),
+                    _ => None,
+                });
+                if let Some((_, responder)) = waiting {
+                    let _ = answer(responder, result);
+                }
+            }
+            msg => {
+                for u in map.updates(msg, false) {
+                    if cx
+                        .send_notification(SessionNotification::new(id.clone(), u))
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The prompt's response: why the turn stopped, and in `_meta.mm` what it
+/// came to (the answer, the files written) for clients that want it.
+fn answer(
+    responder: Responder<PromptResponse>,
+    result: &OpResult,
+) -> Result<(), agent_client_protocol::Error> {
+    match result {
+        OpResult::Turn { report } => {
+            let stop = match report.outcome {
+                Outcome::Done => StopReason::EndTurn,
+                Outcome::Cancelled => StopReason::Cancelled,
+                Outcome::Budget => StopReason::MaxTurnRequests,
+                Outcome::Truncated => StopReason::MaxTokens,
+                Outcome::Failed => {
+                    return responder.respond_with_error(
+                        agent_client_protocol::Error::internal_error().data(
+                            report
+                                .error
+                                .clone()
+                                .unwrap_or_else(|| "the turn failed".into()),
+                        ),
+                    );
+                }
+            };
+            let mut meta = serde_json::Map::new();
+            meta.insert(
+                "mm".into(),
+                serde_json::json!({
+                    "outcome": report.outcome.as_str(),
+                    "answer": report.answer,
+                    "written": report.written,
+                    "error": report.error,
+                }),
+            );
+            responder.respond(PromptResponse::new(stop).meta(meta))
+        }
+        OpResult::Failed { error } => responder
+            .respond_with_error(agent_client_protocol::Error::internal_error().data(error.clone())),
+        OpResult::Done => responder.respond(PromptResponse::new(StopReason::EndTurn)),
+    }
+}
+
+const ALLOW: &str = "allow";
+const ALWAYS: &str = "always";
+const REJECT: &str = "reject";
+
+fn permission_request(
+    session: &str,
+    call: agent_client_protocol::v1::schema::ToolCallUpdate,
+    request: &ApprovalRequest,
+) -> RequestPermissionRequest {
+    let always = match &request.kind {
+        ApprovalKind::Exec { scope, .. } if !scope.is_empty() => {
+            format!("Always allow {scope} in this session")
+        }
+        ApprovalKind::Exec { .. } => "Always allow this command in this session".into(),
+        ApprovalKind::Edit { change } => {
+            format!("Always allow edits to {} in this session", change.path)
+        }
+    };
+    RequestPermissionRequest::new(
+        session.to_string(),
+        call,
+        vec![
+            PermissionOption::new(ALLOW, "Allow once", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(ALWAYS, always, PermissionOptionKind::AllowAlways),
+            PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
+        ],
+    )
+}
+
+fn decision_of(outcome: &RequestPermissionOutcome, _request: &ApprovalRequest) -> ApprovalDecision {
+    match outcome {
+        RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
+            ALLOW => ApprovalDecision::Yes,
+            ALWAYS => ApprovalDecision::Always,
+            _ => ApprovalDecision::No {
+                reason: Some("the user rejected it".into()),
+            },
+        },
+        _ => ApprovalDecision::No {
+            reason: Some("cancelled".into()),
+        },
+    }
+}
+
+/// What a client's update says, for the agent's own use in tests and the
+/// asking side.
+pub fn is_text(u: &SessionUpdate) -> Option<&str> {
+    match u {
+        SessionUpdate::AgentMessageChunk(c) => match &c.content {
+            ContentBlock::Text(t) => Some(&t.text),
+            _ => None,
+        },
+        _ => None,
+    }
+}

@@ -1,0 +1,246 @@
+//! The agent's events as ACP `session/update`s.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use agent_client_protocol::v1::schema::{
+    Content, ContentBlock, ContentChunk, Diff, SessionUpdate, TextContent, ToolCall,
+    ToolCallContent, ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolKind,
+};
+
+use crate::protocol::{AgentEvent, ApprovalKind, ApprovalRequest, ChangeKind, Level, ToolStatus};
+
+/// The most of a tool's output a client is sent (the model saw it all).
+const OUTPUT_CAP: usize = 8_000;
+
+/// Remembers what each tool call has shown so far: updates replace a
+/// call's content, so a diff stays beside the output that follows it.
+#[derive(Default)]
+pub struct Mapper {
+    /// The workspace, to make paths absolute as ACP wants them.
+    pub root: PathBuf,
+    calls: HashMap<String, Call>,
+}
+
+#[derive(Default)]
+struct Call {
+    name: String,
+    diffs: Vec<ToolCallContent>,
+}
+
+pub fn kind(name: &str) -> ToolKind {
+    match name {
+        "read_file" | "list_dir" | "lsp_hover" => ToolKind::Read,
+        "glob" | "grep" | "lsp_definition" | "lsp_references" | "lsp_workspace_symbols" => {
+            ToolKind::Search
+        }
+        "write_file" | "edit_file" => ToolKind::Edit,
+        "bash" => ToolKind::Execute,
+        "ask_agent" => ToolKind::Think,
+        _ => ToolKind::Other,
+    }
+}
+
+fn text(s: impl Into<String>) -> ContentBlock {
+    ContentBlock::Text(TextContent::new(s))
+}
+
+fn chunk(s: impl Into<String>) -> ContentChunk {
+    ContentChunk::new(text(s))
+}
+
+fn cap(s: &str) -> String {
+    if s.len() <= OUTPUT_CAP {
+        return s.to_string();
+    }
+    let mut end = OUTPUT_CAP;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}\n… ({} more bytes)", &s[..end], s.len() - end)
+}
+
+impl Mapper {
+    pub fn new(root: PathBuf) -> Self {
+        Self {
+            root,
+            calls: HashMap::new(),
+        }
+    }
+
+    fn title(name: &str, summary: &str) -> String {
+        if summary.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name} {summary}")
+        }
+    }
+
+    fn locations(&self, arguments: &str) -> Vec<ToolCallLocation> {
+        let Ok(serde_json::Value::Object(args)) = serde_json::from_str(arguments) else {
+            return Vec::new();
+        };
+        let Some(path) = args.get("path").and_then(|v| v.as_str()) else {
+            return Vec::new();
+        };
+        let mut loc = ToolCallLocation::new(self.root.join(path));
+        if let Some(line) = args.get("line").and_then(|v| v.as_u64()) {
+            loc = loc.line(line as u32);
+        }
+        vec![loc]
+    }
+
+    fn diff(&self, change: &crate::protocol::FileChange) -> ToolCallContent {
+        let old = (change.kind != ChangeKind::Created).then(|| change.before.to_string());
+        ToolCallContent::Diff(
+            Diff::new(self.root.join(&change.path), change.after.to_string()).old_text(old),
+        )
+    }
+
+    /// The call a permission request is about, with what it would do.
+    pub fn permission_call(&mut self, request: &ApprovalRequest) -> ToolCallUpdate {
+        let fields = match &request.kind {
+            ApprovalKind::Exec {
+                command, reason, ..
+            } => ToolCallUpdateFields::new()
+                .title(format!("Run `{command}`"))
+                .kind(ToolKind::Execute)
+                .content(vec![ToolCallContent::Content(Content::new(text(format!(
+                    "{command}\n\n{reason}"
+                ))))]),
+            ApprovalKind::Edit { change } => ToolCallUpdateFields::new()
+                .title(format!("Edit {}", change.path))
+                .kind(ToolKind::Edit)
+                .locations(vec![ToolCallLocation::new(self.root.join(&change.path))])
+                .content(vec![self.diff(change)]),
+        };
+        ToolCallUpdate::new(request.call_id.clone(), fields)
+    }
+
+    /// The updates one event makes; `history` when a loaded session is
+    /// replayed (the user's prompts are sent back too).
+    pub fn updates(&mut self, ev: &AgentEvent, history: bool) -> Vec<SessionUpdate> {
+        match ev {
+            AgentEvent::TurnStarted { prompt, .. } if history => {
+                vec![SessionUpdate::UserMessageChunk(chunk(prompt.clone()))]
+            }
+            AgentEvent::Token { text: t, .. } => {
+                vec![SessionUpdate::AgentMessageChunk(chunk(t.clone()))]
+            }
+            AgentEvent::Reasoning { text: t, .. } => {
+                vec![SessionUpdate::AgentThoughtChunk(chunk(t.clone()))]
+            }
+            AgentEvent::ToolCallStarted { call_id, name, .. } => {
+                self.calls.insert(
+                    call_id.clone(),
+                    Call {
+                        name: name.clone(),
+                        diffs: Vec::new(),
+                    },
+                );
+                vec![SessionUpdate::ToolCall(
+                    ToolCall::new(call_id.clone(), name.clone())
+                        .kind(kind(name))
+                        .status(ToolCallStatus::Pending),
+                )]
+            }
+            AgentEvent::ToolCallRunning {
+                call_id,
+                name,
+                summary,
+                arguments,
+                ..
+            } => {
+                let raw = serde_json::from_str::<serde_json::Value>(arguments).ok();
+                let locations = self.locations(arguments);
+                if !self.calls.contains_key(call_id) {
+                    // Replayed history has no "started".
+                    self.calls.insert(
+                        call_id.clone(),
+                        Call {
+                            name: name.clone(),
+                            diffs: Vec::new(),
+                        },
+                    );
+                    return vec![SessionUpdate::ToolCall(
+                        ToolCall::new(call_id.clone(), Self::title(name, summary))
+                            .kind(kind(name))
+                            .status(ToolCallStatus::InProgress)
+                            .locations(locations)
+                            .raw_input(raw),
+                    )];
+                }
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    call_id.clone(),
+                    ToolCallUpdateFields::new()
+                        .title(Self::title(name, summary))
+                        .status(ToolCallStatus::InProgress)
+                        .locations(locations)
+                        .raw_input(raw),
+                ))]
+            }
+            AgentEvent::FileChanged {
+                call_id, change, ..
+            } => {
+                let d = self.diff(change);
+                let call = self.calls.entry(call_id.clone()).or_default();
+                call.diffs.push(d);
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    call_id.clone(),
+                    ToolCallUpdateFields::new().content(call.diffs.clone()),
+                ))]
+            }
+            AgentEvent::ToolCallFinished {
+                call_id,
+                name,
+                summary,
+                status,
+                output,
+                ..
+            } => {
+                let call = self.calls.remove(call_id).unwrap_or_default();
+                let mut content = call.diffs;
+                if !output.is_empty() {
+                    content.push(ToolCallContent::Content(Content::new(text(cap(output)))));
+                }
+                let st = match status {
+                    ToolStatus::Ok => ToolCallStatus::Completed,
+                    _ => ToolCallStatus::Failed,
+                };
+                let name = if call.name.is_empty() {
+                    name
+                } else {
+                    &call.name
+                };
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    call_id.clone(),
+                    ToolCallUpdateFields::new()
+                        .title(Self::title(name, summary))
+                        .status(st)
+                        .content(content)
+                        .raw_output(serde_json::Value::String(cap(output))),
+                ))]
+            }
+            AgentEvent::Notice { level, text: t, .. }
+                if matches!(level, Level::Warning | Level::Error) =>
+            {
+                vec![SessionUpdate::AgentThoughtChunk(chunk(format!(
+                    "\n[mm: {t}]\n"
+                )))]
+            }
+            AgentEvent::Receipt {
+                written,
+                commands,
+                notes,
+                ..
+            } if !written.is_empty() || *commands > 0 => {
+                vec![SessionUpdate::AgentMessageChunk(chunk(format!(
+                    "\n\n— {}",
+                    crate::protocol::receipt_text(written, *commands, notes)
+                )))]
+            }
+            _ => Vec::new(),
+        }
+    }
+}
