@@ -74,6 +74,11 @@ pub async fn run(cli: Cli) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    if let Some(name) = cli.ask.as_ref().or(cli.ask_with_context.as_ref())
+        && !cli.show_prompt
+    {
+        return ask_once(&cli, &settings, &root, name).await;
+    }
     // Plain http the user wrote for another machine is used, and said once.
     let written = (!settings.auto_detect).then_some(settings.base_url.as_str());
     for url in written.into_iter().chain(settings.fallback.as_deref()) {
@@ -218,6 +223,19 @@ pub struct Runtime {
     pub net: bool,
 }
 
+/// What a session brings to the agents it asks: its workspace, its
+/// sandbox mode as their ceiling, its fence and network, and how long a
+/// child may stay silent.
+pub fn asker(rt: &Runtime, root: &std::path::Path) -> crate::acp::ask::Asker {
+    crate::acp::ask::Asker {
+        root: root.to_path_buf(),
+        ceiling: rt.settings.sandbox,
+        net: rt.net,
+        unfenced: !rt.fence.is_on(),
+        idle: rt.settings.first_token_timeout + rt.settings.watchdog,
+    }
+}
+
 /// A session running as a service: submit ops, read events.
 pub struct Opened {
     pub ops: OpSender,
@@ -322,6 +340,13 @@ pub fn open_session(
             )
             .fenced(tool_env.sandbox.clone()),
         ));
+    }
+    if !settings.sub_agents.is_empty() {
+        tool_env.ask = Some(tools::ask::AskEnv {
+            agents: settings.sub_agents.clone(),
+            asker: asker(rt, &root),
+            bus: bus.clone(),
+        });
     }
     let lsp = tool_env.lsp.clone();
     let tools = Arc::new(tool_env);
@@ -570,7 +595,79 @@ fn workspace_root(cli: &Cli) -> Result<PathBuf, String> {
     }
 }
 
-/// Settings from every layer; `--ask NAME` swaps in the named sub-agent.
+/// `--ask NAME -p PROMPT`: the named agent answers as a child `mm -acp`;
+/// only its answer goes to stdout, its steps to stderr.
+async fn ask_once(cli: &Cli, settings: &Settings, root: &std::path::Path, name: &str) -> i32 {
+    let Some(sub) = settings.sub_agents.get(name) else {
+        return 2;
+    };
+    let Some(prompt) = &cli.prompt else {
+        return 2;
+    };
+    let root = match std::fs::canonicalize(root) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mm: cannot use {} as the workspace: {e}", root.display());
+            return 2;
+        }
+    };
+    let mut prompt = prompt.clone();
+    if cli.ask_with_context.is_some() {
+        let Some(which) = &cli.resume else {
+            eprintln!(
+                "mm: --ask-with-context {name} needs -resume last|ID: the conversation to send"
+            );
+            return 2;
+        };
+        match session::read_records(&root, which) {
+            Ok((_, records)) => {
+                let t = crate::acp::ask::transcript(&session::messages(&records));
+                prompt = crate::acp::ask::with_context(&t, &prompt);
+            }
+            Err(e) => {
+                eprintln!("mm: {e}");
+                return 1;
+            }
+        }
+    }
+    let asker = crate::acp::ask::Asker {
+        root,
+        ceiling: settings.sandbox,
+        net: !cli.no_net,
+        unfenced: cli.unfenced,
+        idle: settings.first_token_timeout + settings.watchdog,
+    };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let shown = tokio::spawn(async move {
+        while let Some(line) = rx.recv().await {
+            eprintln!("  │ {}", crate::untrusted::displayable(&line));
+        }
+    });
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let c2 = cancel.clone();
+    let watcher = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            c2.cancel();
+        }
+    });
+    let result = crate::acp::ask::ask(sub, &prompt, &asker, Some(tx), &cancel).await;
+    watcher.abort();
+    let _ = shown.await;
+    match result {
+        Ok(a) => {
+            eprintln!("mm: {name} answered (session {})", a.session);
+            println!("{}", crate::untrusted::displayable(a.text.trim_end()));
+            0
+        }
+        Err(e) => {
+            eprintln!("mm: {}", crate::untrusted::displayable(&e));
+            if cancel.is_cancelled() { 130 } else { 1 }
+        }
+    }
+}
+
+/// Settings from every layer; with `-show-prompt`, `--ask NAME` shows the
+/// named agent's.
 fn load_settings(cli: &Cli) -> Result<Settings, i32> {
     let settings = config::load(cli.config.as_deref(), &cli.overrides()).map_err(|e| {
         eprintln!(
@@ -579,7 +676,7 @@ fn load_settings(cli: &Cli) -> Result<Settings, i32> {
         );
         2
     })?;
-    let Some(name) = &cli.ask else {
+    let Some(name) = cli.ask.as_ref().or(cli.ask_with_context.as_ref()) else {
         return Ok(settings);
     };
     if cli.prompt.is_none() && !cli.show_prompt {
@@ -598,6 +695,9 @@ fn load_settings(cli: &Cli) -> Result<Settings, i32> {
         );
         return Err(2);
     };
+    if !cli.show_prompt {
+        return Ok(settings);
+    }
     config::load(Some(&sub.path), &cli.overrides()).map_err(|e| {
         eprintln!(
             "mm: config error: {}",

@@ -426,6 +426,12 @@ pub enum AgentEvent {
         status: ToolStatus,
         output: Arc<str>,
     },
+    /// A line of what a running tool does: an asked agent's steps.
+    ToolProgress {
+        turn: TurnId,
+        call_id: String,
+        text: String,
+    },
     /// A file tool changed a file.
     FileChanged {
         turn: TurnId,
@@ -568,6 +574,16 @@ pub fn receipt_text(written: &[String], commands: u32, notes: &[String]) -> Stri
 /// A tool call in one line: its key argument (the path, the command, the
 /// pattern), cut at 120 characters.
 pub fn call_summary(name: &str, args: &serde_json::Map<String, serde_json::Value>) -> String {
+    if name == "ask_agent" {
+        let agent = args.get("agent").and_then(|v| v.as_str()).unwrap_or("");
+        let prompt = args.get("prompt").and_then(|v| v.as_str()).unwrap_or("");
+        let first = prompt.lines().next().unwrap_or("");
+        let mut p: String = first.chars().take(60).collect();
+        if p.len() < prompt.len() {
+            p.push('…');
+        }
+        return format!("{agent} — {p}");
+    }
     let key = match name {
         "bash" => "command",
         "glob" | "grep" => "pattern",

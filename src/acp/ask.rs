@@ -95,6 +95,30 @@ pub fn with_context(transcript: &str, prompt: &str) -> String {
     )
 }
 
+/// The conversation's words, for an agent that does not see it: the
+/// user's messages and the answers, without tool traffic.
+pub fn transcript(messages: &[crate::llm::Message]) -> String {
+    use crate::llm::Role;
+    let mut out = Vec::new();
+    for m in messages {
+        let who = match m.role {
+            Role::User => "User",
+            Role::Assistant => "Assistant",
+            _ => continue,
+        };
+        let Some(text) = m
+            .content
+            .as_deref()
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+        else {
+            continue;
+        };
+        out.push(format!("{who}: {text}"));
+    }
+    out.join("\n\n")
+}
+
 /// Asks `sub` one prompt and returns its final answer (the JSON of a
 /// JSON agent). The child is gone when this returns, whatever happened.
 pub async fn ask(

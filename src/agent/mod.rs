@@ -178,12 +178,15 @@ impl Agent {
     }
 
     pub fn new(parts: AgentParts) -> Self {
-        let specs = tools::specs(ToolSet {
+        let mut specs = tools::specs(ToolSet {
             bash: parts.settings.bash_tool,
             edit: parts.settings.edit_tools,
             write: parts.tools.sandbox.mode() != crate::config::SandboxMode::ReadOnly,
             lsp: parts.tools.lsp.as_ref().is_some_and(|l| l.available()),
         });
+        if let Some(a) = &parts.tools.ask {
+            specs.push(tools::ask::spec(&a.agents));
+        }
         let system = prompt::system_prompt(
             &parts.settings,
             &prompt::PromptEnv {

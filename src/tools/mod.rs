@@ -2,6 +2,7 @@
 //! publishes what they did. Schemas are kept short: every byte of them is
 //! in the prompt prefix a small local model reads before its first token.
 
+pub mod ask;
 pub mod bash;
 pub mod edit_match;
 pub mod fs;
@@ -97,6 +98,8 @@ pub struct ToolEnv {
     /// files that copy a file read as context are refused, and a file's
     /// definitions are listed above its content.
     pub guard_writes: bool,
+    /// `ask_agent`: the agents under `mmConfigs` (None: no such tool).
+    pub ask: Option<ask::AskEnv>,
 }
 
 impl ToolEnv {
@@ -108,6 +111,7 @@ impl ToolEnv {
             bash_timeout,
             lsp: None,
             guard_writes: true,
+            ask: None,
         }
     }
 }
@@ -414,6 +418,10 @@ async fn run_one(
             res.unwrap_or_else(|e| ToolOutput::error(format!("search failed: {e}")))
         }
         "bash" => run_bash(env, args, ctx).await,
+        "ask_agent" => match &env.ask {
+            Some(a) => a.run(args, ctx).await,
+            None => ToolOutput::error("no agents to ask: this agent declares no mmConfigs"),
+        },
         other => ToolOutput::error(format!("unknown tool {other}")),
     }
 }

@@ -1,0 +1,98 @@
+//! `ask_agent`: hands a question to an agent declared under `mmConfigs`
+//! (a child `mm -acp`, see `acp::ask`) and returns its answer.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use super::{CallCtx, ToolOutput, arg_str};
+use crate::acp::ask::{self, Asker};
+use crate::bus::EventBus;
+use crate::config::SubAgent;
+use crate::llm::ToolSpec;
+use crate::protocol::AgentEvent;
+
+/// What the tool needs: the agents it may ask, and the asker's limits.
+pub struct AskEnv {
+    pub agents: BTreeMap<String, SubAgent>,
+    pub asker: Asker,
+    /// Where the child's progress goes (nested under the tool's card).
+    pub bus: EventBus,
+}
+
+pub const DESCRIPTION: &str = "Ask another agent one question and get its answer as the result (JSON, for an agent that answers in JSON). It does not see this conversation: put everything it needs in `prompt`.";
+
+/// The tool's schema: the agents by name, each with its description.
+pub fn spec(agents: &BTreeMap<String, SubAgent>) -> ToolSpec {
+    let names: Vec<&str> = agents.keys().map(String::as_str).collect();
+    let list: Vec<String> = agents
+        .values()
+        .map(|a| {
+            if a.description.trim().is_empty() {
+                a.name.clone()
+            } else {
+                format!("{}: {}", a.name, a.description.trim())
+            }
+        })
+        .collect();
+    ToolSpec {
+        name: "ask_agent",
+        description: DESCRIPTION,
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "agent": {"type": "string", "enum": names, "description": list.join("\n")},
+                "prompt": {"type": "string", "description": "The whole question, with every fact the agent needs"},
+            },
+            "required": ["agent", "prompt"],
+        }),
+    }
+}
+
+impl AskEnv {
+    pub async fn run(&self, args: &Map<String, Value>, ctx: &CallCtx<'_>) -> ToolOutput {
+        let name = arg_str(args, "agent").unwrap_or("").trim();
+        let prompt = arg_str(args, "prompt").unwrap_or("");
+        let Some(sub) = self.agents.get(name) else {
+            let known: Vec<&str> = self.agents.keys().map(String::as_str).collect();
+            return ToolOutput::error(format!(
+                "no agent named {name:?}; the agents you can ask: {}",
+                known.join(", ")
+            ));
+        };
+        if prompt.trim().is_empty() {
+            return ToolOutput::error("the prompt is empty: write the whole question in `prompt`");
+        }
+        if let Err(e) = ask::check_depth(name) {
+            return ToolOutput::refused(e);
+        }
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let (bus, turn, call_id) = (self.bus.clone(), ctx.turn, ctx.call_id.to_string());
+        let say = move |text: String| {
+            bus.publish(AgentEvent::ToolProgress {
+                turn,
+                call_id: call_id.clone(),
+                text,
+            });
+        };
+        let say2 = say.clone();
+        let forward = tokio::spawn(async move {
+            while let Some(line) = rx.recv().await {
+                say2(line);
+            }
+        });
+        let result = ask::ask(sub, prompt, &self.asker, Some(tx), ctx.cancel).await;
+        let _ = forward.await;
+        match result {
+            Ok(a) => {
+                say(format!("answered (session {})", a.session));
+                if a.text.trim().is_empty() {
+                    ToolOutput::error(format!("agent {name} answered nothing"))
+                } else {
+                    ToolOutput::ok(a.text)
+                }
+            }
+            Err(e) => ToolOutput::error(e),
+        }
+    }
+}
