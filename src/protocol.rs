@@ -52,6 +52,9 @@ pub struct SessionInfo {
     /// the agent has no tools.
     #[serde(default)]
     pub structured: bool,
+    /// The agents under `mmConfigs` (name, description): `/ask-NAME`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<(String, String)>,
 }
 
 /// How an op ended.
@@ -613,6 +616,14 @@ pub enum Op {
     Approval {
         id: u64,
         decision: ApprovalDecision,
+    },
+    /// `/ask-NAME PROMPT`: the agent NAME (under `mmConfigs`) answers as a
+    /// child; the question and its answer join the conversation.
+    /// `with_context`: the conversation so far is sent along.
+    AskAgent {
+        name: String,
+        prompt: String,
+        with_context: bool,
     },
     /// Cancel the running turn, if any.
     Cancel,

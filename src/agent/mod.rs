@@ -7,6 +7,7 @@
 //! runs; every call gets an answer, cancelled or not; the same failing
 //! call right after its error is not run again; budgets end the turn.
 
+mod asking;
 pub mod batch;
 mod checkpoints;
 mod focus;
@@ -255,6 +256,12 @@ impl Agent {
             network: !sandbox.no_net(),
             resumed: self.resumed,
             structured: self.structured.is_some(),
+            agents: self
+                .settings
+                .sub_agents
+                .values()
+                .map(|a| (a.name.clone(), a.description.clone()))
+                .collect(),
         }
     }
 

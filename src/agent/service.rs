@@ -19,6 +19,13 @@ enum Work {
     /// A turn, with the token that cancels it (made when it is queued, so
     /// a cancel while it waits behind another op is not lost).
     Turn(String, CancellationToken),
+    /// `/ask-NAME`: another agent answers, and the pair joins the conversation.
+    Ask {
+        name: String,
+        prompt: String,
+        with_context: bool,
+        token: CancellationToken,
+    },
     NewSession,
     /// A checkpoint operation, run between turns.
     Git(Op),
@@ -59,6 +66,22 @@ pub fn spawn(
                         t.push(token.clone());
                     }
                     queue(Work::Turn(text, token));
+                }
+                Op::AskAgent {
+                    name,
+                    prompt,
+                    with_context,
+                } => {
+                    let token = CancellationToken::new();
+                    if let Ok(mut t) = turns.lock() {
+                        t.push(token.clone());
+                    }
+                    queue(Work::Ask {
+                        name,
+                        prompt,
+                        with_context,
+                        token,
+                    });
                 }
                 Op::NewSession => queue(Work::NewSession),
                 Op::Cancel => {
@@ -187,6 +210,21 @@ async fn run_one(
             let report = agent.run_turn(&text, &token).await;
             // The turn is over: its token leaves the list (cancelled ones,
             // of turns still queued, run and end at once).
+            token.cancel();
+            if let Ok(mut t) = turns.lock() {
+                t.retain(|k| !k.is_cancelled());
+            }
+            OpResult::Turn {
+                report: Box::new(report),
+            }
+        }
+        Work::Ask {
+            name,
+            prompt,
+            with_context,
+            token,
+        } => {
+            let report = agent.ask_turn(&name, &prompt, with_context, &token).await;
             token.cancel();
             if let Ok(mut t) = turns.lock() {
                 t.retain(|k| !k.is_cancelled());

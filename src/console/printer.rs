@@ -271,6 +271,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                 output,
                 ..
             } => self.tool_finished(name, summary, *status, output),
+            AgentEvent::ToolProgress { text, .. } => {
+                // An asked agent's steps, indented under its card.
+                let s = self.st.dim;
+                self.side_line(s, &format!("    │ {text}"));
+            }
             AgentEvent::FileChanged { change, .. } => {
                 let s = self.st.ok;
                 let line = format!(

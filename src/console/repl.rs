@@ -128,10 +128,40 @@ pub async fn run(
         if trimmed.is_empty() {
             continue;
         }
+        let asked = crate::tui::commands::parse_ask(trimmed)
+            .filter(|(name, _, _)| banner.agents.iter().any(|(n, _)| n == name));
+        if let Some((name, with_context, prompt)) = asked {
+            if prompt.is_empty() {
+                println!("usage: /ask-{name} PROMPT");
+                continue;
+            }
+            let Some(id) = ops.submit(Op::AskAgent {
+                name,
+                prompt,
+                with_context,
+            }) else {
+                eprintln!("mm: the agent stopped");
+                return 1;
+            };
+            editor = match follow_turn(&ops, &mut events, &mut printer, editor, id).await {
+                Some(ed) => ed,
+                None => return 1,
+            };
+            continue;
+        }
         if let Some(cmd) = trimmed.strip_prefix('/')
             && !cmd.contains('\n')
         {
-            let (done, ed) = slash(cmd, &ops, &mut events, &root, &mut session, editor).await;
+            let (done, ed) = slash(
+                cmd,
+                &ops,
+                &mut events,
+                &root,
+                &mut session,
+                &banner.agents,
+                editor,
+            )
+            .await;
             editor = ed;
             match done {
                 Slash::Quit => break,
@@ -176,6 +206,7 @@ async fn slash(
     events: &mut EventReceiver,
     root: &std::path::Path,
     session: &mut String,
+    agents: &[(String, String)],
     mut editor: DefaultEditor,
 ) -> (Slash, DefaultEditor) {
     let name = cmd.split_whitespace().next().unwrap_or("");
@@ -204,7 +235,13 @@ async fn slash(
             )
             .await;
         }
-        "help" | "?" => println!("{HELP}"),
+        "help" | "?" => {
+            println!("{HELP}");
+            let extra = crate::tui::commands::all(agents);
+            for (c, d) in extra.iter().skip(crate::tui::commands::COMMANDS.len()) {
+                println!("  {c:<11} {d}", c = c, d = crate::untrusted::displayable(d));
+            }
+        }
         "sessions" => print_sessions(root),
         "new" => {
             for ev in super::git_cmds::collect(ops, events, Op::NewSession).await {

@@ -353,6 +353,9 @@ impl App {
         if let AgentEvent::FileChanged { change, .. } = &ev {
             self.composer.file_added(&change.path);
         }
+        if let AgentEvent::SessionStarted { info } = &ev {
+            self.composer.agents = info.agents.clone();
+        }
         if let AgentEvent::ApprovalRequested { .. } = &ev {
             // Only mid-message: after Enter the composer is empty and the
             // next keys are meant for what comes up.

@@ -57,12 +57,55 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/quit", "leave"),
 ];
 
+/// The built-in commands, then `/ask-NAME` and `/ask-with-context-NAME`
+/// for each agent under `mmConfigs`.
+pub fn all(agents: &[(String, String)]) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = COMMANDS
+        .iter()
+        .map(|(c, d)| (c.to_string(), d.to_string()))
+        .collect();
+    for (name, desc) in agents {
+        let first = desc.split(['.', '\n']).next().unwrap_or("").trim();
+        v.push((format!("/ask-{name}"), format!("ask {name}: {first}")));
+        v.push((
+            format!("/ask-with-context-{name}"),
+            format!("ask {name}, sending this conversation too"),
+        ));
+    }
+    v
+}
+
+/// `/ask-NAME PROMPT` or `/ask-with-context-NAME PROMPT`: (name, with_context, prompt).
+pub fn parse_ask(line: &str) -> Option<(String, bool, String)> {
+    let (head, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let (name, ctx) = if let Some(n) = head.strip_prefix("/ask-with-context-") {
+        (n, true)
+    } else {
+        (head.strip_prefix("/ask-")?, false)
+    };
+    (!name.is_empty()).then(|| (name.to_string(), ctx, rest.trim().to_string()))
+}
+
 impl App {
     /// A slash command typed in the composer.
     pub fn command(&mut self, line: &str) {
         let mut parts = line.split_whitespace();
         let name = parts.next().unwrap_or("");
         let arg = parts.next();
+        if let Some((agent, with_context, prompt)) = parse_ask(line)
+            && self.status.info.agents.iter().any(|(n, _)| *n == agent)
+        {
+            if prompt.is_empty() {
+                self.flash(format!("usage: {name} PROMPT"));
+            } else {
+                self.submit(Op::AskAgent {
+                    name: agent,
+                    prompt,
+                    with_context,
+                });
+            }
+            return;
+        }
         match name {
             "/quit" | "/exit" | "/q" => self.global(GlobalAction::Quit),
             "/help" | "/?" => self.overlays.push(Overlay::Help { scroll: 0 }),

@@ -207,7 +207,7 @@ impl App {
                 Overlay::Rewind(_) => l.transcript.filter(|_| l.diff.is_some()).unwrap_or(main),
                 _ => main,
             };
-            o.render(area, buf, &th, &self.keymap);
+            o.render(area, buf, &th, &self.keymap, &self.composer.agents);
         }
         if self.approvals.visible() {
             self.approvals.render(main, buf, &th, &self.keymap);
@@ -216,7 +216,7 @@ impl App {
 
     /// The help text as plain lines (for tests).
     pub fn help_text(&self) -> Vec<String> {
-        help_lines(&self.keymap, &self.theme)
+        help_lines(&self.keymap, &self.theme, &self.composer.agents)
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect()

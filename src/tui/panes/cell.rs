@@ -50,6 +50,8 @@ pub enum CellKind {
         arg_bytes: usize,
         /// The end of the arguments streamed so far, shown while writing.
         args_tail: String,
+        /// What an asked agent did, line by line (collapsed to the last).
+        steps: Vec<String>,
     },
     Notice(Level, String),
     Receipt {
@@ -261,6 +263,7 @@ impl Cell {
                 output,
                 arg_bytes,
                 args_tail,
+                steps,
                 ..
             } => tool_lines(
                 th,
@@ -269,6 +272,7 @@ impl Cell {
                 state,
                 output,
                 (*arg_bytes, args_tail),
+                steps,
                 self.expanded,
             ),
             CellKind::Notice(level, text) => {
@@ -374,6 +378,7 @@ fn tool_lines(
     state: &ToolState,
     output: &str,
     (arg_bytes, args_tail): (usize, &str),
+    steps: &[String],
     expanded: bool,
 ) -> Vec<Logical> {
     let dim = Style::new().fg(th.dim);
@@ -420,6 +425,20 @@ fn tool_lines(
             format!("  │ {cut}{flat}"),
             dim,
         )));
+    }
+    // An asked agent's steps, nested: all of them when expanded, else
+    // how many and the latest.
+    if let Some(last) = steps.last() {
+        if expanded || steps.len() == 1 {
+            for s in steps {
+                v.push(Logical::chars(Line::styled(format!("  ↳ {s}"), dim)));
+            }
+        } else {
+            v.push(Logical::chars(Line::styled(
+                format!("  ↳ {} steps · {last}", steps.len()),
+                dim,
+            )));
+        }
     }
     let lines: Vec<&str> = output.lines().collect();
     if lines.is_empty() {

@@ -11,7 +11,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use crate::tui::theme::Theme;
 
-use crate::tui::commands::COMMANDS;
+use crate::tui::commands::all;
 
 /// What the popup above the composer offers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,6 +29,8 @@ pub struct Composer {
     draft: String,
     pub popup_sel: usize,
     files: Option<Vec<String>>,
+    /// The agents `/ask-NAME` can ask (from `SessionStarted`).
+    pub agents: Vec<(String, String)>,
 }
 
 impl Default for Composer {
@@ -52,6 +54,7 @@ impl Composer {
             draft: String::new(),
             popup_sel: 0,
             files: None,
+            agents: Vec::new(),
         }
     }
 
@@ -151,7 +154,7 @@ impl Composer {
     pub fn popup(&self) -> Popup {
         let text = self.text();
         if text.starts_with('/') && !text.contains(char::is_whitespace) {
-            let m: Vec<usize> = COMMANDS
+            let m: Vec<usize> = all(&self.agents)
                 .iter()
                 .enumerate()
                 .filter(|(_, (c, _))| c.starts_with(text.as_str()))
@@ -187,8 +190,9 @@ impl Composer {
         match popup {
             Popup::Commands(m) => {
                 if let Some(i) = m.get(self.popup_sel.min(m.len().saturating_sub(1))) {
-                    let cmd = COMMANDS[*i].0;
-                    self.set_text(&format!("{cmd} "));
+                    if let Some((cmd, _)) = all(&self.agents).get(*i) {
+                        self.set_text(&format!("{cmd} "));
+                    }
                 }
             }
             Popup::Files(m) => {
@@ -242,10 +246,10 @@ impl Composer {
     pub fn render_popup(&self, popup: &Popup, above: Rect, buf: &mut Buffer, th: &Theme) {
         let items: Vec<(String, String)> = match popup {
             Popup::None => return,
-            Popup::Commands(m) => m
-                .iter()
-                .map(|i| (COMMANDS[*i].0.to_string(), COMMANDS[*i].1.to_string()))
-                .collect(),
+            Popup::Commands(m) => {
+                let all = all(&self.agents);
+                m.iter().filter_map(|i| all.get(*i).cloned()).collect()
+            }
             Popup::Files(m) => m.iter().map(|p| (format!("@{p}"), String::new())).collect(),
         };
         let h = (items.len() as u16).min(above.height);

@@ -12,7 +12,6 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 use crate::protocol::{DiagItem, DiagLevel};
 use crate::protocol::{NavKind, Op};
-use crate::tui::commands::COMMANDS;
 use crate::tui::component::Handled;
 use crate::tui::keymap::{HelpAction, Key, KeyCodeKey, Keymap, PlacesAction, Scope, ViewerAction};
 use crate::tui::render::highlight;
@@ -43,7 +42,7 @@ fn frame(area: Rect, buf: &mut Buffer, th: &Theme, title: String) -> Rect {
     inner
 }
 
-pub fn help_lines(keys: &Keymap, th: &Theme) -> Vec<Line<'static>> {
+pub fn help_lines(keys: &Keymap, th: &Theme, agents: &[(String, String)]) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     let head = Style::new().fg(th.accent).add_modifier(Modifier::BOLD);
     lines.push(Line::styled(
@@ -66,7 +65,7 @@ pub fn help_lines(keys: &Keymap, th: &Theme) -> Vec<Line<'static>> {
     }
     lines.push(Line::default());
     lines.push(Line::styled("[commands]", head));
-    for (c, d) in COMMANDS {
+    for (c, d) in crate::tui::commands::all(agents) {
         lines.push(Line::from(vec![
             Span::styled(
                 format!("  {c:<22}"),
@@ -604,7 +603,14 @@ impl Overlay {
         Handled::Consumed
     }
 
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, th: &Theme, keys: &Keymap) {
+    pub fn render(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        th: &Theme,
+        keys: &Keymap,
+        agents: &[(String, String)],
+    ) {
         match self {
             Overlay::Rewind(r) => r.render(area, buf, th, keys),
             Overlay::Commit(c) => {
@@ -620,8 +626,10 @@ impl Overlay {
             }
             Overlay::Help { scroll } => {
                 let inner = frame(area, buf, th, " help ".into());
-                let lines: Vec<Line<'static>> =
-                    help_lines(keys, th).into_iter().skip(*scroll).collect();
+                let lines: Vec<Line<'static>> = help_lines(keys, th, agents)
+                    .into_iter()
+                    .skip(*scroll)
+                    .collect();
                 Paragraph::new(lines).render(inner, buf);
             }
             Overlay::Viewer(v) => v.render(area, buf, th),

@@ -164,6 +164,15 @@ impl Transcript {
                     }
                 });
             }
+            AgentEvent::ToolProgress { call_id, text, .. } => {
+                if let Some(i) = self.find_tool(call_id) {
+                    self.update(i, |k| {
+                        if let CellKind::Tool { steps, .. } = k {
+                            steps.push(text.clone());
+                        }
+                    });
+                }
+            }
             AgentEvent::ApprovalRequested { request } => {
                 if let Some(i) = self.find_tool(&request.call_id) {
                     self.update(i, |k| {
@@ -332,6 +341,7 @@ impl Transcript {
                     output: String::new(),
                     arg_bytes: 0,
                     args_tail: String::new(),
+                    steps: Vec::new(),
                 },
             ),
         }

@@ -1,0 +1,140 @@
+//! `/ask-NAME`: a turn another agent answers. The question and the answer
+//! join the conversation as a user/assistant pair, so the model sees them
+//! in the turns that follow, and the log keeps them for `-resume`.
+
+use tokio_util::sync::CancellationToken;
+
+use super::Agent;
+use crate::llm::Message;
+use crate::protocol::{AgentEvent, Outcome, ToolStatus, TurnResult, Usage};
+use crate::session::Record;
+use crate::tools::CallCtx;
+
+impl Agent {
+    pub async fn ask_turn(
+        &mut self,
+        name: &str,
+        prompt: &str,
+        with_context: bool,
+        cancel: &CancellationToken,
+    ) -> TurnResult {
+        self.turn += 1;
+        let turn = self.turn;
+        let command = if with_context {
+            format!("/ask-with-context-{name} {prompt}")
+        } else {
+            format!("/ask-{name} {prompt}")
+        };
+        self.bus.publish(AgentEvent::TurnStarted {
+            turn,
+            prompt: command.clone(),
+        });
+        self.checkpoint(crate::git::Kind::Turn, &command).await;
+        let sent = if with_context {
+            let t = crate::acp::ask::transcript(self.messages.get(1..).unwrap_or_default());
+            crate::acp::ask::with_context(&t, prompt)
+        } else {
+            prompt.to_string()
+        };
+        let question = Message::user(format!("(I asked the agent {name}:) {prompt}"));
+        let logged = self
+            .log
+            .append(&Record::Turn { turn })
+            .and_then(|()| self.log.append_prompt(&question, &command));
+        let mut answer = String::new();
+        let (outcome, error) = match logged {
+            Err(e) => (Outcome::Failed, Some(e.to_string())),
+            Ok(()) => {
+                self.turn_starts.push(self.messages.len() - 1);
+                self.messages.push(question);
+                let call_id = format!("ask-{turn}");
+                let args: serde_json::Map<String, serde_json::Value> = [
+                    ("agent".to_string(), serde_json::Value::from(name)),
+                    ("prompt".to_string(), serde_json::Value::from(prompt)),
+                ]
+                .into_iter()
+                .collect();
+                let summary = crate::tools::summary("ask_agent", &args);
+                self.bus.publish(AgentEvent::ToolCallStarted {
+                    turn,
+                    call_id: call_id.clone(),
+                    name: "ask_agent".into(),
+                });
+                self.bus.publish(AgentEvent::ToolCallRunning {
+                    turn,
+                    call_id: call_id.clone(),
+                    name: "ask_agent".into(),
+                    summary: summary.clone(),
+                    arguments: serde_json::Value::Object(args.clone()).to_string(),
+                });
+                let mut sent_args = args;
+                sent_args.insert("prompt".into(), serde_json::Value::from(sent));
+                let out = match &self.tools.ask {
+                    Some(a) => {
+                        a.run(
+                            &sent_args,
+                            &CallCtx {
+                                turn,
+                                call_id: &call_id,
+                                cancel,
+                            },
+                        )
+                        .await
+                    }
+                    None => crate::tools::ToolOutput::error(
+                        "this agent declares no mmConfigs: there is no one to ask",
+                    ),
+                };
+                self.bus.publish(AgentEvent::ToolCallFinished {
+                    turn,
+                    call_id,
+                    name: "ask_agent".into(),
+                    summary,
+                    status: out.status,
+                    output: out.text.clone().into(),
+                });
+                if out.status == ToolStatus::Ok {
+                    answer = out.text;
+                    self.bus.publish(AgentEvent::Token {
+                        turn,
+                        text: answer.clone(),
+                    });
+                    match self.push(Message::assistant(answer.clone())) {
+                        Ok(()) => (Outcome::Done, None),
+                        Err(e) => (Outcome::Failed, Some(e.to_string())),
+                    }
+                } else {
+                    // The pair stays whole: the conversation says it failed.
+                    let said = format!("(The agent {name} did not answer: {})", out.text);
+                    let _ = self.push(Message::assistant(said));
+                    let outcome = if cancel.is_cancelled() {
+                        Outcome::Cancelled
+                    } else {
+                        Outcome::Failed
+                    };
+                    (outcome, Some(out.text))
+                }
+            }
+        };
+        self.publish_context();
+        self.bus.publish(AgentEvent::TurnFinished {
+            turn,
+            outcome,
+            answer: answer.clone(),
+            error: error.clone(),
+        });
+        TurnResult {
+            turn,
+            outcome,
+            answer,
+            written: Vec::new(),
+            changed_by_commands: Vec::new(),
+            warnings: Vec::new(),
+            error,
+            tests: None,
+            unbacked: Vec::new(),
+            requests: 0,
+            usage: Usage::default(),
+        }
+    }
+}
