@@ -1,0 +1,311 @@
+//! `mm -acp` driven by the Agent Client Protocol crate's own client side,
+//! over the real binary's stdin/stdout, against the scripted server:
+//! initialize, a new session, a streamed answer, tool calls whose
+//! permission the client grants and refuses, a cancel mid-stream, and a
+//! load of the saved session in a new process.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
+
+mod support;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    CancelNotification, ContentBlock, InitializeRequest, LoadSessionRequest, NewSessionRequest,
+    PermissionOptionKind, PromptRequest, RequestPermissionOutcome, RequestPermissionRequest,
+    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
+    StopReason, TextContent, ToolCallContent, ToolCallStatus, ToolKind,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, ByteStreams};
+use serde_json::json;
+use support::*;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+type Log<T> = Arc<Mutex<Vec<T>>>;
+
+fn spawn_agent(ws: &Workspace, args: &[&str]) -> tokio::process::Child {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_mm"));
+    cmd.arg("-acp")
+        .args(args)
+        .current_dir(ws.dir.path())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", ws.home.path())
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true);
+    cmd.spawn().unwrap()
+}
+
+fn text_of(u: &SessionUpdate) -> Option<String> {
+    match u {
+        SessionUpdate::AgentMessageChunk(c) => match &c.content {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn prompt(sid: &str, text: &str) -> PromptRequest {
+    PromptRequest::new(
+        sid.to_string(),
+        vec![ContentBlock::Text(TextContent::new(text.to_string()))],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acp_client_drives_a_session_end_to_end() {
+    let stalled =
+        json!({"choices":[{"index":0,"delta":{"content":"Thinking about it"}}]}).to_string();
+    let server = Server::start(vec![
+        text("Hello from mm."),
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "a.txt", "content": "one\n"}),
+        ),
+        text("Wrote a.txt."),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "b.txt", "content": "two\n"}),
+        ),
+        text("It was refused."),
+        Reply::StallAfter(vec![stalled], 30),
+    ]);
+    let ws = Workspace::new();
+    git(&ws.path(), &["init", "-q"]);
+    let url = server.url();
+    let mut child = spawn_agent(&ws, &["-url", &url]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let updates: Log<SessionUpdate> = Arc::default();
+    let asked: Log<RequestPermissionRequest> = Arc::default();
+    let grant = Arc::new(AtomicBool::new(true));
+    let (u1, a1, g1) = (updates.clone(), asked.clone(), grant.clone());
+    let root = ws.path();
+    let session: Arc<Mutex<String>> = Arc::default();
+    let s1 = session.clone();
+    agent_client_protocol::Client
+        .v1()
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                u1.lock().unwrap().push(n.update);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: RequestPermissionRequest,
+                        responder: Responder<RequestPermissionResponse>,
+                        _cx| {
+                let kind = if g1.load(Ordering::SeqCst) {
+                    PermissionOptionKind::AllowOnce
+                } else {
+                    PermissionOptionKind::RejectOnce
+                };
+                let id = req
+                    .options
+                    .iter()
+                    .find(|o| o.kind == kind)
+                    .unwrap()
+                    .option_id
+                    .clone();
+                a1.lock().unwrap().push(req);
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id)),
+                ))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            let init = cx
+                .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            assert!(init.agent_capabilities.load_session);
+            assert_eq!(init.agent_info.unwrap().name, "mm");
+            let sid = cx
+                .send_request(NewSessionRequest::new(root.clone()))
+                .block_task()
+                .await?
+                .session_id
+                .0
+                .to_string();
+            *s1.lock().unwrap() = sid.clone();
+
+            // A streamed answer.
+            let r = cx.send_request(prompt(&sid, "hi")).block_task().await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            let said: String = updates.lock().unwrap().iter().filter_map(text_of).collect();
+            assert_eq!(said, "Hello from mm.");
+            assert_eq!(
+                r.meta.unwrap()["mm"]["answer"],
+                json!("Hello from mm."),
+                "the answer travels in _meta too"
+            );
+
+            // A write the client allows: a permission request with the
+            // diff, then the tool call's updates with it.
+            updates.lock().unwrap().clear();
+            let r = cx.send_request(prompt(&sid, "write a")).block_task().await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
+            {
+                let asked = asked.lock().unwrap();
+                assert_eq!(asked.len(), 1);
+                let call = &asked[0].tool_call;
+                assert_eq!(call.tool_call_id.0.as_ref(), "c1");
+                let content = call.fields.content.as_ref().unwrap();
+                assert!(
+                    matches!(&content[0], ToolCallContent::Diff(d) if d.path == root.join("a.txt") && d.new_text == "one\n"),
+                    "{content:?}"
+                );
+                let kinds: Vec<PermissionOptionKind> =
+                    asked[0].options.iter().map(|o| o.kind).collect();
+                assert_eq!(
+                    kinds,
+                    [
+                        PermissionOptionKind::AllowOnce,
+                        PermissionOptionKind::AllowAlways,
+                        PermissionOptionKind::RejectOnce
+                    ]
+                );
+                assert!(asked[0].options[1].name.contains("a.txt"), "the always scope is named");
+            }
+            {
+                let ups = updates.lock().unwrap();
+                assert!(ups.iter().any(|u| matches!(u,
+                    SessionUpdate::ToolCall(t) if t.tool_call_id.0.as_ref() == "c1" && t.kind == ToolKind::Edit)));
+                assert!(ups.iter().any(|u| matches!(u,
+                    SessionUpdate::ToolCallUpdate(t) if t.tool_call_id.0.as_ref() == "c1"
+                        && t.fields.status == Some(ToolCallStatus::Completed)
+                        && t.fields.content.as_ref().is_some_and(|c| matches!(&c[0], ToolCallContent::Diff(_))))),
+                    "{ups:?}");
+                assert!(ups.iter().any(|u| matches!(u,
+                    SessionUpdate::ToolCallUpdate(t) if t.fields.locations.as_ref().is_some_and(|l| l.iter().any(|l| l.path == root.join("a.txt"))))));
+            }
+
+            // A write the client refuses: nothing written, the call failed.
+            grant.store(false, Ordering::SeqCst);
+            updates.lock().unwrap().clear();
+            let r = cx.send_request(prompt(&sid, "write b")).block_task().await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            assert!(!root.join("b.txt").exists());
+            assert_eq!(asked.lock().unwrap().len(), 2);
+            assert!(updates.lock().unwrap().iter().any(|u| matches!(u,
+                SessionUpdate::ToolCallUpdate(t) if t.tool_call_id.0.as_ref() == "c2"
+                    && t.fields.status == Some(ToolCallStatus::Failed))));
+
+            // A cancel while the answer streams.
+            updates.lock().unwrap().clear();
+            let pending = cx.send_request(prompt(&sid, "take your time"));
+            let start = Instant::now();
+            while !updates.lock().unwrap().iter().any(|u| text_of(u).is_some()) {
+                assert!(start.elapsed() < Duration::from_secs(20), "no chunk streamed");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            cx.send_notification(CancelNotification::new(sid.clone()))?;
+            let r = pending.block_task().await?;
+            assert_eq!(r.stop_reason, StopReason::Cancelled);
+            assert!(start.elapsed() < Duration::from_secs(15), "the cancel was not prompt");
+            Ok(())
+        })
+        .await
+        .unwrap();
+    drop(child.stdin.take());
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("mm -acp exits when its client goes")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+
+    // A new process loads the session: its history comes back first.
+    let sid = session.lock().unwrap().clone();
+    let mut child = spawn_agent(&ws, &["-url", &url]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let history: Log<SessionUpdate> = Arc::default();
+    let h1 = history.clone();
+    let root = ws.path();
+    agent_client_protocol::Client
+        .v1()
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                h1.lock().unwrap().push(n.update);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            cx.send_request(LoadSessionRequest::new(sid.clone(), root.clone()))
+                .block_task()
+                .await?;
+            let h = history.lock().unwrap();
+            let users: Vec<String> = h
+                .iter()
+                .filter_map(|u| match u {
+                    SessionUpdate::UserMessageChunk(c) => match &c.content {
+                        ContentBlock::Text(t) => Some(t.text.clone()),
+                        _ => None,
+                    },
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(users[..3], ["hi", "write a", "write b"], "{h:?}");
+            let said: String = h.iter().filter_map(text_of).collect();
+            assert!(said.contains("Hello from mm."), "{said}");
+            assert!(h.iter().any(|u| matches!(u,
+                SessionUpdate::ToolCallUpdate(t) if t.tool_call_id.0.as_ref() == "c1")));
+            Ok(())
+        })
+        .await
+        .unwrap();
+    drop(child.stdin.take());
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_file_names_the_agent_to_the_client() {
+    let server = Server::start(vec![]);
+    let ws = Workspace::new();
+    ws.write(
+        "agent.yaml",
+        &format!(
+            "baseUrl: {}\nacp:\n  name: bob\n  title: Bob (coordinator)\n",
+            server.url()
+        ),
+    );
+    let mut child = spawn_agent(&ws, &["agent.yaml"]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    agent_client_protocol::Client
+        .v1()
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            let init = cx
+                .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let info = init.agent_info.unwrap();
+            assert_eq!(info.name, "bob");
+            assert_eq!(info.title.as_deref(), Some("Bob (coordinator)"));
+            Ok(())
+        })
+        .await
+        .unwrap();
+}
