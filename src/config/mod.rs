@@ -296,7 +296,8 @@ pub fn resolve(
                     name.clone(),
                     SubAgent {
                         name: name.clone(),
-                        path: base.join(&r.path),
+                        path: std::path::absolute(base.join(&r.path))
+                            .unwrap_or_else(|_| base.join(&r.path)),
                         description: r.description.clone(),
                         yolo: r.yolo.unwrap_or(false),
                     },

@@ -1,0 +1,289 @@
+//! `ask_agent` and `--ask`: the asked agent runs as a child `mm -acp`
+//! against its own scripted server; the asker gets its answer, decides
+//! its permission requests by `mmConfigs.NAME.yolo`, stops at the depth
+//! limit, and leaves no child behind when one crashes or hangs.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
+
+mod support;
+
+use serde_json::json;
+use support::*;
+
+const COUNTRY: &str = "structuredOutput: |\n  // One country.\n  type Country struct {\n      // The capital CITY.\n      Capital string `json:\"capital\"`\n  }\n  var Answer = Country{}\n";
+
+/// A coordinator (`agent.yaml`) on `parent` that may ask `facts`
+/// (`facts.yaml`) on `child`.
+fn coordinator(ws: &Workspace, parent: &Server, child_yaml: &str, extra: &str) {
+    ws.write(
+        "agent.yaml",
+        &format!(
+            "baseUrl: {}\nbashTool: false\nmmConfigs:\n  facts:\n    path: facts.yaml\n    description: Facts about countries. Answers in JSON.\n{extra}",
+            parent.url()
+        ),
+    );
+    ws.write("facts.yaml", child_yaml);
+}
+
+fn ask_call(prompt: &str) -> Reply {
+    call(
+        "a1",
+        "ask_agent",
+        json!({"agent": "facts", "prompt": prompt}),
+    )
+}
+
+fn asked_result(parent: &Server) -> String {
+    let reqs = parent.requests();
+    let results = tool_results(&reqs[1]);
+    assert_eq!(results.len(), 1, "{results:?}");
+    results[0].1.clone()
+}
+
+/// The `mm` processes still running whose command line names `file`.
+fn running_with(file: &std::path::Path) -> Vec<String> {
+    let needle = file.to_string_lossy().to_string();
+    let mut found = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(&needle) && cmd.contains("-acp") {
+                found.push(cmd);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_json_child_answers_the_coordinator_through_ask_agent() {
+    let child = Server::start(vec![text("{\"capital\": \"Hanoi\"}")]);
+    let parent = Server::start(vec![
+        ask_call("capital of Vietnam"),
+        text("Hanoi, says facts."),
+    ]);
+    let ws = Workspace::new();
+    coordinator(
+        &ws,
+        &parent,
+        &format!(
+            "baseUrl: {}\nbashTool: false\neditTools: false\n{COUNTRY}",
+            child.url()
+        ),
+        "",
+    );
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "capital?"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "Hanoi, says facts.");
+    // The tool's schema lists the agent; its result is the child's JSON.
+    let tools = &parent.requests()[0]["tools"];
+    let ask = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "ask_agent")
+        .expect("ask_agent offered");
+    assert_eq!(
+        ask["function"]["parameters"]["properties"]["agent"]["enum"],
+        json!(["facts"])
+    );
+    assert_eq!(asked_result(&parent).trim(), "{\"capital\": \"Hanoi\"}");
+    // The child got the prompt as written, with its schema.
+    let creq = &child.requests()[0];
+    assert_eq!(creq["response_format"]["type"], "json_schema");
+    let last = creq["messages"].as_array().unwrap().last().unwrap();
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("capital of Vietnam")
+    );
+    // The child's session is saved in the workspace: two sessions.
+    assert_eq!(ws.sessions().len(), 2, "{:?}", ws.sessions());
+    assert!(
+        stderr(&out).contains("answered (session"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn ask_prints_only_the_asked_agents_answer() {
+    let child = Server::start(vec![text("{\"capital\": \"Hanoi\"}")]);
+    let parent = Server::start(vec![]);
+    let ws = Workspace::new();
+    coordinator(
+        &ws,
+        &parent,
+        &format!(
+            "baseUrl: {}\nbashTool: false\neditTools: false\n{COUNTRY}",
+            child.url()
+        ),
+        "",
+    );
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "--ask", "facts", "-p", "capital of Vietnam"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "{\"capital\": \"Hanoi\"}\n");
+    assert!(
+        parent.requests().is_empty(),
+        "the coordinator's model is not asked"
+    );
+
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "--ask", "nobody", "-p", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("declared: facts"), "{}", stderr(&out));
+}
+
+/// A child that writes a file asks its asker, who answers by `yolo`.
+fn child_writes(yolo: bool) -> (Workspace, Server) {
+    let child = Server::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "from-child.txt", "content": "hi\n"}),
+        ),
+        text("done"),
+    ]);
+    let parent = Server::start(vec![ask_call("write the file"), text("ok")]);
+    let ws = Workspace::new();
+    coordinator(
+        &ws,
+        &parent,
+        &format!("baseUrl: {}\nbashTool: false\n", child.url()),
+        if yolo { "    yolo: true\n" } else { "" },
+    );
+    let out = ws.mm().args(["agent.yaml", "-p", "go"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(if yolo {
+            "granted (yolo)"
+        } else {
+            "refused (no yolo"
+        }),
+        "{}",
+        stderr(&out)
+    );
+    let results = tool_results(&child.requests()[1]);
+    assert_eq!(results.len(), 1);
+    (ws, parent)
+}
+
+#[test]
+fn the_askers_yolo_grants_the_childs_permission_requests() {
+    let (ws, _) = child_writes(true);
+    assert_eq!(ws.read("from-child.txt"), "hi\n");
+}
+
+#[test]
+fn without_yolo_the_childs_permission_requests_are_refused() {
+    let (ws, _) = child_writes(false);
+    assert!(!ws.path().join("from-child.txt").exists());
+}
+
+#[test]
+fn a_read_only_asker_caps_its_child() {
+    // The child's own file says yolo; the asker is read-only: the child
+    // cannot write, whatever the asker's yolo for it.
+    let child = Server::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "from-child.txt", "content": "hi\n"}),
+        ),
+        text("done"),
+    ]);
+    let parent = Server::start(vec![ask_call("write the file"), text("ok")]);
+    let ws = Workspace::new();
+    coordinator(
+        &ws,
+        &parent,
+        &format!("baseUrl: {}\nbashTool: false\nyolo: true\n", child.url()),
+        "    yolo: true\nsandbox: read-only\n",
+    );
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "go", "-unfenced"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!ws.path().join("from-child.txt").exists());
+    // The child was told it is read-only: it had no write tool to call.
+    let tools = child.requests()[0]["tools"].to_string();
+    assert!(!tools.contains("write_file"), "{tools}");
+}
+
+#[test]
+fn agents_asking_agents_stop_at_the_depth_limit() {
+    let parent = Server::start(vec![ask_call("anything"), text("ok")]);
+    let ws = Workspace::new();
+    coordinator(&ws, &parent, "baseUrl: http://127.0.0.1:9/v1\n", "");
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "go"])
+        .env("MM_ASK_DEPTH", "3")
+        .env("MM_ASK_CHAIN", "a → b → c")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = asked_result(&parent);
+    assert!(
+        result.contains("already 3 deep (a → b → c → facts)") && result.contains("3 is the limit"),
+        "{result}"
+    );
+}
+
+#[test]
+fn a_child_that_crashes_is_a_clear_tool_error() {
+    let parent = Server::start(vec![ask_call("anything"), text("ok")]);
+    let ws = Workspace::new();
+    coordinator(&ws, &parent, "baseUrl: [unclosed\n", "");
+    let out = ws.mm().args(["agent.yaml", "-p", "go"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = asked_result(&parent);
+    assert!(
+        result.contains("agent facts stopped before it answered") && result.contains("facts.yaml"),
+        "{result}"
+    );
+    assert!(running_with(&ws.path().join("facts.yaml")).is_empty());
+}
+
+#[test]
+fn a_child_that_hangs_is_stopped_and_leaves_no_process() {
+    let child = Server::start(vec![Reply::StallAfter(vec![], 60)]);
+    let parent = Server::start(vec![ask_call("anything"), text("ok")]);
+    let ws = Workspace::new();
+    coordinator(
+        &ws,
+        &parent,
+        &format!(
+            "baseUrl: {}\nbashTool: false\nfirstTokenTimeout: 5m\nwatchdogTimeout: 5m\n",
+            child.url()
+        ),
+        "firstTokenTimeout: 1s\nwatchdogTimeout: 1s\n",
+    );
+    let start = std::time::Instant::now();
+    let out = ws.mm().args(["agent.yaml", "-p", "go"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(start.elapsed() < std::time::Duration::from_secs(30));
+    let result = asked_result(&parent);
+    assert!(
+        result.contains("agent facts sent nothing for 2 s"),
+        "{result}"
+    );
+    assert!(
+        running_with(&ws.path().join("facts.yaml")).is_empty(),
+        "an orphan child: {:?}",
+        running_with(&ws.path().join("facts.yaml"))
+    );
+}
