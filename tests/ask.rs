@@ -287,3 +287,51 @@ fn a_child_that_hangs_is_stopped_and_leaves_no_process() {
         running_with(&ws.path().join("facts.yaml"))
     );
 }
+
+#[test]
+fn ask_commands_in_the_repl_add_the_pair_to_the_conversation() {
+    let child = Server::start(vec![
+        text("{\"capital\": \"Hanoi\"}"),
+        text("{\"capital\": \"Paris\"}"),
+    ]);
+    let parent = Server::start(vec![text("Noted: Hanoi.")]);
+    let ws = Workspace::new();
+    coordinator(
+        &ws,
+        &parent,
+        &format!(
+            "baseUrl: {}\nbashTool: false\neditTools: false\n{COUNTRY}",
+            child.url()
+        ),
+        "",
+    );
+    let mut t = support::term::Term::start(&ws, &["agent.yaml"]);
+    t.expect("› ");
+    t.send("/help\r");
+    t.expect("/ask-with-context-facts");
+    t.send("/ask-facts capital of Vietnam\r");
+    t.expect("{\"capital\": \"Hanoi\"}");
+    t.expect("› ");
+    t.send("thanks\r");
+    t.expect("Noted: Hanoi.");
+    t.expect("› ");
+    // The coordinator's model saw the question and the answer.
+    let msgs = parent.requests()[0]["messages"].to_string();
+    assert!(
+        msgs.contains("(I asked the agent facts:) capital of Vietnam") && msgs.contains("Hanoi"),
+        "{msgs}"
+    );
+    // With context, the child gets the conversation so far.
+    t.send("/ask-with-context-facts and France?\r");
+    t.expect("{\"capital\": \"Paris\"}");
+    t.expect("› ");
+    let sent = child.requests()[1]["messages"].to_string();
+    assert!(
+        sent.contains("The conversation so far")
+            && sent.contains("Noted: Hanoi.")
+            && sent.contains("and France?"),
+        "{sent}"
+    );
+    t.send("\x04");
+    assert_eq!(t.exit_code(), 0);
+}

@@ -16,11 +16,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, ContentBlock, Implementation, InitializeRequest,
-    InitializeResponse, LoadSessionRequest, LoadSessionResponse, NewSessionRequest,
-    NewSessionResponse, PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest,
-    PromptResponse, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
-    SessionUpdate, StopReason,
+    AgentCapabilities, AvailableCommand, AvailableCommandInput, AvailableCommandsUpdate,
+    CancelNotification, ContentBlock, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
+    PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
+    StopReason, UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{ByteStreams, Client};
@@ -39,6 +40,8 @@ struct Live {
     pending: Mutex<Option<(OpId, Responder<PromptResponse>)>>,
     handle: Mutex<Option<tokio::task::JoinHandle<()>>>,
     lsp: Option<Arc<crate::lsp::Lsp>>,
+    /// The agents under `mmConfigs`, which `/ask-NAME` asks.
+    agents: Vec<(String, String)>,
 }
 
 struct State {
@@ -132,7 +135,11 @@ fn agent(
                         cx: ConnectionTo<Client>| {
                 let root = workspace(&s2, &req.cwd);
                 match start(&s2, &root, None, &cx) {
-                    Ok((id, _)) => responder.respond(NewSessionResponse::new(id)),
+                    Ok((id, live)) => {
+                        responder.respond(NewSessionResponse::new(id.clone()))?;
+                        offer_commands(&cx, &id, &live);
+                        Ok(())
+                    }
                     Err(msg) => responder.respond_with_error(
                         agent_client_protocol::Error::internal_error().data(msg),
                     ),
@@ -150,7 +157,11 @@ fn agent(
                     close(&old).await;
                 }
                 match start(&s3, &root, Some(&id), &cx) {
-                    Ok(_) => responder.respond(LoadSessionResponse::new()),
+                    Ok((id, live)) => {
+                        responder.respond(LoadSessionResponse::new())?;
+                        offer_commands(&cx, &id, &live);
+                        Ok(())
+                    }
                     Err(msg) => responder.respond_with_error(
                         agent_client_protocol::Error::invalid_params().data(msg),
                     ),
@@ -181,7 +192,20 @@ fn agent(
                             .data("a prompt is already running in this session"),
                     );
                 }
-                match live.ops.submit(Op::UserMessage { text }) {
+                // `/ask-NAME PROMPT` (offered as a command) asks that agent.
+                let op = match crate::tui::commands::parse_ask(text.trim()) {
+                    Some((name, with_context, prompt))
+                        if live.agents.iter().any(|(n, _)| *n == name) && !prompt.is_empty() =>
+                    {
+                        Op::AskAgent {
+                            name,
+                            prompt,
+                            with_context,
+                        }
+                    }
+                    _ => Op::UserMessage { text },
+                };
+                match live.ops.submit(op) {
                     Some(op) => {
                         *pending = Some((op, responder));
                         Ok(())
@@ -263,6 +287,7 @@ fn start(
         pending: Mutex::new(None),
         handle: Mutex::new(Some(handle)),
         lsp,
+        agents: info.agents.clone(),
     });
     // A loaded session's history goes to the client before the answer.
     let mut map = updates::Mapper::new(root_of(&st.rt, root));
@@ -276,6 +301,29 @@ fn start(
     }
     tokio::spawn(pump(id.clone(), live.clone(), events, cx.clone(), map));
     Ok((id, live))
+}
+
+/// Tells the client the `/ask-NAME` commands (after the session's id
+/// reached it).
+fn offer_commands(cx: &ConnectionTo<Client>, id: &str, live: &Live) {
+    let info_agents = &live.agents;
+    if !info_agents.is_empty() {
+        let commands = crate::tui::commands::all(info_agents)
+            .into_iter()
+            .filter_map(|(c, d)| {
+                let name = c.strip_prefix("/ask-")?.to_string();
+                Some(AvailableCommand::new(format!("ask-{name}"), d).input(
+                    AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
+                        "the question, with everything the agent needs",
+                    )),
+                ))
+            })
+            .collect();
+        let _ = cx.send_notification(SessionNotification::new(
+            id.to_string(),
+            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)),
+        ));
+    }
 }
 
 /// Turns the session's events into the client's notifications, asks the

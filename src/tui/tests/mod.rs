@@ -966,3 +966,58 @@ fn a_json_agent_is_said_on_the_first_screen_and_its_answer_shown_pretty() {
     let text = screen(&mut r, 120, 24);
     assert!(text.contains("\"capital\": \"Hanoi\""), "{text}");
 }
+
+#[test]
+fn an_asked_agents_steps_nest_collapsed_under_its_card_and_ask_commands_join_the_palette() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::SessionStarted {
+        info: crate::protocol::SessionInfo {
+            agents: vec![(
+                "triage".into(),
+                "Triages bug reports. Answers in JSON.".into(),
+            )],
+            ..Default::default()
+        },
+    });
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "triage the reports".into(),
+    });
+    r.app.on_agent(AgentEvent::ToolCallRunning {
+        turn: 1,
+        call_id: "a1".into(),
+        name: "ask_agent".into(),
+        summary: "triage — Triage these reports".into(),
+        arguments: "{}".into(),
+    });
+    for step in ["✓ read_file reports.txt", "✓ grep crash"] {
+        r.app.on_agent(AgentEvent::ToolProgress {
+            turn: 1,
+            call_id: "a1".into(),
+            text: step.into(),
+        });
+    }
+    let text = screen(&mut r, 160, 20);
+    assert!(
+        text.contains("ask_agent triage — Triage these reports"),
+        "{text}"
+    );
+    assert!(text.contains("↳ 2 steps · ✓ grep crash"), "{text}");
+    assert!(!text.contains("read_file reports.txt"), "collapsed: {text}");
+
+    // `/ask-…` completes from the agents the session declared.
+    for c in "/ask-t".chars() {
+        r.app.on_key(key(KeyCode::Char(c)));
+    }
+    let text = screen(&mut r, 160, 20);
+    assert!(
+        text.contains("/ask-triage") && text.contains("ask triage: Triages bug reports"),
+        "{text}"
+    );
+    assert!(
+        r.app
+            .help_text()
+            .iter()
+            .any(|l| l.contains("/ask-with-context-triage"))
+    );
+}
