@@ -274,3 +274,40 @@ fn the_go_mm_json_agents_answer_in_their_declared_shape() {
         assert!(r["duplicate"].is_i64() || r["duplicate"].is_null(), "{r}");
     }
 }
+
+#[test]
+fn the_coordinator_asks_triage_and_writes_its_table() {
+    let Some(server) = llama() else { return };
+    let ws = Workspace::new();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/compat");
+    for e in std::fs::read_dir(src).unwrap().flatten() {
+        std::fs::copy(e.path(), ws.dir.path().join(e.file_name())).unwrap();
+    }
+    // The demo's files name their own server; MM_BASE_URL (which the
+    // child processes inherit) points every agent at this one.
+    let out = ws
+        .mm()
+        .env("MM_BASE_URL", &server.url)
+        .args([
+            "agent.coordinator.yaml",
+            "-max-rounds",
+            "6",
+            "-p",
+            "Read reports.txt, have the reports triaged, then write triage.md: a Markdown table (title, severity, component, duplicate of) sorted by severity, high first.",
+        ])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(err.contains("ask_agent triage"), "{err}");
+    assert!(err.contains("answered (session"), "triage answered: {err}");
+    let table = ws.read("triage.md");
+    assert!(
+        table.contains('|') && table.to_lowercase().contains("export"),
+        "{table}\n{err}"
+    );
+    // triage's own session is saved beside Bob's, and shows with -show.
+    let sessions = ws.sessions();
+    assert!(sessions.len() >= 2, "{sessions:?}");
+    let shown = ws.mm().args(["-show", "last"]).output().unwrap();
+    assert!(shown.status.success());
+}
