@@ -166,6 +166,7 @@ pub async fn run(cli: Cli) -> i32 {
         lsp,
         replay,
         root,
+        ..
     } = match open_session(&rt, &root, cli.resume.as_deref(), unattended) {
         Ok(o) => o,
         Err((code, msg)) => {
@@ -247,6 +248,8 @@ pub struct Opened {
     pub replay: Vec<session::Record>,
     /// The workspace, canonical.
     pub root: PathBuf,
+    /// The session's tools (a front end may lend them its editor).
+    pub tools: Arc<ToolEnv>,
 }
 
 /// Opens a session in `root` (new, or `resume`d: `last` or an id) and
@@ -350,6 +353,7 @@ pub fn open_session(
     }
     let lsp = tool_env.lsp.clone();
     let tools = Arc::new(tool_env);
+    let tools_kept = tools.clone();
     let agent = Agent::new(AgentParts {
         settings: settings.clone(),
         model: rt.connected.model.clone(),
@@ -385,6 +389,7 @@ pub fn open_session(
         lsp,
         replay,
         root,
+        tools: tools_kept,
     })
 }
 

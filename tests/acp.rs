@@ -309,3 +309,70 @@ async fn the_agent_file_names_the_agent_to_the_client() {
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_reads_files_tells_of_unsaved_changes() {
+    use agent_client_protocol::v1::schema::{
+        ClientCapabilities, FileSystemCapabilities, ReadTextFileRequest, ReadTextFileResponse,
+    };
+    let server = Server::start(vec![
+        call("r1", "read_file", json!({"path": "notes.txt"})),
+        text("Read it."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("notes.txt", "on disk\n");
+    let url = server.url();
+    let mut child = spawn_agent(&ws, &["-url", &url]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let reads: Log<std::path::PathBuf> = Arc::default();
+    let r1 = reads.clone();
+    let root = ws.path();
+    agent_client_protocol::Client
+        .v1()
+        .on_receive_request(
+            async move |req: ReadTextFileRequest,
+                        responder: Responder<ReadTextFileResponse>,
+                        _cx| {
+                r1.lock().unwrap().push(req.path.clone());
+                responder.respond(ReadTextFileResponse::new("in the editor, unsaved\n"))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(
+                InitializeRequest::new(ProtocolVersion::V1).client_capabilities(
+                    ClientCapabilities::new()
+                        .fs(FileSystemCapabilities::new().read_text_file(true)),
+                ),
+            )
+            .block_task()
+            .await?;
+            let sid = cx
+                .send_request(NewSessionRequest::new(root.clone()))
+                .block_task()
+                .await?
+                .session_id
+                .0
+                .to_string();
+            let r = cx
+                .send_request(prompt(&sid, "read notes"))
+                .block_task()
+                .await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            Ok(())
+        })
+        .await
+        .unwrap();
+    assert_eq!(*reads.lock().unwrap(), [ws.path().join("notes.txt")]);
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0]
+            .1
+            .contains("the editor has unsaved changes to notes.txt")
+            && results[0].1.contains("on disk"),
+        "{results:?}"
+    );
+}

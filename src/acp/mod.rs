@@ -49,6 +49,9 @@ struct State {
     /// The process's directory: the workspace when a client sends none.
     root: PathBuf,
     sessions: Mutex<HashMap<String, Arc<Live>>>,
+    /// The client reads files for us (`fs/read_text_file`): its unsaved
+    /// changes are seen.
+    client_reads: std::sync::atomic::AtomicBool,
 }
 
 type Shared = Arc<State>;
@@ -59,6 +62,7 @@ pub async fn serve(rt: Runtime, root: PathBuf) -> i32 {
         rt,
         root,
         sessions: Mutex::new(HashMap::new()),
+        client_reads: std::sync::atomic::AtomicBool::new(false),
     });
     let transport = ByteStreams::new(
         tokio::io::stdout().compat_write(),
@@ -109,6 +113,10 @@ fn agent(
         .name("mm")
         .on_receive_request(
             async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
+                s1.client_reads.store(
+                    req.client_capabilities.fs.read_text_file,
+                    std::sync::atomic::Ordering::SeqCst,
+                );
                 let s = &s1.rt.settings;
                 let mut info = Implementation::new(
                     s.acp_name.clone().unwrap_or_else(|| "mm".into()),
@@ -279,9 +287,16 @@ fn start(
         info,
         lsp,
         replay,
+        tools,
         ..
     } = open_session(&st.rt, root, resume, false).map_err(|(_, m)| m)?;
     let id = info.session.clone();
+    if st.client_reads.load(std::sync::atomic::Ordering::SeqCst) {
+        let _ = tools.editor.set(Arc::new(Editor {
+            cx: cx.clone(),
+            session: id.clone(),
+        }));
+    }
     let live = Arc::new(Live {
         ops,
         pending: Mutex::new(None),
@@ -301,6 +316,21 @@ fn start(
     }
     tokio::spawn(pump(id.clone(), live.clone(), events, cx.clone(), map));
     Ok((id, live))
+}
+
+/// The client's view of files: what its buffers hold.
+struct Editor {
+    cx: ConnectionTo<Client>,
+    session: String,
+}
+
+impl crate::tools::EditorFiles for Editor {
+    fn read(&self, abs: PathBuf) -> futures::future::BoxFuture<'static, Option<String>> {
+        let req =
+            agent_client_protocol::v1::schema::ReadTextFileRequest::new(self.session.clone(), abs);
+        let sent = self.cx.send_request(req);
+        Box::pin(async move { sent.block_task().await.ok().map(|r| r.content) })
+    }
 }
 
 /// Tells the client the `/ask-NAME` commands (after the session's id

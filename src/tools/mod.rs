@@ -100,6 +100,15 @@ pub struct ToolEnv {
     pub guard_writes: bool,
     /// `ask_agent`: the agents under `mmConfigs` (None: no such tool).
     pub ask: Option<ask::AskEnv>,
+    /// The editor mm runs in (an ACP client that reads files for it):
+    /// asked for a file's text as it has it, unsaved changes included.
+    pub editor: std::sync::OnceLock<Arc<dyn EditorFiles>>,
+}
+
+/// An editor's view of files (ACP `fs/read_text_file`).
+pub trait EditorFiles: Send + Sync {
+    /// The file's text as the editor holds it; None when it cannot say.
+    fn read(&self, abs: PathBuf) -> futures::future::BoxFuture<'static, Option<String>>;
 }
 
 impl ToolEnv {
@@ -112,6 +121,7 @@ impl ToolEnv {
             lsp: None,
             guard_writes: true,
             ask: None,
+            editor: std::sync::OnceLock::new(),
         }
     }
 }
@@ -290,6 +300,23 @@ pub fn arg_u64(args: &Map<String, Value>, name: &str) -> Option<u64> {
 
 pub use crate::protocol::call_summary as summary;
 
+/// When the editor holds unsaved changes to the file a call reads, the
+/// model and the user hear of it: mm reads and writes the file on disk.
+async fn unsaved_note(env: &ToolEnv, args: &Map<String, Value>) -> Option<String> {
+    let editor = env.editor.get()?.clone();
+    let r = env.sandbox.check_read(arg_str(args, "path")?).ok()?;
+    let held = tokio::time::timeout(Duration::from_secs(2), editor.read(r.abs.clone()))
+        .await
+        .ok()??;
+    let disk = tokio::fs::read_to_string(&r.abs).await.ok()?;
+    (held != disk).then(|| {
+        format!(
+            "(note: the editor has unsaved changes to {}; this is the file on disk, which is what edits change. Ask the user to save it if those changes matter.)",
+            r.rel
+        )
+    })
+}
+
 /// Runs one validated call.
 pub async fn run(
     env: &ToolEnv,
@@ -318,7 +345,13 @@ async fn run_one(
 ) -> ToolOutput {
     match name {
         "read_file" => {
-            let out = fs::read_file(env, args);
+            let mut out = fs::read_file(env, args);
+            if out.status == ToolStatus::Ok
+                && let Some(note) = unsaved_note(env, args).await
+            {
+                out.text = format!("{note}\n{}", out.text);
+                out.warning = Some(note);
+            }
             if out.status == ToolStatus::Ok
                 && let Some(lsp) = env.lsp.clone()
                 && let Ok(r) = env
