@@ -335,3 +335,24 @@ fn ask_commands_in_the_repl_add_the_pair_to_the_conversation() {
     t.send("\x04");
     assert_eq!(t.exit_code(), 0);
 }
+
+#[test]
+fn commands_find_mm_and_the_sessions_ceiling_in_their_environment() {
+    let server = Server::start(vec![
+        call(
+            "b1",
+            "bash",
+            json!({"command": "echo \"bin=$MM_BIN ceiling=$MM_SANDBOX_CEILING\""}),
+        ),
+        text("ok"),
+    ]);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "go", &["-yolo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        result.contains(&format!("bin={}", env!("CARGO_BIN_EXE_mm")))
+            && result.contains("ceiling=full"),
+        "{result}"
+    );
+}

@@ -311,6 +311,12 @@ impl Sandbox {
         };
         cmd.current_dir(cwd);
         env::apply(&mut cmd);
+        // A script may ask an agent (`"$MM_BIN" agent.yaml -ask NAME`):
+        // that mm is capped at this session's sandbox mode.
+        if let Ok(exe) = std::env::current_exe() {
+            cmd.env("MM_BIN", exe);
+        }
+        cmd.env(crate::acp::ask::CEILING_VAR, self.mode.as_str());
         if plan.git_guard {
             for (k, v) in env::git_guard() {
                 cmd.env(k, v);
