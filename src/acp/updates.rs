@@ -222,9 +222,11 @@ impl Mapper {
                         .raw_output(serde_json::Value::String(cap(output))),
                 ))]
             }
-            AgentEvent::Notice { level, text: t, .. }
-                if matches!(level, Level::Warning | Level::Error) =>
-            {
+            AgentEvent::Notice {
+                level: Level::Warning | Level::Error,
+                text: t,
+                ..
+            } => {
                 vec![SessionUpdate::AgentThoughtChunk(chunk(format!(
                     "\n[mm: {t}]\n"
                 )))]

@@ -272,8 +272,7 @@ impl Cell {
                 state,
                 output,
                 (*arg_bytes, args_tail),
-                steps,
-                self.expanded,
+                (steps, self.expanded),
             ),
             CellKind::Notice(level, text) => {
                 let c = match level {
@@ -378,8 +377,7 @@ fn tool_lines(
     state: &ToolState,
     output: &str,
     (arg_bytes, args_tail): (usize, &str),
-    steps: &[String],
-    expanded: bool,
+    (steps, expanded): (&[String], bool),
 ) -> Vec<Logical> {
     let dim = Style::new().fg(th.dim);
     let (icon, status, colour) = match state {

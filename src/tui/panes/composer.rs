@@ -189,10 +189,10 @@ impl Composer {
     pub fn complete(&mut self, popup: &Popup) {
         match popup {
             Popup::Commands(m) => {
-                if let Some(i) = m.get(self.popup_sel.min(m.len().saturating_sub(1))) {
-                    if let Some((cmd, _)) = all(&self.agents).get(*i) {
-                        self.set_text(&format!("{cmd} "));
-                    }
+                if let Some(i) = m.get(self.popup_sel.min(m.len().saturating_sub(1)))
+                    && let Some((cmd, _)) = all(&self.agents).get(*i)
+                {
+                    self.set_text(&format!("{cmd} "));
                 }
             }
             Popup::Files(m) => {
