@@ -154,6 +154,7 @@ pub async fn run(cli: Cli) -> i32 {
         connected,
         fence,
         net: !cli.no_net,
+        server_flags: server_flags(&cli),
     };
     if cli.acp {
         return crate::acp::serve(rt, root).await;
@@ -222,18 +223,38 @@ pub struct Runtime {
     pub connected: startup::Connected,
     pub fence: Fence,
     pub net: bool,
+    /// `-url`, `-provider`, `-model` as given: the agents this one asks
+    /// use the server the user chose for the run.
+    pub server_flags: Vec<String>,
+}
+
+/// The server the command line chose, as flags for a child `mm`.
+fn server_flags(cli: &Cli) -> Vec<String> {
+    let mut v = Vec::new();
+    for (flag, value) in [
+        ("-url", &cli.url),
+        ("-provider", &cli.provider),
+        ("-model", &cli.model),
+    ] {
+        if let Some(value) = value {
+            v.push(flag.to_string());
+            v.push(value.clone());
+        }
+    }
+    v
 }
 
 /// What a session brings to the agents it asks: its workspace, its
 /// sandbox mode as their ceiling, its fence and network, and how long a
 /// child may stay silent.
-pub fn asker(rt: &Runtime, root: &std::path::Path) -> crate::acp::ask::Asker {
-    crate::acp::ask::Asker {
+pub fn asker(rt: &Runtime, root: &std::path::Path) -> crate::tools::asking::Asker {
+    crate::tools::asking::Asker {
         root: root.to_path_buf(),
         ceiling: rt.settings.sandbox,
         net: rt.net,
         unfenced: !rt.fence.is_on(),
         idle: rt.settings.first_token_timeout + rt.settings.watchdog,
+        server_flags: rt.server_flags.clone(),
     }
 }
 
@@ -626,8 +647,8 @@ async fn ask_once(cli: &Cli, settings: &Settings, root: &std::path::Path, name: 
         };
         match session::read_records(&root, which) {
             Ok((_, records)) => {
-                let t = crate::acp::ask::transcript(&session::messages(&records));
-                prompt = crate::acp::ask::with_context(&t, &prompt);
+                let t = crate::tools::asking::transcript(&session::messages(&records));
+                prompt = crate::tools::asking::with_context(&t, &prompt);
             }
             Err(e) => {
                 eprintln!("mm: {e}");
@@ -635,12 +656,13 @@ async fn ask_once(cli: &Cli, settings: &Settings, root: &std::path::Path, name: 
             }
         }
     }
-    let asker = crate::acp::ask::Asker {
+    let asker = crate::tools::asking::Asker {
         root,
         ceiling: settings.sandbox,
         net: !cli.no_net,
         unfenced: cli.unfenced,
         idle: settings.first_token_timeout + settings.watchdog,
+        server_flags: server_flags(cli),
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let shown = tokio::spawn(async move {
@@ -655,7 +677,7 @@ async fn ask_once(cli: &Cli, settings: &Settings, root: &std::path::Path, name: 
             c2.cancel();
         }
     });
-    let result = crate::acp::ask::ask(sub, &prompt, &asker, Some(tx), &cancel).await;
+    let result = crate::tools::asking::ask(sub, &prompt, &asker, Some(tx), &cancel).await;
     watcher.abort();
     let _ = shown.await;
     match result {

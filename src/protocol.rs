@@ -605,6 +605,33 @@ pub fn call_summary(name: &str, args: &serde_json::Map<String, serde_json::Value
     s
 }
 
+/// `/ask-NAME` and `/ask-with-context-NAME` for each agent under
+/// `mmConfigs`, with what they do: every front end offers them.
+pub fn ask_commands(agents: &[(String, String)]) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for (name, desc) in agents {
+        let first = desc.split(['.', '\n']).next().unwrap_or("").trim();
+        v.push((format!("/ask-{name}"), format!("ask {name}: {first}")));
+        v.push((
+            format!("/ask-with-context-{name}"),
+            format!("ask {name}, sending this conversation too"),
+        ));
+    }
+    v
+}
+
+/// `/ask-NAME PROMPT` or `/ask-with-context-NAME PROMPT`: (name,
+/// with_context, prompt).
+pub fn parse_ask(line: &str) -> Option<(String, bool, String)> {
+    let (head, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let (name, ctx) = if let Some(n) = head.strip_prefix("/ask-with-context-") {
+        (n, true)
+    } else {
+        (head.strip_prefix("/ask-")?, false)
+    };
+    (!name.is_empty()).then(|| (name.to_string(), ctx, rest.trim().to_string()))
+}
+
 /// Everything a front end asks of the agent.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]

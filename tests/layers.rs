@@ -17,11 +17,18 @@ const LAYERS: &[&[&str]] = &[
     &["tools"],
     &["agent"],
     &["console", "tui", "headless", "eval", "cli"],
-    &["launch"],
+    // `mm -acp` opens a session per client request, so it and the
+    // launcher use each other.
+    &["launch", "acp"],
 ];
 
 /// Uses within a layer that are allowed (caller, callee).
-const SIDEWAYS: &[(&str, &str)] = &[("headless", "console"), ("eval", "cli")];
+const SIDEWAYS: &[(&str, &str)] = &[
+    ("headless", "console"),
+    ("eval", "cli"),
+    ("launch", "acp"),
+    ("acp", "launch"),
+];
 
 fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|l| l.contains(&module))

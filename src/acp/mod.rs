@@ -8,7 +8,6 @@
 //! `Op::Cancel`. Sessions are mm's own: `session/load` takes one up again
 //! and streams its history back.
 
-pub mod ask;
 mod updates;
 
 use std::collections::HashMap;
@@ -201,7 +200,7 @@ fn agent(
                     );
                 }
                 // `/ask-NAME PROMPT` (offered as a command) asks that agent.
-                let op = match crate::tui::commands::parse_ask(text.trim()) {
+                let op = match crate::protocol::parse_ask(text.trim()) {
                     Some((name, with_context, prompt))
                         if live.agents.iter().any(|(n, _)| *n == name) && !prompt.is_empty() =>
                     {
@@ -338,7 +337,7 @@ impl crate::tools::EditorFiles for Editor {
 fn offer_commands(cx: &ConnectionTo<Client>, id: &str, live: &Live) {
     let info_agents = &live.agents;
     if !info_agents.is_empty() {
-        let commands = crate::tui::commands::all(info_agents)
+        let commands = crate::protocol::ask_commands(info_agents)
             .into_iter()
             .filter_map(|(c, d)| {
                 let name = c.strip_prefix("/ask-")?.to_string();

@@ -31,8 +31,8 @@ impl Agent {
         });
         self.checkpoint(crate::git::Kind::Turn, &command).await;
         let sent = if with_context {
-            let t = crate::acp::ask::transcript(self.messages.get(1..).unwrap_or_default());
-            crate::acp::ask::with_context(&t, prompt)
+            let t = crate::tools::asking::transcript(self.messages.get(1..).unwrap_or_default());
+            crate::tools::asking::with_context(&t, prompt)
         } else {
             prompt.to_string()
         };

@@ -40,6 +40,13 @@ pub struct Overrides {
     pub no_harness: bool,
 }
 
+/// The environment that carries an asker's limits to the agent it asks:
+/// how deep agents already ask agents, who asked, and the asker's sandbox
+/// mode (the asked agent's at most).
+pub const ASK_DEPTH_VAR: &str = "MM_ASK_DEPTH";
+pub const ASK_CHAIN_VAR: &str = "MM_ASK_CHAIN";
+pub const ASK_CEILING_VAR: &str = "MM_SANDBOX_CEILING";
+
 /// A sub-agent declared under `mmConfigs`, its path resolved.
 #[derive(Clone, Debug)]
 pub struct SubAgent {
@@ -381,10 +388,7 @@ pub fn resolve(
     // An agent asked by another may do no more than the asker: its mode is
     // capped, and below full access its own `yolo` does not hold (the
     // asker answers its permission requests).
-    if let Some(ceiling) = env(crate::acp::ask::CEILING_VAR)
-        .as_deref()
-        .and_then(SandboxMode::parse)
-    {
+    if let Some(ceiling) = env(ASK_CEILING_VAR).as_deref().and_then(SandboxMode::parse) {
         sandbox = sandbox.min(ceiling);
         if ceiling != SandboxMode::Full {
             yolo = false;

@@ -128,7 +128,7 @@ pub async fn run(
         if trimmed.is_empty() {
             continue;
         }
-        let asked = crate::tui::commands::parse_ask(trimmed)
+        let asked = crate::protocol::parse_ask(trimmed)
             .filter(|(name, _, _)| banner.agents.iter().any(|(n, _)| n == name));
         if let Some((name, with_context, prompt)) = asked {
             if prompt.is_empty() {
@@ -237,9 +237,12 @@ async fn slash(
         }
         "help" | "?" => {
             println!("{HELP}");
-            let extra = crate::tui::commands::all(agents);
-            for (c, d) in extra.iter().skip(crate::tui::commands::COMMANDS.len()) {
-                println!("  {c:<11} {d}", c = c, d = crate::untrusted::displayable(d));
+            for (c, d) in crate::protocol::ask_commands(agents) {
+                println!(
+                    "  {c:<11} {d}",
+                    c = c,
+                    d = crate::untrusted::displayable(&d)
+                );
             }
         }
         "sessions" => print_sessions(root),

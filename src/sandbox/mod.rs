@@ -316,7 +316,7 @@ impl Sandbox {
         if let Ok(exe) = std::env::current_exe() {
             cmd.env("MM_BIN", exe);
         }
-        cmd.env(crate::acp::ask::CEILING_VAR, self.mode.as_str());
+        cmd.env(crate::config::ASK_CEILING_VAR, self.mode.as_str());
         if plan.git_guard {
             for (k, v) in env::git_guard() {
                 cmd.env(k, v);

@@ -1,16 +1,16 @@
 //! `ask_agent`: hands a question to an agent declared under `mmConfigs`
-//! (a child `mm -acp`, see `acp::ask`) and returns its answer.
+//! (a child `mm -acp`, see `asking`) and returns its answer.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value, json};
 
 use super::{CallCtx, ToolOutput, arg_str};
-use crate::acp::ask::{self, Asker};
 use crate::bus::EventBus;
 use crate::config::SubAgent;
 use crate::llm::ToolSpec;
 use crate::protocol::AgentEvent;
+use crate::tools::asking::{self as ask, Asker};
 
 /// What the tool needs: the agents it may ask, and the asker's limits.
 pub struct AskEnv {

@@ -3,6 +3,7 @@
 //! in the prompt prefix a small local model reads before its first token.
 
 pub mod ask;
+pub mod asking;
 pub mod bash;
 pub mod edit_match;
 pub mod fs;

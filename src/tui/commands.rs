@@ -64,27 +64,11 @@ pub fn all(agents: &[(String, String)]) -> Vec<(String, String)> {
         .iter()
         .map(|(c, d)| (c.to_string(), d.to_string()))
         .collect();
-    for (name, desc) in agents {
-        let first = desc.split(['.', '\n']).next().unwrap_or("").trim();
-        v.push((format!("/ask-{name}"), format!("ask {name}: {first}")));
-        v.push((
-            format!("/ask-with-context-{name}"),
-            format!("ask {name}, sending this conversation too"),
-        ));
-    }
+    v.extend(crate::protocol::ask_commands(agents));
     v
 }
 
-/// `/ask-NAME PROMPT` or `/ask-with-context-NAME PROMPT`: (name, with_context, prompt).
-pub fn parse_ask(line: &str) -> Option<(String, bool, String)> {
-    let (head, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-    let (name, ctx) = if let Some(n) = head.strip_prefix("/ask-with-context-") {
-        (n, true)
-    } else {
-        (head.strip_prefix("/ask-")?, false)
-    };
-    (!name.is_empty()).then(|| (name.to_string(), ctx, rest.trim().to_string()))
-}
+pub use crate::protocol::parse_ask;
 
 impl App {
     /// A slash command typed in the composer.

@@ -4,7 +4,7 @@
 //! frame every 16 ms and draws nothing while nothing changes.
 
 pub mod app;
-pub mod commands;
+mod commands;
 pub mod component;
 mod input;
 pub mod jobs;

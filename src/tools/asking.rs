@@ -30,10 +30,9 @@ use crate::config::{SandboxMode, SubAgent};
 
 /// How deep agents may ask agents (the user's agent is depth 0).
 pub const MAX_DEPTH: u32 = 3;
-/// The environment that carries the limits to a child.
-pub const DEPTH_VAR: &str = "MM_ASK_DEPTH";
-pub const CHAIN_VAR: &str = "MM_ASK_CHAIN";
-pub const CEILING_VAR: &str = "MM_SANDBOX_CEILING";
+pub use crate::config::{
+    ASK_CEILING_VAR as CEILING_VAR, ASK_CHAIN_VAR as CHAIN_VAR, ASK_DEPTH_VAR as DEPTH_VAR,
+};
 
 /// What the asker brings to every ask.
 #[derive(Clone, Debug)]
@@ -46,6 +45,8 @@ pub struct Asker {
     pub unfenced: bool,
     /// A child that sends nothing for this long is stopped.
     pub idle: Duration,
+    /// `-url`/`-provider`/`-model` the user gave the asker: the child's too.
+    pub server_flags: Vec<String>,
 }
 
 /// A finished ask.
@@ -132,7 +133,7 @@ pub async fn ask(
     let (d, chain) = depth();
     let exe = std::env::current_exe().map_err(|e| format!("cannot find mm's own binary: {e}"))?;
     let mut cmd = tokio::process::Command::new(exe);
-    cmd.arg("-acp").arg(&sub.path);
+    cmd.arg("-acp").arg(&sub.path).args(&asker.server_flags);
     if !asker.net {
         cmd.arg("-no-net");
     }
