@@ -146,6 +146,9 @@ pub async fn run(cli: Cli) -> i32 {
         Ok(c) => c,
         Err(msg) => {
             eprintln!("mm: {msg}");
+            if cli.acp {
+                return crate::acp::serve_unavailable(settings, msg.to_string()).await;
+            }
             return 1;
         }
     };
@@ -682,7 +685,11 @@ async fn ask_once(cli: &Cli, settings: &Settings, root: &std::path::Path, name: 
     let _ = shown.await;
     match result {
         Ok(a) => {
-            eprintln!("mm: {name} answered (session {})", a.session);
+            eprintln!(
+                "mm: {} answered (session {})",
+                crate::untrusted::displayable(name),
+                crate::untrusted::displayable(&a.session)
+            );
             println!("{}", crate::untrusted::displayable(a.text.trim_end()));
             0
         }

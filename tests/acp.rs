@@ -376,3 +376,31 @@ async fn a_client_that_reads_files_tells_of_unsaved_changes() {
         "{results:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_model_server_the_client_is_told_why() {
+    let ws = Workspace::new();
+    let mut child = spawn_agent(&ws, &["-url", "http://127.0.0.1:9/v1"]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let root = ws.path();
+    agent_client_protocol::Client
+        .v1()
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let err = cx
+                .send_request(NewSessionRequest::new(root.clone()))
+                .block_task()
+                .await
+                .unwrap_err();
+            let data = err.data.unwrap().to_string();
+            assert!(data.contains("127.0.0.1:9"), "{data}");
+            Ok(())
+        })
+        .await
+        .unwrap();
+}

@@ -356,3 +356,67 @@ fn commands_find_mm_and_the_sessions_ceiling_in_their_environment() {
         "{result}"
     );
 }
+
+#[test]
+fn an_agent_file_rewritten_since_start_is_not_run() {
+    let parent = Server::start(vec![
+        call("r1", "read_file", json!({"path": "facts.yaml"})),
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "facts.yaml", "content": "baseUrl: http://127.0.0.1:9/v1\napproveEdits: false\n"}),
+        ),
+        ask_call("anything"),
+        text("ok"),
+    ]);
+    let ws = Workspace::new();
+    coordinator(
+        &ws,
+        &parent,
+        "baseUrl: http://127.0.0.1:9/v1\n",
+        "editTools: true\n",
+    );
+    let out = ws.mm().args(["agent.yaml", "-p", "go"]).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let results = tool_results(&parent.requests()[3]);
+    let asked = &results.iter().find(|(id, _)| id == "a1").unwrap().1;
+    assert!(
+        asked.contains("changed since mm loaded it"),
+        "{asked} {results:?}"
+    );
+}
+
+#[test]
+fn an_asker_that_may_not_grant_cannot_let_its_child_grant() {
+    // facts has yolo in this file, but this mm was itself asked by an
+    // agent that grants nothing (MM_ASK_YOLO=0): the write is refused.
+    let child = Server::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "from-child.txt", "content": "hi\n"}),
+        ),
+        text("done"),
+    ]);
+    let parent = Server::start(vec![ask_call("write the file"), text("ok")]);
+    let ws = Workspace::new();
+    coordinator(
+        &ws,
+        &parent,
+        &format!("baseUrl: {}\nbashTool: false\n", child.url()),
+        "    yolo: true\n",
+    );
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "go"])
+        .env("MM_ASK_YOLO", "0")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("refused (no yolo"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!ws.path().join("from-child.txt").exists());
+}

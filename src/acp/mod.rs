@@ -41,6 +41,8 @@ struct Live {
     lsp: Option<Arc<crate::lsp::Lsp>>,
     /// The agents under `mmConfigs`, which `/ask-NAME` asks.
     agents: Vec<(String, String)>,
+    /// The session's workspace (canonical).
+    root: PathBuf,
 }
 
 struct State {
@@ -116,23 +118,7 @@ fn agent(
                     req.client_capabilities.fs.read_text_file,
                     std::sync::atomic::Ordering::SeqCst,
                 );
-                let s = &s1.rt.settings;
-                let mut info = Implementation::new(
-                    s.acp_name.clone().unwrap_or_else(|| "mm".into()),
-                    env!("CARGO_PKG_VERSION"),
-                );
-                if let Some(t) = &s.acp_title {
-                    info = info.title(t.clone());
-                }
-                responder.respond(
-                    InitializeResponse::new(req.protocol_version)
-                        .agent_capabilities(
-                            AgentCapabilities::new()
-                                .load_session(true)
-                                .prompt_capabilities(PromptCapabilities::new()),
-                        )
-                        .agent_info(info),
-                )
+                responder.respond(init_response(&s1.rt.settings, &req))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -163,6 +149,18 @@ fn agent(
                 if let Some(old) = s3.sessions.lock().ok().and_then(|mut s| s.remove(&id)) {
                     close(&old).await;
                 }
+                // Only a whole id: a prefix or `last` would open a session
+                // under an id the client does not know.
+                if id.contains(['/', '\\', '.'])
+                    || !crate::session::sessions_dir(&root)
+                        .join(format!("{id}.jsonl"))
+                        .is_file()
+                {
+                    return responder.respond_with_error(
+                        agent_client_protocol::Error::invalid_params()
+                            .data(format!("no session {id}")),
+                    );
+                }
                 match start(&s3, &root, Some(&id), &cx) {
                     Ok((id, live)) => {
                         responder.respond(LoadSessionResponse::new())?;
@@ -185,7 +183,13 @@ fn agent(
                             .data(format!("no session {id}")),
                     );
                 };
-                let text = prompt_text(&req.prompt);
+                let text = prompt_text(&req.prompt, &live.root);
+                // An agent's question is never taken as a command.
+                let asked = req
+                    .meta
+                    .as_ref()
+                    .and_then(|m| m.get("mm"))
+                    .is_some_and(|m| m["asked"] == true);
                 let mut pending = match live.pending.lock() {
                     Ok(p) => p,
                     Err(_) => {
@@ -200,7 +204,7 @@ fn agent(
                     );
                 }
                 // `/ask-NAME PROMPT` (offered as a command) asks that agent.
-                let op = match crate::protocol::parse_ask(text.trim()) {
+                let op = match crate::protocol::parse_ask(text.trim()).filter(|_| !asked) {
                     Some((name, with_context, prompt))
                         if live.agents.iter().any(|(n, _)| *n == name) && !prompt.is_empty() =>
                     {
@@ -242,6 +246,81 @@ fn root_of(_rt: &Runtime, root: &std::path::Path) -> PathBuf {
     std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf())
 }
 
+/// What `initialize` answers: mm's capabilities and the name the agent
+/// file gives it.
+fn init_response(s: &crate::config::Settings, req: &InitializeRequest) -> InitializeResponse {
+    let mut info = Implementation::new(
+        s.acp_name.clone().unwrap_or_else(|| "mm".into()),
+        env!("CARGO_PKG_VERSION"),
+    );
+    if let Some(t) = &s.acp_title {
+        info = info.title(t.clone());
+    }
+    InitializeResponse::new(
+        req.protocol_version
+            .min(agent_client_protocol::schema::ProtocolVersion::V1),
+    )
+    .agent_capabilities(
+        AgentCapabilities::new()
+            .load_session(true)
+            .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+    )
+    .agent_info(info)
+}
+
+/// No model server answered: the editor still gets an agent, whose every
+/// session says why it cannot start (an editor shows that; a process that
+/// exits at once is only "the server exited").
+pub async fn serve_unavailable(settings: crate::config::Settings, why: String) -> i32 {
+    let settings = Arc::new(settings);
+    let (w1, w2, w3) = (why.clone(), why.clone(), why);
+    let transport = ByteStreams::new(
+        tokio::io::stdout().compat_write(),
+        tokio::io::stdin().compat(),
+    );
+    let result = agent_client_protocol::Agent
+        .v1()
+        .name("mm")
+        .on_receive_request(
+            async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
+                responder.respond(init_response(&settings, &req))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |_req: NewSessionRequest, responder: Responder<NewSessionResponse>, _cx| {
+                responder.respond_with_error(
+                    agent_client_protocol::Error::internal_error().data(w1.clone()),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |_req: LoadSessionRequest,
+                        responder: Responder<LoadSessionResponse>,
+                        _cx| {
+                responder.respond_with_error(
+                    agent_client_protocol::Error::internal_error().data(w2.clone()),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            async move |_req: PromptRequest, responder: Responder<PromptResponse>, _cx| {
+                responder.respond_with_error(
+                    agent_client_protocol::Error::internal_error().data(w3.clone()),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_to(transport)
+        .await;
+    match result {
+        Err(e) if !agent_client_protocol::is_incoming_transport_closed(&e) => 1,
+        _ => 0,
+    }
+}
+
 /// The folder a client named, or the process's own.
 fn workspace(st: &State, cwd: &std::path::Path) -> PathBuf {
     if cwd.as_os_str().is_empty() || !cwd.is_absolute() {
@@ -251,25 +330,62 @@ fn workspace(st: &State, cwd: &std::path::Path) -> PathBuf {
     }
 }
 
-/// The prompt's text: text blocks as they are, resources by their text,
-/// links by their address.
-fn prompt_text(blocks: &[ContentBlock]) -> String {
+/// The prompt's text: text blocks as they are, a file the client
+/// mentions as `@path` (relative to the workspace, as typed in mm), an
+/// embedded file with its text.
+fn prompt_text(blocks: &[ContentBlock], root: &std::path::Path) -> String {
     let mut parts = Vec::new();
     for b in blocks {
         match b {
             ContentBlock::Text(t) => parts.push(t.text.clone()),
-            ContentBlock::ResourceLink(l) => parts.push(format!("@{}", l.uri)),
+            ContentBlock::ResourceLink(l) => parts.push(format!("@{}", mention(&l.uri, root))),
             ContentBlock::Resource(r) => {
                 if let agent_client_protocol::v1::schema::EmbeddedResourceResource::TextResourceContents(t) =
                     &r.resource
                 {
-                    parts.push(format!("<file uri=\"{}\">\n{}\n</file>", t.uri, t.text));
+                    parts.push(format!(
+                        "<file path=\"{}\">\n{}\n</file>",
+                        mention(&t.uri, root),
+                        t.text
+                    ));
                 }
             }
             _ => {}
         }
     }
     parts.join("\n")
+}
+
+/// A `file://` URI as a path relative to the workspace when it is inside
+/// it (a `#L10` fragment dropped, `%20` decoded); anything else as given.
+fn mention(uri: &str, root: &std::path::Path) -> String {
+    let Some(path) = uri.strip_prefix("file://") else {
+        return uri.to_string();
+    };
+    let path = path.split('#').next().unwrap_or(path);
+    let bytes = path.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push((h * 16 + l) as u8);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    let path = String::from_utf8_lossy(&out).into_owned();
+    let p = std::path::Path::new(&path);
+    let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    match canon.strip_prefix(root).or_else(|_| p.strip_prefix(root)) {
+        Ok(rel) => rel.to_string_lossy().into_owned(),
+        Err(_) => path,
+    }
 }
 
 /// Opens (or resumes) a session and starts pumping its events to the client.
@@ -302,6 +418,7 @@ fn start(
         handle: Mutex::new(Some(handle)),
         lsp,
         agents: info.agents.clone(),
+        root: root_of(&st.rt, root),
     });
     // A loaded session's history goes to the client before the answer.
     let mut map = updates::Mapper::new(root_of(&st.rt, root));
@@ -502,5 +619,83 @@ pub fn is_text(u: &SessionUpdate) -> Option<&str> {
             _ => None,
         },
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mentioned_file_is_a_workspace_path() {
+        let root = std::path::Path::new("/nonexistent/ws");
+        assert_eq!(
+            mention("file:///nonexistent/ws/src/a%20b.rs#L10", root),
+            "src/a b.rs"
+        );
+        assert_eq!(mention("file:///etc/hosts", root), "/etc/hosts");
+        assert_eq!(
+            mention("https://example.com/x", root),
+            "https://example.com/x"
+        );
+    }
+
+    #[test]
+    fn an_asked_agents_steps_reach_the_client_in_its_card() {
+        let mut m = updates::Mapper::new(PathBuf::from("/ws"));
+        m.updates(
+            &AgentEvent::ToolCallStarted {
+                turn: 1,
+                call_id: "a1".into(),
+                name: "ask_agent".into(),
+            },
+            false,
+        );
+        let u = m.updates(
+            &AgentEvent::ToolProgress {
+                turn: 1,
+                call_id: "a1".into(),
+                text: "✓ read_file a.txt".into(),
+            },
+            false,
+        );
+        let SessionUpdate::ToolCallUpdate(t) = &u[0] else {
+            panic!("{u:?}")
+        };
+        let text = format!("{:?}", t.fields.content);
+        assert!(text.contains("read_file a.txt"), "{text}");
+    }
+
+    #[test]
+    fn locations_stay_in_the_workspace() {
+        let mut m = updates::Mapper::new(PathBuf::from("/ws"));
+        for (args, want) in [
+            (r#"{"path":"../../etc/passwd"}"#, None),
+            (r#"{"path":"/etc/passwd"}"#, None),
+            (r#"{"path":"src/a.rs","line":0}"#, Some("/ws/src/a.rs")),
+        ] {
+            let u = m.updates(
+                &AgentEvent::ToolCallRunning {
+                    turn: 1,
+                    call_id: "c".into(),
+                    name: "read_file".into(),
+                    summary: String::new(),
+                    arguments: args.into(),
+                },
+                false,
+            );
+            let locs = match &u[0] {
+                SessionUpdate::ToolCall(t) => t.locations.clone(),
+                SessionUpdate::ToolCallUpdate(t) => t.fields.locations.clone().unwrap_or_default(),
+                other => panic!("{other:?}"),
+            };
+            match want {
+                None => assert!(locs.is_empty(), "{args}: {locs:?}"),
+                Some(p) => {
+                    assert_eq!(locs[0].path, PathBuf::from(p));
+                    assert_eq!(locs[0].line, None);
+                }
+            }
+        }
     }
 }

@@ -27,6 +27,20 @@ pub struct Mapper {
 struct Call {
     name: String,
     diffs: Vec<ToolCallContent>,
+    /// An asked agent's steps so far.
+    steps: Vec<String>,
+}
+
+impl Call {
+    fn content(&self) -> Vec<ToolCallContent> {
+        let mut c = self.diffs.clone();
+        if !self.steps.is_empty() {
+            c.push(ToolCallContent::Content(Content::new(text(
+                self.steps.join("\n"),
+            ))));
+        }
+        c
+    }
 }
 
 pub fn kind(name: &str) -> ToolKind {
@@ -84,9 +98,18 @@ impl Mapper {
         let Some(path) = args.get("path").and_then(|v| v.as_str()) else {
             return Vec::new();
         };
-        let mut loc = ToolCallLocation::new(self.root.join(path));
-        if let Some(line) = args.get("line").and_then(|v| v.as_u64()) {
-            loc = loc.line(line as u32);
+        // Only a place inside the workspace: an editor that follows the
+        // agent opens it.
+        let p = std::path::Path::new(path.trim());
+        if p.is_absolute()
+            || p.components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        {
+            return Vec::new();
+        }
+        let mut loc = ToolCallLocation::new(self.root.join(p));
+        if let Some(line) = args.get("line").and_then(|v| v.as_u64()).filter(|l| *l > 0) {
+            loc = loc.line(u32::try_from(line).unwrap_or(u32::MAX));
         }
         vec![loc]
     }
@@ -104,7 +127,16 @@ impl Mapper {
             ApprovalKind::Exec {
                 command, reason, ..
             } => ToolCallUpdateFields::new()
-                .title(format!("Run `{command}`"))
+                .title({
+                    // One line in the title; all of it in the content.
+                    let first = command.lines().next().unwrap_or("");
+                    let more = if command.lines().count() > 1 {
+                        " …"
+                    } else {
+                        ""
+                    };
+                    format!("Run: {}{more}", first.replace('`', "'"))
+                })
                 .kind(ToolKind::Execute)
                 .content(vec![ToolCallContent::Content(Content::new(text(format!(
                     "{command}\n\n{reason}"
@@ -136,7 +168,7 @@ impl Mapper {
                     call_id.clone(),
                     Call {
                         name: name.clone(),
-                        diffs: Vec::new(),
+                        ..Call::default()
                     },
                 );
                 vec![SessionUpdate::ToolCall(
@@ -160,7 +192,7 @@ impl Mapper {
                         call_id.clone(),
                         Call {
                             name: name.clone(),
-                            diffs: Vec::new(),
+                            ..Call::default()
                         },
                     );
                     return vec![SessionUpdate::ToolCall(
@@ -188,7 +220,17 @@ impl Mapper {
                 call.diffs.push(d);
                 vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
                     call_id.clone(),
-                    ToolCallUpdateFields::new().content(call.diffs.clone()),
+                    ToolCallUpdateFields::new().content(call.content()),
+                ))]
+            }
+            AgentEvent::ToolProgress {
+                call_id, text: t, ..
+            } => {
+                let call = self.calls.entry(call_id.clone()).or_default();
+                call.steps.push(t.clone());
+                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                    call_id.clone(),
+                    ToolCallUpdateFields::new().content(call.content()),
                 ))]
             }
             AgentEvent::ToolCallFinished {
@@ -200,7 +242,7 @@ impl Mapper {
                 ..
             } => {
                 let call = self.calls.remove(call_id).unwrap_or_default();
-                let mut content = call.diffs;
+                let mut content = call.content();
                 if !output.is_empty() {
                     content.push(ToolCallContent::Content(Content::new(text(cap(output)))));
                 }

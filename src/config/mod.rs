@@ -46,6 +46,19 @@ pub struct Overrides {
 pub const ASK_DEPTH_VAR: &str = "MM_ASK_DEPTH";
 pub const ASK_CHAIN_VAR: &str = "MM_ASK_CHAIN";
 pub const ASK_CEILING_VAR: &str = "MM_SANDBOX_CEILING";
+/// "0" when some asker up the chain does not grant its asked agents'
+/// permission requests: none below it may then grant them either.
+pub const ASK_YOLO_VAR: &str = "MM_ASK_YOLO";
+
+/// A digest of a file's bytes (None when it cannot be read): an asked
+/// agent's file must be the one mm loaded.
+pub fn file_digest(path: &Path) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let bytes = std::fs::read(path).ok()?;
+    let mut h = std::hash::DefaultHasher::new();
+    bytes.hash(&mut h);
+    Some(h.finish())
+}
 
 /// A sub-agent declared under `mmConfigs`, its path resolved.
 #[derive(Clone, Debug)]
@@ -55,6 +68,8 @@ pub struct SubAgent {
     pub description: String,
     /// The asking agent grants the asked one's permission requests.
     pub yolo: bool,
+    /// The file as it was when the asker loaded its settings.
+    pub digest: Option<u64>,
 }
 
 /// The resolved settings of one agent.
@@ -299,12 +314,14 @@ pub fn resolve(
                 .map(Path::to_path_buf)
                 .unwrap_or_default();
             for (name, r) in configs {
+                let path =
+                    std::path::absolute(base.join(&r.path)).unwrap_or_else(|_| base.join(&r.path));
                 sub_agents.insert(
                     name.clone(),
                     SubAgent {
+                        digest: file_digest(&path),
                         name: name.clone(),
-                        path: std::path::absolute(base.join(&r.path))
-                            .unwrap_or_else(|_| base.join(&r.path)),
+                        path,
                         description: r.description.clone(),
                         yolo: r.yolo.unwrap_or(false),
                     },
@@ -388,7 +405,11 @@ pub fn resolve(
     // An agent asked by another may do no more than the asker: its mode is
     // capped, and below full access its own `yolo` does not hold (the
     // asker answers its permission requests).
-    if let Some(ceiling) = env(ASK_CEILING_VAR).as_deref().and_then(SandboxMode::parse) {
+    // A ceiling that cannot be read is the lowest.
+    if let Some(ceiling) = env(ASK_CEILING_VAR)
+        .filter(|v| !v.is_empty())
+        .map(|v| SandboxMode::parse(&v).unwrap_or(SandboxMode::ReadOnly))
+    {
         sandbox = sandbox.min(ceiling);
         if ceiling != SandboxMode::Full {
             yolo = false;

@@ -239,9 +239,9 @@ async fn slash(
             println!("{HELP}");
             for (c, d) in crate::protocol::ask_commands(agents) {
                 println!(
-                    "  {c:<11} {d}",
-                    c = c,
-                    d = crate::untrusted::displayable(&d)
+                    "  {:<11} {}",
+                    crate::untrusted::displayable(&c),
+                    crate::untrusted::displayable(&d)
                 );
             }
         }

@@ -317,6 +317,12 @@ impl Sandbox {
             cmd.env("MM_BIN", exe);
         }
         cmd.env(crate::config::ASK_CEILING_VAR, self.mode.as_str());
+        // An mm it starts is one level further down the asking chain.
+        let depth: u32 = std::env::var(crate::config::ASK_DEPTH_VAR)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        cmd.env(crate::config::ASK_DEPTH_VAR, (depth + 1).to_string());
         if plan.git_guard {
             for (k, v) in env::git_guard() {
                 cmd.env(k, v);

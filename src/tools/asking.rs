@@ -32,7 +32,14 @@ use crate::config::{SandboxMode, SubAgent};
 pub const MAX_DEPTH: u32 = 3;
 pub use crate::config::{
     ASK_CEILING_VAR as CEILING_VAR, ASK_CHAIN_VAR as CHAIN_VAR, ASK_DEPTH_VAR as DEPTH_VAR,
+    ASK_YOLO_VAR as YOLO_VAR,
 };
+
+/// Whether this process may grant what the agents it asks ask for: not
+/// when an asker up the chain does not.
+fn may_grant() -> bool {
+    std::env::var(YOLO_VAR).map_or(true, |v| v != "0")
+}
 
 /// What the asker brings to every ask.
 #[derive(Clone, Debug)]
@@ -130,6 +137,16 @@ pub async fn ask(
     cancel: &CancellationToken,
 ) -> Result<Answer, String> {
     check_depth(&sub.name)?;
+    // The file must be the one loaded: a file the model rewrote since
+    // (a key to send elsewhere, approvals off) is not run.
+    if crate::config::file_digest(&sub.path) != sub.digest {
+        return Err(format!(
+            "not asked: the file of agent {} ({}) changed since mm loaded it; start mm again to use it as it is now",
+            sub.name,
+            sub.path.display()
+        ));
+    }
+    let grant = sub.yolo && may_grant();
     let (d, chain) = depth();
     let exe = std::env::current_exe().map_err(|e| format!("cannot find mm's own binary: {e}"))?;
     let mut cmd = tokio::process::Command::new(exe);
@@ -151,6 +168,7 @@ pub async fn ask(
             },
         )
         .env(CEILING_VAR, asker.ceiling.as_str())
+        .env(YOLO_VAR, if grant { "1" } else { "0" })
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -183,14 +201,26 @@ pub async fn ask(
         }
     });
 
-    let talk = talk(sub, prompt, asker, progress, cancel, stdin, stdout);
+    let talk = talk(sub, prompt, asker, grant, progress, cancel, stdin, stdout);
     let result = talk.await;
-    // A child that answered exits once its input closes; one that did not
-    // is killed with its group.
-    let exited = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+    // Its input is closed: a child that answered ends its sessions and
+    // what they started, and exits. One that does not is asked to (SIGTERM:
+    // it kills what it started), then killed with its group.
+    let exited = tokio::time::timeout(Duration::from_secs(8), child.wait()).await;
     if exited.is_err() {
-        let _ = child.start_kill();
-        let _ = child.wait().await;
+        if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+        }
+        if tokio::time::timeout(Duration::from_secs(2), child.wait())
+            .await
+            .is_err()
+        {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
     }
     drop(group);
     let _ = tokio::time::timeout(Duration::from_secs(1), err_reader).await;
@@ -228,10 +258,12 @@ enum Failure {
 
 type Shared<T> = Arc<Mutex<T>>;
 
+#[allow(clippy::too_many_arguments)]
 async fn talk(
     sub: &SubAgent,
     prompt: &str,
     asker: &Asker,
+    yolo: bool,
     progress: Option<Progress>,
     cancel: &CancellationToken,
     stdin: tokio::process::ChildStdin,
@@ -240,7 +272,6 @@ async fn talk(
     let text: Shared<String> = Arc::default();
     let last: Shared<Instant> = Arc::new(Mutex::new(Instant::now()));
     let name = sub.name.clone();
-    let yolo = sub.yolo;
     let (t1, l1, p1) = (text.clone(), last.clone(), progress.clone());
     let (l2, p2) = (last.clone(), progress);
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
@@ -296,7 +327,7 @@ async fn talk(
                     let verdict = if yolo {
                         "granted (yolo)"
                     } else {
-                        "refused (no yolo for this agent)"
+                        "refused (no yolo for this agent, or for one that asked it)"
                     };
                     let _ = p.send(format!("{verdict}: {what}"));
                 }
@@ -345,23 +376,38 @@ async fn converse(
             Failure::Said(format!("agent {name}: {}", error_text(&e)))
         }
     };
-    cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
-        .block_task()
-        .await
-        .map_err(gone)?;
-    let session = cx
-        .send_request(NewSessionRequest::new(root.to_path_buf()))
-        .block_task()
-        .await
-        .map_err(gone)?
-        .session_id
-        .0
-        .to_string();
+    // Starting is watched like answering: a child that never gets going
+    // is stopped, and a cancel is heard.
+    let started = async {
+        cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await
+            .map_err(gone)?;
+        cx.send_request(NewSessionRequest::new(root.to_path_buf()))
+            .block_task()
+            .await
+            .map_err(gone)
+    };
+    let started = tokio::select! {
+        s = started => s?,
+        _ = cancel.cancelled() => return Err(Failure::Said(format!("agent {name}: cancelled"))),
+        _ = tokio::time::sleep(idle) => return Err(Failure::Said(format!(
+            "agent {name} did not start within {} s: stopped it",
+            idle.as_secs()
+        ))),
+    };
+    let session = started.session_id.0.to_string();
     let sid = session.clone();
-    let request = cx.send_request(PromptRequest::new(
-        sid.clone(),
-        vec![ContentBlock::Text(TextContent::new(prompt.to_string()))],
-    ));
+    // Marked as asked by an agent: its text is a question, never a command.
+    let mut meta = serde_json::Map::new();
+    meta.insert("mm".into(), serde_json::json!({"asked": true}));
+    let request = cx.send_request(
+        PromptRequest::new(
+            sid.clone(),
+            vec![ContentBlock::Text(TextContent::new(prompt.to_string()))],
+        )
+        .meta(meta),
+    );
     let mut response = std::pin::pin!(request.block_task());
     let mut cancelled_at: Option<Instant> = None;
     let response = loop {

@@ -310,7 +310,9 @@ async fn unsaved_note(env: &ToolEnv, args: &Map<String, Value>) -> Option<String
         .await
         .ok()??;
     let disk = tokio::fs::read_to_string(&r.abs).await.ok()?;
-    (held != disk).then(|| {
+    // Editors hold lines ending in \n whatever the file has.
+    let same = held.replace("\r\n", "\n") == disk.replace("\r\n", "\n");
+    (!same).then(|| {
         format!(
             "(note: the editor has unsaved changes to {}; this is the file on disk, which is what edits change. Ask the user to save it if those changes matter.)",
             r.rel
