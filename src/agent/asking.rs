@@ -91,7 +91,12 @@ impl Agent {
                     name: "ask_agent".into(),
                     summary,
                     status: out.status,
-                    output: out.text.clone().into(),
+                    // The answer shows as the turn's answer, not twice.
+                    output: if out.status == ToolStatus::Ok {
+                        "".into()
+                    } else {
+                        out.text.clone().into()
+                    },
                 });
                 if out.status == ToolStatus::Ok {
                     answer = out.text;
