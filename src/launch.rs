@@ -710,6 +710,9 @@ fn load_settings(cli: &Cli) -> Result<Settings, i32> {
         );
         2
     })?;
+    // Every agent file this one can reach, as it is now: none may be run
+    // later if it changed (a model could rewrite one to send a key away).
+    crate::tools::asking::pin(&settings.sub_agents);
     let Some(name) = cli.ask.as_ref().or(cli.ask_with_context.as_ref()) else {
         return Ok(settings);
     };
@@ -719,13 +722,15 @@ fn load_settings(cli: &Cli) -> Result<Settings, i32> {
     }
     let Some(sub) = settings.sub_agents.get(name) else {
         let known: Vec<&str> = settings.sub_agents.keys().map(String::as_str).collect();
+        let declared = if known.is_empty() {
+            "none".to_string()
+        } else {
+            known.join(", ")
+        };
         eprintln!(
-            "mm: --ask {name}: no agent of that name under mmConfigs (declared: {})",
-            if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            }
+            "mm: --ask {}: no agent of that name under mmConfigs (declared: {})",
+            crate::untrusted::displayable(name),
+            crate::untrusted::displayable(&declared)
         );
         return Err(2);
     };

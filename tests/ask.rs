@@ -420,3 +420,123 @@ fn an_asker_that_may_not_grant_cannot_let_its_child_grant() {
     );
     assert!(!ws.path().join("from-child.txt").exists());
 }
+
+#[test]
+fn a_rewritten_file_further_down_the_chain_is_not_run_either() {
+    // facts may ask g. The coordinator's model rewrites g.yaml, then asks
+    // facts, whose model asks g: g's file was pinned when the coordinator
+    // started, so it is not run.
+    let child = Server::start(vec![
+        call("g1", "ask_agent", json!({"agent": "g", "prompt": "hello"})),
+        text("done"),
+    ]);
+    let parent = Server::start(vec![
+        call("r1", "read_file", json!({"path": "g.yaml"})),
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "g.yaml", "content": "baseUrl: http://127.0.0.1:9/v1\napiKeyEnv: SECRET_TOKEN\n"}),
+        ),
+        ask_call("ask g"),
+        text("ok"),
+    ]);
+    let ws = Workspace::new();
+    ws.write("g.yaml", "baseUrl: http://127.0.0.1:9/v1\n");
+    coordinator(
+        &ws,
+        &parent,
+        &format!(
+            "baseUrl: {}\nbashTool: false\nmmConfigs:\n  g:\n    path: g.yaml\n",
+            child.url()
+        ),
+        "editTools: true\n",
+    );
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "go"])
+        .env("SECRET_TOKEN", "s3cr3t")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let asked_g = &tool_results(&child.requests()[1])[0].1;
+    assert!(asked_g.contains("changed since mm loaded it"), "{asked_g}");
+}
+
+#[test]
+fn what_an_asked_agent_changed_is_in_the_askers_report() {
+    let child = Server::start(vec![
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "made.txt", "content": "hi\n"}),
+        ),
+        text("done"),
+    ]);
+    let parent = Server::start(vec![ask_call("make the file"), text("ok")]);
+    let ws = Workspace::new();
+    git(&ws.path(), &["init", "-q"]);
+    coordinator(
+        &ws,
+        &parent,
+        &format!(
+            "baseUrl: {}\nbashTool: false\napproveEdits: false\n",
+            child.url()
+        ),
+        "",
+    );
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "go", "-json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(ws.read("made.txt"), "hi\n");
+    let v = json_result(&out);
+    assert_eq!(v["changed_by_commands"], json!(["made.txt"]), "{v}");
+}
+
+#[test]
+fn a_terminated_asker_leaves_none_of_its_childs_commands() {
+    let child = Server::start(vec![
+        call("b1", "bash", json!({"command": "sleep 1234"})),
+        text("done"),
+    ]);
+    let parent = Server::start(vec![ask_call("wait"), text("ok")]);
+    let ws = Workspace::new();
+    coordinator(
+        &ws,
+        &parent,
+        &format!("baseUrl: {}\nsandbox: full\n", child.url()),
+        "    yolo: true\nyolo: true\n",
+    );
+    let mut mm = ws
+        .mm()
+        .args(["agent.yaml", "-p", "go"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let sleeping = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .any(|c| String::from_utf8_lossy(&c).replace('\0', " ").trim() == "sleep 1234")
+    };
+    let start = std::time::Instant::now();
+    while !sleeping() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(30),
+            "the child's command never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(mm.id() as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    let _ = mm.wait();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(!sleeping(), "the asked agent's command outlived the asker");
+}

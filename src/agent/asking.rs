@@ -30,6 +30,7 @@ impl Agent {
             prompt: command.clone(),
         });
         self.checkpoint(crate::git::Kind::Turn, &command).await;
+        let before = self.last_checkpoint().await;
         let sent = if with_context {
             let t = crate::tools::asking::transcript(self.messages.get(1..).unwrap_or_default());
             crate::tools::asking::with_context(&t, prompt)
@@ -121,6 +122,31 @@ impl Agent {
                 }
             }
         };
+        // What the asked agent changed in the workspace is said, as a
+        // command's changes are.
+        let mut changed = Vec::new();
+        if before.is_some() {
+            self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
+                .await;
+            if let Ok(c) = self.record_command_changes(before).await {
+                changed = c;
+            }
+        }
+        if !changed.is_empty() {
+            let notes = vec![super::changed_words(&changed)];
+            self.bus.publish(AgentEvent::Receipt {
+                turn,
+                written: Vec::new(),
+                commands: 0,
+                notes: notes.clone(),
+            });
+            let _ = self.log.append(&Record::Receipt {
+                turn,
+                written: Vec::new(),
+                commands: 0,
+                notes,
+            });
+        }
         self.publish_context();
         self.bus.publish(AgentEvent::TurnFinished {
             turn,
@@ -133,7 +159,7 @@ impl Agent {
             outcome,
             answer,
             written: Vec::new(),
-            changed_by_commands: Vec::new(),
+            changed_by_commands: changed,
             warnings: Vec::new(),
             error,
             tests: None,

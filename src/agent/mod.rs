@@ -1413,7 +1413,14 @@ impl Agent {
                 .then(|| tools::arg_str(&args, "command"))
                 .flatten()
                 .filter(|c| !crate::sandbox::Sandbox::is_read_only_command(c))
-                .map(str::to_string);
+                .map(str::to_string)
+                // An asked agent may change files too: what it changed
+                // is found like a command's.
+                .or_else(|| {
+                    (call.name == "ask_agent").then(|| {
+                        format!("ask_agent {}", tools::arg_str(&args, "agent").unwrap_or(""))
+                    })
+                });
             let mut before = None;
             if let Some(command) = &writing_command {
                 // A command may change files the receipt cannot see: a

@@ -11,6 +11,9 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 
 static GROUPS: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
+/// Groups led by an mm this one asked: told to stop first (SIGTERM), so
+/// that it kills what it started, before the SIGKILL.
+static GRACEFUL: Mutex<Option<HashSet<i32>>> = Mutex::new(None);
 
 /// Kills its process group when dropped, and unregisters it.
 #[derive(Debug)]
@@ -26,6 +29,16 @@ impl Group {
         Some(Group(pgid))
     }
 
+    /// Registers the group of an asked mm: on the way out it gets a
+    /// SIGTERM and a moment to end its own commands before the SIGKILL.
+    pub fn register_graceful(pid: u32) -> Option<Group> {
+        let g = Self::register(pid)?;
+        if let Ok(mut s) = GRACEFUL.lock() {
+            s.get_or_insert_with(HashSet::new).insert(g.0);
+        }
+        Some(g)
+    }
+
     /// Kills the whole group now (what the shell left running included).
     pub fn kill(&self) {
         let _ = killpg(Pid::from_raw(self.0), Signal::SIGKILL);
@@ -35,16 +48,34 @@ impl Group {
 impl Drop for Group {
     fn drop(&mut self) {
         self.kill();
-        if let Ok(mut g) = GROUPS.lock()
-            && let Some(set) = g.as_mut()
-        {
-            set.remove(&self.0);
+        for reg in [&GROUPS, &GRACEFUL] {
+            if let Ok(mut g) = reg.lock()
+                && let Some(set) = g.as_mut()
+            {
+                set.remove(&self.0);
+            }
         }
     }
 }
 
-/// Kills every registered group (on the way out of the process).
+/// Kills every registered group (on the way out of the process). Asked
+/// mm's are told first and given up to 2 s to end their own commands.
 pub fn kill_all() {
+    let graceful: Vec<i32> = GRACEFUL
+        .lock()
+        .map(|g| g.iter().flatten().copied().collect())
+        .unwrap_or_default();
+    for pgid in &graceful {
+        let _ = killpg(Pid::from_raw(*pgid), Signal::SIGTERM);
+    }
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while graceful
+        .iter()
+        .any(|p| nix::sys::signal::kill(Pid::from_raw(*p), None).is_ok())
+        && std::time::Instant::now() < until
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let groups: Vec<i32> = match GROUPS.lock() {
         Ok(g) => g.iter().flatten().copied().collect(),
         Err(_) => return,

@@ -35,6 +35,48 @@ pub use crate::config::{
     ASK_YOLO_VAR as YOLO_VAR,
 };
 
+/// The agent files this process may run, by digest: taken when the first
+/// mm of a chain loaded its settings (every file its agents can reach),
+/// and handed down the chain in `MM_ASK_PINS`.
+static PINS: std::sync::OnceLock<std::collections::BTreeMap<PathBuf, u64>> =
+    std::sync::OnceLock::new();
+const PINS_VAR: &str = "MM_ASK_PINS";
+
+/// Pins the agent files: those an asker handed down, or (the first mm of
+/// a chain) every file reachable from `agents`, as they are now.
+pub fn pin(agents: &std::collections::BTreeMap<String, SubAgent>) {
+    let inherited = std::env::var(PINS_VAR)
+        .ok()
+        .and_then(|v| serde_json::from_str::<Vec<(PathBuf, u64)>>(&v).ok());
+    let pins = match inherited {
+        Some(list) => list.into_iter().collect(),
+        None => {
+            let mut pins = std::collections::BTreeMap::new();
+            reach(agents, &mut pins);
+            pins
+        }
+    };
+    let _ = PINS.set(pins);
+}
+
+fn reach(
+    agents: &std::collections::BTreeMap<String, SubAgent>,
+    pins: &mut std::collections::BTreeMap<PathBuf, u64>,
+) {
+    for a in agents.values() {
+        if pins.contains_key(&a.path) {
+            continue;
+        }
+        let Some(d) = crate::config::file_digest(&a.path) else {
+            continue;
+        };
+        pins.insert(a.path.clone(), d);
+        if let Ok(s) = crate::config::load(Some(&a.path), &crate::config::Overrides::default()) {
+            reach(&s.sub_agents, pins);
+        }
+    }
+}
+
 /// Whether this process may grant what the agents it asks ask for: not
 /// when an asker up the chain does not.
 fn may_grant() -> bool {
@@ -139,7 +181,12 @@ pub async fn ask(
     check_depth(&sub.name)?;
     // The file must be the one loaded: a file the model rewrote since
     // (a key to send elsewhere, approvals off) is not run.
-    if crate::config::file_digest(&sub.path) != sub.digest {
+    // Pinned at the chain's start; a file no asker pinned is not run.
+    let pinned = match PINS.get() {
+        Some(p) => p.get(&sub.path).copied(),
+        None => sub.digest,
+    };
+    if pinned.is_none() || crate::config::file_digest(&sub.path) != pinned {
         return Err(format!(
             "not asked: the file of agent {} ({}) changed since mm loaded it; start mm again to use it as it is now",
             sub.name,
@@ -169,6 +216,16 @@ pub async fn ask(
         )
         .env(CEILING_VAR, asker.ceiling.as_str())
         .env(YOLO_VAR, if grant { "1" } else { "0" })
+        .env(
+            PINS_VAR,
+            serde_json::to_string(
+                &PINS
+                    .get()
+                    .map(|p| p.iter().collect::<Vec<_>>())
+                    .unwrap_or_default(),
+            )
+            .unwrap_or_default(),
+        )
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -178,7 +235,9 @@ pub async fn ask(
         .spawn()
         .map_err(|e| format!("cannot start agent {}: {e}", sub.name))?;
     // The child and all it started die with this group, whatever happens.
-    let group = child.id().and_then(crate::sandbox::procs::Group::register);
+    let group = child
+        .id()
+        .and_then(crate::sandbox::procs::Group::register_graceful);
     let (Some(stdin), Some(stdout), Some(mut stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
