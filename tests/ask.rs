@@ -145,16 +145,21 @@ fn ask_prints_only_the_asked_agents_answer() {
     assert!(stderr(&out).contains("declared: facts"), "{}", stderr(&out));
 }
 
-/// A child that writes a file asks its asker, who answers by `yolo`.
-fn child_writes(yolo: bool) -> (Workspace, Server) {
-    let child = Server::start(vec![
+/// A child whose model writes `from-child.txt`, then says "done".
+fn writing_child() -> Server {
+    Server::start(vec![
         call(
             "w1",
             "write_file",
             json!({"path": "from-child.txt", "content": "hi\n"}),
         ),
         text("done"),
-    ]);
+    ])
+}
+
+/// A child that writes a file asks its asker, who answers by `yolo`.
+fn child_writes(yolo: bool) -> (Workspace, Server) {
+    let child = writing_child();
     let parent = Server::start(vec![ask_call("write the file"), text("ok")]);
     let ws = Workspace::new();
     coordinator(
@@ -195,14 +200,7 @@ fn without_yolo_the_childs_permission_requests_are_refused() {
 fn a_read_only_asker_caps_its_child() {
     // The child's own file says yolo; the asker is read-only: the child
     // cannot write, whatever the asker's yolo for it.
-    let child = Server::start(vec![
-        call(
-            "w1",
-            "write_file",
-            json!({"path": "from-child.txt", "content": "hi\n"}),
-        ),
-        text("done"),
-    ]);
+    let child = writing_child();
     let parent = Server::start(vec![ask_call("write the file"), text("ok")]);
     let ws = Workspace::new();
     coordinator(
@@ -390,14 +388,7 @@ fn an_agent_file_rewritten_since_start_is_not_run() {
 fn an_asker_that_may_not_grant_cannot_let_its_child_grant() {
     // facts has yolo in this file, but this mm was itself asked by an
     // agent that grants nothing (MM_ASK_YOLO=0): the write is refused.
-    let child = Server::start(vec![
-        call(
-            "w1",
-            "write_file",
-            json!({"path": "from-child.txt", "content": "hi\n"}),
-        ),
-        text("done"),
-    ]);
+    let child = writing_child();
     let parent = Server::start(vec![ask_call("write the file"), text("ok")]);
     let ws = Workspace::new();
     coordinator(
