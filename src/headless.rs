@@ -113,6 +113,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
             "sandbox": info.sandbox_mode,
             "fence": info.fence,
             "network": info.network,
+            "context_window": info.context_window,
             "requests": result.requests,
             "usage": {"prompt": usage.prompt, "cached": usage.cached, "completion": usage.completion},
         });

@@ -378,7 +378,7 @@ pub fn open_session(
     let lsp = tool_env.lsp.clone();
     let tools = Arc::new(tool_env);
     let tools_kept = tools.clone();
-    let agent = Agent::new(AgentParts {
+    let mut agent = Agent::new(AgentParts {
         settings: settings.clone(),
         model: rt.connected.model.clone(),
         context_window: rt.connected.context_window,
@@ -395,6 +395,7 @@ pub fn open_session(
             session::checkpoints(&replay).last(),
         ),
         made: session::made(&replay),
+        window_note: rt.connected.window_note.clone(),
         log,
         history,
         unattended,

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::config::{ProviderKind, Settings, provider};
+use crate::llm::client::WindowProbe;
 use crate::llm::{ClientOptions, LlmClient, LlmError};
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(3);
@@ -68,6 +69,8 @@ pub struct Connected {
     pub client: Arc<LlmClient>,
     pub model: String,
     pub context_window: Option<u64>,
+    /// Said once at start: the window is small, and how to get more.
+    pub window_note: Option<String>,
 }
 
 fn client_for(
@@ -95,11 +98,12 @@ pub async fn connect(settings: &mut Settings) -> Result<Connected, StartupError>
         Some(m) => m,
         None => loaded_model(settings, &client).await?,
     };
-    let context_window = context_window(settings, &client).await;
+    let (context_window, window_note) = context_window(settings, &client, &model).await;
     Ok(Connected {
         client: Arc::new(client),
         model,
         context_window,
+        window_note,
     })
 }
 
@@ -136,14 +140,46 @@ fn first_chat_model(ids: &[String]) -> Option<String> {
         .cloned()
 }
 
-async fn context_window(settings: &Settings, client: &LlmClient) -> Option<u64> {
+/// The window the server gives the model: `contextWindow` when set,
+/// else what the server says (llama-server `/props`, Ollama `/api/ps` or
+/// `/api/show`, vLLM `max_model_len`, LM Studio's model list).
+async fn context_window(
+    settings: &Settings,
+    client: &LlmClient,
+    model: &str,
+) -> (Option<u64>, Option<String>) {
     if settings.context_window.is_some() {
-        return settings.context_window;
+        return (settings.context_window, None);
     }
-    if settings.provider_info.kind == ProviderKind::LlamaCpp {
-        return client.server_context_window(PROBE_TIMEOUT).await;
-    }
-    None
+    let probe = match settings.provider_info.kind {
+        ProviderKind::LlamaCpp => {
+            client
+                .server_context_window(PROBE_TIMEOUT)
+                .await
+                .map(|n| WindowProbe {
+                    tokens: n,
+                    source: "llama-server /props",
+                    assumed: false,
+                })
+        }
+        ProviderKind::Ollama => client.ollama_window(model, PROBE_TIMEOUT).await,
+        ProviderKind::Vllm => client.vllm_window(model, PROBE_TIMEOUT).await,
+        ProviderKind::LmStudio => client.lmstudio_window(model, PROBE_TIMEOUT).await,
+        _ => None,
+    };
+    let Some(p) = probe else {
+        return (None, None);
+    };
+    tracing::info!(tokens = p.tokens, source = p.source, "context window");
+    let note = (settings.provider_info.kind == ProviderKind::Ollama && p.tokens < 8192).then(|| {
+        format!(
+            "Ollama serves {model} with a {}-token window ({}{}); Ollama cuts longer requests from the front without a word, so mm compacts before that. For more room: OLLAMA_CONTEXT_LENGTH=16384 ollama serve, or PARAMETER num_ctx in a Modelfile, or contextWindow in the config",
+            p.tokens,
+            p.source,
+            if p.assumed { ", assumed: the model is not loaded yet" } else { "" }
+        )
+    });
+    (Some(p.tokens), note)
 }
 
 async fn auto_detect(settings: &mut Settings) -> Result<Connected, StartupError> {
@@ -171,11 +207,12 @@ async fn auto_detect(settings: &mut Settings) -> Result<Connected, StartupError>
             Some(m) => m,
             None => continue,
         };
-        let context_window = context_window(settings, &client).await;
+        let (context_window, window_note) = context_window(settings, &client, &model).await;
         return Ok(Connected {
             client: Arc::new(client),
             model,
             context_window,
+            window_note,
         });
     }
     Err(StartupError::NoServer)

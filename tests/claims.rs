@@ -382,3 +382,132 @@ fn a_cancelled_answer_keeps_what_was_shown_marked_as_cut() {
         "the log keeps what streamed"
     );
 }
+
+/// Each kind of server is asked for its window its own way, with
+/// answers shaped as each server gives them.
+#[test]
+fn each_servers_window_is_probed_its_own_way() {
+    let window = |provider: &str, routes: Vec<(&str, Value)>| {
+        let server = Server::start(vec![text("hi")]);
+        for (path, body) in routes {
+            server.route(path, body);
+        }
+        let ws = Workspace::new();
+        let out = ws
+            .mm()
+            .args(["-p", "hi", "-json", "-url", &server.url()])
+            .args(["-provider", provider])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        (json_result(&out)["context_window"].as_u64(), stderr(&out))
+    };
+    // Ollama with the model loaded: /api/ps says what it runs with.
+    let (w, err) = window(
+        "ollama",
+        vec![
+            (
+                "/api/ps",
+                json!({"models":[{"name":"scripted-model:latest","model":"scripted-model:latest","context_length":4096}]}),
+            ),
+            (
+                "/api/show",
+                json!({"parameters":"num_ctx 8192","model_info":{"qwen2.context_length":32768}}),
+            ),
+        ],
+    );
+    assert_eq!(w, Some(4096));
+    assert!(
+        err.contains("Ollama serves scripted-model with a 4096-token window")
+            && err.contains("OLLAMA_CONTEXT_LENGTH"),
+        "a small Ollama window is said with how to grow it: {err}"
+    );
+    // Not loaded: the model's num_ctx parameter.
+    let (w, _) = window(
+        "ollama",
+        vec![
+            ("/api/ps", json!({"models":[]})),
+            (
+                "/api/show",
+                json!({"parameters":"stop \"<|im_end|>\"\nnum_ctx 12288","model_info":{"qwen2.context_length":32768}}),
+            ),
+        ],
+    );
+    assert_eq!(w, Some(12288));
+    // Neither: Ollama's default, never more than the model's own length.
+    let (w, err) = window(
+        "ollama",
+        vec![
+            ("/api/ps", json!({"models":[]})),
+            (
+                "/api/show",
+                json!({"model_info":{"llama.context_length":2048}}),
+            ),
+        ],
+    );
+    assert_eq!(w, Some(2048));
+    assert!(err.contains("assumed"), "{err}");
+    // vLLM: max_model_len in its model list.
+    let (w, _) = window(
+        "vllm",
+        vec![(
+            "/models",
+            json!({"object":"list","data":[{"id":"scripted-model","object":"model","max_model_len":32768}]}),
+        )],
+    );
+    assert_eq!(w, Some(32768));
+    // LM Studio: the loaded context length, else the model's largest.
+    let (w, _) = window(
+        "lmstudio",
+        vec![(
+            "/api/v0/models",
+            json!({"object":"list","data":[{"id":"scripted-model","state":"loaded","max_context_length":131072,"loaded_context_length":8192}]}),
+        )],
+    );
+    assert_eq!(w, Some(8192));
+    let (w, _) = window(
+        "lmstudio",
+        vec![(
+            "/api/v0/models",
+            json!({"object":"list","data":[{"id":"scripted-model","state":"not-loaded","max_context_length":131072}]}),
+        )],
+    );
+    assert_eq!(w, Some(131072));
+    // llama-server: /props (the scripted server's default says 8192).
+    let (w, _) = window(
+        "local",
+        vec![(
+            "/props",
+            json!({"default_generation_settings":{"n_ctx":4096}}),
+        )],
+    );
+    assert_eq!(w, Some(4096));
+}
+
+/// When the system prompt and the tools take more than a quarter of the
+/// window, the user hears it, with the tools that weigh most.
+#[test]
+fn a_prompt_heavier_than_a_quarter_of_the_window_is_said() {
+    let server = Server::start(vec![text("hi")]);
+    let ws = Workspace::new();
+    ws.write("agent.yaml", "contextWindow: 2048\n");
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "hi", "-url", &server.url()])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(
+        err.contains("more than a quarter of the 2048-token window")
+            && err.contains("bash ~")
+            && err.contains("(bashTool: false)"),
+        "{err}"
+    );
+    ws.write("agent.yaml", "contextWindow: 65536\n");
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "hi", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert!(!stderr(&out).contains("quarter"), "{}", stderr(&out));
+}

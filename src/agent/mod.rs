@@ -101,6 +101,8 @@ pub struct AgentParts {
     pub git: Option<Arc<std::sync::Mutex<crate::git::Store>>>,
     /// What mm last made of each file (a resumed session's, from its log).
     pub made: HashMap<String, String>,
+    /// Said once at start: the server's window is small (Ollama).
+    pub window_note: Option<String>,
 }
 
 pub struct Agent {
@@ -140,6 +142,8 @@ pub struct Agent {
     bytes_per_token: f64,
     /// `structuredOutput`: every answer is JSON of this shape.
     structured: Option<structured::Answers>,
+    /// Said at the first announce, then dropped.
+    window_note: Option<String>,
 }
 
 /// What one request came to, short of an error that ends the turn.
@@ -229,6 +233,7 @@ impl Agent {
             shed: window::Shed::default(),
             bytes_per_token: window::DEFAULT_BYTES_PER_TOKEN,
             structured,
+            window_note: parts.window_note,
         }
     }
 
@@ -266,9 +271,15 @@ impl Agent {
     }
 
     /// Tells the front ends what this session is.
-    pub fn announce(&self) {
+    pub fn announce(&mut self) {
         self.bus
             .publish(AgentEvent::SessionStarted { info: self.info() });
+        if let Some(note) = self.window_note.take() {
+            self.notice(Level::Warning, note);
+        }
+        if let Some(warning) = self.fixed_weight_warning() {
+            self.notice(Level::Warning, warning);
+        }
         // What the first request will weigh (a resumed conversation's
         // too), before anything is sent.
         self.publish_context();

@@ -47,6 +47,16 @@ fn placeholder(bytes: usize) -> String {
     )
 }
 
+/// The config key that turns a tool off.
+fn off_key(tool: &str) -> &'static str {
+    match tool {
+        "bash" => "bashTool: false",
+        "ask_agent" => "no mmConfigs",
+        t if t.starts_with("lsp_") => "enabled: false under lsp:",
+        _ => "editTools: false",
+    }
+}
+
 /// A message's size on the wire.
 fn wire_len(m: &Message) -> usize {
     m.to_wire(false).to_string().len()
@@ -106,6 +116,38 @@ impl super::Agent {
         self.bus.publish(crate::protocol::AgentEvent::Context {
             tokens: self.next_request_tokens(),
         });
+    }
+
+    /// When the system prompt and the tool descriptions, sent with every
+    /// request, take more than a quarter of the window: how much, and
+    /// which tools weigh most, with the key that turns each off.
+    pub(super) fn fixed_weight_warning(&self) -> Option<String> {
+        let window = self.context_window?;
+        let system = &self.messages[..1];
+        let body = crate::llm::build_body(&self.chat_request(system, true));
+        let tokens = |bytes: usize| (bytes as f64 / self.bytes_per_token).round() as u64;
+        let fixed = tokens(body.to_string().len());
+        if fixed * 4 <= window {
+            return None;
+        }
+        let mut tools: Vec<(u64, &str)> = self
+            .specs
+            .iter()
+            .map(|s| (tokens(s.to_wire().to_string().len()), s.name))
+            .collect();
+        tools.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        let heaviest: Vec<String> = tools
+            .iter()
+            .take(4)
+            .map(|(t, name)| format!("{name} ~{t} ({})", off_key(name)))
+            .collect();
+        let mut text = format!(
+            "the system prompt and tool descriptions take ~{fixed} tokens of every request, more than a quarter of the {window}-token window"
+        );
+        if !heaviest.is_empty() {
+            text.push_str(&format!("; the heaviest tools: {}", heaviest.join(", ")));
+        }
+        Some(text)
     }
 
     /// Learns the bytes per token from a request the server measured.

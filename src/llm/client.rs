@@ -14,6 +14,29 @@ use tokio_util::sync::CancellationToken;
 use super::stream::{Assembler, Reply, StreamDelta, StreamError};
 use crate::config::provider;
 
+/// The window Ollama gives a model nobody configured, when the model has
+/// not been loaded yet to say (Ollama's documented default).
+const OLLAMA_DEFAULT_CTX: u64 = 4096;
+
+/// A context window a server reported, and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WindowProbe {
+    pub tokens: u64,
+    pub source: &'static str,
+    /// A default assumed, not a figure the server gave for this model.
+    pub assumed: bool,
+}
+
+impl WindowProbe {
+    fn new(tokens: u64, source: &'static str) -> Self {
+        WindowProbe {
+            tokens,
+            source,
+            assumed: false,
+        }
+    }
+}
+
 /// Attempts per request, the first included, for connect errors, 429 and 5xx.
 const MAX_ATTEMPTS: u32 = 4;
 /// The longest wait a `Retry-After` header may impose before mm gives up.
@@ -486,6 +509,123 @@ impl LlmClient {
             .and_then(Value::as_u64)
     }
 
+    /// The window Ollama serves `model` with: `/api/ps` for a loaded
+    /// model (its `context_length`), else `/api/show`'s `num_ctx`
+    /// parameter; else Ollama's default, at most the model's own length.
+    /// Ollama's OpenAI endpoint ignores a `num_ctx` in the request, so
+    /// this is the window mm must keep under: past it, Ollama drops the
+    /// oldest messages without a word.
+    pub async fn ollama_window(&self, model: &str, timeout: Duration) -> Option<WindowProbe> {
+        let root = self.server_root();
+        let same = |m: &Value| {
+            ["name", "model"]
+                .iter()
+                .filter_map(|k| m.get(k).and_then(Value::as_str))
+                .any(|n| n == model || n.strip_suffix(":latest") == Some(model))
+        };
+        if let Ok(ps) = self.get_json(&format!("{root}/api/ps"), timeout).await
+            && let Some(n) = ps
+                .get("models")
+                .and_then(Value::as_array)
+                .and_then(|a| a.iter().find(|m| same(m)))
+                .and_then(|m| m.get("context_length"))
+                .and_then(Value::as_u64)
+        {
+            return Some(WindowProbe::new(n, "Ollama /api/ps"));
+        }
+        let show = self
+            .post_json(
+                &format!("{root}/api/show"),
+                &serde_json::json!({ "model": model }),
+                timeout,
+            )
+            .await
+            .ok()?;
+        let param = show
+            .get("parameters")
+            .and_then(Value::as_str)
+            .and_then(|p| {
+                p.lines().find_map(|l| {
+                    let mut w = l.split_whitespace();
+                    (w.next() == Some("num_ctx"))
+                        .then(|| w.next().and_then(|n| n.parse::<u64>().ok()))
+                        .flatten()
+                })
+            });
+        if let Some(n) = param {
+            return Some(WindowProbe::new(n, "Ollama /api/show num_ctx"));
+        }
+        let trained = show
+            .get("model_info")
+            .and_then(Value::as_object)
+            .and_then(|info| {
+                info.iter()
+                    .find(|(k, _)| k.ends_with(".context_length"))
+                    .and_then(|(_, v)| v.as_u64())
+            });
+        let n = trained.map_or(OLLAMA_DEFAULT_CTX, |t| t.min(OLLAMA_DEFAULT_CTX));
+        Some(WindowProbe {
+            tokens: n,
+            source: "Ollama's default",
+            assumed: true,
+        })
+    }
+
+    /// vLLM's `max_model_len` for `model`, from `/v1/models`.
+    pub async fn vllm_window(&self, model: &str, timeout: Duration) -> Option<WindowProbe> {
+        let base = self.base_url();
+        let v = self
+            .get_json(&format!("{base}/models"), timeout)
+            .await
+            .ok()?;
+        let list = v.get("data").and_then(Value::as_array)?;
+        let entry = list
+            .iter()
+            .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
+            .or(list.first())?;
+        let n = entry.get("max_model_len").and_then(Value::as_u64)?;
+        Some(WindowProbe::new(n, "vLLM max_model_len"))
+    }
+
+    /// LM Studio's window for `model`, from `/api/v0/models`: the loaded
+    /// context length, else the model's largest.
+    pub async fn lmstudio_window(&self, model: &str, timeout: Duration) -> Option<WindowProbe> {
+        let root = self.server_root();
+        let v = self
+            .get_json(&format!("{root}/api/v0/models"), timeout)
+            .await
+            .ok()?;
+        let entry = v
+            .get("data")
+            .and_then(Value::as_array)?
+            .iter()
+            .find(|m| m.get("id").and_then(Value::as_str) == Some(model))?;
+        if let Some(n) = entry.get("loaded_context_length").and_then(Value::as_u64) {
+            return Some(WindowProbe::new(n, "LM Studio loaded_context_length"));
+        }
+        let n = entry.get("max_context_length").and_then(Value::as_u64)?;
+        Some(WindowProbe::new(n, "LM Studio max_context_length"))
+    }
+
+    /// The server's address without the `/v1` of its OpenAI endpoint.
+    fn server_root(&self) -> String {
+        let base = self.base_url();
+        base.strip_suffix("/v1").unwrap_or(&base).to_string()
+    }
+
+    async fn post_json(
+        &self,
+        url: &str,
+        body: &Value,
+        timeout: Duration,
+    ) -> Result<Value, LlmError> {
+        let mut req = self.http.post(url).timeout(timeout).json(body);
+        if let Some(key) = &self.api_key {
+            req = req.bearer_auth(key);
+        }
+        Self::json_of(url, req).await
+    }
+
     /// What the one slot a llama-server is busy with says: prompt tokens
     /// read and tokens generated, including those it does not stream (a
     /// tool call's syntax, or whatever a model writes around it). None
@@ -535,6 +675,10 @@ impl LlmClient {
         if let Some(key) = &self.api_key {
             req = req.bearer_auth(key);
         }
+        Self::json_of(url, req).await
+    }
+
+    async fn json_of(url: &str, req: reqwest::RequestBuilder) -> Result<Value, LlmError> {
         let resp = req.send().await.map_err(|e| LlmError::Connect {
             url: url.to_string(),
             detail: root_cause(&e),

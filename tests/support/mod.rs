@@ -50,6 +50,10 @@ struct State {
     /// generates this many tokens a second, streamed or not (None: 404).
     slots_rate: Option<u64>,
     last_chat: Option<std::time::Instant>,
+    /// Answers for other paths (a server's own probes: `/api/ps`,
+    /// `/api/show`, `/props`), by the end of the path, before the
+    /// built-in ones.
+    routes: Vec<(String, Value)>,
 }
 
 /// A request mm makes apart from the conversation (a focused request for
@@ -82,6 +86,7 @@ impl Server {
             side_requests: Vec::new(),
             slots_rate: None,
             last_chat: None,
+            routes: Vec::new(),
         }));
         let st = state.clone();
         thread::spawn(move || {
@@ -112,6 +117,16 @@ impl Server {
     /// second for the latest chat request.
     pub fn serve_slots(&self, rate: u64) {
         self.state.lock().unwrap().slots_rate = Some(rate);
+    }
+
+    /// Answers requests to a path ending in `suffix` with `body` (in
+    /// place of the built-in answer, if any).
+    pub fn route(&self, suffix: &str, body: Value) {
+        self.state
+            .lock()
+            .unwrap()
+            .routes
+            .push((suffix.to_string(), body));
     }
 
     pub fn remaining(&self) -> usize {
@@ -148,6 +163,16 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         .nth(1)
         .unwrap_or("")
         .to_string();
+    let routed = {
+        let st = state.lock().unwrap();
+        st.routes
+            .iter()
+            .find(|(suffix, _)| path.ends_with(suffix.as_str()))
+            .map(|(_, v)| v.clone())
+    };
+    if let Some(v) = routed {
+        return respond_json(&mut stream, 200, &v);
+    }
     if path.ends_with("/models") {
         return respond_json(
             &mut stream,
