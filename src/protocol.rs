@@ -460,6 +460,17 @@ pub enum AgentEvent {
     Context {
         tokens: u64,
     },
+    /// The conversation was compacted: `replaced` earlier messages are
+    /// sent as a summary from now on (the log keeps them whole).
+    Compacted {
+        turn: TurnId,
+        replaced: usize,
+        summary: String,
+        tokens_before: u64,
+        tokens_after: u64,
+        /// Near the window on its own (false: `/compact`).
+        auto: bool,
+    },
     Notice {
         turn: Option<TurnId>,
         level: Level,
@@ -689,6 +700,11 @@ pub enum Op {
     Undo,
     /// What the session and its last turn cost (`/stats`), as a notice.
     Stats,
+    /// Summarize the conversation so far into one message (`/compact`),
+    /// with what the summary should keep most.
+    Compact {
+        focus: Option<String>,
+    },
     /// Write the session as Markdown (or JSONL events when the path ends
     /// in `.jsonl`); default `mm-<session>.md` in the workspace.
     Export {

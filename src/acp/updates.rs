@@ -273,6 +273,14 @@ impl Mapper {
                     "\n[mm: {t}]\n"
                 )))]
             }
+            AgentEvent::Compacted {
+                replaced,
+                tokens_before,
+                tokens_after,
+                ..
+            } => vec![SessionUpdate::AgentThoughtChunk(chunk(format!(
+                "\n[mm: compacted: {replaced} earlier messages sent as a summary from here on (~{tokens_before} → ~{tokens_after} tokens)]\n"
+            )))],
             AgentEvent::Receipt {
                 written,
                 commands,

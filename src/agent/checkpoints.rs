@@ -377,13 +377,33 @@ impl Agent {
             );
         };
         let end = (1 + start).min(self.messages.len());
-        let kept: Vec<crate::llm::Message> = self.messages[1..end].to_vec();
-        let starts: Vec<usize> = self
+        let mut kept: Vec<crate::llm::Message> = self.messages[1..end].to_vec();
+        let mut starts: Vec<usize> = self
             .turn_starts
             .iter()
             .copied()
             .filter(|s| *s < start)
             .collect();
+        // A turn a compaction summarized: its messages come from the log,
+        // which keeps them whole.
+        if self.compacted() && start == 0 && turn > 1 {
+            let root = self.tools.sandbox.root().to_path_buf();
+            match crate::session::read_records(&root, self.log.id()) {
+                Ok((_, records)) => {
+                    let (all, all_starts) = crate::session::uncompacted(&records);
+                    if let Some(&s) = all_starts.get(turn as usize - 1) {
+                        kept = all[..s.min(all.len())].to_vec();
+                        starts = all_starts.into_iter().filter(|t| *t < s).collect();
+                    }
+                }
+                Err(e) => {
+                    return self.git_notice(
+                        Level::Error,
+                        format!("cannot read the turns the compaction summarized: {e}"),
+                    );
+                }
+            }
+        }
         if let Some(old) = self.replace_conversation(kept, starts, None) {
             self.git_notice(
                 Level::Info,

@@ -10,6 +10,7 @@
 mod asking;
 pub mod batch;
 mod checkpoints;
+mod compact;
 mod focus;
 mod follow;
 pub mod harness;
@@ -144,6 +145,11 @@ pub struct Agent {
     structured: Option<structured::Answers>,
     /// Said at the first announce, then dropped.
     window_note: Option<String>,
+    /// Automatic compaction waits until the conversation has this many
+    /// messages (after a refused summary).
+    compact_retry_at: usize,
+    /// The running (or last) turn's request, as the user typed it.
+    task: String,
 }
 
 /// What one request came to, short of an error that ends the turn.
@@ -234,6 +240,8 @@ impl Agent {
             bytes_per_token: window::DEFAULT_BYTES_PER_TOKEN,
             structured,
             window_note: parts.window_note,
+            compact_retry_at: 0,
+            task: String::new(),
         }
     }
 
@@ -424,6 +432,7 @@ impl Agent {
             prompt: prompt.to_string(),
             ..TurnState::default()
         };
+        self.task = prompt.to_string();
         self.tool_warnings.clear();
         let usage_before = self.usage;
         let requests_before = self.budget.used();
@@ -928,9 +937,34 @@ impl Agent {
         with_tools: bool,
         cancel: &CancellationToken,
     ) -> Result<Streamed, Stop> {
+        if self.wants_compaction() && !cancel.is_cancelled() {
+            self.auto_compact(cancel).await;
+        }
+        let mut compacted_here = false;
         loop {
             match self.request_once(round, with_tools, cancel).await? {
                 Sent::Reply(streamed) => return Ok(streamed),
+                Sent::Overflow {
+                    requested,
+                    window,
+                    body_bytes,
+                    message,
+                } if !compacted_here
+                    && self.settings.compact_at > 0
+                    && self.messages.len() >= self.compact_retry_at =>
+                {
+                    // The server says the window is full: compact first,
+                    // leave outputs out only if that is not enough.
+                    compacted_here = true;
+                    tracing::info!(?requested, ?window, message, "overflow: compacting");
+                    if let Some(r) = requested {
+                        self.calibrate(body_bytes, r);
+                    }
+                    if self.context_window.is_none() {
+                        self.context_window = window;
+                    }
+                    self.auto_compact(cancel).await;
+                }
                 Sent::Overflow {
                     requested,
                     window,

@@ -27,6 +27,11 @@ enum Work {
         token: CancellationToken,
     },
     NewSession,
+    /// `/compact`: a summary request, cancellable like a turn.
+    Compact {
+        focus: Option<String>,
+        token: CancellationToken,
+    },
     /// A checkpoint operation, run between turns.
     Git(Op),
 }
@@ -84,6 +89,13 @@ pub fn spawn(
                     });
                 }
                 Op::NewSession => queue(Work::NewSession),
+                Op::Compact { focus } => {
+                    let token = CancellationToken::new();
+                    if let Ok(mut t) = turns.lock() {
+                        t.push(token.clone());
+                    }
+                    queue(Work::Compact { focus, token });
+                }
                 Op::Cancel => {
                     if let Ok(t) = turns.lock() {
                         for token in t.iter() {
@@ -240,6 +252,17 @@ async fn run_one(
             match agent.take_op_error() {
                 Some(error) => OpResult::Failed { error },
                 None => OpResult::Done,
+            }
+        }
+        Work::Compact { focus, token } => {
+            let result = agent.compact_now(focus, &token).await;
+            token.cancel();
+            if let Ok(mut t) = turns.lock() {
+                t.retain(|k| !k.is_cancelled());
+            }
+            match result {
+                Ok(()) => OpResult::Done,
+                Err(error) => OpResult::Failed { error },
             }
         }
         Work::NewSession => match agent.new_session() {

@@ -313,6 +313,24 @@ impl<O: Write, E: Write> Printer<O, E> {
                 };
                 self.note(s, text);
             }
+            AgentEvent::Compacted {
+                replaced,
+                tokens_before,
+                tokens_after,
+                auto,
+                ..
+            } => {
+                let text = format!(
+                    "{} compacted: {replaced} earlier message{} sent as a summary from here on (~{tokens_before} → ~{tokens_after} tokens; the log keeps them)",
+                    if *auto {
+                        "near the window,"
+                    } else {
+                        "/compact:"
+                    },
+                    if *replaced == 1 { "" } else { "s" },
+                );
+                self.note(self.st.dim, &text);
+            }
             AgentEvent::Usage { stats, .. } => {
                 self.turn_usage.add(&stats.usage);
                 if stats.tokens_per_second.is_some() {

@@ -21,6 +21,7 @@ Commands:
   /rewind     go back to a checkpoint (files, conversation or both)
   /undo       revert the last edit
   /stats      requests and tokens of the session and of its last turn
+  /compact [F] summarize the conversation so far into one message (F: what to keep above all)
   /commit     commit the session's changes with a message the model writes
   /copy [N]   copy the last answer (N: the N-th counting back) to the clipboard
   /export [P] write the session as Markdown to P (default .mm/exports/mm-<session>.md; .jsonl: events)
@@ -221,6 +222,31 @@ async fn slash(
             for ev in super::git_cmds::events_of(ops, events, Op::Stats).await {
                 if let AgentEvent::Notice { text, .. } = ev {
                     println!("{}", crate::untrusted::displayable(&text));
+                }
+            }
+        }
+        "compact" => {
+            for ev in super::git_cmds::collect(
+                ops,
+                events,
+                Op::Compact {
+                    focus: arg.map(str::to_string),
+                },
+            )
+            .await
+            {
+                if let AgentEvent::Compacted {
+                    replaced,
+                    summary,
+                    tokens_before,
+                    tokens_after,
+                    ..
+                } = ev
+                {
+                    println!(
+                        "compacted: {replaced} earlier messages sent as this summary from here on (~{tokens_before} → ~{tokens_after} tokens; the log keeps them):\n{}",
+                        crate::untrusted::displayable(&summary)
+                    );
                 }
             }
         }

@@ -131,6 +131,16 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 ));
             }
             Record::Note { text } => out.push_str(&format!("\n*mm: {text}*\n")),
+            Record::Compacted {
+                replaced,
+                summary,
+                tokens_before,
+                tokens_after,
+                ..
+            } => out.push_str(&format!(
+                "\n*mm compacted the conversation: the {replaced} messages before this point (shown above) are sent as this summary from here on ({tokens_before} → {tokens_after} tokens)*\n\n<details><summary>summary</summary>\n\n{}\n\n</details>\n",
+                quote(summary)
+            )),
             Record::Always { key } => out.push_str(&format!(
                 "\n*the user answered always: {}*\n",
                 crate::sandbox::always::words(key)

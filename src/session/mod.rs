@@ -86,6 +86,24 @@ pub enum Record {
         path: String,
         blob: String,
     },
+    /// The conversation was compacted: its first `replaced` messages (as
+    /// the conversation stood, compactions before this one applied) are
+    /// sent as `message` from here on. The records before stay whole; a
+    /// replay or an export shows them, marked as compacted. Written and
+    /// synced before the conversation switches: a crash leaves either the
+    /// whole record or none (a torn line is cut on resume).
+    Compacted {
+        turn: u64,
+        replaced: usize,
+        /// The summary as the model wrote it (`message` adds what mm
+        /// carried over word for word).
+        summary: String,
+        message: Message,
+        tokens_before: u64,
+        tokens_after: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        focus: Option<String>,
+    },
     /// The user answered "always": `key` runs without asking for the rest
     /// of the session, a resumed one included (`=…` one exact command,
     /// `file:…` every change to one file, else a command prefix).
@@ -312,38 +330,58 @@ impl SessionLog {
     }
 }
 
-/// The messages of a record list, in order.
-pub fn messages(records: &[Record]) -> Vec<Message> {
-    records
-        .iter()
-        .filter_map(|r| match r {
-            Record::Message { message, .. } => Some(message.clone()),
-            _ => None,
-        })
-        .collect()
+/// The conversation as the model sees it, compactions applied, and where
+/// each turn starts in it (a turn a compaction summarized starts at the
+/// summary, index 0).
+pub fn conversation(records: &[Record]) -> (Vec<Message>, Vec<usize>) {
+    build(records, true)
 }
 
-/// Where each turn starts in `messages(records)`: the message after a
-/// `Turn` record (older logs without them: every user message).
-pub fn turn_starts(records: &[Record]) -> Vec<usize> {
+/// Every message recorded, compactions not applied, and the turn starts
+/// in that list.
+pub fn uncompacted(records: &[Record]) -> (Vec<Message>, Vec<usize>) {
+    build(records, false)
+}
+
+fn build(records: &[Record], compact: bool) -> (Vec<Message>, Vec<usize>) {
+    // Older logs have no turn markers: every user message starts one.
     let has_markers = records.iter().any(|r| matches!(r, Record::Turn { .. }));
-    let mut out = Vec::new();
-    let mut n = 0;
+    let (mut msgs, mut starts) = (Vec::new(), Vec::new());
     let mut pending = false;
     for r in records {
         match r {
             Record::Turn { .. } => pending = true,
             Record::Message { message, .. } => {
                 if (has_markers && pending) || (!has_markers && message.role == Role::User) {
-                    out.push(n);
+                    starts.push(msgs.len());
                 }
                 pending = false;
-                n += 1;
+                msgs.push(message.clone());
+            }
+            Record::Compacted {
+                replaced, message, ..
+            } if compact => {
+                let replaced = (*replaced).min(msgs.len());
+                msgs.splice(..replaced, [message.clone()]);
+                for s in &mut starts {
+                    *s = if *s < replaced { 0 } else { *s - replaced + 1 };
+                }
             }
             _ => {}
         }
     }
-    out
+    (msgs, starts)
+}
+
+/// The messages of a record list as the model sees them, in order.
+pub fn messages(records: &[Record]) -> Vec<Message> {
+    conversation(records).0
+}
+
+/// Where each turn starts in `messages(records)`: the message after a
+/// `Turn` record (older logs without them: every user message).
+pub fn turn_starts(records: &[Record]) -> Vec<usize> {
+    conversation(records).1
 }
 
 /// True when the log was started in `root` (its header says so): a log

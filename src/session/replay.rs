@@ -95,6 +95,22 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                     crate::sandbox::always::words(key)
                 ),
             }),
+            Record::Compacted {
+                turn: t,
+                replaced,
+                summary,
+                tokens_before,
+                tokens_after,
+                focus,
+                ..
+            } => out.push(AgentEvent::Compacted {
+                turn: *t,
+                replaced: *replaced,
+                summary: summary.clone(),
+                tokens_before: *tokens_before,
+                tokens_after: *tokens_after,
+                auto: focus.is_none(),
+            }),
             Record::Header { .. }
             | Record::Note { .. }
             | Record::Request { .. }

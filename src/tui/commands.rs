@@ -39,6 +39,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "requests and tokens of the session and its last turn",
     ),
     (
+        "/compact",
+        "summarize the conversation so far (/compact FOCUS: what to keep)",
+    ),
+    (
         "/copy",
         "copy the last answer (/copy N: the N-th counting back)",
     ),
@@ -143,6 +147,16 @@ impl App {
             }
             "/stats" => {
                 self.submit(Op::Stats);
+            }
+            "/compact" => {
+                let focus = line
+                    .trim()
+                    .strip_prefix("/compact")
+                    .map(str::trim)
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_string);
+                self.flash("compacting the conversation…".to_string());
+                self.submit(Op::Compact { focus });
             }
             "/diagnostics" => self.show_diagnostics(),
             "/copy" => self.copy_answer(arg),

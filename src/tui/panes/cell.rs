@@ -54,6 +54,14 @@ pub enum CellKind {
         steps: Vec<String>,
     },
     Notice(Level, String),
+    /// The conversation was compacted: the summary shows when expanded.
+    Compacted {
+        replaced: usize,
+        summary: String,
+        before: u64,
+        after: u64,
+        auto: bool,
+    },
     Receipt {
         written: Vec<String>,
         commands: u32,
@@ -79,6 +87,7 @@ impl CellKind {
                 ..
             } => format!("{name} {summary}\n{output}"),
             CellKind::Notice(_, t) => t.clone(),
+            CellKind::Compacted { summary, .. } => summary.clone(),
             CellKind::Receipt {
                 written,
                 commands,
@@ -288,6 +297,40 @@ impl Cell {
                         Logical::word(Line::styled(format!("{prefix}{l}"), Style::new().fg(c)))
                     })
                     .collect()
+            }
+            CellKind::Compacted {
+                replaced,
+                summary,
+                before,
+                after,
+                auto,
+            } => {
+                let head = format!(
+                    "⇊ {} compacted: {replaced} earlier message{} sent as a summary from here on (~{before} → ~{after} tokens; the log keeps them)",
+                    if *auto {
+                        "near the window,"
+                    } else {
+                        "/compact:"
+                    },
+                    if *replaced == 1 { "" } else { "s" },
+                );
+                let mut v = vec![Logical::word(Line::styled(
+                    head,
+                    Style::new().fg(th.accent),
+                ))];
+                if self.expanded {
+                    v.extend(
+                        summary
+                            .lines()
+                            .map(|l| Logical::word(Line::styled(format!("┊ {l}"), dim))),
+                    );
+                } else {
+                    v.push(Logical::word(Line::styled(
+                        "┊ the summary: select this cell and expand it",
+                        dim,
+                    )));
+                }
+                v
             }
             CellKind::Receipt {
                 written,

@@ -182,6 +182,25 @@ impl Transcript {
                     });
                 }
             }
+            AgentEvent::Compacted {
+                turn,
+                replaced,
+                summary,
+                tokens_before,
+                tokens_after,
+                auto,
+            } => {
+                self.push(
+                    *turn,
+                    CellKind::Compacted {
+                        replaced: *replaced,
+                        summary: summary.clone(),
+                        before: *tokens_before,
+                        after: *tokens_after,
+                        auto: *auto,
+                    },
+                );
+            }
             AgentEvent::Notice { turn, level, text } => {
                 self.push(
                     turn.unwrap_or(self.turn),

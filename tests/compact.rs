@@ -1,0 +1,306 @@
+//! Compaction against the scripted server with a 4096-token window: the
+//! automatic trigger, the refusals (a cut summary, one not smaller), a
+//! summary request that overflows retried on its newer half, a kill in
+//! the middle leaving a session that resumes whole, and `/compact` with a
+//! focus.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
+
+mod support;
+
+use serde_json::{Value, json};
+use support::term::Term;
+use support::*;
+
+const TASK: &str = "Read both notes files, then tell me which one mentions zebras.";
+
+/// Two notes of about 4 KB: reading both fills more than 80% of a
+/// 4096-token window.
+fn workspace() -> Workspace {
+    let ws = Workspace::new();
+    let lines = |tag: &str| {
+        (0..70)
+            .map(|i| format!("{tag} line {i}: the quick brown fox jumps over the lazy dog\n"))
+            .collect::<String>()
+    };
+    ws.write("notes1.txt", &format!("{}zebras live here\n", lines("one")));
+    ws.write("notes2.txt", &lines("two"));
+    ws.write("agent.yaml", "contextWindow: 4096\n");
+    ws
+}
+
+/// The two reads, then what follows.
+fn script(rest: Vec<Reply>) -> Vec<Reply> {
+    let mut v = vec![
+        call("c1", "read_file", json!({"path": "notes1.txt"})),
+        call("c2", "read_file", json!({"path": "notes2.txt"})),
+    ];
+    v.extend(rest);
+    v
+}
+
+fn run(ws: &Workspace, server: &Server, args: &[&str]) -> std::process::Output {
+    ws.mm()
+        .args([
+            "agent.yaml",
+            "-p",
+            TASK,
+            "-json",
+            "-no-harness",
+            "-url",
+            &server.url(),
+        ])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn is_summary_request(body: &Value) -> bool {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("You summarize a coding session")
+}
+
+fn sent_text(body: &Value) -> String {
+    body["messages"].to_string()
+}
+
+fn log_records(ws: &Workspace) -> Vec<Value> {
+    let path = ws.sessions().pop().expect("a session log");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn near_the_window_the_older_part_becomes_a_summary_and_the_task_stays_word_for_word() {
+    let ws = workspace();
+    let server = Server::start(script(vec![
+        text("SUMMARY: notes1.txt was read; it mentions zebras."),
+        text("notes1.txt mentions zebras."),
+    ]));
+    let out = run(&ws, &server, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(
+        reqs.len(),
+        4,
+        "two reads, the summary, the answer: {}",
+        stderr(&out)
+    );
+    assert!(is_summary_request(&reqs[2]), "{}", reqs[2]);
+    let asked = sent_text(&reqs[2]);
+    assert!(
+        asked.contains("zebras live here"),
+        "the summarizer sees the first read"
+    );
+    // The request after it: the summary in place of the first read, the
+    // task word for word, the newest read kept whole.
+    let after = sent_text(&reqs[3]);
+    assert!(after.contains("SUMMARY: notes1.txt was read"));
+    assert!(after.contains(&format!(
+        "[The task in progress, in the user's words]\\n{TASK}"
+    )));
+    assert!(
+        !after.contains("one line 5:"),
+        "the first read is summarized"
+    );
+    assert!(after.contains("two line 5:"), "the newest read is kept");
+    assert!(
+        after.len() < sent_text(&reqs[1]).len() + 200,
+        "the request shrank"
+    );
+    assert!(
+        stderr(&out).contains("compacted: 3 earlier messages"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(json_result(&out)["answer"], "notes1.txt mentions zebras.");
+    // The log keeps every message, and the compaction as one record.
+    let recs = log_records(&ws);
+    let compacted: Vec<&Value> = recs.iter().filter(|r| r["type"] == "compacted").collect();
+    assert_eq!(compacted.len(), 1);
+    assert_eq!(compacted[0]["replaced"], 3);
+    assert!(
+        recs.iter().any(|r| r["type"] == "message"
+            && r["content"]
+                .as_str()
+                .unwrap_or("")
+                .contains("zebras live here")),
+        "the summarized read stays in the log"
+    );
+    // A resumed session goes on from the summary.
+    let server2 = Server::start(vec![text("Still zebras.")]);
+    let out = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-resume",
+            "last",
+            "-p",
+            "and now?",
+            "-no-harness",
+        ])
+        .args(["-url", &server2.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let resumed = sent_text(&server2.requests()[0]);
+    assert!(resumed.contains("SUMMARY: notes1.txt was read"));
+    assert!(!resumed.contains("one line 5:"));
+    // -show tells the whole story, the compaction marked.
+    let id = ws.sessions()[0]
+        .file_stem()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let show = ws.mm().args(["-show", &id]).output().unwrap();
+    let shown = stdout(&show) + &stderr(&show);
+    assert!(shown.contains("compacted: 3 earlier messages"), "{shown}");
+}
+
+#[test]
+fn a_summary_cut_by_the_token_limit_is_refused_and_nothing_changes() {
+    let ws = workspace();
+    let server = Server::start(script(vec![
+        length_text("SUMMARY that goes on and"),
+        text("notes1.txt mentions zebras."),
+    ]));
+    let out = run(&ws, &server, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("could not compact the conversation: the summary was cut by the token limit"),
+        "{err}"
+    );
+    let reqs = server.requests();
+    assert!(
+        sent_text(&reqs[3]).contains("one line 5:"),
+        "the conversation is whole"
+    );
+    assert!(!log_records(&ws).iter().any(|r| r["type"] == "compacted"));
+}
+
+#[test]
+fn a_summary_no_smaller_than_what_it_replaces_is_refused() {
+    let ws = workspace();
+    let long = "This summary repeats everything at length. ".repeat(200);
+    let server = Server::start(script(vec![text(&long), text("notes1.txt.")]));
+    let out = run(&ws, &server, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not smaller than the 3 messages"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(sent_text(&server.requests()[3]).contains("one line 5:"));
+    assert!(!log_records(&ws).iter().any(|r| r["type"] == "compacted"));
+}
+
+#[test]
+fn a_summary_request_that_overflows_is_asked_again_on_its_newer_half() {
+    let ws = workspace();
+    let overflow = r#"{"error":{"code":400,"message":"request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}"#;
+    let server = Server::start(script(vec![
+        Reply::Status {
+            code: 400,
+            body: overflow.into(),
+            retry_after: None,
+        },
+        text("SUMMARY: the first read."),
+        text("notes1.txt."),
+    ]));
+    let out = run(&ws, &server, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert!(is_summary_request(&reqs[2]) && is_summary_request(&reqs[3]));
+    let (first, second) = (sent_text(&reqs[2]), sent_text(&reqs[3]));
+    assert!(first.contains("Read both notes files"));
+    assert!(
+        !second.contains("User: Read both notes") && second.contains("oldest part was left out"),
+        "the oldest half is left out: {second}"
+    );
+    assert!(second.len() < first.len());
+    assert!(sent_text(&reqs[4]).contains("SUMMARY: the first read."));
+}
+
+#[test]
+fn a_kill_during_compaction_leaves_a_session_that_resumes_whole() {
+    let ws = workspace();
+    // The summary request gets headers and then silence.
+    let server = Server::start(script(vec![Reply::StallAfter(vec![], 60)]));
+    let mut child = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-p",
+            TASK,
+            "-no-harness",
+            "-url",
+            &server.url(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while server.requests().len() < 3 {
+        assert!(start.elapsed().as_secs() < 30, "no summary request");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(is_summary_request(&server.requests()[2]));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Resumed, the whole conversation is there (and, still near the
+    // window, compacted first, from all of it).
+    let server2 = Server::start(vec![text("SUMMARY: both read."), text("notes1.txt.")]);
+    let out = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-resume",
+            "last",
+            "-p",
+            "go on",
+            "-no-harness",
+        ])
+        .args(["-url", &server2.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server2.requests();
+    assert!(is_summary_request(&reqs[0]));
+    let sent = sent_text(&reqs[0]);
+    assert!(
+        sent.contains("one line 5:") && sent.contains("two line 5:"),
+        "nothing lost"
+    );
+    assert!(sent.contains("Read both notes files"));
+}
+
+#[test]
+fn slash_compact_takes_a_focus_and_shows_the_summary() {
+    let ws = Workspace::new();
+    let server = Server::start(vec![
+        text("Noted."),
+        text("You are welcome."),
+        text("SUMMARY: the user listed numbers 1 to 300."),
+    ]);
+    let numbers: Vec<String> = (1..=300).map(|n| n.to_string()).collect();
+    let mut t = Term::start(&ws, &["-url", &server.url(), "-no-harness"]);
+    t.expect("context");
+    t.send(&format!("Remember these numbers: {}\r", numbers.join(" ")));
+    t.expect("Noted.");
+    t.send("Thanks.\r");
+    t.expect("You are welcome.");
+    t.send("/compact keep the numbers\r");
+    t.expect("compacted: 2 earlier messages");
+    t.expect("SUMMARY: the user listed numbers");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+    let reqs = server.requests();
+    assert!(is_summary_request(&reqs[2]));
+    assert!(sent_text(&reqs[2]).contains("Keep above all: keep the numbers"));
+}
