@@ -304,3 +304,133 @@ fn slash_compact_takes_a_focus_and_shows_the_summary() {
     assert!(is_summary_request(&reqs[2]));
     assert!(sent_text(&reqs[2]).contains("Keep above all: keep the numbers"));
 }
+
+/// The part of a raw request body a server's prompt cache can reuse: all
+/// up to the end of its messages.
+fn through_messages(raw: &str) -> &str {
+    let end = raw
+        .find("],\"tools\"")
+        .or_else(|| raw.find("],\"stream\""))
+        .expect("a messages array");
+    &raw[..end]
+}
+
+fn tools_part(raw: &str) -> Option<&str> {
+    let start = raw.find("\"tools\"")?;
+    let end = raw[start..].find("],\"stream\"")? + start;
+    Some(&raw[start..end])
+}
+
+/// Ten rounds with tool calls, a failing test run fed back and a
+/// follow-up on an unbacked claim: every request starts with the bytes of
+/// the one before, so a local server's prompt cache keeps matching.
+#[test]
+fn the_request_prefix_stays_byte_identical_over_ten_rounds() {
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a + b\n");
+    ws.write(
+        "test_calc.py",
+        "import unittest\nfrom calc import add\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(1, 2), 3)\n\nif __name__ == '__main__':\n    unittest.main()\n",
+    );
+    let edit = |id: &str, path: &str, old: &str, new: &str| {
+        call(
+            id,
+            "edit_file",
+            json!({"path": path, "old_string": old, "replacement": new}),
+        )
+    };
+    let mut script = vec![
+        call("c1", "list_dir", json!({})),
+        call("c2", "read_file", json!({"path": "calc.py"})),
+        call("c3", "read_file", json!({"path": "test_calc.py"})),
+        call("c4", "grep", json!({"pattern": "def "})),
+        edit(
+            "c5",
+            "calc.py",
+            "    return a + b\n",
+            "    return a + b\n\n\ndef mul(a, b):\n    return a + b\n",
+        ),
+        edit(
+            "c6",
+            "test_calc.py",
+            "from calc import add\n",
+            "from calc import add, mul\n",
+        ),
+        edit(
+            "c7",
+            "test_calc.py",
+            "        self.assertEqual(add(1, 2), 3)\n",
+            "        self.assertEqual(add(1, 2), 3)\n\n    def test_mul(self):\n        self.assertEqual(mul(2, 3), 6)\n",
+        ),
+        // A claim the failing test run contradicts.
+        text("Done: mul is added and its test passes."),
+        call("c9", "read_file", json!({"path": "calc.py"})),
+        edit(
+            "c10",
+            "calc.py",
+            "def mul(a, b):\n    return a + b",
+            "def mul(a, b):\n    return a * b",
+        ),
+        text("mul now multiplies; both tests pass."),
+    ];
+    // Whatever else the harness asks, it gets an answer.
+    for _ in 0..6 {
+        script.push(text("mul multiplies and both tests pass."));
+    }
+    let server = Server::start(script);
+    let out = ws
+        .mm()
+        .args([
+            "-p",
+            "Add mul(a, b) to calc.py, with a test.",
+            "-url",
+            &server.url(),
+        ])
+        .args(["-json", "-yolo"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        ws.read("calc.py").contains("return a * b"),
+        "{}",
+        stderr(&out)
+    );
+    let raw = server.raw_requests();
+    assert!(
+        raw.len() >= 10,
+        "ten rounds or more: {}\n{}",
+        raw.len(),
+        stderr(&out)
+    );
+    let all = server.requests();
+    let fed_back: Vec<String> = all
+        .iter()
+        .flat_map(|r| r["messages"].as_array().cloned().unwrap_or_default())
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        fed_back
+            .iter()
+            .any(|t| t.contains("FAIL") || t.contains("fail")),
+        "a failing test run was fed back: {fed_back:#?}"
+    );
+    for (i, pair) in raw.windows(2).enumerate() {
+        let (before, after) = (through_messages(&pair[0]), &pair[1]);
+        assert!(
+            after.starts_with(before),
+            "request {} does not start with request {}'s bytes",
+            i + 2,
+            i + 1
+        );
+        if let (Some(a), Some(b)) = (tools_part(&pair[0]), tools_part(&pair[1])) {
+            assert_eq!(
+                a,
+                b,
+                "the tools changed between requests {} and {}",
+                i + 1,
+                i + 2
+            );
+        }
+    }
+}

@@ -182,6 +182,8 @@ fn an_overflow_leaves_old_outputs_out_and_asks_again() {
         &"alpha line of the first file, a long one to fill\n".repeat(450),
     );
     ws.write("b.txt", &"bravo line of the second file\n".repeat(100));
+    // Compaction off: what is left out when it is not there, or refused.
+    ws.write("agent.yaml", "compactAt: 0\n");
     let server = Server::start(vec![
         call("c1", "read_file", json!({"path": "a.txt"})),
         call("c2", "read_file", json!({"path": "b.txt"})),
@@ -192,7 +194,7 @@ fn an_overflow_leaves_old_outputs_out_and_asks_again() {
     let out = ws.run(
         &server,
         "what are the two files here? read them",
-        &["-json"],
+        &["-json", "agent.yaml"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = json_result(&out);
@@ -229,7 +231,8 @@ fn an_overflow_with_nothing_left_to_drop_stops_the_turn_and_says_what_to_do() {
         overflow(30000, 4096),
         overflow(30000, 4096),
     ]);
-    let out = ws.run(&server, "read the file here", &[]);
+    ws.write("agent.yaml", "compactAt: 0\n");
+    let out = ws.run(&server, "read the file here", &["agent.yaml"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
@@ -1024,9 +1027,10 @@ fn an_overflow_in_a_resumed_session_leaves_whole_early_turns_out() {
         overflow(40000, 8192),
         text("Hi."),
     ]);
-    let first = ws.run(&server, "what is in the file here?", &[]);
+    ws.write("agent.yaml", "compactAt: 0\n");
+    let first = ws.run(&server, "what is in the file here?", &["agent.yaml"]);
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
-    let out = ws.run(&server, "Say hi.", &["-resume", "last"]);
+    let out = ws.run(&server, "Say hi.", &["-resume", "last", "agent.yaml"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Hi.\n");
     assert!(

@@ -106,7 +106,7 @@ fn ctrl_c_cancels_the_turn_and_twice_at_the_prompt_quits() {
 
 #[test]
 fn slash_commands() {
-    let server = Server::start(vec![text("one"), text("two")]);
+    let server = Server::start(vec![text("reply one"), text("reply two")]);
     let ws = Workspace::new();
     let url = server.url();
     let mut t = Term::start(&ws, &["-url", &url]);
@@ -114,11 +114,11 @@ fn slash_commands() {
     t.send("/help\r");
     t.expect("/sessions");
     t.send("first question\r");
-    t.expect("one");
+    t.expect("reply one");
     t.send("/new\r");
     t.expect("new session");
     t.send("second question\r");
-    t.expect("two");
+    t.expect("reply two");
     let msgs = server.requests()[1]["messages"].as_array().unwrap().clone();
     assert_eq!(msgs.len(), 2, "/new forgets the conversation");
     t.send("/sessions\r");

@@ -444,8 +444,10 @@ fn an_overflow_does_not_kill_the_session_and_the_bar_counts_the_next_request() {
         "a.txt",
         &"alpha line of the first file, a long one to fill\n".repeat(450),
     );
+    // Compaction off: what happens when it is not there, or refused.
+    ws.write("agent.yaml", "compactAt: 0\n");
     let url = server.url();
-    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 140);
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url, "agent.yaml"], 30, 140);
     s.wait_for("Ask mm to do something");
     s.keys("what is in the file here?\r");
     s.wait_for("It is a list of lines.");

@@ -1002,6 +1002,10 @@ impl Agent {
             llm::build_body(&self.chat_request(&view, with_tools))
         };
         let body_bytes = body.to_string().len();
+        // The gauge counts the request being sent, not the last one.
+        self.bus.publish(AgentEvent::Context {
+            tokens: (body_bytes as f64 / self.bytes_per_token).round() as u64,
+        });
         tracing::debug!(
             turn = self.turn,
             round,

@@ -220,10 +220,19 @@ impl Agent {
         };
         let current = std::fs::read_to_string(&path).unwrap_or_default();
         if current != *change.after {
+            // After a rewind, what undoes it is its safety checkpoint.
+            let rewound = self
+                .checkpoints
+                .last()
+                .filter(|c| c.kind == crate::protocol::CheckpointKind::Safety);
+            let how = match rewound {
+                Some(c) => format!("to undo the rewind, /rewind and pick \"{}\"", c.label),
+                None => "/rewind can go back further".to_string(),
+            };
             self.git_notice(
                 Level::Warning,
                 format!(
-                    "not undone: {} changed since that edit (/rewind can go back further)",
+                    "not undone: {} changed since that edit ({how})",
                     change.path
                 ),
             );

@@ -134,28 +134,6 @@ pub struct AgentFile {
     pub compact_at: Option<u32>,
     /// The model (on the same server) that writes compaction summaries.
     pub aux_model: Option<String>,
-    /// Write every request and response to `.mm/traces/` (the Go mm's key).
-    pub trace: Option<bool>,
-    /// A warning when a session's time passes this, and each 50% more.
-    pub budget_minutes: Option<u64>,
-    /// A warning when a session's tokens pass this many thousand, and each
-    /// 50% more.
-    pub budget_k_tokens: Option<u64>,
-    /// A turn longer than this rings the bell and notifies when it ends
-    /// (default 10s; 0s: never).
-    pub notify_after: Option<GoDuration>,
-    /// Prices of hosted models in dollars per million tokens, by model.
-    pub prices: Option<BTreeMap<String, Price>>,
-}
-
-/// What a hosted model costs, in dollars per million tokens.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Price {
-    pub input: f64,
-    /// Prompt tokens the server took from its cache (default: `input`).
-    pub cached: Option<f64>,
-    pub output: f64,
 }
 
 /// A configuration error, with its place in the file when known.

@@ -124,14 +124,6 @@ pub struct Settings {
     /// Compact at this share of the window, in percent (0: only `/compact`).
     pub compact_at: u32,
     pub aux_model: Option<String>,
-    /// `trace: true` or `AGENT_TRACE=1`: requests and responses to
-    /// `.mm/traces/<session>/`.
-    pub trace: bool,
-    pub budget_minutes: Option<u64>,
-    pub budget_k_tokens: Option<u64>,
-    /// None: never notify.
-    pub notify_after: Option<Duration>,
-    pub prices: BTreeMap<String, file::Price>,
 }
 
 impl Settings {
@@ -498,16 +490,6 @@ pub fn resolve(
         harness: !flags.no_harness && merged.harness.unwrap_or(true),
         compact_at,
         aux_model: merged.aux_model.clone(),
-        trace: merged.trace.unwrap_or(false)
-            || env("AGENT_TRACE").is_some_and(|v| matches!(v.as_str(), "1" | "true" | "yes")),
-        budget_minutes: merged.budget_minutes.filter(|m| *m > 0),
-        budget_k_tokens: merged.budget_k_tokens.filter(|k| *k > 0),
-        notify_after: merged
-            .notify_after
-            .map(|d| d.0)
-            .or(Some(Duration::from_secs(10)))
-            .filter(|d| !d.is_zero()),
-        prices: merged.prices.clone().unwrap_or_default(),
     })
 }
 
@@ -549,12 +531,7 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         verify_attempts,
         harness,
         compact_at,
-        aux_model,
-        trace,
-        budget_minutes,
-        budget_k_tokens,
-        notify_after,
-        prices
+        aux_model
     );
     if let Some(top_lsp) = top.lsp {
         // Server by server: a personal pyright setting survives an agent

@@ -43,6 +43,8 @@ pub enum Reply {
 struct State {
     script: Vec<Reply>,
     requests: Vec<Value>,
+    /// The same requests, byte for byte as they came.
+    raw: Vec<String>,
     /// Replies to mm's focused requests of its own (see `is_side`).
     side: Vec<Reply>,
     side_requests: Vec<Value>,
@@ -82,6 +84,7 @@ impl Server {
         let state = Arc::new(Mutex::new(State {
             script: script.into_iter().rev().collect(),
             requests: Vec::new(),
+            raw: Vec::new(),
             side: side.into_iter().rev().collect(),
             side_requests: Vec::new(),
             slots_rate: None,
@@ -106,6 +109,11 @@ impl Server {
     /// Bodies of the chat requests received so far.
     pub fn requests(&self) -> Vec<Value> {
         self.state.lock().unwrap().requests.clone()
+    }
+
+    /// The chat requests' bodies byte for byte, as mm sent them.
+    pub fn raw_requests(&self) -> Vec<String> {
+        self.state.lock().unwrap().raw.clone()
     }
 
     /// Bodies of mm's focused requests received so far.
@@ -204,12 +212,14 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
     }
     let reply = {
         let mut st = state.lock().unwrap();
+        let raw = String::from_utf8_lossy(&body).into_owned();
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         st.last_chat = Some(std::time::Instant::now());
         if is_side(&body) {
             st.side_requests.push(body);
             Some(st.side.pop().unwrap_or_else(|| text("No change.")))
         } else {
+            st.raw.push(raw);
             st.requests.push(body);
             st.script.pop()
         }

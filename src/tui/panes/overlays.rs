@@ -53,10 +53,12 @@ pub fn help_lines(keys: &Keymap, th: &Theme, agents: &[(String, String)]) -> Vec
         lines.push(Line::default());
         lines.push(Line::styled(format!("[{}]", scope.name()), head));
         for (action, desc) in scope.actions() {
+            let k = keys.describe(*scope, action);
+            // A long list of keys still leaves a clear gap before the words.
+            let gap = if k.chars().count() >= 22 { "   " } else { " " };
             lines.push(Line::from(vec![
                 Span::styled(
-                    // A long list of keys still leaves a space before the words.
-                    format!("  {:<22} ", keys.describe(*scope, action)),
+                    format!("  {k:<22}{gap}"),
                     Style::new().fg(th.text).add_modifier(Modifier::BOLD),
                 ),
                 Span::styled(desc.to_string(), Style::new().fg(th.dim)),
