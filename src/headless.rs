@@ -34,6 +34,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
             color,
         );
         let mut info = SessionInfo::default();
+        let mut per_request = Vec::new();
         let mut ended: Option<Result<Box<TurnResult>, String>> = None;
         while let Some(ev) = events.recv().await {
             let mut batch = vec![ev];
@@ -55,7 +56,12 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
                             OpResult::Done => Err("the turn ended without a report".into()),
                         });
                     }
-                    msg => p.print(&msg),
+                    msg => {
+                        if let AgentEvent::Usage { stats, .. } = &msg {
+                            per_request.push(*stats);
+                        }
+                        p.print(&msg)
+                    }
                 }
             }
             p.flush();
@@ -64,7 +70,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
             }
         }
         p.flush();
-        (info, ended)
+        (info, ended, per_request)
     });
 
     let watcher = {
@@ -80,7 +86,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
             }
         })
     };
-    let (info, ended) = printer.await.unwrap_or_default();
+    let (info, ended, per_request) = printer.await.unwrap_or_default();
     watcher.abort();
     ops.send(Op::Shutdown);
     let say = |error: &str| {
@@ -116,6 +122,15 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
             "context_window": info.context_window,
             "requests": result.requests,
             "usage": {"prompt": usage.prompt, "cached": usage.cached, "completion": usage.completion},
+            // Each request: its tokens, the time to its first token and
+            // the generation speed.
+            "per_request": per_request.iter().map(|s| json!({
+                "prompt": s.usage.prompt,
+                "cached": s.usage.cached,
+                "completion": s.usage.completion,
+                "first_token_ms": s.first_token_ms,
+                "tokens_per_second": s.tokens_per_second,
+            })).collect::<Vec<_>>(),
         });
         if let Some(e) = &result.error {
             obj["error"] = json!(e);

@@ -700,6 +700,8 @@ pub enum Op {
     Undo,
     /// What the session and its last turn cost (`/stats`), as a notice.
     Stats,
+    /// The session's tokens and their price (`/cost`), as a notice.
+    Cost,
     /// Summarize the conversation so far into one message (`/compact`),
     /// with what the summary should keep most.
     Compact {

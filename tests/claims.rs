@@ -511,3 +511,51 @@ fn a_prompt_heavier_than_a_quarter_of_the_window_is_said() {
         .unwrap();
     assert!(!stderr(&out).contains("quarter"), "{}", stderr(&out));
 }
+
+/// `/stats` counts the requests the log holds, with the cache share and
+/// the speeds; `/cost` is zero on a local server and priced from the
+/// config on a hosted one; `-json` carries each request's figures.
+#[test]
+fn stats_and_cost_count_what_the_server_said() {
+    let server = Server::start(vec![text("hi"), text("hi again")]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("hello\r");
+    t.expect("hi");
+    t.send("/stats\r");
+    t.expect("1 request, 100 prompt tokens (80% from the server's cache), 10 generated");
+    t.expect("last request: 1 request");
+    t.expect("context window: 8192 tokens");
+    t.expect("cost: $0 (a local server)");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+
+    // A hosted provider, priced in the config: 20 fresh prompt tokens at
+    // $10/M, 80 cached at $1/M, 10 generated at $100/M = $0.00128.
+    let hosted = Server::start(vec![text("priced")]);
+    ws.write(
+        "agent.yaml",
+        "provider: openai\nmodel: gpt-test\nprices:\n  gpt-test: {input: 10, cached: 1, output: 100}\n",
+    );
+    let mut t = Term::start_with(
+        &ws,
+        &["agent.yaml", "-url", &hosted.url()],
+        &[("MM_API_KEY", "test-key")],
+    );
+    t.expect("› ");
+    t.send("hello\r");
+    t.expect("priced");
+    t.send("/cost\r");
+    t.expect("cost: $0.0013 — 100 prompt tokens (80 cached), 10 generated over 1 request");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+
+    let server = Server::start(vec![text("hi")]);
+    let out = ws.run(&server, "hello", &["-json"]);
+    let r = json_result(&out);
+    assert_eq!(r["per_request"][0]["prompt"], 100, "{r}");
+    assert_eq!(r["per_request"][0]["cached"], 80, "{r}");
+    assert!(r["per_request"][0]["first_token_ms"].is_u64(), "{r}");
+}

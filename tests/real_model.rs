@@ -311,3 +311,66 @@ fn the_coordinator_asks_triage_and_writes_its_table() {
     let shown = ws.mm().args(["-show", "last"]).output().unwrap();
     assert!(shown.status.success());
 }
+
+/// A session on a small window (`contextWindow: 4096`, compacting at 60%)
+/// compacts on the real model and still finishes its task: the second
+/// turn's first request would carry the first turn's large file, so the
+/// first turn becomes a summary, and the bug gets fixed with the tests
+/// passing. Sampled, so three chances; the compaction must happen in each.
+#[test]
+fn a_session_on_a_small_window_compacts_and_finishes_its_task() {
+    let Some(server) = llama() else { return };
+    let mut fixed = false;
+    for attempt in 1..=3 {
+        let ws = Workspace::new();
+        let helpers: String = (0..60)
+            .map(|i| format!("def helper_{i}(x):\n    \"\"\"Return x plus {i}.\"\"\"\n    return x + {i}\n\n\n"))
+            .collect();
+        ws.write("helpers.py", &helpers);
+        ws.write(
+            "stats.py",
+            "def mean(values):\n    \"\"\"Return the arithmetic mean of values.\"\"\"\n    return sum(values) / (len(values) - 1)\n",
+        );
+        ws.write(
+            "test_stats.py",
+            "import unittest\nfrom stats import mean\n\n\nclass T(unittest.TestCase):\n    def test_mean(self):\n        self.assertEqual(mean([1, 2, 3]), 2)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n",
+        );
+        ws.write("agent.yaml", "contextWindow: 4096\ncompactAt: 60\n");
+        let turn = |prompt: &str, resume: bool| {
+            let mut cmd = ws.mm();
+            cmd.args(["agent.yaml", "-p", prompt, "-url", &server.url, "-json"]);
+            cmd.args(["-max-rounds", "8"]);
+            if resume {
+                cmd.args(["-resume", "last"]);
+            }
+            cmd.output().unwrap()
+        };
+        let first = turn("What does helpers.py define? One sentence.", false);
+        assert!(first.status.code().is_some(), "{}", stderr(&first));
+        let out = turn("The mean function in stats.py has a bug. Fix it.", true);
+        let log = std::fs::read_to_string(&ws.sessions()[0]).unwrap();
+        eprintln!(
+            "attempt {attempt}: {}\nstderr:\n{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(
+            log.contains("\"type\":\"compacted\""),
+            "attempt {attempt}: no compaction\n{}",
+            stderr(&out)
+        );
+        assert!(stderr(&out).contains("compacted:"), "{}", stderr(&out));
+        let passes = std::process::Command::new("python3")
+            .args(["-m", "unittest", "-q"])
+            .current_dir(ws.path())
+            .output()
+            .unwrap()
+            .status
+            .success();
+        if passes {
+            fixed = true;
+            break;
+        }
+    }
+    assert!(fixed, "the task was not finished in three attempts");
+}

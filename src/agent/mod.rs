@@ -19,6 +19,7 @@ pub mod prompt;
 pub mod recover;
 pub mod service;
 mod session_ops;
+mod stats;
 mod structured;
 mod window;
 
@@ -313,42 +314,6 @@ impl Agent {
 
     pub fn messages(&self) -> &[Message] {
         &self.messages[1..]
-    }
-
-    /// `/stats`: what this process's turns and the last one cost, said as
-    /// a notice.
-    pub fn stats(&self) {
-        let words = |requests: u32, u: &Usage| {
-            let share = (u.cached * 100)
-                .checked_div(u.prompt)
-                .map(|p| format!(", {p}% of prompt tokens from the server's cache"))
-                .unwrap_or_default();
-            format!(
-                "{requests} request{}, {} prompt tokens ({} cached{share}), {} generated",
-                if requests == 1 { "" } else { "s" },
-                u.prompt,
-                u.cached,
-                u.completion
-            )
-        };
-        let mut text = format!(
-            "session {} ({} turn{}): {}",
-            self.log.id(),
-            self.turn,
-            if self.turn == 1 { "" } else { "s" },
-            words(self.budget.used(), &self.usage)
-        );
-        if let Some((r, u)) = &self.last_turn {
-            text.push_str(&format!("\nlast turn: {}", words(*r, u)));
-        }
-        if let Some(w) = self.context_window {
-            text.push_str(&format!("\ncontext window: {w} tokens"));
-        }
-        self.bus.publish(AgentEvent::Notice {
-            turn: None,
-            level: Level::Info,
-            text,
-        });
     }
 
     /// Starts a new session log and forgets the conversation (`/new`).

@@ -163,6 +163,7 @@ pub fn spawn(
                 | Op::Commit { .. }
                 | Op::Undo
                 | Op::Stats
+                | Op::Cost
                 | Op::Export { .. }) => queue(Work::Git(op)),
             }
         }
@@ -321,6 +322,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::Commit { message } => agent.commit(message).await,
         Op::Undo => agent.undo().await,
         Op::Stats => agent.stats(),
+        Op::Cost => agent.cost(),
         Op::Export { path } => agent.export(path).await,
         _ => {}
     }

@@ -134,6 +134,18 @@ pub struct AgentFile {
     pub compact_at: Option<u32>,
     /// The model (on the same server) that writes compaction summaries.
     pub aux_model: Option<String>,
+    /// What hosted models cost, by model name (`/cost`, `/stats`).
+    pub prices: Option<BTreeMap<String, Price>>,
+}
+
+/// What a hosted model costs, in dollars per million tokens.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input: f64,
+    /// Prompt tokens the server took from its cache (default: `input`).
+    pub cached: Option<f64>,
+    pub output: f64,
 }
 
 /// A configuration error, with its place in the file when known.

@@ -124,6 +124,8 @@ pub struct Settings {
     /// Compact at this share of the window, in percent (0: only `/compact`).
     pub compact_at: u32,
     pub aux_model: Option<String>,
+    /// Dollars per million tokens, by model.
+    pub prices: BTreeMap<String, file::Price>,
 }
 
 impl Settings {
@@ -490,6 +492,7 @@ pub fn resolve(
         harness: !flags.no_harness && merged.harness.unwrap_or(true),
         compact_at,
         aux_model: merged.aux_model.clone(),
+        prices: merged.prices.clone().unwrap_or_default(),
     })
 }
 
@@ -531,7 +534,8 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         verify_attempts,
         harness,
         compact_at,
-        aux_model
+        aux_model,
+        prices
     );
     if let Some(top_lsp) = top.lsp {
         // Server by server: a personal pyright setting survives an agent

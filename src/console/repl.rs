@@ -20,7 +20,8 @@ Commands:
   /diff       the session's changes since it began
   /rewind     go back to a checkpoint (files, conversation or both)
   /undo       revert the last edit
-  /stats      requests and tokens of the session and of its last turn
+  /stats      requests, tokens, cache share, speeds of the session, its last turn and request
+  /cost       the session's tokens and what they cost
   /compact [F] summarize the conversation so far into one message (F: what to keep above all)
   /commit     commit the session's changes with a message the model writes
   /copy [N]   copy the last answer (N: the N-th counting back) to the clipboard
@@ -218,8 +219,9 @@ async fn slash(
         "diff" => super::git_cmds::diff(ops, events).await,
         "commit" => editor = super::git_cmds::commit(ops, events, editor).await,
         "undo" => super::git_cmds::undo(ops, events).await,
-        "stats" => {
-            for ev in super::git_cmds::events_of(ops, events, Op::Stats).await {
+        "stats" | "cost" => {
+            let op = if name == "cost" { Op::Cost } else { Op::Stats };
+            for ev in super::git_cmds::events_of(ops, events, op).await {
                 if let AgentEvent::Notice { text, .. } = ev {
                     println!("{}", crate::untrusted::displayable(&text));
                 }

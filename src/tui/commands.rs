@@ -36,8 +36,9 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/undo", "revert the last edit"),
     (
         "/stats",
-        "requests and tokens of the session and its last turn",
+        "requests, tokens, cache share and speeds; the window; the cost",
     ),
+    ("/cost", "the session's tokens and what they cost"),
     (
         "/compact",
         "summarize the conversation so far (/compact FOCUS: what to keep)",
@@ -147,6 +148,9 @@ impl App {
             }
             "/stats" => {
                 self.submit(Op::Stats);
+            }
+            "/cost" => {
+                self.submit(Op::Cost);
             }
             "/compact" => {
                 let focus = line

@@ -1,0 +1,252 @@
+//! `/stats` and `/cost`: what the session's requests cost, from the
+//! session log (so a resumed session counts its earlier runs too).
+
+use super::Agent;
+use crate::config::file::Price;
+use crate::protocol::{Level, Usage};
+use crate::session::Record;
+
+/// One request's figures, as the log keeps them.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(super) struct Req {
+    pub turn: u64,
+    pub usage: Usage,
+    pub first_token_ms: Option<u64>,
+    pub ms: u64,
+}
+
+/// Sums over some requests.
+#[derive(Debug, Default, PartialEq)]
+pub(super) struct Sum {
+    pub requests: u32,
+    pub usage: Usage,
+    /// Requests with a first-token time, and those times added up.
+    timed: u32,
+    first_token_ms: u64,
+    /// Prompt tokens read (not from the cache) over the time to the
+    /// first token, and completion tokens over the time after it.
+    read_tokens: u64,
+    read_ms: u64,
+    gen_tokens: u64,
+    gen_ms: u64,
+}
+
+impl Sum {
+    pub fn of<'a>(reqs: impl IntoIterator<Item = &'a Req>) -> Sum {
+        let mut s = Sum::default();
+        for r in reqs {
+            s.requests += 1;
+            s.usage.add(&r.usage);
+            if let Some(t) = r.first_token_ms {
+                s.timed += 1;
+                s.first_token_ms += t;
+                s.read_tokens += r.usage.prompt.saturating_sub(r.usage.cached);
+                s.read_ms += t;
+                s.gen_tokens += r.usage.completion;
+                s.gen_ms += r.ms.saturating_sub(t);
+            }
+        }
+        s
+    }
+
+    fn rate(tokens: u64, ms: u64) -> Option<f64> {
+        (tokens > 0 && ms > 0).then(|| tokens as f64 * 1000.0 / ms as f64)
+    }
+
+    /// One line: requests, tokens, cache share, time to first token,
+    /// reading and generation speed.
+    pub fn words(&self) -> String {
+        let u = &self.usage;
+        let mut text = format!(
+            "{} request{}, {} prompt tokens",
+            self.requests,
+            if self.requests == 1 { "" } else { "s" },
+            u.prompt
+        );
+        if let Some(p) = (u.cached * 100).checked_div(u.prompt) {
+            text.push_str(&format!(" ({p}% from the server's cache)"));
+        }
+        text.push_str(&format!(", {} generated", u.completion));
+        if let Some(avg) = self.first_token_ms.checked_div(u64::from(self.timed)) {
+            text.push_str(&format!(
+                "; first token after {:.1} s on average",
+                avg as f64 / 1000.0
+            ));
+        }
+        if let Some(r) = Self::rate(self.read_tokens, self.read_ms) {
+            text.push_str(&format!("; prompt read at {r:.0} tok/s"));
+        }
+        if let Some(r) = Self::rate(self.gen_tokens, self.gen_ms) {
+            text.push_str(&format!(", generated at {r:.1} tok/s"));
+        }
+        text
+    }
+}
+
+/// The requests a log recorded.
+pub(super) fn requests(records: &[Record]) -> Vec<Req> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Request {
+                turn,
+                prompt,
+                cached,
+                completion,
+                first_token_ms,
+                ms,
+                ..
+            } => Some(Req {
+                turn: *turn,
+                usage: Usage {
+                    prompt: *prompt,
+                    cached: *cached,
+                    completion: *completion,
+                },
+                first_token_ms: *first_token_ms,
+                ms: *ms,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Dollars for `usage` at `price`.
+pub(super) fn dollars(usage: &Usage, price: &Price) -> f64 {
+    let fresh = usage.prompt.saturating_sub(usage.cached) as f64;
+    let cached = usage.cached as f64;
+    (fresh * price.input
+        + cached * price.cached.unwrap_or(price.input)
+        + usage.completion as f64 * price.output)
+        / 1_000_000.0
+}
+
+impl Agent {
+    fn logged_requests(&self) -> Vec<Req> {
+        let root = self.tools.sandbox.root();
+        crate::session::read_records(root, self.log.id())
+            .map(|(_, r)| requests(&r))
+            .unwrap_or_default()
+    }
+
+    /// What the session has cost so far, in words.
+    fn cost_words(&self, usage: &Usage) -> String {
+        if self.settings.provider_info.local {
+            return "cost: $0 (a local server)".into();
+        }
+        match self.settings.prices.get(&self.model) {
+            Some(p) => format!("cost: ${:.4}", dollars(usage, p)),
+            None => format!(
+                "cost: unknown: no price for {m} (add prices: {{{m}: {{input: …, cached: …, output: …}}}} in dollars per million tokens to the config)",
+                m = self.model
+            ),
+        }
+    }
+
+    /// `/stats`: the session's requests, the last turn's and the last
+    /// request's, how full the window is, and the cost.
+    pub fn stats(&self) {
+        let reqs = self.logged_requests();
+        let all = Sum::of(&reqs);
+        let mut text = format!(
+            "session {} ({} turn{}): {}",
+            self.log.id(),
+            self.turn,
+            if self.turn == 1 { "" } else { "s" },
+            all.words()
+        );
+        if let Some(last) = reqs.last() {
+            let turn = Sum::of(reqs.iter().filter(|r| r.turn == last.turn));
+            text.push_str(&format!("\nlast turn: {}", turn.words()));
+            text.push_str(&format!(
+                "\nlast request: {}",
+                Sum::of(std::iter::once(last)).words()
+            ));
+        }
+        let next = self.next_request_tokens();
+        match self.context_window {
+            Some(w) => text.push_str(&format!(
+                "\ncontext window: {w} tokens; the next request ~{next} ({}%){}",
+                next * 100 / w.max(1),
+                if self.compacted() {
+                    ", the conversation compacted"
+                } else {
+                    ""
+                }
+            )),
+            None => text.push_str(&format!("\nthe next request ~{next} tokens")),
+        }
+        text.push('\n');
+        text.push_str(&self.cost_words(&all.usage));
+        self.notice(Level::Info, text);
+    }
+
+    /// `/cost`: the session's tokens and what they cost.
+    pub fn cost(&self) {
+        let all = Sum::of(&self.logged_requests());
+        let u = &all.usage;
+        let text = format!(
+            "{} — {} prompt tokens ({} cached), {} generated over {} request{}",
+            self.cost_words(u),
+            u.prompt,
+            u.cached,
+            u.completion,
+            all.requests,
+            if all.requests == 1 { "" } else { "s" }
+        );
+        self.notice(Level::Info, text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sums_say_the_cache_share_and_both_speeds() {
+        let reqs = [
+            Req {
+                turn: 1,
+                usage: Usage {
+                    prompt: 1000,
+                    cached: 800,
+                    completion: 50,
+                },
+                first_token_ms: Some(2000),
+                ms: 7000,
+            },
+            Req {
+                turn: 1,
+                usage: Usage {
+                    prompt: 1000,
+                    cached: 0,
+                    completion: 50,
+                },
+                first_token_ms: None,
+                ms: 1000,
+            },
+        ];
+        let s = Sum::of(&reqs);
+        assert_eq!(
+            s.words(),
+            "2 requests, 2000 prompt tokens (40% from the server's cache), 100 generated; first token after 2.0 s on average; prompt read at 100 tok/s, generated at 10.0 tok/s"
+        );
+    }
+
+    #[test]
+    fn cached_tokens_cost_their_own_price() {
+        let u = Usage {
+            prompt: 1_000_000,
+            cached: 500_000,
+            completion: 100_000,
+        };
+        let p = Price {
+            input: 1.0,
+            cached: Some(0.1),
+            output: 4.0,
+        };
+        assert!((dollars(&u, &p) - (0.5 + 0.05 + 0.4)).abs() < 1e-9);
+        let no_cache_price = Price { cached: None, ..p };
+        assert!((dollars(&u, &no_cache_price) - 1.4).abs() < 1e-9);
+    }
+}
