@@ -324,6 +324,7 @@ impl App {
             }
             (AgentEvent::SessionDiff { changes, .. }, Some(Pending::Marks)) => {
                 self.tree.marks = changes.iter().map(|c| (c.path.clone(), c.kind)).collect();
+                self.diff.set_net(changes);
                 self.dirty = true;
                 self.take_effects()
             }

@@ -192,6 +192,64 @@ impl DiffPane {
         self.scroll = 0;
     }
 
+    /// The session's net change per file, as the checkpoints see it (the
+    /// tree's marks come from the same list): it takes the place of the
+    /// changes applied so far, so a rewind, an undo, a resume or a commit
+    /// leaves the pane saying what the tree says. Edits still streaming or
+    /// waiting for an answer stay.
+    pub fn set_net(&mut self, changes: &[FileChange]) {
+        let net: Vec<Entry> = changes
+            .iter()
+            .map(|c| {
+                let mut e = Entry {
+                    path: c.path.clone(),
+                    kind: c.kind,
+                    before: c.before.clone(),
+                    after: c.after.clone(),
+                    hunks: Vec::new(),
+                    added: 0,
+                    removed: 0,
+                    state: EntryState::Applied,
+                    call_id: String::new(),
+                    check: None,
+                    existed: c.kind != ChangeKind::Created,
+                    args: String::new(),
+                    tool: String::new(),
+                    colours: RefCell::new(None),
+                };
+                e.recompute();
+                e
+            })
+            .collect();
+        let list = if self.review.is_some() {
+            &mut self.saved
+        } else {
+            &mut self.entries
+        };
+        // What the language server said of an applied edit stays with it.
+        let checks: Vec<(String, Option<(String, bool)>)> = list
+            .iter()
+            .filter(|e| e.state == EntryState::Applied)
+            .map(|e| (e.path.clone(), e.check.clone()))
+            .collect();
+        let open: Vec<Entry> = list
+            .drain(..)
+            .filter(|e| e.state != EntryState::Applied)
+            .collect();
+        list.extend(net.into_iter().map(|mut e| {
+            e.check = checks
+                .iter()
+                .find(|(p, _)| *p == e.path)
+                .and_then(|(_, c)| c.clone());
+            e
+        }));
+        list.extend(open);
+        if self.review.is_none() {
+            self.selected = self.selected.min(self.entries.len().saturating_sub(1));
+            self.hunk = 0;
+        }
+    }
+
     pub fn clear_review(&mut self) {
         if self.review.take().is_some() {
             self.entries = std::mem::take(&mut self.saved);
@@ -608,6 +666,46 @@ mod tests {
             let text = read_current(root, &path);
             p.current_text(&call, &path, text);
         }
+    }
+
+    fn change(path: &str, kind: ChangeKind, before: &str, after: &str) -> FileChange {
+        FileChange {
+            path: path.into(),
+            kind,
+            before: Arc::from(before),
+            after: Arc::from(after),
+            added: 0,
+            removed: 0,
+        }
+    }
+
+    #[test]
+    fn the_net_change_replaces_what_was_applied_and_keeps_open_edits() {
+        let mut p = DiffPane::new(PathBuf::from("/nonexistent"));
+        // A rewind's changes as they came: a file the model made, deleted
+        // again, and one created outside mm that the rewind removed.
+        p.applied("c1", &change("a.py", ChangeKind::Modified, "x\n", "y\n"));
+        p.applied("", &change("data.txt", ChangeKind::Deleted, "1\n2\n", ""));
+        p.begin_live("c2", "write_file");
+        // The checkpoints say: only a.py differs from where the session began.
+        p.set_net(&[change("a.py", ChangeKind::Modified, "x\n", "z\n")]);
+        let rows: Vec<(&str, ChangeKind, &EntryState)> = p
+            .entries
+            .iter()
+            .map(|e| (e.path.as_str(), e.kind, &e.state))
+            .collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("a.py", ChangeKind::Modified, &EntryState::Applied),
+                ("", ChangeKind::Modified, &EntryState::Live("c2".into())),
+            ]
+        );
+        assert_eq!(&*p.entries[0].after, "z\n");
+        assert_eq!((p.entries[0].added, p.entries[0].removed), (1, 1));
+        // Nothing left to show after a commit.
+        p.set_net(&[]);
+        assert_eq!(p.entries.len(), 1);
     }
 
     #[test]
