@@ -559,3 +559,51 @@ fn stats_and_cost_count_what_the_server_said() {
     assert_eq!(r["per_request"][0]["cached"], 80, "{r}");
     assert!(r["per_request"][0]["first_token_ms"].is_u64(), "{r}");
 }
+
+/// `AGENT_TRACE=1` (or `trace: true`) writes each request and what came
+/// back to `.mm/traces/<session>/NNNN.json`, mode 0600, without the key.
+#[test]
+fn traces_hold_each_request_and_response_but_not_the_key() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "a.txt"})),
+        text("It says hello."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("a.txt", "hello\n");
+    ws.write("agent.yaml", "provider: openai\nmodel: gpt-test\n");
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "what does the file say?", "-json"])
+        .args(["-url", &server.url(), "-no-harness"])
+        .env("AGENT_TRACE", "1")
+        .env("MM_API_KEY", "sk-secret-test-key")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let session = json_result(&out)["session"].as_str().unwrap().to_string();
+    let dir = ws.path().join(".mm").join("traces").join(&session);
+    let first = dir.join("0001.json");
+    let second = dir.join("0002.json");
+    assert!(first.exists() && second.exists(), "{dir:?}");
+    let mode = std::fs::metadata(&second).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&second).unwrap()).unwrap();
+    assert_eq!(doc["n"], 2);
+    assert_eq!(doc["response"]["content"], "It says hello.");
+    assert!(doc["request"]["messages"].to_string().contains("hello"));
+    let first_doc = std::fs::read_to_string(&first).unwrap();
+    assert!(first_doc.contains("read_file"));
+    for f in [first, second] {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(
+            !text.contains("sk-secret-test-key"),
+            "the key is not written"
+        );
+    }
+    // Off by default.
+    let server = Server::start(vec![text("hi")]);
+    let out = ws.run(&server, "hi", &["-json"]);
+    let session = json_result(&out)["session"].as_str().unwrap().to_string();
+    assert!(!ws.path().join(".mm/traces").join(session).exists());
+}

@@ -252,6 +252,7 @@ impl Agent {
                 .client
                 .stream_chat(&body, &self.budget, cancel, &mut on_event)
                 .await;
+            self.trace(&body, &result, started.elapsed().as_millis() as u64);
             match result {
                 Ok(streamed) => {
                     let usage = streamed.reply.usage.unwrap_or_default();

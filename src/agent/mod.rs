@@ -21,6 +21,7 @@ pub mod service;
 mod session_ops;
 mod stats;
 mod structured;
+mod trace;
 mod window;
 
 use std::collections::HashMap;
@@ -151,6 +152,9 @@ pub struct Agent {
     compact_retry_at: usize,
     /// The running (or last) turn's request, as the user typed it.
     task: String,
+    /// Requests traced so far (`trace: true`), and whether writing failed.
+    trace_seq: u32,
+    trace_failed: bool,
 }
 
 /// What one request came to, short of an error that ends the turn.
@@ -243,6 +247,8 @@ impl Agent {
             window_note: parts.window_note,
             compact_retry_at: 0,
             task: String::new(),
+            trace_seq: 0,
+            trace_failed: false,
         }
     }
 
@@ -1091,6 +1097,7 @@ impl Agent {
             }
             other => other,
         };
+        self.trace(&body, &result, started.elapsed().as_millis() as u64);
         let runaway = ran_away.lock().ok().and_then(|r| r.clone());
         // The log keeps each request's figures, and how a runaway ended.
         let (usage, first_token_ms) = match &result {

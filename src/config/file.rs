@@ -134,6 +134,9 @@ pub struct AgentFile {
     pub compact_at: Option<u32>,
     /// The model (on the same server) that writes compaction summaries.
     pub aux_model: Option<String>,
+    /// Every request and response to `.mm/traces/<session>/` (the Go mm's
+    /// key; `AGENT_TRACE=1` too).
+    pub trace: Option<bool>,
     /// What hosted models cost, by model name (`/cost`, `/stats`).
     pub prices: Option<BTreeMap<String, Price>>,
 }

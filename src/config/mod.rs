@@ -126,6 +126,9 @@ pub struct Settings {
     pub aux_model: Option<String>,
     /// Dollars per million tokens, by model.
     pub prices: BTreeMap<String, file::Price>,
+    /// `trace: true` or `AGENT_TRACE=1`: requests and responses to
+    /// `.mm/traces/<session>/`.
+    pub trace: bool,
 }
 
 impl Settings {
@@ -493,6 +496,8 @@ pub fn resolve(
         compact_at,
         aux_model: merged.aux_model.clone(),
         prices: merged.prices.clone().unwrap_or_default(),
+        trace: merged.trace.unwrap_or(false)
+            || env("AGENT_TRACE").is_some_and(|v| matches!(v.trim(), "1" | "true" | "yes")),
     })
 }
 
@@ -535,7 +540,8 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         harness,
         compact_at,
         aux_model,
-        prices
+        prices,
+        trace
     );
     if let Some(top_lsp) = top.lsp {
         // Server by server: a personal pyright setting survives an agent
