@@ -607,3 +607,41 @@ fn traces_hold_each_request_and_response_but_not_the_key() {
     let session = json_result(&out)["session"].as_str().unwrap().to_string();
     assert!(!ws.path().join(".mm/traces").join(session).exists());
 }
+
+/// `budgetKTokens` warns when crossed and at each further half, and never
+/// stops the turn.
+#[test]
+fn a_token_budget_warns_and_never_stops() {
+    let ws = Workspace::new();
+    let mut script = Vec::new();
+    for i in 1..=7 {
+        ws.write(&format!("f{i}.txt"), &format!("file {i}\n"));
+        script.push(call(
+            &format!("c{i}"),
+            "read_file",
+            json!({"path": format!("f{i}.txt")}),
+        ));
+    }
+    script.push(text("Seven files, one line each."));
+    let server = Server::start(script);
+    // Each call reply says 220 tokens: 1,100 after five, 1,540 after seven.
+    ws.write("agent.yaml", "budgetKTokens: 1\n");
+    let out = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-p",
+            "read all the files",
+            "-json",
+            "-no-harness",
+        ])
+        .args(["-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("past 100% of budgetKTokens (1k)"), "{err}");
+    assert!(err.contains("past 150% of budgetKTokens (1k)"), "{err}");
+    assert!(!err.contains("past 200%"), "{err}");
+    assert_eq!(json_result(&out)["answer"], "Seven files, one line each.");
+}

@@ -155,6 +155,9 @@ pub struct Agent {
     /// Requests traced so far (`trace: true`), and whether writing failed.
     trace_seq: u32,
     trace_failed: bool,
+    /// When this run began (`budgetMinutes`), and the budgets' next levels.
+    started: std::time::Instant,
+    budgets: stats::Budgets,
 }
 
 /// What one request came to, short of an error that ends the turn.
@@ -249,6 +252,8 @@ impl Agent {
             task: String::new(),
             trace_seq: 0,
             trace_failed: false,
+            started: std::time::Instant::now(),
+            budgets: stats::Budgets::default(),
         }
     }
 
@@ -1178,6 +1183,7 @@ impl Agent {
     fn record_usage(&mut self, streamed: &Streamed) {
         let usage = streamed.reply.usage.unwrap_or_default();
         self.usage.add(&usage);
+        self.check_budgets();
         self.bus.publish(AgentEvent::Usage {
             turn: self.turn,
             stats: RequestStats {

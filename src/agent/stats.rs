@@ -121,7 +121,71 @@ pub(super) fn dollars(usage: &Usage, price: &Price) -> f64 {
         / 1_000_000.0
 }
 
+/// The next warning level of a budget: the budget itself, then each
+/// further half of it.
+fn next_level(budget: f64, used: f64) -> f64 {
+    if used < budget {
+        return budget;
+    }
+    let halves = ((used - budget) / (budget / 2.0)).floor() + 1.0;
+    budget + halves * budget / 2.0
+}
+
+/// Session budgets: a warning when one is crossed and at each further 50%;
+/// never a stop (the round limit is the hard one).
+#[derive(Debug, Default)]
+pub(super) struct Budgets {
+    /// The level each budget warns at next (0: not set up yet).
+    minutes_at: f64,
+    tokens_at: f64,
+}
+
 impl Agent {
+    /// Says when this run's time or tokens crossed `budgetMinutes` /
+    /// `budgetKTokens`, or another half of them.
+    pub(super) fn check_budgets(&mut self) {
+        let minutes = self.started.elapsed().as_secs_f64() / 60.0;
+        let tokens = (self.usage.prompt + self.usage.completion) as f64;
+        let mut said = Vec::new();
+        if let Some(b) = self.settings.budget_minutes.map(|b| b as f64) {
+            let at = &mut self.budgets.minutes_at;
+            if *at == 0.0 {
+                *at = b;
+            }
+            if minutes >= *at {
+                said.push(format!(
+                    "{minutes:.0} minutes, past {:.0}% of budgetMinutes ({b:.0})",
+                    *at / b * 100.0
+                ));
+                *at = next_level(b, minutes);
+            }
+        }
+        if let Some(b) = self.settings.budget_k_tokens.map(|b| b as f64 * 1000.0) {
+            let at = &mut self.budgets.tokens_at;
+            if *at == 0.0 {
+                *at = b;
+            }
+            if tokens >= *at {
+                said.push(format!(
+                    "{:.0}k tokens, past {:.0}% of budgetKTokens ({:.0}k)",
+                    tokens / 1000.0,
+                    *at / b * 100.0,
+                    b / 1000.0
+                ));
+                *at = next_level(b, tokens);
+            }
+        }
+        if !said.is_empty() {
+            self.notice(
+                Level::Warning,
+                format!(
+                    "budget: this run has used {}; mm goes on (/compact or /new spend less)",
+                    said.join(" and ")
+                ),
+            );
+        }
+    }
+
     fn logged_requests(&self) -> Vec<Req> {
         let root = self.tools.sandbox.root();
         crate::session::read_records(root, self.log.id())
@@ -231,6 +295,14 @@ mod tests {
             s.words(),
             "2 requests, 2000 prompt tokens (40% from the server's cache), 100 generated; first token after 2.0 s on average; prompt read at 100 tok/s, generated at 10.0 tok/s"
         );
+    }
+
+    #[test]
+    fn budgets_warn_at_each_further_half() {
+        assert_eq!(next_level(100.0, 50.0), 100.0);
+        assert_eq!(next_level(100.0, 100.0), 150.0);
+        assert_eq!(next_level(100.0, 149.0), 150.0);
+        assert_eq!(next_level(100.0, 230.0), 250.0);
     }
 
     #[test]

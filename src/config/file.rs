@@ -137,6 +137,12 @@ pub struct AgentFile {
     /// Every request and response to `.mm/traces/<session>/` (the Go mm's
     /// key; `AGENT_TRACE=1` too).
     pub trace: Option<bool>,
+    /// A warning when a run's time passes this many minutes, and at each
+    /// further 50%; never a stop.
+    pub budget_minutes: Option<u64>,
+    /// A warning when a run's tokens pass this many thousand, and at each
+    /// further 50%; never a stop.
+    pub budget_k_tokens: Option<u64>,
     /// What hosted models cost, by model name (`/cost`, `/stats`).
     pub prices: Option<BTreeMap<String, Price>>,
 }

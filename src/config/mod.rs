@@ -129,6 +129,8 @@ pub struct Settings {
     /// `trace: true` or `AGENT_TRACE=1`: requests and responses to
     /// `.mm/traces/<session>/`.
     pub trace: bool,
+    pub budget_minutes: Option<u64>,
+    pub budget_k_tokens: Option<u64>,
 }
 
 impl Settings {
@@ -496,6 +498,8 @@ pub fn resolve(
         compact_at,
         aux_model: merged.aux_model.clone(),
         prices: merged.prices.clone().unwrap_or_default(),
+        budget_minutes: merged.budget_minutes.filter(|m| *m > 0),
+        budget_k_tokens: merged.budget_k_tokens.filter(|k| *k > 0),
         trace: merged.trace.unwrap_or(false)
             || env("AGENT_TRACE").is_some_and(|v| matches!(v.trim(), "1" | "true" | "yes")),
     })
@@ -541,7 +545,9 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         compact_at,
         aux_model,
         prices,
-        trace
+        trace,
+        budget_minutes,
+        budget_k_tokens
     );
     if let Some(top_lsp) = top.lsp {
         // Server by server: a personal pyright setting survives an agent
