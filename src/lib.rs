@@ -17,6 +17,7 @@ pub mod launch;
 pub mod llm;
 pub mod lsp;
 pub mod mmdir;
+pub mod notify;
 pub mod paths;
 pub mod patterns;
 pub mod protocol;

@@ -55,6 +55,10 @@ pub struct SessionInfo {
     /// The agents under `mmConfigs` (name, description): `/ask-NAME`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<(String, String)>,
+    /// A turn longer than this (ms) ends with the bell and a notification;
+    /// None: never (`notifyAfter: 0s`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notify_after_ms: Option<u64>,
 }
 
 /// How an op ended.

@@ -11,7 +11,7 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["protocol", "diff", "patterns", "untrusted", "mmdir"],
     &["paths", "config", "bus"],
-    &["llm", "git", "clipboard"],
+    &["llm", "git", "clipboard", "notify"],
     &["sandbox"],
     &["approval", "lsp", "session", "startup"],
     &["tools"],

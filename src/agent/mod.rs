@@ -287,6 +287,7 @@ impl Agent {
                 .values()
                 .map(|a| (a.name.clone(), a.description.clone()))
                 .collect(),
+            notify_after_ms: self.settings.notify_after.map(|d| d.as_millis() as u64),
         }
     }
 

@@ -143,6 +143,9 @@ pub struct AgentFile {
     /// A warning when a run's tokens pass this many thousand, and at each
     /// further 50%; never a stop.
     pub budget_k_tokens: Option<u64>,
+    /// A turn longer than this rings the bell and notifies when it ends,
+    /// as does a question waiting after it (default 10s; 0s: never).
+    pub notify_after: Option<GoDuration>,
     /// What hosted models cost, by model name (`/cost`, `/stats`).
     pub prices: Option<BTreeMap<String, Price>>,
 }

@@ -131,6 +131,8 @@ pub struct Settings {
     pub trace: bool,
     pub budget_minutes: Option<u64>,
     pub budget_k_tokens: Option<u64>,
+    /// None: never notify.
+    pub notify_after: Option<Duration>,
 }
 
 impl Settings {
@@ -498,6 +500,8 @@ pub fn resolve(
         compact_at,
         aux_model: merged.aux_model.clone(),
         prices: merged.prices.clone().unwrap_or_default(),
+        notify_after: Some(merged.notify_after.map_or(Duration::from_secs(10), |d| d.0))
+            .filter(|d| !d.is_zero()),
         budget_minutes: merged.budget_minutes.filter(|m| *m > 0),
         budget_k_tokens: merged.budget_k_tokens.filter(|k| *k > 0),
         trace: merged.trace.unwrap_or(false)
@@ -547,7 +551,8 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         prices,
         trace,
         budget_minutes,
-        budget_k_tokens
+        budget_k_tokens,
+        notify_after
     );
     if let Some(top_lsp) = top.lsp {
         // Server by server: a personal pyright setting survives an agent

@@ -70,6 +70,7 @@ pub async fn run(
     let mut printer: Printer2 =
         Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Repl, color);
     printer.set_structured(banner.structured);
+    let notify = banner.notify_after_ms;
     let ctx = banner
         .context_window
         .map(|c| format!(" · context {c}"))
@@ -145,7 +146,7 @@ pub async fn run(
                 eprintln!("mm: the agent stopped");
                 return 1;
             };
-            editor = match follow_turn(&ops, &mut events, &mut printer, editor, id).await {
+            editor = match follow_turn(&ops, &mut events, &mut printer, editor, id, notify).await {
                 Some(ed) => ed,
                 None => return 1,
             };
@@ -174,7 +175,7 @@ pub async fn run(
             eprintln!("mm: the agent stopped");
             return 1;
         };
-        editor = match follow_turn(&ops, &mut events, &mut printer, editor, id).await {
+        editor = match follow_turn(&ops, &mut events, &mut printer, editor, id, notify).await {
             Some(ed) => ed,
             None => return 1,
         };
@@ -349,7 +350,11 @@ async fn follow_turn(
     printer: &mut Printer2,
     mut editor: DefaultEditor,
     turn_op: OpId,
+    notify_after_ms: Option<u64>,
 ) -> Option<DefaultEditor> {
+    let started = std::time::Instant::now();
+    let long =
+        move || notify_after_ms.is_some_and(|limit| started.elapsed().as_millis() as u64 >= limit);
     loop {
         let ev = tokio::select! {
             ev = events.recv() => ev?,
@@ -368,11 +373,19 @@ async fn follow_turn(
                 && ev.id == turn_op
             {
                 printer.flush();
+                if long() {
+                    let secs = started.elapsed().as_secs();
+                    notify(&format!("mm: the turn ended after {secs} s"));
+                    eprintln!("mm: the turn took {secs} s");
+                }
                 return Some(editor);
             }
             printer.print(&ev.msg);
             if let AgentEvent::ApprovalRequested { request } = ev.msg {
                 printer.flush();
+                if long() {
+                    notify("mm is waiting for your answer");
+                }
                 let always = match &request.kind {
                     crate::protocol::ApprovalKind::Exec { scope, .. } => scope.clone(),
                     crate::protocol::ApprovalKind::Edit { change } => {
@@ -393,6 +406,17 @@ async fn follow_turn(
             }
         }
         printer.flush();
+    }
+}
+
+/// The bell and a desktop notification, on a terminal.
+fn notify(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr();
+    if err.is_terminal() {
+        let env = crate::clipboard::Env::detect(true);
+        let seq = crate::notify::sequence(text, crate::notify::Osc::detect(), &env);
+        let _ = err.write_all(&seq).and_then(|()| err.flush());
     }
 }
 

@@ -340,6 +340,14 @@ impl App {
         }
     }
 
+    /// The running turn has gone on longer than `notifyAfter`.
+    fn long_turn(&self) -> bool {
+        match (self.status.working_since, self.status.info.notify_after_ms) {
+            (Some(since), Some(limit)) => since.elapsed().as_millis() as u64 >= limit,
+            _ => false,
+        }
+    }
+
     /// Fans one agent event out to the panes (also what a resumed
     /// session's replay goes through).
     pub fn on_agent(&mut self, ev: AgentEvent) -> Vec<Effect> {
@@ -366,7 +374,13 @@ impl App {
             {
                 self.approval_guard = Some(Instant::now() + GUARD);
             }
-            self.effects.push(Effect::Bell);
+            // A long turn's question: the user may have looked away.
+            if self.long_turn() {
+                self.effects
+                    .push(Effect::Notify("mm is waiting for your answer".into()));
+            } else {
+                self.effects.push(Effect::Bell);
+            }
         }
         self.approvals.on_event(&ev);
         self.status.approvals_waiting = self.approvals.queue.len();
@@ -380,7 +394,17 @@ impl App {
                 self.tree.marks.clear();
                 self.diff.forget_applied();
             }
-            AgentEvent::TurnFinished { .. } => {
+            AgentEvent::TurnFinished { outcome, .. } => {
+                if self.long_turn() && self.queued.is_empty() {
+                    let secs = self
+                        .status
+                        .working_since
+                        .map_or(0, |s| s.elapsed().as_secs());
+                    self.effects.push(Effect::Notify(format!(
+                        "mm: the turn ended ({}) after {secs} s",
+                        outcome.as_str()
+                    )));
+                }
                 self.working = false;
                 self.status.working_since = None;
                 self.cancel_armed = None;

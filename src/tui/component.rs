@@ -38,6 +38,8 @@ pub enum Effect {
     Suspend,
     /// Ring the bell.
     Bell,
+    /// Ring the bell and show a desktop notification (OSC 9 / 777).
+    Notify(String),
     /// Turn mouse capture on or off.
     MouseCapture(bool),
     /// Put text on the clipboard; the app hears back through `copied`.

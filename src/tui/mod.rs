@@ -212,6 +212,13 @@ async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
                     app.dirty = true;
                 }
                 Effect::Bell => bell = true,
+                Effect::Notify(text) => {
+                    use std::io::Write;
+                    let env = crate::clipboard::Env::detect(true);
+                    let seq = crate::notify::sequence(&text, crate::notify::Osc::detect(), &env);
+                    let mut out = std::io::stdout();
+                    let _ = out.write_all(&seq).and_then(|()| out.flush());
+                }
                 Effect::MouseCapture(on) => {
                     let mut out = std::io::stdout();
                     let _ = if on {

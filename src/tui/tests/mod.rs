@@ -1021,3 +1021,59 @@ fn an_asked_agents_steps_nest_collapsed_under_its_card_and_ask_commands_join_the
             .any(|l| l.contains("/ask-with-context-triage"))
     );
 }
+
+#[test]
+fn a_long_turn_ends_with_a_notification_and_a_short_one_without() {
+    use crate::protocol::Outcome;
+    let mut r = rig();
+    let turn = |r: &mut Rig| {
+        r.app.on_agent(AgentEvent::TurnStarted {
+            turn: 1,
+            prompt: "go".into(),
+        });
+        r.app.on_agent(AgentEvent::TurnFinished {
+            turn: 1,
+            outcome: Outcome::Done,
+            answer: "ok".into(),
+            error: None,
+        })
+    };
+    // notifyAfter unset in the info: never.
+    assert!(!turn(&mut r).iter().any(|e| matches!(e, Effect::Notify(_))));
+    // notifyAfter 0 ms: every turn is long enough.
+    r.app.status.info.notify_after_ms = Some(0);
+    let fx = turn(&mut r);
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::Notify(t) if t.contains("the turn ended (done)"))),
+        "{fx:?}"
+    );
+    // A long wait: the turn would have to last an hour.
+    r.app.status.info.notify_after_ms = Some(3_600_000);
+    assert!(!turn(&mut r).iter().any(|e| matches!(e, Effect::Notify(_))));
+}
+
+#[test]
+fn a_compaction_is_a_cell_that_expands_to_its_summary() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::Compacted {
+        turn: 1,
+        replaced: 12,
+        summary: "The user wants mean fixed.\nstats.py was read.".into(),
+        tokens_before: 13000,
+        tokens_after: 3100,
+        auto: true,
+    });
+    let text = screen(&mut r, 160, 24);
+    assert!(
+        text.contains("near the window, compacted: 12 earlier messages"),
+        "{text}"
+    );
+    assert!(text.contains("~13000 → ~3100 tokens"), "{text}");
+    assert!(!text.contains("stats.py was read."), "collapsed: {text}");
+    let last = r.app.transcript.cells.len() - 1;
+    r.app.transcript.selected = Some(last);
+    r.app.transcript.toggle_selected();
+    let text = screen(&mut r, 160, 24);
+    assert!(text.contains("┊ stats.py was read."), "expanded: {text}");
+}
