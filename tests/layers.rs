@@ -28,6 +28,8 @@ const SIDEWAYS: &[(&str, &str)] = &[
     ("eval", "cli"),
     ("launch", "acp"),
     ("acp", "launch"),
+    // A notification goes through tmux and screen as the clipboard's does.
+    ("notify", "clipboard"),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {
