@@ -15,7 +15,12 @@ use support::*;
 struct LlamaServer {
     child: Child,
     url: String,
+    /// One real model at a time: five llama-servers on two cores starved
+    /// each other past a 180 s first-token timeout.
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Drop for LlamaServer {
     fn drop(&mut self) {
@@ -37,6 +42,9 @@ fn llama() -> Option<LlamaServer> {
         skip("no real model (run scripts/test)");
         return None;
     };
+    let turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -66,6 +74,7 @@ fn llama() -> Option<LlamaServer> {
     let server = LlamaServer {
         child,
         url: format!("http://127.0.0.1:{port}/v1"),
+        _turn: turn,
     };
     let start = Instant::now();
     loop {

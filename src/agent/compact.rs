@@ -154,8 +154,17 @@ impl Agent {
         for s in &mut self.turn_starts {
             *s = if *s < split { 0 } else { *s - split + 1 };
         }
-        self.compact_retry_at = 0;
         self.reset_shed();
+        // Still near the window (the newest messages alone are large): no
+        // new summary before the conversation has moved on.
+        let still_full = self
+            .context_window
+            .is_some_and(|w| tokens_after * 100 > w * u64::from(self.settings.compact_at.max(1)));
+        self.compact_retry_at = if still_full {
+            self.messages.len() + RETRY_AFTER
+        } else {
+            0
+        };
         tracing::info!(split, tokens_before, tokens_after, "compacted");
         self.bus.publish(AgentEvent::Compacted {
             turn: self.turn,

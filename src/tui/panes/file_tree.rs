@@ -349,6 +349,8 @@ impl FileTree {
             Some(TreeAction::ClearFilter) => self.clear_filter(),
             Some(TreeAction::DeleteFilter) => self.backspace(),
             None => match typed {
+                // `/` with no filter typed starts a command in the composer.
+                Some('/') if self.filter.is_empty() => return Handled::Ignored,
                 Some(c) => self.type_char(c),
                 None => return Handled::Ignored,
             },

@@ -1077,3 +1077,19 @@ fn a_compaction_is_a_cell_that_expands_to_its_summary() {
     let text = screen(&mut r, 160, 24);
     assert!(text.contains("┊ stats.py was read."), "expanded: {text}");
 }
+
+#[test]
+fn slash_in_the_tree_starts_a_command_unless_a_filter_is_typed() {
+    let mut r = rig();
+    r.app.focus = Focus::Tree;
+    r.app.on_key(key(KeyCode::Char('/')));
+    assert_eq!(r.app.focus, Focus::Composer);
+    assert_eq!(r.app.composer.text(), "/");
+    // With a filter typed, `/` is part of it (a path).
+    let mut r = rig();
+    r.app.focus = Focus::Tree;
+    r.app.on_key(key(KeyCode::Char('s')));
+    r.app.on_key(key(KeyCode::Char('/')));
+    assert_eq!(r.app.focus, Focus::Tree);
+    assert_eq!(r.app.tree.filter, "s/");
+}
