@@ -59,6 +59,28 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// A change that has landed, as a review or the net change shows it.
+    fn applied(c: &FileChange) -> Entry {
+        let mut e = Entry {
+            path: c.path.clone(),
+            kind: c.kind,
+            before: c.before.clone(),
+            after: c.after.clone(),
+            hunks: Vec::new(),
+            added: 0,
+            removed: 0,
+            state: EntryState::Applied,
+            call_id: String::new(),
+            check: None,
+            existed: c.kind != ChangeKind::Created,
+            args: String::new(),
+            tool: String::new(),
+            colours: RefCell::new(None),
+        };
+        e.recompute();
+        e
+    }
+
     fn recompute(&mut self) {
         self.hunks = diff::hunks(&self.before, &self.after, diff::CONTEXT);
         let (a, r) = diff::line_counts(&self.before, &self.after);
@@ -165,27 +187,7 @@ impl DiffPane {
             self.saved = std::mem::take(&mut self.entries);
         }
         self.entries.clear();
-        for c in changes {
-            self.entries.push(Entry {
-                path: c.path.clone(),
-                kind: c.kind,
-                before: c.before.clone(),
-                after: c.after.clone(),
-                hunks: Vec::new(),
-                added: 0,
-                removed: 0,
-                state: EntryState::Applied,
-                call_id: String::new(),
-                check: None,
-                existed: c.kind != ChangeKind::Created,
-                args: String::new(),
-                tool: String::new(),
-                colours: RefCell::new(None),
-            });
-            if let Some(e) = self.entries.last_mut() {
-                e.recompute();
-            }
-        }
+        self.entries.extend(changes.iter().map(Entry::applied));
         self.review = Some(title.to_string());
         self.selected = 0;
         self.hunk = 0;
@@ -198,29 +200,7 @@ impl DiffPane {
     /// leaves the pane saying what the tree says. Edits still streaming or
     /// waiting for an answer stay.
     pub fn set_net(&mut self, changes: &[FileChange]) {
-        let net: Vec<Entry> = changes
-            .iter()
-            .map(|c| {
-                let mut e = Entry {
-                    path: c.path.clone(),
-                    kind: c.kind,
-                    before: c.before.clone(),
-                    after: c.after.clone(),
-                    hunks: Vec::new(),
-                    added: 0,
-                    removed: 0,
-                    state: EntryState::Applied,
-                    call_id: String::new(),
-                    check: None,
-                    existed: c.kind != ChangeKind::Created,
-                    args: String::new(),
-                    tool: String::new(),
-                    colours: RefCell::new(None),
-                };
-                e.recompute();
-                e
-            })
-            .collect();
+        let net: Vec<Entry> = changes.iter().map(Entry::applied).collect();
         let list = if self.review.is_some() {
             &mut self.saved
         } else {
