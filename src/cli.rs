@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::{CommandFactory, Parser};
 
-use crate::config::{Overrides, SandboxMode};
+use crate::config::{ContextMode, Overrides, SandboxMode};
 
 #[derive(Parser, Debug, Default)]
 #[command(
@@ -126,6 +126,12 @@ pub struct Cli {
     #[arg(long)]
     pub no_harness: bool,
 
+    /// How each request is made from the conversation: compact (the whole
+    /// conversation, summarized near the window) or rebuild (recent turns,
+    /// stale file reads dropped, a session-state block); /ctx switches.
+    #[arg(long, value_name = "MODE", value_parser = parse_ctx)]
+    pub ctx: Option<ContextMode>,
+
     /// Run the eval cases in DIR (a case folder, or a folder of them); see eval/README.md.
     #[arg(long, value_name = "DIR")]
     pub eval: Option<PathBuf>,
@@ -133,6 +139,10 @@ pub struct Cli {
     /// With -eval: runs of each case.
     #[arg(long, value_name = "N")]
     pub runs: Option<u32>,
+}
+
+fn parse_ctx(s: &str) -> Result<ContextMode, String> {
+    ContextMode::parse(s).ok_or_else(|| format!("{s:?} is not a context mode (compact, rebuild)"))
 }
 
 fn parse_sandbox(s: &str) -> Result<SandboxMode, String> {
@@ -160,6 +170,7 @@ impl Cli {
             max_rounds: self.max_rounds,
             max_requests: self.max_requests,
             no_harness: self.no_harness,
+            context_mode: self.ctx,
         }
     }
 }

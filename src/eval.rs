@@ -149,10 +149,12 @@ pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
     let started = Instant::now();
     let date = jiff::Timestamp::now().to_string();
     let harness = !cli.no_harness;
+    let ctx = cli.ctx.map(|m| m.as_str());
     eprintln!(
-        "mm: eval: {} case(s) × {runs} run(s), harness {}; work trees under {}",
+        "mm: eval: {} case(s) × {runs} run(s), harness {}, context mode {}; work trees under {}",
         cases.len(),
         if harness { "on" } else { "off" },
+        ctx.unwrap_or("as configured"),
         base.display()
     );
     let mut table: Vec<(String, Vec<RunResult>)> = Vec::new();
@@ -182,13 +184,13 @@ pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
                 eprintln!("      {note}");
             }
             if let Some(path) = &out_file {
-                append_jsonl(path, &result_json(case, n, &r, &date, harness));
+                append_jsonl(path, &result_json(case, n, &r, &date, harness, ctx));
             }
             results.push(r);
         }
         table.push((case.name.clone(), results));
     }
-    let summary = summarize(&table, started.elapsed(), harness);
+    let summary = summarize(&table, started.elapsed(), harness, ctx);
     if cli.json {
         println!("{}", summary.json);
     } else {
@@ -205,7 +207,12 @@ struct Summary {
     json: Value,
 }
 
-fn summarize(table: &[(String, Vec<RunResult>)], wall: Duration, harness: bool) -> Summary {
+fn summarize(
+    table: &[(String, Vec<RunResult>)],
+    wall: Duration,
+    harness: bool,
+    ctx: Option<&str>,
+) -> Summary {
     let mut text = String::new();
     let mut cases_json = Vec::new();
     let (mut passed, mut total) = (0usize, 0usize);
@@ -232,8 +239,9 @@ fn summarize(table: &[(String, Vec<RunResult>)], wall: Duration, harness: bool) 
         100.0 * passed as f64 / total as f64
     };
     text.push_str(&format!(
-        "overall {passed}/{total} ({rate:.0}%), harness {}, {:.0}s; tokens: prompt {prompt} (cached {cached}), generated {gen_tokens}\n",
+        "overall {passed}/{total} ({rate:.0}%), harness {}{}, {:.0}s; tokens: prompt {prompt} (cached {cached}), generated {gen_tokens}\n",
         if harness { "on" } else { "off" },
+        ctx.map(|c| format!(", context mode {c}")).unwrap_or_default(),
         wall.as_secs_f64()
     ));
     Summary {
@@ -243,6 +251,7 @@ fn summarize(table: &[(String, Vec<RunResult>)], wall: Duration, harness: bool) 
             "runs": total,
             "rate": rate,
             "harness": harness,
+            "context_mode": ctx,
             "secs": wall.as_secs_f64(),
             "usage": {"prompt": prompt, "cached": cached, "completion": gen_tokens},
             "cases": cases_json,
@@ -250,7 +259,14 @@ fn summarize(table: &[(String, Vec<RunResult>)], wall: Duration, harness: bool) 
     }
 }
 
-fn result_json(case: &Case, n: u32, r: &RunResult, date: &str, harness: bool) -> Value {
+fn result_json(
+    case: &Case,
+    n: u32,
+    r: &RunResult,
+    date: &str,
+    harness: bool,
+    ctx: Option<&str>,
+) -> Value {
     json!({
         "date": date,
         "case": case.name,
@@ -266,6 +282,7 @@ fn result_json(case: &Case, n: u32, r: &RunResult, date: &str, harness: bool) ->
         "tests_passed": r.tests_passed,
         "flagged": r.flagged,
         "harness": harness,
+        "context_mode": ctx,
     })
 }
 
@@ -301,6 +318,7 @@ fn child_args(cli: &Cli, case: &Case, work: &Path) -> Vec<String> {
         ("-provider", cli.provider.clone()),
         ("-model", cli.model.clone()),
         ("-url", cli.url.clone()),
+        ("-ctx", cli.ctx.map(|m| m.as_str().to_string())),
         ("-max-requests", cli.max_requests.map(|n| n.to_string())),
         (
             "-max-rounds",

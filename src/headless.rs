@@ -120,6 +120,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
             "fence": info.fence,
             "network": info.network,
             "context_window": info.context_window,
+            "context_mode": info.context_mode,
             "requests": result.requests,
             "usage": {"prompt": usage.prompt, "cached": usage.cached, "completion": usage.completion},
             // Each request: its tokens, the time to its first token and
@@ -130,6 +131,10 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_ou
                 "completion": s.usage.completion,
                 "first_token_ms": s.first_token_ms,
                 "tokens_per_second": s.tokens_per_second,
+                // The prompt as each context mode would have sent it
+                // (estimated from its size).
+                "as_compact": s.modes.map(|m| m.0),
+                "as_rebuild": s.modes.map(|m| m.1),
             })).collect::<Vec<_>>(),
         });
         if let Some(e) = &result.error {

@@ -59,6 +59,9 @@ pub struct SessionInfo {
     /// None: never (`notifyAfter: 0s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notify_after_ms: Option<u64>,
+    /// How requests are made from the conversation: `compact` or `rebuild`.
+    #[serde(default)]
+    pub context_mode: String,
 }
 
 /// How an op ended.
@@ -177,6 +180,9 @@ pub struct RequestStats {
     pub first_token_ms: Option<u64>,
     /// Completion tokens per second, as the server measured it when it says.
     pub tokens_per_second: Option<f64>,
+    /// The prompt as each context mode would have sent it, estimated
+    /// from its size: (compact, rebuild). None for a summary request.
+    pub modes: Option<(u64, u64)>,
 }
 
 /// What a finished tool call came to.
@@ -706,6 +712,11 @@ pub enum Op {
     Stats,
     /// The session's tokens and their price (`/cost`), as a notice.
     Cost,
+    /// `/ctx [compact|rebuild]`: switch how requests are made from the
+    /// conversation (None: keep it), and say what each mode sends.
+    Ctx {
+        mode: Option<crate::config::ContextMode>,
+    },
     /// Summarize the conversation so far into one message (`/compact`),
     /// with what the summary should keep most.
     Compact {

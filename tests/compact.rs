@@ -434,3 +434,161 @@ fn the_request_prefix_stays_byte_identical_over_ten_rounds() {
         }
     }
 }
+
+/// `-ctx rebuild`: a read that a later write made stale is left out, and
+/// the session state (files changed) rides on the newest message; the
+/// same conversation in the compact mode sends the read whole. Both
+/// modes send the same first request.
+#[test]
+fn a_rebuilt_request_leaves_out_a_stale_read_and_says_what_changed() {
+    let run_mode = |mode: &str| {
+        let ws = Workspace::new();
+        let more: String = (0..30)
+            .map(|i| format!("def times_{i}(x):\n    return x * {i}\n\n"))
+            .collect();
+        ws.write(
+            "calc.py",
+            &format!("def add(a, b):\n    return a - b  # ORIGINAL\n\n{more}"),
+        );
+        let server = Server::start(vec![
+            call("c1", "read_file", json!({"path": "calc.py"})),
+            call(
+                "c2",
+                "write_file",
+                json!({"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}),
+            ),
+            text("Fixed add."),
+        ]);
+        let out = ws
+            .mm()
+            .args(["-p", "fix add in calc.py", "-json", "-no-harness"])
+            .args(["-url", &server.url(), "-ctx", mode])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let root = ws.path().display().to_string();
+        let first = server.raw_requests()[0].replace(&root, "WORKSPACE");
+        (first, server.requests(), json_result(&out))
+    };
+    let (first_r, reqs_r, json_r) = run_mode("rebuild");
+    let (first_c, reqs_c, json_c) = run_mode("compact");
+    assert_eq!(
+        first_r, first_c,
+        "the first request is the same in both modes"
+    );
+    let last_r = sent_text(&reqs_r[2]);
+    let last_c = sent_text(&reqs_c[2]);
+    assert!(last_c.contains("ORIGINAL"), "compact sends the read whole");
+    assert!(
+        !last_r.contains("ORIGINAL"),
+        "rebuild leaves the stale read out"
+    );
+    assert!(last_r.contains("file contents left out: the file changed"));
+    let newest = reqs_r[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(newest["role"], "tool");
+    let newest = newest["content"].as_str().unwrap_or("");
+    assert!(
+        newest.contains("[mm: session state]")
+            && newest.contains("files changed this session: calc.py"),
+        "{newest}"
+    );
+    assert!(!last_c.contains("[mm: session state]"));
+    // -json says the mode and what each request came to in both.
+    assert_eq!(json_r["context_mode"], "rebuild");
+    assert_eq!(json_c["context_mode"], "compact");
+    let per = json_r["per_request"].as_array().unwrap();
+    assert_eq!(per.len(), 3);
+    let (c, b) = (
+        per[2]["as_compact"].as_u64().unwrap(),
+        per[2]["as_rebuild"].as_u64().unwrap(),
+    );
+    assert!(b < c, "the rebuilt third request is smaller: {b} vs {c}");
+    assert_eq!(per[0]["as_compact"], per[0]["as_rebuild"]);
+}
+
+/// Rebuilt requests over a few turns on a small window: once the
+/// dialogue passes half the window the older turns are left out, the
+/// state block names the session's first request, and nothing is
+/// summarized.
+#[test]
+fn rebuilt_requests_leave_older_turns_out_and_keep_the_first_request() {
+    let ws = workspace();
+    let turn = |prompt: &str, replies: Vec<Reply>| {
+        let server = Server::start(replies);
+        let mut cmd = ws.mm();
+        cmd.args([
+            "agent.yaml",
+            "-p",
+            prompt,
+            "-json",
+            "-no-harness",
+            "-ctx",
+            "rebuild",
+        ]);
+        if !ws.sessions().is_empty() {
+            cmd.args(["-resume", "last"]);
+        }
+        let out = cmd.args(["-url", &server.url()]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        server.requests()
+    };
+    turn(
+        "Does the first notes file mention zebras?",
+        vec![
+            call("c1", "read_file", json!({"path": "notes1.txt"})),
+            text("Yes, zebras."),
+        ],
+    );
+    let reqs = turn(
+        "And the second one?",
+        vec![
+            call("c2", "read_file", json!({"path": "notes2.txt"})),
+            text("No zebras there."),
+        ],
+    );
+    assert!(
+        reqs.iter().all(|r| !is_summary_request(r)),
+        "nothing summarized"
+    );
+    let last = sent_text(reqs.last().unwrap());
+    assert!(!last.contains("one line 5:"), "the first turn is left out");
+    assert!(last.contains("two line 5:"), "the running turn is whole");
+    assert!(
+        last.contains(
+            "the session began with this request: Does the first notes file mention zebras?"
+        ),
+        "{last}"
+    );
+    assert!(!log_records(&ws).iter().any(|r| r["type"] == "compacted"));
+}
+
+/// `/ctx` in the REPL: says the mode and both modes' figures, switches,
+/// and refuses a mode it does not know; `/stats` compares them.
+#[test]
+fn slash_ctx_says_and_switches_the_mode() {
+    let ws = Workspace::new();
+    let server = Server::start(vec![text("Noted."), text("Again.")]);
+    let mut t = Term::start(&ws, &["-url", &server.url(), "-no-harness"]);
+    t.expect("context");
+    t.send("Remember the number 42.\r");
+    t.expect("Noted.");
+    t.send("/ctx\r");
+    t.expect("context mode: compact; the next request ~");
+    t.expect("as rebuild");
+    t.send("/ctx rebuild\r");
+    t.expect("context mode: rebuild (was compact)");
+    t.send("/ctx sideways\r");
+    t.expect("/ctx takes compact or rebuild, not sideways");
+    t.send("And again.\r");
+    t.expect("Again.");
+    t.send("/stats\r");
+    t.expect("context mode: rebuild");
+    t.expect("turn 2 (1 request): sent");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}

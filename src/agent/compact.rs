@@ -275,9 +275,11 @@ impl Agent {
                             first_token_ms: streamed.first_token_ms,
                             ms: started.elapsed().as_millis() as u64,
                             stopped: None,
+                            as_compact: None,
+                            as_rebuild: None,
                         })
                         .map_err(|e| e.to_string())?;
-                    self.record_usage(&streamed);
+                    self.record_usage(&streamed, None);
                     if streamed.reply.truncated() {
                         return Err(format!(
                             "the summary was cut by the token limit ({cap} tokens)"
@@ -345,7 +347,7 @@ impl Agent {
     }
 
     /// Tokens a request with these messages (and the tools) would send.
-    fn tokens_of(&self, messages: &[Message]) -> u64 {
+    pub(super) fn tokens_of(&self, messages: &[Message]) -> u64 {
         let body = llm::build_body(&self.chat_request(messages, true));
         (body.to_string().len() as f64 / self.bytes_per_token).round() as u64
     }

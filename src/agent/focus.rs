@@ -344,7 +344,7 @@ impl Agent {
             .stream_chat(&body, &self.budget, cancel, &mut |_| {})
             .await
             .ok()?;
-        self.record_usage(&streamed);
+        self.record_usage(&streamed, None);
         (!streamed.reply.truncated()).then_some(streamed.reply.content)
     }
 

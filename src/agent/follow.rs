@@ -132,6 +132,7 @@ impl Agent {
         st.checked_at = Some(0);
         let (passed, summary) = (report.passed, report.summary.clone());
         // Set first: a fix mm makes below runs the checks again.
+        self.last_check = Some(report.clone());
         st.tests = Some(report);
         let text = match passed {
             Some(true) => {
@@ -682,6 +683,7 @@ impl Agent {
             let out = self.harness_run(st, &command, cancel).await;
             let report = self.report_of(&command, &out, attempts);
             let passed = report.passed;
+            self.last_check = Some(report.clone());
             st.tests = Some(report);
             if passed != Some(true) {
                 return Some((command, out));

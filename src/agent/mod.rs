@@ -16,6 +16,7 @@ mod follow;
 pub mod harness;
 mod progress;
 pub mod prompt;
+mod rebuild;
 pub mod recover;
 pub mod service;
 mod session_ops;
@@ -158,6 +159,15 @@ pub struct Agent {
     /// When this run began (`budgetMinutes`), and the budgets' next levels.
     started: std::time::Instant,
     budgets: stats::Budgets,
+    /// How requests are made from the conversation (`/ctx` switches).
+    ctx_mode: crate::config::ContextMode,
+    /// Rebuilt requests begin at this message (0: at the first).
+    rebuild_from: usize,
+    /// Tool calls that went through (`Ok`), by id: a write among them
+    /// makes earlier reads of its file stale.
+    ok_calls: std::collections::HashSet<String>,
+    /// The last check mm ran (the tests, the request's command).
+    last_check: Option<crate::protocol::TestReport>,
 }
 
 /// What one request came to, short of an error that ends the turn.
@@ -222,6 +232,15 @@ impl Agent {
             .and_then(|s| structured::Answers::new(s));
         let mut messages = vec![Message::system(system)];
         messages.extend(parts.history);
+        let ctx_mode = parts.settings.context_mode;
+        // A resumed session's calls that went through, from its log.
+        let ok_calls = if parts.resumed {
+            crate::session::read_records(parts.tools.sandbox.root(), parts.log.id())
+                .map(|(_, r)| crate::session::ok_calls(&r))
+                .unwrap_or_default()
+        } else {
+            Default::default()
+        };
         Self {
             settings: parts.settings,
             model: parts.model,
@@ -254,6 +273,10 @@ impl Agent {
             trace_failed: false,
             started: std::time::Instant::now(),
             budgets: stats::Budgets::default(),
+            ctx_mode,
+            rebuild_from: 0,
+            ok_calls,
+            last_check: None,
         }
     }
 
@@ -275,6 +298,7 @@ impl Agent {
             model: self.model.clone(),
             base_url: self.client.base_url(),
             context_window: self.context_window,
+            context_mode: self.ctx_mode.as_str().to_string(),
             sandbox: sandbox.describe(),
             sandbox_mode: sandbox.mode().as_str().to_string(),
             fence: sandbox.fence().name().to_string(),
@@ -393,6 +417,9 @@ impl Agent {
 
     fn push_with(&mut self, msg: Message, status: Option<ToolStatus>) -> Result<(), SessionError> {
         self.log.append_message(&msg, status)?;
+        if let (Some(ToolStatus::Ok), Some(id)) = (status, &msg.tool_call_id) {
+            self.ok_calls.insert(id.clone());
+        }
         self.messages.push(msg);
         Ok(())
     }
@@ -914,6 +941,9 @@ impl Agent {
         with_tools: bool,
         cancel: &CancellationToken,
     ) -> Result<Streamed, Stop> {
+        // Rebuilt requests leave older turns out first: compaction is for
+        // what is still too large after that.
+        self.advance_rebuild();
         if self.wants_compaction() && !cancel.is_cancelled() {
             self.auto_compact(cancel).await;
         }
@@ -974,11 +1004,13 @@ impl Agent {
         with_tools: bool,
         cancel: &CancellationToken,
     ) -> Result<Sent, Stop> {
+        self.advance_rebuild();
         let body = {
             let view = self.view();
             llm::build_body(&self.chat_request(&view, with_tools))
         };
         let body_bytes = body.to_string().len();
+        let (as_compact, as_rebuild) = self.both_modes();
         // The gauge counts the request being sent, not the last one.
         self.bus.publish(AgentEvent::Context {
             tokens: (body_bytes as f64 / self.bytes_per_token).round() as u64,
@@ -1126,11 +1158,13 @@ impl Agent {
                 first_token_ms,
                 ms: started.elapsed().as_millis() as u64,
                 stopped: runaway.clone(),
+                as_compact: Some(as_compact),
+                as_rebuild: Some(as_rebuild),
             })?;
         }
         match result {
             Ok(streamed) => {
-                self.record_usage(&streamed);
+                self.record_usage(&streamed, Some((as_compact, as_rebuild)));
                 if let Some(u) = streamed.reply.usage {
                     self.calibrate(body_bytes, u.prompt);
                 }
@@ -1181,7 +1215,7 @@ impl Agent {
     }
 
     /// Adds a reply's usage to the turn's and tells the front ends.
-    fn record_usage(&mut self, streamed: &Streamed) {
+    fn record_usage(&mut self, streamed: &Streamed, modes: Option<(u64, u64)>) {
         let usage = streamed.reply.usage.unwrap_or_default();
         self.usage.add(&usage);
         self.check_budgets();
@@ -1191,6 +1225,7 @@ impl Agent {
                 usage,
                 first_token_ms: streamed.first_token_ms,
                 tokens_per_second: streamed.tokens_per_second(),
+                modes,
             },
             context_used: usage.prompt + usage.completion,
         });

@@ -164,6 +164,7 @@ pub fn spawn(
                 | Op::Undo
                 | Op::Stats
                 | Op::Cost
+                | Op::Ctx { .. }
                 | Op::Export { .. }) => queue(Work::Git(op)),
             }
         }
@@ -323,6 +324,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::Undo => agent.undo().await,
         Op::Stats => agent.stats(),
         Op::Cost => agent.cost(),
+        Op::Ctx { mode } => agent.ctx(mode),
         Op::Export { path } => agent.export(path).await,
         _ => {}
     }

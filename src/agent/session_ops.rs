@@ -335,6 +335,8 @@ impl Agent {
         self.turn = self.turn_starts.len() as u64;
         self.checkpoints = session::checkpoints(&records);
         self.made = session::made(&records);
+        self.ok_calls = session::ok_calls(&records);
+        self.last_check = None;
         self.edits.clear();
         self.reset_shed();
         self.resumed = true;

@@ -13,6 +13,8 @@ pub(super) struct Req {
     pub usage: Usage,
     pub first_token_ms: Option<u64>,
     pub ms: u64,
+    /// Estimated prompt tokens as (compact, rebuild).
+    pub modes: Option<(u64, u64)>,
 }
 
 /// Sums over some requests.
@@ -95,8 +97,11 @@ pub(super) fn requests(records: &[Record]) -> Vec<Req> {
                 completion,
                 first_token_ms,
                 ms,
+                as_compact,
+                as_rebuild,
                 ..
             } => Some(Req {
+                modes: as_compact.zip(*as_rebuild),
                 turn: *turn,
                 usage: Usage {
                     prompt: *prompt,
@@ -109,6 +114,47 @@ pub(super) fn requests(records: &[Record]) -> Vec<Req> {
             _ => None,
         })
         .collect()
+}
+
+/// Turns shown in the per-turn comparison of the context modes.
+const TURNS_COMPARED: usize = 8;
+
+/// Each mode's estimated prompt tokens, turn by turn (the last few) and
+/// over the session, from the requests that recorded them.
+pub(super) fn modes_words(reqs: &[Req]) -> Option<String> {
+    let mut turns: Vec<(u64, u32, u64, u64, u64)> = Vec::new();
+    for r in reqs {
+        let Some((c, b)) = r.modes else { continue };
+        match turns.last_mut() {
+            Some(t) if t.0 == r.turn => {
+                t.1 += 1;
+                t.2 += r.usage.prompt;
+                t.3 += c;
+                t.4 += b;
+            }
+            _ => turns.push((r.turn, 1, r.usage.prompt, c, b)),
+        }
+    }
+    if turns.is_empty() {
+        return None;
+    }
+    let (c, b): (u64, u64) = turns.iter().fold((0, 0), |a, t| (a.0 + t.3, a.1 + t.4));
+    let verdict = match c.cmp(&b) {
+        std::cmp::Ordering::Greater => format!("rebuild ~{}% fewer", (c - b) * 100 / c.max(1)),
+        std::cmp::Ordering::Less => format!("compact ~{}% fewer", (b - c) * 100 / b.max(1)),
+        std::cmp::Ordering::Equal => "the same".into(),
+    };
+    let mut text = format!(
+        "prompt tokens per mode (estimated from each request's size): this session ~{c} as compact, ~{b} as rebuild ({verdict})"
+    );
+    let skip = turns.len().saturating_sub(TURNS_COMPARED);
+    for (turn, n, sent, c, b) in &turns[skip..] {
+        text.push_str(&format!(
+            "\n  turn {turn} ({n} request{}): sent {sent} · as compact ~{c} · as rebuild ~{b}",
+            if *n == 1 { "" } else { "s" }
+        ));
+    }
+    Some(text)
 }
 
 /// Dollars for `usage` at `price`.
@@ -240,8 +286,41 @@ impl Agent {
             )),
             None => text.push_str(&format!("\nthe next request ~{next} tokens")),
         }
+        text.push_str(&format!(
+            "\ncontext mode: {} (/ctx compact|rebuild switches)",
+            self.ctx_mode.as_str()
+        ));
+        if let Some(modes) = modes_words(&reqs) {
+            text.push('\n');
+            text.push_str(&modes);
+        }
         text.push('\n');
         text.push_str(&self.cost_words(&all.usage));
+        self.notice(Level::Info, text);
+    }
+
+    /// `/ctx [mode]`: switches the context mode (when given) and says
+    /// what the next request and the session's turns come to in each.
+    pub fn ctx(&mut self, mode: Option<crate::config::ContextMode>) {
+        let mut text = match mode {
+            Some(m) if m != self.ctx_mode => {
+                let was = self.ctx_mode;
+                self.ctx_mode = m;
+                self.reset_rebuild();
+                self.advance_rebuild();
+                self.publish_context();
+                format!("context mode: {} (was {})", m.as_str(), was.as_str())
+            }
+            _ => format!("context mode: {}", self.ctx_mode.as_str()),
+        };
+        let (c, b) = self.both_modes();
+        text.push_str(&format!(
+            "; the next request ~{c} tokens as compact, ~{b} as rebuild"
+        ));
+        if let Some(modes) = modes_words(&self.logged_requests()) {
+            text.push('\n');
+            text.push_str(&modes);
+        }
         self.notice(Level::Info, text);
     }
 
@@ -267,6 +346,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn modes_are_compared_turn_by_turn() {
+        let req = |turn, prompt, modes| Req {
+            turn,
+            usage: Usage {
+                prompt,
+                ..Usage::default()
+            },
+            modes,
+            ..Req::default()
+        };
+        let reqs = [
+            req(1, 900, Some((1000, 1000))),
+            req(2, 2000, Some((2000, 1200))),
+            req(2, 2100, Some((2100, 1300))),
+            req(2, 50, None),
+        ];
+        let text = modes_words(&reqs).unwrap_or_default();
+        assert!(
+            text.contains("~5100 as compact, ~3500 as rebuild (rebuild ~31% fewer)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("turn 2 (2 requests): sent 4100 · as compact ~4100 · as rebuild ~2500"),
+            "{text}"
+        );
+        assert_eq!(modes_words(&[req(1, 5, None)]), None);
+    }
+
+    #[test]
     fn sums_say_the_cache_share_and_both_speeds() {
         let reqs = [
             Req {
@@ -278,6 +386,7 @@ mod tests {
                 },
                 first_token_ms: Some(2000),
                 ms: 7000,
+                modes: Some((1000, 700)),
             },
             Req {
                 turn: 1,
@@ -288,6 +397,7 @@ mod tests {
                 },
                 first_token_ms: None,
                 ms: 1000,
+                modes: None,
             },
         ];
         let s = Sum::of(&reqs);

@@ -83,6 +83,27 @@ pub(super) fn advice(requested: Option<u64>, window: Option<u64>, said: &str) ->
 impl super::Agent {
     /// The conversation as the next request sends it.
     pub(super) fn view(&self) -> Cow<'_, [Message]> {
+        match self.ctx_mode {
+            crate::config::ContextMode::Rebuild => Cow::Owned(self.rebuilt()),
+            crate::config::ContextMode::Compact => self.plain_view(),
+        }
+    }
+
+    /// Where requests begin after overflows left turns out (0: nowhere).
+    pub(super) fn shed_from(&self) -> usize {
+        self.shed.from
+    }
+
+    /// What the message at `i` is sent as when an overflow left it out.
+    pub(super) fn shed_placeholder(&self, i: usize) -> Option<String> {
+        self.shed
+            .elided
+            .contains(&i)
+            .then(|| placeholder(self.messages[i].text().len()))
+    }
+
+    /// The whole conversation, less what overflows left out.
+    pub(super) fn plain_view(&self) -> Cow<'_, [Message]> {
         if self.shed.is_empty() {
             return Cow::Borrowed(&self.messages);
         }
@@ -282,6 +303,7 @@ impl super::Agent {
     /// Forgets what was left out: the conversation changed under it.
     pub(super) fn reset_shed(&mut self) {
         self.shed = Shed::default();
+        self.reset_rebuild();
     }
 }
 

@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::duration;
 
@@ -37,6 +37,36 @@ impl SandboxMode {
             SandboxMode::ReadOnly => "read-only",
             SandboxMode::Workspace => "workspace",
             SandboxMode::Full => "full",
+        }
+    }
+}
+
+/// How each request is made from the conversation (`contextMode`, `/ctx`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContextMode {
+    /// The whole conversation, compacted into a summary near the window.
+    #[default]
+    Compact,
+    /// Rebuilt for each request: the recent turns without stale file
+    /// reads, and a session-state block (files changed, the last check,
+    /// earlier requests).
+    Rebuild,
+}
+
+impl ContextMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "compact" => Some(ContextMode::Compact),
+            "rebuild" => Some(ContextMode::Rebuild),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContextMode::Compact => "compact",
+            ContextMode::Rebuild => "rebuild",
         }
     }
 }
@@ -132,6 +162,9 @@ pub struct AgentFile {
     /// Compact the conversation when the next request would fill this
     /// share of the window, in percent (default 80; 0: never on its own).
     pub compact_at: Option<u32>,
+    /// How requests are made from the conversation: `compact` (default)
+    /// or `rebuild`.
+    pub context_mode: Option<ContextMode>,
     /// The model (on the same server) that writes compaction summaries.
     pub aux_model: Option<String>,
     /// Every request and response to `.mm/traces/<session>/` (the Go mm's

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use file::{AgentFile, ConfigError, SandboxMode, SubAgentRef};
+pub use file::{AgentFile, ConfigError, ContextMode, SandboxMode, SubAgentRef};
 pub use provider::{ProviderInfo, ProviderKind};
 
 /// Default completion cap for local servers. llama-server has no cap of its
@@ -38,6 +38,8 @@ pub struct Overrides {
     pub max_requests: Option<u32>,
     /// `-no-harness`.
     pub no_harness: bool,
+    /// `-ctx compact|rebuild`.
+    pub context_mode: Option<file::ContextMode>,
 }
 
 /// The environment that carries an asker's limits to the agent it asks:
@@ -123,6 +125,8 @@ pub struct Settings {
     pub harness: bool,
     /// Compact at this share of the window, in percent (0: only `/compact`).
     pub compact_at: u32,
+    /// `contextMode` / `-ctx`: how requests are made from the conversation.
+    pub context_mode: file::ContextMode,
     pub aux_model: Option<String>,
     /// Dollars per million tokens, by model.
     pub prices: BTreeMap<String, file::Price>,
@@ -498,6 +502,10 @@ pub fn resolve(
         verify_attempts: merged.verify_attempts.unwrap_or(3),
         harness: !flags.no_harness && merged.harness.unwrap_or(true),
         compact_at,
+        context_mode: flags
+            .context_mode
+            .or(merged.context_mode)
+            .unwrap_or_default(),
         aux_model: merged.aux_model.clone(),
         prices: merged.prices.clone().unwrap_or_default(),
         notify_after: Some(merged.notify_after.map_or(Duration::from_secs(10), |d| d.0))
@@ -547,6 +555,7 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         verify_attempts,
         harness,
         compact_at,
+        context_mode,
         aux_model,
         prices,
         trace,

@@ -23,6 +23,7 @@ Commands:
   /stats      requests, tokens, cache share, speeds of the session, its last turn and request
   /cost       the session's tokens and what they cost
   /compact [F] summarize the conversation so far into one message (F: what to keep above all)
+  /ctx [M]    how requests are made (M: compact or rebuild) and what each mode sends
   /commit     commit the session's changes with a message the model writes
   /copy [N]   copy the last answer (N: the N-th counting back) to the clipboard
   /export [P] write the session as Markdown to P (default .mm/exports/mm-<session>.md; .jsonl: events)
@@ -220,6 +221,23 @@ async fn slash(
         "diff" => super::git_cmds::diff(ops, events).await,
         "commit" => editor = super::git_cmds::commit(ops, events, editor).await,
         "undo" => super::git_cmds::undo(ops, events).await,
+        "ctx" => match arg
+            .filter(|a| !a.is_empty())
+            .map(|a| (a, crate::config::ContextMode::parse(a)))
+        {
+            Some((a, None)) => println!(
+                "/ctx takes compact or rebuild, not {}",
+                crate::untrusted::displayable(a)
+            ),
+            parsed => {
+                let mode = parsed.and_then(|(_, m)| m);
+                for ev in super::git_cmds::events_of(ops, events, Op::Ctx { mode }).await {
+                    if let AgentEvent::Notice { text, .. } = ev {
+                        println!("{}", crate::untrusted::displayable(&text));
+                    }
+                }
+            }
+        },
         "stats" | "cost" => {
             let op = if name == "cost" { Op::Cost } else { Op::Stats };
             for ev in super::git_cmds::events_of(ops, events, op).await {

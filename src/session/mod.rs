@@ -67,6 +67,12 @@ pub enum Record {
         ms: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stopped: Option<String>,
+        /// The request's prompt tokens as each context mode would have
+        /// sent it, estimated from its size (`/ctx` and `/stats` compare).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        as_compact: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        as_rebuild: Option<u64>,
     },
     /// Something mm did to the log itself (a repair on resume).
     Note {
@@ -335,6 +341,21 @@ impl SessionLog {
 /// summary, index 0).
 pub fn conversation(records: &[Record]) -> (Vec<Message>, Vec<usize>) {
     build(records, true)
+}
+
+/// The ids of the tool calls that went through (`Ok`).
+pub fn ok_calls(records: &[Record]) -> std::collections::HashSet<String> {
+    records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Message {
+                message,
+                status: Some(ToolStatus::Ok),
+                ..
+            } => message.tool_call_id.clone(),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Every message recorded, compactions not applied, and the turn starts

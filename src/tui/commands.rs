@@ -44,6 +44,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "summarize the conversation so far (/compact FOCUS: what to keep)",
     ),
     (
+        "/ctx",
+        "how requests are made: /ctx compact | rebuild; what each sends",
+    ),
+    (
         "/copy",
         "copy the last answer (/copy N: the N-th counting back)",
     ),
@@ -152,6 +156,16 @@ impl App {
             "/cost" => {
                 self.submit(Op::Cost);
             }
+            "/ctx" => match arg.map(|a| (a, crate::config::ContextMode::parse(a))) {
+                Some((a, None)) => self.flash(format!(
+                    "/ctx takes compact or rebuild, not {}",
+                    crate::untrusted::displayable(a)
+                )),
+                parsed => {
+                    let mode = parsed.and_then(|(_, m)| m);
+                    self.submit(Op::Ctx { mode });
+                }
+            },
             "/compact" => {
                 let focus = line
                     .trim()

@@ -904,6 +904,7 @@ fn a_narrow_status_bar_drops_whole_figures_least_needed_first() {
     r.app.on_agent(AgentEvent::Usage {
         turn: 1,
         stats: RequestStats {
+            modes: None,
             usage: crate::protocol::Usage {
                 prompt: 3300,
                 cached: 1000,
