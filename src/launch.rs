@@ -171,7 +171,7 @@ pub async fn run(cli: Cli) -> i32 {
         replay,
         root,
         ..
-    } = match open_session(&rt, &root, cli.resume.as_deref(), unattended) {
+    } = match open_session(&rt, &root, cli.resume.as_deref(), unattended).await {
         Ok(o) => o,
         Err((code, msg)) => {
             eprintln!("mm: {msg}");
@@ -278,7 +278,7 @@ pub struct Opened {
 
 /// Opens a session in `root` (new, or `resume`d: `last` or an id) and
 /// starts its service. Errors carry the exit code (2: the workspace).
-pub fn open_session(
+pub async fn open_session(
     rt: &Runtime,
     root: &std::path::Path,
     resume: Option<&str>,
@@ -366,6 +366,11 @@ pub fn open_session(
                 Some(root.join(".mm").join("lsp.log")),
             )
             .fenced(tool_env.sandbox.clone()),
+        ));
+    }
+    if !settings.mcp_servers.is_empty() && settings.bash_tool | settings.edit_tools {
+        tool_env.mcp = Some(Arc::new(
+            crate::mcp::McpServers::start(&settings.mcp_servers, &tool_env.sandbox).await,
         ));
     }
     if !settings.sub_agents.is_empty() {

@@ -16,6 +16,7 @@ pub mod headless;
 pub mod launch;
 pub mod llm;
 pub mod lsp;
+pub mod mcp;
 pub mod mmdir;
 pub mod notify;
 pub mod paths;

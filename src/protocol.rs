@@ -712,6 +712,8 @@ pub enum Op {
     Stats,
     /// The session's tokens and their price (`/cost`), as a notice.
     Cost,
+    /// `/mcp`: the MCP servers, how each stands, and their tools.
+    Mcp,
     /// `/ctx [compact|rebuild]`: switch how requests are made from the
     /// conversation (None: keep it), and say what each mode sends.
     Ctx {

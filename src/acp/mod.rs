@@ -127,7 +127,7 @@ fn agent(
                         responder: Responder<NewSessionResponse>,
                         cx: ConnectionTo<Client>| {
                 let root = workspace(&s2, &req.cwd);
-                match start(&s2, &root, None, &cx) {
+                match start(&s2, &root, None, &cx).await {
                     Ok((id, live)) => {
                         responder.respond(NewSessionResponse::new(id.clone()))?;
                         offer_commands(&cx, &id, &live);
@@ -161,7 +161,7 @@ fn agent(
                             .data(format!("no session {id}")),
                     );
                 }
-                match start(&s3, &root, Some(&id), &cx) {
+                match start(&s3, &root, Some(&id), &cx).await {
                     Ok((id, live)) => {
                         responder.respond(LoadSessionResponse::new())?;
                         offer_commands(&cx, &id, &live);
@@ -389,7 +389,7 @@ fn mention(uri: &str, root: &std::path::Path) -> String {
 }
 
 /// Opens (or resumes) a session and starts pumping its events to the client.
-fn start(
+async fn start(
     st: &Shared,
     root: &std::path::Path,
     resume: Option<&str>,
@@ -404,7 +404,9 @@ fn start(
         replay,
         tools,
         ..
-    } = open_session(&st.rt, root, resume, false).map_err(|(_, m)| m)?;
+    } = open_session(&st.rt, root, resume, false)
+        .await
+        .map_err(|(_, m)| m)?;
     let id = info.session.clone();
     if st.client_reads.load(std::sync::atomic::Ordering::SeqCst) {
         let _ = tools.editor.set(Arc::new(Editor {

@@ -46,7 +46,7 @@ pub fn check_calls(calls: &[ToolCall], specs: &[ToolSpec]) -> Vec<Checked> {
                 return Checked::Invalid("the call has no tool name".into());
             }
             let Some(spec) = specs.iter().find(|s| s.name == c.name) else {
-                let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
+                let names: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();
                 // The write tools are left out of a read-only session.
                 if matches!(c.name.as_str(), "write_file" | "edit_file")
                     && names.contains(&"read_file")

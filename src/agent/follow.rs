@@ -1121,7 +1121,7 @@ impl Agent {
             )));
         }
         if !st.reasked && st.used_tools {
-            let names: Vec<&str> = self.specs.iter().map(|s| s.name).collect();
+            let names: Vec<&str> = self.specs.iter().map(|s| s.name.as_ref()).collect();
             if harness::talks_about_tools(&st.answer, &names) {
                 st.reasked = true;
                 self.tell(

@@ -216,6 +216,9 @@ impl Agent {
         if let Some(a) = &parts.tools.ask {
             specs.push(tools::ask::spec(&a.agents));
         }
+        if let Some(m) = &parts.tools.mcp {
+            specs.extend(m.specs(parts.context_window));
+        }
         let system = prompt::system_prompt(
             &parts.settings,
             &prompt::PromptEnv {
@@ -321,6 +324,18 @@ impl Agent {
             .publish(AgentEvent::SessionStarted { info: self.info() });
         if let Some(note) = self.window_note.take() {
             self.notice(Level::Warning, note);
+        }
+        if let Some(m) = self.tools.mcp.clone() {
+            for (warning, text) in m.take_notices() {
+                let level = if warning { Level::Warning } else { Level::Info };
+                self.notice(level, text);
+            }
+            if crate::mcp::McpServers::trims(self.context_window) && !m.specs(None).is_empty() {
+                self.notice(
+                    Level::Info,
+                    "MCP tool descriptions are cut to their first sentence for this small window (every request carries them)",
+                );
+            }
         }
         if let Some(warning) = self.fixed_weight_warning() {
             self.notice(Level::Warning, warning);
@@ -438,6 +453,11 @@ impl Agent {
         };
         self.task = prompt.to_string();
         self.tool_warnings.clear();
+        // A dead MCP server's tools are no longer offered.
+        if let Some(m) = self.tools.mcp.clone() {
+            self.specs
+                .retain(|s| m.find(&s.name).is_none() || m.alive(&s.name));
+        }
         let usage_before = self.usage;
         let requests_before = self.budget.used();
         self.checkpoint(crate::git::Kind::Turn, prompt).await;
@@ -1252,7 +1272,7 @@ impl Agent {
             })
             .collect();
         if calls.is_empty() && !truncated && !self.specs.is_empty() {
-            let names: Vec<&str> = self.specs.iter().map(|s| s.name).collect();
+            let names: Vec<&str> = self.specs.iter().map(|s| s.name.as_ref()).collect();
             if let Some(r) = recover::fenced_call(&content, &names) {
                 self.notice(
                     Level::Info,

@@ -112,6 +112,12 @@ pub fn system_prompt(settings: &Settings, env: &PromptEnv<'_>) -> String {
             "{{sandbox}}",
             &sandbox_line(settings.sandbox, env, settings.bash_tool),
         );
+    let prefer = crate::mcp::prefer_lines(&settings.mcp_servers);
+    if !prefer.is_empty() {
+        prompt.push_str("\nMCP servers:\n");
+        prompt.push_str(&prefer.join("\n"));
+        prompt.push('\n');
+    }
     if let Some(agents) = agents_md(env.root) {
         prompt.push_str("\nProject instructions (AGENTS.md):\n");
         prompt.push_str(&agents);

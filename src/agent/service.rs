@@ -165,6 +165,7 @@ pub fn spawn(
                 | Op::Stats
                 | Op::Cost
                 | Op::Ctx { .. }
+                | Op::Mcp
                 | Op::Export { .. }) => queue(Work::Git(op)),
             }
         }
@@ -325,6 +326,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::Stats => agent.stats(),
         Op::Cost => agent.cost(),
         Op::Ctx { mode } => agent.ctx(mode),
+        Op::Mcp => agent.mcp_status(),
         Op::Export { path } => agent.export(path).await,
         _ => {}
     }

@@ -299,6 +299,15 @@ impl Agent {
         self.notice(Level::Info, text);
     }
 
+    /// `/mcp`: the MCP servers and their tools, as a notice.
+    pub fn mcp_status(&self) {
+        let text = match &self.tools.mcp {
+            Some(m) => m.describe(),
+            None => "no MCP servers (mcpServers in the config or the agent file adds them)".into(),
+        };
+        self.notice(Level::Info, text);
+    }
+
     /// `/ctx [mode]`: switches the context mode (when given) and says
     /// what the next request and the session's turns come to in each.
     pub fn ctx(&mut self, mode: Option<crate::config::ContextMode>) {

@@ -154,7 +154,7 @@ impl super::Agent {
         let mut tools: Vec<(u64, &str)> = self
             .specs
             .iter()
-            .map(|s| (tokens(s.to_wire().to_string().len()), s.name))
+            .map(|s| (tokens(s.to_wire().to_string().len()), s.name.as_ref()))
             .collect();
         tools.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
         let heaviest: Vec<String> = tools

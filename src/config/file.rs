@@ -96,6 +96,54 @@ pub struct SubAgentRef {
     pub yolo: Option<bool>,
 }
 
+/// What an MCP tool may do without asking (`permission`, `tools`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum McpPermission {
+    Allow,
+    #[default]
+    Ask,
+    Deny,
+}
+
+/// An MCP server (`mcpServers`; the Go agent's `mcp_servers` too): a
+/// command started over stdio, or a streamable-HTTP url.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct McpServerFile {
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Set for the command, `${VAR}` expanded from mm's environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// The command's folder, inside the workspace (default: its root).
+    pub cwd: Option<String>,
+    pub url: Option<String>,
+    /// Sent with every HTTP request, `${VAR}` expanded.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Tools keep their own names instead of `server__tool`.
+    #[serde(default, alias = "no_prefix")]
+    pub no_prefix: bool,
+    /// The system prompt says to prefer this server's tools.
+    #[serde(default)]
+    pub prefer: bool,
+    /// The words of that line.
+    #[serde(alias = "prefer_hint")]
+    pub prefer_hint: Option<String>,
+    /// Every tool's permission (default `ask`).
+    pub permission: Option<McpPermission>,
+    /// Per tool, by the server's name for it.
+    #[serde(default)]
+    pub tools: BTreeMap<String, McpPermission>,
+    /// Seconds a call may take (default 120).
+    #[serde(alias = "timeout_sec")]
+    pub timeout_sec: Option<u64>,
+    /// `false` keeps the server configured but not started.
+    pub enabled: Option<bool>,
+}
+
 /// How the agent introduces itself to an ACP client.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -128,6 +176,9 @@ pub struct AgentFile {
     pub yolo: Option<bool>,
     pub sandbox: Option<SandboxMode>,
     pub mm_configs: Option<BTreeMap<String, SubAgentRef>>,
+    /// MCP servers whose tools join mm's (`mcp_servers`: the Go agent's key).
+    #[serde(alias = "mcp_servers")]
+    pub mcp_servers: Option<BTreeMap<String, McpServerFile>>,
     pub acp: Option<AcpInfo>,
     pub max_turns: Option<u32>,
     pub max_requests: Option<u32>,

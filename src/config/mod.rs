@@ -107,6 +107,8 @@ pub struct Settings {
     /// Completion cap sent as `max_tokens` unless `sampling` sets one.
     pub max_tokens: Option<u64>,
     pub sub_agents: BTreeMap<String, SubAgent>,
+    /// MCP servers to start (those with `enabled: false` left out).
+    pub mcp_servers: BTreeMap<String, file::McpServerFile>,
     /// Ask before file changes when someone can answer.
     pub approve_edits: bool,
     pub theme: String,
@@ -431,6 +433,24 @@ pub fn resolve(
             yolo = false;
         }
     }
+    let mut mcp_servers = merged.mcp_servers.clone().unwrap_or_default();
+    mcp_servers.retain(|_, s| s.enabled != Some(false));
+    for (name, s) in &mcp_servers {
+        if s.command.is_some() == s.url.is_some() {
+            return Err(err(format!(
+                "mcpServers.{name}: give either command (a server over stdio) or url (streamable HTTP)"
+            )));
+        }
+        if name.is_empty()
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        {
+            return Err(err(format!(
+                "mcpServers: {name:?} is not a server name (letters, digits, - and _)"
+            )));
+        }
+    }
     let compact_at = merged.compact_at.unwrap_or(80);
     if compact_at > 95 {
         return Err(err(format!(
@@ -484,6 +504,7 @@ pub fn resolve(
         context_window: merged.context_window,
         max_tokens,
         sub_agents,
+        mcp_servers,
         approve_edits: merged.approve_edits.unwrap_or(true),
         theme: merged.theme.clone().unwrap_or_else(|| "dark".into()),
         keymap: merged.keymap.clone().unwrap_or_else(|| "default".into()),
@@ -563,6 +584,12 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         budget_k_tokens,
         notify_after
     );
+    if let Some(servers) = top.mcp_servers {
+        // Server by server: an agent file's server of the same name wins.
+        base.mcp_servers
+            .get_or_insert_with(Default::default)
+            .extend(servers);
+    }
     if let Some(top_lsp) = top.lsp {
         // Server by server: a personal pyright setting survives an agent
         // file that only adds clangd options.

@@ -23,6 +23,7 @@ Commands:
   /stats      requests, tokens, cache share, speeds of the session, its last turn and request
   /cost       the session's tokens and what they cost
   /compact [F] summarize the conversation so far into one message (F: what to keep above all)
+  /mcp        the MCP servers, how each stands, and their tools
   /ctx [M]    how requests are made (M: compact or rebuild) and what each mode sends
   /commit     commit the session's changes with a message the model writes
   /copy [N]   copy the last answer (N: the N-th counting back) to the clipboard
@@ -90,6 +91,13 @@ pub async fn run(
     println!(
         "/help for commands · \"\"\" for a multi-line message · Ctrl-C cancels · Ctrl-D quits"
     );
+    // What the session said as it opened (a small window, MCP servers).
+    while let Ok(ev) = events.try_recv() {
+        if let AgentEvent::Notice { .. } = &ev.msg {
+            printer.print(&ev.msg);
+        }
+    }
+    printer.flush();
     let Ok(mut editor) = DefaultEditor::new() else {
         eprintln!("mm: cannot open the line editor");
         return 1;
@@ -238,8 +246,12 @@ async fn slash(
                 }
             }
         },
-        "stats" | "cost" => {
-            let op = if name == "cost" { Op::Cost } else { Op::Stats };
+        "stats" | "cost" | "mcp" => {
+            let op = match name {
+                "cost" => Op::Cost,
+                "mcp" => Op::Mcp,
+                _ => Op::Stats,
+            };
             for ev in super::git_cmds::events_of(ops, events, op).await {
                 if let AgentEvent::Notice { text, .. } = ev {
                     println!("{}", crate::untrusted::displayable(&text));

@@ -125,8 +125,9 @@ impl Message {
 /// A tool offered to the model: name, one-line description, JSON Schema.
 #[derive(Clone, Debug)]
 pub struct ToolSpec {
-    pub name: &'static str,
-    pub description: &'static str,
+    /// Built-in tools' names are static; an MCP server's are not.
+    pub name: std::borrow::Cow<'static, str>,
+    pub description: std::borrow::Cow<'static, str>,
     pub parameters: Value,
 }
 

@@ -36,8 +36,8 @@ pub fn spec(agents: &BTreeMap<String, SubAgent>) -> ToolSpec {
         })
         .collect();
     ToolSpec {
-        name: "ask_agent",
-        description: DESCRIPTION,
+        name: "ask_agent".into(),
+        description: DESCRIPTION.into(),
         parameters: json!({
             "type": "object",
             "properties": {

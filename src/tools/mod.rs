@@ -104,6 +104,8 @@ pub struct ToolEnv {
     /// The editor mm runs in (an ACP client that reads files for it):
     /// asked for a file's text as it has it, unsaved changes included.
     pub editor: std::sync::OnceLock<Arc<dyn EditorFiles>>,
+    /// The MCP servers' tools (None: no `mcpServers`).
+    pub mcp: Option<Arc<crate::mcp::McpServers>>,
 }
 
 /// An editor's view of files (ACP `fs/read_text_file`).
@@ -123,6 +125,7 @@ impl ToolEnv {
             guard_writes: true,
             ask: None,
             editor: std::sync::OnceLock::new(),
+            mcp: None,
         }
     }
 }
@@ -152,8 +155,8 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
     if set.edit {
         v.extend([
         ToolSpec {
-            name: "read_file",
-            description: "Read a text file; returns numbered lines. A file must be read before you edit or overwrite it.",
+            name: "read_file".into(),
+            description: "Read a text file; returns numbered lines. A file must be read before you edit or overwrite it.".into(),
             parameters: object(
                 json!({
                     "path": string("Path relative to the workspace"),
@@ -164,21 +167,21 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
             ),
         },
         ToolSpec {
-            name: "list_dir",
-            description: "List a folder (default: the workspace root). Folders end with /.",
+            name: "list_dir".into(),
+            description: "List a folder (default: the workspace root). Folders end with /.".into(),
             parameters: object(json!({"path": string("Folder path")}), &[]),
         },
         ToolSpec {
-            name: "glob",
-            description: "Find files whose path matches a glob pattern. A pattern without / matches file names at any depth.",
+            name: "glob".into(),
+            description: "Find files whose path matches a glob pattern. A pattern without / matches file names at any depth.".into(),
             parameters: object(
                 json!({"pattern": string("Glob pattern"), "path": string("Folder to search in")}),
                 &["pattern"],
             ),
         },
         ToolSpec {
-            name: "grep",
-            description: "Search file contents with a regular expression; returns path:line: text.",
+            name: "grep".into(),
+            description: "Search file contents with a regular expression; returns path:line: text.".into(),
             parameters: object(
                 json!({
                     "pattern": string("Regular expression"),
@@ -192,16 +195,16 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
     }
     if set.edit && set.write {
         v.push(ToolSpec {
-            name: "write_file",
-            description: "Create a file, or replace the whole content of a file you have read. Creates parent folders.",
+            name: "write_file".into(),
+            description: "Create a file, or replace the whole content of a file you have read. Creates parent folders.".into(),
             parameters: object(
                 json!({"path": string("Path relative to the workspace"), "content": string("The complete file content")}),
                 &["path", "content"],
             ),
         });
         v.push(ToolSpec {
-            name: "edit_file",
-            description: "Replace one block of text in a file you have read. old_string must occur exactly once (copy it from the file, with enough lines to be unique), unless replace_all is true.",
+            name: "edit_file".into(),
+            description: "Replace one block of text in a file you have read. old_string must occur exactly once (copy it from the file, with enough lines to be unique), unless replace_all is true.".into(),
             parameters: object(
                 json!({
                     "path": string("Path relative to the workspace"),
@@ -218,8 +221,8 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
     }
     if set.bash {
         v.push(ToolSpec {
-            name: "bash",
-            description: "Run a shell command in the workspace with sh -c; stdin is closed and long output is cut. Read-only commands run at once; others may need the user's approval.",
+            name: "bash".into(),
+            description: "Run a shell command in the workspace with sh -c; stdin is closed and long output is cut. Read-only commands run at once; others may need the user's approval.".into(),
             parameters: object(
                 json!({"command": string("The command line"), "timeout": integer("Seconds before it is killed (default 120)")}),
                 &["command"],
@@ -458,7 +461,86 @@ async fn run_one(
             Some(a) => a.run(args, ctx).await,
             None => ToolOutput::error("no agents to ask: this agent declares no mmConfigs"),
         },
-        other => ToolOutput::error(format!("unknown tool {other}")),
+        other => match env.mcp.as_ref().and_then(|m| m.find(other).map(|t| (m, t))) {
+            Some((mcp, tool)) => run_mcp(env, mcp, &tool, args, ctx).await,
+            None => ToolOutput::error(format!("unknown tool {other}")),
+        },
+    }
+}
+
+/// An MCP server's tool, as its permission says: `deny` never runs,
+/// `ask` asks the user (once for the session with "always"; refused
+/// when nobody can answer), `allow` runs.
+async fn run_mcp(
+    env: &ToolEnv,
+    mcp: &crate::mcp::McpServers,
+    tool: &crate::mcp::McpTool,
+    args: &Map<String, Value>,
+    ctx: &CallCtx<'_>,
+) -> ToolOutput {
+    use crate::config::file::McpPermission;
+    let key = format!("mcp:{}", tool.exposed);
+    match tool.permission {
+        McpPermission::Deny => {
+            return ToolOutput::refused(format!(
+                "{} is denied by the configuration (mcpServers.{})",
+                tool.exposed, tool.server
+            ));
+        }
+        McpPermission::Ask if !env.sandbox.is_always(&key) => {
+            let args_text = Value::Object(args.clone()).to_string();
+            let shown = crate::untrusted::displayable(&args_text);
+            let answer = env
+                .broker
+                .ask(
+                    ctx.turn,
+                    ctx.call_id,
+                    ApprovalKind::Exec {
+                        command: format!("{} {shown}", tool.exposed),
+                        reason: format!("a tool of the MCP server {}", tool.server),
+                        always_key: key.clone(),
+                        scope: format!("the MCP tool {}", tool.exposed),
+                    },
+                    ctx.cancel,
+                )
+                .await;
+            match answer {
+                Answer::Unattended => {
+                    let mut out = ToolOutput::refused(format!(
+                        "{HEADLESS_REFUSAL} (the MCP tool {} asks first)",
+                        tool.exposed
+                    ));
+                    if mcp.first_time(&key) {
+                        out.warning = Some(format!(
+                            "the MCP tool {} was refused: it asks first and nobody can answer here; `permission: allow` under mcpServers.{} (or `tools: {{{}: allow}}`) lets it run",
+                            tool.exposed, tool.server, tool.remote
+                        ));
+                    }
+                    return out;
+                }
+                Answer::User(ApprovalDecision::Always) => env.sandbox.remember(&key),
+                Answer::User(ApprovalDecision::No { reason }) => {
+                    return ToolOutput::refused(match reason {
+                        Some(r) => format!("the user said no to {}: {r}", tool.exposed),
+                        None => format!("the user said no to {}", tool.exposed),
+                    });
+                }
+                Answer::User(_) => {}
+            }
+        }
+        _ => {}
+    }
+    match mcp
+        .call(tool, &Value::Object(args.clone()), ctx.cancel)
+        .await
+    {
+        Ok((true, text)) => ToolOutput::ok(text),
+        Ok((false, text)) => ToolOutput::error(text),
+        Err(gone) => {
+            let mut out = ToolOutput::error(gone.clone());
+            out.warning = Some(gone);
+            out
+        }
     }
 }
 
@@ -711,7 +793,7 @@ mod tests {
 
     #[test]
     fn groups_turn_tools_off() {
-        let names = |set| specs(set).iter().map(|s| s.name).collect::<Vec<_>>();
+        let names = |set| specs(set).iter().map(|s| s.name.to_string()).collect::<Vec<_>>();
         let none = names(ToolSet {
             bash: false,
             edit: false,

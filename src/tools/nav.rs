@@ -27,23 +27,23 @@ fn place() -> Value {
 pub fn specs() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
-            name: "lsp_definition",
-            description: "Find where a symbol is defined (language server). Give path and symbol, or path, line and col.",
+            name: "lsp_definition".into(),
+            description: "Find where a symbol is defined (language server). Give path and symbol, or path, line and col.".into(),
             parameters: object(place(), &["path"]),
         },
         ToolSpec {
-            name: "lsp_references",
-            description: "Find every use of a symbol (language server). Arguments as lsp_definition.",
+            name: "lsp_references".into(),
+            description: "Find every use of a symbol (language server). Arguments as lsp_definition.".into(),
             parameters: object(place(), &["path"]),
         },
         ToolSpec {
-            name: "lsp_hover",
-            description: "Type and docs of a symbol (language server). Arguments as lsp_definition.",
+            name: "lsp_hover".into(),
+            description: "Type and docs of a symbol (language server). Arguments as lsp_definition.".into(),
             parameters: object(place(), &["path"]),
         },
         ToolSpec {
-            name: "lsp_workspace_symbols",
-            description: "Find symbols by name in the workspace (language server).",
+            name: "lsp_workspace_symbols".into(),
+            description: "Find symbols by name in the workspace (language server).".into(),
             parameters: object(
                 json!({"query": string("Name or part of it"), "path": string("A file of that language")}),
                 &["query"],

@@ -43,6 +43,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "/compact",
         "summarize the conversation so far (/compact FOCUS: what to keep)",
     ),
+    ("/mcp", "the MCP servers, how each stands, and their tools"),
     (
         "/ctx",
         "how requests are made: /ctx compact | rebuild; what each sends",
@@ -155,6 +156,9 @@ impl App {
             }
             "/cost" => {
                 self.submit(Op::Cost);
+            }
+            "/mcp" => {
+                self.submit(Op::Mcp);
             }
             "/ctx" => match arg.map(|a| (a, crate::config::ContextMode::parse(a))) {
                 Some((a, None)) => self.flash(format!(
