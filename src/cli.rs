@@ -132,6 +132,10 @@ pub struct Cli {
     #[arg(long, value_name = "MODE", value_parser = parse_ctx)]
     pub ctx: Option<ContextMode>,
 
+    /// Offer no skills (.mm/skills, ~/.config/mm/skills, skillsDir).
+    #[arg(long)]
+    pub no_skills: bool,
+
     /// Run the eval cases in DIR (a case folder, or a folder of them); see eval/README.md.
     #[arg(long, value_name = "DIR")]
     pub eval: Option<PathBuf>,
@@ -171,6 +175,7 @@ impl Cli {
             max_requests: self.max_requests,
             no_harness: self.no_harness,
             context_mode: self.ctx,
+            no_skills: self.no_skills,
         }
     }
 }

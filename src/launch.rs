@@ -368,6 +368,11 @@ pub async fn open_session(
             .fenced(tool_env.sandbox.clone()),
         ));
     }
+    let (skills, skill_warnings) = crate::skills::for_session(&settings, &root);
+    tool_env.skills = skills;
+    if let Ok(mut notes) = tool_env.start_notes.lock() {
+        notes.extend(skill_warnings);
+    }
     if !settings.mcp_servers.is_empty() && settings.bash_tool | settings.edit_tools {
         tool_env.mcp = Some(Arc::new(
             crate::mcp::McpServers::start(&settings.mcp_servers, &tool_env.sandbox).await,
@@ -767,6 +772,7 @@ fn show_prompt(
             root,
             unattended,
             fenced,
+            skills: &crate::skills::for_session(settings, root).0,
         },
     );
     let specs = tools::specs(ToolSet {

@@ -24,6 +24,7 @@ pub mod patterns;
 pub mod protocol;
 pub mod sandbox;
 pub mod session;
+pub mod skills;
 pub mod startup;
 pub mod tools;
 pub mod tui;

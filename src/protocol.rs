@@ -714,6 +714,8 @@ pub enum Op {
     Cost,
     /// `/mcp`: the MCP servers, how each stands, and their tools.
     Mcp,
+    /// `/skills`: the skills offered, with where each comes from.
+    Skills,
     /// `/ctx [compact|rebuild]`: switch how requests are made from the
     /// conversation (None: keep it), and say what each mode sends.
     Ctx {

@@ -65,10 +65,10 @@ fn the_go_mm_agent_files_load_unchanged() {
         "{}",
         stderr(&countries)
     );
-    // What the file asks that this mm does not do yet is said, not dropped.
+    // Everything the file asks is acted on now (`skillsDir: no-skills`
+    // names no folder: no skills, and nothing to say).
     assert!(
-        stderr(&countries).contains("accepted (written for the Go mm) but not acted on yet")
-            && !stderr(&countries).contains("structuredOutput"),
+        !stderr(&countries).contains("not acted on") && !stderr(&countries).contains("skill"),
         "{}",
         stderr(&countries)
     );
@@ -454,4 +454,73 @@ fn plain_http_is_used_on_a_private_network_and_refused_to_a_public_host() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// Skills from the repository and the personal folder: the catalog in the
+/// system prompt, `read_skill` through the model loop, a broken file named
+/// at start, `-no-skills`; without skills the prompt has no catalog.
+#[test]
+fn skills_are_listed_loaded_and_can_be_turned_off() {
+    let ws = Workspace::new();
+    let home = tempfile::tempdir().unwrap();
+    ws.write(
+        ".mm/skills/release/SKILL.md",
+        "---\nname: release\ndescription: How this project cuts a release.\n---\nRun the changelog check first.\n",
+    );
+    ws.write(".mm/skills/release/steps.txt", "tag, push\n");
+    std::fs::create_dir_all(home.path().join("skills")).unwrap();
+    std::fs::write(home.path().join("skills/broken.md"), "no front matter\n").unwrap();
+    let server = Server::start(vec![
+        call("c1", "read_skill", serde_json::json!({"name": "release"})),
+        text("Released."),
+    ]);
+    let out = ws
+        .mm()
+        .env("MM_CONFIG_DIR", home.path())
+        .args(["-p", "cut a release", "-no-harness", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("broken.md left out: no front matter"),
+        "{}",
+        stderr(&out)
+    );
+    let reqs = server.requests();
+    let system = reqs[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("- release: How this project cuts a release."),
+        "{system}"
+    );
+    assert!(
+        !system.contains("Run the changelog check"),
+        "only the catalog"
+    );
+    let results = tool_results(&reqs[1]);
+    assert!(
+        results[0].1.contains("Run the changelog check first.")
+            && results[0].1.contains("steps.txt"),
+        "{results:?}"
+    );
+    // -no-skills: no catalog, no tool.
+    let server = Server::start(vec![text("ok")]);
+    let out = ws
+        .mm()
+        .env("MM_CONFIG_DIR", home.path())
+        .args([
+            "-p",
+            "hi",
+            "-no-harness",
+            "-no-skills",
+            "-url",
+            &server.url(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let body = server.requests()[0].to_string();
+    assert!(
+        !body.contains("read_skill") && !body.contains("Skills ("),
+        "{body}"
+    );
 }

@@ -282,3 +282,55 @@ unsafe extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+/// The same server over streamable HTTP on 127.0.0.1, with a header whose
+/// value comes from the environment.
+#[test]
+fn a_server_over_streamable_http_is_called_too() {
+    let Some(bin) = everything() else { return };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut http = std::process::Command::new(&bin)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed().as_secs() < 30,
+            "the HTTP server did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let ws = Workspace::new();
+    agent(
+        &ws,
+        &format!(
+            "  web:\n    url: http://127.0.0.1:{port}/mcp\n    headers: {{Authorization: \"Bearer ${{MM_TEST_MCP_TOKEN}}\"}}\n    permission: allow\n    noPrefix: true\n"
+        ),
+    );
+    let server = Server::start(vec![
+        call("c1", "echo", json!({"message": "over HTTP"})),
+        text("Echoed over HTTP."),
+    ]);
+    let out = ws
+        .mm()
+        .env("MM_TEST_MCP_TOKEN", "t0ken")
+        .args(["agent.yaml", "-p", "echo", "-json", "-no-harness"])
+        .args(["-url", &server.url()])
+        .output()
+        .unwrap();
+    let _ = http.kill();
+    let _ = http.wait();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert!(tool_names(&reqs[0]).contains(&"echo".to_string()));
+    let results = tool_results(&reqs[1]);
+    assert!(results[0].1.contains("over HTTP"), "{results:?}");
+}

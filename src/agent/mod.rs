@@ -216,6 +216,9 @@ impl Agent {
         if let Some(a) = &parts.tools.ask {
             specs.push(tools::ask::spec(&a.agents));
         }
+        if !parts.tools.skills.is_empty() {
+            specs.push(crate::skills::spec());
+        }
         if let Some(m) = &parts.tools.mcp {
             specs.extend(m.specs(parts.context_window));
         }
@@ -225,6 +228,7 @@ impl Agent {
                 fenced: parts.tools.sandbox.fence().is_on(),
                 root: parts.tools.sandbox.root(),
                 unattended: parts.unattended,
+                skills: &parts.tools.skills,
             },
         );
         let turn = parts.turn_starts.len() as TurnId;
@@ -324,6 +328,11 @@ impl Agent {
             .publish(AgentEvent::SessionStarted { info: self.info() });
         if let Some(note) = self.window_note.take() {
             self.notice(Level::Warning, note);
+        }
+        if let Ok(mut notes) = self.tools.start_notes.lock() {
+            for text in std::mem::take(&mut *notes) {
+                self.notice(Level::Warning, text);
+            }
         }
         if let Some(m) = self.tools.mcp.clone() {
             for (warning, text) in m.take_notices() {

@@ -25,6 +25,8 @@ pub struct PromptEnv<'a> {
     pub unattended: bool,
     /// Tests and builds run without asking, inside the OS fence.
     pub fenced: bool,
+    /// The skills offered (their catalog joins the prompt).
+    pub skills: &'a [crate::skills::Skill],
 }
 
 fn template(root: &Path) -> String {
@@ -118,6 +120,9 @@ pub fn system_prompt(settings: &Settings, env: &PromptEnv<'_>) -> String {
         prompt.push_str(&prefer.join("\n"));
         prompt.push('\n');
     }
+    if !env.skills.is_empty() {
+        prompt.push_str(&crate::skills::catalog(env.skills));
+    }
     if let Some(agents) = agents_md(env.root) {
         prompt.push_str("\nProject instructions (AGENTS.md):\n");
         prompt.push_str(&agents);
@@ -169,6 +174,7 @@ mod tests {
             fenced: false,
             root: dir.path(),
             unattended: false,
+            skills: &[],
         };
         let a = system_prompt(&s, &env);
         let b = system_prompt(&s, &env);
@@ -191,6 +197,7 @@ mod tests {
             fenced: false,
             root: dir.path(),
             unattended: true,
+            skills: &[],
         };
         assert_eq!(system_prompt(&s, &env), "You answer in JSON.\n");
     }

@@ -166,6 +166,7 @@ pub fn spawn(
                 | Op::Cost
                 | Op::Ctx { .. }
                 | Op::Mcp
+                | Op::Skills
                 | Op::Export { .. }) => queue(Work::Git(op)),
             }
         }
@@ -327,6 +328,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::Cost => agent.cost(),
         Op::Ctx { mode } => agent.ctx(mode),
         Op::Mcp => agent.mcp_status(),
+        Op::Skills => agent.skills_list(),
         Op::Export { path } => agent.export(path).await,
         _ => {}
     }

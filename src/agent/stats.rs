@@ -308,6 +308,31 @@ impl Agent {
         self.notice(Level::Info, text);
     }
 
+    /// `/skills`: the skills offered, as a notice.
+    pub fn skills_list(&self) {
+        let skills = &self.tools.skills;
+        let text = if skills.is_empty() {
+            "no skills (.mm/skills/NAME/SKILL.md or NAME.md, ~/.config/mm/skills/, skillsDir)"
+                .into()
+        } else {
+            let mut t = format!(
+                "{} skill{}:",
+                skills.len(),
+                if skills.len() == 1 { "" } else { "s" }
+            );
+            for s in skills {
+                t.push_str(&format!(
+                    "\n  {}: {} ({})",
+                    s.name,
+                    s.description,
+                    s.file.display()
+                ));
+            }
+            t
+        };
+        self.notice(Level::Info, text);
+    }
+
     /// `/ctx [mode]`: switches the context mode (when given) and says
     /// what the next request and the session's turns come to in each.
     pub fn ctx(&mut self, mode: Option<crate::config::ContextMode>) {

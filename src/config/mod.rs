@@ -40,6 +40,8 @@ pub struct Overrides {
     pub no_harness: bool,
     /// `-ctx compact|rebuild`.
     pub context_mode: Option<file::ContextMode>,
+    /// `-no-skills`.
+    pub no_skills: bool,
 }
 
 /// The environment that carries an asker's limits to the agent it asks:
@@ -93,6 +95,8 @@ pub struct Settings {
     pub edit_tools: bool,
     pub plan_tool: bool,
     pub skills_dir: Option<String>,
+    /// Skills are offered (`-no-skills` turns them off).
+    pub skills: bool,
     pub sandbox: SandboxMode,
     /// `yolo: true` or `-yolo`: full access, never ask.
     pub yolo: bool,
@@ -148,9 +152,6 @@ impl Settings {
         let mut v = Vec::new();
         if self.plan_tool {
             v.push("planTool");
-        }
-        if self.skills_dir.is_some() {
-            v.push("skillsDir");
         }
         v
     }
@@ -480,6 +481,7 @@ pub fn resolve(
         edit_tools: merged.edit_tools.unwrap_or(true),
         plan_tool: merged.plan_tool.unwrap_or(false),
         skills_dir: merged.skills_dir.clone(),
+        skills: !flags.no_skills,
         sandbox,
         yolo,
         max_rounds: flags

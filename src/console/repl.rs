@@ -24,6 +24,7 @@ Commands:
   /cost       the session's tokens and what they cost
   /compact [F] summarize the conversation so far into one message (F: what to keep above all)
   /mcp        the MCP servers, how each stands, and their tools
+  /skills     the skills the model may load
   /ctx [M]    how requests are made (M: compact or rebuild) and what each mode sends
   /commit     commit the session's changes with a message the model writes
   /copy [N]   copy the last answer (N: the N-th counting back) to the clipboard
@@ -246,10 +247,11 @@ async fn slash(
                 }
             }
         },
-        "stats" | "cost" | "mcp" => {
+        "stats" | "cost" | "mcp" | "skills" => {
             let op = match name {
                 "cost" => Op::Cost,
                 "mcp" => Op::Mcp,
+                "skills" => Op::Skills,
                 _ => Op::Stats,
             };
             for ev in super::git_cmds::events_of(ops, events, op).await {

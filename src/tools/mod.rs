@@ -106,6 +106,10 @@ pub struct ToolEnv {
     pub editor: std::sync::OnceLock<Arc<dyn EditorFiles>>,
     /// The MCP servers' tools (None: no `mcpServers`).
     pub mcp: Option<Arc<crate::mcp::McpServers>>,
+    /// The skills `read_skill` loads.
+    pub skills: Vec<crate::skills::Skill>,
+    /// What the session says as it opens (skills left out).
+    pub start_notes: Mutex<Vec<String>>,
 }
 
 /// An editor's view of files (ACP `fs/read_text_file`).
@@ -126,6 +130,8 @@ impl ToolEnv {
             ask: None,
             editor: std::sync::OnceLock::new(),
             mcp: None,
+            skills: Vec::new(),
+            start_notes: Mutex::new(Vec::new()),
         }
     }
 }
@@ -457,6 +463,10 @@ async fn run_one(
             res.unwrap_or_else(|e| ToolOutput::error(format!("search failed: {e}")))
         }
         "bash" => run_bash(env, args, ctx).await,
+        "read_skill" => match crate::skills::read(&env.skills, args) {
+            Ok(text) => ToolOutput::ok(text),
+            Err(e) => ToolOutput::error(e),
+        },
         "ask_agent" => match &env.ask {
             Some(a) => a.run(args, ctx).await,
             None => ToolOutput::error("no agents to ask: this agent declares no mmConfigs"),
@@ -793,7 +803,12 @@ mod tests {
 
     #[test]
     fn groups_turn_tools_off() {
-        let names = |set| specs(set).iter().map(|s| s.name.to_string()).collect::<Vec<_>>();
+        let names = |set| {
+            specs(set)
+                .iter()
+                .map(|s| s.name.to_string())
+                .collect::<Vec<_>>()
+        };
         let none = names(ToolSet {
             bash: false,
             edit: false,

@@ -44,6 +44,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "summarize the conversation so far (/compact FOCUS: what to keep)",
     ),
     ("/mcp", "the MCP servers, how each stands, and their tools"),
+    ("/skills", "the skills the model may load"),
     (
         "/ctx",
         "how requests are made: /ctx compact | rebuild; what each sends",
@@ -159,6 +160,9 @@ impl App {
             }
             "/mcp" => {
                 self.submit(Op::Mcp);
+            }
+            "/skills" => {
+                self.submit(Op::Skills);
             }
             "/ctx" => match arg.map(|a| (a, crate::config::ContextMode::parse(a))) {
                 Some((a, None)) => self.flash(format!(

@@ -1,0 +1,322 @@
+//! Skills: Markdown instructions with `name` and `description` front
+//! matter, found under `skillsDir`, `.mm/skills/` (the repository's) and
+//! `~/.config/mm/skills/` (personal; the repository's shadows a personal
+//! one of the same name), as `<name>/SKILL.md` (with files beside it) or
+//! `<name>.md`. The system prompt lists names and descriptions only; the
+//! `read_skill` tool loads a body, or one of the skill's other files, when
+//! the task calls for it.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::llm::ToolSpec;
+
+/// A skill's body (or file) is cut beyond this many bytes.
+const BODY_CAP: usize = 40_000;
+/// Other files of a skill listed with its body.
+const FILES_LISTED: usize = 50;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Skill {
+    pub name: String,
+    pub description: String,
+    /// The Markdown file.
+    pub file: PathBuf,
+    /// The skill's folder (`<name>/SKILL.md`), whose other files it may read.
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct Front {
+    name: Option<String>,
+    description: Option<String>,
+    // Keys other agents' skills carry; accepted, not used.
+    #[allow(dead_code)]
+    license: Option<serde_json::Value>,
+    #[allow(dead_code)]
+    allowed_tools: Option<serde_json::Value>,
+    #[allow(dead_code)]
+    metadata: Option<serde_json::Value>,
+}
+
+/// The front matter (YAML between `---` lines) and the body of a file.
+pub fn split_front(text: &str) -> Option<(&str, &str)> {
+    let rest = text
+        .strip_prefix("---\n")
+        .or_else(|| text.strip_prefix("---\r\n"))?;
+    let end = rest.find("\n---")?;
+    let front = &rest[..end + 1];
+    let after = &rest[end + 4..];
+    let body = after
+        .strip_prefix("\r\n")
+        .or_else(|| after.strip_prefix('\n'))
+        .unwrap_or(after);
+    Some((front, body))
+}
+
+/// A skill file read: Err names what is wrong with it.
+fn read_skill_file(file: &Path, fallback_name: &str) -> Result<Skill, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let (front, _) = split_front(&text)
+        .ok_or("no front matter (a --- block with name and description first)")?;
+    let f: Front = serde_saphyr::from_str(front).map_err(|e| format!("front matter: {e}"))?;
+    let name = f
+        .name
+        .filter(|n| !n.trim().is_empty())
+        .unwrap_or_else(|| fallback_name.to_string());
+    let description = f
+        .description
+        .filter(|d| !d.trim().is_empty())
+        .ok_or("no description in the front matter")?;
+    Ok(Skill {
+        name: name.trim().to_string(),
+        description: description.split_whitespace().collect::<Vec<_>>().join(" "),
+        file: file.to_path_buf(),
+        dir: None,
+    })
+}
+
+/// The skills in one folder, sorted by name; broken files as warnings.
+fn scan(dir: &Path, found: &mut Vec<Skill>, warnings: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let path = e.path();
+        let stem = e.file_name().to_string_lossy().to_string();
+        let (file, folder) = if path.is_dir() {
+            let f = path.join("SKILL.md");
+            if !f.is_file() {
+                continue;
+            }
+            (f, Some(path.clone()))
+        } else if stem.ends_with(".md") {
+            (path.clone(), None)
+        } else {
+            continue;
+        };
+        let name = stem.trim_end_matches(".md");
+        match read_skill_file(&file, name) {
+            Ok(mut s) => {
+                s.dir = folder;
+                if !found.iter().any(|f| f.name == s.name) {
+                    found.push(s);
+                }
+            }
+            Err(why) => warnings.push(format!("skill {} left out: {why}", file.display())),
+        }
+    }
+}
+
+/// Every skill, first found wins: `skills_dir`, the repository's, the
+/// personal ones. Warnings name the files left out.
+pub fn load(
+    skills_dir: Option<&Path>,
+    root: &Path,
+    personal: Option<&Path>,
+) -> (Vec<Skill>, Vec<String>) {
+    let mut found = Vec::new();
+    let mut warnings = Vec::new();
+    if let Some(d) = skills_dir {
+        // A folder that does not exist is no skills (the Go mm's files
+        // say `skillsDir: no-skills`).
+        if d.exists() && !d.is_dir() {
+            warnings.push(format!("skillsDir {} is not a folder", d.display()));
+        }
+        scan(d, &mut found, &mut warnings);
+    }
+    scan(&root.join(".mm").join("skills"), &mut found, &mut warnings);
+    if let Some(p) = personal {
+        scan(p, &mut found, &mut warnings);
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    (found, warnings)
+}
+
+/// The skills a session in `root` offers (none with `-no-skills`):
+/// `skillsDir` is relative to the agent file's folder.
+pub fn for_session(settings: &crate::config::Settings, root: &Path) -> (Vec<Skill>, Vec<String>) {
+    if !settings.skills || !settings.edit_tools && !settings.bash_tool {
+        return (Vec::new(), Vec::new());
+    }
+    let base = settings
+        .agent_file
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| root.to_path_buf());
+    let dir = settings.skills_dir.as_deref().map(|d| base.join(d));
+    let personal = crate::config::user_config_dir().map(|d| d.join("skills"));
+    load(dir.as_deref(), root, personal.as_deref())
+}
+
+/// The system prompt's catalog: names and descriptions.
+pub fn catalog(skills: &[Skill]) -> String {
+    let mut out = String::from(
+        "\nSkills (call read_skill with a name when the task matches one; follow what it says):\n",
+    );
+    for s in skills {
+        out.push_str(&format!("- {}: {}\n", s.name, s.description));
+    }
+    out
+}
+
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: "read_skill".into(),
+        description: "Load a skill's instructions by name (see Skills), or one of its files."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "The skill's name"},
+                "file": {"type": "string", "description": "A file the skill lists (optional)"},
+            },
+            "required": ["name"],
+        }),
+    }
+}
+
+fn capped(mut text: String) -> String {
+    if text.len() > BODY_CAP {
+        let mut cut = BODY_CAP;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("\n[… cut: the file is longer]");
+    }
+    text
+}
+
+/// The files of a skill's folder besides SKILL.md, relative.
+fn other_files(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(rel) = p.strip_prefix(dir)
+                && rel != Path::new("SKILL.md")
+            {
+                out.push(rel.to_string_lossy().to_string());
+            }
+        }
+    }
+    out.sort();
+    out.truncate(FILES_LISTED);
+    out
+}
+
+/// `read_skill`: the body and the skill's other files, or one of those.
+pub fn read(skills: &[Skill], args: &serde_json::Map<String, Value>) -> Result<String, String> {
+    let name = args
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim();
+    let Some(skill) = skills.iter().find(|s| s.name == name) else {
+        let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+        return Err(format!(
+            "no skill {name:?}; the skills: {}",
+            names.join(", ")
+        ));
+    };
+    if let Some(file) = args
+        .get("file")
+        .and_then(Value::as_str)
+        .filter(|f| !f.is_empty())
+    {
+        let Some(dir) = &skill.dir else {
+            return Err(format!("the skill {name} has no other files"));
+        };
+        if !other_files(dir).iter().any(|f| f == file) {
+            return Err(format!("the skill {name} has no file {file:?}"));
+        }
+        let text = std::fs::read_to_string(dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
+        return Ok(capped(text));
+    }
+    let text = std::fs::read_to_string(&skill.file).map_err(|e| e.to_string())?;
+    let body = split_front(&text)
+        .map(|(_, b)| b)
+        .unwrap_or(&text)
+        .to_string();
+    let mut out = format!("[skill {name}]\n{}", capped(body));
+    if let Some(dir) = &skill.dir {
+        let files = other_files(dir);
+        if !files.is_empty() {
+            out.push_str(&format!(
+                "\n\n[its files, for read_skill with file: {}]",
+                files.join(", ")
+            ));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn front_matter_is_split_from_the_body() {
+        let (f, b) = split_front("---\nname: x\ndescription: y\n---\nbody\n").unwrap_or(("", ""));
+        assert_eq!(f, "name: x\ndescription: y\n");
+        assert_eq!(b, "body\n");
+        assert!(split_front("no front").is_none());
+    }
+
+    #[test]
+    fn the_repository_shadows_personal_skills_and_broken_ones_are_named() {
+        let t = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = t.path().join("ws");
+        let personal = t.path().join("personal");
+        let write = |p: PathBuf, s: &str| {
+            std::fs::create_dir_all(p.parent().unwrap_or(Path::new("/"))).ok();
+            std::fs::write(p, s).ok();
+        };
+        write(
+            root.join(".mm/skills/release/SKILL.md"),
+            "---\nname: release\ndescription: Cut a release.\n---\nSteps.\n",
+        );
+        write(root.join(".mm/skills/release/checklist.txt"), "1. tag\n");
+        write(
+            personal.join("release.md"),
+            "---\nname: release\ndescription: Personal.\n---\nMine.\n",
+        );
+        write(
+            personal.join("style.md"),
+            "---\ndescription: House style.\n---\nShort lines.\n",
+        );
+        write(personal.join("broken.md"), "---\nname: [\n---\n");
+        let (skills, warnings) = load(None, &root, Some(&personal));
+        let names: Vec<&str> = skills.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["release", "style"]);
+        assert_eq!(skills[0].description, "Cut a release.");
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("broken.md"), "{warnings:?}");
+        let args = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let body = read(&skills, &args(json!({"name": "release"}))).unwrap_or_default();
+        assert!(
+            body.contains("Steps.") && body.contains("checklist.txt"),
+            "{body}"
+        );
+        let file = read(
+            &skills,
+            &args(json!({"name": "release", "file": "checklist.txt"})),
+        );
+        assert_eq!(file.as_deref(), Ok("1. tag\n"));
+        assert!(read(&skills, &args(json!({"name": "release", "file": "../x"}))).is_err());
+        assert!(read(&skills, &args(json!({"name": "nope"}))).is_err());
+    }
+}
