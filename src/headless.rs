@@ -11,13 +11,27 @@ use crate::protocol::{AgentEvent, Op, OpResult, Outcome, SessionInfo, TurnResult
 
 /// Sends the prompt as one turn through the agent's service, prints what
 /// it streams, and returns the process exit code.
-pub async fn run(ops: OpSender, mut events: EventReceiver, prompt: &str, json_out: bool) -> i32 {
+pub async fn run(
+    ops: OpSender,
+    mut events: EventReceiver,
+    prompt: &str,
+    commands: &[(String, String)],
+    json_out: bool,
+) -> i32 {
     let stdout_tty = std::io::stdout().is_terminal();
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let stream = stdout_tty && !json_out;
-    let Some(id) = ops.submit(Op::UserMessage {
-        text: prompt.to_string(),
-    }) else {
+    // `-p "/NAME args"` runs a custom command.
+    let op = match crate::commands::parse(prompt, commands) {
+        Some((name, args)) => Op::RunCommand {
+            name,
+            args: args.to_string(),
+        },
+        None => Op::UserMessage {
+            text: prompt.to_string(),
+        },
+    };
+    let Some(id) = ops.submit(op) else {
         eprintln!("mm: the agent stopped before the turn began");
         return 1;
     };

@@ -179,7 +179,7 @@ pub async fn run(cli: Cli) -> i32 {
         }
     };
     if let Some(prompt) = &cli.prompt {
-        let code = headless::run(ops, events, prompt, cli.json).await;
+        let code = headless::run(ops, events, prompt, &info.commands, cli.json).await;
         let _ = handle.await;
         if let Some(l) = &lsp {
             l.shutdown().await;
@@ -370,8 +370,11 @@ pub async fn open_session(
     }
     let (skills, skill_warnings) = crate::skills::for_session(&settings, &root);
     tool_env.skills = skills;
+    let (commands, command_warnings) = crate::commands::for_session(&root);
+    tool_env.commands = commands;
     if let Ok(mut notes) = tool_env.start_notes.lock() {
         notes.extend(skill_warnings);
+        notes.extend(command_warnings);
     }
     if !settings.mcp_servers.is_empty() && settings.bash_tool | settings.edit_tools {
         tool_env.mcp = Some(Arc::new(

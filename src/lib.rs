@@ -7,6 +7,7 @@ pub mod approval;
 pub mod bus;
 pub mod cli;
 pub mod clipboard;
+pub mod commands;
 pub mod config;
 pub mod console;
 pub mod diff;

@@ -55,6 +55,9 @@ pub struct SessionInfo {
     /// The agents under `mmConfigs` (name, description): `/ask-NAME`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<(String, String)>,
+    /// Custom slash commands (name without `/`, description).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<(String, String)>,
     /// A turn longer than this (ms) ends with the bell and a notification;
     /// None: never (`notifyAfter: 0s`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -626,6 +629,18 @@ pub fn call_summary(name: &str, args: &serde_json::Map<String, serde_json::Value
     s
 }
 
+/// What a front end offers besides its built-in commands: `/ask-NAME`
+/// for each agent, then the custom commands.
+pub fn extra_commands(info: &SessionInfo) -> Vec<(String, String)> {
+    let mut v = ask_commands(&info.agents);
+    v.extend(
+        info.commands
+            .iter()
+            .map(|(n, d)| (format!("/{n}"), d.clone())),
+    );
+    v
+}
+
 /// `/ask-NAME` and `/ask-with-context-NAME` for each agent under
 /// `mmConfigs`, with what they do: every front end offers them.
 pub fn ask_commands(agents: &[(String, String)]) -> Vec<(String, String)> {
@@ -714,6 +729,13 @@ pub enum Op {
     Cost,
     /// `/mcp`: the MCP servers, how each stands, and their tools.
     Mcp,
+    /// A custom slash command (`.mm/commands/NAME.md`) with its arguments:
+    /// a turn with the command's prompt (and model and tools, when it
+    /// names them).
+    RunCommand {
+        name: String,
+        args: String,
+    },
     /// `/skills`: the skills offered, with where each comes from.
     Skills,
     /// `/ctx [compact|rebuild]`: switch how requests are made from the

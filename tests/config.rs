@@ -524,3 +524,88 @@ fn skills_are_listed_loaded_and_can_be_turned_off() {
         "{body}"
     );
 }
+
+/// Custom commands from the repository and the personal folder: `-p
+/// "/NAME args"` sends the body with the arguments placed, on the
+/// command's model and with only its tools; the REPL lists and runs them;
+/// a built-in of the same name wins and a broken file is named.
+#[test]
+fn custom_commands_run_with_their_arguments_model_and_tools() {
+    let ws = Workspace::new();
+    let home = tempfile::tempdir().unwrap();
+    ws.write(
+        ".mm/commands/review.md",
+        "---\ndescription: Review one file\nmodel: reviewer-model\nallowedTools: [read_file, grep]\n---\nReview $1 for $2 and nothing else.\n",
+    );
+    std::fs::create_dir_all(home.path().join("commands")).unwrap();
+    std::fs::write(
+        home.path().join("commands/review.md"),
+        "Personal, shadowed.\n",
+    )
+    .unwrap();
+    std::fs::write(home.path().join("commands/diff.md"), "Built in wins.\n").unwrap();
+    std::fs::write(
+        home.path().join("commands/todo.md"),
+        "List the TODOs: $ARGUMENTS\n",
+    )
+    .unwrap();
+    let server = Server::start(vec![text("Reviewed.")]);
+    let out = ws
+        .mm()
+        .env("MM_CONFIG_DIR", home.path())
+        .args([
+            "-p",
+            "/review app.py bugs",
+            "-no-harness",
+            "-url",
+            &server.url(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("diff.md left out: /diff is built in"),
+        "{}",
+        stderr(&out)
+    );
+    let req = &server.requests()[0];
+    assert_eq!(req["model"], "reviewer-model");
+    let msgs = req["messages"].as_array().unwrap();
+    let user = msgs.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        user.starts_with("Review app.py for bugs and nothing else."),
+        "{user}"
+    );
+    let tools: Vec<&str> = req["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["read_file", "grep"]);
+
+    let server = Server::start(vec![text("No TODOs."), text("Plain.")]);
+    let mut t = support::term::Term::start_with(
+        &ws,
+        &["-url", &server.url(), "-no-harness"],
+        &[("MM_CONFIG_DIR", home.path().to_str().unwrap())],
+    );
+    t.expect("context");
+    t.send("/help\r");
+    t.expect("/todo");
+    t.send("/todo in src\r");
+    t.expect("No TODOs.");
+    t.send("what now?\r");
+    t.expect("Plain.");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+    let reqs = server.requests();
+    let sent = reqs[0]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(sent.starts_with("List the TODOs: in src"), "{sent}");
+    // The next turn is the session's model and every tool again.
+    assert_eq!(reqs[1]["model"], "scripted-model");
+    assert!(reqs[1]["tools"].as_array().unwrap().len() > 2);
+}

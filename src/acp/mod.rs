@@ -41,6 +41,8 @@ struct Live {
     lsp: Option<Arc<crate::lsp::Lsp>>,
     /// The agents under `mmConfigs`, which `/ask-NAME` asks.
     agents: Vec<(String, String)>,
+    /// Custom slash commands (name, description).
+    commands: Vec<(String, String)>,
     /// The session's workspace (canonical).
     root: PathBuf,
 }
@@ -214,7 +216,15 @@ fn agent(
                             with_context,
                         }
                     }
-                    _ => Op::UserMessage { text },
+                    _ => match crate::commands::parse(text.trim(), &live.commands)
+                        .filter(|_| !asked)
+                    {
+                        Some((name, args)) => Op::RunCommand {
+                            name,
+                            args: args.to_string(),
+                        },
+                        None => Op::UserMessage { text },
+                    },
                 };
                 match live.ops.submit(op) {
                     Some(op) => {
@@ -420,6 +430,7 @@ async fn start(
         handle: Mutex::new(Some(handle)),
         lsp,
         agents: info.agents.clone(),
+        commands: info.commands.clone(),
         root: root_of(&st.rt, root),
     });
     // A loaded session's history goes to the client before the answer.
@@ -455,8 +466,8 @@ impl crate::tools::EditorFiles for Editor {
 /// reached it).
 fn offer_commands(cx: &ConnectionTo<Client>, id: &str, live: &Live) {
     let info_agents = &live.agents;
-    if !info_agents.is_empty() {
-        let commands = crate::protocol::ask_commands(info_agents)
+    if !info_agents.is_empty() || !live.commands.is_empty() {
+        let mut commands: Vec<AvailableCommand> = crate::protocol::ask_commands(info_agents)
             .into_iter()
             .filter_map(|(c, d)| {
                 let name = c.strip_prefix("/ask-")?.to_string();
@@ -467,6 +478,11 @@ fn offer_commands(cx: &ConnectionTo<Client>, id: &str, live: &Live) {
                 ))
             })
             .collect();
+        commands.extend(live.commands.iter().map(|(n, d)| {
+            AvailableCommand::new(n.clone(), d.clone()).input(AvailableCommandInput::Unstructured(
+                UnstructuredCommandInput::new("arguments"),
+            ))
+        }));
         let _ = cx.send_notification(SessionNotification::new(
             id.to_string(),
             SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)),

@@ -318,6 +318,12 @@ impl Agent {
                 .values()
                 .map(|a| (a.name.clone(), a.description.clone()))
                 .collect(),
+            commands: self
+                .tools
+                .commands
+                .iter()
+                .map(|c| (c.name.clone(), c.description.clone()))
+                .collect(),
             notify_after_ms: self.settings.notify_after.map(|d| d.as_millis() as u64),
         }
     }
@@ -446,6 +452,34 @@ impl Agent {
         }
         self.messages.push(msg);
         Ok(())
+    }
+
+    /// A custom command's turn: its prompt with `args` placed, on its
+    /// model and with only its tools when it names them.
+    pub async fn command_turn(
+        &mut self,
+        name: &str,
+        args: &str,
+        cancel: &CancellationToken,
+    ) -> TurnResult {
+        let Some(cmd) = self.tools.commands.iter().find(|c| c.name == name).cloned() else {
+            return self.run_turn(&format!("/{name} {args}"), cancel).await;
+        };
+        let prompt = crate::commands::expand(&cmd.body, args);
+        let model = cmd.model.map(|m| std::mem::replace(&mut self.model, m));
+        let specs = cmd.allowed_tools.map(|allowed| {
+            let all = self.specs.clone();
+            self.specs.retain(|s| allowed.iter().any(|a| *a == s.name));
+            all
+        });
+        let report = self.run_turn(&prompt, cancel).await;
+        if let Some(m) = model {
+            self.model = m;
+        }
+        if let Some(s) = specs {
+            self.specs = s;
+        }
+        report
     }
 
     /// Runs one user turn to its end.

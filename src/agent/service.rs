@@ -27,6 +27,12 @@ enum Work {
         token: CancellationToken,
     },
     NewSession,
+    /// A custom command's turn.
+    Command {
+        name: String,
+        args: String,
+        token: CancellationToken,
+    },
     /// `/compact`: a summary request, cancellable like a turn.
     Compact {
         focus: Option<String>,
@@ -89,6 +95,13 @@ pub fn spawn(
                     });
                 }
                 Op::NewSession => queue(Work::NewSession),
+                Op::RunCommand { name, args } => {
+                    let token = CancellationToken::new();
+                    if let Ok(mut t) = turns.lock() {
+                        t.push(token.clone());
+                    }
+                    queue(Work::Command { name, args, token });
+                }
                 Op::Compact { focus } => {
                     let token = CancellationToken::new();
                     if let Ok(mut t) = turns.lock() {
@@ -241,6 +254,16 @@ async fn run_one(
             token,
         } => {
             let report = agent.ask_turn(&name, &prompt, with_context, &token).await;
+            token.cancel();
+            if let Ok(mut t) = turns.lock() {
+                t.retain(|k| !k.is_cancelled());
+            }
+            OpResult::Turn {
+                report: Box::new(report),
+            }
+        }
+        Work::Command { name, args, token } => {
+            let report = agent.command_turn(&name, &args, &token).await;
             token.cancel();
             if let Ok(mut t) = turns.lock() {
                 t.retain(|k| !k.is_cancelled());

@@ -141,6 +141,22 @@ pub async fn run(
         if trimmed.is_empty() {
             continue;
         }
+        if let Some((name, args)) = crate::commands::parse(trimmed, &banner.commands)
+            .filter(|(n, _)| !crate::commands::BUILT_IN.contains(&n.as_str()))
+        {
+            let Some(id) = ops.submit(Op::RunCommand {
+                name,
+                args: args.to_string(),
+            }) else {
+                eprintln!("mm: the agent stopped");
+                return 1;
+            };
+            editor = match follow_turn(&ops, &mut events, &mut printer, editor, id, notify).await {
+                Some(ed) => ed,
+                None => return 1,
+            };
+            continue;
+        }
         let asked = crate::protocol::parse_ask(trimmed)
             .filter(|(name, _, _)| banner.agents.iter().any(|(n, _)| n == name));
         if let Some((name, with_context, prompt)) = asked {
@@ -171,7 +187,7 @@ pub async fn run(
                 &mut events,
                 &root,
                 &mut session,
-                &banner.agents,
+                &crate::protocol::extra_commands(&banner),
                 editor,
             )
             .await;
@@ -219,7 +235,7 @@ async fn slash(
     events: &mut EventReceiver,
     root: &std::path::Path,
     session: &mut String,
-    agents: &[(String, String)],
+    extra: &[(String, String)],
     mut editor: DefaultEditor,
 ) -> (Slash, DefaultEditor) {
     let name = cmd.split_whitespace().next().unwrap_or("");
@@ -298,11 +314,11 @@ async fn slash(
         }
         "help" | "?" => {
             println!("{HELP}");
-            for (c, d) in crate::protocol::ask_commands(agents) {
+            for (c, d) in extra {
                 println!(
                     "  {:<11} {}",
-                    crate::untrusted::displayable(&c),
-                    crate::untrusted::displayable(&d)
+                    crate::untrusted::displayable(c),
+                    crate::untrusted::displayable(d)
                 );
             }
         }

@@ -108,6 +108,8 @@ pub struct ToolEnv {
     pub mcp: Option<Arc<crate::mcp::McpServers>>,
     /// The skills `read_skill` loads.
     pub skills: Vec<crate::skills::Skill>,
+    /// Custom slash commands.
+    pub commands: Vec<crate::commands::Command>,
     /// What the session says as it opens (skills left out).
     pub start_notes: Mutex<Vec<String>>,
 }
@@ -131,6 +133,7 @@ impl ToolEnv {
             editor: std::sync::OnceLock::new(),
             mcp: None,
             skills: Vec::new(),
+            commands: Vec::new(),
             start_notes: Mutex::new(Vec::new()),
         }
     }

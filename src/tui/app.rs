@@ -363,7 +363,7 @@ impl App {
             self.composer.file_added(&change.path);
         }
         if let AgentEvent::SessionStarted { info } = &ev {
-            self.composer.agents = info.agents.clone();
+            self.composer.agents = crate::protocol::extra_commands(info);
         }
         if let AgentEvent::ApprovalRequested { .. } = &ev {
             // Only mid-message: after Enter the composer is empty and the

@@ -68,14 +68,14 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/quit", "leave"),
 ];
 
-/// The built-in commands, then `/ask-NAME` and `/ask-with-context-NAME`
-/// for each agent under `mmConfigs`.
-pub fn all(agents: &[(String, String)]) -> Vec<(String, String)> {
+/// The built-in commands, then `extra` (`/ask-NAME` for each agent under
+/// `mmConfigs`, the custom commands: `protocol::extra_commands`).
+pub fn all(extra: &[(String, String)]) -> Vec<(String, String)> {
     let mut v: Vec<(String, String)> = COMMANDS
         .iter()
         .map(|(c, d)| (c.to_string(), d.to_string()))
         .collect();
-    v.extend(crate::protocol::ask_commands(agents));
+    v.extend(extra.iter().cloned());
     v
 }
 
@@ -87,6 +87,15 @@ impl App {
         let mut parts = line.split_whitespace();
         let name = parts.next().unwrap_or("");
         let arg = parts.next();
+        if let Some((name, args)) = crate::commands::parse(line, &self.status.info.commands)
+            .filter(|(n, _)| !COMMANDS.iter().any(|(c, _)| c.strip_prefix('/') == Some(n)))
+        {
+            self.submit(Op::RunCommand {
+                name,
+                args: args.to_string(),
+            });
+            return;
+        }
         if let Some((agent, with_context, prompt)) = parse_ask(line)
             && self.status.info.agents.iter().any(|(n, _)| *n == agent)
         {
@@ -245,5 +254,17 @@ impl App {
         });
         self.overlays
             .push(Overlay::Places(PlaceList::new("diagnostics".into(), items)));
+    }
+}
+
+#[cfg(test)]
+mod built_in {
+    /// A custom command may not take a name the TUI uses.
+    #[test]
+    fn every_tui_command_is_built_in() {
+        for (c, _) in super::all(&[]) {
+            let name = c.trim_start_matches('/');
+            assert!(crate::commands::BUILT_IN.contains(&name), "{name}");
+        }
     }
 }

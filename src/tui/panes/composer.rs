@@ -29,7 +29,8 @@ pub struct Composer {
     draft: String,
     pub popup_sel: usize,
     files: Option<Vec<String>>,
-    /// The agents `/ask-NAME` can ask (from `SessionStarted`).
+    /// The commands besides the built-in ones (from `SessionStarted`):
+    /// `/ask-NAME` for each agent, the custom commands.
     pub agents: Vec<(String, String)>,
 }
 

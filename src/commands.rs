@@ -1,0 +1,276 @@
+//! Custom slash commands: `.mm/commands/NAME.md` (the repository's) and
+//! `~/.config/mm/commands/NAME.md` (personal; the repository's shadows
+//! it). Front matter: `description`, optional `model` and `allowedTools`;
+//! the body is the prompt, with `$ARGUMENTS` (all that follows the
+//! command) and `$1`…`$9` (its words) replaced. A built-in command of the
+//! same name always wins.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Every built-in command name of the REPL and the TUI (without `/`).
+pub const BUILT_IN: &[&str] = &[
+    "help",
+    "?",
+    "new",
+    "sessions",
+    "theme",
+    "keymap",
+    "mouse",
+    "tree",
+    "diff",
+    "rewind",
+    "undo",
+    "stats",
+    "cost",
+    "compact",
+    "mcp",
+    "skills",
+    "ctx",
+    "copy",
+    "export",
+    "diagnostics",
+    "commit",
+    "quit",
+    "exit",
+    "q",
+];
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Command {
+    pub name: String,
+    pub description: String,
+    /// The model this command's turn uses (on the same server).
+    pub model: Option<String>,
+    /// The only tools this command's turn offers.
+    pub allowed_tools: Option<Vec<String>>,
+    pub body: String,
+    pub file: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Front {
+    description: Option<String>,
+    model: Option<String>,
+    #[serde(alias = "allowedTools", alias = "allowed-tools")]
+    allowed_tools: Option<Tools>,
+    #[serde(alias = "argument-hint")]
+    #[allow(dead_code)]
+    argument_hint: Option<String>,
+}
+
+/// A list, or one comma-separated string (as other agents write it).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Tools {
+    List(Vec<String>),
+    Text(String),
+}
+
+fn read_command(file: &Path, name: &str) -> Result<Command, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let (front, body) = match crate::skills::split_front(&text) {
+        Some((front, body)) => {
+            let f: Front =
+                serde_saphyr::from_str(front).map_err(|e| format!("front matter: {e}"))?;
+            (Some(f), body)
+        }
+        None => (None, text.as_str()),
+    };
+    let body = body.trim().to_string();
+    if body.is_empty() {
+        return Err("no prompt after the front matter".into());
+    }
+    let (description, model, tools) = match front {
+        Some(f) => (f.description, f.model, f.allowed_tools),
+        None => (None, None, None),
+    };
+    let description = description
+        .filter(|d| !d.trim().is_empty())
+        .unwrap_or_else(|| {
+            let first: String = body.lines().next().unwrap_or("").chars().take(60).collect();
+            first
+        });
+    Ok(Command {
+        name: name.to_string(),
+        description: description.trim().to_string(),
+        model: model.filter(|m| !m.trim().is_empty()),
+        allowed_tools: tools.map(|t| match t {
+            Tools::List(v) => v,
+            Tools::Text(s) => s
+                .split(',')
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect(),
+        }),
+        body,
+        file: file.to_path_buf(),
+    })
+}
+
+fn scan(dir: &Path, found: &mut Vec<Command>, warnings: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let file = e.path();
+        let fname = e.file_name().to_string_lossy().to_string();
+        let Some(name) = fname.strip_suffix(".md") else {
+            continue;
+        };
+        if !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+            || name.is_empty()
+        {
+            warnings.push(format!(
+                "command {} left out: a name is letters, digits, - and _",
+                file.display()
+            ));
+            continue;
+        }
+        if BUILT_IN.contains(&name) || name.starts_with("ask-") {
+            warnings.push(format!(
+                "command {} left out: /{name} is built in",
+                file.display()
+            ));
+            continue;
+        }
+        if found.iter().any(|c| c.name == name) {
+            continue;
+        }
+        match read_command(&file, name) {
+            Ok(c) => found.push(c),
+            Err(why) => warnings.push(format!("command {} left out: {why}", file.display())),
+        }
+    }
+}
+
+/// The repository's commands, then the personal ones it does not shadow.
+pub fn load(root: &Path, personal: Option<&Path>) -> (Vec<Command>, Vec<String>) {
+    let (mut found, mut warnings) = (Vec::new(), Vec::new());
+    scan(
+        &root.join(".mm").join("commands"),
+        &mut found,
+        &mut warnings,
+    );
+    if let Some(p) = personal {
+        scan(p, &mut found, &mut warnings);
+    }
+    found.sort_by(|a, b| a.name.cmp(&b.name));
+    (found, warnings)
+}
+
+/// The commands of a session in `root`.
+pub fn for_session(root: &Path) -> (Vec<Command>, Vec<String>) {
+    let personal = crate::config::user_config_dir().map(|d| d.join("commands"));
+    load(root, personal.as_deref())
+}
+
+/// The prompt a command sends for `args`.
+pub fn expand(body: &str, args: &str) -> String {
+    let words: Vec<&str> = args.split_whitespace().collect();
+    let mut out = String::with_capacity(body.len() + args.len());
+    let mut rest = body;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        if let Some(r) = after.strip_prefix("ARGUMENTS") {
+            out.push_str(args.trim());
+            rest = r;
+        } else if let Some(d) = after.chars().next().filter(|c| ('1'..='9').contains(c)) {
+            let i = d as usize - '1' as usize;
+            out.push_str(words.get(i).copied().unwrap_or(""));
+            rest = &after[1..];
+        } else {
+            out.push('$');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    // Arguments the body does not place are added at the end.
+    if !args.trim().is_empty() && !body.contains("$ARGUMENTS") && !body.contains("$1") {
+        out.push_str("\n\n");
+        out.push_str(args.trim());
+    }
+    out
+}
+
+/// A typed line as a custom command: (name, arguments), when it names one.
+pub fn parse<'a>(line: &'a str, commands: &[(String, String)]) -> Option<(String, &'a str)> {
+    let rest = line.trim_start().strip_prefix('/')?;
+    let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+    commands
+        .iter()
+        .any(|(n, _)| n == name)
+        .then(|| (name.to_string(), args.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_placed_and_extra_ones_appended() {
+        assert_eq!(
+            expand("Review $1 for $2.", "a.py bugs"),
+            "Review a.py for bugs."
+        );
+        assert_eq!(expand("Do: $ARGUMENTS!", " all of it "), "Do: all of it!");
+        assert_eq!(expand("Costs $5 and $x", ""), "Costs  and $x");
+        assert_eq!(expand("Summarize.", "briefly"), "Summarize.\n\nbriefly");
+    }
+
+    #[test]
+    fn the_repository_shadows_personal_commands_and_built_ins_win() {
+        let t = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let root = t.path().join("ws");
+        let personal = t.path().join("personal");
+        let write = |p: PathBuf, s: &str| {
+            std::fs::create_dir_all(p.parent().unwrap_or(Path::new("/"))).ok();
+            std::fs::write(p, s).ok();
+        };
+        write(
+            root.join(".mm/commands/review.md"),
+            "---\ndescription: Review a file\nallowedTools: read_file, grep\n---\nReview $1.\n",
+        );
+        write(personal.join("review.md"), "Personal review.\n");
+        write(
+            personal.join("fixup.md"),
+            "---\nmodel: small\n---\nFix $ARGUMENTS\n",
+        );
+        write(personal.join("diff.md"), "Shadowed by the built-in.\n");
+        write(personal.join("bad.md"), "---\nmodle: x\n---\nBody\n");
+        let (cmds, warnings) = load(&root, Some(&personal));
+        let names: Vec<&str> = cmds.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["fixup", "review"]);
+        assert_eq!(cmds[1].description, "Review a file");
+        assert_eq!(
+            cmds[1].allowed_tools,
+            Some(vec!["read_file".to_string(), "grep".to_string()])
+        );
+        assert_eq!(cmds[0].model.as_deref(), Some("small"));
+        assert_eq!(cmds[0].description, "Fix $ARGUMENTS");
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("diff.md") && w.contains("built in"))
+        );
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("bad.md") && w.contains("modle"))
+        );
+        let listed = vec![("review".to_string(), String::new())];
+        assert_eq!(
+            parse("/review a.py", &listed),
+            Some(("review".into(), "a.py"))
+        );
+        assert_eq!(parse("/other a.py", &listed), None);
+    }
+}
