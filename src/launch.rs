@@ -370,6 +370,21 @@ pub async fn open_session(
     }
     let (skills, skill_warnings) = crate::skills::for_session(&settings, &root);
     tool_env.skills = skills;
+    // Every tool name there can be, so a manifest cannot take one.
+    let built_in: Vec<String> = tools::specs(ToolSet {
+        bash: true,
+        edit: true,
+        write: true,
+        lsp: true,
+    })
+    .into_iter()
+    .map(|s| s.name.into_owned())
+    .chain(["ask_agent".to_string(), "read_skill".to_string()])
+    .collect();
+    let taken: Vec<&str> = built_in.iter().map(String::as_str).collect();
+    if settings.bash_tool || settings.edit_tools {
+        tool_env.command_tools = tools::custom::load(&root, &taken).map_err(|e| (2, e))?;
+    }
     let (commands, command_warnings) = crate::commands::for_session(&root);
     tool_env.commands = commands;
     if let Ok(mut notes) = tool_env.start_notes.lock() {

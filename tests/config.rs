@@ -609,3 +609,78 @@ fn custom_commands_run_with_their_arguments_model_and_tools() {
     assert_eq!(reqs[1]["model"], "scripted-model");
     assert!(reqs[1]["tools"].as_array().unwrap().len() > 2);
 }
+
+/// Command tools: a manifest's program gets the arguments as flags and as
+/// JSON on stdin; a read-only one runs at once (and cannot write in the
+/// fence), another is refused when nobody can answer; a bad manifest stops
+/// mm with its file and field.
+#[test]
+fn command_tools_get_flags_and_json_and_bad_manifests_stop_mm() {
+    let ws = Workspace::new();
+    ws.write(
+        "show.sh",
+        "#!/bin/sh\necho \"argv: $*\"\necho \"stdin: $(cat)\"\necho x > written.txt 2>/dev/null && echo wrote || echo could-not-write\n",
+    );
+    ws.write(
+        ".mm/tools/show.json",
+        r#"{"name": "show_args", "description": "Show the arguments.", "command": ["sh", "show.sh"],
+            "parameters": {"service": {"type": "string", "description": "A service", "required": true},
+                           "count": {"type": "integer"}},
+            "readOnly": true, "timeoutSec": 20}"#,
+    );
+    ws.write(
+        ".mm/tools/deploy.json",
+        r#"{"name": "deploy", "description": "Deploy.", "command": ["sh", "show.sh"]}"#,
+    );
+    let server = Server::start(vec![
+        call("c1", "show_args", json!({"service": "web", "count": 2})),
+        call("c2", "deploy", json!({})),
+        text("Shown."),
+    ]);
+    let out = ws
+        .mm()
+        .args(["-p", "show", "-no-harness", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    let tools = reqs[0]["tools"].to_string();
+    assert!(
+        tools.contains("show_args") && tools.contains("A service"),
+        "{tools}"
+    );
+    let results = tool_results(&reqs[2]);
+    let shown = &results.iter().find(|(id, _)| id == "c1").unwrap().1;
+    assert!(shown.contains("argv: --count 2 --service web"), "{shown}");
+    assert!(
+        shown.contains("stdin: {")
+            && shown.contains(r#""service":"web""#)
+            && shown.contains(r#""count":2"#),
+        "{shown}"
+    );
+    if fence_works() {
+        assert!(
+            shown.contains("could-not-write"),
+            "read-only in the fence: {shown}"
+        );
+        assert!(!ws.path().join("written.txt").exists());
+    }
+    let deploy = &results.iter().find(|(id, _)| id == "c2").unwrap().1;
+    assert!(deploy.contains("needs the user's approval"), "{deploy}");
+
+    ws.write(
+        ".mm/tools/deploy.json",
+        r#"{"name": "deploy", "description": "Deploy.", "command": "sh show.sh"}"#,
+    );
+    let out = ws
+        .mm()
+        .args(["-p", "hi", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(".mm/tools/deploy.json:1:") && err.contains("invalid type"),
+        "{err}"
+    );
+}

@@ -219,6 +219,7 @@ impl Agent {
         if !parts.tools.skills.is_empty() {
             specs.push(crate::skills::spec());
         }
+        specs.extend(parts.tools.command_tools.iter().map(|t| t.spec()));
         if let Some(m) = &parts.tools.mcp {
             specs.extend(m.specs(parts.context_window));
         }

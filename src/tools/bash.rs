@@ -72,20 +72,41 @@ pub struct Finished {
 /// output bounded, killed with everything it started on timeout, cancel,
 /// or when this future is dropped.
 pub async fn run(
+    cmd: tokio::process::Command,
+    timeout: Duration,
+    cancel: &CancellationToken,
+) -> std::io::Result<Finished> {
+    run_with_input(cmd, None, timeout, cancel).await
+}
+
+/// As `run`, with `input` written to the command's stdin (then closed).
+pub async fn run_with_input(
     mut cmd: tokio::process::Command,
+    input: Option<Vec<u8>>,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> std::io::Result<Finished> {
     let started = Instant::now();
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0");
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .kill_on_drop(true)
+    .env("PAGER", "cat")
+    .env("GIT_PAGER", "cat")
+    .env("GIT_TERMINAL_PROMPT", "0");
     let mut child = cmd.spawn()?;
     let group = child.id().and_then(procs::Group::register);
+    if let (Some(mut stdin), Some(bytes)) = (child.stdin.take(), input) {
+        tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            // A program that does not read its input is not an error.
+            let _ = stdin.write_all(&bytes).await;
+        });
+    }
     let buf = Arc::new(Mutex::new(BoundedOutput::default()));
     let out_task = child
         .stdout

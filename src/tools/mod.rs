@@ -5,6 +5,7 @@
 pub mod ask;
 pub mod asking;
 pub mod bash;
+pub mod custom;
 pub mod edit_match;
 pub mod fs;
 pub mod guard;
@@ -110,6 +111,8 @@ pub struct ToolEnv {
     pub skills: Vec<crate::skills::Skill>,
     /// Custom slash commands.
     pub commands: Vec<crate::commands::Command>,
+    /// Command tools (`.mm/tools/NAME.json`).
+    pub command_tools: Vec<custom::CommandTool>,
     /// What the session says as it opens (skills left out).
     pub start_notes: Mutex<Vec<String>>,
 }
@@ -134,6 +137,7 @@ impl ToolEnv {
             mcp: None,
             skills: Vec::new(),
             commands: Vec::new(),
+            command_tools: Vec::new(),
             start_notes: Mutex::new(Vec::new()),
         }
     }
@@ -474,10 +478,108 @@ async fn run_one(
             Some(a) => a.run(args, ctx).await,
             None => ToolOutput::error("no agents to ask: this agent declares no mmConfigs"),
         },
+        other if env.command_tools.iter().any(|t| t.manifest.name == other) => {
+            match env.command_tools.iter().find(|t| t.manifest.name == other) {
+                Some(t) => run_command_tool(env, t, args, ctx).await,
+                None => ToolOutput::error(format!("unknown tool {other}")),
+            }
+        }
         other => match env.mcp.as_ref().and_then(|m| m.find(other).map(|t| (m, t))) {
             Some((mcp, tool)) => run_mcp(env, mcp, &tool, args, ctx).await,
             None => ToolOutput::error(format!("unknown tool {other}")),
         },
+    }
+}
+
+/// A command tool: its program with the arguments as flags and as JSON
+/// on stdin. `readOnly` runs at once in a read-only fence without the
+/// network; the others ask like a shell command (not in a read-only
+/// sandbox; at once in `full`) and run with the workspace writable.
+async fn run_command_tool(
+    env: &ToolEnv,
+    tool: &custom::CommandTool,
+    args: &Map<String, Value>,
+    ctx: &CallCtx<'_>,
+) -> ToolOutput {
+    use crate::config::SandboxMode;
+    use crate::sandbox::{Access, RunPlan};
+    let argv = match tool.argv(args) {
+        Ok(a) => a,
+        Err(e) => return ToolOutput::error(e),
+    };
+    let name = &tool.manifest.name;
+    let sandbox = &env.sandbox;
+    let shown = argv
+        .iter()
+        .map(|a| crate::untrusted::displayable(a).into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let plan = if tool.manifest.read_only {
+        let fenced = sandbox.fence().is_on();
+        RunPlan {
+            access: fenced.then_some(Access::ReadOnly),
+            net: !fenced && !sandbox.no_net(),
+            git_guard: true,
+        }
+    } else {
+        match sandbox.mode() {
+            SandboxMode::ReadOnly => {
+                return ToolOutput::refused(format!(
+                    "{name} may change files and the sandbox is read-only"
+                ));
+            }
+            SandboxMode::Full => sandbox.approved_plan(),
+            SandboxMode::Workspace => {
+                let key = format!("tool:{name}");
+                if !sandbox.is_always(&key) {
+                    let answer = env
+                        .broker
+                        .ask(
+                            ctx.turn,
+                            ctx.call_id,
+                            ApprovalKind::Exec {
+                                command: shown.clone(),
+                                reason: format!("the command tool {name} (.mm/tools/{name}.json)"),
+                                always_key: key.clone(),
+                                scope: format!("the tool {name}"),
+                            },
+                            ctx.cancel,
+                        )
+                        .await;
+                    match answer {
+                        Answer::Unattended => return ToolOutput::refused(HEADLESS_REFUSAL),
+                        Answer::User(ApprovalDecision::Always) => sandbox.remember(&key),
+                        Answer::User(ApprovalDecision::No { reason }) => {
+                            return ToolOutput::refused(match reason {
+                                Some(r) => format!("the user said no to {name}: {r}"),
+                                None => format!("the user said no to {name}"),
+                            });
+                        }
+                        Answer::User(_) => {}
+                    }
+                }
+                sandbox.approved_plan()
+            }
+        }
+    };
+    let rest: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+    let cmd = sandbox.command(&argv[0], &rest, sandbox.root(), plan);
+    let input = Value::Object(args.clone()).to_string().into_bytes();
+    match bash::run_with_input(cmd, Some(input), tool.timeout(), ctx.cancel).await {
+        Err(e) => ToolOutput::error(format!("{name} did not start: {e}")),
+        Ok(f) if f.timed_out => ToolOutput::error(format!(
+            "{name} was stopped after {} s\n{}",
+            tool.timeout().as_secs(),
+            f.output
+        )),
+        Ok(f) if f.cancelled => ToolOutput::not_run("cancelled by the user"),
+        Ok(f) if f.exit_code == Some(0) => ToolOutput::ok(f.output),
+        Ok(f) => ToolOutput::error(format!(
+            "{name} exited with {}\n{}",
+            f.exit_code
+                .map_or("a signal".to_string(), |c| format!("status {c}")),
+            f.output
+        )),
     }
 }
 
