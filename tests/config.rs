@@ -684,3 +684,61 @@ fn command_tools_get_flags_and_json_and_bad_manifests_stop_mm() {
         "{err}"
     );
 }
+
+/// Hooks: `afterEdit` runs after each change (a formatter that passes
+/// leaves its work; one that fails is told to the model with the tool's
+/// result and to the user), `turnEnd` runs when the turn ends and its
+/// failure is said.
+#[test]
+fn hooks_run_after_edits_and_turns_and_their_failures_are_fed_back() {
+    let ws = Workspace::new();
+    ws.write(
+        "agent.yaml",
+        "hooks:\n  afterEdit: \"sed -i 's/TODO/DONE/' notes.txt && grep -q ok notes.txt\"\n  turnEnd: \"echo turn-end-ran >&2; exit 3\"\n",
+    );
+    ws.write("notes.txt", "start\n");
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "TODO ok\n"}),
+        ),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "notes.txt", "content": "TODO bad\n"}),
+        ),
+        text("Written."),
+        text("Next turn."),
+    ]);
+    let out = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-p",
+            "write notes",
+            "-no-harness",
+            "-url",
+            &server.url(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("the afterEdit hook"), "{err}");
+    assert!(
+        err.contains("the turnEnd hook") && err.contains("turn-end-ran"),
+        "{err}"
+    );
+    // The hook's own change stays.
+    assert_eq!(ws.read("notes.txt"), "DONE bad\n");
+    let reqs = server.requests();
+    let results = tool_results(&reqs[2]);
+    let first = &results.iter().find(|(id, _)| id == "c1").unwrap().1;
+    let second = &results.iter().find(|(id, _)| id == "c2").unwrap().1;
+    assert!(
+        !first.contains("hook"),
+        "a passing hook says nothing: {first}"
+    );
+    assert!(second.contains("[mm ran the afterEdit hook"), "{second}");
+}

@@ -168,6 +168,8 @@ pub struct Agent {
     ok_calls: std::collections::HashSet<String>,
     /// The last check mm ran (the tests, the request's command).
     last_check: Option<crate::protocol::TestReport>,
+    /// A `turnEnd` hook's failure, for the model's next round.
+    hook_failure: Option<String>,
 }
 
 /// What one request came to, short of an error that ends the turn.
@@ -285,6 +287,7 @@ impl Agent {
             rebuild_from: 0,
             ok_calls,
             last_check: None,
+            hook_failure: None,
         }
     }
 
@@ -483,6 +486,59 @@ impl Agent {
         report
     }
 
+    /// Runs a hook in the fence with the workspace writable. None when it
+    /// passed; else what to tell the model (the user hears it at once).
+    pub(super) async fn run_hook(
+        &self,
+        which: &str,
+        command: &str,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let sandbox = &self.tools.sandbox;
+        let cmd = sandbox.command(
+            "sh",
+            &["-c", command],
+            sandbox.root(),
+            sandbox.approved_plan(),
+        );
+        let (ok, output) = match tools::bash::run(cmd, self.settings.bash_timeout, cancel).await {
+            Ok(f) if f.exit_code == Some(0) => (true, f.output),
+            Ok(f) if f.timed_out => (
+                false,
+                format!(
+                    "stopped after {} s\n{}",
+                    self.settings.bash_timeout.as_secs(),
+                    f.output
+                ),
+            ),
+            Ok(f) => (
+                false,
+                format!(
+                    "exit {}\n{}",
+                    f.exit_code
+                        .map_or("by a signal".to_string(), |c| c.to_string()),
+                    f.output
+                ),
+            ),
+            Err(e) => (false, e.to_string()),
+        };
+        if ok {
+            tracing::debug!(which, command, "hook passed");
+            return None;
+        }
+        let tail: String = {
+            let lines: Vec<&str> = output.trim_end().lines().collect();
+            lines[lines.len().saturating_sub(30)..].join("\n")
+        };
+        self.notice(
+            Level::Warning,
+            format!("the {which} hook `{command}` failed: {tail}"),
+        );
+        Some(format!(
+            "[mm ran the {which} hook `{command}`; it failed:]\n{tail}"
+        ))
+    }
+
     /// Runs one user turn to its end.
     pub async fn run_turn(&mut self, prompt: &str, cancel: &CancellationToken) -> TurnResult {
         self.turn += 1;
@@ -522,6 +578,9 @@ impl Agent {
         }
         let (mut text, attached) = self.with_attachments(prompt);
         text.push_str(&found);
+        if let Some(failed) = self.hook_failure.take() {
+            text.push_str(&format!("\n\n{failed}"));
+        }
         // A question about files that are attached in full: the answer is
         // in front of the model, which otherwise wanders off with tools.
         if self.harness_on()
@@ -566,6 +625,12 @@ impl Agent {
             },
         };
         let error = error.or(state.stopped.take());
+        if outcome != Outcome::Cancelled
+            && let Some(hook) = self.settings.hooks.turn_end.clone()
+            && let Some(failed) = self.run_hook("turnEnd", &hook, cancel).await
+        {
+            self.hook_failure = Some(failed);
+        }
         self.publish_context();
         // However the turn ended (an answer, a stopped loop, a budget), the
         // user hears of errors it left, whatever the model's answer claims.
@@ -1798,6 +1863,12 @@ impl Agent {
                         }
                     }
                 }
+            }
+            if out.change.is_some()
+                && let Some(hook) = self.settings.hooks.after_edit.clone()
+                && let Some(failed) = self.run_hook("afterEdit", &hook, cancel).await
+            {
+                out.text.push_str(&format!("\n{failed}"));
             }
             self.finish_call(call, &summary, out)?;
         }

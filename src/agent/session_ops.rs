@@ -163,6 +163,21 @@ impl Agent {
         if msg.is_empty() {
             return self.git_notice(Level::Warning, "not committed: the message is empty");
         }
+        if let Some(hook) = self.settings.hooks.before_commit.clone()
+            && self
+                .run_hook(
+                    "beforeCommit",
+                    &hook,
+                    &tokio_util::sync::CancellationToken::new(),
+                )
+                .await
+                .is_some()
+        {
+            return self.git_notice(
+                Level::Error,
+                format!("not committed: the beforeCommit hook `{hook}` failed"),
+            );
+        }
         let made: std::collections::HashSet<String> = self.made.keys().cloned().collect();
         let result = with_store(&store, move |s| {
             let paths: Vec<String> = s

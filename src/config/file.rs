@@ -144,6 +144,18 @@ pub struct McpServerFile {
     pub enabled: Option<bool>,
 }
 
+/// Commands mm runs on its own, without a model turn (`hooks`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Hooks {
+    /// After each file change a tool made (a formatter).
+    pub after_edit: Option<String>,
+    /// Before `/commit` commits; a failure stops the commit.
+    pub before_commit: Option<String>,
+    /// When a turn ends.
+    pub turn_end: Option<String>,
+}
+
 /// How the agent introduces itself to an ACP client.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -179,6 +191,8 @@ pub struct AgentFile {
     /// MCP servers whose tools join mm's (`mcp_servers`: the Go agent's key).
     #[serde(alias = "mcp_servers")]
     pub mcp_servers: Option<BTreeMap<String, McpServerFile>>,
+    /// Commands run on their own: `afterEdit`, `beforeCommit`, `turnEnd`.
+    pub hooks: Option<Hooks>,
     pub acp: Option<AcpInfo>,
     pub max_turns: Option<u32>,
     pub max_requests: Option<u32>,

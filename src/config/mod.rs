@@ -111,6 +111,8 @@ pub struct Settings {
     /// Completion cap sent as `max_tokens` unless `sampling` sets one.
     pub max_tokens: Option<u64>,
     pub sub_agents: BTreeMap<String, SubAgent>,
+    /// `hooks`: commands run without a model turn.
+    pub hooks: file::Hooks,
     /// MCP servers to start (those with `enabled: false` left out).
     pub mcp_servers: BTreeMap<String, file::McpServerFile>,
     /// Ask before file changes when someone can answer.
@@ -506,6 +508,7 @@ pub fn resolve(
         context_window: merged.context_window,
         max_tokens,
         sub_agents,
+        hooks: merged.hooks.clone().unwrap_or_default(),
         mcp_servers,
         approve_edits: merged.approve_edits.unwrap_or(true),
         theme: merged.theme.clone().unwrap_or_else(|| "dark".into()),
@@ -568,6 +571,7 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         first_token_timeout,
         bash_timeout,
         structured_output,
+        hooks,
         context_window,
         max_tokens,
         approve_edits,
