@@ -379,11 +379,17 @@ pub async fn open_session(
     })
     .into_iter()
     .map(|s| s.name.into_owned())
-    .chain(["ask_agent".to_string(), "read_skill".to_string()])
+    .chain(["ask_agent", "read_skill", "fetch_content"].map(String::from))
     .collect();
     let taken: Vec<&str> = built_in.iter().map(String::as_str).collect();
     if settings.bash_tool || settings.edit_tools {
         tool_env.command_tools = tools::custom::load(&root, &taken).map_err(|e| (2, e))?;
+    }
+    if settings.fetch_content
+        && !tool_env.sandbox.no_net()
+        && (settings.edit_tools || settings.bash_tool)
+    {
+        tool_env.fetch = Some(settings.fetch_private);
     }
     let (commands, command_warnings) = crate::commands::for_session(&root);
     tool_env.commands = commands;

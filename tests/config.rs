@@ -742,3 +742,138 @@ fn hooks_run_after_edits_and_turns_and_their_failures_are_fed_back() {
     );
     assert!(second.contains("[mm ran the afterEdit hook"), "{second}");
 }
+
+/// A tiny web server on 127.0.0.1: path → (status, content type, body).
+fn web_server(pages: Vec<(&'static str, u16, &'static str, Vec<u8>)>) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader, Write};
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
+                    break;
+                }
+            }
+            let (status, ctype, body) = pages
+                .iter()
+                .find(|p| p.0 == path)
+                .map(|p| (p.1, p.2, p.3.clone()))
+                .unwrap_or((404, "text/plain", b"no".to_vec()));
+            let mut s = stream;
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status} X\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = s.write_all(&body);
+        }
+    });
+    port
+}
+
+/// `fetch_content` against a local server: a Latin-1 page as Markdown,
+/// robots.txt obeyed, a binary refused, a huge page cut; loopback refused
+/// without `fetchPrivate`; off unless `fetchContent: true`.
+#[test]
+fn fetch_content_reads_pages_and_obeys_robots_and_limits() {
+    let huge = format!(
+        "<html><body>{}</body></html>",
+        "<p>lorem ipsum dolor</p>".repeat(200_000)
+    );
+    let huge: &'static str = Box::leak(huge.into_boxed_str());
+    let port = web_server(vec![
+        ("/robots.txt", 200, "text/plain", b"User-agent: *\nDisallow: /private\n".to_vec()),
+        (
+            "/page",
+            200,
+            "text/html; charset=iso-8859-1",
+            b"<html><body><h1>Caf\xe9 menu</h1><script>evil()</script><p>Cr\xe8me br\xfbl\xe9e</p></body></html>".to_vec(),
+        ),
+        ("/private/notes", 200, "text/plain", b"secret".to_vec()),
+        ("/logo.png", 200, "image/png", b"\x89PNG\r\n\x1a\n".to_vec()),
+        ("/huge", 200, "text/html", huge.as_bytes().to_vec()),
+    ]);
+    let url = |p: &str| format!("http://127.0.0.1:{port}{p}");
+    let ws = Workspace::new();
+    ws.write("agent.yaml", "fetchContent: true\nfetchPrivate: true\n");
+    let server = Server::start(vec![
+        calls(&[
+            ("c1", "fetch_content", json!({"url": url("/page")})),
+            ("c2", "fetch_content", json!({"url": url("/private/notes")})),
+            ("c3", "fetch_content", json!({"url": url("/logo.png")})),
+            ("c4", "fetch_content", json!({"url": url("/huge")})),
+        ]),
+        text("Fetched."),
+    ]);
+    let out = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-p",
+            "fetch",
+            "-no-harness",
+            "-url",
+            &server.url(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&server.requests()[1]);
+    let get = |id: &str| results.iter().find(|(i, _)| i == id).unwrap().1.clone();
+    let page = get("c1");
+    assert!(
+        page.contains("# Café menu") && page.contains("Crème brûlée"),
+        "{page}"
+    );
+    assert!(!page.contains("evil()"), "{page}");
+    assert!(
+        get("c2").contains("robots.txt does not allow"),
+        "{}",
+        get("c2")
+    );
+    assert!(get("c3").contains("not text (image/png)"), "{}", get("c3"));
+    let huge = get("c4");
+    assert!(
+        huge.contains("the page is longer") && huge.len() < 20_000,
+        "{}",
+        huge.len()
+    );
+
+    // Loopback without fetchPrivate: refused; without fetchContent: no tool.
+    ws.write("agent.yaml", "fetchContent: true\n");
+    let server = Server::start(vec![
+        call("c1", "fetch_content", json!({"url": url("/page")})),
+        text("Refused."),
+    ]);
+    let out = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-p",
+            "fetch",
+            "-no-harness",
+            "-url",
+            &server.url(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refused = tool_results(&server.requests()[1])[0].1.clone();
+    assert!(refused.contains("loopback or private address"), "{refused}");
+    let server = Server::start(vec![text("ok")]);
+    let out = ws
+        .mm()
+        .args(["-p", "hi", "-no-harness", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!server.requests()[0].to_string().contains("fetch_content"));
+}

@@ -222,6 +222,9 @@ impl Agent {
             specs.push(crate::skills::spec());
         }
         specs.extend(parts.tools.command_tools.iter().map(|t| t.spec()));
+        if parts.tools.fetch.is_some() {
+            specs.push(tools::fetch::spec());
+        }
         if let Some(m) = &parts.tools.mcp {
             specs.extend(m.specs(parts.context_window));
         }

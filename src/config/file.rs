@@ -193,6 +193,10 @@ pub struct AgentFile {
     pub mcp_servers: Option<BTreeMap<String, McpServerFile>>,
     /// Commands run on their own: `afterEdit`, `beforeCommit`, `turnEnd`.
     pub hooks: Option<Hooks>,
+    /// Offer `fetch_content` (web pages as text); default false.
+    pub fetch_content: Option<bool>,
+    /// Let `fetch_content` reach loopback and private addresses.
+    pub fetch_private: Option<bool>,
     pub acp: Option<AcpInfo>,
     pub max_turns: Option<u32>,
     pub max_requests: Option<u32>,

@@ -113,6 +113,10 @@ pub struct Settings {
     pub sub_agents: BTreeMap<String, SubAgent>,
     /// `hooks`: commands run without a model turn.
     pub hooks: file::Hooks,
+    /// `fetchContent`: the tool is offered.
+    pub fetch_content: bool,
+    /// `fetchPrivate`: it may reach loopback and private addresses.
+    pub fetch_private: bool,
     /// MCP servers to start (those with `enabled: false` left out).
     pub mcp_servers: BTreeMap<String, file::McpServerFile>,
     /// Ask before file changes when someone can answer.
@@ -509,6 +513,8 @@ pub fn resolve(
         max_tokens,
         sub_agents,
         hooks: merged.hooks.clone().unwrap_or_default(),
+        fetch_content: merged.fetch_content.unwrap_or(false),
+        fetch_private: merged.fetch_private.unwrap_or(false),
         mcp_servers,
         approve_edits: merged.approve_edits.unwrap_or(true),
         theme: merged.theme.clone().unwrap_or_else(|| "dark".into()),
@@ -572,6 +578,8 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         bash_timeout,
         structured_output,
         hooks,
+        fetch_content,
+        fetch_private,
         context_window,
         max_tokens,
         approve_edits,

@@ -7,6 +7,7 @@ pub mod asking;
 pub mod bash;
 pub mod custom;
 pub mod edit_match;
+pub mod fetch;
 pub mod fs;
 pub mod guard;
 pub mod nav;
@@ -113,6 +114,8 @@ pub struct ToolEnv {
     pub commands: Vec<crate::commands::Command>,
     /// Command tools (`.mm/tools/NAME.json`).
     pub command_tools: Vec<custom::CommandTool>,
+    /// `fetch_content` is offered; whether it may reach private addresses.
+    pub fetch: Option<bool>,
     /// What the session says as it opens (skills left out).
     pub start_notes: Mutex<Vec<String>>,
 }
@@ -138,6 +141,7 @@ impl ToolEnv {
             skills: Vec::new(),
             commands: Vec::new(),
             command_tools: Vec::new(),
+            fetch: None,
             start_notes: Mutex::new(Vec::new()),
         }
     }
@@ -470,6 +474,13 @@ async fn run_one(
             res.unwrap_or_else(|e| ToolOutput::error(format!("search failed: {e}")))
         }
         "bash" => run_bash(env, args, ctx).await,
+        "fetch_content" => match &env.fetch {
+            Some(allow_private) => match fetch::fetch(args, *allow_private).await {
+                Ok(text) => ToolOutput::ok(text),
+                Err(e) => ToolOutput::error(e),
+            },
+            None => ToolOutput::error("fetch_content is off (fetchContent: true turns it on)"),
+        },
         "read_skill" => match crate::skills::read(&env.skills, args) {
             Ok(text) => ToolOutput::ok(text),
             Err(e) => ToolOutput::error(e),
