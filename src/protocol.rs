@@ -67,6 +67,36 @@ pub struct SessionInfo {
     pub context_mode: String,
 }
 
+/// How each request is made from the conversation (`contextMode`, `/ctx`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ContextMode {
+    /// The whole conversation, compacted into a summary near the window.
+    #[default]
+    Compact,
+    /// Rebuilt for each request: the recent turns without stale file
+    /// reads, and a session-state block (files changed, the last check,
+    /// earlier requests).
+    Rebuild,
+}
+
+impl ContextMode {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "compact" => Some(ContextMode::Compact),
+            "rebuild" => Some(ContextMode::Rebuild),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContextMode::Compact => "compact",
+            ContextMode::Rebuild => "rebuild",
+        }
+    }
+}
+
 /// How an op ended.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "status", rename_all = "snake_case")]
@@ -741,7 +771,7 @@ pub enum Op {
     /// `/ctx [compact|rebuild]`: switch how requests are made from the
     /// conversation (None: keep it), and say what each mode sends.
     Ctx {
-        mode: Option<crate::config::ContextMode>,
+        mode: Option<ContextMode>,
     },
     /// Summarize the conversation so far into one message (`/compact`),
     /// with what the summary should keep most.

@@ -8,7 +8,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Deserializer};
 
 use super::duration;
 
@@ -41,35 +41,7 @@ impl SandboxMode {
     }
 }
 
-/// How each request is made from the conversation (`contextMode`, `/ctx`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ContextMode {
-    /// The whole conversation, compacted into a summary near the window.
-    #[default]
-    Compact,
-    /// Rebuilt for each request: the recent turns without stale file
-    /// reads, and a session-state block (files changed, the last check,
-    /// earlier requests).
-    Rebuild,
-}
-
-impl ContextMode {
-    pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "compact" => Some(ContextMode::Compact),
-            "rebuild" => Some(ContextMode::Rebuild),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ContextMode::Compact => "compact",
-            ContextMode::Rebuild => "rebuild",
-        }
-    }
-}
+pub use crate::protocol::ContextMode;
 
 /// A Go-style duration string in YAML (`30s`, `2m`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
