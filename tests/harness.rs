@@ -1791,3 +1791,46 @@ fn an_answer_that_only_repeats_the_templates_instruction_is_asked_again() {
     assert!(again.contains("repeated an instruction"), "{again}");
     assert!(again.contains("Summarise the notes file here."), "{again}");
 }
+
+/// A read of one line of a short file comes back whole (a 1.5B model read
+/// `offset: 1, limit: 1` and answered from the import line); a long
+/// file's range is kept.
+#[test]
+fn a_short_file_is_read_whole_whatever_the_range() {
+    let ws = Workspace::new();
+    ws.write(
+        "settings.py",
+        "import os\n\nPORT = int(os.environ.get(\"PORT\", 8125))\n",
+    );
+    let long: String = (1..=400).map(|i| format!("line {i}\n")).collect();
+    ws.write("long.txt", &long);
+    let server = Server::start(vec![
+        calls(&[
+            (
+                "c1",
+                "read_file",
+                json!({"path": "settings.py", "offset": 1, "limit": 1}),
+            ),
+            (
+                "c2",
+                "read_file",
+                json!({"path": "long.txt", "offset": 10, "limit": 2}),
+            ),
+        ]),
+        text("8125"),
+    ]);
+    let out = ws
+        .mm()
+        .args(["-p", "what port?", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&server.requests()[1]);
+    let get = |id: &str| results.iter().find(|(i, _)| i == id).unwrap().1.clone();
+    assert!(get("c1").contains("8125"), "{}", get("c1"));
+    let long = get("c2");
+    assert!(
+        long.contains("line 10") && long.contains("line 11") && !long.contains("line 12\n"),
+        "{long}"
+    );
+}
