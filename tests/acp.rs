@@ -404,3 +404,80 @@ async fn without_a_model_server_the_client_is_told_why() {
         .await
         .unwrap();
 }
+
+/// A custom command is offered to the client as one of the session's
+/// commands, and `/NAME args` typed there runs it with its prompt; a
+/// skill's tool is offered too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_commands_are_offered_and_run_over_acp() {
+    let server = Server::start(vec![text("Reviewed over ACP.")]);
+    let ws = Workspace::new();
+    ws.write(
+        ".mm/commands/review.md",
+        "---\ndescription: Review one file\n---\nReview $1 carefully.\n",
+    );
+    ws.write(
+        ".mm/skills/style.md",
+        "---\nname: style\ndescription: The house style.\n---\nShort lines.\n",
+    );
+    let url = server.url();
+    let mut child = spawn_agent(&ws, &["-url", &url]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let updates: Log<SessionUpdate> = Arc::default();
+    let u1 = updates.clone();
+    let root = ws.path();
+    agent_client_protocol::Client
+        .v1()
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                u1.lock().unwrap().push(n.update);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let sid = cx
+                .send_request(NewSessionRequest::new(root))
+                .block_task()
+                .await?
+                .session_id
+                .0
+                .to_string();
+            let done = cx
+                .send_request(prompt(&sid, "/review app.py"))
+                .block_task()
+                .await?;
+            assert_eq!(done.stop_reason, StopReason::EndTurn);
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let updates = updates.lock().unwrap();
+    let offered = updates
+        .iter()
+        .find_map(|u| match u {
+            SessionUpdate::AvailableCommandsUpdate(a) => Some(a.available_commands.clone()),
+            _ => None,
+        })
+        .expect("the session's commands");
+    assert!(
+        offered
+            .iter()
+            .any(|c| c.name == "review" && c.description == "Review one file")
+    );
+    let said: String = updates.iter().filter_map(text_of).collect();
+    assert!(said.contains("Reviewed over ACP."), "{said}");
+    let req = &server.requests()[0];
+    let user = req["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(user.starts_with("Review app.py carefully."), "{user}");
+    assert!(req["tools"].to_string().contains("read_skill"));
+}
