@@ -192,10 +192,17 @@ pub fn expand(body: &str, args: &str) -> String {
         }
     }
     out.push_str(rest);
-    // Arguments the body does not place are added at the end.
-    if !args.trim().is_empty() && !body.contains("$ARGUMENTS") && !body.contains("$1") {
-        out.push_str("\n\n");
-        out.push_str(args.trim());
+    // Words the body does not place are added at the end.
+    if !body.contains("$ARGUMENTS") {
+        let placed = (1..=9)
+            .filter(|n| body.contains(&format!("${n}")))
+            .max()
+            .unwrap_or(0);
+        let rest = words.get(placed..).unwrap_or_default().join(" ");
+        if !rest.is_empty() {
+            out.push_str("\n\n");
+            out.push_str(&rest);
+        }
     }
     out
 }
@@ -223,6 +230,10 @@ mod tests {
         assert_eq!(expand("Do: $ARGUMENTS!", " all of it "), "Do: all of it!");
         assert_eq!(expand("Costs $5 and $x", ""), "Costs  and $x");
         assert_eq!(expand("Summarize.", "briefly"), "Summarize.\n\nbriefly");
+        assert_eq!(
+            expand("Review $1.", "app.py races"),
+            "Review app.py.\n\nraces"
+        );
     }
 
     #[test]

@@ -174,7 +174,8 @@ pub async fn run(cli: Cli) -> i32 {
     } = match open_session(&rt, &root, cli.resume.as_deref(), unattended).await {
         Ok(o) => o,
         Err((code, msg)) => {
-            eprintln!("mm: {msg}");
+            // It may name files and keys of the workspace's own files.
+            eprintln!("mm: {}", crate::untrusted::displayable(&msg));
             return code;
         }
     };
@@ -398,8 +399,15 @@ pub async fn open_session(
         notes.extend(command_warnings);
     }
     if !settings.mcp_servers.is_empty() && settings.bash_tool | settings.edit_tools {
+        let mut taken = taken.clone();
+        taken.extend(
+            tool_env
+                .command_tools
+                .iter()
+                .map(|t| t.manifest.name.as_str()),
+        );
         tool_env.mcp = Some(Arc::new(
-            crate::mcp::McpServers::start(&settings.mcp_servers, &tool_env.sandbox).await,
+            crate::mcp::McpServers::start(&settings.mcp_servers, &tool_env.sandbox, &taken).await,
         ));
     }
     if !settings.sub_agents.is_empty() {

@@ -178,15 +178,43 @@ fn result_text(result: &rmcp::model::CallToolResult) -> String {
 impl McpServers {
     /// Starts every configured server (at once, each within its time) and
     /// lists its tools. One that fails is said and left out.
-    pub async fn start(cfgs: &BTreeMap<String, McpServerFile>, sandbox: &Arc<Sandbox>) -> Self {
+    pub async fn start(
+        cfgs: &BTreeMap<String, McpServerFile>,
+        sandbox: &Arc<Sandbox>,
+        taken: &[&str],
+    ) -> Self {
         let started = futures::future::join_all(
             cfgs.iter()
                 .map(|(name, cfg)| start_one(name.clone(), cfg.clone(), sandbox.clone())),
         )
         .await;
         let mut notices = Vec::new();
-        let mut servers = Vec::new();
-        for s in started {
+        let mut servers: Vec<Server> = Vec::new();
+        for mut s in started {
+            // A name another tool has (a built-in, a command tool, an
+            // earlier server's) is left out and said.
+            let before = s.tools.len();
+            let mut clashes = Vec::new();
+            s.tools.retain(|t| {
+                let clash = taken.contains(&t.exposed.as_str())
+                    || servers
+                        .iter()
+                        .any(|o| o.tools.iter().any(|x| x.exposed == t.exposed));
+                if clash {
+                    clashes.push(t.exposed.clone());
+                }
+                !clash
+            });
+            if s.tools.len() < before {
+                notices.push((
+                    true,
+                    format!(
+                        "MCP server {}: left out {} (another tool has the name; noPrefix: false keeps them apart)",
+                        s.name,
+                        clashes.join(", ")
+                    ),
+                ));
+            }
             match &*s.status.lock().unwrap_or_else(|e| e.into_inner()) {
                 Status::Running => notices.push((
                     false,
@@ -479,6 +507,9 @@ type Connected = (
 
 async fn connect(name: &str, cfg: &McpServerFile, sandbox: &Sandbox) -> Result<Connected, String> {
     if let Some(url) = &cfg.url {
+        if sandbox.no_net() {
+            return Err(format!("{url} is on the network and this run has -no-net"));
+        }
         let mut headers = std::collections::HashMap::new();
         for (k, v) in &cfg.headers {
             let key = reqwest::header::HeaderName::from_bytes(k.as_bytes())

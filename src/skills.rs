@@ -204,7 +204,12 @@ fn other_files(dir: &Path) -> Vec<String> {
         };
         for e in entries.flatten() {
             let p = e.path();
-            if p.is_dir() {
+            // A link could lead out of the skill (a secret, a loop).
+            let Ok(kind) = e.file_type() else { continue };
+            if kind.is_symlink() {
+                continue;
+            }
+            if kind.is_dir() {
                 stack.push(p);
             } else if let Ok(rel) = p.strip_prefix(dir)
                 && rel != Path::new("SKILL.md")
@@ -241,6 +246,14 @@ pub fn read(skills: &[Skill], args: &serde_json::Map<String, Value>) -> Result<S
             return Err(format!("the skill {name} has no other files"));
         };
         if !other_files(dir).iter().any(|f| f == file) {
+            return Err(format!("the skill {name} has no file {file:?}"));
+        }
+        // Only what lies inside the skill's folder, links resolved.
+        let inside = match (dir.join(file).canonicalize(), dir.canonicalize()) {
+            (Ok(f), Ok(d)) => f.starts_with(&d),
+            _ => false,
+        };
+        if !inside {
             return Err(format!("the skill {name} has no file {file:?}"));
         }
         let text = std::fs::read_to_string(dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
@@ -318,5 +331,16 @@ mod tests {
         assert_eq!(file.as_deref(), Ok("1. tag\n"));
         assert!(read(&skills, &args(json!({"name": "release", "file": "../x"}))).is_err());
         assert!(read(&skills, &args(json!({"name": "nope"}))).is_err());
+        // A link in a skill's folder (to a secret outside it) is not offered.
+        std::fs::write(t.path().join("secret"), "key=1\n").ok();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(
+            t.path().join("secret"),
+            root.join(".mm/skills/release/notes"),
+        )
+        .ok();
+        let body = read(&skills, &args(json!({"name": "release"}))).unwrap_or_default();
+        assert!(!body.contains("notes"), "{body}");
+        assert!(read(&skills, &args(json!({"name": "release", "file": "notes"}))).is_err());
     }
 }

@@ -402,6 +402,9 @@ impl Agent {
             log.append(&Record::Always { key })?;
         }
         self.log = log;
+        self.ok_calls.clear();
+        self.last_check = None;
+        self.hook_failure = None;
         self.messages.truncate(1);
         self.reset_shed();
         self.turn = 0;

@@ -82,7 +82,18 @@ fn without_attached(text: &str, stale: &HashSet<String>) -> String {
         if !stale.contains(*path) {
             continue;
         }
-        let end = blocks.get(k + 1).map_or(text.len(), |b| b.1);
+        // The last file's body ends where mm's own notes on the request
+        // begin (what it ran before the model's first look, a hook).
+        let end = blocks.get(k + 1).map_or_else(
+            || {
+                ["\n\n[mm ", "\n\nNo tool call is needed"]
+                    .iter()
+                    .filter_map(|m| text[*body..].find(m).map(|i| body + i))
+                    .min()
+                    .unwrap_or(text.len())
+            },
+            |b| b.1,
+        );
         out.push_str(&text[copied..*body]);
         out.push_str(STALE);
         copied = end;
@@ -434,6 +445,14 @@ mod tests {
         assert!(text.contains(
             "[a.py as it is now, for context; it counts as read]\n[file contents left out"
         ));
+        // mm's notes after the last file stay.
+        let noted = format!("{request}\n\n[mm ran `pytest` before you start: it failed]");
+        let stale_b: HashSet<String> = ["b.py".to_string()].into();
+        let text = without_attached(&noted, &stale_b);
+        assert!(
+            !text.contains("y = 2") && text.contains("[mm ran `pytest`"),
+            "{text}"
+        );
     }
 
     #[test]

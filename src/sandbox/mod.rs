@@ -272,7 +272,10 @@ impl Sandbox {
     pub fn approved_plan(&self) -> RunPlan {
         let access = match self.mode {
             SandboxMode::Full => (!self.net).then_some(Access::Full),
-            _ => Some(Access::Workspace),
+            // What runs on the config's word (an MCP server, a hook) in a
+            // read-only sandbox writes nothing.
+            SandboxMode::ReadOnly => Some(Access::ReadOnly),
+            SandboxMode::Workspace => Some(Access::Workspace),
         };
         RunPlan {
             access: access.filter(|_| self.fence.is_on()),

@@ -40,22 +40,38 @@ pub fn spec() -> ToolSpec {
 fn is_internal(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
+            let o = v4.octets();
             v4.is_loopback()
                 || v4.is_private()
                 || v4.is_link_local()
-                || v4.is_unspecified()
                 || v4.is_broadcast()
-                // 100.64/10, carrier-grade NAT.
-                || (v4.octets()[0] == 100 && (v4.octets()[1] & 0xc0) == 64)
+                || v4.is_multicast()
+                // 0/8 ("this network"), 100.64/10 (carrier-grade NAT),
+                // 198.18/15 (benchmarking), 240/4 (reserved).
+                || o[0] == 0
+                || (o[0] == 100 && (o[1] & 0xc0) == 64)
+                || (o[0] == 198 && (o[1] & 0xfe) == 18)
+                || o[0] >= 240
         }
         IpAddr::V6(v6) => {
+            let s = v6.segments();
+            // An IPv4 address inside (mapped, compatible, NAT64 64:ff9b::/96).
+            let embedded = v6.to_ipv4().or_else(|| {
+                (s[0] == 0x64 && s[1] == 0xff9b && s[2..6] == [0, 0, 0, 0]).then(|| {
+                    std::net::Ipv4Addr::new(
+                        (s[6] >> 8) as u8,
+                        s[6] as u8,
+                        (s[7] >> 8) as u8,
+                        s[7] as u8,
+                    )
+                })
+            });
             v6.is_loopback()
                 || v6.is_unspecified()
-                || (v6.segments()[0] & 0xfe00) == 0xfc00
-                || (v6.segments()[0] & 0xffc0) == 0xfe80
-                || v6
-                    .to_ipv4_mapped()
-                    .is_some_and(|v4| is_internal(IpAddr::V4(v4)))
+                || v6.is_multicast()
+                || (s[0] & 0xfe00) == 0xfc00
+                || (s[0] & 0xffc0) == 0xfe80
+                || embedded.is_some_and(|v4| is_internal(IpAddr::V4(v4)))
         }
     }
 }
@@ -84,6 +100,9 @@ async fn resolve(url: &Url, allow_private: bool) -> Result<SocketAddr, String> {
 fn client_for(url: &Url, addr: SocketAddr, timeout: Duration) -> Result<reqwest::Client, String> {
     let mut b = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
+        // A proxy would resolve the name itself: the checked address
+        // would not be the one reached.
+        .no_proxy()
         .timeout(timeout)
         .user_agent(AGENT);
     if let Some(host) = url.host_str() {
@@ -255,6 +274,10 @@ mod tests {
             "::1",
             "fd00::1",
             "::ffff:10.0.0.1",
+            "0.1.2.3",
+            "198.18.0.1",
+            "64:ff9b::a00:1",
+            "::127.0.0.1",
         ] {
             assert!(
                 is_internal(ip.parse().unwrap_or(IpAddr::from([0, 0, 0, 0]))),

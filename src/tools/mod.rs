@@ -525,18 +525,19 @@ async fn run_command_tool(
         .map(|a| crate::untrusted::displayable(a).into_owned())
         .collect::<Vec<_>>()
         .join(" ");
-    let plan = if tool.manifest.read_only {
-        let fenced = sandbox.fence().is_on();
+    // Without a fence, "readOnly" is only the manifest's word: it is
+    // treated like any other tool.
+    let plan = if tool.manifest.read_only && sandbox.fence().is_on() {
         RunPlan {
-            access: fenced.then_some(Access::ReadOnly),
-            net: !fenced && !sandbox.no_net(),
+            access: Some(Access::ReadOnly),
+            net: false,
             git_guard: true,
         }
     } else {
         match sandbox.mode() {
             SandboxMode::ReadOnly => {
                 return ToolOutput::refused(format!(
-                    "{name} may change files and the sandbox is read-only"
+                    "{name} may change files and the sandbox is read-only (a readOnly tool needs the fence)"
                 ));
             }
             SandboxMode::Full => sandbox.approved_plan(),
