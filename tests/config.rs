@@ -696,7 +696,6 @@ fn hooks_run_after_edits_and_turns_and_their_failures_are_fed_back() {
         "agent.yaml",
         "hooks:\n  afterEdit: \"sed -i 's/TODO/DONE/' notes.txt && grep -q ok notes.txt\"\n  turnEnd: \"echo turn-end-ran >&2; exit 3\"\n",
     );
-    ws.write("notes.txt", "start\n");
     let server = Server::start(vec![
         call(
             "c1",
@@ -737,8 +736,12 @@ fn hooks_run_after_edits_and_turns_and_their_failures_are_fed_back() {
     let first = &results.iter().find(|(id, _)| id == "c1").unwrap().1;
     let second = &results.iter().find(|(id, _)| id == "c2").unwrap().1;
     assert!(
-        !first.contains("hook"),
-        "a passing hook says nothing: {first}"
+        first.contains("the afterEdit hook changed notes.txt"),
+        "a formatter's change is said: {first}"
+    );
+    assert!(
+        !first.contains("[mm ran the afterEdit hook"),
+        "it passed: {first}"
     );
     assert!(second.contains("[mm ran the afterEdit hook"), "{second}");
 }

@@ -1870,11 +1870,24 @@ impl Agent {
                     }
                 }
             }
-            if out.change.is_some()
+            if let Some(change) = out.change.clone()
                 && let Some(hook) = self.settings.hooks.after_edit.clone()
-                && let Some(failed) = self.run_hook("afterEdit", &hook, cancel).await
             {
-                out.text.push_str(&format!("\n{failed}"));
+                if let Some(failed) = self.run_hook("afterEdit", &hook, cancel).await {
+                    out.text.push_str(&format!("\n{failed}"));
+                }
+                // A formatter's change: the file as it is now counts as
+                // read, and the model hears that it differs.
+                if self
+                    .tools
+                    .reread(&change.path)
+                    .is_some_and(|now| *now != *change.after)
+                {
+                    out.text.push_str(&format!(
+                        "\n[the afterEdit hook changed {} after this edit; read it again before you edit it]",
+                        change.path
+                    ));
+                }
             }
             self.finish_call(call, &summary, out)?;
         }

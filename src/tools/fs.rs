@@ -899,6 +899,15 @@ pub fn list_dir(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
 }
 
 impl ToolEnv {
+    /// A file as it is now counts as read (after a hook reformatted it).
+    /// Returns its text, when it can be read.
+    pub fn reread(&self, rel: &str) -> Option<String> {
+        let r = self.sandbox.check_read(rel).ok()?;
+        let text = std::fs::read_to_string(&r.abs).ok()?;
+        self.remember_read(&r, &text);
+        Some(text)
+    }
+
     fn remember_read(&self, r: &Resolved, text: &str) {
         if let Ok(mut reads) = self.reads.lock() {
             reads.insert(r.abs.clone(), content_hash(text));
