@@ -475,9 +475,12 @@ async fn run_one(
         }
         "bash" => run_bash(env, args, ctx).await,
         "fetch_content" => match &env.fetch {
-            Some(allow_private) => match fetch::fetch(args, *allow_private).await {
-                Ok(text) => ToolOutput::ok(text),
-                Err(e) => ToolOutput::error(e),
+            Some(allow_private) => tokio::select! {
+                r = fetch::fetch(args, *allow_private) => match r {
+                    Ok(text) => ToolOutput::ok(text),
+                    Err(e) => ToolOutput::error(e),
+                },
+                _ = ctx.cancel.cancelled() => ToolOutput::not_run("cancelled by the user"),
             },
             None => ToolOutput::error("fetch_content is off (fetchContent: true turns it on)"),
         },
