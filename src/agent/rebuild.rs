@@ -114,15 +114,21 @@ pub(super) struct Stale {
 /// id in `ok`) or a later whole read of the same file: read_file results,
 /// and files attached to a request. Only messages from `from` on count.
 pub(super) fn stale_reads(messages: &[Message], from: usize, ok: &HashSet<String>) -> Stale {
-    // Call id → (tool, path, whole).
-    let mut calls: HashMap<&str, (&str, String, bool)> = HashMap::new();
+    // An id used by more than one call (a server that sends none, or
+    // reuses them) says nothing sure about which call went through: such
+    // calls never make anything stale.
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut reused: HashSet<&str> = HashSet::new();
     for m in &messages[from.min(messages.len())..] {
         for c in &m.tool_calls {
-            if let Some((path, whole)) = file_call(&c.name, &c.arguments) {
-                calls.insert(c.id.as_str(), (c.name.as_str(), path, whole));
+            if !seen.insert(c.id.as_str()) {
+                reused.insert(c.id.as_str());
             }
         }
     }
+    // The calls of the assistant message the results answer:
+    // id → (tool, path, whole).
+    let mut calls: HashMap<&str, (&str, String, bool)> = HashMap::new();
     let mut stale = Stale::default();
     // The reads of each path still standing, by message index.
     let mut open_reads: HashMap<String, Vec<usize>> = HashMap::new();
@@ -140,6 +146,17 @@ pub(super) fn stale_reads(messages: &[Message], from: usize, ok: &HashSet<String
         }
     };
     for (i, m) in messages.iter().enumerate().skip(from) {
+        if m.role == Role::Assistant && !m.tool_calls.is_empty() {
+            calls.clear();
+            for c in &m.tool_calls {
+                if let Some((path, whole)) = file_call(&c.name, &c.arguments)
+                    && !reused.contains(c.id.as_str())
+                {
+                    calls.insert(c.id.as_str(), (c.name.as_str(), path, whole));
+                }
+            }
+            continue;
+        }
         if m.role == Role::User {
             for (path, _, _) in attachments(m.text()) {
                 open_reads.entry(path.to_string()).or_default().push(i);
@@ -157,7 +174,9 @@ pub(super) fn stale_reads(messages: &[Message], from: usize, ok: &HashSet<String
         match *name {
             "read_file" => {
                 let reads = open_reads.entry(path.clone()).or_default();
-                if *whole && ok.contains(id) {
+                // A long file read without a range shows only its start.
+                let whole = *whole && !m.text().contains("lines shown; read on with offset");
+                if whole && ok.contains(id) {
                     close(&mut stale, path, reads);
                 }
                 reads.push(i);
@@ -453,6 +472,34 @@ mod tests {
             !text.contains("y = 2") && text.contains("[mm ran `pytest`"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn reused_ids_and_partial_whole_reads_make_nothing_stale() {
+        // A server that numbers every round's calls from call_0.
+        let msgs = vec![
+            Message::system("s"),
+            call("call_0", "read_file", r#"{"path":"a.py"}"#),
+            Message::tool_result("call_0", "1: x"),
+            call("call_0", "write_file", r#"{"path":"a.py","content":"y"}"#),
+            Message::tool_result("call_0", "error: refused"),
+        ];
+        let ok: HashSet<String> = ["call_0".to_string()].into();
+        assert_eq!(stale_reads(&msgs, 1, &ok), Stale::default());
+        // A read without a range that showed only the start of a long file
+        // does not stand for the earlier read of its end.
+        let msgs = vec![
+            Message::system("s"),
+            call("r1", "read_file", r#"{"path":"big.py","offset":800}"#),
+            Message::tool_result("r1", "800: tail"),
+            call("r2", "read_file", r#"{"path":"big.py"}"#),
+            Message::tool_result(
+                "r2",
+                "(500 of 900 lines shown; read on with offset=501)\n1: head",
+            ),
+        ];
+        let ok: HashSet<String> = ["r1", "r2"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(stale_reads(&msgs, 1, &ok), Stale::default());
     }
 
     #[test]
