@@ -279,6 +279,15 @@ impl Agent {
         label: &str,
         cancel: &CancellationToken,
     ) -> bool {
+        // A turn whose tools cannot write (a command's `allowedTools`, a
+        // read-only agent) gets no write of mm's either.
+        if !self
+            .specs
+            .iter()
+            .any(|s| matches!(s.name.as_ref(), "write_file" | "edit_file"))
+        {
+            return false;
+        }
         self.tools.note_read(rel);
         let (call_id, summary) = self.card_start_as(
             st,
