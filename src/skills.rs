@@ -264,7 +264,10 @@ pub fn read(skills: &[Skill], args: &serde_json::Map<String, Value>) -> Result<S
         .map(|(_, b)| b)
         .unwrap_or(&text)
         .to_string();
-    let mut out = format!("[skill {name}]\n{}", capped(body));
+    let mut out = format!(
+        "[skill {name}: follow it now; it is loaded, do not load it again]\n{}",
+        capped(body)
+    );
     if let Some(dir) = &skill.dir {
         let files = other_files(dir);
         if !files.is_empty() {
