@@ -545,35 +545,21 @@ async fn run_command_tool(
             }
             SandboxMode::Full => sandbox.approved_plan(),
             SandboxMode::Workspace => {
-                let key = format!("tool:{name}");
-                if !sandbox.is_always(&key) {
-                    let answer = env
-                        .broker
-                        .ask(
-                            ctx.turn,
-                            ctx.call_id,
-                            ApprovalKind::Exec {
-                                command: shown.clone(),
-                                reason: format!("the command tool {name} (.mm/tools/{name}.json)"),
-                                always_key: key.clone(),
-                                scope: format!("the tool {name}"),
-                            },
-                            ctx.cancel,
-                        )
-                        .await;
-                    match answer {
-                        Answer::Unattended => return ToolOutput::refused(HEADLESS_REFUSAL),
-                        Answer::User(ApprovalDecision::Always) => sandbox.remember(&key),
-                        Answer::User(ApprovalDecision::No { reason }) => {
-                            return ToolOutput::refused(match reason {
-                                Some(r) => format!("the user said no to {name}: {r}"),
-                                None => format!("the user said no to {name}"),
-                            });
-                        }
-                        Answer::User(_) => {}
-                    }
+                let asked = ask_tool(
+                    env,
+                    ctx,
+                    name,
+                    shown.clone(),
+                    format!("the command tool {name} (.mm/tools/{name}.json)"),
+                    format!("the tool {name}"),
+                    &format!("tool:{name}"),
+                )
+                .await;
+                match asked {
+                    Ok(()) => sandbox.approved_plan(),
+                    Err(None) => return ToolOutput::refused(HEADLESS_REFUSAL),
+                    Err(Some(no)) => return no,
                 }
-                sandbox.approved_plan()
             }
         }
     };
@@ -598,6 +584,47 @@ async fn run_command_tool(
     }
 }
 
+/// Asks the user about a tool that is not a shell command ("always" is
+/// remembered under `key`). Ok: run it; Err(None): nobody can answer;
+/// Err(Some(out)): the user said no.
+async fn ask_tool(
+    env: &ToolEnv,
+    ctx: &CallCtx<'_>,
+    name: &str,
+    command: String,
+    reason: String,
+    scope: String,
+    key: &str,
+) -> Result<(), Option<ToolOutput>> {
+    if env.sandbox.is_always(key) {
+        return Ok(());
+    }
+    let kind = ApprovalKind::Exec {
+        command,
+        reason,
+        always_key: key.to_string(),
+        scope,
+    };
+    match env
+        .broker
+        .ask(ctx.turn, ctx.call_id, kind, ctx.cancel)
+        .await
+    {
+        Answer::Unattended => Err(None),
+        Answer::User(ApprovalDecision::Always) => {
+            env.sandbox.remember(key);
+            Ok(())
+        }
+        Answer::User(ApprovalDecision::No { reason }) => {
+            Err(Some(ToolOutput::refused(match reason {
+                Some(r) => format!("the user said no to {name}: {r}"),
+                None => format!("the user said no to {name}"),
+            })))
+        }
+        Answer::User(_) => Ok(()),
+    }
+}
+
 /// An MCP server's tool, as its permission says: `deny` never runs,
 /// `ask` asks the user (once for the session with "always"; refused
 /// when nobody can answer), `allow` runs.
@@ -617,25 +644,21 @@ async fn run_mcp(
                 tool.exposed, tool.server
             ));
         }
-        McpPermission::Ask if !env.sandbox.is_always(&key) => {
+        McpPermission::Ask => {
             let args_text = Value::Object(args.clone()).to_string();
             let shown = crate::untrusted::displayable(&args_text);
-            let answer = env
-                .broker
-                .ask(
-                    ctx.turn,
-                    ctx.call_id,
-                    ApprovalKind::Exec {
-                        command: format!("{} {shown}", tool.exposed),
-                        reason: format!("a tool of the MCP server {}", tool.server),
-                        always_key: key.clone(),
-                        scope: format!("the MCP tool {}", tool.exposed),
-                    },
-                    ctx.cancel,
-                )
-                .await;
-            match answer {
-                Answer::Unattended => {
+            let asked = ask_tool(
+                env,
+                ctx,
+                &tool.exposed,
+                format!("{} {shown}", tool.exposed),
+                format!("a tool of the MCP server {}", tool.server),
+                format!("the MCP tool {}", tool.exposed),
+                &key,
+            )
+            .await;
+            match asked {
+                Err(None) => {
                     let mut out = ToolOutput::refused(format!(
                         "{HEADLESS_REFUSAL} (the MCP tool {} asks first)",
                         tool.exposed
@@ -648,17 +671,11 @@ async fn run_mcp(
                     }
                     return out;
                 }
-                Answer::User(ApprovalDecision::Always) => env.sandbox.remember(&key),
-                Answer::User(ApprovalDecision::No { reason }) => {
-                    return ToolOutput::refused(match reason {
-                        Some(r) => format!("the user said no to {}: {r}", tool.exposed),
-                        None => format!("the user said no to {}", tool.exposed),
-                    });
-                }
-                Answer::User(_) => {}
+                Err(Some(no)) => return no,
+                Ok(()) => {}
             }
         }
-        _ => {}
+        McpPermission::Allow => {}
     }
     match mcp
         .call(tool, &Value::Object(args.clone()), ctx.cancel)
