@@ -21,7 +21,7 @@ fuzz_target!(|data: &[u8]| {
     for spec in &all {
         let _ = validate(spec, &args);
     }
-    let names: Vec<&str> = all.iter().map(|s| s.name).collect();
+    let names: Vec<&str> = all.iter().map(|s| s.name.as_ref()).collect();
     let _ = mm::agent::recover::fenced_call(text, &names);
     let raw: Vec<RawCall> = text
         .split('\n')
