@@ -1834,3 +1834,67 @@ fn a_short_file_is_read_whole_whatever_the_range() {
         "{long}"
     );
 }
+
+#[test]
+fn a_python_file_left_unparsable_goes_back_to_its_last_version_that_parses() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "inv.py", "old_string": "    def add(self, n):\n        self.n += n\n", "replacement": "    def add(self, n):\n        self.n += n\n\n    def count(self):\n        return self.n\n"}),
+        ),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "inv.py", "old_string": "        self.n -= n\n", "replacement": "        self.n -= n\n      if self.n < 0:\n            self.n = 0\n"}),
+        ),
+        text("Added count and a floor at zero."),
+        text("Added count and a floor at zero."),
+        text("Added count and a floor at zero."),
+        text("Added count and a floor at zero."),
+    ]);
+    let ws = Workspace::new();
+    let start = "class Inv:\n    def __init__(self):\n        self.n = 0\n\n    def add(self, n):\n        self.n += n\n\n    def remove(self, n):\n        self.n -= n\n";
+    ws.write("inv.py", start);
+    let out = ws.run(&server, "add a method count to Inv in inv.py", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    // The model was told and did not repair it: mm put back the version
+    // after the first edit, which parsed, not the file as the turn found it.
+    assert!(
+        err.contains("inv.py did not parse at the end of the turn: mm put it back as change 1 of this turn left it"),
+        "{err}"
+    );
+    let now = ws.read("inv.py");
+    assert!(now.contains("def count(self):"), "{now}");
+    assert!(!now.contains("if self.n < 0"), "{now}");
+    assert!(!err.contains("still reports errors"), "{err}");
+    // The next message of the session carries it to the model.
+    let again = Server::start(vec![text("Noted.")]);
+    let out = ws.run(&again, "what changed?", &["-resume", "last"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let told = last_user(&again.requests()[0]);
+    assert!(
+        told.contains("[mm: at the end of the last turn inv.py did not parse"),
+        "{told}"
+    );
+}
+
+#[test]
+fn without_the_harness_an_unparsable_file_is_left_as_the_model_wrote_it() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "m.py", "old_string": "    return a\n", "replacement": "    return a\n   x = 1\n"}),
+        ),
+        text("Done."),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("m.py", "def f(a):\n    return a\n");
+    let out = ws.run(&server, "change f in m.py", &["-no-harness"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(ws.read("m.py").contains("   x = 1"));
+    assert!(!stderr(&out).contains("did not parse at the end"));
+}

@@ -316,13 +316,94 @@ impl Agent {
             return false;
         };
         st.mutations += 1;
+        st.note_version(&c);
         if !st.written.contains(&c.path) {
             st.written.push(c.path.clone());
+        }
+        // The file's verdict is the one on what mm wrote.
+        match out.check {
+            Some(check) => {
+                st.baselines
+                    .entry(c.path.clone())
+                    .or_insert_with(|| check.baseline.clone());
+                st.checks.insert(c.path.clone(), *check);
+            }
+            None => {
+                st.checks.remove(&c.path);
+            }
         }
         if let Err(e) = self.record_change(&call_id, c) {
             self.notice(Level::Error, e.to_string());
         }
         true
+    }
+
+    /// At the end of a turn, a file the turn's tools changed that no
+    /// longer parses (Python, JavaScript) goes back to its newest version
+    /// of the turn that does, as a write of mm's own: a small model that
+    /// could not repair an edit it broke would otherwise leave the project
+    /// broken for every later turn. The put-back is an edit like any
+    /// other (`/undo` brings the broken contents back); the user and, with
+    /// the next message, the model hear of it.
+    pub(super) async fn restore_unparsable(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) {
+        let mut paths: Vec<String> = st.versions.keys().cloned().collect();
+        paths.sort();
+        for path in paths {
+            let Some(versions) = st.versions.get(&path).cloned() else {
+                continue;
+            };
+            let Ok(r) = self.tools.sandbox.check_read(&path) else {
+                continue;
+            };
+            let Ok(bytes) = crate::paths::read_regular(&r.abs, 4 * 1024 * 1024) else {
+                continue;
+            };
+            let Ok(now) = String::from_utf8(bytes) else {
+                continue;
+            };
+            // The file as it is (a command may have changed it since).
+            let Some(false) = tools::syntax::parses(&self.tools, &path, &now, cancel).await else {
+                continue;
+            };
+            let mut good = None;
+            for (i, v) in versions.iter().enumerate().rev() {
+                if **v == *now || (i == 0 && v.is_empty()) {
+                    continue;
+                }
+                if tools::syntax::parses(&self.tools, &path, v, cancel).await == Some(true) {
+                    good = Some((i, v.clone()));
+                    break;
+                }
+            }
+            let Some((i, content)) = good else {
+                continue;
+            };
+            let which = if i == 0 {
+                "as the turn found it".to_string()
+            } else {
+                format!("as change {i} of this turn left it")
+            };
+            let label = format!("put back {path}: it does not parse");
+            if !self
+                .own_write(st, &path, content.to_string(), &label, cancel)
+                .await
+            {
+                continue;
+            }
+            self.notice(
+                Level::Warning,
+                format!(
+                    "{path} did not parse at the end of the turn: mm put it back {which} (/undo brings the broken version back)"
+                ),
+            );
+            self.carry(format!(
+                "[mm: at the end of the last turn {path} did not parse, so mm put it back {which}; the edits after that are gone. Read it again before you edit it.]"
+            ));
+        }
     }
 
     /// A change after which the request's command, which passed, fails

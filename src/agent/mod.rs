@@ -168,8 +168,9 @@ pub struct Agent {
     ok_calls: std::collections::HashSet<String>,
     /// The last check mm ran (the tests, the request's command).
     last_check: Option<crate::protocol::TestReport>,
-    /// A `turnEnd` hook's failure, for the model's next round.
-    hook_failure: Option<String>,
+    /// Notes joined to the session's next message: a `turnEnd` hook's
+    /// failure, a file mm put back at the end of a turn.
+    carried: Vec<String>,
 }
 
 /// What one request came to, short of an error that ends the turn.
@@ -247,9 +248,10 @@ impl Agent {
         messages.extend(parts.history);
         let ctx_mode = parts.settings.context_mode;
         // A resumed session's calls that went through, from its log.
-        let ok_calls = if parts.resumed {
+        // and the notes it owes its next message.
+        let (ok_calls, carried) = if parts.resumed {
             crate::session::read_records(parts.tools.sandbox.root(), parts.log.id())
-                .map(|(_, r)| crate::session::ok_calls(&r))
+                .map(|(_, r)| (crate::session::ok_calls(&r), crate::session::carried(&r)))
                 .unwrap_or_default()
         } else {
             Default::default()
@@ -290,7 +292,7 @@ impl Agent {
             rebuild_from: 0,
             ok_calls,
             last_check: None,
-            hook_failure: None,
+            carried,
         }
     }
 
@@ -404,7 +406,7 @@ impl Agent {
         self.log = log;
         self.ok_calls.clear();
         self.last_check = None;
-        self.hook_failure = None;
+        self.carried.clear();
         self.messages.truncate(1);
         self.reset_shed();
         self.turn = 0;
@@ -584,8 +586,9 @@ impl Agent {
         }
         let (mut text, attached) = self.with_attachments(prompt);
         text.push_str(&found);
-        if let Some(failed) = self.hook_failure.take() {
-            text.push_str(&format!("\n\n{failed}"));
+        for note in std::mem::take(&mut self.carried) {
+            // (logged with this message; the Turn record ends them)
+            text.push_str(&format!("\n\n{note}"));
         }
         // A question about files that are attached in full: the answer is
         // in front of the model, which otherwise wanders off with tools.
@@ -635,7 +638,12 @@ impl Agent {
             && let Some(hook) = self.settings.hooks.turn_end.clone()
             && let Some(failed) = self.run_hook("turnEnd", &hook, cancel).await
         {
-            self.hook_failure = Some(failed);
+            self.carry(failed);
+        }
+        // A file this turn left unparsable goes back to its last version
+        // that parses (the broken one stays in the checkpoints).
+        if self.harness_on() && outcome != Outcome::Cancelled {
+            self.restore_unparsable(&mut state, cancel).await;
         }
         self.publish_context();
         // However the turn ended (an answer, a stopped loop, a budget), the
@@ -868,6 +876,15 @@ impl Agent {
             ));
         }
         (text, attached.into_iter().map(|(p, _)| p).collect())
+    }
+
+    /// Keeps `note` for the session's next message, in the log too so a
+    /// resumed session still says it.
+    pub(super) fn carry(&mut self, note: String) {
+        if let Err(e) = self.log.append(&Record::Carried { text: note.clone() }) {
+            self.notice(Level::Error, e.to_string());
+        }
+        self.carried.push(note);
     }
 
     /// The turn ends with errors its edits brought: the user hears it,
@@ -1794,6 +1811,7 @@ impl Agent {
             }
             if let Some(change) = &out.change {
                 st.mutations += 1;
+                st.note_version(change);
                 let removed = tools::guard::removed_names(&change.before, &change.after);
                 for name in removed {
                     if !st.removed.iter().any(|(n, _)| *n == name) {
@@ -1999,4 +2017,18 @@ struct TurnState {
     baselines: HashMap<String, Option<Vec<String>>>,
     /// The model was told once about errors its changes left.
     told_errors: bool,
+    /// Each file's contents through the turn: as the turn found it, then
+    /// after each change of mm's tools (to put back the last that parses).
+    versions: HashMap<String, Vec<std::sync::Arc<str>>>,
+}
+
+impl TurnState {
+    /// Keeps `change`'s contents among the file's versions of this turn.
+    fn note_version(&mut self, change: &crate::protocol::FileChange) {
+        let v = self.versions.entry(change.path.clone()).or_default();
+        if v.is_empty() {
+            v.push(change.before.clone());
+        }
+        v.push(change.after.clone());
+    }
 }

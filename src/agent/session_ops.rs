@@ -351,6 +351,7 @@ impl Agent {
         self.checkpoints = session::checkpoints(&records);
         self.made = session::made(&records);
         self.ok_calls = session::ok_calls(&records);
+        self.carried = session::carried(&records);
         self.last_check = None;
         self.edits.clear();
         self.reset_shed();

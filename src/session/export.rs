@@ -131,6 +131,10 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 ));
             }
             Record::Note { text } => out.push_str(&format!("\n*mm: {text}*\n")),
+            Record::Carried { text } => out.push_str(&format!(
+                "\n*mm, for the next message:*\n\n{}\n",
+                quote(text)
+            )),
             Record::Compacted {
                 replaced,
                 summary,

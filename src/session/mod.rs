@@ -116,6 +116,11 @@ pub enum Record {
     Always {
         key: String,
     },
+    /// A note for the session's next message (a `turnEnd` hook's failure,
+    /// a file mm put back); the next `Turn` record's prompt holds it.
+    Carried {
+        text: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -427,6 +432,19 @@ pub fn made(records: &[Record]) -> std::collections::HashMap<String, String> {
             _ => None,
         })
         .collect()
+}
+
+/// The notes a log owes its next message: those after its last turn began.
+pub fn carried(records: &[Record]) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in records {
+        match r {
+            Record::Turn { .. } => out.clear(),
+            Record::Carried { text } => out.push(text.clone()),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The "always" answers recorded in a log.

@@ -113,6 +113,7 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
             }),
             Record::Header { .. }
             | Record::Note { .. }
+            | Record::Carried { .. }
             | Record::Request { .. }
             | Record::Turn { .. }
             | Record::Made { .. }

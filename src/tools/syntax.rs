@@ -72,3 +72,60 @@ pub async fn check(
         now: vec![first],
     })
 }
+
+/// Whether `content` would parse as the file `rel` (by its extension),
+/// read from stdin so nothing is written; None when there is no parser
+/// for its language here or it did not answer. JavaScript counts as
+/// parsing when it parses as a script or as a module.
+pub async fn parses(
+    env: &ToolEnv,
+    rel: &str,
+    content: &str,
+    cancel: &CancellationToken,
+) -> Option<bool> {
+    let tries: Vec<(&str, Vec<&str>)> = match Path::new(rel).extension()?.to_str()? {
+        "py" => vec![(
+            "python3",
+            vec![
+                "-I",
+                "-c",
+                "import ast, sys\nast.parse(sys.stdin.buffer.read())\n",
+            ],
+        )],
+        "js" | "cjs" => vec![
+            ("node", vec!["--check", "-"]),
+            ("node", vec!["--check", "--input-type=module", "-"]),
+        ],
+        "mjs" => vec![("node", vec!["--check", "--input-type=module", "-"])],
+        _ => return None,
+    };
+    let root = env.sandbox.root();
+    let plan = RunPlan {
+        access: env.sandbox.fence().is_on().then_some(Access::ReadOnly),
+        net: false,
+        git_guard: false,
+    };
+    let mut answered = false;
+    for (program, args) in tries {
+        crate::lsp::find_program(program)?;
+        let cmd = env.sandbox.command(program, &args, root, plan);
+        let Ok(f) = super::bash::run_with_input(
+            cmd,
+            Some(content.as_bytes().to_vec()),
+            Duration::from_secs(20),
+            cancel,
+        )
+        .await
+        else {
+            continue;
+        };
+        if f.timed_out || f.cancelled {
+            continue;
+        }
+        answered = true;
+        if f.exit_code == Some(0) {
+            return Some(true);
+        }
+    }
+    answered.then_some(false)
+}
