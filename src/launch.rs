@@ -397,6 +397,12 @@ pub async fn open_session(
     if let Ok(mut notes) = tool_env.start_notes.lock() {
         notes.extend(skill_warnings);
         notes.extend(command_warnings);
+        if settings.bash_tool || settings.edit_tools {
+            notes.extend(
+                crate::instructions::for_prompt(&root, crate::config::user_config_dir().as_deref())
+                    .notes,
+            );
+        }
     }
     if !settings.mcp_servers.is_empty() && settings.bash_tool | settings.edit_tools {
         let mut taken = taken.clone();

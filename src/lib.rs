@@ -14,6 +14,7 @@ pub mod diff;
 pub mod eval;
 pub mod git;
 pub mod headless;
+pub mod instructions;
 pub mod launch;
 pub mod llm;
 pub mod lsp;

@@ -880,3 +880,44 @@ fn fetch_content_reads_pages_and_obeys_robots_and_limits() {
     assert_eq!(out.status.code(), Some(0));
     assert!(!server.requests()[0].to_string().contains("fetch_content"));
 }
+
+#[test]
+fn agents_md_from_the_git_root_down_and_a_subfolder_s_with_its_first_file() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "web/app.js"})),
+        call("c2", "read_file", json!({"path": "web/util.js"})),
+        text("Read them."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("AGENTS.md", "Root rule: keep functions short.");
+    ws.write("web/AGENTS.md", "Web rule: two-space indent.");
+    ws.write("web/app.js", "const a = 1;\n");
+    ws.write("web/util.js", "const b = 2;\n");
+    let out = ws.run(&server, "read web/app.js and web/util.js", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    let system = reqs[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("Instructions (AGENTS.md):\nRoot rule"), "{system}");
+    assert!(!system.contains("Web rule"), "{system}");
+    let first = &tool_results(&reqs[1])[0].1;
+    assert!(
+        first.contains("[instructions for web/ and below (web/AGENTS.md):]\nWeb rule: two-space indent."),
+        "{first}"
+    );
+    let second = &tool_results(&reqs[2])[1].1;
+    assert!(!second.contains("Web rule"), "{second}");
+}
+
+#[test]
+fn claude_md_is_read_where_there_is_no_agents_md() {
+    let server = Server::start(vec![text("Hi.")]);
+    let ws = Workspace::new();
+    ws.write("CLAUDE.md", "Claude rule: say hi.");
+    let out = ws.run(&server, "hello", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let system = server.requests()[0]["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.contains("Instructions (CLAUDE.md):\nClaude rule: say hi."), "{system}");
+}

@@ -12,7 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &["protocol", "diff", "patterns", "untrusted", "mmdir"],
     &["paths", "config", "bus"],
     &["llm", "git", "clipboard", "notify"],
-    &["sandbox", "skills"],
+    &["sandbox", "skills", "instructions"],
     &["approval", "lsp", "session", "startup", "mcp", "commands"],
     &["tools"],
     &["agent"],

@@ -15,8 +15,6 @@ use crate::config::{SandboxMode, Settings};
 const DEFAULT_TEMPLATE: &str = include_str!("../../assets/prompts/system.md");
 const DEFAULT_IDENTITY: &str =
     "You are mm, a coding agent. You work in the user's workspace by calling tools.";
-/// AGENTS.md beyond this is cut: it is read on every request.
-const MAX_AGENTS_MD: usize = 6 * 1024;
 
 /// What the prompt says about the environment.
 pub struct PromptEnv<'a> {
@@ -123,37 +121,15 @@ pub fn system_prompt(settings: &Settings, env: &PromptEnv<'_>) -> String {
     if !env.skills.is_empty() {
         prompt.push_str(&crate::skills::catalog(env.skills));
     }
-    if let Some(agents) = agents_md(env.root) {
-        prompt.push_str("\nProject instructions (AGENTS.md):\n");
-        prompt.push_str(&agents);
-        if !agents.ends_with('\n') {
-            prompt.push('\n');
-        }
-    }
+    prompt.push_str(
+        &crate::instructions::for_prompt(env.root, crate::config::user_config_dir().as_deref())
+            .section(),
+    );
     prompt
 }
 
 fn find_git_above(root: &Path) -> bool {
     root.ancestors().skip(1).any(|p| p.join(".git").exists())
-}
-
-fn agents_md(root: &Path) -> Option<String> {
-    let text = workspace_text(root, "AGENTS.md")?;
-    let text = text.trim();
-    if text.is_empty() {
-        return None;
-    }
-    if text.len() <= MAX_AGENTS_MD {
-        return Some(text.to_string());
-    }
-    let mut cut = MAX_AGENTS_MD;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    Some(format!(
-        "{}\n[AGENTS.md cut at {MAX_AGENTS_MD} bytes]",
-        &text[..cut]
-    ))
 }
 
 #[cfg(test)]

@@ -118,6 +118,8 @@ pub struct ToolEnv {
     pub fetch: Option<bool>,
     /// What the session says as it opens (skills left out).
     pub start_notes: Mutex<Vec<String>>,
+    /// The instruction files of subfolders shown so far.
+    pub nested: crate::instructions::Nested,
 }
 
 /// An editor's view of files (ACP `fs/read_text_file`).
@@ -143,6 +145,7 @@ impl ToolEnv {
             command_tools: Vec::new(),
             fetch: None,
             start_notes: Mutex::new(Vec::new()),
+            nested: crate::instructions::Nested::default(),
         }
     }
 }
@@ -348,7 +351,18 @@ pub async fn run(
     ctx: &CallCtx<'_>,
 ) -> ToolOutput {
     let started = std::time::Instant::now();
-    let out = run_one(env, name, args, ctx).await;
+    let mut out = run_one(env, name, args, ctx).await;
+    // A folder's own instructions come with the first file the model
+    // reads or changes under it.
+    if matches!(name, "read_file" | "write_file" | "edit_file")
+        && out.status == ToolStatus::Ok
+        && let Ok(r) = env
+            .sandbox
+            .check_read(arg_str(args, "path").unwrap_or_default())
+    {
+        out.text
+            .push_str(&env.nested.for_file(env.sandbox.root(), &r.abs));
+    }
     tracing::debug!(
         call = ctx.call_id,
         name,
