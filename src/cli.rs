@@ -24,7 +24,8 @@ pub struct Cli {
     #[arg(value_name = "CONFIG.yaml")]
     pub config: Option<PathBuf>,
 
-    /// Run one prompt headless: the answer on stdout, everything else on stderr.
+    /// Run one prompt headless: the answer on stdout, everything else on stderr
+    /// (`-p -`: the prompt is read from stdin).
     #[arg(
         short = 'p',
         long = "prompt",
@@ -33,14 +34,27 @@ pub struct Cli {
     )]
     pub prompt: Option<String>,
 
-    /// Full-screen terminal UI.
-    #[arg(long)]
+    /// Full-screen terminal UI (`ui: tui` in the config makes it the default).
+    #[arg(long, conflicts_with = "repl")]
     pub tui: bool,
+
+    /// The line REPL, whatever the config's `ui` says.
+    #[arg(long)]
+    pub repl: bool,
 
     /// With -p: print one JSON object (outcome, answer, written files, session, usage).
     /// With -show-prompt: print the first request body.
     #[arg(long)]
     pub json: bool,
+
+    /// With -p: every event as one JSON line on stdout as it happens, then the
+    /// result (the -json object) as a line with "type": "result".
+    #[arg(long, conflicts_with = "json")]
+    pub json_stream: bool,
+
+    /// With -p: only the answer on stdout and warnings and errors on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 
     /// With -p: ask the agent NAME declared under mmConfigs, and print only its answer.
     #[arg(long, value_name = "NAME")]
@@ -95,7 +109,7 @@ pub struct Cli {
     pub unfenced: bool,
 
     /// Model id (default: what the server has loaded).
-    #[arg(long, value_name = "ID")]
+    #[arg(long, short = 'm', value_name = "ID")]
     pub model: Option<String>,
 
     /// local, llamacpp, llmman, ollama, lmstudio, vllm, openai, deepseek, openrouter.

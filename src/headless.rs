@@ -9,6 +9,35 @@ use crate::bus::{EventReceiver, OpSender};
 use crate::console::printer::{PrintMode, Printer};
 use crate::protocol::{AgentEvent, Op, OpResult, Outcome, SessionInfo, TurnResult};
 
+/// What headless prints, besides the answer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Output {
+    /// The answer on stdout; tool cards, notices and progress on stderr.
+    #[default]
+    Text,
+    /// The answer on stdout; on stderr only warnings and errors.
+    Quiet,
+    /// One JSON object with the result on stdout (`-json`).
+    Json,
+    /// Every event as one JSON line on stdout as it happens, then the
+    /// result as a line of `"type": "result"` (`-json-stream`).
+    JsonStream,
+}
+
+/// With `-quiet`: the answer, and what went wrong.
+fn shown_when_quiet(ev: &AgentEvent) -> bool {
+    match ev {
+        AgentEvent::Token { .. } | AgentEvent::TurnFinished { .. } => true,
+        AgentEvent::Notice { level, .. } => {
+            matches!(
+                level,
+                crate::protocol::Level::Warning | crate::protocol::Level::Error
+            )
+        }
+        _ => false,
+    }
+}
+
 /// Sends the prompt as one turn through the agent's service, prints what
 /// it streams, and returns the process exit code.
 pub async fn run(
@@ -16,8 +45,10 @@ pub async fn run(
     mut events: EventReceiver,
     prompt: &str,
     commands: &[(String, String)],
-    json_out: bool,
+    output: Output,
 ) -> i32 {
+    let json_out = matches!(output, Output::Json | Output::JsonStream);
+    let quiet = output == Output::Quiet;
     let stdout_tty = std::io::stdout().is_terminal();
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let stream = stdout_tty && !json_out;
@@ -56,6 +87,10 @@ pub async fn run(
                 batch.push(more);
             }
             for ev in batch {
+                // The service's own op results are not events of the run.
+                if output == Output::JsonStream && !matches!(ev.msg, AgentEvent::Finished { .. }) {
+                    println!("{}", crate::untrusted::json_line(&ev.msg));
+                }
                 match ev.msg {
                     AgentEvent::SessionStarted { info: i } => {
                         // Structured output: stdout holds the JSON or
@@ -74,7 +109,9 @@ pub async fn run(
                         if let AgentEvent::Usage { stats, .. } = &msg {
                             per_request.push(*stats);
                         }
-                        p.print(&msg)
+                        if !quiet || shown_when_quiet(&msg) {
+                            p.print(&msg)
+                        }
                     }
                 }
             }
@@ -170,6 +207,9 @@ pub async fn run(
         }
         if !result.unbacked.is_empty() {
             obj["unbacked_claims"] = json!(result.unbacked);
+        }
+        if output == Output::JsonStream {
+            obj["type"] = json!("result");
         }
         println!("{}", crate::untrusted::json_line(&obj));
     }

@@ -70,6 +70,22 @@ pub async fn run(cli: Cli) -> i32 {
         eprintln!("mm: -json needs -p PROMPT");
         return 2;
     }
+    for (set, flag) in [(cli.json_stream, "-json-stream"), (cli.quiet, "-quiet")] {
+        if set && cli.prompt.is_none() {
+            eprintln!("mm: {flag} needs -p PROMPT");
+            return 2;
+        }
+    }
+    let mut cli = cli;
+    if cli.prompt.as_deref() == Some("-") {
+        match read_stdin_prompt() {
+            Ok(p) => cli.prompt = Some(p),
+            Err(e) => {
+                eprintln!("mm: -p -: {e}");
+                return 2;
+            }
+        }
+    }
     let mut settings = match load_settings(&cli) {
         Ok(s) => s,
         Err(code) => return code,
@@ -106,7 +122,8 @@ pub async fn run(cli: Cli) -> i32 {
         show_prompt(&settings, &root, unattended, fenced, cli.json);
         return 0;
     }
-    let tui_looks = if cli.tui && cli.prompt.is_none() {
+    let tui = cli.tui || (settings.ui == config::file::Ui::Tui && !cli.repl && !cli.acp);
+    let tui_looks = if tui && cli.prompt.is_none() {
         match load_looks(&settings, &root) {
             Ok(l) => Some(l),
             Err(e) => {
@@ -180,7 +197,16 @@ pub async fn run(cli: Cli) -> i32 {
         }
     };
     if let Some(prompt) = &cli.prompt {
-        let code = headless::run(ops, events, prompt, &info.commands, cli.json).await;
+        let output = if cli.json_stream {
+            headless::Output::JsonStream
+        } else if cli.json {
+            headless::Output::Json
+        } else if cli.quiet {
+            headless::Output::Quiet
+        } else {
+            headless::Output::Text
+        };
+        let code = headless::run(ops, events, prompt, &info.commands, output).await;
         let _ = handle.await;
         if let Some(l) = &lsp {
             l.shutdown().await;
@@ -751,6 +777,24 @@ async fn ask_once(cli: &Cli, settings: &Settings, root: &std::path::Path, name: 
 
 /// Settings from every layer; with `-show-prompt`, `--ask NAME` shows the
 /// named agent's.
+/// `-p -`: the prompt is all of stdin (at most 1 MiB of UTF-8, not empty).
+fn read_stdin_prompt() -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .take(1024 * 1024 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read stdin: {e}"))?;
+    if bytes.len() > 1024 * 1024 {
+        return Err("the prompt on stdin is over 1 MiB".into());
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "stdin is not UTF-8 text".to_string())?;
+    if text.trim().is_empty() {
+        return Err("stdin held no prompt".into());
+    }
+    Ok(text.trim_end().to_string())
+}
+
 fn load_settings(cli: &Cli) -> Result<Settings, i32> {
     let settings = config::load(cli.config.as_deref(), &cli.overrides()).map_err(|e| {
         eprintln!(

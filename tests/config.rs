@@ -897,11 +897,16 @@ fn agents_md_from_the_git_root_down_and_a_subfolder_s_with_its_first_file() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let reqs = server.requests();
     let system = reqs[0]["messages"][0]["content"].as_str().unwrap();
-    assert!(system.contains("Instructions (AGENTS.md):\nRoot rule"), "{system}");
+    assert!(
+        system.contains("Instructions (AGENTS.md):\nRoot rule"),
+        "{system}"
+    );
     assert!(!system.contains("Web rule"), "{system}");
     let first = &tool_results(&reqs[1])[0].1;
     assert!(
-        first.contains("[instructions for web/ and below (web/AGENTS.md):]\nWeb rule: two-space indent."),
+        first.contains(
+            "[instructions for web/ and below (web/AGENTS.md):]\nWeb rule: two-space indent."
+        ),
         "{first}"
     );
     let second = &tool_results(&reqs[2])[1].1;
@@ -919,5 +924,8 @@ fn claude_md_is_read_where_there_is_no_agents_md() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(system.contains("Instructions (CLAUDE.md):\nClaude rule: say hi."), "{system}");
+    assert!(
+        system.contains("Instructions (CLAUDE.md):\nClaude rule: say hi."),
+        "{system}"
+    );
 }

@@ -1086,3 +1086,100 @@ fn a_connection_closed_before_any_answer_is_sent_again() {
     assert_eq!(stdout(&out), "Hi.\n");
     assert_eq!(server.requests().len(), 2);
 }
+
+#[test]
+fn the_prompt_from_stdin_with_p_dash() {
+    use std::io::Write;
+    let server = Server::start(vec![text("Seen.")]);
+    let ws = Workspace::new();
+    let mut child = ws
+        .mm()
+        .args(["-p", "-", "-url", &server.url(), "-m", "chosen-model"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"explain this diff:\n+a line\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Seen.\n");
+    let req = &server.requests()[0];
+    assert_eq!(req["model"], "chosen-model");
+    let first = req["messages"][1]["content"].as_str().unwrap();
+    assert!(first.starts_with("explain this diff:\n+a line"), "{first}");
+    // An empty stdin is a usage error, before any request.
+    let empty = Server::start(vec![]);
+    let out = ws.run(&empty, "-", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("-p -: stdin held no prompt"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(empty.requests().is_empty());
+}
+
+#[test]
+fn json_stream_prints_each_event_as_a_line_then_the_result() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "a.txt"})),
+        text("It says hi."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("a.txt", "hi\n");
+    let out = ws.run(&server, "what does a.txt say?", &["-json-stream"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let types: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(types.first(), Some(&"session_started"), "{types:?}");
+    let pos = |t: &str| {
+        types
+            .iter()
+            .position(|x| *x == t)
+            .unwrap_or_else(|| panic!("no {t}: {types:?}"))
+    };
+    assert!(pos("turn_started") < pos("tool_call_running"));
+    assert!(pos("tool_call_running") < pos("tool_call_finished"));
+    assert!(pos("tool_call_finished") < pos("turn_finished"));
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "result");
+    assert_eq!(last["outcome"], "done");
+    assert_eq!(last["answer"], "It says hi.");
+    let finished = &lines[pos("tool_call_finished")];
+    assert!(
+        finished["output"].as_str().unwrap().contains("hi"),
+        "{finished}"
+    );
+}
+
+#[test]
+fn quiet_prints_the_answer_and_no_tool_cards() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "a.txt"})),
+        text("It says hi."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("a.txt", "hi\n");
+    let out = ws.run(&server, "what does a.txt say?", &["-quiet"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It says hi.\n");
+    assert!(!stderr(&out).contains("read_file"), "{}", stderr(&out));
+    let loud = Server::start(vec![
+        call("c1", "read_file", json!({"path": "a.txt"})),
+        text("It says hi."),
+    ]);
+    let out = ws.run(&loud, "what does a.txt say?", &[]);
+    assert!(stderr(&out).contains("read_file"), "{}", stderr(&out));
+    // Without -p it is a usage error.
+    let out = ws.mm().args(["-quiet"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

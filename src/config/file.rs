@@ -12,6 +12,15 @@ use serde::{Deserialize, Deserializer};
 
 use super::duration;
 
+/// The front end `mm` opens when no flag chooses one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ui {
+    #[default]
+    Repl,
+    Tui,
+}
+
 /// How much the tools may do without asking.
 /// Ordered from least to most: a ceiling is a `min`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -169,6 +178,8 @@ pub struct AgentFile {
     pub fetch_content: Option<bool>,
     /// Let `fetch_content` reach loopback and private addresses.
     pub fetch_private: Option<bool>,
+    /// The front end `mm` opens without -p: `repl` (default) or `tui`.
+    pub ui: Option<Ui>,
     pub acp: Option<AcpInfo>,
     pub max_turns: Option<u32>,
     pub max_requests: Option<u32>,

@@ -117,6 +117,8 @@ pub struct Settings {
     pub fetch_content: bool,
     /// `fetchPrivate`: it may reach loopback and private addresses.
     pub fetch_private: bool,
+    /// `ui`: the front end `mm` opens without a flag.
+    pub ui: file::Ui,
     /// MCP servers to start (those with `enabled: false` left out).
     pub mcp_servers: BTreeMap<String, file::McpServerFile>,
     /// Ask before file changes when someone can answer.
@@ -515,6 +517,7 @@ pub fn resolve(
         hooks: merged.hooks.clone().unwrap_or_default(),
         fetch_content: merged.fetch_content.unwrap_or(false),
         fetch_private: merged.fetch_private.unwrap_or(false),
+        ui: merged.ui.unwrap_or_default(),
         mcp_servers,
         approve_edits: merged.approve_edits.unwrap_or(true),
         theme: merged.theme.clone().unwrap_or_else(|| "dark".into()),
@@ -580,6 +583,7 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         hooks,
         fetch_content,
         fetch_private,
+        ui,
         context_window,
         max_tokens,
         approve_edits,
