@@ -70,7 +70,7 @@ enum Tools {
 }
 
 fn read_command(file: &Path, name: &str) -> Result<Command, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let text = crate::paths::read_small_text(file).map_err(|e| e.to_string())?;
     let (front, body) = match crate::skills::split_front(&text) {
         Some((front, body)) => {
             let f: Front =
@@ -110,7 +110,9 @@ fn read_command(file: &Path, name: &str) -> Result<Command, String> {
     })
 }
 
-fn scan(dir: &Path, found: &mut Vec<Command>, warnings: &mut Vec<String>) {
+/// The commands in `dir`; with `within`, only files that lie inside it
+/// (a repository's link to `~/.ssh/id_rsa` is not read).
+fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Command>, warnings: &mut Vec<String>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -143,6 +145,13 @@ fn scan(dir: &Path, found: &mut Vec<Command>, warnings: &mut Vec<String>) {
         if found.iter().any(|c| c.name == name) {
             continue;
         }
+        if within.is_some_and(|w| !crate::paths::resolves_inside(&file, w)) {
+            warnings.push(format!(
+                "command {} left out: it links outside the workspace",
+                file.display()
+            ));
+            continue;
+        }
         match read_command(&file, name) {
             Ok(c) => found.push(c),
             Err(why) => warnings.push(format!("command {} left out: {why}", file.display())),
@@ -155,11 +164,12 @@ pub fn load(root: &Path, personal: Option<&Path>) -> (Vec<Command>, Vec<String>)
     let (mut found, mut warnings) = (Vec::new(), Vec::new());
     scan(
         &root.join(".mm").join("commands"),
+        Some(root),
         &mut found,
         &mut warnings,
     );
     if let Some(p) = personal {
-        scan(p, &mut found, &mut warnings);
+        scan(p, None, &mut found, &mut warnings);
     }
     found.sort_by(|a, b| a.name.cmp(&b.name));
     (found, warnings)

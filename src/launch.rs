@@ -343,7 +343,7 @@ pub async fn open_session(
                         // A log this workspace did not write (one that came
                         // with a cloned repository) grants nothing.
                         eprintln!(
-                            "mm: session {} was started in another folder: its {} \"always\" answer(s) do not hold here",
+                            "mm: session {} was not started in this folder by your mm (a log that came with the repository?): its {} \"always\" answer(s) do not hold here",
                             log.id(),
                             always.len()
                         );

@@ -546,11 +546,21 @@ async fn connect(name: &str, cfg: &McpServerFile, sandbox: &Sandbox) -> Result<C
     for (k, v) in &cfg.env {
         cmd.env(k, expand(v));
     }
-    // What the server writes to stderr: `.mm/mcp-NAME.log`.
-    let log = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(root.join(".mm").join(format!("mcp-{name}.log")))
+    // What the server writes to stderr: `.mm/mcp-NAME.log`, never through
+    // a link (a cloned repository's `.mm/mcp-x.log -> ~/.bashrc` had the
+    // server's output appended there).
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let log = crate::mmdir::MmDir::open(&root.join(".mm"))
+        .and_then(|d| d.file(&format!("mcp-{safe}.log"), crate::mmdir::Open::Append))
         .ok();
     cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -135,6 +135,20 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, PathError> {
     Ok(Resolved { abs: cur, rel })
 }
 
+/// True when `path`, links followed, lies inside `within`.
+pub fn resolves_inside(path: &Path, within: &Path) -> bool {
+    match (std::fs::canonicalize(path), std::fs::canonicalize(within)) {
+        (Ok(p), Ok(w)) => p.starts_with(w),
+        _ => false,
+    }
+}
+
+/// A regular file of at most 1 MiB as UTF-8 text (see `read_regular`).
+pub fn read_small_text(path: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_regular(path, 1024 * 1024)?)
+        .map_err(|_| std::io::Error::other("is not UTF-8 text"))
+}
+
 /// Reads a regular file of at most `limit` bytes. Anything else (a FIFO,
 /// a device, a socket) is refused at once: reading a FIFO a model made
 /// froze mm, Ctrl-C included (issue 9). Opened non-blocking and checked on

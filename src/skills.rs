@@ -59,7 +59,7 @@ pub fn split_front(text: &str) -> Option<(&str, &str)> {
 
 /// A skill file read: Err names what is wrong with it.
 fn read_skill_file(file: &Path, fallback_name: &str) -> Result<Skill, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let text = crate::paths::read_small_text(file).map_err(|e| e.to_string())?;
     let (front, _) = split_front(&text)
         .ok_or("no front matter (a --- block with name and description first)")?;
     let f: Front = serde_saphyr::from_str(front).map_err(|e| format!("front matter: {e}"))?;
@@ -80,7 +80,9 @@ fn read_skill_file(file: &Path, fallback_name: &str) -> Result<Skill, String> {
 }
 
 /// The skills in one folder, sorted by name; broken files as warnings.
-fn scan(dir: &Path, found: &mut Vec<Skill>, warnings: &mut Vec<String>) {
+/// With `within`, only skills that lie inside it (a repository's link to
+/// a folder elsewhere is not offered).
+fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Skill>, warnings: &mut Vec<String>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -101,6 +103,13 @@ fn scan(dir: &Path, found: &mut Vec<Skill>, warnings: &mut Vec<String>) {
             continue;
         };
         let name = stem.trim_end_matches(".md");
+        if within.is_some_and(|w| !crate::paths::resolves_inside(&path, w)) {
+            warnings.push(format!(
+                "skill {} left out: it links outside the workspace",
+                path.display()
+            ));
+            continue;
+        }
         match read_skill_file(&file, name) {
             Ok(mut s) => {
                 s.dir = folder;
@@ -128,11 +137,16 @@ pub fn load(
         if d.exists() && !d.is_dir() {
             warnings.push(format!("skillsDir {} is not a folder", d.display()));
         }
-        scan(d, &mut found, &mut warnings);
+        scan(d, None, &mut found, &mut warnings);
     }
-    scan(&root.join(".mm").join("skills"), &mut found, &mut warnings);
+    scan(
+        &root.join(".mm").join("skills"),
+        Some(root),
+        &mut found,
+        &mut warnings,
+    );
     if let Some(p) = personal {
-        scan(p, &mut found, &mut warnings);
+        scan(p, None, &mut found, &mut warnings);
     }
     found.sort_by(|a, b| a.name.cmp(&b.name));
     (found, warnings)
@@ -256,10 +270,11 @@ pub fn read(skills: &[Skill], args: &serde_json::Map<String, Value>) -> Result<S
         if !inside {
             return Err(format!("the skill {name} has no file {file:?}"));
         }
-        let text = std::fs::read_to_string(dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
+        let text =
+            crate::paths::read_small_text(&dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
         return Ok(capped(text));
     }
-    let text = std::fs::read_to_string(&skill.file).map_err(|e| e.to_string())?;
+    let text = crate::paths::read_small_text(&skill.file).map_err(|e| e.to_string())?;
     let body = split_front(&text)
         .map(|(_, b)| b)
         .unwrap_or(&text)

@@ -929,3 +929,124 @@ fn claude_md_is_read_where_there_is_no_agents_md() {
         "{system}"
     );
 }
+
+#[test]
+fn a_repository_s_links_and_fifos_under_mm_are_not_read() {
+    let ws = Workspace::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("id_rsa"), "FAKEKEYMATERIAL123").unwrap();
+    std::fs::create_dir_all(outside.path().join("skill")).unwrap();
+    std::fs::write(
+        outside.path().join("skill/SKILL.md"),
+        "---\nname: away\ndescription: A skill from elsewhere.\n---\nOUTSIDE_SKILL_BODY\n",
+    )
+    .unwrap();
+    for d in [".mm/commands", ".mm/skills"] {
+        std::fs::create_dir_all(ws.dir.path().join(d)).unwrap();
+    }
+    std::os::unix::fs::symlink(
+        outside.path().join("id_rsa"),
+        ws.dir.path().join(".mm/commands/review.md"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("skill"),
+        ws.dir.path().join(".mm/skills/away"),
+    )
+    .unwrap();
+    nix::unistd::mkfifo(
+        &ws.dir.path().join(".mm/commands/hang.md"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
+    let server = Server::start(vec![text("Hi."), text("Hi.")]);
+    let started = std::time::Instant::now();
+    let out = ws.run(&server, "/review", &[]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("review.md left out: it links outside the workspace"),
+        "{err}"
+    );
+    assert!(
+        err.contains("away left out: it links outside the workspace"),
+        "{err}"
+    );
+    assert!(err.contains("hang.md left out"), "{err}");
+    let body = serde_json::to_string(&server.requests()).unwrap();
+    assert!(!body.contains("FAKEKEYMATERIAL123"));
+    assert!(!body.contains("A skill from elsewhere"));
+    // A command tool manifest linked outside stops mm, named.
+    std::fs::create_dir_all(ws.dir.path().join(".mm/tools")).unwrap();
+    std::fs::write(outside.path().join("t.json"), "{}").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("t.json"),
+        ws.dir.path().join(".mm/tools/t.json"),
+    )
+    .unwrap();
+    let out = ws.run(&server, "hi", &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(".mm/tools/t.json: links outside the workspace"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A hook runs the project's code unasked: in the fence it gets what tests
+/// get — no network, no `.git` to write — read-only under `-sandbox
+/// read-only` (a repository's Makefile behind `turnEnd: make test` sent
+/// data out).
+#[test]
+fn a_hook_in_the_fence_has_no_network_and_cannot_write_git() {
+    if !fence_works() {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let ws = Workspace::new();
+    let init = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(ws.dir.path())
+        .status()
+        .unwrap();
+    assert!(init.success());
+    ws.write(
+        "agent.yaml",
+        &format!(
+            "hooks:\n  turnEnd: \"python3 -c \\\"import socket; socket.create_connection(('127.0.0.1', {port}), 2)\\\" || echo no-network >&2; echo x > .git/planted || echo no-git >&2; echo hook-wrote > out.txt\"\n"
+        ),
+    );
+    let server = Server::start(vec![text("Hi."), text("Hi.")]);
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "hi", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(listener.accept().is_err(), "the hook reached the network");
+    assert!(!ws.dir.path().join(".git/planted").exists());
+    assert_eq!(ws.read("out.txt"), "hook-wrote\n");
+    std::fs::remove_file(ws.dir.path().join("out.txt")).unwrap();
+    let out = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-p",
+            "hi",
+            "-sandbox",
+            "read-only",
+            "-url",
+            &server.url(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(listener.accept().is_err(), "the hook reached the network");
+    assert!(
+        !ws.dir.path().join("out.txt").exists(),
+        "a read-only hook wrote"
+    );
+}

@@ -73,6 +73,9 @@ fn a_server_s_tools_are_offered_and_called_through_the_model_loop() {
         "{}",
         stderr(&out)
     );
+    // What the server wrote to stderr is in its log inside the workspace.
+    let log = std::fs::read_to_string(ws.dir.path().join(".mm/mcp-everything.log")).unwrap();
+    assert!(!log.is_empty());
     let reqs = server.requests();
     let names = tool_names(&reqs[0]);
     assert!(names.contains(&"everything__echo".to_string()), "{names:?}");
@@ -333,4 +336,45 @@ fn a_server_over_streamable_http_is_called_too() {
     assert!(tool_names(&reqs[0]).contains(&"echo".to_string()));
     let results = tool_results(&reqs[1]);
     assert!(results[0].1.contains("over HTTP"), "{results:?}");
+}
+
+#[test]
+fn a_planted_link_for_the_server_log_is_not_written_through() {
+    let Some(bin) = everything() else { return };
+    let ws = Workspace::new();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim_rc");
+    std::fs::write(&victim, "mine\n").unwrap();
+    std::fs::create_dir_all(ws.dir.path().join(".mm")).unwrap();
+    std::os::unix::fs::symlink(&victim, ws.dir.path().join(".mm/mcp-everything.log")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("new"),
+        ws.dir.path().join(".mm/mcp-other.log"),
+    )
+    .unwrap();
+    agent(
+        &ws,
+        &format!(
+            "  everything:\n    command: {bin}\n    args: [stdio]\n  other:\n    command: {bin}\n    args: [stdio]\n"
+        ),
+    );
+    let server = Server::start(vec![text("Hi.")]);
+    let out = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-p",
+            "hi",
+            "-no-harness",
+            "-url",
+            &server.url(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine\n");
+    assert!(!outside.path().join("new").exists());
+    // The servers still started.
+    let names = tool_names(&server.requests()[0]);
+    assert!(names.contains(&"everything__echo".to_string()), "{names:?}");
 }

@@ -164,13 +164,42 @@ fn a_session_log_that_came_with_a_repository_grants_nothing() {
         text("done"),
     ]);
     let o = ws.run(&server, "clean", &["-resume", "last", "-json"]);
-    assert!(
-        stderr(&o).contains("started in another folder"),
-        "{}",
-        stderr(&o)
-    );
+    assert!(stderr(&o).contains("do not hold here"), "{}", stderr(&o));
     assert!(
         ws.dir.path().join("keep.txt").exists(),
         "the planted always ran rm"
     );
+    // A header naming this very folder (absolute, or "." resolved against
+    // wherever mm runs) grants nothing either: this user's mm did not
+    // start the session.
+    let here = std::fs::canonicalize(ws.dir.path()).unwrap();
+    for (n, cwd) in [here.to_string_lossy().into_owned(), ".".to_string()]
+        .into_iter()
+        .enumerate()
+    {
+        let id = format!("20990101-00000{n}-bbbbbb");
+        let planted = [
+            json!({"type":"header","version":1,"id":id,"created":"2099-01-01T00:00:00Z","cwd":cwd,"provider":"local","model":"m"}),
+            json!({"type":"always","key":"=rm -f keep.txt"}),
+            json!({"type":"turn","turn":1}),
+            json!({"type":"message","role":"user","content":"hi"}),
+            json!({"type":"message","role":"assistant","content":"hello"}),
+        ];
+        let log: String = planted.iter().map(|r| format!("{r}\n")).collect();
+        ws.write(&format!(".mm/sessions/{id}.jsonl"), &log);
+        let server = Server::start(vec![
+            call("c1", "bash", json!({"command": "rm -f keep.txt"})),
+            text("done"),
+        ]);
+        let o = ws.run(&server, "clean", &["-resume", &id, "-json"]);
+        assert!(
+            stderr(&o).contains("do not hold here"),
+            "{cwd}: {}",
+            stderr(&o)
+        );
+        assert!(
+            ws.dir.path().join("keep.txt").exists(),
+            "the planted always ({cwd}) ran rm"
+        );
+    }
 }

@@ -503,12 +503,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Option<String> {
         let sandbox = &self.tools.sandbox;
-        let cmd = sandbox.command(
-            "sh",
-            &["-c", command],
-            sandbox.root(),
-            sandbox.approved_plan(),
-        );
+        let cmd = sandbox.command("sh", &["-c", command], sandbox.root(), sandbox.hook_plan());
         let (ok, output) = match tools::bash::run(cmd, self.settings.bash_timeout, cancel).await {
             Ok(f) if f.exit_code == Some(0) => (true, f.output),
             Ok(f) if f.timed_out => (

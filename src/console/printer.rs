@@ -292,6 +292,34 @@ impl<O: Write, E: Write> Printer<O, E> {
                         reason,
                         scope,
                         ..
+                    } if command.contains('\n') => {
+                        // Every line that runs, numbered, and the question
+                        // last: blank lines cannot push the first one out of
+                        // sight (`touch x` + 60 newlines + `git status`).
+                        let lines: Vec<&str> = command.lines().collect();
+                        let mut text = String::new();
+                        for (i, l) in lines.iter().enumerate() {
+                            if !l.trim().is_empty() {
+                                text.push_str(&format!("    {:>3}│ {l}\n", i + 1));
+                            }
+                        }
+                        let blank = lines.iter().filter(|l| l.trim().is_empty()).count();
+                        text.push_str(&format!(
+                            "  ? run the {}-line command above{}? ({reason}; always = {scope})",
+                            lines.len(),
+                            if blank > 0 {
+                                format!(" ({blank} blank lines not shown)")
+                            } else {
+                                String::new()
+                            }
+                        ));
+                        text
+                    }
+                    ApprovalKind::Exec {
+                        command,
+                        reason,
+                        scope,
+                        ..
                     } => {
                         format!("  ? run `{command}`? ({reason}; always = {scope})")
                     }

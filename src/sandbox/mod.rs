@@ -269,6 +269,24 @@ impl Sandbox {
 
     /// How a command the user said yes to runs: inside the fence with the
     /// workspace writable (outside it in `full` mode).
+    /// A hook (`afterEdit`, `turnEnd`, `beforeCommit`): the user wrote the
+    /// command, but it runs the project's code (`make test`) unasked, so
+    /// it gets what tests and builds get — the workspace without `.git`,
+    /// no network — read-only in a read-only sandbox; `full` as approved.
+    pub fn hook_plan(&self) -> RunPlan {
+        let fenced = self.fence.is_on();
+        let access = match self.mode {
+            SandboxMode::Full => return self.approved_plan(),
+            SandboxMode::ReadOnly => Access::ReadOnly,
+            SandboxMode::Workspace => Access::Project,
+        };
+        RunPlan {
+            access: fenced.then_some(access),
+            net: !fenced && self.net,
+            git_guard: false,
+        }
+    }
+
     pub fn approved_plan(&self) -> RunPlan {
         let access = match self.mode {
             SandboxMode::Full => (!self.net).then_some(Access::Full),

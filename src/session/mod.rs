@@ -217,6 +217,7 @@ impl SessionLog {
                 provider: provider.to_string(),
                 model: model.to_string(),
             })?;
+            register(root, &log.id);
             return Ok(log);
         }
         Err(io_err(dir.path())(std::io::Error::other(
@@ -414,13 +415,51 @@ pub fn turn_starts(records: &[Record]) -> Vec<usize> {
 /// that came with a cloned repository was not, and its "always" answers
 /// are not taken.
 pub fn started_in(records: &[Record], root: &Path) -> bool {
-    records.iter().any(|r| match r {
-        Record::Header { cwd, .. } => {
-            let cwd = Path::new(cwd);
-            cwd == root || std::fs::canonicalize(cwd).is_ok_and(|c| c == root)
-        }
-        _ => false,
-    })
+    // The first record is the header; its folder is an absolute path (a
+    // relative one resolved against wherever mm runs), and this user's mm
+    // wrote down that it started the session there: a log planted in a
+    // cloned repository, whatever its header says, grants nothing.
+    let Some(Record::Header { cwd, id, .. }) = records.first() else {
+        return false;
+    };
+    let cwd = Path::new(cwd);
+    let here =
+        cwd.is_absolute() && (cwd == root || std::fs::canonicalize(cwd).is_ok_and(|c| c == root));
+    here && registered(root, id)
+}
+
+/// The file in mm's data folder where each session it starts is written
+/// down with its workspace (`root<TAB>id` lines).
+fn registry() -> Option<std::path::PathBuf> {
+    crate::config::data_dir().map(|d| d.join("sessions-started.tsv"))
+}
+
+/// Writes down that this user's mm started session `id` in `root`.
+fn register(root: &Path, id: &str) {
+    use std::io::Write;
+    let Some(path) = registry() else { return };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        let _ = f.write_all(format!("{}\t{id}\n", root.to_string_lossy()).as_bytes());
+    }
+}
+
+/// True when this user's mm started session `id` in `root`.
+fn registered(root: &Path, id: &str) -> bool {
+    let Some(path) = registry() else {
+        return false;
+    };
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return false;
+    };
+    let line = format!("{}\t{id}", root.to_string_lossy());
+    text.lines().any(|l| l == line)
 }
 
 /// What mm last made of each file, as a log recorded it.

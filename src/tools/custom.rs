@@ -107,7 +107,12 @@ pub fn load(root: &Path, taken: &[&str]) -> Result<Vec<CommandTool>, String> {
             .unwrap_or(&file)
             .display()
             .to_string();
-        let text = std::fs::read_to_string(&file).map_err(|e| format!("{shown}: {e}"))?;
+        if !crate::paths::resolves_inside(&file, root) {
+            return Err(format!(
+                "{shown}: links outside the workspace; mm does not load it"
+            ));
+        }
+        let text = crate::paths::read_small_text(&file).map_err(|e| format!("{shown}: {e}"))?;
         let manifest: Manifest = serde_json::from_str(&text)
             .map_err(|e| format!("{shown}:{}:{}: {e}", e.line(), e.column()))?;
         let mut names: Vec<&str> = taken.to_vec();
