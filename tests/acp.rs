@@ -481,3 +481,109 @@ async fn custom_commands_are_offered_and_run_over_acp() {
     assert!(user.starts_with("Review app.py carefully."), "{user}");
     assert!(req["tools"].to_string().contains("read_skill"));
 }
+
+/// An MCP tool set to `ask`, called in an editor's session: the client is
+/// asked (the tool named), an allow runs it, a refusal does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_tool_that_asks_is_asked_of_the_acp_client() {
+    let bin = match std::env::var("MM_MCP_EVERYTHING") {
+        Ok(p) if std::path::Path::new(&p).is_file() => p,
+        _ => {
+            assert!(
+                std::env::var("MM_REQUIRE_MCP").as_deref() != Ok("1"),
+                "MM_REQUIRE_MCP=1 but MM_MCP_EVERYTHING does not name the server"
+            );
+            skip("no MCP test server (scripts/mcp install; MM_MCP_EVERYTHING)");
+            return;
+        }
+    };
+    let server = Server::start(vec![
+        call("c1", "everything__echo", json!({"message": "first echo"})),
+        text("Echoed."),
+        call("c2", "everything__echo", json!({"message": "second echo"})),
+        text("Refused."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "agent.yaml",
+        &format!(
+            "mcpServers:\n  everything:\n    command: {bin}\n    args: [stdio]\n    permission: ask\n"
+        ),
+    );
+    let url = server.url();
+    let mut child = spawn_agent(&ws, &["agent.yaml", "-url", &url, "-no-harness"]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let asked: Log<RequestPermissionRequest> = Arc::default();
+    let grant = Arc::new(AtomicBool::new(true));
+    let (a1, g1) = (asked.clone(), grant.clone());
+    let root = ws.path();
+    agent_client_protocol::Client
+        .v1()
+        .on_receive_notification(
+            async move |_n: SessionNotification, _cx| Ok(()),
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: RequestPermissionRequest,
+                        responder: Responder<RequestPermissionResponse>,
+                        _cx| {
+                let kind = if g1.load(Ordering::SeqCst) {
+                    PermissionOptionKind::AllowOnce
+                } else {
+                    PermissionOptionKind::RejectOnce
+                };
+                let id = req
+                    .options
+                    .iter()
+                    .find(|o| o.kind == kind)
+                    .unwrap()
+                    .option_id
+                    .clone();
+                a1.lock().unwrap().push(req);
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id)),
+                ))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let sid = cx
+                .send_request(NewSessionRequest::new(root.clone()))
+                .block_task()
+                .await?
+                .session_id
+                .0
+                .to_string();
+            let r = cx.send_request(prompt(&sid, "echo")).block_task().await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            grant.store(false, Ordering::SeqCst);
+            let r = cx
+                .send_request(prompt(&sid, "echo again"))
+                .block_task()
+                .await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let asked = asked.lock().unwrap();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+    let title = asked[0].tool_call.fields.title.clone().unwrap_or_default();
+    assert!(title.contains("everything__echo"), "{title}");
+    let reqs = server.requests();
+    let allowed = &tool_results(&reqs[1])[0].1;
+    assert!(allowed.contains("first echo"), "{allowed}");
+    let refused = &tool_results(&reqs[3])
+        .iter()
+        .find(|(id, _)| id == "c2")
+        .unwrap()
+        .1
+        .clone();
+    assert!(!refused.contains("Echo: second echo"), "{refused}");
+}
