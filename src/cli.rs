@@ -157,6 +157,14 @@ pub struct Cli {
     /// With -eval: runs of each case.
     #[arg(long, value_name = "N")]
     pub runs: Option<u32>,
+
+    /// Print a completion script for SHELL (bash, zsh, fish) and exit.
+    #[arg(long, value_name = "SHELL", value_parser = ["bash", "zsh", "fish"])]
+    pub completions: Option<String>,
+
+    /// Print the manual page (roff, for `man`) and exit.
+    #[arg(long)]
+    pub man: bool,
 }
 
 fn parse_ctx(s: &str) -> Result<ContextMode, String> {
@@ -166,6 +174,24 @@ fn parse_ctx(s: &str) -> Result<ContextMode, String> {
 fn parse_sandbox(s: &str) -> Result<SandboxMode, String> {
     SandboxMode::parse(s)
         .ok_or_else(|| format!("{s:?} is not a sandbox mode (read-only, workspace, full)"))
+}
+
+/// Writes the completion script for `shell` (bash, zsh or fish).
+pub fn completions(shell: &str, out: &mut dyn std::io::Write) -> Result<(), String> {
+    use clap_complete::Shell;
+    let shell = match shell {
+        "bash" => Shell::Bash,
+        "zsh" => Shell::Zsh,
+        "fish" => Shell::Fish,
+        other => return Err(format!("no completions for {other:?} (bash, zsh, fish)")),
+    };
+    clap_complete::generate(shell, &mut Cli::command(), "mm", out);
+    Ok(())
+}
+
+/// Writes the manual page (roff).
+pub fn man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
+    clap_mangen::Man::new(Cli::command()).render(out)
 }
 
 impl Cli {

@@ -28,6 +28,25 @@ fn kill_children_on_panic() {
 /// Runs mm as the flags say and returns the exit code.
 pub async fn run(cli: Cli) -> i32 {
     kill_children_on_panic();
+    if let Some(shell) = &cli.completions {
+        return match crate::cli::completions(shell, &mut std::io::stdout()) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("mm: {e}");
+                2
+            }
+        };
+    }
+    if cli.man {
+        return match crate::cli::man_page(&mut std::io::stdout()) {
+            Ok(()) => 0,
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+            Err(e) => {
+                eprintln!("mm: {e}");
+                1
+            }
+        };
+    }
     let root = match workspace_root(&cli) {
         Ok(r) => r,
         Err(e) => {

@@ -1183,3 +1183,39 @@ fn quiet_prints_the_answer_and_no_tool_cards() {
     let out = ws.mm().args(["-quiet"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn completions_for_three_shells_and_a_man_page() {
+    let ws = Workspace::new();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = ws.mm().args(["-completions", shell]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{shell}: {}", stderr(&out));
+        let script = stdout(&out);
+        assert!(script.contains("json-stream"), "{shell}: {script}");
+        assert!(script.contains("completions"), "{shell}");
+    }
+    // bash reads the script and completes a flag with it.
+    let out = ws.mm().args(["-completions", "bash"]).output().unwrap();
+    std::fs::write(ws.dir.path().join("mm.bash"), &out.stdout).unwrap();
+    let check = std::process::Command::new("bash")
+        .args([
+            "-c",
+            "source ./mm.bash && COMP_WORDS=(mm --json-s) COMP_CWORD=1 COMP_LINE='mm --json-s' COMP_POINT=11 && _mm mm --json-s mm && printf '%s\\n' \"${COMPREPLY[@]}\"",
+        ])
+        .current_dir(ws.dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&check.stdout).trim(),
+        "--json-stream",
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let out = ws.mm().args(["-completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let man = ws.mm().args(["-man"]).output().unwrap();
+    assert_eq!(man.status.code(), Some(0));
+    let page = stdout(&man);
+    assert!(page.contains(".TH mm 1"), "{page}");
+    assert!(page.contains("json\\-stream"), "{page}");
+}
