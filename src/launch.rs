@@ -37,6 +37,13 @@ pub async fn run(cli: Cli) -> i32 {
             }
         };
     }
+    if cli
+        .config
+        .as_deref()
+        .is_some_and(|c| c == std::path::Path::new("doctor") && !c.exists())
+    {
+        return doctor(&cli).await;
+    }
     if cli.man {
         return match crate::cli::man_page(&mut std::io::stdout()) {
             Ok(()) => 0,
@@ -920,4 +927,72 @@ fn show_prompt(
         system.len(),
         specs.len()
     );
+}
+
+/// `mm doctor`: every check, one table, exit 1 when one failed.
+async fn doctor(cli: &Cli) -> i32 {
+    use crate::doctor::{Row, Verdict};
+    let mut rows: Vec<Row> = Vec::new();
+    let user = config::user_config_dir().map(|d| d.join("config.yaml"));
+    let mut settings = match config::load(None, &cli.overrides()) {
+        Ok(s) => {
+            rows.push(Row {
+                check: "config",
+                verdict: Verdict::Ok,
+                detail: match &user {
+                    Some(p) if p.is_file() => p.display().to_string(),
+                    _ => "the defaults (no ~/.config/mm/config.yaml)".into(),
+                },
+                fix: None,
+            });
+            s
+        }
+        Err(e) => {
+            rows.push(Row {
+                check: "config",
+                verdict: Verdict::Fail,
+                detail: e.to_string(),
+                fix: Some("correct the file at the place named".into()),
+            });
+            print!("{}", crate::doctor::render(&rows));
+            return 1;
+        }
+    };
+    let fence = async {
+        if cli.unfenced {
+            Fence::Off("-unfenced".into())
+        } else {
+            Fence::detect().await
+        }
+    };
+    let (fence, connected) = tokio::join!(fence, startup::connect(&mut settings));
+    match &connected {
+        Ok(c) => rows.extend(crate::doctor::server_rows(&settings, c).await),
+        Err(e) => {
+            rows.push(Row {
+                check: "server",
+                verdict: Verdict::Fail,
+                detail: e.to_string(),
+                fix: Some(crate::doctor::NO_SERVER_FIX.into()),
+            });
+            for check in [
+                "model",
+                "context window",
+                "streamed reply",
+                "tool call",
+                "response_format",
+                "prompt cache",
+            ] {
+                rows.push(Row {
+                    check,
+                    verdict: Verdict::Skip,
+                    detail: "not checked: no server".into(),
+                    fix: None,
+                });
+            }
+        }
+    }
+    rows.extend(crate::doctor::local_rows(&settings, &fence));
+    print!("{}", crate::doctor::render(&rows));
+    crate::doctor::code(&rows)
 }

@@ -11,6 +11,7 @@ pub mod commands;
 pub mod config;
 pub mod console;
 pub mod diff;
+pub mod doctor;
 pub mod eval;
 pub mod git;
 pub mod headless;

@@ -40,10 +40,14 @@ fn auto_endpoints() -> Vec<(&'static str, String)> {
 }
 
 /// The paragraph a new user reads when no server answers.
-pub const NO_SERVER_HELP: &str = "mm could not reach a model server: nothing answered on 127.0.0.1:8080 (llama-server) or on 127.0.0.1:11434 (Ollama). \
-Start the local one with `scripts/setup` from the mm repository (it builds llama-server, fetches a small model and serves it on 127.0.0.1:8080), \
-or start any OpenAI-compatible server and point mm at it: `mm -url http://127.0.0.1:PORT/v1`, `mm -provider ollama`, or an agent file with `provider:` and `baseUrl:`. \
-Hosted APIs work too, for example `mm -provider openai -model MODEL` with OPENAI_API_KEY set.";
+pub const NO_SERVER_HELP: &str = "mm could not reach a model server: nothing answered on 127.0.0.1:8080 (llama-server) or on 127.0.0.1:11434 (Ollama), and no config names another.
+
+Three ways to get a model:
+  1. `scripts/setup` in the mm repository: builds llama-server, fetches a small model (1.1 GB) and serves it on 127.0.0.1:8080, where mm looks first.
+  2. Ollama: `ollama serve`, then `ollama pull qwen2.5-coder:7b`; mm finds it on 127.0.0.1:11434.
+  3. An API key: `OPENAI_API_KEY=... mm -provider openai -m gpt-4.1-mini` (deepseek and openrouter work the same way).
+Another server (LM Studio, vLLM, a remote machine): `mm -provider lmstudio`, or `mm -url http://HOST:PORT/v1`.
+Then `mm doctor` checks the whole setup.";
 
 /// Why mm cannot start talking to a model. The words are the user's next
 /// step.

@@ -218,7 +218,16 @@ fn with_no_server_anywhere_mm_says_how_to_start_one() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(err.contains("could not reach a model server"), "{err}");
-    assert!(err.contains("scripts/setup"), "{err}");
+    // One screen: what mm looked for, the three ways, nothing else.
+    for way in [
+        "scripts/setup",
+        "ollama pull",
+        "OPENAI_API_KEY",
+        "mm doctor",
+    ] {
+        assert!(err.contains(way), "{way}: {err}");
+    }
+    assert_eq!(err.matches("mm:").count(), 1, "{err}");
 
     // The second endpoint (Ollama's place) is tried when the first is silent.
     let server = Server::start(vec![text("found you")]);

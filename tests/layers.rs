@@ -16,7 +16,7 @@ const LAYERS: &[&[&str]] = &[
     &["approval", "lsp", "session", "startup", "mcp", "commands"],
     &["tools"],
     &["agent"],
-    &["console", "tui", "headless", "eval", "cli"],
+    &["console", "tui", "headless", "eval", "cli", "doctor"],
     // `mm -acp` opens a session per client request, so it and the
     // launcher use each other.
     &["launch", "acp"],

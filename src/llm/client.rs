@@ -136,6 +136,8 @@ pub struct Streamed {
     pub first_token_ms: Option<u64>,
     /// From sending the request to the end of the stream.
     pub elapsed_ms: u64,
+    /// False when the server sent the reply whole (it ignored `stream`).
+    pub streamed: bool,
 }
 
 impl Streamed {
@@ -386,6 +388,7 @@ impl LlmClient {
             reply,
             first_token_ms,
             elapsed_ms: started.elapsed().as_millis() as u64,
+            streamed: true,
         }))
     }
 
@@ -403,6 +406,7 @@ impl LlmClient {
                 reply,
                 first_token_ms: Some(started.elapsed().as_millis() as u64),
                 elapsed_ms: started.elapsed().as_millis() as u64,
+                streamed: false,
             })),
             None => Err(LlmError::Http {
                 status: 200,
