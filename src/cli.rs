@@ -158,6 +158,16 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub runs: Option<u32>,
 
+    /// Trust this repository's .mm/config.yaml as it is now: its keys that
+    /// run commands, reach other servers or widen permissions apply too.
+    #[arg(long)]
+    pub trust: bool,
+
+    /// Print where each setting comes from (defaults, ~/.config/mm/config.yaml,
+    /// .mm/config.yaml, the agent file, flags) and exit.
+    #[arg(long)]
+    pub show_config: bool,
+
     /// Print a completion script for SHELL (bash, zsh, fish) and exit.
     #[arg(long, value_name = "SHELL", value_parser = ["bash", "zsh", "fish"])]
     pub completions: Option<String>,

@@ -1,6 +1,7 @@
 //! Picks a front end and builds what it needs: settings, the connection,
 //! the session, the agent. Everything here runs once per process.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -112,7 +113,17 @@ pub async fn run(cli: Cli) -> i32 {
             }
         }
     }
-    let mut settings = match load_settings(&cli) {
+    let project = match project_config(&root, &cli) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("mm: config error: {}", crate::untrusted::displayable(&e));
+            return 2;
+        }
+    };
+    if cli.show_config {
+        return show_config(&cli, project.as_ref());
+    }
+    let mut settings = match load_settings(&cli, project.as_ref()) {
         Ok(s) => s,
         Err(code) => return code,
     };
@@ -821,14 +832,15 @@ fn read_stdin_prompt() -> Result<String, String> {
     Ok(text.trim_end().to_string())
 }
 
-fn load_settings(cli: &Cli) -> Result<Settings, i32> {
-    let settings = config::load(cli.config.as_deref(), &cli.overrides()).map_err(|e| {
-        eprintln!(
-            "mm: config error: {}",
-            crate::untrusted::displayable(&e.to_string())
-        );
-        2
-    })?;
+fn load_settings(cli: &Cli, project: Option<&config::ProjectConfig>) -> Result<Settings, i32> {
+    let settings =
+        config::load_with(cli.config.as_deref(), project, &cli.overrides()).map_err(|e| {
+            eprintln!(
+                "mm: config error: {}",
+                crate::untrusted::displayable(&e.to_string())
+            );
+            2
+        })?;
     // Every agent file this one can reach, as it is now: none may be run
     // later if it changed (a model could rewrite one to send a key away).
     crate::tools::asking::pin(&settings.sub_agents);
@@ -934,7 +946,20 @@ async fn doctor(cli: &Cli) -> i32 {
     use crate::doctor::{Row, Verdict};
     let mut rows: Vec<Row> = Vec::new();
     let user = config::user_config_dir().map(|d| d.join("config.yaml"));
-    let mut settings = match config::load(None, &cli.overrides()) {
+    let project = match workspace_root(cli).map(|r| project_config(&r, cli)) {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) | Err(e) => {
+            rows.push(Row {
+                check: "config",
+                verdict: Verdict::Fail,
+                detail: e,
+                fix: Some("correct the file at the place named".into()),
+            });
+            print!("{}", crate::doctor::render(&rows));
+            return 1;
+        }
+    };
+    let mut settings = match config::load_with(None, project.as_ref(), &cli.overrides()) {
         Ok(s) => {
             rows.push(Row {
                 check: "config",
@@ -995,4 +1020,196 @@ async fn doctor(cli: &Cli) -> i32 {
     rows.extend(crate::doctor::local_rows(&settings, &fence));
     print!("{}", crate::doctor::render(&rows));
     crate::doctor::code(&rows)
+}
+
+/// The file where trusted project configs are written down (`path<TAB>blob`).
+fn trusted_registry() -> Option<PathBuf> {
+    config::data_dir().map(|d| d.join("trusted-configs.tsv"))
+}
+
+/// The workspace's `.mm/config.yaml`, if any: read only when it is a
+/// regular file inside the workspace, and trusted when the user said so
+/// for its contents as they are (`-trust`, or a yes when mm asks; a
+/// change to the file asks again). Untrusted, its keys that run code or
+/// send the work elsewhere are left out, and that is said.
+fn project_config(
+    root: &std::path::Path,
+    cli: &Cli,
+) -> Result<Option<config::ProjectConfig>, String> {
+    let path = root.join(".mm").join("config.yaml");
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(None);
+    }
+    let shown = ".mm/config.yaml";
+    if !crate::paths::resolves_inside(&path, root) {
+        return Err(format!(
+            "{shown}: links outside the workspace; mm does not read it"
+        ));
+    }
+    let text = crate::paths::read_small_text(&path).map_err(|e| format!("{shown}: {e}"))?;
+    let file = config::AgentFile::parse(&path, &text).map_err(|e| e.to_string())?;
+    let keys = file.trusted_only_keys();
+    let line = format!(
+        "{}\t{}",
+        path.display(),
+        crate::git::blob_id(text.as_bytes())
+    );
+    let mut trusted = keys.is_empty()
+        || trusted_registry()
+            .and_then(|r| std::fs::read_to_string(r).ok())
+            .is_some_and(|t| t.lines().any(|l| l == line));
+    let interactive = cli.prompt.is_none()
+        && !cli.acp
+        && !cli.show_config
+        && std::io::stdin().is_terminal()
+        && std::io::stderr().is_terminal();
+    if !trusted && (cli.trust || interactive && ask_trust(shown, &keys)) {
+        if let Some(r) = trusted_registry() {
+            use std::io::Write;
+            if let Some(d) = r.parent() {
+                let _ = std::fs::create_dir_all(d);
+            }
+            let written = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&r)
+                .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
+            if let Err(e) = written {
+                eprintln!("mm: could not remember the trust ({}): {e}", r.display());
+            }
+        }
+        trusted = true;
+        eprintln!(
+            "mm: {shown} is trusted as it is now ({}); a change to it asks again",
+            keys.join(", ")
+        );
+    } else if !trusted {
+        eprintln!(
+            "mm: {shown} sets {}: left out until you trust the file (mm -trust; they can run commands or send your code elsewhere)",
+            crate::untrusted::displayable(&keys.join(", "))
+        );
+    }
+    Ok(Some(config::ProjectConfig {
+        path,
+        file,
+        trusted,
+    }))
+}
+
+/// Asks on the terminal whether to trust the project config.
+fn ask_trust(shown: &str, keys: &[&str]) -> bool {
+    use std::io::Write;
+    eprint!(
+        "mm: this repository's {shown} sets {}: keys that can run commands, send your code to another server or widen what mm may do. Trust it? [y/N] ",
+        keys.join(", ")
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim(), "y" | "Y" | "yes")
+}
+
+/// `-show-config`: each layer, then each key set anywhere with its value
+/// and the layer it comes from; the flags last.
+fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) -> i32 {
+    let mut layers: Vec<(String, String, Vec<&str>)> = Vec::new();
+    if let Some(p) = config::user_config_dir().map(|d| d.join("config.yaml"))
+        && p.is_file()
+    {
+        match std::fs::read_to_string(&p) {
+            Ok(t) => layers.push((p.display().to_string(), t, Vec::new())),
+            Err(e) => {
+                eprintln!("mm: {}: {e}", p.display());
+                return 2;
+            }
+        }
+    }
+    if let Some(p) = project {
+        let text = crate::paths::read_small_text(&p.path).unwrap_or_default();
+        let left_out = if p.trusted {
+            Vec::new()
+        } else {
+            p.file.trusted_only_keys()
+        };
+        layers.push((p.path.display().to_string(), text, left_out));
+    }
+    if let Some(a) = &cli.config {
+        match std::fs::read_to_string(a) {
+            Ok(t) => layers.push((a.display().to_string(), t, Vec::new())),
+            Err(e) => {
+                eprintln!("mm: {}: {e}", a.display());
+                return 2;
+            }
+        }
+    }
+    let settings = match load_settings(cli, project) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    let mut out = String::from("layers, lowest first:\n  defaults\n");
+    let mut keys: Vec<(String, String, String)> = Vec::new();
+    for (name, text, left_out) in &layers {
+        out.push_str(&format!("  {name}"));
+        if !left_out.is_empty() {
+            out.push_str(&format!(
+                " (not trusted: {} left out; mm -trust)",
+                left_out.join(", ")
+            ));
+        }
+        out.push('\n');
+        let map: serde_json::Map<String, serde_json::Value> =
+            serde_saphyr::from_str(text).unwrap_or_default();
+        for (k, v) in map {
+            let from = if left_out.contains(&k.as_str()) {
+                format!("{name} (left out: not trusted)")
+            } else {
+                name.clone()
+            };
+            let shown = crate::untrusted::json_line(&v);
+            match keys.iter_mut().find(|(key, _, _)| *key == k) {
+                Some(e) if !left_out.contains(&k.as_str()) => *e = (k, shown, from),
+                Some(_) => {}
+                None => keys.push((k, shown, from)),
+            }
+        }
+    }
+    let flags: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "-show-config" && a != "--show-config")
+        .collect();
+    out.push_str(&format!(
+        "  flags{}\n\nresolved:\n",
+        if flags.is_empty() {
+            " (none)".to_string()
+        } else {
+            format!(": {}", flags.join(" "))
+        }
+    ));
+    out.push_str(&format!("  provider      {}\n", settings.provider));
+    out.push_str(&format!(
+        "  baseUrl       {}{}\n",
+        settings.base_url,
+        if settings.auto_detect {
+            " (looked for: llama-server, then Ollama)"
+        } else {
+            ""
+        }
+    ));
+    out.push_str(&format!(
+        "  model         {}\n",
+        settings
+            .model
+            .as_deref()
+            .unwrap_or("what the server has loaded")
+    ));
+    out.push_str(&format!("  sandbox       {:?}\n", settings.sandbox));
+    out.push_str("\nkeys set in the files (the highest layer wins):\n");
+    keys.sort();
+    for (k, v, from) in keys {
+        out.push_str(&format!("  {k}: {v}    # {from}\n"));
+    }
+    print!("{}", crate::untrusted::displayable(&out));
+    0
 }

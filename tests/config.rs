@@ -1059,3 +1059,81 @@ fn a_hook_in_the_fence_has_no_network_and_cannot_write_git() {
         "a read-only hook wrote"
     );
 }
+
+/// `.mm/config.yaml` is found on its own, between the user's config and an
+/// agent file; its keys that run code or reach other servers apply only
+/// once the user trusts the file as it is, and `-show-config` says where
+/// each value comes from.
+#[test]
+fn a_project_config_is_layered_and_its_risky_keys_wait_for_trust() {
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.home.path().join(".config/mm")).unwrap();
+    std::fs::write(
+        ws.home.path().join(".config/mm/config.yaml"),
+        "model: user-model\ntheme: dark\n",
+    )
+    .unwrap();
+    ws.write(
+        ".mm/config.yaml",
+        "model: project-model\nhooks:\n  turnEnd: \"echo hook-ran > hook.txt\"\n",
+    );
+    let server = Server::start(vec![text("Hi."), text("Hi."), text("Hi."), text("Hi.")]);
+    let out = ws.run(&server, "hi", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(".mm/config.yaml sets hooks: left out until you trust the file"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(server.requests()[0]["model"], "project-model");
+    assert!(
+        !ws.dir.path().join("hook.txt").exists(),
+        "an untrusted hook ran"
+    );
+    // An agent file is above it; a flag above all.
+    ws.write("agent.yaml", "model: agent-model\n");
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "hi", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.requests()[1]["model"], "agent-model");
+    // Trusted as it is: the hook runs.
+    let out = ws.run(&server, "hi", &["-trust"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is trusted as it is now"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(ws.read("hook.txt"), "hook-ran\n");
+    std::fs::remove_file(ws.dir.path().join("hook.txt")).unwrap();
+    // A change to the file takes the trust away.
+    ws.write(
+        ".mm/config.yaml",
+        "model: project-model\nhooks:\n  turnEnd: \"echo changed > hook.txt\"\n",
+    );
+    let out = ws.run(&server, "hi", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !ws.dir.path().join("hook.txt").exists(),
+        "a changed file kept the trust"
+    );
+    // Where each value comes from.
+    let out = ws
+        .mm()
+        .args(["-show-config", "-model", "flag-model"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(shown.contains("model         flag-model"), "{shown}");
+    assert!(shown.contains("flags: -model flag-model"), "{shown}");
+    assert!(
+        shown.contains("model: \"project-model\"    # ") && shown.contains(".mm/config.yaml\n"),
+        "{shown}"
+    );
+    assert!(shown.contains("theme: \"dark\"    # "), "{shown}");
+    assert!(shown.contains("(left out: not trusted)"), "{shown}");
+}

@@ -272,6 +272,55 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 impl AgentFile {
+    /// The keys set here that run code, send the work elsewhere or widen
+    /// what mm may do: a repository's own config gets them only when the
+    /// user trusts it (`mm -trust`).
+    pub fn trusted_only_keys(&self) -> Vec<&'static str> {
+        let mut keys = Vec::new();
+        macro_rules! check {
+            ($($field:ident => $key:literal),*) => { $( if self.$field.is_some() { keys.push($key); } )* };
+        }
+        check!(
+            provider => "provider",
+            base_url => "baseUrl",
+            fallback => "fallback",
+            allow_insecure_http => "allowInsecureHttp",
+            api_key_env => "apiKeyEnv",
+            skills_dir => "skillsDir",
+            yolo => "yolo",
+            sandbox => "sandbox",
+            mm_configs => "mmConfigs",
+            mcp_servers => "mcpServers",
+            hooks => "hooks",
+            fetch_content => "fetchContent",
+            fetch_private => "fetchPrivate",
+            approve_edits => "approveEdits",
+            lsp => "lsp",
+            verify => "verify"
+        );
+        keys
+    }
+
+    /// Leaves out the keys `trusted_only_keys` names.
+    pub fn drop_trusted_only(&mut self) {
+        self.provider = None;
+        self.base_url = None;
+        self.fallback = None;
+        self.allow_insecure_http = None;
+        self.api_key_env = None;
+        self.skills_dir = None;
+        self.yolo = None;
+        self.sandbox = None;
+        self.mm_configs = None;
+        self.mcp_servers = None;
+        self.hooks = None;
+        self.fetch_content = None;
+        self.fetch_private = None;
+        self.approve_edits = None;
+        self.lsp = None;
+        self.verify = None;
+    }
+
     /// Reads and checks one YAML file.
     pub fn load(path: &Path) -> Result<AgentFile, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {

@@ -198,14 +198,41 @@ pub(crate) fn line_col(text: &str, offset: usize) -> (u64, u64) {
     (line as u64, col as u64)
 }
 
+/// A repository's own `.mm/config.yaml`, between the user's config and
+/// an agent file.
+pub struct ProjectConfig {
+    pub path: PathBuf,
+    pub file: AgentFile,
+    /// The user trusts this file as it is: its keys that run code or send
+    /// the work elsewhere apply too.
+    pub trusted: bool,
+}
+
 /// Loads every layer and resolves them into `Settings`.
 pub fn load(agent_file: Option<&Path>, flags: &Overrides) -> Result<Settings, ConfigError> {
+    load_with(agent_file, None, flags)
+}
+
+/// As `load`, with a repository's config between the user's and the
+/// agent file (without its trusted-only keys unless it is trusted).
+pub fn load_with(
+    agent_file: Option<&Path>,
+    project: Option<&ProjectConfig>,
+    flags: &Overrides,
+) -> Result<Settings, ConfigError> {
     let mut layers: Vec<(Option<PathBuf>, AgentFile)> = Vec::new();
     if let Some(dir) = user_config_dir() {
         let path = dir.join("config.yaml");
         if path.is_file() {
             layers.push((None, AgentFile::load(&path)?));
         }
+    }
+    if let Some(p) = project {
+        let mut file = p.file.clone();
+        if !p.trusted {
+            file.drop_trusted_only();
+        }
+        layers.push((Some(p.path.clone()), file));
     }
     let mut user_file = None;
     if let Some(dir) = user_config_dir() {
