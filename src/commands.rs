@@ -28,6 +28,7 @@ pub const BUILT_IN: &[&str] = &[
     "mcp",
     "skills",
     "ctx",
+    "model",
     "copy",
     "export",
     "diagnostics",

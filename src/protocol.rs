@@ -768,6 +768,11 @@ pub enum Op {
     },
     /// `/skills`: the skills offered, with where each comes from.
     Skills,
+    /// `/model [NAME]`: list the server's models (None), or switch the
+    /// session to NAME from the next request on.
+    Model {
+        name: Option<String>,
+    },
     /// `/ctx [compact|rebuild]`: switch how requests are made from the
     /// conversation (None: keep it), and say what each mode sends.
     Ctx {

@@ -273,3 +273,37 @@ fn a_json_agent_says_so_and_prints_its_answers_pretty() {
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+/// `/model` lists the server's models with the session's marked, switches
+/// to one it lists (the next request carries it), and refuses one it does
+/// not.
+#[test]
+fn slash_model_lists_and_switches() {
+    let ws = Workspace::new();
+    let server = Server::start(vec![text("First."), text("Second.")]);
+    server.route(
+        "/models",
+        json!({"object":"list","data":[{"id":"small-model"},{"id":"big-model"}]}),
+    );
+    let mut t = Term::start(
+        &ws,
+        &["-url", &server.url(), "-m", "small-model", "-no-harness"],
+    );
+    t.expect("context");
+    t.send("hi\r");
+    t.expect("First.");
+    t.send("/model\r");
+    t.expect("* small-model");
+    t.expect("big-model");
+    t.send("/model huge-model\r");
+    t.expect("the server lists no model huge-model");
+    t.send("/model big-model\r");
+    t.expect("model: big-model from the next request (was small-model)");
+    t.send("again\r");
+    t.expect("Second.");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+    let reqs = server.requests();
+    assert_eq!(reqs[0]["model"], "small-model");
+    assert_eq!(reqs[1]["model"], "big-model");
+}

@@ -178,6 +178,7 @@ pub fn spawn(
                 | Op::Stats
                 | Op::Cost
                 | Op::Ctx { .. }
+                | Op::Model { .. }
                 | Op::Mcp
                 | Op::Skills
                 | Op::Export { .. }) => queue(Work::Git(op)),
@@ -350,6 +351,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::Stats => agent.stats(),
         Op::Cost => agent.cost(),
         Op::Ctx { mode } => agent.ctx(mode),
+        Op::Model { name } => agent.switch_model(name).await,
         Op::Mcp => agent.mcp_status(),
         Op::Skills => agent.skills_list(),
         Op::Export { path } => agent.export(path).await,

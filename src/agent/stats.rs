@@ -3,7 +3,7 @@
 
 use super::Agent;
 use crate::config::file::Price;
-use crate::protocol::{Level, Usage};
+use crate::protocol::{AgentEvent, Level, Usage};
 use crate::session::Record;
 
 /// One request's figures, as the log keeps them.
@@ -356,6 +356,64 @@ impl Agent {
             text.push_str(&modes);
         }
         self.notice(Level::Info, text);
+    }
+
+    /// `/model [NAME]`: the server's models, the session's marked; with a
+    /// name, the session uses it from the next request (a name the server
+    /// does not list is refused when it lists any).
+    pub async fn switch_model(&mut self, name: Option<String>) {
+        let listed = self
+            .client
+            .list_models(std::time::Duration::from_secs(10))
+            .await;
+        let Some(name) = name.map(|n| n.trim().to_string()).filter(|n| !n.is_empty()) else {
+            let text = match listed {
+                Ok(ids) if !ids.is_empty() => {
+                    let mut lines = vec![format!("models on {}:", self.client.base_url())];
+                    for id in &ids {
+                        let mark = if *id == self.model { "*" } else { " " };
+                        lines.push(format!("  {mark} {id}"));
+                    }
+                    if !ids.contains(&self.model) {
+                        lines.push(format!("(this session uses {})", self.model));
+                    }
+                    lines.push("/model NAME switches".into());
+                    lines.join("\n")
+                }
+                Ok(_) => format!(
+                    "the server lists no models; this session uses {}",
+                    self.model
+                ),
+                Err(e) => format!(
+                    "the server's models could not be listed ({e}); this session uses {}",
+                    self.model
+                ),
+            };
+            return self.notice(Level::Info, text);
+        };
+        if let Ok(ids) = &listed
+            && !ids.is_empty()
+            && !ids.contains(&name)
+        {
+            return self.notice(
+                Level::Warning,
+                format!(
+                    "the server lists no model {name} (it has: {}); the session keeps {}",
+                    ids.join(", "),
+                    self.model
+                ),
+            );
+        }
+        if name == self.model {
+            return self.notice(Level::Info, format!("the session already uses {name}"));
+        }
+        let was = std::mem::replace(&mut self.model, name.clone());
+        self.bus
+            .publish(AgentEvent::SessionStarted { info: self.info() });
+        self.notice(
+            Level::Info,
+            format!("model: {name} from the next request (was {was})"),
+        );
     }
 
     /// `/cost`: the session's tokens and what they cost.

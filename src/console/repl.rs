@@ -26,6 +26,7 @@ Commands:
   /mcp        the MCP servers, how each stands, and their tools
   /skills     the skills the model may load
   /ctx [M]    how requests are made (M: compact or rebuild) and what each mode sends
+  /model [N]  the server's models; N: switch to it from the next request
   /commit     commit the session's changes with a message the model writes
   /copy [N]   copy the last answer (N: the N-th counting back) to the clipboard
   /export [P] write the session as Markdown to P (default .mm/exports/mm-<session>.md; .jsonl: events)
@@ -263,6 +264,17 @@ async fn slash(
                 }
             }
         },
+        "model" => {
+            let name = arg
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(str::to_string);
+            for ev in super::git_cmds::events_of(ops, events, Op::Model { name }).await {
+                if let AgentEvent::Notice { text, .. } = ev {
+                    println!("{}", crate::untrusted::displayable(&text));
+                }
+            }
+        }
         "stats" | "cost" | "mcp" | "skills" => {
             let op = match name {
                 "cost" => Op::Cost,

@@ -46,6 +46,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/mcp", "the MCP servers, how each stands, and their tools"),
     ("/skills", "the skills the model may load"),
     (
+        "/model",
+        "the server's models; /model NAME switches from the next request",
+    ),
+    (
         "/ctx",
         "how requests are made: /ctx compact | rebuild; what each sends",
     ),
@@ -172,6 +176,13 @@ impl App {
             }
             "/skills" => {
                 self.submit(Op::Skills);
+            }
+            "/model" => {
+                let name = arg
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .map(str::to_string);
+                self.submit(Op::Model { name });
             }
             "/ctx" => match arg.map(|a| (a, crate::config::ContextMode::parse(a))) {
                 Some((a, None)) => self.flash(format!(
