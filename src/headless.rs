@@ -77,7 +77,8 @@ pub async fn run(
             std::io::stderr(),
             PrintMode::Headless { stream },
             color,
-        );
+        )
+        .with_spinner(stream && !quiet && std::io::stderr().is_terminal());
         let mut info = SessionInfo::default();
         let mut per_request = Vec::new();
         let mut ended: Option<Result<Box<TurnResult>, String>> = None;

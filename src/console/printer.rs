@@ -67,7 +67,15 @@ pub struct Printer<O: Write, E: Write> {
     last_tps: Option<f64>,
     /// Answers are JSON of a declared shape: shown once checked, whole.
     structured: bool,
+    /// Draw a spinner on stderr while a request waits for its first token.
+    spin: bool,
+    /// When the spinner's wait began, and its frame; None when not drawn.
+    spinning: Option<(std::time::Instant, usize)>,
+    /// Answer text ended mid-line (a spinner there would overwrite it).
+    mid_answer: bool,
 }
+
+const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 /// A JSON answer pretty-printed, keys and values in colour (the text as
 /// is when it is not JSON).
@@ -149,6 +157,50 @@ impl<O: Write, E: Write> Printer<O, E> {
             turn_usage: Usage::default(),
             last_tps: None,
             structured: false,
+            spin: false,
+            spinning: None,
+            mid_answer: false,
+        }
+    }
+
+    /// With a spinner (elapsed time, the prompt's progress) on stderr while
+    /// a request waits for its first token: for a terminal only.
+    pub fn with_spinner(mut self, on: bool) -> Self {
+        self.spin = on;
+        self
+    }
+
+    /// Draws the spinner for a request that has generated nothing yet;
+    /// true when the event was the spinner's.
+    fn spinner(&mut self, ev: &AgentEvent) -> bool {
+        let AgentEvent::Generating { tokens, prompt, .. } = ev else {
+            return false;
+        };
+        if *tokens > 0 || !self.spin || !self.line_start || self.mid_answer {
+            self.clear_spinner();
+            return true;
+        }
+        let (since, frame) = self.spinning.unwrap_or((std::time::Instant::now(), 0));
+        self.spinning = Some((since, frame + 1));
+        let what = match prompt {
+            Some((done, all)) if *done * 20 < *all => format!("reading {all} prompt tokens"),
+            Some((done, all)) => format!("prompt {done}/{all}"),
+            None => "waiting for the model".to_string(),
+        };
+        let dim = self.st.dim;
+        let _ = write!(
+            self.err,
+            "\r\x1b[2K{dim}{} {} s · {what}{dim:#}",
+            FRAMES[frame % FRAMES.len()],
+            since.elapsed().as_secs()
+        );
+        let _ = self.err.flush();
+        true
+    }
+
+    fn clear_spinner(&mut self) {
+        if self.spinning.take().is_some() {
+            let _ = write!(self.err, "\r\x1b[2K");
         }
     }
 
@@ -173,6 +225,9 @@ impl<O: Write, E: Write> Printer<O, E> {
         if !self.line_start {
             let _ = writeln!(self.side());
             self.line_start = true;
+            if !self.headless() {
+                self.mid_answer = false;
+            }
         }
         if self.in_reasoning {
             self.in_reasoning = false;
@@ -216,6 +271,9 @@ impl<O: Write, E: Write> Printer<O, E> {
                     self.in_reasoning = false;
                 }
                 let _ = write!(self.out, "{text}");
+                if !text.is_empty() {
+                    self.mid_answer = !text.ends_with('\n');
+                }
             }
             PrintMode::Repl | PrintMode::Replay => {
                 if self.in_reasoning {
@@ -224,6 +282,9 @@ impl<O: Write, E: Write> Printer<O, E> {
                 }
                 let _ = write!(self.out, "{text}");
                 self.line_start = text.ends_with('\n');
+                if !text.is_empty() {
+                    self.mid_answer = !text.ends_with('\n');
+                }
             }
         }
     }
@@ -247,9 +308,14 @@ impl<O: Write, E: Write> Printer<O, E> {
     }
 
     pub fn print(&mut self, ev: &AgentEvent) {
+        if self.spinner(ev) {
+            return;
+        }
+        self.clear_spinner();
         match ev {
             AgentEvent::TurnStarted { prompt, .. } => {
                 self.turn_usage = Usage::default();
+                self.mid_answer = false;
                 self.last_tps = None;
                 if self.mode == PrintMode::Replay {
                     let p = self.st.prompt;
@@ -505,6 +571,50 @@ mod tests {
         }
         let (o, e) = p.into_parts();
         (String::from_utf8(o).unwrap(), String::from_utf8(e).unwrap())
+    }
+
+    #[test]
+    fn a_spinner_shows_the_wait_for_the_first_token_and_goes_before_output() {
+        let waiting = |prompt| AgentEvent::Generating {
+            turn: 1,
+            tokens: 0,
+            tokens_per_second: None,
+            prompt,
+        };
+        let events = [
+            AgentEvent::TurnStarted {
+                turn: 1,
+                prompt: "hi".into(),
+            },
+            waiting(None),
+            waiting(Some((500, 19000))),
+            waiting(Some((12000, 19000))),
+            AgentEvent::Token {
+                turn: 1,
+                text: "Hel".into(),
+            },
+            // Mid-line: no spinner over the answer.
+            waiting(None),
+            AgentEvent::Token {
+                turn: 1,
+                text: "lo.\n".into(),
+            },
+        ];
+        let mut p = Printer::new(Vec::new(), Vec::new(), PrintMode::Repl, false).with_spinner(true);
+        for e in &events {
+            p.print(e);
+        }
+        let (o, e) = p.into_parts();
+        let (o, e) = (String::from_utf8(o).unwrap(), String::from_utf8(e).unwrap());
+        assert_eq!(o, "Hello.\n");
+        assert!(e.contains("⠋ 0 s · waiting for the model"), "{e:?}");
+        assert!(e.contains("reading 19000 prompt tokens"), "{e:?}");
+        assert!(e.contains("prompt 12000/19000"), "{e:?}");
+        // Cleared before the answer, and not drawn again mid-line.
+        assert!(e.ends_with("prompt 12000/19000\r\x1b[2K"), "{e:?}");
+        // Off (not a terminal): nothing.
+        let (_, e) = run(PrintMode::Repl, &events);
+        assert_eq!(e, "");
     }
 
     fn turn() -> Vec<AgentEvent> {

@@ -72,7 +72,8 @@ pub async fn run(
 ) -> i32 {
     let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let mut printer: Printer2 =
-        Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Repl, color);
+        Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Repl, color)
+            .with_spinner(std::io::stdout().is_terminal() && std::io::stderr().is_terminal());
     printer.set_structured(banner.structured);
     let notify = banner.notify_after_ms;
     let ctx = banner
