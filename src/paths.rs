@@ -32,8 +32,14 @@ pub enum PathError {
     /// The path as shown (escaped).
     #[error("{0} contains a control character")]
     Control(String),
-    #[error("{input} is outside the workspace ({root})")]
-    OutsideRoot { input: String, root: String },
+    #[error("{input} is outside the workspace ({root}){hint}")]
+    OutsideRoot {
+        input: String,
+        root: String,
+        /// What the model may have meant, when a file of the workspace
+        /// ends the same way.
+        hint: String,
+    },
     #[error("{input} goes through a symlink that leaves the workspace (to {target})")]
     SymlinkLeaves { input: String, target: String },
     #[error("{0} goes through a dangling symlink")]
@@ -55,6 +61,22 @@ impl From<PathError> for String {
     fn from(e: PathError) -> String {
         e.to_string()
     }
+}
+
+/// The workspace's own path an absolute path outside it most likely
+/// meant: its longest tail that names something in the workspace (a
+/// small model wrote the workspace's parent folder in front of a file).
+fn meant_inside(given: &Path, root: &Path) -> Option<String> {
+    let parts: Vec<_> = given
+        .components()
+        .filter(|c| matches!(c, Component::Normal(_)))
+        .collect();
+    (0..parts.len()).find_map(|skip| {
+        let tail: PathBuf = parts[skip..].iter().collect();
+        let tail_text = tail.to_str()?;
+        (!tail_text.is_empty() && std::fs::symlink_metadata(root.join(&tail)).is_ok())
+            .then(|| tail_text.to_string())
+    })
 }
 
 /// Resolves `input` inside `root` (which must be canonical).
@@ -80,6 +102,11 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, PathError> {
                 return Err(PathError::OutsideRoot {
                     input: input.to_string(),
                     root: root.display().to_string(),
+                    hint: meant_inside(given, root)
+                        .map(|rel| {
+                            format!("; paths are relative to the workspace: did you mean {rel}?")
+                        })
+                        .unwrap_or_else(|| "; paths are relative to the workspace".into()),
                 });
             }
         }
@@ -387,6 +414,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let canon = std::fs::canonicalize(dir.path()).unwrap();
         (dir, canon)
+    }
+
+    #[test]
+    fn a_path_outside_that_ends_like_a_workspace_file_names_it() {
+        let (_d, top) = root();
+        let ws = top.join("work");
+        std::fs::create_dir_all(ws.join("pkg")).unwrap();
+        std::fs::write(ws.join("pkg/util.py"), "").unwrap();
+        let parent = top.join("pkg/util.py");
+        let e = resolve(&ws, parent.to_str().unwrap())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("paths are relative to the workspace: did you mean pkg/util.py?"),
+            "{e}"
+        );
+        let e = resolve(&ws, "/elsewhere/none.py").unwrap_err().to_string();
+        assert!(e.ends_with("; paths are relative to the workspace"), "{e}");
     }
 
     #[test]
