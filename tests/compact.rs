@@ -308,17 +308,15 @@ fn slash_compact_takes_a_focus_and_shows_the_summary() {
 /// The part of a raw request body a server's prompt cache can reuse: all
 /// up to the end of its messages.
 fn through_messages(raw: &str) -> &str {
-    let end = raw
-        .find("],\"tools\"")
-        .or_else(|| raw.find("],\"stream\""))
-        .expect("a messages array");
+    // Keys are sorted: `max_tokens`, `messages`, then `model`.
+    let end = raw.find("],\"model\"").expect("a messages array");
     &raw[..end]
 }
 
+/// The tools, the body's last key (sorted order).
 fn tools_part(raw: &str) -> Option<&str> {
     let start = raw.find("\"tools\"")?;
-    let end = raw[start..].find("],\"stream\"")? + start;
-    Some(&raw[start..end])
+    Some(&raw[start..])
 }
 
 /// Ten rounds with tool calls, a failing test run fed back and a
