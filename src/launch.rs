@@ -350,7 +350,10 @@ pub async fn open_session(
 ) -> Result<Opened, (i32, String)> {
     let settings = &rt.settings;
     let sandbox = match Sandbox::with_fence(root, settings.sandbox, rt.fence.clone(), rt.net) {
-        Ok(s) => Arc::new(s.ask_before_edits(settings.approve_edits && !unattended)),
+        Ok(s) => Arc::new(
+            s.ask_before_edits(settings.approve_edits && !unattended)
+                .with_passthrough(settings.env_passthrough.clone()),
+        ),
         Err(e) => {
             return Err((
                 2,

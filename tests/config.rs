@@ -1137,3 +1137,40 @@ fn a_project_config_is_layered_and_its_risky_keys_wait_for_trust() {
     assert!(shown.contains("theme: \"dark\"    # "), "{shown}");
     assert!(shown.contains("(left out: not trusted)"), "{shown}");
 }
+
+/// `envPassthrough`: a variable the secret filter drops reaches commands
+/// the user allowed, and only when the config names it.
+#[test]
+fn env_passthrough_lets_a_named_secret_through_to_allowed_commands() {
+    let ws = Workspace::new();
+    ws.write("agent.yaml", "envPassthrough: [MY_AUTH_TOKEN]\n");
+    let run = |args: &[&str]| {
+        let server = Server::start(vec![
+            call("c1", "bash", json!({"command": "echo tok=$MY_AUTH_TOKEN"})),
+            text("Done."),
+        ]);
+        let out = ws
+            .mm()
+            .args(args)
+            .args([
+                "-p",
+                "show it",
+                "-sandbox",
+                "full",
+                "-no-harness",
+                "-url",
+                &server.url(),
+            ])
+            .env("MY_AUTH_TOKEN", "abc123")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        tool_results(&server.requests()[1])[0].1.clone()
+    };
+    assert!(run(&["agent.yaml"]).contains("tok=abc123"));
+    let without = run(&[]);
+    assert!(
+        without.contains("tok=") && !without.contains("abc123"),
+        "{without}"
+    );
+}

@@ -178,6 +178,9 @@ pub struct AgentFile {
     pub fetch_content: Option<bool>,
     /// Let `fetch_content` reach loopback and private addresses.
     pub fetch_private: Option<bool>,
+    /// Variables the secret filter drops that commands the user approved
+    /// get anyway (`SSH_AUTH_SOCK` for `git push` over ssh).
+    pub env_passthrough: Option<Vec<String>>,
     /// The front end `mm` opens without -p: `repl` (default) or `tui`.
     pub ui: Option<Ui>,
     pub acp: Option<AcpInfo>,
@@ -294,6 +297,7 @@ impl AgentFile {
             hooks => "hooks",
             fetch_content => "fetchContent",
             fetch_private => "fetchPrivate",
+            env_passthrough => "envPassthrough",
             approve_edits => "approveEdits",
             lsp => "lsp",
             verify => "verify"
@@ -316,6 +320,7 @@ impl AgentFile {
         self.hooks = None;
         self.fetch_content = None;
         self.fetch_private = None;
+        self.env_passthrough = None;
         self.approve_edits = None;
         self.lsp = None;
         self.verify = None;

@@ -117,6 +117,9 @@ pub struct Settings {
     pub fetch_content: bool,
     /// `fetchPrivate`: it may reach loopback and private addresses.
     pub fetch_private: bool,
+    /// `envPassthrough`: variables approved commands get despite the
+    /// secret filter.
+    pub env_passthrough: Vec<String>,
     /// `ui`: the front end `mm` opens without a flag.
     pub ui: file::Ui,
     /// MCP servers to start (those with `enabled: false` left out).
@@ -544,6 +547,7 @@ pub fn resolve(
         hooks: merged.hooks.clone().unwrap_or_default(),
         fetch_content: merged.fetch_content.unwrap_or(false),
         fetch_private: merged.fetch_private.unwrap_or(false),
+        env_passthrough: merged.env_passthrough.clone().unwrap_or_default(),
         ui: merged.ui.unwrap_or_default(),
         mcp_servers,
         approve_edits: merged.approve_edits.unwrap_or(true),
@@ -610,6 +614,7 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         hooks,
         fetch_content,
         fetch_private,
+        env_passthrough,
         ui,
         context_window,
         max_tokens,

@@ -79,6 +79,8 @@ pub struct Sandbox {
     always: Mutex<BTreeSet<String>>,
     /// "Always" answers not yet written to the session log.
     unlogged: Mutex<Vec<String>>,
+    /// `envPassthrough`: variables approved commands get.
+    passthrough: Vec<String>,
 }
 
 impl Sandbox {
@@ -101,7 +103,15 @@ impl Sandbox {
             ask_edits: false,
             always: Mutex::new(BTreeSet::new()),
             unlogged: Mutex::new(Vec::new()),
+            passthrough: Vec::new(),
         })
+    }
+
+    /// Variables the secret filter drops that approved commands get
+    /// (`envPassthrough`).
+    pub fn with_passthrough(mut self, names: Vec<String>) -> Self {
+        self.passthrough = names;
+        self
     }
 
     pub fn root(&self) -> &Path {
@@ -332,6 +342,17 @@ impl Sandbox {
         };
         cmd.current_dir(cwd);
         env::apply(&mut cmd);
+        // What the user let through reaches only what the user approved:
+        // not read-only commands (git's guard), not code run unasked.
+        let approved =
+            !plan.git_guard && !matches!(plan.access, Some(Access::ReadOnly | Access::Project));
+        if approved {
+            for name in &self.passthrough {
+                if let Some(v) = std::env::var_os(name) {
+                    cmd.env(name, v);
+                }
+            }
+        }
         // A script may ask an agent (`"$MM_BIN" agent.yaml -ask NAME`):
         // that mm is capped at this session's sandbox mode.
         if let Ok(exe) = std::env::current_exe() {
