@@ -29,6 +29,7 @@ pub const BUILT_IN: &[&str] = &[
     "skills",
     "ctx",
     "model",
+    "init",
     "copy",
     "export",
     "diagnostics",

@@ -768,6 +768,8 @@ pub enum Op {
     },
     /// `/skills`: the skills offered, with where each comes from.
     Skills,
+    /// `/init`: write a starting `AGENTS.md` from a look at the repository.
+    Init,
     /// `/model [NAME]`: list the server's models (None), or switch the
     /// session to NAME from the next request on.
     Model {

@@ -307,3 +307,30 @@ fn slash_model_lists_and_switches() {
     assert_eq!(reqs[0]["model"], "small-model");
     assert_eq!(reqs[1]["model"], "big-model");
 }
+
+/// `/init` writes a starting AGENTS.md from a look at the repository (its
+/// languages, folders and test command), never over one that is there,
+/// and `/undo` takes it back.
+#[test]
+fn slash_init_writes_a_starting_agents_md() {
+    let ws = Workspace::new();
+    ws.write("app/main.py", "print('hi')\n");
+    ws.write("tests/test_main.py", "def test_x():\n    pass\n");
+    let server = Server::start(vec![]);
+    let mut t = Term::start(&ws, &["-url", &server.url()]);
+    t.expect("context");
+    t.send("/init\r");
+    t.expect("wrote AGENTS.md from a look at the repository");
+    let text = ws.read("AGENTS.md");
+    assert!(text.contains("- Languages: Python (2 files)"), "{text}");
+    assert!(text.contains("`app/`, `tests/`"), "{text}");
+    assert!(text.contains("- Test: `python3 -m"), "{text}");
+    t.send("/init\r");
+    t.expect("AGENTS.md is already there");
+    t.send("/undo\r");
+    t.expect("AGENTS.md");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+    assert!(!ws.dir.path().join("AGENTS.md").exists(), "/undo left it");
+    assert!(server.requests().is_empty(), "/init asked the model");
+}

@@ -179,6 +179,7 @@ pub fn spawn(
                 | Op::Cost
                 | Op::Ctx { .. }
                 | Op::Model { .. }
+                | Op::Init
                 | Op::Mcp
                 | Op::Skills
                 | Op::Export { .. }) => queue(Work::Git(op)),
@@ -352,6 +353,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::Cost => agent.cost(),
         Op::Ctx { mode } => agent.ctx(mode),
         Op::Model { name } => agent.switch_model(name).await,
+        Op::Init => agent.init_agents_md().await,
         Op::Mcp => agent.mcp_status(),
         Op::Skills => agent.skills_list(),
         Op::Export { path } => agent.export(path).await,

@@ -390,3 +390,130 @@ mod tests {
         assert_eq!(clean_message("\"feat: x\""), "feat: x");
     }
 }
+
+/// What `/init` writes: a starting `AGENTS.md` from a look at the
+/// repository — its languages, its folders, the commands that test and
+/// build it — with a place for the conventions only its people know.
+pub fn starter_agents_md(root: &std::path::Path) -> String {
+    use std::collections::BTreeMap;
+    let mut by_lang: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let walker = crate::paths::walk(root).max_depth(Some(6)).build();
+    for e in walker.flatten().take(20_000) {
+        if !e.file_type().is_some_and(|t| t.is_file()) {
+            continue;
+        }
+        let lang = match e.path().extension().and_then(|x| x.to_str()) {
+            Some("rs") => "Rust",
+            Some("py") => "Python",
+            Some("js" | "mjs" | "cjs" | "jsx") => "JavaScript",
+            Some("ts" | "tsx") => "TypeScript",
+            Some("go") => "Go",
+            Some("c" | "h") => "C",
+            Some("cc" | "cpp" | "hpp" | "cxx") => "C++",
+            Some("java") => "Java",
+            Some("rb") => "Ruby",
+            Some("sh") => "Shell",
+            _ => continue,
+        };
+        *by_lang.entry(lang).or_default() += 1;
+    }
+    let mut langs: Vec<(&str, usize)> = by_lang.into_iter().collect();
+    langs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    let mut dirs: Vec<String> = std::fs::read_dir(root)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| {
+                    !n.starts_with('.')
+                        && !matches!(
+                            n.as_str(),
+                            "target" | "node_modules" | "__pycache__" | "venv" | "dist" | "build"
+                        )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    dirs.sort();
+    let mut out = String::from(
+        "# AGENTS.md\n\nInstructions for coding agents working in this repository (mm, Codex, Claude Code and others read this file). Keep it short: it goes into every request.\n\n## Project\n",
+    );
+    if langs.is_empty() {
+        out.push_str("- Languages: (none recognised yet)\n");
+    } else {
+        let list: Vec<String> = langs
+            .iter()
+            .map(|(l, n)| format!("{l} ({n} file{})", if *n == 1 { "" } else { "s" }))
+            .collect();
+        out.push_str(&format!("- Languages: {}\n", list.join(", ")));
+    }
+    if !dirs.is_empty() {
+        let list: Vec<String> = dirs.iter().map(|d| format!("`{d}/`")).collect();
+        out.push_str(&format!("- Folders: {}\n", list.join(", ")));
+    }
+    out.push_str("\n## Commands\n");
+    match super::harness::detect_verify(root) {
+        Some(t) => out.push_str(&format!("- Test: `{t}`\n")),
+        None => out.push_str("- Test: (say how to run the tests)\n"),
+    }
+    let build = if root.join("Cargo.toml").is_file() {
+        Some("cargo build")
+    } else if root.join("go.mod").is_file() {
+        Some("go build ./...")
+    } else if std::fs::read_to_string(root.join("package.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|v| v["scripts"]["build"].is_string())
+    {
+        Some("npm run build")
+    } else if root.join("Makefile").is_file() {
+        Some("make")
+    } else {
+        None
+    };
+    if let Some(b) = build {
+        out.push_str(&format!("- Build: `{b}`\n"));
+    }
+    out.push_str("\n## Conventions\n- (How code here is written and named, what must not be changed, what to check before a change is done.)\n");
+    out
+}
+
+impl Agent {
+    /// `/init`: writes a starting `AGENTS.md` (never over one that is
+    /// there), as an edit of the session (`/undo` takes it back).
+    pub async fn init_agents_md(&mut self) {
+        let root = self.tools.sandbox.root().to_path_buf();
+        let path = root.join("AGENTS.md");
+        if std::fs::symlink_metadata(&path).is_ok() {
+            return self.notice(
+                Level::Warning,
+                "AGENTS.md is already there: /init writes one only where there is none (edit it instead)",
+            );
+        }
+        if self.settings.sandbox == crate::config::SandboxMode::ReadOnly {
+            return self.notice(
+                Level::Warning,
+                "the sandbox is read-only: /init writes nothing",
+            );
+        }
+        let text = starter_agents_md(&root);
+        if let Err(e) = crate::tools::fs::atomic_write(&path, &text) {
+            return self.notice(Level::Error, format!("AGENTS.md not written: {e}"));
+        }
+        let change = FileChange {
+            path: "AGENTS.md".into(),
+            kind: ChangeKind::Created,
+            before: Arc::from(""),
+            after: Arc::from(text.as_str()),
+            added: text.lines().count(),
+            removed: 0,
+        };
+        if let Err(e) = self.record_change("init", change) {
+            self.notice(Level::Error, e.to_string());
+        }
+        self.notice(
+            Level::Info,
+            "wrote AGENTS.md from a look at the repository: check its commands and fill in the conventions; it goes into every request from the next session on (/undo takes it back)",
+        );
+    }
+}

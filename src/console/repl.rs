@@ -27,6 +27,7 @@ Commands:
   /skills     the skills the model may load
   /ctx [M]    how requests are made (M: compact or rebuild) and what each mode sends
   /model [N]  the server's models; N: switch to it from the next request
+  /init       write a starting AGENTS.md from a look at the repository
   /commit     commit the session's changes with a message the model writes
   /copy [N]   copy the last answer (N: the N-th counting back) to the clipboard
   /export [P] write the session as Markdown to P (default .mm/exports/mm-<session>.md; .jsonl: events)
@@ -276,9 +277,10 @@ async fn slash(
                 }
             }
         }
-        "stats" | "cost" | "mcp" | "skills" => {
+        "stats" | "cost" | "mcp" | "skills" | "init" => {
             let op = match name {
                 "cost" => Op::Cost,
+                "init" => Op::Init,
                 "mcp" => Op::Mcp,
                 "skills" => Op::Skills,
                 _ => Op::Stats,

@@ -46,6 +46,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("/mcp", "the MCP servers, how each stands, and their tools"),
     ("/skills", "the skills the model may load"),
     (
+        "/init",
+        "write a starting AGENTS.md from a look at the repository",
+    ),
+    (
         "/model",
         "the server's models; /model NAME switches from the next request",
     ),
@@ -176,6 +180,9 @@ impl App {
             }
             "/skills" => {
                 self.submit(Op::Skills);
+            }
+            "/init" => {
+                self.submit(Op::Init);
             }
             "/model" => {
                 let name = arg
