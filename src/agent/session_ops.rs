@@ -377,20 +377,6 @@ impl Agent {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fences_around_a_message_are_dropped() {
-        assert_eq!(
-            clean_message("```\nfix(calc): add adds\n\nIt subtracted.\n```"),
-            "fix(calc): add adds\n\nIt subtracted."
-        );
-        assert_eq!(clean_message("\"feat: x\""), "feat: x");
-    }
-}
-
 /// What `/init` writes: a starting `AGENTS.md` from a look at the
 /// repository — its languages, its folders, the commands that test and
 /// build it — with a place for the conventions only its people know.
@@ -515,5 +501,19 @@ impl Agent {
             Level::Info,
             "wrote AGENTS.md from a look at the repository: check its commands and fill in the conventions; it goes into every request from the next session on (/undo takes it back)",
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fences_around_a_message_are_dropped() {
+        assert_eq!(
+            clean_message("```\nfix(calc): add adds\n\nIt subtracted.\n```"),
+            "fix(calc): add adds\n\nIt subtracted."
+        );
+        assert_eq!(clean_message("\"feat: x\""), "feat: x");
     }
 }
