@@ -21,7 +21,8 @@ struct Sets {
 fn sets() -> &'static Sets {
     static SETS: OnceLock<Sets> = OnceLock::new();
     SETS.get_or_init(|| Sets {
-        syntaxes: SyntaxSet::load_defaults_newlines(),
+        // bat's syntaxes: TypeScript, TOML, Dockerfile and more syntect lacks.
+        syntaxes: two_face::syntax::extra_newlines(),
         themes: ThemeSet::load_defaults(),
     })
 }
@@ -127,6 +128,25 @@ pub fn knows(hint: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn typescript_and_toml_have_their_own_grammars() {
+        for (hint, name) in [
+            ("a.ts", "TypeScript"),
+            ("Cargo.toml", "TOML"),
+            ("Dockerfile", "Dockerfile"),
+        ] {
+            let syn = syntax_for(hint).unwrap_or_else(|| panic!("no syntax for {hint}"));
+            assert_eq!(syn.name, name, "{hint}");
+        }
+        let lines = highlight(
+            "const x: number = 1;\n",
+            "ts",
+            "base16-ocean.dark",
+            ColorDepth::TrueColor,
+        );
+        assert!(lines[0].spans.len() > 2, "{lines:?}");
+    }
 
     #[test]
     fn known_languages_get_colours_and_unknown_stay_plain() {
