@@ -675,3 +675,26 @@ fn the_sessions_picker_takes_up_an_older_session_with_enter() {
     s.keys("\x11");
     assert_eq!(s.exit_code(), 0);
 }
+
+/// `ui: tui` in the user's config opens the TUI without `-tui`; `-repl`
+/// opens the REPL whatever it says.
+#[test]
+fn ui_tui_in_the_config_opens_the_tui() {
+    let server = Server::start(vec![]);
+    let ws = Workspace::new();
+    std::fs::create_dir_all(ws.home.path().join(".config/mm")).unwrap();
+    std::fs::write(ws.home.path().join(".config/mm/config.yaml"), "ui: tui\n").unwrap();
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-url", &url], 30, 120);
+    s.wait_for("Ask mm to do something");
+    s.keys("\x03");
+    s.keys("\x03");
+    assert_eq!(s.exit_code(), 0);
+    let mut t = support::term::Term::start(&ws, &["-url", &url, "-repl"]);
+    t.expect("context");
+    // The REPL's own help (the TUI's is an overlay without this line).
+    t.send("/help\r");
+    t.expect("on a line of its own to start and to end a multi-line message");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}
