@@ -1898,3 +1898,37 @@ fn without_the_harness_an_unparsable_file_is_left_as_the_model_wrote_it() {
     assert!(ws.read("m.py").contains("   x = 1"));
     assert!(!stderr(&out).contains("did not parse at the end"));
 }
+
+/// A JavaScript file that gets an `export` beside its `module.exports`
+/// parses (Node takes it for an ES module) but fails when loaded: the
+/// model hears it as an error with the call's result and is asked to fix.
+#[test]
+fn a_javascript_file_mixing_module_systems_is_sent_back() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "s.js", "old_string": "module.exports = { repeat };", "replacement": "function cap(s) { return s[0].toUpperCase() + s.slice(1); } export { cap };\nmodule.exports = { repeat };"}),
+        ),
+        text("Added cap."),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "s.js", "old_string": " export { cap };\nmodule.exports = { repeat };", "replacement": "\nmodule.exports = { repeat, cap };"}),
+        ),
+        text("Added cap."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "s.js",
+        "function repeat(s) {\n  return s + s;\n}\n\nmodule.exports = { repeat };\n",
+    );
+    let out = ws.run(&server, "add cap(s) to s.js", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    let first = &tool_results(&reqs[1])[0].1;
+    assert!(first.contains("[s.js mixes module systems:]"), "{first}");
+    let told = last_user(&reqs[2]);
+    assert!(told.contains("Your changes left errors"), "{told}");
+    assert!(ws.read("s.js").contains("module.exports = { repeat, cap };"));
+}

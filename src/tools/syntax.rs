@@ -42,6 +42,22 @@ pub async fn check(
     if f.timed_out || f.cancelled {
         return None;
     }
+    if f.exit_code == Some(0)
+        && matches!(Path::new(rel).extension()?.to_str()?, "js" | "cjs")
+        && let Ok(text) = std::fs::read_to_string(root.join(rel))
+        && let Some(why) = mixed_modules(&text)
+    {
+        // Node takes a file with `export` for an ES module, where
+        // `module.exports` and `require` do not exist: it parses, and
+        // fails when loaded.
+        return Some(crate::lsp::Check {
+            text: format!("[{rel} mixes module systems:] {why}"),
+            errors: 1,
+            new_errors: Some(1),
+            baseline: Some(Vec::new()),
+            now: vec![format!("{rel} mixes module systems")],
+        });
+    }
     if f.exit_code == Some(0) {
         return Some(crate::lsp::Check {
             text: String::new(),
@@ -70,6 +86,54 @@ pub async fn check(
         new_errors: Some(1),
         baseline: Some(Vec::new()),
         now: vec![first],
+    })
+}
+
+/// A JavaScript file with both ES module statements (`export`, `import
+/// … from`) and CommonJS (`module.exports`, `exports.x =`, `require(`):
+/// what to tell the model, or None.
+pub fn mixed_modules(text: &str) -> Option<String> {
+    let mut esm: Option<&str> = None;
+    let mut cjs: Option<&str> = None;
+    for line in text.lines() {
+        let t = line.trim_start();
+        if t.starts_with("//") || t.starts_with('*') {
+            continue;
+        }
+        if esm.is_none() {
+            if statement_at(t, "export") {
+                esm = Some("export");
+            } else if t.starts_with("import ")
+                && (t.contains(" from ") || t.contains('"') || t.contains('\''))
+            {
+                esm = Some("import");
+            }
+        }
+        if cjs.is_none() {
+            if t.contains("module.exports") {
+                cjs = Some("module.exports");
+            } else if t.starts_with("exports.") {
+                cjs = Some("exports.");
+            } else if t.contains("require(") {
+                cjs = Some("require(");
+            }
+        }
+    }
+    let (esm, cjs) = (esm?, cjs?);
+    Some(format!(
+        "it has an `{esm}` statement (ES module) and `{cjs}` (CommonJS). Node loads a file with `{esm}` as an ES module, where `module.exports` and `require` do not exist, so it fails when loaded. Use one system: the one the file already used."
+    ))
+}
+
+/// `word` as a statement in `line`: at its start or after `;` or `}`,
+/// followed by a space, `{` or `*` (a model put `export { f };` after a
+/// function on one line).
+fn statement_at(line: &str, word: &str) -> bool {
+    line.match_indices(word).any(|(at, _)| {
+        let before = line[..at].trim_end();
+        let after = line[at + word.len()..].chars().next();
+        (before.is_empty() || before.ends_with(';') || before.ends_with('}'))
+            && matches!(after, Some(' ' | '{' | '*'))
     })
 }
 
@@ -128,4 +192,18 @@ pub async fn parses(
         }
     }
     answered.then_some(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_mixing_export_and_module_exports_is_named() {
+        let mixed = "function a() {}\nfunction b() {} export { b };\nmodule.exports = { a };\n";
+        assert!(mixed_modules(mixed).unwrap().contains("`export` statement"));
+        assert!(mixed_modules("const x = require('x');\nmodule.exports = { x };\n").is_none());
+        assert!(mixed_modules("import x from './x.js';\nexport const y = x;\n").is_none());
+        assert!(mixed_modules("// export { a }\nmodule.exports = {};\n").is_none());
+    }
 }
