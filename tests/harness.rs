@@ -1930,5 +1930,8 @@ fn a_javascript_file_mixing_module_systems_is_sent_back() {
     assert!(first.contains("[s.js mixes module systems:]"), "{first}");
     let told = last_user(&reqs[2]);
     assert!(told.contains("Your changes left errors"), "{told}");
-    assert!(ws.read("s.js").contains("module.exports = { repeat, cap };"));
+    assert!(
+        ws.read("s.js")
+            .contains("module.exports = { repeat, cap };")
+    );
 }

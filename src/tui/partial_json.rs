@@ -79,12 +79,15 @@ impl Scanner<'_> {
                                     .and_then(|t| std::str::from_utf8(&t[2..]).ok())
                                     .and_then(|h| u32::from_str_radix(h, 16).ok());
                                 match lo {
-                                    Some(lo) => {
+                                    Some(lo @ 0xDC00..=0xDFFF) => {
                                         self.i += 6;
                                         char::from_u32(
                                             0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00),
                                         )
                                     }
+                                    // Not a low half: the high one stands
+                                    // alone (shown as U+FFFD).
+                                    Some(_) => None,
                                     None => break,
                                 }
                             }
@@ -215,6 +218,12 @@ mod tests {
         assert_eq!(
             get(r#"{"a": "\ud83d\ude00"}"#, "a"),
             Some(("😀".into(), true))
+        );
+        // A high half followed by an escape that is no low half (found by
+        // the fuzzer: it overflowed).
+        assert_eq!(
+            get(r#"{"a": "\uda23\u0041"}"#, "a"),
+            Some(("\u{fffd}A".into(), true))
         );
     }
 
