@@ -311,7 +311,10 @@ fn the_coordinator_asks_triage_and_writes_its_table() {
     assert!(err.contains("ask_agent triage"), "{err}");
     assert!(err.contains("answered (session"), "triage answered: {err}");
     let table = ws.read("triage.md");
-    assert!(table.contains('|'), "a table was written: {table}\n{err}");
+    assert!(!table.trim().is_empty(), "triage.md was written: {err}");
+    // Markdown or CSV is sampled too (the 1.5B model wrote a CSV header
+    // once the request keys were sorted again): said, not asserted.
+    eprintln!("triage.md is a Markdown table: {}", table.contains('|'));
     // Whether the 1.5B coordinator writes the triaged reports or a table
     // of its own is sampled (seen both; the demo asks for a reasoning
     // model): said, not asserted.
