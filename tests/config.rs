@@ -1173,4 +1173,28 @@ fn env_passthrough_lets_a_named_secret_through_to_allowed_commands() {
         without.contains("tok=") && !without.contains("abc123"),
         "{without}"
     );
+    // A build run unasked in the fence (the project's own code) never gets it.
+    if fence_works() {
+        ws.write("Makefile", "all:\n\t@echo tok=$$MY_AUTH_TOKEN\n");
+        let server = Server::start(vec![
+            call("c1", "bash", json!({"command": "make"})),
+            text("Done."),
+        ]);
+        let out = ws
+            .mm()
+            .args([
+                "agent.yaml",
+                "-p",
+                "build",
+                "-no-harness",
+                "-url",
+                &server.url(),
+            ])
+            .env("MY_AUTH_TOKEN", "abc123")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let made = tool_results(&server.requests()[1])[0].1.clone();
+        assert!(made.contains("tok=") && !made.contains("abc123"), "{made}");
+    }
 }
