@@ -414,6 +414,28 @@ pub async fn open_session(
             Err(e) => return Err((1, e.to_string())),
         },
     };
+    // A `/model` switch holds on resume, unless this command line names
+    // a model itself.
+    let mut model = rt.connected.model.clone();
+    if let Some(switched) = session::switched_model(&replay)
+        && switched != model
+    {
+        if rt.server_flags.iter().any(|f| f == "-model") {
+            eprintln!(
+                "mm: session {} had switched to {}; -model {} holds for this run",
+                log.id(),
+                crate::untrusted::displayable(&switched),
+                crate::untrusted::displayable(&model)
+            );
+        } else {
+            eprintln!(
+                "mm: session {} uses {} (switched with /model)",
+                log.id(),
+                crate::untrusted::displayable(&switched)
+            );
+            model = switched;
+        }
+    }
     let settings = rt.settings.clone();
     let bus = EventBus::new();
     let mode = if unattended {
@@ -494,7 +516,7 @@ pub async fn open_session(
     let tools_kept = tools.clone();
     let mut agent = Agent::new(AgentParts {
         settings: settings.clone(),
-        model: rt.connected.model.clone(),
+        model,
         context_window: rt.connected.context_window,
         client: rt.connected.client.clone(),
         budget: Arc::new(RequestBudget::new(settings.max_requests)),

@@ -280,7 +280,12 @@ fn a_json_agent_says_so_and_prints_its_answers_pretty() {
 #[test]
 fn slash_model_lists_and_switches() {
     let ws = Workspace::new();
-    let server = Server::start(vec![text("First."), text("Second.")]);
+    let server = Server::start(vec![
+        text("First."),
+        text("Second."),
+        text("Third."),
+        text("Fourth."),
+    ]);
     server.route(
         "/models",
         json!({"object":"list","data":[{"id":"small-model"},{"id":"big-model"}]}),
@@ -306,6 +311,36 @@ fn slash_model_lists_and_switches() {
     let reqs = server.requests();
     assert_eq!(reqs[0]["model"], "small-model");
     assert_eq!(reqs[1]["model"], "big-model");
+
+    // The switch holds when the session is resumed, unless the command
+    // line names a model.
+    let out = ws
+        .mm()
+        .args(["-url", &server.url(), "-resume", "last", "-no-harness"])
+        .args(["-p", "third"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("uses big-model (switched with /model)"),
+        "{}",
+        stderr(&out)
+    );
+    let out = ws
+        .mm()
+        .args(["-url", &server.url(), "-resume", "last", "-no-harness"])
+        .args(["-m", "small-model", "-p", "fourth"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("-model small-model holds for this run"),
+        "{}",
+        stderr(&out)
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs[2]["model"], "big-model");
+    assert_eq!(reqs[3]["model"], "small-model");
 }
 
 /// `/init` writes a starting AGENTS.md from a look at the repository (its

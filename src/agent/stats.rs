@@ -407,6 +407,17 @@ impl Agent {
         if name == self.model {
             return self.notice(Level::Info, format!("the session already uses {name}"));
         }
+        if let Err(e) = self.log.append(&Record::Model {
+            model: name.clone(),
+        }) {
+            return self.notice(
+                Level::Warning,
+                format!(
+                    "the switch to {name} could not be recorded ({e}); the session keeps {}",
+                    self.model
+                ),
+            );
+        }
         let was = std::mem::replace(&mut self.model, name.clone());
         self.bus
             .publish(AgentEvent::SessionStarted { info: self.info() });

@@ -121,6 +121,11 @@ pub enum Record {
     Carried {
         text: String,
     },
+    /// `/model NAME` switched the session's model; a resumed session uses
+    /// the newest one unless the command line names a model.
+    Model {
+        model: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -495,6 +500,14 @@ pub fn always_keys(records: &[Record]) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// The model the session last switched to with `/model`, if it did.
+pub fn switched_model(records: &[Record]) -> Option<String> {
+    records.iter().rev().find_map(|r| match r {
+        Record::Model { model } => Some(model.clone()),
+        _ => None,
+    })
 }
 
 /// The checkpoints recorded in a log, oldest first.

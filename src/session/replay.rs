@@ -114,6 +114,7 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
             Record::Header { .. }
             | Record::Note { .. }
             | Record::Carried { .. }
+            | Record::Model { .. }
             | Record::Request { .. }
             | Record::Turn { .. }
             | Record::Made { .. }
