@@ -923,6 +923,52 @@ fn a_crash_comes_with_the_values_where_it_happened() {
     );
 }
 
+/// Asked for a fix, the model says it is done without writing anything
+/// and nothing was checked: mm runs the project's tests, and their failure
+/// sends the model back with the facts; the fix then passes them.
+#[test]
+fn a_fix_ended_with_nothing_written_is_checked_against_the_tests() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::start(vec![
+        text("The mean function should now work correctly."),
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "stats.py", "old_string": "(len(values) - 1)", "replacement": "len(values)"}),
+        ),
+        text("Fixed: mean divided by one less than the count."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "stats.py",
+        "def mean(values):\n    return sum(values) / (len(values) - 1)\n",
+    );
+    ws.write(
+        "test_stats.py",
+        "import unittest\nfrom stats import mean\n\n\nclass T(unittest.TestCase):\n    def test_mean(self):\n        self.assertEqual(mean([1, 2, 3]), 2)\n\n\nif __name__ == \"__main__\":\n    unittest.main()\n",
+    );
+    let out = ws.run(
+        &server,
+        "The mean function in stats.py has a bug. Fix it.",
+        &["-yolo", "-no-net"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let again = last_user(&server.requests()[1]);
+    assert!(
+        again.starts_with("Nothing was written in this turn and `python3 -m unittest"),
+        "{again}"
+    );
+    assert!(ws.read("stats.py").contains("/ len(values)"));
+    assert!(
+        stderr(&out).contains("mm: wrote stats.py"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn a_probe_never_runs_code_from_a_file_name_or_the_question() {
     if !fence_works() {

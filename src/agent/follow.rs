@@ -1094,6 +1094,19 @@ impl Agent {
                 )));
             }
         }
+        // Asked for a fix, the model stops with nothing written and nothing
+        // checked in this turn: the project's tests say whether the fix
+        // is still owed (the check below).
+        if can_edit
+            && !st.question
+            && !st.told_unfinished
+            && st.written.is_empty()
+            && st.commands == 0
+            && st.tests.is_none()
+            && harness::asks_for_fix(&st.prompt)
+        {
+            let _ = self.run_checks(st, cancel).await;
+        }
         // Asked for a fix, the model stops with nothing written while what
         // the request says fails still fails: not done, whatever it says.
         if can_edit

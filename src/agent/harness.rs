@@ -130,6 +130,15 @@ pub fn mentions_tests(prompt: &str) -> bool {
     RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
 }
 
+/// The request asks for something broken to be fixed.
+pub fn asks_for_fix(prompt: &str) -> bool {
+    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(r"(?i)(?-u:\b)(fix|fixes|repair|bug|bugs|buggy|broken|crash|crashes|wrong|incorrect)(?-u:\b)")
+            .ok()
+    });
+    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+}
+
 /// The request asks for tests to be written or changed.
 pub fn asks_for_tests(prompt: &str) -> bool {
     static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
@@ -1133,6 +1142,12 @@ mod tests {
         assert!(mentions_tests("Fix the bug, then run the tests."));
         assert!(mentions_tests("The tests in test_stats.py fail."));
         assert!(!mentions_tests("Write a function that adds two numbers."));
+        assert!(asks_for_fix(
+            "The mean function in stats.py has a bug. Fix it."
+        ));
+        assert!(asks_for_fix("parse_date returns the wrong month"));
+        assert!(!asks_for_fix("Add a function slugify to text.py"));
+        assert!(!asks_for_fix("list the TODOs (prefix fixme: none)"));
         assert!(asks_for_tests(
             "Write unit tests for slugify in test_slug.py"
         ));

@@ -3,7 +3,8 @@
 //! ```json {"name": …, "arguments": …} block with its own chat template).
 //! When a reply has no real calls but carries exactly one such block
 //! naming an offered tool (or is nothing but such an object, which the
-//! same model writes after a tool result), it becomes a real call.
+//! same model writes after a tool result, or has one such object on
+//! lines of its own amid prose), it becomes a real call.
 
 use serde_json::Value;
 
@@ -53,6 +54,38 @@ fn as_call(value: &Value, tools: &[&str]) -> Option<(String, String)> {
     Some((name.to_string(), arguments))
 }
 
+/// Call objects written without a fence, each starting a line, with
+/// prose before or after (`{"name": "edit_file", "arguments": {…}}` and
+/// then "After running the edit_file function, …", as the 1.5B model
+/// wrote after a compaction): (start, end, name, arguments).
+fn bare_calls(text: &str, tools: &[&str]) -> Vec<(usize, usize, String, String)> {
+    let mut found = Vec::new();
+    let mut line_start = 0;
+    while line_start < text.len() {
+        let line_end = text[line_start..]
+            .find('\n')
+            .map_or(text.len(), |i| line_start + i);
+        let indent =
+            text[line_start..line_end].len() - text[line_start..line_end].trim_start().len();
+        let start = line_start + indent;
+        let mut next = line_end + 1;
+        if text[start..].starts_with('{') {
+            let mut values =
+                serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+            if let Some(Ok(value)) = values.next() {
+                let end = start + values.byte_offset();
+                if let Some((name, arguments)) = as_call(&value, tools) {
+                    found.push((start, end, name, arguments));
+                }
+                // A value over several lines is skipped whole.
+                next = next.max(end);
+            }
+        }
+        line_start = next;
+    }
+    found
+}
+
 /// Looks for exactly one fenced JSON block of the shape
 /// `{"name": TOOL, "arguments": {...}}` naming one of `tools`, or a reply
 /// that is nothing but such an object.
@@ -75,6 +108,9 @@ pub fn fenced_call(text: &str, tools: &[&str]) -> Option<Recovered> {
             arguments,
             remaining_text: String::new(),
         });
+    }
+    if found.is_empty() {
+        found = bare_calls(text, tools);
     }
     if found.len() != 1 {
         return None;
@@ -124,6 +160,30 @@ mod tests {
         assert_eq!(r.name, "bash");
         assert_eq!(r.remaining_text, "");
         assert!(fenced_call("Run {\"name\": \"bash\"} later", TOOLS).is_none());
+    }
+
+    #[test]
+    fn a_bare_call_object_with_prose_around_it_becomes_a_call() {
+        // As Qwen2.5-Coder-1.5B-Instruct wrote it after a compaction.
+        let text = "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n\nAfter running the bash function, the listing shows.";
+        let r = fenced_call(text, TOOLS).unwrap();
+        assert_eq!(r.name, "bash");
+        assert_eq!(r.arguments, r#"{"command":"ls"}"#);
+        assert_eq!(
+            r.remaining_text,
+            "After running the bash function, the listing shows."
+        );
+        let indented = "I will list:\n  {\"name\": \"read_file\",\n   \"arguments\": {\"path\": \"a.py\"}}\nDone.";
+        let r = fenced_call(indented, TOOLS).unwrap();
+        assert_eq!(r.name, "read_file");
+        assert_eq!(r.remaining_text, "I will list:\n  \nDone.");
+        // Two bare calls, an unknown tool, or a call inside a sentence: left alone.
+        let two = "{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n{\"name\": \"bash\", \"arguments\": {\"command\": \"pwd\"}}";
+        assert!(fenced_call(two, TOOLS).is_none());
+        assert!(fenced_call("{\"name\": \"rm\", \"arguments\": {}}\nok", TOOLS).is_none());
+        assert!(fenced_call("Send {\"name\": \"bash\", \"arguments\": {}} later", TOOLS).is_none());
+        // Broken JSON is not a call.
+        assert!(fenced_call("{\"name\": \"bash\", \"arguments\": {\nmore", TOOLS).is_none());
     }
 
     #[test]
