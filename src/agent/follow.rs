@@ -1096,7 +1096,7 @@ impl Agent {
         }
         // Asked for a fix, the model stops with nothing written and nothing
         // checked in this turn: the project's tests say whether the fix
-        // is still owed (the check below).
+        // is still owed; their failure goes back with what mm found.
         if can_edit
             && !st.question
             && !st.told_unfinished
@@ -1104,8 +1104,34 @@ impl Agent {
             && st.commands == 0
             && st.tests.is_none()
             && harness::asks_for_fix(&st.prompt)
+            && let Some((command, out)) = self.run_checks(st, cancel).await
+            && out.status == ToolStatus::Error
         {
-            let _ = self.run_checks(st, cancel).await;
+            st.told_unfinished = true;
+            st.told_claim = true;
+            let summary = st
+                .tests
+                .as_ref()
+                .map(|t| t.summary.clone())
+                .unwrap_or_default();
+            self.tell(
+                st,
+                Level::Warning,
+                format!("the model stopped with nothing written and `{command}` fails ({summary}); telling it"),
+            );
+            let lines = self.failure_lines(&out.text);
+            st.last_failure = Some(lines.clone());
+            let trace = self.value_trace(st, &command, &out.text, cancel).await;
+            // A one-line fix the fence finds is made, as before a turn.
+            let made = self.fix_text(st, cancel).await;
+            let next = if st.tests.as_ref().is_some_and(|t| t.passed == Some(true)) {
+                "Check that change and answer."
+            } else {
+                "Make the change now with edit_file, or say plainly why you cannot."
+            };
+            return Ok(Some(format!(
+                "Nothing was written in this turn and `{command}` fails:\n{lines}{trace}{made}\n{ask}\n{next}"
+            )));
         }
         // Asked for a fix, the model stops with nothing written while what
         // the request says fails still fails: not done, whatever it says.
