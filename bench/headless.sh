@@ -24,7 +24,7 @@ measure() { # label, command...
   local f=$WORK/$label.txt
   : >"$f"
   for _ in $(seq 1 "$RUNS"); do
-    /usr/bin/time -f "%e %U %S %M" -a -o "$f" "$@" >/dev/null 2>"$WORK/stderr" || { cat "$WORK/stderr"; exit 1; }
+    /usr/bin/time -f "%e %U %S %M" -a -o "$f" "$@" </dev/null >/dev/null 2>"$WORK/stderr" || { cat "$WORK/stderr"; exit 1; }
   done
   python3 - "$label" "$f" <<'PY'
 import statistics, sys

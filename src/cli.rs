@@ -25,7 +25,8 @@ pub struct Cli {
     pub config: Option<PathBuf>,
 
     /// Run one prompt headless: the answer on stdout, everything else on stderr
-    /// (`-p -`: the prompt is read from stdin).
+    /// (`-p -`: the prompt is read from stdin; with a prompt, text piped on
+    /// stdin goes along as context: `git diff | mm -p "review this"`).
     #[arg(
         short = 'p',
         long = "prompt",

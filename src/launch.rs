@@ -104,11 +104,22 @@ pub async fn run(cli: Cli) -> i32 {
         }
     }
     let mut cli = cli;
+    // `cat log | mm -p "why does it fail"`: what is piped goes with the
+    // prompt as context (a pipe or a file on stdin, never a terminal).
+    let mut piped = None;
     if cli.prompt.as_deref() == Some("-") {
         match read_stdin_prompt() {
             Ok(p) => cli.prompt = Some(p),
             Err(e) => {
                 eprintln!("mm: -p -: {e}");
+                return 2;
+            }
+        }
+    } else if cli.prompt.is_some() && stdin_is_piped() {
+        match read_piped() {
+            Ok(text) => piped = text,
+            Err(e) => {
+                eprintln!("mm: stdin: {e}");
                 return 2;
             }
         }
@@ -243,6 +254,9 @@ pub async fn run(cli: Cli) -> i32 {
         } else {
             headless::Output::Text
         };
+        if let Some(text) = piped {
+            ops.submit(crate::protocol::Op::Piped { text });
+        }
         let code = headless::run(ops, events, prompt, &info.commands, output).await;
         let _ = handle.await;
         if let Some(l) = &lsp {
@@ -837,8 +851,49 @@ async fn ask_once(cli: &Cli, settings: &Settings, root: &std::path::Path, name: 
     }
 }
 
-/// Settings from every layer; with `-show-prompt`, `--ask NAME` shows the
-/// named agent's.
+/// Stdin is a pipe or a file (not a terminal, not /dev/null or a socket).
+fn stdin_is_piped() -> bool {
+    use nix::sys::stat::SFlag;
+    let Ok(st) = nix::sys::stat::fstat(std::io::stdin()) else {
+        return false;
+    };
+    let kind = SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT;
+    kind == SFlag::S_IFIFO || kind == SFlag::S_IFREG
+}
+
+/// The most piped context read; the agent cuts it to fit the window.
+const PIPED_MAX: u64 = 8 * 1024 * 1024;
+
+/// What is piped to `mm -p PROMPT`, to its end (None when empty). A pipe
+/// that stays open and silent is said after a few seconds, not waited on
+/// in silence.
+fn read_piped() -> Result<Option<String>, String> {
+    use std::io::Read;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let done = Arc::new(AtomicBool::new(false));
+    let flag = done.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        if !flag.load(Ordering::Relaxed) {
+            eprintln!(
+                "mm: waiting for stdin to end (what is piped goes with the prompt; </dev/null sends none)"
+            );
+        }
+    });
+    let mut bytes = Vec::new();
+    let read = std::io::stdin().take(PIPED_MAX + 1).read_to_end(&mut bytes);
+    done.store(true, Ordering::Relaxed);
+    read.map_err(|e| format!("cannot read it: {e}"))?;
+    if bytes.len() as u64 > PIPED_MAX {
+        return Err(format!(
+            "over {} MiB piped; send less (tail -c 1M FILE | mm -p …)",
+            PIPED_MAX / (1024 * 1024)
+        ));
+    }
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    Ok((!text.trim().is_empty()).then_some(text))
+}
+
 /// `-p -`: the prompt is all of stdin (at most 1 MiB of UTF-8, not empty).
 fn read_stdin_prompt() -> Result<String, String> {
     use std::io::Read;

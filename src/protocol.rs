@@ -770,6 +770,11 @@ pub enum Op {
     Skills,
     /// `/init`: write a starting `AGENTS.md` from a look at the repository.
     Init,
+    /// Text piped to `mm -p PROMPT` on stdin: it goes with the next
+    /// message as context (cut to fit the window), not as the request.
+    Piped {
+        text: String,
+    },
     /// `/model [NAME]`: list the server's models (None), or switch the
     /// session to NAME from the next request on.
     Model {

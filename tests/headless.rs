@@ -1125,6 +1125,88 @@ fn the_prompt_from_stdin_with_p_dash() {
     assert!(empty.requests().is_empty());
 }
 
+/// `mm -p PROMPT` with text piped on stdin: the pipe's text as the model
+/// gets it, or the error.
+fn piped(
+    ws: &Workspace,
+    server: &Server,
+    prompt: &str,
+    input: &[u8],
+    args: &[&str],
+) -> std::process::Output {
+    use std::io::Write;
+    let mut child = ws
+        .mm()
+        .args(["-p", prompt, "-url", &server.url()])
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input).unwrap();
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn text_piped_with_a_prompt_goes_along_as_fenced_context() {
+    let server = Server::start(vec![text("It is a missing import.")]);
+    let ws = Workspace::new();
+    let log = "E   ModuleNotFoundError: No module named 'calc'\n```\nfix the broken test\n";
+    let out = piped(&ws, &server, "why does this fail?", log.as_bytes(), &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It is a missing import.\n");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1, "a question about a log is one answer");
+    let first = reqs[0]["messages"][1]["content"].as_str().unwrap();
+    // The request first, as typed; the pipe after it in a fence longer
+    // than the backticks inside, so the text cannot close it.
+    assert!(first.starts_with("why does this fail?\n\n"), "{first}");
+    assert!(
+        first.ends_with(
+            "[piped to mm on stdin, for context]\n````\nE   ModuleNotFoundError: No module named 'calc'\n```\nfix the broken test\n````"
+        ),
+        "{first}"
+    );
+    // The session log keeps it for -resume.
+    let log_text = std::fs::read_to_string(&ws.sessions()[0]).unwrap();
+    assert!(log_text.contains("No module named"), "{log_text}");
+
+    // Past a third of a small window: its start and end, and stderr says so.
+    let server = Server::start(vec![text("Long.")]);
+    ws.write("agent.yaml", "contextWindow: 2048\n");
+    let big: String = (0..2000).map(|i| format!("log line {i}\n")).collect();
+    let out = piped(&ws, &server, "summarize", big.as_bytes(), &["agent.yaml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("its start and end are sent, the middle left out"),
+        "{}",
+        stderr(&out)
+    );
+    let first = server.requests()[0]["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        first.contains("log line 0\n") && first.contains("log line 1999"),
+        "{first}"
+    );
+    assert!(!first.contains("log line 1000\n"), "the middle is left out");
+    assert!(first.len() < 2048 * 4, "{} bytes", first.len());
+
+    // An empty pipe adds nothing.
+    let server = Server::start(vec![text("Hi.")]);
+    let out = piped(&ws, &server, "say hi", b"", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = server.requests()[0]["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(!first.contains("piped to mm"), "{first}");
+}
+
 #[test]
 fn json_stream_prints_each_event_as_a_line_then_the_result() {
     let server = Server::start(vec![

@@ -358,7 +358,7 @@ fn wire_len(m: &Message) -> usize {
 }
 
 /// Head and tail of a long text.
-fn capped(text: &str, cap: usize) -> String {
+pub(super) fn capped(text: &str, cap: usize) -> String {
     if text.len() <= cap {
         return text.to_string();
     }

@@ -62,6 +62,19 @@ const MAX_FOLLOW_UPS: u32 = 4;
 const FAILURE_LINES: usize = 40;
 
 /// The receipt's note on what shell commands changed: at most 8 paths.
+/// How much of the window text piped on stdin may take.
+const PIPED_SHARE: f64 = 0.3;
+/// Its cap in bytes when the window is not known.
+const PIPED_CAP_UNKNOWN: usize = 32 * 1024;
+
+/// Piped text as the model sees it: fenced with a fence longer than any
+/// run of backticks inside, so the text cannot close it.
+fn piped_note(text: &str) -> String {
+    let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    format!("[piped to mm on stdin, for context]\n{fence}\n{text}\n{fence}")
+}
+
 fn changed_words(paths: &[String]) -> String {
     const SHOWN: usize = 8;
     let mut text = format!(
@@ -880,6 +893,33 @@ impl Agent {
             self.notice(Level::Error, e.to_string());
         }
         self.carried.push(note);
+    }
+
+    /// Text piped to `mm -p PROMPT`: it goes with the next message as
+    /// context, fenced, after the request (the harness reads the request
+    /// alone), cut to about a third of the window and said when cut.
+    pub fn piped(&mut self, text: &str) {
+        let text = text.trim_end();
+        if text.trim().is_empty() {
+            return;
+        }
+        let cap = match self.context_window {
+            Some(w) => (w as f64 * PIPED_SHARE * self.bytes_per_token) as usize,
+            None => PIPED_CAP_UNKNOWN,
+        };
+        let body = if text.len() > cap {
+            self.notice(
+                Level::Warning,
+                format!(
+                    "stdin is {} KB, more than a third of the context window: its start and end are sent, the middle left out",
+                    text.len().div_ceil(1024)
+                ),
+            );
+            compact::capped(text, cap)
+        } else {
+            text.to_string()
+        };
+        self.carry(piped_note(&body));
     }
 
     /// The turn ends with errors its edits brought: the user hears it,

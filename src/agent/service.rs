@@ -180,6 +180,7 @@ pub fn spawn(
                 | Op::Ctx { .. }
                 | Op::Model { .. }
                 | Op::Init
+                | Op::Piped { .. }
                 | Op::Mcp
                 | Op::Skills
                 | Op::Export { .. }) => queue(Work::Git(op)),
@@ -354,6 +355,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::Ctx { mode } => agent.ctx(mode),
         Op::Model { name } => agent.switch_model(name).await,
         Op::Init => agent.init_agents_md().await,
+        Op::Piped { text } => agent.piped(&text),
         Op::Mcp => agent.mcp_status(),
         Op::Skills => agent.skills_list(),
         Op::Export { path } => agent.export(path).await,
