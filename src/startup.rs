@@ -40,11 +40,9 @@ fn auto_endpoints() -> Vec<(&'static str, String)> {
 }
 
 /// The paragraph a new user reads when no server answers.
-pub const NO_SERVER_HELP: &str = "mm could not reach a model server: nothing answered on 127.0.0.1:8080 (llama-server) or on 127.0.0.1:11434 (Ollama), and no config names another.
-
-Three ways to get a model:
+pub const NO_SERVER_HELP: &str = "Three ways to get a model:
   1. `scripts/setup` in the mm repository: builds llama-server, fetches a small model (1.1 GB) and serves it on 127.0.0.1:8080, where mm looks first.
-  2. Ollama: `ollama serve`, then `ollama pull qwen2.5-coder:7b`; mm finds it on 127.0.0.1:11434.
+  2. Ollama: `ollama serve`, then `ollama pull qwen2.5-coder:7b` (`:1.5b` on a machine without a GPU); mm finds it on 127.0.0.1:11434.
   3. An API key: `OPENAI_API_KEY=... mm -provider openai -m gpt-4.1-mini` (deepseek and openrouter work the same way).
 Another server (LM Studio, vLLM, a remote machine): `mm -provider lmstudio`, or `mm -url http://HOST:PORT/v1`.
 Then `mm doctor` checks the whole setup.";
@@ -63,9 +61,12 @@ pub enum StartupError {
     Unreachable(String),
     #[error("the server at {url} did not list its models ({error}); set `model:` or -model")]
     Models { url: String, error: LlmError },
-    /// Auto-detection found nothing: the paragraph a new user reads.
-    #[error("{NO_SERVER_HELP}")]
-    NoServer,
+    /// Auto-detection found nothing where it looked (said): the
+    /// paragraph a new user reads.
+    #[error(
+        "could not reach a model server: nothing answered on {0}, and no config names another.\n\n{NO_SERVER_HELP}"
+    )]
+    NoServer(String),
 }
 
 /// A client with a model, ready for the first request.
@@ -219,7 +220,27 @@ async fn auto_detect(settings: &mut Settings) -> Result<Connected, StartupError>
             window_note,
         });
     }
-    Err(StartupError::NoServer)
+    Err(StartupError::NoServer(looked_at()))
+}
+
+/// Where auto-detection looked, in words.
+fn looked_at() -> String {
+    let named = |(name, url): &(&str, String)| {
+        let host = url
+            .trim_start_matches("http://")
+            .trim_start_matches("https://")
+            .trim_end_matches("/v1");
+        match *name {
+            "ollama" => format!("{host} (Ollama)"),
+            _ => format!("{host} (llama-server)"),
+        }
+    };
+    let all: Vec<String> = auto_endpoints().iter().map(named).collect();
+    match all.split_last() {
+        None => "no address (MM_LOCAL_ENDPOINTS is empty)".into(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or on {last}", rest.join(", ")),
+    }
 }
 
 #[cfg(test)]

@@ -206,18 +206,29 @@ fn with_no_server_anywhere_mm_says_how_to_start_one() {
         drop(l);
         format!("http://127.0.0.1:{port}/v1")
     };
+    let (a, b) = (closed(()), closed(()));
     let out = ws
         .mm()
         .args(["-p", "hi"])
-        .env(
-            "MM_LOCAL_ENDPOINTS",
-            format!("{},{}", closed(()), closed(())),
-        )
+        .env("MM_LOCAL_ENDPOINTS", format!("{a},{b}"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
-    assert!(err.contains("could not reach a model server"), "{err}");
+    // It names where it looked, as it looked there.
+    let host = |u: &str| {
+        u.trim_start_matches("http://")
+            .trim_end_matches("/v1")
+            .to_string()
+    };
+    assert!(
+        err.starts_with(&format!(
+            "mm: could not reach a model server: nothing answered on {} (llama-server) or on {} (Ollama)",
+            host(&a),
+            host(&b)
+        )),
+        "{err}"
+    );
     // One screen: what mm looked for, the three ways, nothing else.
     for way in [
         "scripts/setup",
