@@ -1208,6 +1208,66 @@ fn text_piped_with_a_prompt_goes_along_as_fenced_context() {
 }
 
 #[test]
+fn a_request_for_text_writes_no_file_and_is_answered_in_text() {
+    // Asked for a commit message, the model writes a file: refused, and
+    // the next request offers no tools, so the answer is the text.
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "calc.py", "content": "fix: add adds\n"}),
+        ),
+        text("fix: add adds"),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a + b\n");
+    let out = ws.run(&server, "write a commit message for the last change", &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "fix: add adds\n");
+    assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a + b\n");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert!(
+        reqs[0]["tools"].is_array(),
+        "the first request offers tools"
+    );
+    let results = tool_results(&reqs[1]);
+    assert!(
+        results[0]
+            .1
+            .starts_with("refused: the request asks for text in your answer"),
+        "{results:?}"
+    );
+    assert!(reqs[1].get("tools").is_none(), "{}", reqs[1]);
+
+    // With the text piped in, the first request is already tool-less.
+    let server = Server::start(vec![text("fix: add adds")]);
+    let diff = "--- a/calc.py\n+++ b/calc.py\n-    return a - b\n+    return a + b\n";
+    let out = piped(
+        &ws,
+        &server,
+        "write a one-line commit message for this",
+        diff.as_bytes(),
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "fix: add adds\n");
+    assert!(server.requests()[0].get("tools").is_none());
+
+    // A change asked of piped text keeps its tools.
+    let server = Server::start(vec![text("ok")]);
+    let out = piped(
+        &ws,
+        &server,
+        "fix the bug this log shows",
+        b"Traceback: calc.py line 2\n",
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(server.requests()[0]["tools"].is_array());
+}
+
+#[test]
 fn json_stream_prints_each_event_as_a_line_then_the_result() {
     let server = Server::start(vec![
         call("c1", "read_file", json!({"path": "a.txt"})),

@@ -139,6 +139,42 @@ pub fn asks_for_fix(prompt: &str) -> bool {
     RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
 }
 
+/// The request asks for text in the answer, not for a change to a file:
+/// a commit message, a summary, a review, an explanation (`question`: it
+/// asks a question, which counts when the text to answer about was piped
+/// in). Any word of changing, or a file named as a destination, and it
+/// does not: a write is then the user's to ask for.
+pub fn asks_for_text(prompt: &str, question: bool) -> bool {
+    static TEXT: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(concat!(
+            r"(?i)^\s*(?:(?:please|now|then)\s+)?(?:",
+            r"(?:summari[sz]e|explain|describe|review|translate|tell|draft|compose)(?-u:\b)",
+            r"|(?:write|give|suggest|propose)(?-u:\b)(?-u:[^.\n]){0,40}?(?-u:\b)",
+            r"(?:commit\s+message|message|summary|description|title|changelog\s+entry|release\s+notes|review|explanation|reply|email|tl;?dr)(?-u:\b)",
+            r")"
+        ))
+        .ok()
+    });
+    static CHANGE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(concat!(
+            r"(?i)(?-u:\b)(?:add|adds|change|edit|update|create|implement|rename|refactor|remove|delete|",
+            r"replace|insert|append|save|modify|move|rewrite|make|put|apply|commit\s+it|generate|fix|repair|",
+            r"(?:to|into|in)\s+(?:the\s+)?(?:file|[\w./-]+\.\w{1,5}))(?-u:\b)"
+        ))
+        .ok()
+    });
+    // "the last change", "this fix": nouns, what the text is about.
+    static NOUN: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r"(?i)\b(?:the|this|that|last|my|your|a|an|these|those|recent|staged)\s+(?:changes?|edits?|updates?|fix(?:es)?|commits?)\b").ok()
+    });
+    let asked = TEXT.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes())) || question;
+    let rest = match NOUN.as_ref() {
+        Some(re) => re.replace_all(prompt, " ").into_owned(),
+        None => prompt.to_string(),
+    };
+    asked && !asks_for_fix(&rest) && !CHANGE.as_ref().is_some_and(|r| r.is_match(rest.as_bytes()))
+}
+
 /// The request asks for tests to be written or changed.
 pub fn asks_for_tests(prompt: &str) -> bool {
     static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
@@ -1135,6 +1171,42 @@ mod tests {
         );
         assert_eq!(named_command("use `python3` please"), None);
         assert_eq!(named_command("no code here"), None);
+    }
+
+    #[test]
+    fn requests_for_text_are_told_from_requests_for_changes() {
+        for p in [
+            "write a one-line commit message for this",
+            "Write a commit message for these staged changes",
+            "summarize",
+            "Summarise the log",
+            "explain this diff",
+            "review this",
+            "give me a short summary of what changed",
+            "suggest a title for this PR",
+            "write a commit message for the last change",
+            "describe this fix in one line",
+        ] {
+            assert!(asks_for_text(p, false), "{p}");
+        }
+        for p in [
+            "write a function reverse(s) in text.py",
+            "Add a function reverse(s) to text.py.",
+            "explain the bug and fix it",
+            "review calc.py and update the docstrings",
+            "write a summary to NOTES.md",
+            "write the commit message into the file msg.txt",
+            "make the tests pass",
+            "format the top 20 items into a markdown table",
+            "Could you add a function reverse to text.py?",
+        ] {
+            assert!(!asks_for_text(p, false), "{p}");
+        }
+        // A question counts (the caller says when: text piped in)...
+        assert!(asks_for_text("why does this fail?", true));
+        // ...unless it asks for a change.
+        assert!(!asks_for_text("can you fix this?", true));
+        assert!(!asks_for_text("could you add a test for it?", true));
     }
 
     #[test]

@@ -184,6 +184,8 @@ pub struct Agent {
     /// Notes joined to the session's next message: a `turnEnd` hook's
     /// failure, a file mm put back at the end of a turn.
     carried: Vec<String>,
+    /// The next message carries text piped on stdin.
+    piped_next: bool,
 }
 
 /// What one request came to, short of an error that ends the turn.
@@ -306,6 +308,7 @@ impl Agent {
             ok_calls,
             last_check: None,
             carried,
+            piped_next: false,
         }
     }
 
@@ -565,6 +568,7 @@ impl Agent {
         });
         let mut state = TurnState {
             prompt: prompt.to_string(),
+            piped: std::mem::take(&mut self.piped_next),
             ..TurnState::default()
         };
         self.task = prompt.to_string();
@@ -582,6 +586,8 @@ impl Agent {
         let mut found = String::new();
         if self.harness_on() {
             self.plan_checks(&mut state);
+            state.text_only = harness::asks_for_text(&state.prompt, state.question && state.piped);
+            state.answer_in_text = state.text_only && state.piped;
             if let Some(f) = self.reproduce(&mut state, cancel).await {
                 found.push_str(&f);
             }
@@ -728,7 +734,7 @@ impl Agent {
             round += 1;
             // Fixed by mm before the model's first look, with nothing more
             // asked: the first reply is the answer, not more tool calls.
-            let tools_on = !(st.settled && round == 1);
+            let tools_on = !(st.settled && round == 1) && !st.answer_in_text;
             let reply = match self.request(round, tools_on, cancel).await {
                 Err(Stop::Runaway(how)) if st.runaways < 2 => {
                     st.runaways += 1;
@@ -920,6 +926,7 @@ impl Agent {
             text.to_string()
         };
         self.carry(piped_note(&body));
+        self.piped_next = true;
     }
 
     /// The turn ends with errors its edits brought: the user hears it,
@@ -1750,7 +1757,23 @@ impl Agent {
                     harness::rename_only_refusal(old, new, &file, fail, &st.prompt)
                 })
                 .flatten();
+            // Asked for a commit message or a summary of piped text, a
+            // small model writes the text (or the diff it was given) over
+            // a file instead of answering.
+            let text_only = matches!(call.name.as_str(), "edit_file" | "write_file")
+                && self.harness_on()
+                && st.text_only;
+            st.answer_in_text |= text_only;
             let mut out = match &test_file {
+                None if text_only => ToolOutput::refused(format!(
+                    "refused: the request asks for text in your answer, not for a change to a file. Nothing was written. Reply with the text itself{}.\n{}",
+                    if st.piped {
+                        " (what was piped in is context, not a file to write)"
+                    } else {
+                        ""
+                    },
+                    harness::restate(&st.prompt)
+                )),
                 Some(p) => ToolOutput::refused(self.test_file_refusal(p, &st.prompt)),
                 None if rename_only.is_some() => {
                     ToolOutput::refused(rename_only.clone().unwrap_or_default())
@@ -1976,6 +1999,14 @@ struct TurnState {
     prompt: String,
     /// The request asks a question rather than for a change.
     question: bool,
+    /// Text was piped in with the request (`… | mm -p PROMPT`).
+    piped: bool,
+    /// The request asks for text in the answer (a commit message, a
+    /// summary): a write to a file is refused.
+    text_only: bool,
+    /// Requests go without tools: the answer is text (a text-only request
+    /// about piped text, or one whose write was refused).
+    answer_in_text: bool,
     /// The project's test command (configured or detected).
     verify: Option<String>,
     /// The command the request says fails.
