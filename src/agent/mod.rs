@@ -734,7 +734,7 @@ impl Agent {
             round += 1;
             // Fixed by mm before the model's first look, with nothing more
             // asked: the first reply is the answer, not more tool calls.
-            let tools_on = !(st.settled && round == 1) && !st.answer_in_text;
+            let tools_on = !(st.answer_in_text || (st.settled && round == 1));
             let reply = match self.request(round, tools_on, cancel).await {
                 Err(Stop::Runaway(how)) if st.runaways < 2 => {
                     st.runaways += 1;
