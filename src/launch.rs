@@ -1116,12 +1116,24 @@ fn project_config(
     root: &std::path::Path,
     cli: &Cli,
 ) -> Result<Option<config::ProjectConfig>, String> {
-    let path = root.join(".mm").join("config.yaml");
-    if std::fs::symlink_metadata(&path).is_err() {
+    // The nearest one from the working folder up to the repository's root,
+    // so a subfolder of the project keeps its config.
+    let top = root
+        .ancestors()
+        .find(|p| p.join(".git").exists())
+        .unwrap_or(root);
+    let Some((up, dir)) = root
+        .ancestors()
+        .take_while(|d| d.starts_with(top))
+        .enumerate()
+        .find(|(_, d)| std::fs::symlink_metadata(d.join(".mm").join("config.yaml")).is_ok())
+    else {
         return Ok(None);
-    }
-    let shown = ".mm/config.yaml";
-    if !crate::paths::resolves_inside(&path, root) {
+    };
+    let path = dir.join(".mm").join("config.yaml");
+    let shown = format!("{}.mm/config.yaml", "../".repeat(up));
+    let shown = shown.as_str();
+    if !crate::paths::resolves_inside(&path, dir) {
         return Err(format!(
             "{shown}: links outside the workspace; mm does not read it"
         ));

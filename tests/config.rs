@@ -1147,6 +1147,43 @@ fn a_project_config_is_layered_and_its_risky_keys_wait_for_trust() {
     );
     assert!(shown.contains("theme: \"dark\"    # "), "{shown}");
     assert!(shown.contains("(left out: not trusted)"), "{shown}");
+    // From a subfolder of the repository, the nearest one above is found;
+    // outside a repository, only the working folder's counts.
+    std::fs::create_dir_all(ws.dir.path().join("sub/deep")).unwrap();
+    let from = |dir: &str| {
+        let out = ws
+            .mm()
+            .current_dir(ws.dir.path().join(dir))
+            .args(["-show-config"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        stdout(&out)
+    };
+    assert!(
+        !from("sub/deep").contains("project-model"),
+        "no repository yet"
+    );
+    git(ws.dir.path(), &["init", "-q"]);
+    let at = |dir: &str| {
+        let d = if dir.is_empty() {
+            ws.dir.path().to_path_buf()
+        } else {
+            ws.dir.path().join(dir)
+        };
+        format!("{}/.mm/config.yaml\n", d.display())
+    };
+    let shown = from("sub/deep");
+    assert!(
+        shown.contains(&format!("model: \"project-model\"    # {}", at(""))),
+        "{shown}"
+    );
+    ws.write("sub/.mm/config.yaml", "model: sub-model\n");
+    let shown = from("sub/deep");
+    assert!(
+        shown.contains(&format!("model: \"sub-model\"    # {}", at("sub"))),
+        "{shown}"
+    );
 }
 
 /// `envPassthrough`: a variable the secret filter drops reaches commands
