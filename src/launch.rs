@@ -1267,10 +1267,47 @@ fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) -> i32 {
             }
         }
     }
+    // The agent file is a layer above, not a flag.
+    let agent_file = cli.config.as_ref().map(|p| p.display().to_string());
     let flags: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "-show-config" && a != "--show-config")
+        .filter(|a| Some(a) != agent_file.as_ref())
         .collect();
+    // The keys a flag set, and which flag.
+    let o = cli.overrides();
+    let by_flag: Vec<(&str, String)> = [
+        (
+            "provider",
+            o.provider.as_ref().map(|v| format!("-provider {v}")),
+        ),
+        ("model", o.model.as_ref().map(|v| format!("-model {v}"))),
+        ("baseUrl", o.url.as_ref().map(|v| format!("-url {v}"))),
+        (
+            "sandbox",
+            o.sandbox.map(|v| format!("-sandbox {}", v.as_str())),
+        ),
+        ("yolo", o.yolo.then(|| "-yolo".to_string())),
+        ("maxTurns", o.max_rounds.map(|v| format!("-max-rounds {v}"))),
+        (
+            "maxRequests",
+            o.max_requests.map(|v| format!("-max-requests {v}")),
+        ),
+        (
+            "contextMode",
+            o.context_mode.map(|v| format!("-ctx {}", v.as_str())),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(k, f)| f.map(|f| (k, f)))
+    .collect();
+    let flag_of = |key: &str| {
+        by_flag
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, f)| format!("  (flag {f})"))
+            .unwrap_or_default()
+    };
     out.push_str(&format!(
         "  flags{}\n\nresolved:\n",
         if flags.is_empty() {
@@ -1279,28 +1316,65 @@ fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) -> i32 {
             format!(": {}", flags.join(" "))
         }
     ));
-    out.push_str(&format!("  provider      {}\n", settings.provider));
     out.push_str(&format!(
-        "  baseUrl       {}{}\n",
+        "  provider      {}{}\n",
+        settings.provider,
+        flag_of("provider")
+    ));
+    out.push_str(&format!(
+        "  baseUrl       {}{}{}\n",
         settings.base_url,
         if settings.auto_detect {
             " (looked for: llama-server, then Ollama)"
         } else {
             ""
-        }
+        },
+        flag_of("baseUrl")
     ));
     out.push_str(&format!(
-        "  model         {}\n",
+        "  model         {}{}\n",
         settings
             .model
             .as_deref()
-            .unwrap_or("what the server has loaded")
+            .unwrap_or("what the server has loaded"),
+        flag_of("model")
     ));
-    out.push_str(&format!("  sandbox       {:?}\n", settings.sandbox));
-    out.push_str("\nkeys set in the files (the highest layer wins):\n");
+    out.push_str(&format!(
+        "  sandbox       {}{}{}\n",
+        settings.sandbox.as_str(),
+        if settings.yolo { ", yolo" } else { "" },
+        flag_of("sandbox") + &flag_of("yolo")
+    ));
+    out.push_str(&format!(
+        "  maxTurns      {}{}\n",
+        settings.max_rounds,
+        flag_of("maxTurns")
+    ));
+    if let Some(n) = settings.max_requests {
+        out.push_str(&format!("  maxRequests   {n}{}\n", flag_of("maxRequests")));
+    }
+    out.push_str(&format!(
+        "  contextMode   {}{}\n",
+        settings.context_mode.as_str(),
+        flag_of("contextMode")
+    ));
+    out.push_str(&format!(
+        "  harness       {}{}\n",
+        if settings.harness { "on" } else { "off" },
+        if cli.no_harness {
+            "  (flag -no-harness)"
+        } else {
+            ""
+        }
+    ));
+    out.push_str("\nkeys set in the files (the highest layer wins; a flag over them all):\n");
     keys.sort();
     for (k, v, from) in keys {
-        out.push_str(&format!("  {k}: {v}    # {from}\n"));
+        let over = match by_flag.iter().find(|(key, _)| *key == k) {
+            Some((_, f)) => format!(" (flag {f} wins)"),
+            None => String::new(),
+        };
+        out.push_str(&format!("  {k}: {v}    # {from}{over}\n"));
     }
     print!("{}", crate::untrusted::displayable(&out));
     0

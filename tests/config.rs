@@ -1134,15 +1134,50 @@ fn a_project_config_is_layered_and_its_risky_keys_wait_for_trust() {
     // Where each value comes from.
     let out = ws
         .mm()
-        .args(["-show-config", "-model", "flag-model"])
+        .args([
+            "-show-config",
+            "-model",
+            "flag-model",
+            "-sandbox",
+            "read-only",
+            "-max-rounds",
+            "7",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let shown = stdout(&out);
-    assert!(shown.contains("model         flag-model"), "{shown}");
-    assert!(shown.contains("flags: -model flag-model"), "{shown}");
     assert!(
-        shown.contains("model: \"project-model\"    # ") && shown.contains(".mm/config.yaml\n"),
+        shown.contains("model         flag-model  (flag -model flag-model)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("sandbox       read-only  (flag -sandbox read-only)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("maxTurns      7  (flag -max-rounds 7)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("flags: -model flag-model -sandbox read-only -max-rounds 7\n"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("model: \"project-model\"    # ")
+            && shown.contains(".mm/config.yaml (flag -model flag-model wins)\n"),
+        "{shown}"
+    );
+    // An agent file is a layer, not a flag.
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-show-config"])
+        .output()
+        .unwrap();
+    let shown = stdout(&out);
+    assert!(shown.contains("  flags (none)\n"), "{shown}");
+    assert!(
+        shown.contains("model: \"agent-model\"    # agent.yaml\n"),
         "{shown}"
     );
     assert!(shown.contains("theme: \"dark\"    # "), "{shown}");
