@@ -15,7 +15,8 @@ use crate::config::{ContextMode, Overrides, SandboxMode};
     version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("MM_COMMIT"), ")"),
     about = "A coding agent for the terminal, built so small local models deliver real work.",
     long_about = None,
-    after_help = "Without an agent file, mm uses a llama-server on 127.0.0.1:8080 (then Ollama on 127.0.0.1:11434).\n\
+    after_help = "Commands:\n  mm doctor    check the whole setup (server, model, tool calls, fence, ...) and say what to fix\n\n\
+Without an agent file, mm uses a llama-server on 127.0.0.1:8080 (then Ollama on 127.0.0.1:11434).\n\
 Every long flag also works with a single dash (-prompt, -json, -yolo).\n\
 Exit codes: 0 done, 1 failed, 2 usage or config error, 3 budget exhausted, 4 reply truncated, 130 cancelled."
 )]

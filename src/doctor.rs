@@ -92,7 +92,7 @@ pub fn code(rows: &[Row]) -> i32 {
     i32::from(rows.iter().any(|r| r.verdict == Verdict::Fail))
 }
 
-pub const NO_SERVER_FIX: &str = "start a model server: scripts/setup (builds llama-server and a small model), or Ollama (`ollama serve`, `ollama pull qwen2.5-coder:7b`), or an API key (OPENAI_API_KEY with -provider openai); then run mm doctor again";
+pub const NO_SERVER_FIX: &str = "start a model server: scripts/setup in the mm repository (builds llama-server and a small model), or Ollama (`ollama serve`, `ollama pull qwen2.5-coder:7b`), or an API key (OPENAI_API_KEY with -provider openai); then run mm doctor again";
 
 /// The checks that need no server.
 pub fn local_rows(settings: &Settings, fence: &crate::sandbox::Fence) -> Vec<Row> {

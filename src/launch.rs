@@ -45,6 +45,18 @@ pub async fn run(cli: Cli) -> i32 {
     {
         return doctor(&cli).await;
     }
+    // `mm doctr`: a word that is no file, close to the one command.
+    if let Some(c) = cli.config.as_deref().and_then(|c| c.to_str())
+        && !std::path::Path::new(c).exists()
+        && !c.contains(['/', '.'])
+        && strsim::levenshtein(c, "doctor") <= 2
+    {
+        eprintln!(
+            "mm: no agent file {}; did you mean `mm doctor`?",
+            crate::untrusted::displayable(c)
+        );
+        return 2;
+    }
     if cli.man {
         return match crate::cli::man_page(&mut std::io::stdout()) {
             Ok(()) => 0,
@@ -1044,9 +1056,30 @@ async fn doctor(cli: &Cli) -> i32 {
             rows.push(Row {
                 check: "config",
                 verdict: Verdict::Ok,
-                detail: match &user {
-                    Some(p) if p.is_file() => p.display().to_string(),
-                    _ => "the defaults (no ~/.config/mm/config.yaml)".into(),
+                detail: {
+                    let mut files: Vec<String> = Vec::new();
+                    if let Some(p) = user.as_ref().filter(|p| p.is_file()) {
+                        files.push(p.display().to_string());
+                    }
+                    if let Some(p) = &project {
+                        files.push(format!(
+                            "{}{}",
+                            p.path.display(),
+                            if p.trusted || p.file.trusted_only_keys().is_empty() {
+                                String::new()
+                            } else {
+                                format!(
+                                    " (not trusted: {} left out; mm -trust)",
+                                    p.file.trusted_only_keys().join(", ")
+                                )
+                            }
+                        ));
+                    }
+                    if files.is_empty() {
+                        "the defaults (no ~/.config/mm/config.yaml, no .mm/config.yaml)".into()
+                    } else {
+                        files.join(", then ")
+                    }
                 },
                 fix: None,
             });
@@ -1074,10 +1107,12 @@ async fn doctor(cli: &Cli) -> i32 {
     match &connected {
         Ok(c) => rows.extend(crate::doctor::server_rows(&settings, c).await),
         Err(e) => {
+            // The first line: the fix says the rest.
+            let said = e.to_string();
             rows.push(Row {
                 check: "server",
                 verdict: Verdict::Fail,
-                detail: e.to_string(),
+                detail: said.lines().next().unwrap_or_default().to_string(),
                 fix: Some(crate::doctor::NO_SERVER_FIX.into()),
             });
             for check in [

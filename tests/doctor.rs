@@ -117,4 +117,33 @@ fn no_server_at_all_says_the_three_ways_to_get_one() {
     }
     // The checks that need no server still ran.
     assert!(line(&o, "fence").contains("ok") || line(&o, "fence").contains("warn"));
+    // The row holds one line, the fix the ways: no screen inside the table.
+    assert_eq!(o.matches("scripts/setup").count(), 1, "{o}");
+}
+
+#[test]
+fn doctor_is_in_the_help_and_a_near_miss_is_pointed_at_it() {
+    let ws = Workspace::new();
+    let help = ws.mm().arg("-help").output().unwrap();
+    assert!(stdout(&help).contains("mm doctor"), "{}", stdout(&help));
+    let out = ws.mm().arg("doctr").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("did you mean `mm doctor`?"),
+        "{}",
+        stderr(&out)
+    );
+    // The config row names the project's file, and what waits for trust.
+    ws.write(".mm/config.yaml", "model: m\nhooks:\n  turnEnd: \"true\"\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = doctor(&ws, &format!("http://127.0.0.1:{port}/v1"));
+    let o = stdout(&out);
+    assert!(
+        line(&o, "config").contains(".mm/config.yaml (not trusted: hooks left out; mm -trust)"),
+        "{o}"
+    );
 }
