@@ -438,7 +438,17 @@ pub fn starter_agents_md(root: &std::path::Path) -> String {
         out.push_str(&format!("- Folders: {}\n", list.join(", ")));
     }
     out.push_str("\n## Commands\n");
-    match super::harness::detect_verify(root) {
+    // A Makefile's own targets are the project's word for its commands.
+    let make = make_targets(root);
+    let has = |t: &str| make.iter().any(|m| m == t);
+    let test = if has("test") {
+        Some("make test".to_string())
+    } else if has("check") {
+        Some("make check".to_string())
+    } else {
+        super::harness::detect_verify(root)
+    };
+    match test {
         Some(t) => out.push_str(&format!("- Test: `{t}`\n")),
         None => out.push_str("- Test: (say how to run the tests)\n"),
     }
@@ -452,7 +462,12 @@ pub fn starter_agents_md(root: &std::path::Path) -> String {
         .is_some_and(|v| v["scripts"]["build"].is_string())
     {
         Some("npm run build")
-    } else if root.join("Makefile").is_file() {
+    } else if has("build") {
+        Some("make build")
+    } else if make
+        .first()
+        .is_some_and(|t| !matches!(t.as_str(), "test" | "check" | "clean" | "help"))
+    {
         Some("make")
     } else {
         None
@@ -461,6 +476,43 @@ pub fn starter_agents_md(root: &std::path::Path) -> String {
         out.push_str(&format!("- Build: `{b}`\n"));
     }
     out.push_str("\n## Conventions\n- (How code here is written and named, what must not be changed, what to check before a change is done.)\n");
+    // CLAUDE.md is read only where there is no AGENTS.md: its rules move
+    // in here, or they would stop counting.
+    if let Ok(bytes) = crate::paths::read_regular(&root.join("CLAUDE.md"), 256 * 1024) {
+        let claude = String::from_utf8_lossy(&bytes);
+        if !claude.trim().is_empty() {
+            out.push_str("\n## From CLAUDE.md\n\n");
+            out.push_str(claude.trim_end());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A Makefile's targets, in order (not variables, not `.PHONY` and kin,
+/// not pattern rules).
+fn make_targets(root: &std::path::Path) -> Vec<String> {
+    let Ok(bytes) = crate::paths::read_regular(&root.join("Makefile"), 256 * 1024) else {
+        return Vec::new();
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with(['\t', ' ', '#', '.']) {
+            continue;
+        }
+        let Some((head, rest)) = line.split_once(':') else {
+            continue;
+        };
+        if rest.starts_with('=') || head.contains(['=', '%', '$']) {
+            continue;
+        }
+        for t in head.split_whitespace() {
+            if !out.iter().any(|o| o == t) {
+                out.push(t.to_string());
+            }
+        }
+    }
     out
 }
 
@@ -499,7 +551,14 @@ impl Agent {
         }
         self.notice(
             Level::Info,
-            "wrote AGENTS.md from a look at the repository: check its commands and fill in the conventions; it goes into every request from the next session on (/undo takes it back)",
+            format!(
+                "wrote AGENTS.md from a look at the repository{}: check its commands and fill in the conventions; it goes into every request from the next session on (/undo takes it back)",
+                if text.contains("\n## From CLAUDE.md\n") {
+                    ", with CLAUDE.md's text at its end (AGENTS.md is read in its place from now on)"
+                } else {
+                    ""
+                }
+            ),
         );
     }
 }
@@ -507,6 +566,36 @@ impl Agent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn init_takes_make_targets_and_keeps_claude_md() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("Makefile"),
+            ".PHONY: test\nPY := python3\ntest: deps\n\t$(PY) -m pytest -q\nbuild:\n\ttrue\n%.o: %.c\n\tcc $<\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("test_calc.py"), "def test_x():\n    assert 1\n").unwrap();
+        std::fs::write(root.join("CLAUDE.md"), "CLAUDE-RULE: never touch src/\n").unwrap();
+        assert_eq!(make_targets(root), ["test", "build"]);
+        let text = starter_agents_md(root);
+        assert!(text.contains("- Test: `make test`\n"), "{text}");
+        assert!(text.contains("- Build: `make build`\n"), "{text}");
+        assert!(
+            text.ends_with("## From CLAUDE.md\n\nCLAUDE-RULE: never touch src/\n"),
+            "{text}"
+        );
+        // Without them: the detected command, and no empty section.
+        std::fs::remove_file(root.join("Makefile")).unwrap();
+        std::fs::remove_file(root.join("CLAUDE.md")).unwrap();
+        let text = starter_agents_md(root);
+        assert!(text.contains("- Test: `python3 -m"), "{text}");
+        assert!(
+            !text.contains("Build:") && !text.contains("CLAUDE"),
+            "{text}"
+        );
+    }
 
     #[test]
     fn fences_around_a_message_are_dropped() {
