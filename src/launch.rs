@@ -978,6 +978,14 @@ fn show_prompt(
     fenced: bool,
     json: bool,
 ) {
+    // What was cut or left out of the instructions, as a run says it.
+    if settings.bash_tool || settings.edit_tools {
+        for note in
+            crate::instructions::for_prompt(root, crate::config::user_config_dir().as_deref()).notes
+        {
+            eprintln!("mm: {}", crate::untrusted::displayable(&note));
+        }
+    }
     let system = prompt::system_prompt(
         settings,
         &prompt::PromptEnv {

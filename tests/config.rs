@@ -934,6 +934,20 @@ fn agents_md_from_the_git_root_down_and_a_subfolder_s_with_its_first_file() {
 }
 
 #[test]
+fn show_prompt_says_what_it_cut_of_the_instructions() {
+    let ws = Workspace::new();
+    ws.write("AGENTS.md", &"Keep it short.\n".repeat(1000));
+    let out = ws.mm().args(["-show-prompt"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("AGENTS.md is 14999 bytes: only the first 6144"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("[cut: "), "{}", stdout(&out));
+}
+
+#[test]
 fn claude_md_is_read_where_there_is_no_agents_md() {
     let server = Server::start(vec![text("Hi.")]);
     let ws = Workspace::new();
