@@ -95,7 +95,7 @@ pub struct Cli {
     pub prune: bool,
 
     /// What the tools may do: read-only, workspace (default) or full.
-    #[arg(long, value_name = "MODE", value_parser = parse_sandbox)]
+    #[arg(long, value_name = "MODE", value_parser = sandbox_values())]
     pub sandbox: Option<SandboxMode>,
 
     /// Full access and never ask (same as -sandbox full).
@@ -111,15 +111,15 @@ pub struct Cli {
     pub unfenced: bool,
 
     /// Model id (default: what the server has loaded).
-    #[arg(long, short = 'm', value_name = "ID")]
+    #[arg(long, short = 'm', value_name = "ID", value_hint = clap::ValueHint::Other)]
     pub model: Option<String>,
 
     /// local, llamacpp, llmman, ollama, lmstudio, vllm, openai, deepseek, openrouter.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_hint = clap::ValueHint::Other)]
     pub provider: Option<String>,
 
     /// Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1.
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_hint = clap::ValueHint::Url)]
     pub url: Option<String>,
 
     /// Model requests allowed for the whole process, retries and sub-agents included.
@@ -145,7 +145,7 @@ pub struct Cli {
     /// How each request is made from the conversation: compact (the whole
     /// conversation, summarized near the window) or rebuild (recent turns,
     /// stale file reads dropped, a session-state block); /ctx switches.
-    #[arg(long, value_name = "MODE", value_parser = parse_ctx)]
+    #[arg(long, value_name = "MODE", value_parser = ctx_values())]
     pub ctx: Option<ContextMode>,
 
     /// Offer no skills (.mm/skills, ~/.config/mm/skills, skillsDir).
@@ -179,13 +179,26 @@ pub struct Cli {
     pub man: bool,
 }
 
-fn parse_ctx(s: &str) -> Result<ContextMode, String> {
-    ContextMode::parse(s).ok_or_else(|| format!("{s:?} is not a context mode (compact, rebuild)"))
+// Possible values, so `--help` lists them and shell completion offers them.
+fn ctx_values() -> impl clap::builder::TypedValueParser<Value = ContextMode> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["compact", "rebuild"]).try_map(|s: String| {
+        ContextMode::parse(&s)
+            .ok_or_else(|| format!("{s:?} is not a context mode (compact, rebuild)"))
+    })
 }
 
-fn parse_sandbox(s: &str) -> Result<SandboxMode, String> {
-    SandboxMode::parse(s)
-        .ok_or_else(|| format!("{s:?} is not a sandbox mode (read-only, workspace, full)"))
+fn sandbox_values() -> impl clap::builder::TypedValueParser<Value = SandboxMode> {
+    use clap::builder::{PossibleValue, TypedValueParser};
+    clap::builder::PossibleValuesParser::new([
+        PossibleValue::new("read-only").alias("readonly"),
+        PossibleValue::new("workspace"),
+        PossibleValue::new("full"),
+    ])
+    .try_map(|s: String| {
+        SandboxMode::parse(&s)
+            .ok_or_else(|| format!("{s:?} is not a sandbox mode (read-only, workspace, full)"))
+    })
 }
 
 /// Writes the completion script for `shell` (bash, zsh or fish).
@@ -203,8 +216,68 @@ pub fn completions(shell: &str, out: &mut dyn std::io::Write) -> Result<(), Stri
 
 /// Writes the manual page (roff).
 pub fn man_page(out: &mut dyn std::io::Write) -> std::io::Result<()> {
-    clap_mangen::Man::new(Cli::command()).render(out)
+    clap_mangen::Man::new(Cli::command()).render(out)?;
+    let roff = |t: &str| t.replace('\\', "\\\\").replace('-', "\\-");
+    let mut page = String::from(".SH ENVIRONMENT\n");
+    for (var, effect) in MAN_ENVIRONMENT {
+        page.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", roff(var), roff(effect)));
+    }
+    page.push_str(".SH FILES\n");
+    for (path, what) in MAN_FILES {
+        page.push_str(&format!(".TP\n\\fI{}\\fR\n{}\n", roff(path), roff(what)));
+    }
+    out.write_all(page.as_bytes())
 }
+
+const MAN_ENVIRONMENT: &[(&str, &str)] = &[
+    ("MM_BASE_URL", "overrides the endpoint of any provider"),
+    ("MM_API_KEY", "overrides the API key"),
+    (
+        "MM_LOCAL_ENDPOINTS",
+        "comma-separated base URLs auto-detection tries instead of 127.0.0.1:8080 and :11434",
+    ),
+    (
+        "MM_DATA_DIR",
+        "shadow repositories for non-git workspaces and mm's own language servers (default ~/.local/share/mm)",
+    ),
+    (
+        "MM_CONFIG_DIR",
+        "the personal config directory (default ~/.config/mm)",
+    ),
+    (
+        "MM_LOG",
+        "a tracing filter (debug, mm::lsp=trace), logged to .mm/debug.log",
+    ),
+    (
+        "AGENT_TRACE",
+        "1: every request and response written to .mm/traces/SESSION/",
+    ),
+    ("NO_COLOR", "no colours"),
+];
+
+const MAN_FILES: &[(&str, &str)] = &[
+    (
+        "~/.config/mm/config.yaml",
+        "the personal config, the lowest layer above the defaults",
+    ),
+    (
+        "~/.config/mm/AGENTS.md",
+        "personal instructions for every project",
+    ),
+    (
+        ".mm/config.yaml",
+        "the project's config: the nearest from the working folder up to the repository's root",
+    ),
+    (
+        "AGENTS.md, CLAUDE.md",
+        "project instructions, from the repository's root down to the working folder",
+    ),
+    (".mm/sessions/", "the session logs -resume and -show read"),
+    (
+        ".mm/commands/, .mm/tools/",
+        "custom slash commands and command tools",
+    ),
+];
 
 impl Cli {
     /// Parses the process arguments, accepting single-dash long flags.

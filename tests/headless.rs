@@ -1353,6 +1353,21 @@ fn completions_for_three_shells_and_a_man_page() {
         "{}",
         String::from_utf8_lossy(&check.stderr)
     );
+    // A flag's values, not file names.
+    let check = std::process::Command::new("bash")
+        .args([
+            "-c",
+            "source ./mm.bash && COMP_WORDS=(mm --sandbox '') COMP_CWORD=2 COMP_LINE='mm --sandbox ' COMP_POINT=13 && _mm mm '' --sandbox && printf '%s\\n' \"${COMPREPLY[@]}\"",
+        ])
+        .current_dir(ws.dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&check.stdout).trim(),
+        "read-only\nworkspace\nfull",
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
     let out = ws.mm().args(["-completions", "tcsh"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let man = ws.mm().args(["-man"]).output().unwrap();
@@ -1360,4 +1375,10 @@ fn completions_for_three_shells_and_a_man_page() {
     let page = stdout(&man);
     assert!(page.contains(".TH mm 1"), "{page}");
     assert!(page.contains("json\\-stream"), "{page}");
+    assert!(page.contains("mm doctor"), "{page}");
+    assert!(
+        page.contains(".SH ENVIRONMENT\n.TP\n\\fBMM_BASE_URL\\fR\n")
+            && page.contains(".SH FILES\n"),
+        "{page}"
+    );
 }
