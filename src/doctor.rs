@@ -95,28 +95,79 @@ pub fn code(rows: &[Row]) -> i32 {
 pub const NO_SERVER_FIX: &str = "start a model server: scripts/setup in the mm repository (builds llama-server and a small model), or Ollama (`ollama serve`, `ollama pull qwen2.5-coder:7b`), or an API key (OPENAI_API_KEY with -provider openai); then run mm doctor again";
 
 /// The checks that need no server.
-pub fn local_rows(settings: &Settings, fence: &crate::sandbox::Fence) -> Vec<Row> {
+pub fn local_rows(
+    settings: &Settings,
+    fence: &crate::sandbox::Fence,
+    root: &std::path::Path,
+) -> Vec<Row> {
     let mut rows = Vec::new();
-    // Language servers: the configured ones found on PATH.
-    let mut found = Vec::new();
-    let mut missing = Vec::new();
-    for s in settings.lsp.iter().filter(|s| s.enabled) {
-        if crate::lsp::find_program(&s.command).is_some() {
-            found.push(s.name.clone());
-        } else {
-            missing.push(s.name.clone());
+    // Language servers: the configured ones found on PATH, against the
+    // languages of the workspace's files.
+    let found: Vec<&crate::config::servers::ServerSpec> = settings
+        .lsp
+        .iter()
+        .filter(|s| s.enabled && crate::lsp::find_program(&s.command).is_some())
+        .collect();
+    let mut here: std::collections::BTreeMap<&'static str, usize> = Default::default();
+    for e in crate::paths::walk(root)
+        .max_depth(Some(5))
+        .build()
+        .flatten()
+        .take(5_000)
+    {
+        if e.file_type().is_some_and(|t| t.is_file())
+            && let Some(l) = crate::lsp::language_of(e.path())
+        {
+            *here.entry(l).or_default() += 1;
         }
     }
-    rows.push(if found.is_empty() {
-        row(
-            "language servers",
-            Verdict::Warn,
-            "none found: edits are checked by the parsers only (Python, JavaScript)",
-        )
-        .fix("scripts/lsp install (pyright), or put rust-analyzer, gopls, clangd or typescript-language-server on PATH")
-    } else {
-        row("language servers", Verdict::Ok, found.join(", "))
-    });
+    let lacking: Vec<(&str, usize)> = here
+        .iter()
+        .filter(|(l, _)| !found.iter().any(|s| s.languages.iter().any(|x| x == *l)))
+        .map(|(l, n)| (*l, *n))
+        .collect();
+    let uncovered: Vec<String> = lacking
+        .iter()
+        .map(|(l, n)| format!("{l} ({n} file{})", if *n == 1 { "" } else { "s" }))
+        .collect();
+    let mut wanted: Vec<&str> = lacking
+        .iter()
+        .map(|(l, _)| match *l {
+            "python" => "python: scripts/lsp install (pyright)",
+            "rust" => "rust: rustup component add rust-analyzer",
+            "go" => "go: gopls on PATH",
+            "c" | "cpp" => "C/C++: clangd on PATH",
+            _ => "JavaScript/TypeScript: typescript-language-server on PATH",
+        })
+        .collect();
+    wanted.dedup();
+    let names: Vec<&str> = found.iter().map(|s| s.name.as_str()).collect();
+    rows.push(
+        if found.is_empty() && !here.is_empty() || !uncovered.is_empty() {
+            row(
+                "language servers",
+                Verdict::Warn,
+                format!(
+                    "{}none for {} here: edits to them are checked by the parsers only",
+                    if names.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{} found; ", names.join(", "))
+                    },
+                    uncovered.join(", ")
+                ),
+            )
+            .fix(wanted.join("; "))
+        } else if found.is_empty() {
+            row(
+                "language servers",
+                Verdict::Ok,
+                "none found, and no source file here needs one",
+            )
+        } else {
+            row("language servers", Verdict::Ok, names.join(", "))
+        },
+    );
     rows.push(match fence {
         crate::sandbox::Fence::Bwrap(p) => row(
             "fence",

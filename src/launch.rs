@@ -1140,7 +1140,8 @@ async fn doctor(cli: &Cli) -> i32 {
             }
         }
     }
-    rows.extend(crate::doctor::local_rows(&settings, &fence));
+    let root = workspace_root(cli).unwrap_or_else(|_| PathBuf::from("."));
+    rows.extend(crate::doctor::local_rows(&settings, &fence, &root));
     print!("{}", crate::doctor::render(&rows));
     crate::doctor::code(&rows)
 }

@@ -122,6 +122,30 @@ fn no_server_at_all_says_the_three_ways_to_get_one() {
 }
 
 #[test]
+fn a_language_without_a_server_is_named_with_how_to_get_one() {
+    let ws = Workspace::new();
+    ws.write("main.go", "package main\n");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = ws
+        .mm()
+        .env("PATH", "/usr/bin:/bin")
+        .args(["doctor", "-url", &format!("http://127.0.0.1:{port}/v1")])
+        .output()
+        .unwrap();
+    let o = stdout(&out);
+    let row = line(&o, "language servers");
+    assert!(
+        row.contains("warn") && row.contains("none for go (1 file) here"),
+        "{o}"
+    );
+    assert!(o.contains("fix: go: gopls on PATH"), "{o}");
+}
+
+#[test]
 fn doctor_is_in_the_help_and_a_near_miss_is_pointed_at_it() {
     let ws = Workspace::new();
     let help = ws.mm().arg("-help").output().unwrap();
