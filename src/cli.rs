@@ -314,6 +314,8 @@ pub fn normalize<I: IntoIterator<Item = OsString>>(args: I) -> Vec<OsString> {
         .filter_map(|a| a.get_long().map(str::to_string))
         .collect();
     longs.extend(["help".to_string(), "version".to_string()]);
+    let mut shorts: Vec<char> = cmd.get_arguments().filter_map(|a| a.get_short()).collect();
+    shorts.extend(['h', 'V']);
     let mut out = Vec::new();
     let mut rest_is_positional = false;
     for (i, arg) in args.into_iter().enumerate() {
@@ -336,6 +338,15 @@ pub fn normalize<I: IntoIterator<Item = OsString>>(args: I) -> Vec<OsString> {
         {
             let name = body.split('=').next().unwrap_or(body);
             if longs.iter().any(|l| l == name) {
+                out.push(OsString::from(format!("-{s}")));
+                continue;
+            }
+            // `-jsn`: a long flag mistyped, not short `-j` with `sn`;
+            // as `--jsn` clap names the flag it is close to.
+            let flag_like = name.starts_with(|c: char| c.is_ascii_lowercase())
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+            let first = name.chars().next().unwrap_or(' ');
+            if flag_like && !shorts.contains(&first) {
                 out.push(OsString::from(format!("-{s}")));
                 continue;
             }
@@ -406,5 +417,11 @@ mod tests {
         assert_eq!(e.exit_code(), 2);
         let e = Cli::try_parse_args(v(&["-sandbox", "open"])).unwrap_err();
         assert_eq!(e.exit_code(), 2);
+        // A mistyped single-dash long flag is named with the one it is near.
+        let e = Cli::try_parse_args(v(&["-jsn", "-p", "hi"])).unwrap_err();
+        assert!(e.to_string().contains("'--json'"), "{e}");
+        // Short flags with their values stay short.
+        let c = Cli::try_parse_args(v(&["-mgpt-4", "-q", "-p", "hi"])).unwrap();
+        assert_eq!(c.model.as_deref(), Some("gpt-4"));
     }
 }
