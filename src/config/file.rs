@@ -340,6 +340,14 @@ impl AgentFile {
         if text.trim().is_empty() {
             return Ok(AgentFile::default());
         }
+        // A tab in the indentation: the parser names the line before it.
+        if let Some(n) = text.lines().position(|l| l.starts_with('\t')) {
+            return Err(ConfigError {
+                file: path.to_path_buf(),
+                position: Some((n as u64 + 1, 1)),
+                message: "a tab in the indentation; YAML indents with spaces".into(),
+            });
+        }
         serde_saphyr::from_str::<AgentFile>(text).map_err(|e| describe(path, &e))
     }
 }
@@ -377,6 +385,18 @@ fn first_line(text: &str) -> String {
 /// Rewrites serde's "unknown field `x`, expected one of a, b" to name the
 /// closest valid key.
 fn explain(message: &str) -> String {
+    // The parser's words for a number that is not one.
+    if let Some(kind) = message.strip_prefix("invalid ")
+        && matches!(kind, "u8" | "u16" | "u32" | "u64" | "i32" | "i64" | "usize")
+    {
+        return "expected a whole number".into();
+    }
+    if matches!(message, "invalid f32" | "invalid f64") {
+        return "expected a number".into();
+    }
+    if message == "expected string scalar" {
+        return "expected a single value here, not a list or a map (or a bracket or quote was left open)".into();
+    }
     let Some(rest) = message.strip_prefix("unknown field `") else {
         return message.to_string();
     };
@@ -417,6 +437,25 @@ pub fn closest<'a>(field: &str, expected: &[&'a str]) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn yaml_errors_say_what_to_change_at_the_right_line() {
+        let err = |text: &str| {
+            AgentFile::parse(Path::new("a.yaml"), text)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err("model: x\nmaxTurns: \"abc\"\n"),
+            "a.yaml:2:11: expected a whole number"
+        );
+        assert_eq!(
+            err("model: x\n\tmaxTurns: 3\n"),
+            "a.yaml:2:1: a tab in the indentation; YAML indents with spaces"
+        );
+        assert!(err("model: x\ncompactAt: [70\n").starts_with("a.yaml:2:"));
+    }
 
     fn parse(text: &str) -> Result<AgentFile, ConfigError> {
         AgentFile::parse(Path::new("agent.yaml"), text)
