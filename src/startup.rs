@@ -212,7 +212,21 @@ async fn auto_detect(settings: &mut Settings) -> Result<Connected, StartupError>
             Some(m) => m,
             None => continue,
         };
-        let (context_window, window_note) = context_window(settings, &client, &model).await;
+        let (context_window, mut window_note) = context_window(settings, &client, &model).await;
+        // `-m` with a name the server does not list: a typo is said now,
+        // not as a 404 later (llama-server answers to any name).
+        if !ids.is_empty() && !ids.iter().any(|i| *i == model) {
+            let listed: Vec<&str> = ids.iter().take(5).map(String::as_str).collect();
+            let said = format!(
+                "the server at {url} lists no model {model} (it lists {}{}); requests name {model} anyway",
+                listed.join(", "),
+                if ids.len() > 5 { ", …" } else { "" }
+            );
+            window_note = Some(match window_note {
+                Some(n) => format!("{said}\n{n}"),
+                None => said,
+            });
+        }
         return Ok(Connected {
             client: Arc::new(client),
             model,

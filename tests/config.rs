@@ -253,6 +253,22 @@ fn with_no_server_anywhere_mm_says_how_to_start_one() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json_result(&out)["answer"], "found you");
+
+    // A model the found server does not list is said at start.
+    let server = Server::start(vec![text("still here")]);
+    let out = ws
+        .mm()
+        .args(["-p", "hi", "-m", "nosuch-model"])
+        .env("MM_LOCAL_ENDPOINTS", server.url())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("lists no model nosuch-model (it lists scripted-model)"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(server.requests()[0]["model"], "nosuch-model");
 }
 
 #[test]

@@ -148,7 +148,7 @@ pub fn asks_for_text(prompt: &str, question: bool) -> bool {
     static TEXT: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
         bytes_regex(concat!(
             r"(?i)^\s*(?:(?:please|now|then)\s+)?(?:",
-            r"(?:summari[sz]e|explain|describe|review|translate|tell|draft|compose)(?-u:\b)",
+            r"(?:summari[sz]e|explain|describe|review|translate|tell|say|draft|compose)(?-u:\b)",
             r"|(?:write|give|suggest|propose)(?-u:\b)(?-u:[^.\n]){0,40}?(?-u:\b)",
             r"(?:commit\s+message|message|summary|description|title|changelog\s+entry|release\s+notes|review|explanation|reply|email|tl;?dr)(?-u:\b)",
             r")"
@@ -1186,6 +1186,7 @@ mod tests {
             "suggest a title for this PR",
             "write a commit message for the last change",
             "describe this fix in one line",
+            "say hi",
         ] {
             assert!(asks_for_text(p, false), "{p}");
         }
