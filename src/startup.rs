@@ -215,7 +215,7 @@ async fn auto_detect(settings: &mut Settings) -> Result<Connected, StartupError>
         let (context_window, mut window_note) = context_window(settings, &client, &model).await;
         // `-m` with a name the server does not list: a typo is said now,
         // not as a 404 later (llama-server answers to any name).
-        if !ids.is_empty() && !ids.iter().any(|i| *i == model) {
+        if !ids.is_empty() && !ids.contains(&model) {
             let listed: Vec<&str> = ids.iter().take(5).map(String::as_str).collect();
             let said = format!(
                 "the server at {url} lists no model {model} (it lists {}{}); requests name {model} anyway",
