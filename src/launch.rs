@@ -153,7 +153,16 @@ pub async fn run(cli: Cli) -> i32 {
     if let Some(name) = cli.ask.as_ref().or(cli.ask_with_context.as_ref())
         && !cli.show_prompt
     {
-        return ask_once(&cli, &settings, &root, name).await;
+        // The asked agent gets what was piped inside its prompt.
+        let name = name.clone();
+        let mut cli = cli;
+        if let (Some(p), Some(text)) = (cli.prompt.as_ref(), piped.take()) {
+            cli.prompt = Some(format!(
+                "{p}\n\n{}",
+                crate::agent::piped_note(text.trim_end())
+            ));
+        }
+        return ask_once(&cli, &settings, &root, &name).await;
     }
     // Plain http the user wrote for another machine is used, and said once.
     let written = (!settings.auto_detect).then_some(settings.base_url.as_str());

@@ -136,6 +136,44 @@ fn ask_prints_only_the_asked_agents_answer() {
         "the coordinator's model is not asked"
     );
 
+    // What is piped goes to the asked agent inside its prompt.
+    let child = Server::start(vec![text("{\"capital\": \"Hanoi\"}")]);
+    coordinator(
+        &ws,
+        &parent,
+        &format!(
+            "baseUrl: {}\nbashTool: false\neditTools: false\n{COUNTRY}",
+            child.url()
+        ),
+        "",
+    );
+    let mut c = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "--ask",
+            "facts",
+            "-p",
+            "the capital of this country",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = c.stdin.take().unwrap();
+        stdin.write_all(b"Vietnam\n").unwrap();
+    }
+    let out = c.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let asked = serde_json::to_string(&child.requests()[0]["messages"]).unwrap();
+    assert!(
+        asked.contains("the capital of this country\\n\\n[piped to mm on stdin, for context]\\n```\\nVietnam\\n```"),
+        "{asked}"
+    );
+
     let out = ws
         .mm()
         .args(["agent.yaml", "--ask", "nobody", "-p", "x"])

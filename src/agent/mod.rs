@@ -69,7 +69,7 @@ const PIPED_CAP_UNKNOWN: usize = 32 * 1024;
 
 /// Piped text as the model sees it: fenced with a fence longer than any
 /// run of backticks inside, so the text cannot close it.
-fn piped_note(text: &str) -> String {
+pub(crate) fn piped_note(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest.max(2) + 1);
     format!("[piped to mm on stdin, for context]\n{fence}\n{text}\n{fence}")
