@@ -1339,35 +1339,37 @@ fn completions_for_three_shells_and_a_man_page() {
     // bash reads the script and completes a flag with it.
     let out = ws.mm().args(["-completions", "bash"]).output().unwrap();
     std::fs::write(ws.dir.path().join("mm.bash"), &out.stdout).unwrap();
-    let check = std::process::Command::new("bash")
-        .args([
-            "-c",
-            "source ./mm.bash && COMP_WORDS=(mm --json-s) COMP_CWORD=1 COMP_LINE='mm --json-s' COMP_POINT=11 && _mm mm --json-s mm && printf '%s\\n' \"${COMPREPLY[@]}\"",
-        ])
-        .current_dir(ws.dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&check.stdout).trim(),
-        "--json-stream",
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    // What bash offers for `mm WORDS…` with the cursor after the last.
+    let complete = |words: &[&str]| {
+        let quoted: Vec<String> = words.iter().map(|w| format!("'{w}'")).collect();
+        let line = format!("mm {}", words.join(" "));
+        let script = format!(
+            "source ./mm.bash && COMP_WORDS=(mm {}) COMP_CWORD={} COMP_LINE='{line}' COMP_POINT={} && _mm mm '{}' '{}' && printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            quoted.join(" "),
+            words.len(),
+            line.len(),
+            words.last().unwrap(),
+            if words.len() > 1 {
+                words[words.len() - 2]
+            } else {
+                "mm"
+            },
+        );
+        let check = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .current_dir(ws.dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stderr)
+        );
+        String::from_utf8_lossy(&check.stdout).trim().to_string()
+    };
+    assert_eq!(complete(&["--json-s"]), "--json-stream");
     // A flag's values, not file names.
-    let check = std::process::Command::new("bash")
-        .args([
-            "-c",
-            "source ./mm.bash && COMP_WORDS=(mm --sandbox '') COMP_CWORD=2 COMP_LINE='mm --sandbox ' COMP_POINT=13 && _mm mm '' --sandbox && printf '%s\\n' \"${COMPREPLY[@]}\"",
-        ])
-        .current_dir(ws.dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&check.stdout).trim(),
-        "read-only\nworkspace\nfull",
-        "{}",
-        String::from_utf8_lossy(&check.stderr)
-    );
+    assert_eq!(complete(&["--sandbox", ""]), "read-only\nworkspace\nfull");
     let out = ws.mm().args(["-completions", "tcsh"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let man = ws.mm().args(["-man"]).output().unwrap();
