@@ -147,26 +147,16 @@ fn ask_prints_only_the_asked_agents_answer() {
         ),
         "",
     );
-    let mut c = ws
-        .mm()
-        .args([
+    let out = output_with_stdin(
+        ws.mm().args([
             "agent.yaml",
             "--ask",
             "facts",
             "-p",
             "the capital of this country",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        let mut stdin = c.stdin.take().unwrap();
-        stdin.write_all(b"Vietnam\n").unwrap();
-    }
-    let out = c.wait_with_output().unwrap();
+        ]),
+        b"Vietnam\n",
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let asked = serde_json::to_string(&child.requests()[0]["messages"]).unwrap();
     assert!(

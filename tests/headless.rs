@@ -1089,24 +1089,13 @@ fn a_connection_closed_before_any_answer_is_sent_again() {
 
 #[test]
 fn the_prompt_from_stdin_with_p_dash() {
-    use std::io::Write;
     let server = Server::start(vec![text("Seen.")]);
     let ws = Workspace::new();
-    let mut child = ws
-        .mm()
-        .args(["-p", "-", "-url", &server.url(), "-m", "chosen-model"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"explain this diff:\n+a line\n")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = output_with_stdin(
+        ws.mm()
+            .args(["-p", "-", "-url", &server.url(), "-m", "chosen-model"]),
+        b"explain this diff:\n+a line\n",
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), "Seen.\n");
     let req = &server.requests()[0];
@@ -1134,20 +1123,12 @@ fn piped(
     input: &[u8],
     args: &[&str],
 ) -> std::process::Output {
-    use std::io::Write;
-    let mut child = ws
-        .mm()
-        .args(["-p", prompt, "-url", &server.url()])
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input).unwrap();
-    drop(stdin);
-    child.wait_with_output().unwrap()
+    output_with_stdin(
+        ws.mm()
+            .args(["-p", prompt, "-url", &server.url()])
+            .args(args),
+        input,
+    )
 }
 
 #[test]
