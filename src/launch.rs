@@ -567,6 +567,7 @@ pub async fn open_session(
         ),
         made: session::made(&replay),
         window_note: rt.connected.window_note.clone(),
+        model_note: rt.connected.model_note.clone(),
         log,
         history,
         unattended,

@@ -76,6 +76,8 @@ pub struct Connected {
     pub context_window: Option<u64>,
     /// Said once at start: the window is small, and how to get more.
     pub window_note: Option<String>,
+    /// Said once at start: the server does not list the model asked for.
+    pub model_note: Option<String>,
 }
 
 fn client_for(
@@ -109,6 +111,7 @@ pub async fn connect(settings: &mut Settings) -> Result<Connected, StartupError>
         model,
         context_window,
         window_note,
+        model_note: None,
     })
 }
 
@@ -212,26 +215,23 @@ async fn auto_detect(settings: &mut Settings) -> Result<Connected, StartupError>
             Some(m) => m,
             None => continue,
         };
-        let (context_window, mut window_note) = context_window(settings, &client, &model).await;
+        let (context_window, window_note) = context_window(settings, &client, &model).await;
         // `-m` with a name the server does not list: a typo is said now,
         // not as a 404 later (llama-server answers to any name).
-        if !ids.is_empty() && !ids.contains(&model) {
+        let model_note = (!ids.is_empty() && !ids.contains(&model)).then(|| {
             let listed: Vec<&str> = ids.iter().take(5).map(String::as_str).collect();
-            let said = format!(
+            format!(
                 "the server at {url} lists no model {model} (it lists {}{}); requests name {model} anyway",
                 listed.join(", "),
                 if ids.len() > 5 { ", …" } else { "" }
-            );
-            window_note = Some(match window_note {
-                Some(n) => format!("{said}\n{n}"),
-                None => said,
-            });
-        }
+            )
+        });
         return Ok(Connected {
             client: Arc::new(client),
             model,
             context_window,
             window_note,
+            model_note,
         });
     }
     Err(StartupError::NoServer(looked_at()))

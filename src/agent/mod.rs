@@ -120,6 +120,8 @@ pub struct AgentParts {
     pub made: HashMap<String, String>,
     /// Said once at start: the server's window is small (Ollama).
     pub window_note: Option<String>,
+    /// Said once at start: the server does not list the model.
+    pub model_note: Option<String>,
 }
 
 pub struct Agent {
@@ -161,6 +163,7 @@ pub struct Agent {
     structured: Option<structured::Answers>,
     /// Said at the first announce, then dropped.
     window_note: Option<String>,
+    model_note: Option<String>,
     /// Automatic compaction waits until the conversation has this many
     /// messages (after a refused summary).
     compact_retry_at: usize,
@@ -297,6 +300,7 @@ impl Agent {
             bytes_per_token: window::DEFAULT_BYTES_PER_TOKEN,
             structured,
             window_note: parts.window_note,
+            model_note: parts.model_note,
             compact_retry_at: 0,
             task: String::new(),
             trace_seq: 0,
@@ -357,7 +361,10 @@ impl Agent {
     pub fn announce(&mut self) {
         self.bus
             .publish(AgentEvent::SessionStarted { info: self.info() });
-        if let Some(note) = self.window_note.take() {
+        for note in [self.model_note.take(), self.window_note.take()]
+            .into_iter()
+            .flatten()
+        {
             self.notice(Level::Warning, note);
         }
         if let Ok(mut notes) = self.tools.start_notes.lock() {
