@@ -160,6 +160,22 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub runs: Option<u32>,
 
+    /// With -eval: run only the dev half or the held-out half of the cases.
+    #[arg(long, value_name = "HALF", value_parser = ["dev", "held-out", "all"])]
+    pub half: Option<String>,
+
+    /// Turn off some of the harness's behaviours, to measure each one
+    /// (comma-separated: reread, stall, asserts, candidates, exit0,
+    /// evidence, rename, named; see README, "Harness").
+    #[arg(long, value_name = "LIST")]
+    pub harness_off: Option<String>,
+
+    /// How an edit task's change is asked for: tools (the model edits with
+    /// its tools) or whole (mm asks for each file the request names in full,
+    /// as text, then the model checks it with its tools).
+    #[arg(long, value_name = "FORMAT", value_parser = edit_format_values())]
+    pub edit_format: Option<crate::config::EditFormat>,
+
     /// Trust this repository's .mm/config.yaml as it is now: its keys that
     /// run commands, reach other servers or widen permissions apply too.
     #[arg(long)]
@@ -180,6 +196,14 @@ pub struct Cli {
 }
 
 // Possible values, so `--help` lists them and shell completion offers them.
+fn edit_format_values() -> impl clap::builder::TypedValueParser<Value = crate::config::EditFormat> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["tools", "whole"]).try_map(|s: String| {
+        crate::config::EditFormat::parse(&s)
+            .ok_or_else(|| format!("{s:?} is not an edit format (tools, whole)"))
+    })
+}
+
 fn ctx_values() -> impl clap::builder::TypedValueParser<Value = ContextMode> {
     use clap::builder::TypedValueParser;
     clap::builder::PossibleValuesParser::new(["compact", "rebuild"]).try_map(|s: String| {
@@ -299,6 +323,8 @@ impl Cli {
             max_rounds: self.max_rounds,
             max_requests: self.max_requests,
             no_harness: self.no_harness,
+            harness_off: self.harness_off.clone(),
+            edit_format: self.edit_format,
             context_mode: self.ctx,
             no_skills: self.no_skills,
         }

@@ -40,6 +40,43 @@ pub struct CaseFile {
     /// Make the work tree a git repository with one commit (default true).
     #[serde(default = "yes")]
     pub git: bool,
+    /// The case was written before the eval was split and mm was tuned on
+    /// it: it belongs to the dev half, whatever its name.
+    #[serde(default)]
+    pub tuned: bool,
+}
+
+/// Which half of the eval a case is in. mm is tuned on the dev half only;
+/// the held-out half's rate is the one that counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Half {
+    Dev,
+    HeldOut,
+}
+
+impl Half {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Half::Dev => "dev",
+            Half::HeldOut => "held-out",
+        }
+    }
+
+    /// The fixed rule: a case marked `tuned` is dev; every other case is
+    /// dev when the FNV-1a hash of its folder name is divisible by 3, and
+    /// held out otherwise (the tuned cases make up the rest of dev).
+    pub fn of(name: &str, tuned: bool) -> Half {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in name.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        if tuned || h.is_multiple_of(3) {
+            Half::Dev
+        } else {
+            Half::HeldOut
+        }
+    }
 }
 
 fn yes() -> bool {
@@ -51,6 +88,7 @@ pub struct Case {
     pub name: String,
     pub dir: PathBuf,
     pub file: CaseFile,
+    pub half: Half,
 }
 
 /// Reads one case folder, or every case folder inside `path`.
@@ -93,6 +131,7 @@ fn load_case(dir: &Path) -> Result<Case, String> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| dir.display().to_string());
     Ok(Case {
+        half: Half::of(&name, file.tuned),
         name,
         dir: dir.to_path_buf(),
         file,
@@ -128,6 +167,18 @@ pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
             return 2;
         }
     };
+    let cases: Vec<Case> = match cli.half.as_deref() {
+        Some("dev") => cases.into_iter().filter(|c| c.half == Half::Dev).collect(),
+        Some("held-out") => cases
+            .into_iter()
+            .filter(|c| c.half == Half::HeldOut)
+            .collect(),
+        _ => cases,
+    };
+    if cases.is_empty() {
+        eprintln!("mm: eval: no case in that half");
+        return 2;
+    }
     let runs = cli.runs.unwrap_or(1).max(1);
     let exe = match std::env::current_exe() {
         Ok(e) => e,
@@ -150,14 +201,18 @@ pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
     let date = jiff::Timestamp::now().to_string();
     let harness = !cli.no_harness;
     let ctx = cli.ctx.map(|m| m.as_str());
+    let off = harness_off(cli);
     eprintln!(
-        "mm: eval: {} case(s) × {runs} run(s), harness {}, context mode {}; work trees under {}",
+        "mm: eval: {} case(s) × {runs} run(s), harness {}{}, context mode {}; work trees under {}",
         cases.len(),
         if harness { "on" } else { "off" },
+        off.as_deref()
+            .map(|o| format!(" (off: {o})"))
+            .unwrap_or_default(),
         ctx.unwrap_or("as configured"),
         base.display()
     );
-    let mut table: Vec<(String, Vec<RunResult>)> = Vec::new();
+    let mut table: Vec<(&Case, Vec<RunResult>)> = Vec::new();
     for case in &cases {
         let mut results = Vec::new();
         for n in 1..=runs {
@@ -184,13 +239,16 @@ pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
                 eprintln!("      {note}");
             }
             if let Some(path) = &out_file {
-                append_jsonl(path, &result_json(case, n, &r, &date, harness, ctx));
+                append_jsonl(
+                    path,
+                    &result_json(case, n, &r, &date, harness, off.as_deref(), ctx),
+                );
             }
             results.push(r);
         }
-        table.push((case.name.clone(), results));
+        table.push((case, results));
     }
-    let summary = summarize(&table, started.elapsed(), harness, ctx);
+    let summary = summarize(&table, started.elapsed(), harness, off.as_deref(), ctx);
     if cli.json {
         println!("{}", summary.json);
     } else {
@@ -208,49 +266,89 @@ struct Summary {
 }
 
 fn summarize(
-    table: &[(String, Vec<RunResult>)],
+    table: &[(&Case, Vec<RunResult>)],
     wall: Duration,
     harness: bool,
+    off: Option<&str>,
     ctx: Option<&str>,
 ) -> Summary {
     let mut text = String::new();
     let mut cases_json = Vec::new();
-    let (mut passed, mut total) = (0usize, 0usize);
     let (mut prompt, mut cached, mut gen_tokens) = (0u64, 0u64, 0u64);
-    for (name, results) in table {
+    for (case, results) in table {
         let p = results.iter().filter(|r| r.pass).count();
         let secs: f64 = results.iter().map(|r| r.secs).sum();
         let n = results.len().max(1);
-        passed += p;
-        total += results.len();
         prompt += results.iter().map(|r| r.prompt_tokens).sum::<u64>();
         cached += results.iter().map(|r| r.cached_tokens).sum::<u64>();
         gen_tokens += results.iter().map(|r| r.completion_tokens).sum::<u64>();
         text.push_str(&format!(
-            "{name:<28} {p}/{}  {:>5.0}s a run\n",
+            "{:<30} {:<8} {p}/{}  {:>5.0}s a run\n",
+            case.name,
+            case.half.as_str(),
             results.len(),
             secs / n as f64
         ));
-        cases_json.push(json!({"case": name, "passed": p, "runs": results.len(), "secs": secs}));
+        cases_json.push(json!({
+            "case": case.name,
+            "half": case.half.as_str(),
+            "class": case.file.class,
+            "passed": p,
+            "runs": results.len(),
+            "secs": secs,
+        }));
     }
-    let rate = if total == 0 {
-        0.0
-    } else {
-        100.0 * passed as f64 / total as f64
+    let tally = |keep: &dyn Fn(&Case) -> bool| {
+        let runs: Vec<&RunResult> = table
+            .iter()
+            .filter(|(c, _)| keep(c))
+            .flat_map(|(_, r)| r.iter())
+            .collect();
+        Tally::of(&runs)
     };
+    let all = tally(&|_| true);
+    let dev = tally(&|c| c.half == Half::Dev);
+    let held = tally(&|c| c.half == Half::HeldOut);
+    let mut classes: Vec<String> = table
+        .iter()
+        .map(|(c, _)| c.file.class.clone().unwrap_or_default())
+        .collect();
+    classes.sort();
+    classes.dedup();
+    let mut class_json = Vec::new();
+    if classes.len() > 1 {
+        text.push_str("by class:\n");
+        for class in &classes {
+            let t = tally(&|c| c.file.class.clone().unwrap_or_default() == *class);
+            text.push_str(&format!("  {:<44} {}\n", class, t.words()));
+            class_json.push(json!({"class": class, "passed": t.passed, "runs": t.runs}));
+        }
+    }
+    for (name, t) in [("held-out", &held), ("dev", &dev)] {
+        if t.runs > 0 {
+            text.push_str(&format!("{name:<9} {}\n", t.words()));
+        }
+    }
     text.push_str(&format!(
-        "overall {passed}/{total} ({rate:.0}%), harness {}{}, {:.0}s; tokens: prompt {prompt} (cached {cached}), generated {gen_tokens}\n",
+        "overall   {}, harness {}{}{}, {:.0}s; tokens: prompt {prompt} (cached {cached}), generated {gen_tokens}\n",
+        all.words(),
         if harness { "on" } else { "off" },
+        off.map(|o| format!(" (off: {o})")).unwrap_or_default(),
         ctx.map(|c| format!(", context mode {c}")).unwrap_or_default(),
         wall.as_secs_f64()
     ));
     Summary {
         text,
         json: json!({
-            "passed": passed,
-            "runs": total,
-            "rate": rate,
+            "passed": all.passed,
+            "runs": all.runs,
+            "rate": all.rate(),
+            "median_solved_secs": all.median_solved,
+            "held_out": held.json(),
+            "dev": dev.json(),
+            "classes": class_json,
             "harness": harness,
+            "harness_off": off,
             "context_mode": ctx,
             "secs": wall.as_secs_f64(),
             "usage": {"prompt": prompt, "cached": cached, "completion": gen_tokens},
@@ -259,17 +357,77 @@ fn summarize(
     }
 }
 
+/// Passes among some runs, and the median wall time of those that passed.
+struct Tally {
+    passed: usize,
+    runs: usize,
+    median_solved: Option<f64>,
+}
+
+impl Tally {
+    fn of(runs: &[&RunResult]) -> Tally {
+        let mut solved: Vec<f64> = runs.iter().filter(|r| r.pass).map(|r| r.secs).collect();
+        solved.sort_by(f64::total_cmp);
+        let median_solved = match solved.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(solved[n / 2]),
+            n => Some((solved[n / 2 - 1] + solved[n / 2]) / 2.0),
+        };
+        Tally {
+            passed: solved.len(),
+            runs: runs.len(),
+            median_solved,
+        }
+    }
+
+    fn rate(&self) -> f64 {
+        if self.runs == 0 {
+            0.0
+        } else {
+            100.0 * self.passed as f64 / self.runs as f64
+        }
+    }
+
+    fn words(&self) -> String {
+        format!(
+            "{}/{} ({:.0}%){}",
+            self.passed,
+            self.runs,
+            self.rate(),
+            self.median_solved
+                .map(|m| format!(", median {m:.0}s a solved run"))
+                .unwrap_or_default()
+        )
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "passed": self.passed,
+            "runs": self.runs,
+            "rate": self.rate(),
+            "median_solved_secs": self.median_solved,
+        })
+    }
+}
+
+/// The harness behaviours the eval's runs have off (`-harness-off`).
+fn harness_off(cli: &Cli) -> Option<String> {
+    cli.harness_off.clone().filter(|o| !o.trim().is_empty())
+}
+
 fn result_json(
     case: &Case,
     n: u32,
     r: &RunResult,
     date: &str,
     harness: bool,
+    off: Option<&str>,
     ctx: Option<&str>,
 ) -> Value {
     json!({
         "date": date,
         "case": case.name,
+        "half": case.half.as_str(),
         "class": case.file.class,
         "run": n,
         "pass": r.pass,
@@ -282,6 +440,7 @@ fn result_json(
         "tests_passed": r.tests_passed,
         "flagged": r.flagged,
         "harness": harness,
+        "harness_off": off,
         "context_mode": ctx,
     })
 }
@@ -345,6 +504,14 @@ fn child_args(cli: &Cli, case: &Case, work: &Path) -> Vec<String> {
     }
     if cli.no_harness {
         args.push("-no-harness".into());
+    }
+    if let Some(f) = cli.edit_format {
+        args.push("-edit-format".into());
+        args.push(f.as_str().into());
+    }
+    if let Some(off) = harness_off(cli) {
+        args.push("-harness-off".into());
+        args.push(off);
     }
     if cli.yolo {
         args.push("-yolo".into());

@@ -303,10 +303,11 @@ fn callers_left_with_a_removed_name_are_pointed_out_then_flagged() {
         "cart.py",
         "import pricing\n\nprint(pricing.calc_total([1]))\n",
     );
+    // The rename mm makes itself is off: this is the model's own rename.
     let out = ws.run(
         &server,
         "rename calc_total in pricing.py to compute_total",
-        &["-json"],
+        &["-json", "-harness-off", "rename"],
     );
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3, "{}", stderr(&out));
@@ -449,6 +450,7 @@ fn the_named_command_runs_again_right_after_each_change() {
             json!({"path": "app.py", "old_string": "ratio(1, 0)", "replacement": "ratio(1, 2)"}),
         ),
         text("Fixed: it divided by zero."),
+        text("It prints 0.5, the ratio of 1 to 2."),
     ]);
     let ws = Workspace::new();
     ws.write(
@@ -465,6 +467,12 @@ fn the_named_command_runs_again_right_after_each_change() {
     assert!(
         result.contains("[mm ran `python3 app.py` after this change: it passes"),
         "{result}"
+    );
+    // Exit 0 is not the task's success: the model sees what it printed.
+    let asked = last_user(&server.requests()[2]);
+    assert!(
+        asked.contains("`python3 app.py` exits 0 now, and exit 0 alone does not mean the task is done. It printed:\n```\n0.5\n```"),
+        "{asked}"
     );
     let r = json_result(&out);
     assert_eq!(r["tests"]["passed"], true, "{r}");
@@ -1302,6 +1310,7 @@ fn a_change_that_breaks_the_fixed_command_again_is_undone() {
             json!({"path": "app.py", "old_string": "return a / b", "replacement": "return a / c"}),
         ),
         text("Fixed."),
+        text("It prints 0.5."),
     ]);
     let ws = Workspace::new();
     ws.write(

@@ -147,7 +147,7 @@ pub fn claims_a_change(text: &str) -> bool {
     static CLAIM: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     let re = CLAIM.get_or_init(|| {
         crate::agent::harness::regex(
-            r"(?i)(?-u:\b)(i(?:'ve| have)?|we(?:'ve| have)?)(?-u:\s)+(?:now(?-u:\s)+|successfully(?-u:\s)+)?(fixed|updated|changed|modified|corrected|edited|replaced|added|removed|created|rewrote|renamed)(?-u:\b)|(?-u:\b)(has|have) been (fixed|updated|changed|modified|corrected|edited|replaced|added|removed|created)(?-u:\b)|(?-u:\b)and (fixed|updated|changed|corrected|modified|edited)(?-u:\b)",
+            r"(?i)(?-u:\b)(i(?:'ve| have)?|we(?:'ve| have)?)(?-u:\s)+(?:now(?-u:\s)+|successfully(?-u:\s)+)?(fixed|updated|changed|modified|corrected|edited|replaced|added|removed|created|rewrote|renamed|wrote|written|implemented)(?-u:\b)|(?-u:\b)(has|have) been (fixed|updated|changed|modified|corrected|edited|replaced|added|removed|created|written|implemented|renamed)(?-u:\b)|(?-u:\b)and (fixed|updated|changed|corrected|modified|edited)(?-u:\b)",
         )
         .ok()
     });

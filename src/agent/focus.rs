@@ -175,7 +175,7 @@ fn with_comments(text: &str, name: &str) -> Option<String> {
     Some(out)
 }
 
-fn fence_language(file: &str) -> &'static str {
+pub fn fence_language(file: &str) -> &'static str {
     match file.rsplit('.').next().unwrap_or("") {
         "py" => "python",
         "rs" => "rust",
@@ -216,7 +216,7 @@ pub fn apply(before: &str, reply: &str, names: &[String]) -> Option<(String, Vec
 }
 
 /// Lines a file may have to be asked for whole.
-const MAX_FILE_LINES: usize = 120;
+pub const MAX_FILE_LINES: usize = 120;
 
 /// The files of a change the request asks for across two or three
 /// existing, short source files (path and content, in the request's
@@ -320,11 +320,24 @@ pub fn change_of(
 impl Agent {
     /// A request of mm's own, apart from the conversation and with no
     /// tools: its reply's text. Counted in the turn's usage.
-    async fn side_request(
+    pub(super) async fn side_request(
         &mut self,
         system: &str,
         user: &str,
         temperature: f64,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        self.side_request_capped(system, user, temperature, 1024, cancel)
+            .await
+    }
+
+    /// `side_request` with a reply of up to `cap` tokens (a whole file).
+    pub(super) async fn side_request_capped(
+        &mut self,
+        system: &str,
+        user: &str,
+        temperature: f64,
+        cap: u64,
         cancel: &CancellationToken,
     ) -> Option<String> {
         let messages = [Message::system(system), Message::user(user)];
@@ -335,7 +348,7 @@ impl Agent {
             messages: &messages,
             tools: &[],
             sampling: &sampling,
-            max_tokens: Some(self.settings.max_tokens.unwrap_or(1024).min(1024)),
+            max_tokens: Some(self.settings.max_tokens.unwrap_or(cap).min(cap)),
             replay_reasoning: false,
             response_format: None,
         });
@@ -512,6 +525,18 @@ impl Agent {
                         t.file,
                         now.join("\n")
                     ));
+                }
+                // A person approved it: it stays, and the model hears
+                // what still fails.
+                Some((c, _)) if st.approved.contains(&t.file) => {
+                    self.notice(
+                        Level::Warning,
+                        format!(
+                            "`{c}` still fails with the change to {}; it stays as you approved it",
+                            t.file
+                        ),
+                    );
+                    return None;
                 }
                 Some(_) => {
                     let label = format!("undo the change to {} (the checks still fail)", t.file);

@@ -83,6 +83,12 @@ impl Agent {
         self.settings.harness && !self.specs.is_empty()
     }
 
+    /// One of the harness's behaviours is on: the harness is, and
+    /// `harnessOff` does not name it.
+    pub(super) fn on(&self, b: crate::config::Behaviour) -> bool {
+        self.harness_on() && !self.settings.harness_off.contains(&b)
+    }
+
     /// What this turn's checks are: the test command, the command the
     /// request says fails, whether it asks a question.
     pub(super) fn plan_checks(&self, st: &mut TurnState) {
@@ -134,6 +140,24 @@ impl Agent {
         // Set first: a fix mm makes below runs the checks again.
         self.last_check = Some(report.clone());
         st.tests = Some(report);
+        // A question about what the command prints: what it printed is
+        // the evidence the answer is held to.
+        if st.question {
+            let printed = printed_output(&out.text);
+            if passed != Some(false) && harness::asks_output(&st.prompt) {
+                st.printed = Some((command.clone(), printed.clone()));
+            }
+            return Some(if passed == Some(false) {
+                format!(
+                    "\n\n[mm ran `{command}` before you start; it fails:]\n{}",
+                    self.failure_lines(&out.text)
+                )
+            } else {
+                format!(
+                    "\n\n[mm ran `{command}` to check; it printed exactly this:]\n```\n{printed}\n```\nNo tool call is needed: answer from that output."
+                )
+            });
+        }
         let text = match passed {
             Some(true) => {
                 format!("\n\n[mm ran `{command}` before you start: it passed ({summary})]")
@@ -141,6 +165,9 @@ impl Agent {
             Some(false) => {
                 let lines = self.failure_lines(&out.text);
                 st.last_failure = Some(lines.clone());
+                if st.repro.as_deref() == Some(command.as_str()) {
+                    st.first_failure = Some(lines.clone());
+                }
                 // What the variables held where it crashed: the wrong
                 // value is usually plain to see.
                 let values = tools::probe::crash_values(&self.tools, &command, cancel)
@@ -154,7 +181,7 @@ impl Agent {
                 if st.fix.is_none()
                     && st.tests.as_ref().is_some_and(|t| t.passed == Some(false))
                     && let Some(text) = self
-                        .focused_fix(
+                        .fix_by_candidates(
                             st,
                             &command,
                             &st.last_failure.clone().unwrap_or_default(),
@@ -315,6 +342,11 @@ impl Agent {
         let Some(c) = change else {
             return false;
         };
+        if out.approved {
+            st.approved.insert(c.path.clone());
+        } else {
+            st.approved.remove(&c.path);
+        }
         st.mutations += 1;
         st.note_version(&c);
         if !st.written.contains(&c.path) {
@@ -353,6 +385,21 @@ impl Agent {
         let mut paths: Vec<String> = st.versions.keys().cloned().collect();
         paths.sort();
         for path in paths {
+            // A person approved the file as it is: it stays, and they hear
+            // that it does not parse.
+            if st.approved.contains(&path) {
+                if let Ok(r) = self.tools.sandbox.check_read(&path)
+                    && let Ok(bytes) = crate::paths::read_regular(&r.abs, 4 * 1024 * 1024)
+                    && let Ok(now) = String::from_utf8(bytes)
+                    && tools::syntax::parses(&self.tools, &path, &now, cancel).await == Some(false)
+                {
+                    self.notice(
+                        Level::Warning,
+                        format!("{path} does not parse; it stays as you approved it (/undo takes the change back)"),
+                    );
+                }
+                continue;
+            }
             let Some(versions) = st.versions.get(&path).cloned() else {
                 continue;
             };
@@ -780,6 +827,9 @@ impl Agent {
             let out = self.harness_run(st, &command, cancel).await;
             let report = self.report_of(&command, &out, attempts);
             let passed = report.passed;
+            if passed == Some(true) && st.repro.as_deref() == Some(command.as_str()) {
+                st.repro_output = Some(printed_output(&out.text));
+            }
             self.last_check = Some(report.clone());
             st.tests = Some(report);
             if passed != Some(true) {
@@ -883,7 +933,13 @@ impl Agent {
         let lines = self.failure_lines(&out.text);
         st.last_failure = Some(lines.clone());
         let mut trace = self.value_trace(st, &command, &out.text, cancel).await;
-        let made = self.make_fix(st, cancel).await;
+        let mut made = self.make_fix(st, cancel).await;
+        // The model's change fails the check: alternatives, tried in
+        // scratch copies, once a turn.
+        if made.is_none() && self.on(crate::config::Behaviour::Candidates) && !st.tried_candidates {
+            st.tried_candidates = true;
+            made = self.fix_by_candidates(st, &command, &lines, cancel).await;
+        }
         let ask = harness::restate(&st.prompt);
         if made.is_none()
             && let Some(f) = &st.fix
@@ -1270,6 +1326,91 @@ impl Agent {
                 )));
             }
         }
+        // The command the request said fails exits 0 now: exit 0 is not
+        // the task's success. The model sees what it printed and is asked
+        // whether that is what the request expects; a change that only
+        // catches, defaults or deletes is asked about the cause.
+        if can_edit
+            && !st.told_exit0
+            && !st.question
+            && self.on(crate::config::Behaviour::Exit0)
+            && let (Some(command), Some(failure)) = (st.repro.clone(), st.first_failure.clone())
+            && st
+                .tests
+                .as_ref()
+                .is_some_and(|t| t.command == command && t.passed == Some(true))
+            && !st.written.is_empty()
+            && let Some(printed) = st.repro_output.clone()
+        {
+            let hiding: Vec<String> = st
+                .written
+                .iter()
+                .filter_map(|p| {
+                    let v = st.versions.get(p)?;
+                    let how = harness::hides_symptom(v.first()?, v.last()?)?;
+                    Some(format!("{p}: the change {how}"))
+                })
+                .collect();
+            // mm's own fix, found by trying small changes: not asked about
+            // unless it hides the failure.
+            if !(st.settled && hiding.is_empty()) {
+                st.told_exit0 = true;
+                let error = failure
+                    .lines()
+                    .rev()
+                    .find(|l| {
+                        ["Error", "Exception", "panicked", "error"]
+                            .iter()
+                            .any(|w| l.contains(w))
+                    })
+                    .unwrap_or("")
+                    .trim()
+                    .to_string();
+                self.tell(
+                st,
+                Level::Info,
+                format!(
+                    "`{command}` exits 0 now; asking whether its output is what the request expects{}",
+                    if hiding.is_empty() { String::new() } else { format!(" ({})", hiding.join("; ")) }
+                ),
+            );
+                let question = if hiding.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "\n{}. That can hide the error instead of fixing what caused it. The error was: {error}. Does the change fix that cause? If the value was wrong or misnamed, fix it where it comes from.",
+                        hiding.join("; ")
+                    )
+                };
+                return Ok(Some(format!(
+                    "`{command}` exits 0 now, and exit 0 alone does not mean the task is done. It printed:\n```\n{printed}\n```{question}\nIs that output what the request expects? If it is, give your answer; if not, fix the cause with edit_file.\n{ask}"
+                )));
+            }
+        }
+        // A change with no test to run: checks written from the request's
+        // own words, run against it.
+        if can_edit && let Some(text) = self.request_checks(st, cancel).await {
+            st.follow_ups += 1;
+            return Ok(Some(text));
+        }
+        // A question about what a command prints, answered with other
+        // output than mm saw it print: back once, with the evidence.
+        if !st.told_printed
+            && st.question
+            && self.on(crate::config::Behaviour::Evidence)
+            && let Some((command, printed)) = st.printed.clone()
+            && !harness::quotes_output(&st.answer, &printed)
+        {
+            st.told_printed = true;
+            self.tell(
+                st,
+                Level::Info,
+                format!("the answer does not quote what `{command}` printed; asking again with the output"),
+            );
+            return Ok(Some(format!(
+                "mm ran `{command}`; it printed exactly this:\n```\n{printed}\n```\nYour answer does not give that output. Answer again from it, quoting the output exactly.\n{ask}"
+            )));
+        }
         // A question whose answer mm already knows (it ran the call) or
         // that asks for a number, answered without it.
         if !st.told_value && st.question {
@@ -1315,6 +1456,43 @@ impl Agent {
             )));
         }
         Ok(None)
+    }
+
+    /// However the turn ended, the answer the user reads does not stand
+    /// against the facts: output it misquotes gets the output mm saw
+    /// after it, and a claim of files written or tests passing that the
+    /// receipt contradicts gets the receipt's words.
+    pub(super) fn hold_to_evidence(&self, st: &mut TurnState) {
+        if !self.on(crate::config::Behaviour::Evidence) {
+            return;
+        }
+        let mut notes: Vec<String> = Vec::new();
+        if st.question
+            && let Some((command, printed)) = &st.printed
+            && !harness::quotes_output(&st.answer, printed)
+        {
+            notes.push(format!(
+                "mm ran `{command}`; it printed:\n```\n{printed}\n```"
+            ));
+        }
+        if !st.question
+            && st.written.is_empty()
+            && st.commands == 0
+            && batch::claims_a_change(&st.answer)
+        {
+            notes.push("mm: no file was written in this turn.".to_string());
+        } else if harness::claims_tests_pass(&st.answer)
+            && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))
+        {
+            notes.push(format!("mm: `{}` fails ({}).", t.command, t.summary));
+        }
+        if notes.is_empty() {
+            return;
+        }
+        if !st.answer.trim().is_empty() {
+            st.answer.push_str("\n\n");
+        }
+        st.answer.push_str(&notes.join("\n"));
     }
 
     /// Claims the facts contradict, said to the user and kept for the
@@ -1381,4 +1559,23 @@ impl Agent {
         }
         st.unbacked = flags;
     }
+}
+
+/// What a command printed, without mm's own lines (the exit code), cut
+/// to a few kilobytes.
+pub(super) fn printed_output(output: &str) -> String {
+    let body: Vec<&str> = output
+        .lines()
+        .filter(|l| !(l.starts_with("[exit code") && l.ends_with(']')))
+        .collect();
+    let text = body.join("\n");
+    let text = text.trim_end_matches('\n');
+    if text.len() <= 4096 {
+        return text.to_string();
+    }
+    let mut cut = 4096;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}\n[… cut]", &text[..cut])
 }

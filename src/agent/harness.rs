@@ -184,6 +184,75 @@ pub fn asks_for_tests(prompt: &str) -> bool {
     RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
 }
 
+/// Whether `answer` quotes every line `printed` has (spaces collapsed):
+/// an answer about what a command prints gives that output, not another.
+/// Output of more than 20 lines is not held to this.
+pub fn quotes_output(answer: &str, printed: &str) -> bool {
+    let squeeze = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    let lines: Vec<String> = printed
+        .lines()
+        .map(squeeze)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.len() > 20 {
+        return true;
+    }
+    let answer: Vec<String> = answer.lines().map(squeeze).collect();
+    let flat = answer.join("\n");
+    lines.iter().all(|l| flat.contains(l.as_str()))
+}
+
+/// What a fix does when it only hides a failure instead of removing its
+/// cause: it catches the error, puts a default in place of the missing
+/// value, skips the item that fails, or deletes code. Judged on the lines
+/// the change adds and removes; None when it does none of these.
+pub fn hides_symptom(before: &str, after: &str) -> Option<&'static str> {
+    static KINDS: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
+        [
+            (r"^\s*(try\s*:|except\b|try\s*\{|\}?\s*catch\b)", "catches the error"),
+            (r"\.get\([^,()]+,[^)]*\)|\bgetattr\([^,()]+,[^,()]+,|(?:\bor|\?\?|\|\|)\s*(0|0\.0|None|null|undefined|''|\x22\x22|\[\]|\{\}|-1)\s*[\),;]?\s*$", "puts a default in place of the missing value"),
+            (r"^\s*(continue|pass|return\s*(None|null|undefined)?)\s*;?\s*$", "skips the item that fails"),
+        ]
+        .iter()
+        .filter_map(|(p, w)| regex(p).ok().map(|r| (r, *w)))
+        .collect()
+    });
+    let mut added: Vec<&str> = Vec::new();
+    let mut removed = 0usize;
+    let diff = similar::TextDiff::from_lines(before, after);
+    for change in diff.iter_all_changes() {
+        match change.tag() {
+            similar::ChangeTag::Insert => added.push(change.value()),
+            similar::ChangeTag::Delete if !change.value().trim().is_empty() => removed += 1,
+            _ => {}
+        }
+    }
+    let added: Vec<&str> = added.into_iter().filter(|l| !l.trim().is_empty()).collect();
+    if added.is_empty() {
+        return (removed > 0).then_some("deletes code");
+    }
+    KINDS
+        .iter()
+        .find(|(re, _)| added.iter().any(|l| re.is_match(l)))
+        .map(|(_, w)| *w)
+}
+
+/// The question is about what something prints or outputs.
+pub fn asks_output(prompt: &str) -> bool {
+    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(r"(?i)(?-u:\b)(print|prints|printed|output|outputs|display|displays|show|shows|says|writes)(?-u:\b)").ok()
+    });
+    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+}
+
+/// The request asks for something new: a file, a test, a function.
+pub fn asks_to_create(prompt: &str) -> bool {
+    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(r"(?i)(?-u:\b)(create|new|add|write|make|generate|put|save)(?-u:\b)").ok()
+    });
+    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+}
+
 /// The request asks something rather than for a change.
 pub fn is_question(prompt: &str) -> bool {
     let p = prompt.trim();
@@ -1534,6 +1603,46 @@ mod tests {
         assert!(!has_code("print(format_list(FRUITS))", "sep=\" | \""));
         assert!(!has_code("RETRIES=3", "retries = 3"));
         assert!(spelled_code("if x >= 3 or y <= 2").is_empty());
+    }
+
+    #[test]
+    fn a_fix_that_hides_the_failure_is_told_from_one_that_removes_it() {
+        let before = "def total(rows):\n    s = 0\n    for r in rows:\n        s += r[\"ammount\"]\n    return s\n";
+        let caught = before.replace(
+            "        s += r[\"ammount\"]\n",
+            "        try:\n            s += r[\"ammount\"]\n        except KeyError:\n            pass\n",
+        );
+        assert_eq!(hides_symptom(before, &caught), Some("catches the error"));
+        let defaulted = before.replace("r[\"ammount\"]", "r.get(\"ammount\", 0)");
+        assert_eq!(
+            hides_symptom(before, &defaulted),
+            Some("puts a default in place of the missing value")
+        );
+        let js = "const t = task.tags;\n";
+        assert_eq!(
+            hides_symptom(js, "const t = task.tags || [];\n"),
+            Some("puts a default in place of the missing value")
+        );
+        let deleted = before.replace("        s += r[\"ammount\"]\n", "");
+        assert_eq!(hides_symptom(before, &deleted), Some("deletes code"));
+        let fixed = before.replace("ammount", "amount");
+        assert_eq!(hides_symptom(before, &fixed), None);
+    }
+
+    #[test]
+    fn an_answer_is_held_to_the_output_it_quotes() {
+        let printed = "Stand-ups: Tue 27, Wed 28\nTotal:   2";
+        assert!(quotes_output(
+            "It prints:\n```\nStand-ups: Tue 27, Wed 28\nTotal: 2\n```",
+            printed
+        ));
+        assert!(!quotes_output(
+            "It prints `Stand-ups: Tue 27, Wed 29` and Total: 2",
+            printed
+        ));
+        assert!(!quotes_output("It prints the stand-up days.", printed));
+        assert!(asks_to_create("Write tests in a new file test_x.py"));
+        assert!(!asks_to_create("Why does app.py crash?"));
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! call right after its error is not run again; budgets end the turn.
 
 mod asking;
+mod asserts;
 pub mod batch;
+mod candidates;
 mod checkpoints;
 mod compact;
 mod focus;
@@ -18,8 +20,10 @@ mod progress;
 pub mod prompt;
 mod rebuild;
 pub mod recover;
+mod rename;
 pub mod service;
 mod session_ops;
+mod stall;
 mod stats;
 mod structured;
 mod trace;
@@ -601,7 +605,23 @@ impl Agent {
             if let Some(f) = self.probe(&mut state, cancel).await {
                 found.push_str(&f);
             }
+            if let Some(f) = self.mechanical_rename(&mut state, cancel).await {
+                found.push_str(&f);
+            }
             if let Some(f) = self.focused_change(&mut state, cancel).await {
+                found.push_str(&f);
+            }
+            // `editFormat: whole`: the files the request is about, asked
+            // for in full as text before the model's first look.
+            if self.settings.edit_format == crate::config::EditFormat::Whole
+                && state.mutations == 0
+                && !state.settled
+                && self.edit_task(&state)
+                && let Some(f) = self
+                    .deliver_whole(&mut state, "editFormat is whole", cancel)
+                    .await
+            {
+                found.push_str("\n\n");
                 found.push_str(&f);
             }
         }
@@ -640,6 +660,9 @@ impl Agent {
         if logged.is_ok() {
             self.turn_starts.push(self.messages.len() - 1);
             self.messages.push(message);
+            for path in &attached {
+                self.note_shown(&mut state, path, 0);
+            }
         }
         let (outcome, error) = match logged {
             Err(e) => (Outcome::Failed, Some(e.to_string())),
@@ -672,6 +695,7 @@ impl Agent {
         self.warn_left_errors(&state);
         if self.harness_on() && outcome != Outcome::Cancelled {
             self.flag_unbacked(&mut state);
+            self.hold_to_evidence(&mut state);
         }
         let usage = self.usage.minus(&usage_before);
         let requests = self.budget.used().saturating_sub(requests_before);
@@ -684,6 +708,7 @@ impl Agent {
             if !state.command_changes.is_empty() {
                 notes.push(changed_words(&state.command_changes));
             }
+            notes.extend(state.candidate_notes.iter().cloned());
             for u in &state.unbacked {
                 notes.push(format!("unbacked claim: {u}"));
             }
@@ -739,6 +764,7 @@ impl Agent {
         let mut round = 0;
         loop {
             round += 1;
+            st.round = round;
             // Fixed by mm before the model's first look, with nothing more
             // asked: the first reply is the answer, not more tool calls.
             let tools_on = !(st.answer_in_text || (st.settled && round == 1));
@@ -833,6 +859,20 @@ impl Agent {
             if cancel.is_cancelled() {
                 return Ok(Outcome::Cancelled);
             }
+            // Reads and rereads with nothing written: the file is asked
+            // for whole, as text.
+            if self.stalled(st) {
+                let why = if st.bad_rounds >= 2 {
+                    "the tool calls kept failing to parse"
+                } else {
+                    "the model read without writing for several rounds"
+                };
+                if let Some(text) = self.deliver_whole(st, why, cancel).await {
+                    self.push(Message::user(text))?;
+                    st.read_rounds = 0;
+                    st.history.clear();
+                }
+            }
             let looping = if st.repeat_rounds >= MAX_REPEAT_ROUNDS {
                 Some("the model kept repeating calls that had already failed".to_string())
             } else {
@@ -847,6 +887,18 @@ impl Agent {
             if let Some(why) = looping {
                 st.stopped = Some(format!("stopped a loop: {why}"));
                 self.notice(Level::Warning, format!("{why}: asking for a final report"));
+                // An edit task about to end with nothing written: the file
+                // asked for whole first, so the turn still delivers.
+                if self.on(crate::config::Behaviour::Stall)
+                    && !st.stall_tried
+                    && st.written.is_empty()
+                    && self.edit_task(st)
+                    && let Some(text) = self
+                        .deliver_whole(st, "the model was going round in circles", cancel)
+                        .await
+                {
+                    self.push(Message::user(text))?;
+                }
                 return self.final_report(st, round, cancel).await;
             }
             if round >= max_rounds {
@@ -1509,6 +1561,107 @@ impl Agent {
 
     /// Why a change to an existing test file is refused, naming the code
     /// the test imports when mm can tell.
+    /// The file's content as it is now, when it is a small regular file.
+    fn content_now(&self, rel: &str) -> Option<String> {
+        let r = self.tools.sandbox.check_read(rel).ok()?;
+        let bytes = crate::paths::read_regular(&r.abs, 256 * 1024).ok()?;
+        String::from_utf8(bytes).ok()
+    }
+
+    /// Notes that the newest message shows `rel` whole, as it is now.
+    fn note_shown(&self, st: &mut TurnState, rel: &str, round: u32) {
+        let (Some(content), Some(message)) =
+            (self.content_now(rel), self.messages.len().checked_sub(1))
+        else {
+            return;
+        };
+        // A read shows this many lines at most: a longer file is not whole.
+        if content.lines().count() > tools::fs::DEFAULT_READ_LINES {
+            return;
+        }
+        st.shown.insert(
+            rel.to_string(),
+            Shown {
+                content: text_hash(&content),
+                message,
+                message_hash: text_hash(self.messages[message].text()),
+                round,
+            },
+        );
+    }
+
+    /// A whole read of a file the model has in view this turn, unchanged
+    /// since: the one line to send instead of the file again.
+    fn unchanged_read(
+        &self,
+        st: &TurnState,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<String> {
+        if !self.on(crate::config::Behaviour::Reread)
+            || tools::arg_u64(args, "offset").is_some_and(|o| o > 1)
+            || tools::arg_u64(args, "limit").is_some()
+        {
+            return None;
+        }
+        let r = self
+            .tools
+            .sandbox
+            .check_read(tools::arg_str(args, "path")?)
+            .ok()?;
+        let seen = st.shown.get(&r.rel)?;
+        let still_sent = self
+            .messages
+            .get(seen.message)
+            .is_some_and(|m| text_hash(m.text()) == seen.message_hash)
+            && self.shed.sends(seen.message);
+        if !still_sent || text_hash(&self.content_now(&r.rel)?) != seen.content {
+            return None;
+        }
+        let when = match seen.round {
+            0 => "it is attached to the request above".to_string(),
+            n => format!("you read it in round {n}; it is above"),
+        };
+        let next = if st.question {
+            "Answer from it."
+        } else {
+            "Make the change now (edit_file, or write_file with the whole file), or answer."
+        };
+        Some(format!(
+            "{} is unchanged since you saw it ({when}). It is not sent again. {next}",
+            r.rel
+        ))
+    }
+
+    /// A write to `path`, an existing file the request does not name,
+    /// while the request names a file to create that does not exist yet:
+    /// the refusal that names the file asked for.
+    fn named_elsewhere(&self, st: &TurnState, path: &str) -> Option<String> {
+        let r = self.tools.sandbox.check_read(path).ok()?;
+        if !r.abs.is_file() {
+            return None;
+        }
+        let named = harness::named_files(&st.prompt);
+        if named.contains(&r.rel) || !harness::asks_to_create(&st.prompt) {
+            return None;
+        }
+        let missing: Vec<&String> = named
+            .iter()
+            .filter(|f| {
+                self.tools
+                    .sandbox
+                    .check_read(f)
+                    .is_ok_and(|n| !n.abs.exists())
+            })
+            .collect();
+        let wanted = missing.first()?;
+        Some(format!(
+            "refused: the request asks for {wanted}, which does not exist yet, and this call writes {} instead. Nothing was written. Create {wanted} with write_file (path \"{wanted}\", the whole content); change {} only if the request needs it, after that.\n{}",
+            r.rel,
+            r.rel,
+            harness::restate(&st.prompt)
+        ))
+    }
+
     fn test_file_refusal(&self, path: &str, prompt: &str) -> String {
         let root = self.tools.sandbox.root();
         let code = std::fs::read_to_string(root.join(path)).unwrap_or_default();
@@ -1620,8 +1773,11 @@ impl Agent {
                 self.finish_call(call, "", out)?;
             }
             st.repeat_rounds = 0;
+            st.bad_rounds += 1;
             return Ok(());
         }
+        let reads_only = calls.iter().all(|c| stall::is_read_call(&c.name));
+        st.read_rounds = if reads_only { st.read_rounds + 1 } else { 0 };
         let previous = std::mem::take(&mut st.failures);
         let mut all_repeats = true;
         for (call, check) in calls.iter().zip(checked) {
@@ -1770,6 +1926,19 @@ impl Agent {
             let text_only = matches!(call.name.as_str(), "edit_file" | "write_file")
                 && self.harness_on()
                 && st.text_only;
+            // A file the model has in view, unchanged since: one line, not
+            // the file again (a small model rereads what it was given).
+            let reread = (call.name == "read_file")
+                .then(|| self.unchanged_read(st, &args))
+                .flatten();
+            st.rereads += u32::from(reread.is_some());
+            // The request names a file to create, and the model writes to
+            // another one it does not name (tests into the module).
+            let elsewhere = matches!(call.name.as_str(), "edit_file" | "write_file")
+                .then(|| tools::arg_str(&args, "path"))
+                .flatten()
+                .filter(|_| self.on(crate::config::Behaviour::Named))
+                .and_then(|p| self.named_elsewhere(st, p));
             st.answer_in_text |= text_only;
             let mut out = match &test_file {
                 None if text_only => ToolOutput::refused(format!(
@@ -1808,6 +1977,10 @@ impl Agent {
                         "refused: the request names {old}, and this edit renames it to {new}; the request does not ask for a rename. Nothing was written. Keep the name {old} and change only what the request asks.\n{}",
                         harness::restate(&st.prompt)
                     ))
+                }
+                None if reread.is_some() => ToolOutput::ok(reread.clone().unwrap_or_default()),
+                None if elsewhere.is_some() => {
+                    ToolOutput::refused(elsewhere.clone().unwrap_or_default())
                 }
                 None if edit_again => ToolOutput::refused(format!(
                     "refused: this exact edit was already made in this turn; making it again would change the file a second time. Nothing was written. read_file {} to see it as it is now.\n{}",
@@ -1853,6 +2026,19 @@ impl Agent {
                 let changed = self.record_command_changes(before).await?;
                 st.note_command_changes(changed);
             }
+            // The same content written again: the change is made already,
+            // which a small model that loops on it needs to hear.
+            if self.harness_on()
+                && call.name == "write_file"
+                && out.status == ToolStatus::Ok
+                && out
+                    .text
+                    .ends_with("already has this content; nothing written")
+            {
+                out.text.push_str(
+                    ". That change is made already. If the request is done, give your answer now; if not, change only what is left.",
+                );
+            }
             st.history.push(batch::step_hash(&key, &out.text));
             if matches!(out.status, ToolStatus::Error | ToolStatus::Refused) {
                 st.failures.insert(key, out.text.clone());
@@ -1888,6 +2074,13 @@ impl Agent {
                 && !st.written.contains(&change.path)
             {
                 st.written.push(change.path.clone());
+            }
+            if let Some(change) = &out.change {
+                if out.approved {
+                    st.approved.insert(change.path.clone());
+                } else {
+                    st.approved.remove(&change.path);
+                }
             }
             // What the server says of the files that use the changed one
             // counts at the end of the turn like the file's own errors.
@@ -1934,8 +2127,11 @@ impl Agent {
                         .as_ref()
                         .is_some_and(|t| Some(&t.command) == st.repro.as_ref());
                 let failure = st.last_failure.clone().unwrap_or_default();
+                // A change a person approved stays: mm says what fails.
                 let undone = match out.change.clone().map(|c| *c) {
-                    Some(change) if repro_broke => self.roll_back(st, &change, cancel).await,
+                    Some(change) if repro_broke && !out.approved => {
+                        self.roll_back(st, &change, cancel).await
+                    }
                     _ => None,
                 };
                 match undone {
@@ -1972,7 +2168,18 @@ impl Agent {
                     ));
                 }
             }
+            let full_read = call.name == "read_file"
+                && reread.is_none()
+                && out.status == ToolStatus::Ok
+                && tools::arg_u64(&args, "offset").is_none_or(|o| o <= 1)
+                && tools::arg_u64(&args, "limit").is_none();
             self.finish_call(call, &summary, out)?;
+            if full_read
+                && let Some(path) = tools::arg_str(&args, "path")
+                && let Ok(r) = self.tools.sandbox.check_read(path)
+            {
+                self.note_shown(st, &r.rel, st.round);
+            }
         }
         st.repeat_rounds = if all_repeats { st.repeat_rounds + 1 } else { 0 };
         Ok(())
@@ -1997,6 +2204,26 @@ fn turn_new_errors(st: &TurnState, path: &str, check: &crate::lsp::Check) -> usi
             None => true,
         })
         .count()
+}
+
+/// A file's content as the model was shown it this turn, and where.
+#[derive(Clone, Copy)]
+struct Shown {
+    /// A hash of the file's content then.
+    content: u64,
+    /// The message that holds it, and a hash of that message's text (a
+    /// compaction or a cut message is no longer what the model sees).
+    message: usize,
+    message_hash: u64,
+    /// The round it was read in (0: attached to the request).
+    round: u32,
+}
+
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
 }
 
 /// What a turn accumulates across its rounds.
@@ -2090,6 +2317,42 @@ struct TurnState {
     baselines: HashMap<String, Option<Vec<String>>>,
     /// The model was told once about errors its changes left.
     told_errors: bool,
+    /// Files whose latest change this turn a person approved: mm undoes
+    /// none of them (it says what still fails instead).
+    approved: std::collections::HashSet<String>,
+    /// The round the turn is in.
+    round: u32,
+    /// What candidate changes came to this turn ("3 candidates tried, the
+    /// 2nd passed"), for the receipt.
+    candidate_notes: Vec<String>,
+    /// Candidates were tried after a change of the model's this turn.
+    tried_candidates: bool,
+    /// Rounds in a row whose calls only read (see `stall`).
+    read_rounds: u32,
+    /// Reads of a file the model had in view, unchanged, this turn.
+    rereads: u32,
+    /// Rounds whose calls did not parse.
+    bad_rounds: u32,
+    /// The whole file was asked for this turn (see `stall`).
+    stall_tried: bool,
+    /// The request's command failed before the turn changed anything:
+    /// its failure as shown then.
+    first_failure: Option<String>,
+    /// Checks from the request were asked for this turn (see `asserts`).
+    asserts_tried: bool,
+    /// Their command, a check candidates are tried against too.
+    request_checks: Option<String>,
+    /// What the request's command printed when it last passed.
+    repro_output: Option<String>,
+    /// The model was asked once whether a now-passing command's output is
+    /// what the request expects.
+    told_exit0: bool,
+    /// A question's command as mm ran it, and what it printed.
+    printed: Option<(String, String)>,
+    /// The answer was sent back once for not quoting that output.
+    told_printed: bool,
+    /// Files whose whole content is in view this turn: path -> where.
+    shown: HashMap<String, Shown>,
     /// Each file's contents through the turn: as the turn found it, then
     /// after each change of mm's tools (to put back the last that parses).
     versions: HashMap<String, Vec<std::sync::Arc<str>>>,

@@ -38,6 +38,11 @@ impl Shed {
     pub(super) fn is_empty(&self) -> bool {
         self.elided.is_empty() && self.from == 0
     }
+
+    /// Whether the message at `index` goes out whole with each request.
+    pub(super) fn sends(&self, index: usize) -> bool {
+        index >= self.from && !self.elided.contains(&index)
+    }
 }
 
 /// What the model sees in place of an output that was left out.

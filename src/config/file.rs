@@ -21,6 +21,34 @@ pub enum Ui {
     Tui,
 }
 
+/// How an edit task's change is asked for: the model edits with its
+/// tools (`tools`), or mm first asks for each file the request names in
+/// full, as text, and writes it (`whole`), as Aider's whole-file format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EditFormat {
+    #[default]
+    Tools,
+    Whole,
+}
+
+impl EditFormat {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "tools" => Some(EditFormat::Tools),
+            "whole" => Some(EditFormat::Whole),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EditFormat::Tools => "tools",
+            EditFormat::Whole => "whole",
+        }
+    }
+}
+
 /// How much the tools may do without asking.
 /// Ordered from least to most: a ceiling is a `min`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
@@ -214,6 +242,18 @@ pub struct AgentFile {
     /// The checking loops (verify, reproduce, claim checks, re-asks);
     /// default true.
     pub harness: Option<bool>,
+    /// Harness behaviours turned off one by one, to measure each
+    /// (`reread`, `stall`, `asserts`, `candidates`, `exit0`, `evidence`,
+    /// `rename`, `named`).
+    pub harness_off: Option<Vec<String>>,
+    /// How an edit task's change is asked for: `tools` (default) or
+    /// `whole` (each named file in full, as text).
+    pub edit_format: Option<EditFormat>,
+    /// Alternative changes tried against a failing check, each in a
+    /// scratch copy (default 3; 0: none).
+    pub candidates: Option<u32>,
+    /// Time the candidates of one turn may take together (default 240s).
+    pub candidate_time: Option<GoDuration>,
     /// Compact the conversation when the next request would fill this
     /// share of the window, in percent (default 80; 0: never on its own).
     pub compact_at: Option<u32>,

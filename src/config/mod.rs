@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use file::{AgentFile, ConfigError, ContextMode, SandboxMode, SubAgentRef};
+pub use file::{AgentFile, ConfigError, ContextMode, EditFormat, SandboxMode, SubAgentRef};
 pub use provider::{ProviderInfo, ProviderKind};
 
 /// Default completion cap for local servers. llama-server has no cap of its
@@ -38,6 +38,10 @@ pub struct Overrides {
     pub max_requests: Option<u32>,
     /// `-no-harness`.
     pub no_harness: bool,
+    /// `-harness-off LIST`.
+    pub harness_off: Option<String>,
+    /// `-edit-format tools|whole`.
+    pub edit_format: Option<EditFormat>,
     /// `-ctx compact|rebuild`.
     pub context_mode: Option<file::ContextMode>,
     /// `-no-skills`.
@@ -74,6 +78,84 @@ pub struct SubAgent {
     pub yolo: bool,
     /// The file as it was when the asker loaded its settings.
     pub digest: Option<u64>,
+}
+
+/// A harness behaviour that can be turned off on its own, to measure it
+/// (`harnessOff`, `-harness-off`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behaviour {
+    /// A read of a file the model already has comes back as one line.
+    Reread,
+    /// An edit task stalled on reads gets the whole file asked for as text.
+    Stall,
+    /// Checks written from the request's own words, run against the change.
+    Asserts,
+    /// Alternative changes tried in scratch copies against a failing check.
+    Candidates,
+    /// A command that now exits 0 is still questioned (output, symptom).
+    Exit0,
+    /// Exact values and output in an answer are held to the tools' results.
+    Evidence,
+    /// A rename request is done by a word-bounded replace across files.
+    Rename,
+    /// A write to another file than the one the request names is refused.
+    Named,
+}
+
+impl Behaviour {
+    pub const ALL: [Behaviour; 8] = [
+        Behaviour::Reread,
+        Behaviour::Stall,
+        Behaviour::Asserts,
+        Behaviour::Candidates,
+        Behaviour::Exit0,
+        Behaviour::Evidence,
+        Behaviour::Rename,
+        Behaviour::Named,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Behaviour::Reread => "reread",
+            Behaviour::Stall => "stall",
+            Behaviour::Asserts => "asserts",
+            Behaviour::Candidates => "candidates",
+            Behaviour::Exit0 => "exit0",
+            Behaviour::Evidence => "evidence",
+            Behaviour::Rename => "rename",
+            Behaviour::Named => "named",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Behaviour> {
+        Behaviour::ALL.into_iter().find(|b| b.as_str() == s.trim())
+    }
+}
+
+/// The behaviours the flag (comma-separated) or the config key turn off;
+/// the flag wins. An unknown name is an error that lists the known ones.
+fn behaviours_off(flag: Option<&str>, key: Option<&[String]>) -> Result<Vec<Behaviour>, String> {
+    let names: Vec<String> = match (flag, key) {
+        (Some(f), _) => f
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_string)
+            .collect(),
+        (None, Some(k)) => k.to_vec(),
+        (None, None) => Vec::new(),
+    };
+    names
+        .iter()
+        .map(|n| {
+            Behaviour::parse(n).ok_or_else(|| {
+                format!(
+                    "harnessOff: unknown behaviour {n:?}; known: {}",
+                    Behaviour::ALL.map(Behaviour::as_str).join(", ")
+                )
+            })
+        })
+        .collect()
 }
 
 /// The resolved settings of one agent.
@@ -140,6 +222,14 @@ pub struct Settings {
     pub verify_attempts: u32,
     /// The checking loops are on (`-no-harness` / `harness: false` turn them off).
     pub harness: bool,
+    /// Harness behaviours turned off (`harnessOff`, `-harness-off`).
+    pub harness_off: Vec<Behaviour>,
+    /// Alternative changes tried against a failing check (`candidates`).
+    pub candidates: u32,
+    /// How an edit task's change is asked for (`editFormat`).
+    pub edit_format: EditFormat,
+    /// The time all candidates of a turn may take (`candidateTime`).
+    pub candidate_time: Duration,
     /// Compact at this share of the window, in percent (0: only `/compact`).
     pub compact_at: u32,
     /// `contextMode` / `-ctx`: how requests are made from the conversation.
@@ -567,6 +657,14 @@ pub fn resolve(
         }),
         verify_attempts: merged.verify_attempts.unwrap_or(3),
         harness: !flags.no_harness && merged.harness.unwrap_or(true),
+        harness_off: behaviours_off(flags.harness_off.as_deref(), merged.harness_off.as_deref())
+            .map_err(err)?,
+        candidates: merged.candidates.unwrap_or(3).min(8),
+        edit_format: flags.edit_format.or(merged.edit_format).unwrap_or_default(),
+        candidate_time: merged
+            .candidate_time
+            .map(|d| d.0)
+            .unwrap_or(Duration::from_secs(240)),
         compact_at,
         context_mode: flags
             .context_mode
@@ -625,6 +723,10 @@ fn overlay(base: &mut AgentFile, top: AgentFile) {
         verify,
         verify_attempts,
         harness,
+        harness_off,
+        candidates,
+        candidate_time,
+        edit_format,
         compact_at,
         context_mode,
         aux_model,

@@ -377,6 +377,33 @@ impl Sandbox {
         cmd
     }
 
+    /// The command that runs `sh -c script` in a scratch copy of the
+    /// workspace that mm made outside it (`tools::scratch`): in the fence,
+    /// the copy writable as a workspace would be, everything else
+    /// read-only, no network, nothing the user let through. None without
+    /// a fence: code mm runs unasked runs only inside one.
+    pub fn scratch_command(&self, scratch: &Path, script: &str) -> Option<tokio::process::Command> {
+        if !self.fence.is_on() {
+            return None;
+        }
+        let mut cmd = self
+            .fence
+            .argv(
+                scratch,
+                scratch,
+                Access::Project,
+                false,
+                "sh",
+                &["-c", script],
+            )
+            .command();
+        cmd.current_dir(scratch);
+        env::apply(&mut cmd);
+        cmd.env("TMPDIR", "/tmp");
+        procs::own_session(&mut cmd);
+        Some(cmd)
+    }
+
     /// The file-system checks a verdict asked for; Err says what failed.
     fn run_checks(&self, checks: &[Check]) -> Result<(), String> {
         // The path resolver forgives spaces around a file tool's path; a

@@ -15,7 +15,7 @@ use crate::protocol::{ChangeKind, FileChange};
 use crate::sandbox::{Resolved, Sandbox};
 
 /// Lines returned when the model does not say how many.
-const DEFAULT_READ_LINES: usize = 500;
+pub const DEFAULT_READ_LINES: usize = 500;
 /// A read returns at most this much text; a small model's window is the limit.
 const MAX_READ_BYTES: usize = 24 * 1024;
 /// Longer lines are cut (minified files would fill the window in one line).

@@ -12,6 +12,7 @@ pub mod fs;
 pub mod guard;
 pub mod nav;
 pub mod probe;
+pub mod scratch;
 pub mod search;
 pub mod syntax;
 
@@ -56,6 +57,8 @@ pub struct ToolOutput {
     pub warning: Option<String>,
     /// Errors the change brought into files that use the changed one.
     pub dependents: Vec<(String, crate::lsp::Check)>,
+    /// A person said yes to this change: nothing of mm's may undo it.
+    pub approved: bool,
 }
 
 impl ToolOutput {
@@ -79,6 +82,7 @@ impl ToolOutput {
             check: None,
             warning: None,
             dependents: Vec::new(),
+            approved: false,
         }
     }
     pub fn with_change(mut self, change: FileChange) -> Self {
@@ -430,10 +434,11 @@ async fn run_one(
                 _ => None,
             };
             match approve_change(env, pending, ctx).await {
-                Ok((pending, note)) => {
+                Ok((pending, note, approved)) => {
                     let abs = pending.r.abs.clone();
                     let rel = pending.r.rel.clone();
                     let mut out = fs::commit(env, pending, ctx.cancel.is_cancelled(), &note);
+                    out.approved = approved && out.change.is_some();
                     if let (Some(lsp), Some(change)) = (&env.lsp, &out.change)
                         && let Some(check) = lsp
                             .check_write(ctx.call_id, &abs, &change.after, ctx.cancel)
@@ -712,9 +717,9 @@ async fn approve_change(
     env: &ToolEnv,
     mut pending: fs::Pending,
     ctx: &CallCtx<'_>,
-) -> Result<(fs::Pending, String), ToolOutput> {
+) -> Result<(fs::Pending, String, bool), ToolOutput> {
     let key = match env.sandbox.edit_decision(&pending.r.rel) {
-        crate::sandbox::EditDecision::Apply => return Ok((pending, String::new())),
+        crate::sandbox::EditDecision::Apply => return Ok((pending, String::new(), false)),
         crate::sandbox::EditDecision::Ask { key } => key,
     };
     let change = pending.change();
@@ -748,10 +753,10 @@ async fn approve_change(
         Answer::Unattended => return Err(ToolOutput::refused(HEADLESS_REFUSAL)),
     };
     match decision {
-        ApprovalDecision::Yes => Ok((pending, String::new())),
+        ApprovalDecision::Yes => Ok((pending, String::new(), true)),
         ApprovalDecision::Always => {
             env.sandbox.remember(&key);
-            Ok((pending, String::new()))
+            Ok((pending, String::new(), true))
         }
         ApprovalDecision::No { reason } => Err(ToolOutput::refused(match reason {
             Some(r) => format!("the user rejected this change to {}: {r}", pending.r.rel),
@@ -786,7 +791,7 @@ async fn approve_change(
                     rejected.join(", ")
                 )
             };
-            Ok((pending, note))
+            Ok((pending, note, true))
         }
     }
 }

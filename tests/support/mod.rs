@@ -64,7 +64,9 @@ struct State {
 /// test's script is the conversation's alone.
 fn is_side(body: &Value) -> bool {
     let system = body["messages"][0]["content"].as_str().unwrap_or("");
-    system.starts_with("You fix bugs.") || system.starts_with("You change code as asked.")
+    system.starts_with("You fix bugs.")
+        || system.starts_with("You change code as asked.")
+        || system.starts_with("You write test checks")
 }
 
 pub struct Server {

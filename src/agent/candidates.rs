@@ -1,0 +1,259 @@
+//! Candidates tried by execution. When a check exists (the request's
+//! command, the tests, the request's own assertions) and the code fails
+//! it, mm asks for the function the failure points at, corrected, in a
+//! small request of its own (see `focus`), several times at rising
+//! temperatures. Each answer is tried in a scratch copy of the workspace
+//! (`tools::scratch`, in the fence); the first with which every check
+//! passes is written, through the usual write and its approval. A
+//! candidate that fails is never written, so nothing is undone.
+
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::focus::{self, SYSTEM};
+use super::{Agent, TurnState, harness};
+use crate::config::Behaviour;
+use crate::protocol::Level;
+use crate::tools::{guard, scratch};
+
+/// The temperatures the candidates are asked at, in order: the first is
+/// the model's best guess, the others spread out.
+const TEMPERATURES: [f64; 8] = [0.2, 0.7, 0.9, 1.0, 1.1, 1.2, 1.2, 1.2];
+
+/// "1st", "2nd", "3rd", "4th"...
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
+}
+
+/// What the receipt and the user hear of a set of candidates.
+pub fn tally(tried: usize, passed: Option<usize>) -> String {
+    let head = format!(
+        "{tried} candidate{} tried",
+        if tried == 1 { "" } else { "s" }
+    );
+    match passed {
+        Some(k) => format!("{head}, the {} passed", ordinal(k)),
+        None => format!("{head}, none passed"),
+    }
+}
+
+impl Agent {
+    /// How many candidates a failing check gets: `candidates` with the
+    /// behaviour on; two (asked and tried in place, as before it) without.
+    fn candidate_count(&self) -> usize {
+        if self.on(Behaviour::Candidates) {
+            self.settings.candidates as usize
+        } else {
+            2
+        }
+    }
+
+    /// The checks a candidate must pass, in the order `run_checks` runs
+    /// them.
+    pub(super) fn check_commands(&self, st: &TurnState) -> Vec<String> {
+        let mut commands: Vec<String> = Vec::new();
+        for c in [
+            st.repro.clone(),
+            st.verify.clone(),
+            st.request_checks.clone(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if !commands.contains(&c) {
+                commands.push(c);
+            }
+        }
+        commands
+    }
+
+    /// The checks fail with `failure` (from `command`): candidates for the
+    /// functions it points at, tried in scratch copies; the first that
+    /// passes is written. Returns what to tell the model, or None when
+    /// nothing was written. Without a fence, the old way: asked twice and
+    /// tried in place (`focused_fix`).
+    pub(super) async fn fix_by_candidates(
+        &mut self,
+        st: &mut TurnState,
+        command: &str,
+        failure: &str,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        if !self.harness_on() || st.question {
+            return None;
+        }
+        let count = self.candidate_count();
+        if count == 0 {
+            return None;
+        }
+        if !self.tools.sandbox.fence().is_on() {
+            return self.focused_fix(st, command, failure, cancel).await;
+        }
+        let sources = self.sources_now();
+        let t = focus::target(failure, &st.prompt, &sources)?;
+        let before = sources.iter().find(|(p, _)| *p == t.file)?.1.clone();
+        let ask = focus::request(&st.prompt, command, failure, &t);
+        let checks = self.check_commands(st);
+        if checks.is_empty() {
+            return None;
+        }
+        let started = Instant::now();
+        let budget = self.settings.candidate_time;
+        let mut copy: Option<scratch::Scratch> = None;
+        let mut tried: Vec<String> = Vec::new();
+        let mut winner: Option<(String, Vec<String>)> = None;
+        for temperature in TEMPERATURES.iter().take(count) {
+            if started.elapsed() >= budget || cancel.is_cancelled() {
+                break;
+            }
+            let Some(reply) = self.side_request(SYSTEM, &ask, *temperature, cancel).await else {
+                break;
+            };
+            let Some((after, changed)) = focus::apply(&before, &reply, &t.names) else {
+                continue;
+            };
+            if tried.contains(&after) {
+                continue;
+            }
+            tried.push(after.clone());
+            if copy.is_none() {
+                copy = scratch::copy(&self.tools);
+            }
+            let Some(sc) = copy.as_mut() else {
+                break;
+            };
+            sc.reset();
+            if !sc.write(&t.file, &after) {
+                break;
+            }
+            let left = budget.saturating_sub(started.elapsed());
+            if self
+                .passes_in_scratch(sc, &checks, left, cancel)
+                .await
+                .is_some_and(|ok| ok)
+            {
+                winner = Some((after, changed));
+                break;
+            }
+        }
+        let n = tried.len();
+        if n == 0 {
+            return None;
+        }
+        let Some((after, changed)) = winner else {
+            self.notice(
+                Level::Info,
+                format!(
+                    "{} for {} in {} (scratch copies; nothing written)",
+                    tally(n, None),
+                    t.names.join(", "),
+                    t.file
+                ),
+            );
+            st.candidate_notes.push(tally(n, None));
+            return None;
+        };
+        let words = tally(n, Some(n));
+        let label = format!("fix {} in {} ({words})", changed.join(", "), t.file);
+        if !self.own_write(st, &t.file, after, &label, cancel).await {
+            return None;
+        }
+        st.candidate_notes.push(words.clone());
+        self.notice(
+            Level::Info,
+            format!(
+                "{words}: {} in {} changed; `{}` passes in a scratch copy",
+                changed.join(", "),
+                t.file,
+                checks.join("`, `")
+            ),
+        );
+        // The workspace is the judge: run the checks there too.
+        let verdict = match self.run_checks(st, cancel).await {
+            None => {
+                let summary = st
+                    .tests
+                    .as_ref()
+                    .map(|r| format!(" ({})", r.summary))
+                    .unwrap_or_default();
+                format!("`{command}` passes now{summary}")
+            }
+            Some((c, out)) => {
+                let lines = self.failure_lines(&out.text);
+                st.last_failure = Some(lines.clone());
+                format!("but in the workspace `{c}` fails:\n{lines}\n")
+            }
+        };
+        let body = self
+            .content_now(&t.file)
+            .map(|b| {
+                changed
+                    .iter()
+                    .filter_map(|n| guard::block_of(&b, n))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default();
+        Some(format!(
+            "\n[mm asked for {} alone with this failure {n} time(s) and tried each answer in a scratch copy: the {} passes, and mm changed {} to it; {verdict}. It is now:]\n```\n{body}```\nDo not change it again: check the change against the request and answer.",
+            changed.join(", "),
+            ordinal(n),
+            t.file,
+        ))
+    }
+
+    /// Whether every check passes in the scratch copy (None: one could not
+    /// run, or the time ran out).
+    async fn passes_in_scratch(
+        &self,
+        sc: &scratch::Scratch,
+        checks: &[String],
+        left: Duration,
+        cancel: &CancellationToken,
+    ) -> Option<bool> {
+        let started = Instant::now();
+        for command in checks {
+            let left = left.saturating_sub(started.elapsed());
+            if left.is_zero() {
+                return None;
+            }
+            let f = sc
+                .run(
+                    &self.tools,
+                    command,
+                    left.min(self.tools.bash_timeout),
+                    cancel,
+                )
+                .await?;
+            if f.timed_out || f.cancelled {
+                return None;
+            }
+            if f.exit_code != Some(0) || harness::ran_no_tests(&f.output) {
+                return Some(false);
+            }
+        }
+        Some(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tally_says_which_passed() {
+        assert_eq!(tally(3, Some(2)), "3 candidates tried, the 2nd passed");
+        assert_eq!(tally(1, Some(1)), "1 candidate tried, the 1st passed");
+        assert_eq!(tally(4, None), "4 candidates tried, none passed");
+        assert_eq!(ordinal(11), "11th");
+        assert_eq!(ordinal(23), "23rd");
+    }
+}

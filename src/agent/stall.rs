@@ -1,0 +1,327 @@
+//! A stalled model still delivers. A small model given an edit task
+//! sometimes reads and rereads the files it was given and never writes,
+//! or its tool calls keep failing to parse. The same model, asked in a
+//! request of its own for the whole file as text, writes it. So when an
+//! edit task has gone `STALL_ROUNDS` rounds with reads only (fewer when it
+//! reread a file it had in view), or two rounds of calls that did not
+//! parse, mm asks, without tools, for each file the request is about in
+//! full, and writes what comes back through the same checks as a
+//! `write_file` (no definition lost, no unasked rename, the code the
+//! request spells out present), then runs the checks. The model goes on
+//! from there.
+
+use std::sync::LazyLock;
+
+use regex::Regex;
+use tokio_util::sync::CancellationToken;
+
+use super::focus::{CHANGE_SYSTEM, MAX_FILE_LINES, change_of, fence_language};
+use super::{Agent, TurnState, harness};
+use crate::config::Behaviour;
+use crate::protocol::Level;
+
+/// Rounds of reads only before mm asks for the file itself.
+const STALL_ROUNDS: u32 = 3;
+/// As many, when the model reread a file it had in view.
+const STALL_ROUNDS_REREAD: u32 = 2;
+/// Rounds whose calls did not parse before mm asks for the file.
+const BAD_ROUNDS: u32 = 2;
+/// Context files (a specification, notes) sent with the request, at most.
+const MAX_CONTEXT_BYTES: usize = 12 * 1024;
+/// Tokens a whole-file reply may take.
+const WHOLE_CAP: u64 = 3072;
+
+/// A file to write whole: its path and content (None: to be created).
+type Target = (String, Option<String>);
+
+/// A call that only looks: it changes nothing.
+pub fn is_read_call(name: &str) -> bool {
+    matches!(
+        name,
+        "read_file" | "list_dir" | "glob" | "grep" | "read_skill"
+    ) || (name.starts_with("lsp_") && name != "lsp_rename")
+}
+
+static DOC_FILE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| harness::regex(r"[A-Za-z0-9_./-]+\.(?:md|txt|rst|adoc)(?-u:\b)").ok());
+
+/// The documents (a specification, notes) the request names.
+pub fn named_docs(prompt: &str) -> Vec<String> {
+    let Some(re) = DOC_FILE.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for m in re.find_iter(prompt) {
+        let f = m.as_str().trim_start_matches("./").to_string();
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// The request for one file, whole: the request, the context files, the
+/// file as it is (or that it is new), and what to write.
+pub fn whole_request(
+    prompt: &str,
+    file: &str,
+    before: Option<&str>,
+    context: &[(String, String)],
+) -> String {
+    let mut text = format!("The request: {}\n", prompt.trim());
+    for (name, body) in context {
+        text.push_str(&format!(
+            "\n{name}:\n```{}\n{}\n```\n",
+            fence_language(name),
+            body.trim_end()
+        ));
+    }
+    match before {
+        Some(b) => text.push_str(&format!(
+            "\n{file} is now:\n```{}\n{}\n```\nWrite {file} in full, with the part of the request that is in {file} done. Keep everything else in it as it is.",
+            fence_language(file),
+            b.trim_end()
+        )),
+        None => text.push_str(&format!(
+            "\n{file} does not exist yet. Write {file} in full, as the request asks."
+        )),
+    }
+    text
+}
+
+impl Agent {
+    /// An edit task: not a question, not a request for text, and the
+    /// tools can write.
+    pub(super) fn edit_task(&self, st: &TurnState) -> bool {
+        !st.question
+            && !st.text_only
+            && !st.answer_in_text
+            && self.specs.iter().any(|s| s.name == "write_file")
+    }
+
+    /// The turn has stalled: an edit task with nothing written after
+    /// rounds of reads only, or of calls that did not parse.
+    pub(super) fn stalled(&self, st: &TurnState) -> bool {
+        if !self.on(Behaviour::Stall) || st.stall_tried || !st.written.is_empty() {
+            return false;
+        }
+        if !self.edit_task(st) {
+            return false;
+        }
+        let needed = if st.rereads > 0 {
+            STALL_ROUNDS_REREAD
+        } else {
+            STALL_ROUNDS
+        };
+        st.read_rounds >= needed || st.bad_rounds >= BAD_ROUNDS
+    }
+
+    /// The files the request is about, each with its content (None: to
+    /// be created), and the documents to send with them.
+    fn whole_targets(
+        &self,
+        st: &TurnState,
+    ) -> (Vec<Target>, Vec<(String, String)>) {
+        let named = harness::named_files(&st.prompt);
+        let tests_asked = harness::asks_for_tests(&st.prompt);
+        let exists = |f: &str| {
+            self.tools
+                .sandbox
+                .check_read(f)
+                .is_ok_and(|r| r.abs.is_file())
+        };
+        // A file the request names that does not exist yet is the one to
+        // write; the others it names are what it is written from.
+        let new: Vec<String> = named
+            .iter()
+            .filter(|f| !exists(f) && self.tools.sandbox.check_write(f).is_ok())
+            .filter(|f| tests_asked || !harness::is_test_file(f))
+            .cloned()
+            .collect();
+        let mut context: Vec<(String, String)> = Vec::new();
+        let add_context = |context: &mut Vec<(String, String)>, f: &str| {
+            let used: usize = context.iter().map(|(_, b)| b.len()).sum();
+            if let Some(body) = self.content_now(f)
+                && used + body.len() <= MAX_CONTEXT_BYTES
+                && !context.iter().any(|(p, _)| p == f)
+            {
+                context.push((f.to_string(), body));
+            }
+        };
+        for doc in named_docs(&st.prompt) {
+            add_context(&mut context, &doc);
+        }
+        if !new.is_empty() {
+            for f in named.iter().filter(|f| exists(f)) {
+                add_context(&mut context, f);
+            }
+            let targets = new.into_iter().take(2).map(|f| (f, None)).collect();
+            return (targets, context);
+        }
+        let mut targets: Vec<Target> = named
+            .iter()
+            .filter(|f| exists(f) && (tests_asked || !harness::is_test_file(f)))
+            .filter_map(|f| {
+                let body = self.content_now(f)?;
+                (body.lines().count() <= MAX_FILE_LINES * 2).then(|| (f.clone(), Some(body)))
+            })
+            .take(2)
+            .collect();
+        if targets.is_empty() {
+            // Named nothing: the one source file the turn looked at.
+            let read: Vec<&String> = st
+                .shown
+                .keys()
+                .filter(|f| !harness::is_test_file(f) && !named_docs(f).contains(f))
+                .filter(|f| harness::named_files(f).first() == Some(*f))
+                .collect();
+            if let [one] = read.as_slice()
+                && let Some(body) = self.content_now(one)
+                && body.lines().count() <= MAX_FILE_LINES * 2
+            {
+                targets.push(((*one).clone(), Some(body)));
+            }
+        }
+        (targets, context)
+    }
+
+    /// Asks for each target file whole, without tools, and writes what
+    /// comes back when it passes the write checks; runs the checks after.
+    /// Returns what to tell the model, or None when nothing was written.
+    pub(super) async fn deliver_whole(
+        &mut self,
+        st: &mut TurnState,
+        why: &str,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        st.stall_tried = true;
+        let (targets, context) = self.whole_targets(st);
+        if targets.is_empty() {
+            return None;
+        }
+        self.notice(
+            Level::Info,
+            format!(
+                "{why}: asking for {} in full, as text",
+                targets
+                    .iter()
+                    .map(|(f, _)| f.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            ),
+        );
+        let mut diffs = Vec::new();
+        for (file, before) in targets {
+            let ask = whole_request(&st.prompt, &file, before.as_deref(), &context);
+            let mut made = None;
+            for temperature in [0.2, 0.7] {
+                let Some(reply) = self
+                    .side_request_capped(CHANGE_SYSTEM, &ask, temperature, WHOLE_CAP, cancel)
+                    .await
+                else {
+                    break;
+                };
+                let after = match &before {
+                    Some(b) => change_of(&st.prompt, &file, b, &reply, &st.spelled).ok(),
+                    None => super::recover::fenced_blocks(&reply)
+                        .first()
+                        .map(|(_, _, b)| b.to_string())
+                        .filter(|b| !b.trim().is_empty())
+                        .map(|mut b| {
+                            if !b.ends_with('\n') {
+                                b.push('\n');
+                            }
+                            b
+                        }),
+                };
+                if after.is_some() {
+                    made = after;
+                    break;
+                }
+            }
+            let Some(after) = made else {
+                continue;
+            };
+            let label = format!("write {file} (asked for whole: {why})");
+            if !self
+                .own_write(st, &file, after.clone(), &label, cancel)
+                .await
+            {
+                continue;
+            }
+            diffs.push(crate::diff::unified(
+                &file,
+                before.as_deref().unwrap_or(""),
+                &after,
+                1,
+                60,
+            ));
+        }
+        if diffs.is_empty() {
+            self.notice(
+                Level::Info,
+                "no usable whole file came back; nothing written",
+            );
+            return None;
+        }
+        let checks = match self.run_checks(st, cancel).await {
+            None => st
+                .tests
+                .as_ref()
+                .map(|t| format!("\n`{}` passes ({}).", t.command, t.summary))
+                .unwrap_or_default(),
+            Some((command, out)) => {
+                let lines = self.failure_lines(&out.text);
+                st.last_failure = Some(lines.clone());
+                format!("\n`{command}` fails now:\n{lines}")
+            }
+        };
+        Some(format!(
+            "[mm: {why}, so mm asked for the file in full as text and wrote it:]\n{}{checks}\n{}\nCheck the change against the request: fix what is missing or wrong with edit_file, or give your answer.",
+            diffs.concat(),
+            harness::restate(&st.prompt)
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn documents_a_request_names_are_found() {
+        assert_eq!(
+            named_docs("Implement parse in dur.py as SPEC.md and docs/rules.txt say"),
+            vec!["SPEC.md", "docs/rules.txt"]
+        );
+        assert!(named_docs("fix app.py").is_empty());
+    }
+
+    #[test]
+    fn reads_are_told_from_changes() {
+        for r in ["read_file", "grep", "glob", "list_dir", "lsp_references"] {
+            assert!(is_read_call(r), "{r}");
+        }
+        for w in ["write_file", "edit_file", "bash", "lsp_rename"] {
+            assert!(!is_read_call(w), "{w}");
+        }
+    }
+
+    #[test]
+    fn the_whole_file_request_carries_the_spec_and_the_file() {
+        let ask = whole_request(
+            "Implement parse_duration in durations.py following SPEC.md",
+            "durations.py",
+            Some("def parse_duration(s):\n    raise NotImplementedError\n"),
+            &[(
+                "SPEC.md".into(),
+                "# Durations\n1h30m is 5400 seconds.\n".into(),
+            )],
+        );
+        assert!(ask.contains("SPEC.md:\n```\n# Durations"));
+        assert!(ask.contains("durations.py is now:\n```python\ndef parse_duration"));
+        assert!(ask.ends_with("Keep everything else in it as it is."));
+        let new = whole_request("Create test_x.py", "test_x.py", None, &[]);
+        assert!(new.contains("test_x.py does not exist yet"));
+    }
+}

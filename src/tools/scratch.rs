@@ -1,0 +1,139 @@
+//! Trying a change without touching the workspace: a copy of the
+//! workspace's files in a temporary folder outside it, the change written
+//! there, and a check run there in the fence (`Sandbox::scratch_command`).
+//! The harness tries candidate changes this way and writes only the one
+//! whose check passes, through the usual write (and its approval).
+//!
+//! What the copy leaves out: `.git`, `.mm` and what `.gitignore` ignores,
+//! except the folders a check needs and never changes (`node_modules`,
+//! `.venv`, `venv`), which are linked. A workspace of more than
+//! `MAX_FILES` files or `MAX_BYTES` bytes is not copied.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::ToolEnv;
+use super::bash::Finished;
+
+const MAX_FILES: usize = 3000;
+const MAX_BYTES: u64 = 64 * 1024 * 1024;
+/// Ignored folders a check reads but does not write: linked, not copied.
+const LINKED: &[&str] = &["node_modules", ".venv", "venv"];
+
+/// A copy of the workspace, removed when dropped.
+pub struct Scratch {
+    dir: tempfile::TempDir,
+    /// The files written into the copy, with their workspace content (None:
+    /// the file is new), to put the copy back between candidates.
+    written: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// Copies the workspace; None when it is too big, a copy fails, or there
+/// is no fence to run anything in.
+pub fn copy(env: &ToolEnv) -> Option<Scratch> {
+    if !env.sandbox.fence().is_on() {
+        return None;
+    }
+    let root = env.sandbox.root();
+    let dir = tempfile::Builder::new()
+        .prefix("mm-scratch-")
+        .tempdir()
+        .ok()?;
+    let (mut files, mut bytes) = (0usize, 0u64);
+    for entry in crate::paths::walk(root).build().flatten() {
+        let Some(kind) = entry.file_type() else {
+            continue;
+        };
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
+        if rel.as_os_str().is_empty() {
+            continue;
+        }
+        let target = dir.path().join(rel);
+        if kind.is_dir() {
+            std::fs::create_dir_all(&target).ok()?;
+        } else if kind.is_file() {
+            files += 1;
+            bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
+            if files > MAX_FILES || bytes > MAX_BYTES {
+                return None;
+            }
+            if let Some(parent) = target.parent() {
+                std::fs::create_dir_all(parent).ok()?;
+            }
+            std::fs::copy(entry.path(), &target).ok()?;
+        }
+    }
+    for name in LINKED {
+        let from = root.join(name);
+        let to = dir.path().join(name);
+        if from.is_dir() && !to.exists() {
+            std::os::unix::fs::symlink(&from, &to).ok()?;
+        }
+    }
+    Some(Scratch {
+        dir,
+        written: Vec::new(),
+    })
+}
+
+impl Scratch {
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Where `rel` is in the copy: None for a path that is not a plain
+    /// relative one.
+    fn at(&self, rel: &str) -> Option<PathBuf> {
+        let p = Path::new(rel);
+        let plain = p
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        (plain && !rel.is_empty()).then(|| self.dir.path().join(p))
+    }
+
+    /// Writes `content` to `rel` in the copy.
+    pub fn write(&mut self, rel: &str, content: &str) -> bool {
+        let Some(path) = self.at(rel) else {
+            return false;
+        };
+        if !self.written.iter().any(|(r, _)| r == rel) {
+            self.written
+                .push((rel.to_string(), std::fs::read(&path).ok()));
+        }
+        if let Some(parent) = path.parent()
+            && std::fs::create_dir_all(parent).is_err()
+        {
+            return false;
+        }
+        std::fs::write(&path, content).is_ok()
+    }
+
+    /// Puts every file written back as it was copied.
+    pub fn reset(&mut self) {
+        for (rel, before) in std::mem::take(&mut self.written) {
+            let Some(path) = self.at(&rel) else {
+                continue;
+            };
+            let _ = match before {
+                Some(b) => std::fs::write(&path, b),
+                None => std::fs::remove_file(&path),
+            };
+        }
+    }
+
+    /// Runs `command` in the copy, in the fence.
+    pub async fn run(
+        &self,
+        env: &ToolEnv,
+        command: &str,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Option<Finished> {
+        let cmd = env.sandbox.scratch_command(self.dir.path(), command)?;
+        super::bash::run(cmd, timeout, cancel).await.ok()
+    }
+}
