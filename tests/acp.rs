@@ -587,3 +587,98 @@ async fn an_mcp_tool_that_asks_is_asked_of_the_acp_client() {
         .clone();
     assert!(!refused.contains("Echo: second echo"), "{refused}");
 }
+
+/// Issue 30: a change a person approved is never undone by mm's checks.
+/// The command the request says crashes passes after the first change
+/// and fails after the second; both were approved in the editor. Before,
+/// mm put the file back (a third write, approved by the same "yes").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_the_client_approved_is_never_undone() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "app.py", "old_string": "ratio(1, 0)", "replacement": "ratio(1, 2)"}),
+        ),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "app.py", "old_string": "return a / b", "replacement": "return a / c"}),
+        ),
+        text("Changed the division."),
+        text("It fails: c is not defined."),
+        text("It still fails."),
+    ]);
+    let ws = Workspace::new();
+    git(&ws.path(), &["init", "-q"]);
+    ws.write(
+        "app.py",
+        "def ratio(a, b):\n    return a / b\n\nprint(ratio(1, 0))\n",
+    );
+    let url = server.url();
+    let mut child = spawn_agent(&ws, &["-url", &url]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let asked: Log<String> = Arc::default();
+    let a1 = asked.clone();
+    let root = ws.path();
+    agent_client_protocol::Client
+        .v1()
+        .on_receive_notification(
+            async move |_n: SessionNotification, _cx| Ok(()),
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: RequestPermissionRequest,
+                        responder: Responder<RequestPermissionResponse>,
+                        _cx| {
+                let id = req
+                    .options
+                    .iter()
+                    .find(|o| o.kind == PermissionOptionKind::AllowOnce)
+                    .unwrap()
+                    .option_id
+                    .clone();
+                a1.lock()
+                    .unwrap()
+                    .push(req.tool_call.fields.title.clone().unwrap_or_default());
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id)),
+                ))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let sid = cx
+                .send_request(NewSessionRequest::new(root.clone()))
+                .block_task()
+                .await?
+                .session_id
+                .0
+                .to_string();
+            cx.send_request(prompt(&sid, "`python3 app.py` crashes. Fix app.py."))
+                .block_task()
+                .await?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+    drop(child.stdin.take());
+    let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "two changes asked about, no third: {asked:?}");
+    assert!(
+        ws.read("app.py").contains("return a / c"),
+        "the approved change stays: {}",
+        ws.read("app.py")
+    );
+}

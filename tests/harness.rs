@@ -1990,3 +1990,310 @@ fn a_javascript_file_mixing_module_systems_is_sent_back() {
             .contains("module.exports = { repeat, cap };")
     );
 }
+
+// Issue 30: the behaviours that generalise, each against its class.
+
+#[test]
+fn a_reread_of_a_file_the_model_has_unchanged_is_one_line() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "calc.py"})),
+        text("add subtracts; it should add."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", CALC);
+    let out = ws.run(&server, "what is wrong with add in calc.py?", &["-yolo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        said.starts_with("calc.py is unchanged since you saw it (it is attached to the request above). It is not sent again."),
+        "{said}"
+    );
+    assert!(!said.contains("return a - b"), "{said}");
+
+    // Off, the file comes back whole.
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "calc.py"})),
+        text("add subtracts."),
+    ]);
+    let out = ws.run(
+        &server,
+        "what is wrong with add in calc.py?",
+        &["-yolo", "-harness-off", "reread"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = &tool_results(&server.requests()[1])[0].1;
+    assert!(said.contains("return a - b"), "{said}");
+}
+
+#[test]
+fn an_edit_task_stalled_on_reads_gets_the_file_asked_for_whole() {
+    let stub = "def parse(s):\n    raise NotImplementedError\n\n\ndef unit():\n    return 's'\n";
+    let spec = "# Durations\n\nparse('90') is 90; parse('2m') is 120.\n";
+    let done = "def parse(s):\n    if s.endswith('m'):\n        return int(s[:-1]) * 60\n    return int(s)\n\n\ndef unit():\n    return 's'\n";
+    let server = Server::with_side(
+        vec![
+            call("c1", "read_file", json!({"path": "dur.py"})),
+            call("c2", "read_file", json!({"path": "SPEC.md"})),
+            call("c3", "read_file", json!({"path": "dur.py"})),
+            text("Implemented parse."),
+        ],
+        vec![text(&format!("```python\n{done}```"))],
+    );
+    let ws = Workspace::new();
+    ws.write("dur.py", stub);
+    ws.write("SPEC.md", spec);
+    let out = ws.run(
+        &server,
+        "Implement parse in dur.py as SPEC.md says.",
+        &["-yolo", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("dur.py"), done, "{}", stderr(&out));
+    let side = server.side_requests();
+    assert_eq!(side.len(), 1, "{}", stderr(&out));
+    let asked = side[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(asked.contains("SPEC.md:\n```\n# Durations"), "{asked}");
+    assert!(asked.contains("dur.py is now:\n```python\ndef parse(s):\n    raise NotImplementedError"), "{asked}");
+    assert!(side[0].get("tools").is_none(), "asked without tools");
+    let told = last_user(&server.requests()[3]);
+    assert!(
+        told.starts_with("[mm: the model read without writing for several rounds, so mm asked for the file in full as text and wrote it:]"),
+        "{told}"
+    );
+    assert_eq!(json_result(&out)["written"], json!(["dur.py"]), "{}", stdout(&out));
+}
+
+#[test]
+fn candidates_are_tried_in_a_scratch_copy_and_only_the_one_that_passes_is_written() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let greet = "def greet(name):\n    return 'Hello ' + name\n\n\ndef bye(name):\n    return 'Bye ' + name\n";
+    let test = "import unittest\n\nfrom greet import greet, bye\n\n\nclass T(unittest.TestCase):\n    def test_greet(self):\n        self.assertEqual(greet('Ann'), 'Hello, Ann!')\n\n    def test_bye(self):\n        self.assertEqual(bye('Ann'), 'Bye Ann')\n";
+    let server = Server::with_side(
+        vec![text("greet now puts a comma and an exclamation mark.")],
+        vec![
+            text("```python\ndef greet(name):\n    return 'Hi, ' + name + '!'\n```"),
+            text("```python\ndef greet(name):\n    return 'Hello, ' + name + '!'\n```"),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("greet.py", greet);
+    ws.write("test_greet.py", test);
+    let out = ws.run(
+        &server,
+        "The tests in test_greet.py fail. Fix greet.py.",
+        &["-yolo", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(ws.read("greet.py").contains("return 'Hello, ' + name + '!'"));
+    assert!(ws.read("greet.py").contains("def bye(name)"));
+    let err = stderr(&out);
+    assert!(err.contains("2 candidates tried, the 2nd passed"), "{err}");
+    // The wrong candidate never reached the workspace: nothing was undone.
+    assert!(!err.contains("undo the change"), "{err}");
+    assert_eq!(json_result(&out)["tests"]["passed"], true);
+}
+
+#[test]
+fn a_fix_that_only_catches_the_error_is_asked_about_its_cause() {
+    let app = "prices = {'apple': 3, 'pear': 2}\ntotal = 0\nfor item in ['apple', 'pear']:\n    total += prices[item.upper()]\nprint(f'total: {total}')\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "app.py", "old_string": "    total += prices[item.upper()]\n", "replacement": "    try:\n        total += prices[item.upper()]\n    except KeyError:\n        pass\n"}),
+        ),
+        text("Fixed: it no longer crashes."),
+        text("The total should be 5; the keys are lower case."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("app.py", app);
+    let out = ws.run(
+        &server,
+        "`python3 app.py` crashes. Fix it.",
+        &["-yolo", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let asked = last_user(&server.requests()[2]);
+    assert!(asked.contains("exits 0 now"), "{asked}");
+    assert!(asked.contains("It printed:\n```\ntotal: 0\n```"), "{asked}");
+    assert!(asked.contains("app.py: the change catches the error"), "{asked}");
+    assert!(asked.contains("KeyError"), "{asked}");
+
+    // Off, exit 0 ends the turn.
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "app.py", "old_string": "    total += prices[item.upper()]\n", "replacement": "    try:\n        total += prices[item.upper()]\n    except KeyError:\n        pass\n"}),
+        ),
+        text("Fixed: it no longer crashes."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("app.py", app);
+    let out = ws.run(
+        &server,
+        "`python3 app.py` crashes. Fix it.",
+        &["-yolo", "-json", "-harness-off", "exit0"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn an_answer_that_misquotes_a_commands_output_is_held_to_it() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::start(vec![
+        text("It prints a b c."),
+        text("It prints a b c, one per word."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("app.py", "print('-'.join(['a', 'b', 'c']))\n");
+    let out = ws.run(
+        &server,
+        "What exactly does `python3 app.py` print?",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    let first = last_user(&reqs[0]);
+    assert!(
+        first.contains("[mm ran `python3 app.py` to check; it printed exactly this:]\n```\na-b-c\n```"),
+        "{first}"
+    );
+    let again = last_user(&reqs[1]);
+    assert!(again.contains("Your answer does not give that output"), "{again}");
+    let answer = json_result(&out)["answer"].as_str().unwrap().to_string();
+    assert!(
+        answer.ends_with("mm ran `python3 app.py`; it printed:\n```\na-b-c\n```"),
+        "{answer}"
+    );
+}
+
+#[test]
+fn a_rename_request_is_done_by_mm_in_every_file_that_uses_the_name() {
+    let server = Server::start(vec![text("calc_total is compute_total now.")]);
+    let ws = Workspace::new();
+    ws.write(
+        "pricing.py",
+        "def calc_total(items):\n    return sum(items)\n",
+    );
+    ws.write(
+        "cart.py",
+        "from pricing import calc_total\n\n\ndef checkout(items):\n    return calc_total(items)\n",
+    );
+    ws.write("notes.py", "calc_total = 'a local name in a file that does not use pricing'\n");
+    let out = ws.run(
+        &server,
+        "Rename calc_total in pricing.py to compute_total and update the callers.",
+        &["-yolo", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("pricing.py"), "def compute_total(items):\n    return sum(items)\n");
+    assert_eq!(
+        ws.read("cart.py"),
+        "from pricing import compute_total\n\n\ndef checkout(items):\n    return compute_total(items)\n"
+    );
+    assert!(ws.read("notes.py").starts_with("calc_total = "));
+    let first = &server.requests()[0];
+    assert!(
+        last_user(first).contains("[mm renamed calc_total to compute_total (every whole-word use) in"),
+        "{}",
+        last_user(first)
+    );
+    assert!(first.get("tools").is_none(), "settled: the answer is asked for without tools");
+}
+
+#[test]
+fn a_write_to_another_file_than_the_one_the_request_creates_is_refused() {
+    let slug = "def slugify(s):\n    return s.lower().replace(' ', '-')\n";
+    let tests = "import unittest\n\nfrom slug import slugify\n\n\nclass T(unittest.TestCase):\n    def test_spaces(self):\n        self.assertEqual(slugify('A B'), 'a-b')\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "slug.py", "content": format!("{slug}\n\n{tests}")}),
+        ),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "test_slug.py", "content": tests}),
+        ),
+        text("Wrote test_slug.py."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("slug.py", slug);
+    let out = ws.run(
+        &server,
+        "Write unit tests for slugify in a new file test_slug.py.",
+        &["-yolo", "-json", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        said.starts_with("refused: the request asks for test_slug.py, which does not exist yet, and this call writes slug.py instead."),
+        "{said}"
+    );
+    assert_eq!(ws.read("slug.py"), slug);
+    assert_eq!(ws.read("test_slug.py"), tests);
+}
+
+#[test]
+fn checks_written_from_the_request_catch_a_rule_the_change_left_out() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "nums.py", "content": "def double(x):\n    return 2 * x\n\n\ndef clamp_pct(x):\n    return min(x, 100)\n"}),
+            ),
+            text("Added clamp_pct."),
+            call(
+                "c2",
+                "edit_file",
+                json!({"path": "nums.py", "old_string": "return min(x, 100)", "replacement": "return max(0, min(x, 100))"}),
+            ),
+            text("Now below 0 gives 0 too."),
+        ],
+        vec![text(
+            "```python\nassert clamp_pct(150) == 100\nassert clamp_pct(-5) == 0\nassert clamp_pct(50) == 51\n```",
+        )],
+    );
+    let ws = Workspace::new();
+    ws.write("nums.py", "def double(x):\n    return 2 * x\n");
+    let out = ws.run(
+        &server,
+        "Add a function clamp_pct(x) to nums.py: values below 0 give 0 and values above 100 give 100, so clamp_pct(150) is 100 and clamp_pct(-5) is 0.",
+        &["-yolo", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let side = server.side_requests();
+    let asked = side[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(asked.contains("clamp_pct (from nums)"), "{asked}");
+    assert!(!asked.contains("def clamp_pct"), "the checks are written without the code: {asked}");
+    let told = last_user(&server.requests()[2]);
+    assert!(
+        told.contains("FAILED: assert clamp_pct(-5) == 0  (it gives -5)"),
+        "{told}"
+    );
+    // A check whose value the request does not state is not run.
+    assert!(!told.contains("== 51"), "{told}");
+    assert!(!told.contains("clamp_pct(150)"), "{told}");
+    assert!(ws.read("nums.py").contains("max(0, min(x, 100))"));
+    // Nothing of the checks is left in the workspace.
+    let left: Vec<String> = std::fs::read_dir(ws.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('.'))
+        .collect();
+    assert_eq!(left, ["nums.py"], "{left:?}");
+}
