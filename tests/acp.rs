@@ -675,7 +675,11 @@ async fn a_change_the_client_approved_is_never_undone() {
     drop(child.stdin.take());
     let _ = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
     let asked = asked.lock().unwrap().clone();
-    assert_eq!(asked.len(), 2, "two changes asked about, no third: {asked:?}");
+    assert_eq!(
+        asked.len(),
+        2,
+        "two changes asked about, no third: {asked:?}"
+    );
     assert!(
         ws.read("app.py").contains("return a / c"),
         "the approved change stays: {}",

@@ -2053,14 +2053,22 @@ fn an_edit_task_stalled_on_reads_gets_the_file_asked_for_whole() {
     assert_eq!(side.len(), 1, "{}", stderr(&out));
     let asked = side[0]["messages"][1]["content"].as_str().unwrap();
     assert!(asked.contains("SPEC.md:\n```\n# Durations"), "{asked}");
-    assert!(asked.contains("dur.py is now:\n```python\ndef parse(s):\n    raise NotImplementedError"), "{asked}");
+    assert!(
+        asked.contains("dur.py is now:\n```python\ndef parse(s):\n    raise NotImplementedError"),
+        "{asked}"
+    );
     assert!(side[0].get("tools").is_none(), "asked without tools");
     let told = last_user(&server.requests()[3]);
     assert!(
         told.starts_with("[mm: the model read without writing for several rounds, so mm asked for the file in full as text and wrote it:]"),
         "{told}"
     );
-    assert_eq!(json_result(&out)["written"], json!(["dur.py"]), "{}", stdout(&out));
+    assert_eq!(
+        json_result(&out)["written"],
+        json!(["dur.py"]),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]
@@ -2087,7 +2095,10 @@ fn candidates_are_tried_in_a_scratch_copy_and_only_the_one_that_passes_is_writte
         &["-yolo", "-json"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(ws.read("greet.py").contains("return 'Hello, ' + name + '!'"));
+    assert!(
+        ws.read("greet.py")
+            .contains("return 'Hello, ' + name + '!'")
+    );
     assert!(ws.read("greet.py").contains("def bye(name)"));
     let err = stderr(&out);
     assert!(err.contains("2 candidates tried, the 2nd passed"), "{err}");
@@ -2119,7 +2130,10 @@ fn a_fix_that_only_catches_the_error_is_asked_about_its_cause() {
     let asked = last_user(&server.requests()[2]);
     assert!(asked.contains("exits 0 now"), "{asked}");
     assert!(asked.contains("It printed:\n```\ntotal: 0\n```"), "{asked}");
-    assert!(asked.contains("app.py: the change catches the error"), "{asked}");
+    assert!(
+        asked.contains("app.py: the change catches the error"),
+        "{asked}"
+    );
     assert!(asked.contains("KeyError"), "{asked}");
 
     // Off, exit 0 ends the turn.
@@ -2163,11 +2177,16 @@ fn an_answer_that_misquotes_a_commands_output_is_held_to_it() {
     let reqs = server.requests();
     let first = last_user(&reqs[0]);
     assert!(
-        first.contains("[mm ran `python3 app.py` to check; it printed exactly this:]\n```\na-b-c\n```"),
+        first.contains(
+            "[mm ran `python3 app.py` to check; it printed exactly this:]\n```\na-b-c\n```"
+        ),
         "{first}"
     );
     let again = last_user(&reqs[1]);
-    assert!(again.contains("Your answer does not give that output"), "{again}");
+    assert!(
+        again.contains("Your answer does not give that output"),
+        "{again}"
+    );
     let answer = json_result(&out)["answer"].as_str().unwrap().to_string();
     assert!(
         answer.ends_with("mm ran `python3 app.py`; it printed:\n```\na-b-c\n```"),
@@ -2187,14 +2206,20 @@ fn a_rename_request_is_done_by_mm_in_every_file_that_uses_the_name() {
         "cart.py",
         "from pricing import calc_total\n\n\ndef checkout(items):\n    return calc_total(items)\n",
     );
-    ws.write("notes.py", "calc_total = 'a local name in a file that does not use pricing'\n");
+    ws.write(
+        "notes.py",
+        "calc_total = 'a local name in a file that does not use pricing'\n",
+    );
     let out = ws.run(
         &server,
         "Rename calc_total in pricing.py to compute_total and update the callers.",
         &["-yolo", "-json"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(ws.read("pricing.py"), "def compute_total(items):\n    return sum(items)\n");
+    assert_eq!(
+        ws.read("pricing.py"),
+        "def compute_total(items):\n    return sum(items)\n"
+    );
     assert_eq!(
         ws.read("cart.py"),
         "from pricing import compute_total\n\n\ndef checkout(items):\n    return compute_total(items)\n"
@@ -2202,11 +2227,15 @@ fn a_rename_request_is_done_by_mm_in_every_file_that_uses_the_name() {
     assert!(ws.read("notes.py").starts_with("calc_total = "));
     let first = &server.requests()[0];
     assert!(
-        last_user(first).contains("[mm renamed calc_total to compute_total (every whole-word use) in"),
+        last_user(first)
+            .contains("[mm renamed calc_total to compute_total (every whole-word use) in"),
         "{}",
         last_user(first)
     );
-    assert!(first.get("tools").is_none(), "settled: the answer is asked for without tools");
+    assert!(
+        first.get("tools").is_none(),
+        "settled: the answer is asked for without tools"
+    );
 }
 
 #[test]
@@ -2279,7 +2308,10 @@ fn checks_written_from_the_request_catch_a_rule_the_change_left_out() {
     let side = server.side_requests();
     let asked = side[0]["messages"][1]["content"].as_str().unwrap();
     assert!(asked.contains("clamp_pct (from nums)"), "{asked}");
-    assert!(!asked.contains("def clamp_pct"), "the checks are written without the code: {asked}");
+    assert!(
+        !asked.contains("def clamp_pct"),
+        "the checks are written without the code: {asked}"
+    );
     let told = last_user(&server.requests()[2]);
     assert!(
         told.contains("FAILED: assert clamp_pct(-5) == 0  (it gives -5)"),

@@ -93,7 +93,9 @@ impl Agent {
     /// request says fails, whether it asks a question.
     pub(super) fn plan_checks(&self, st: &mut TurnState) {
         st.question = harness::is_question(&st.prompt);
-        st.wants_tests = harness::mentions_tests(&st.prompt);
+        // Tests asked for are run like tests said to fail: they are the
+        // check of the turn's work.
+        st.wants_tests = harness::mentions_tests(&st.prompt) || harness::asks_for_tests(&st.prompt);
         if !st.question {
             let sources = self.sources_now();
             st.spelled = harness::spelled_code(&st.prompt)
@@ -306,6 +308,21 @@ impl Agent {
         label: &str,
         cancel: &CancellationToken,
     ) -> bool {
+        self.own_write_with(st, rel, content, label, false, cancel)
+            .await
+    }
+
+    /// `own_write`; `plain`: content mm computed itself (a rename), written
+    /// as it is, without the guards for a model's whole-file write.
+    pub(super) async fn own_write_with(
+        &mut self,
+        st: &mut TurnState,
+        rel: &str,
+        content: String,
+        label: &str,
+        plain: bool,
+        cancel: &CancellationToken,
+    ) -> bool {
         // A turn whose tools cannot write (a command's `allowedTools`, a
         // read-only agent) gets no write of mm's either.
         if !self
@@ -330,7 +347,17 @@ impl Agent {
             call_id: &call_id,
             cancel,
         };
-        let out = tools::run(&self.tools, "write_file", &args, &ctx).await;
+        let out = if plain {
+            tools::write_own(
+                &self.tools,
+                rel,
+                tools::arg_str(&args, "content").unwrap_or(""),
+                &ctx,
+            )
+            .await
+        } else {
+            tools::run(&self.tools, "write_file", &args, &ctx).await
+        };
         let change = out.change.clone().map(|c| *c);
         self.card_finish_as(
             "write_file",

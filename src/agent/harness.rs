@@ -124,7 +124,13 @@ pub fn named_command(prompt: &str) -> Option<String> {
 /// The request asks for the tests to be run, or says they fail.
 pub fn mentions_tests(prompt: &str) -> bool {
     static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
-        bytes_regex(r"(?i)(?-u:\b)(run|rerun|re-run|execute)(?-u:\b)(?-u:[^.\n]){0,30}(?-u:\b)tests?(?-u:\b)|(?-u:\b)tests?(?-u:\b)(?-u:[^\n]){0,40}(?-u:\b)(fail|fails|failing|pass|passes|broken|red)(?-u:\b)")
+        bytes_regex(concat!(
+            r"(?i)(?-u:\b)(run|rerun|re-run|execute)(?-u:\b)(?-u:[^.\n]){0,30}(?-u:\b)tests?(?-u:\b)",
+            // "the tests fail", "test_checkout.py has failures"
+            r"|(?-u:\b)(tests?|test_\w+(?:\.\w+)?|\w+_test(?:\.\w+)?|\w+\.(?:test|spec)\.\w+)(?-u:\b)(?-u:[^\n]){0,40}(?-u:\b)(fail|fails|failing|failed|failure|failures|pass|passes|broken|red)(?-u:\b)",
+            // "failures in test_checkout.py", "failing tests"
+            r"|(?-u:\b)(fail|fails|failing|failed|failure|failures|broken)(?-u:\b)(?-u:[^.\n]){0,30}(?-u:\b)(tests?|test_\w+)(?-u:\b)",
+        ))
             .ok()
     });
     RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
@@ -245,6 +251,18 @@ pub fn asks_output(prompt: &str) -> bool {
     RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
 }
 
+/// The request asks for `file` itself to change ("update SPEC.md", "add a
+/// section to docs/notes.md").
+pub fn asks_to_edit(prompt: &str, file: &str) -> bool {
+    let Ok(re) = regex(&format!(
+        r"(?i)\b(update|edit|change|rewrite|fix|write|extend|correct|add\s+\w+(\s+\w+)?\s+to|document\s+\w+\s+in)\s+(the\s+)?(file\s+)?`?{}",
+        regex::escape(file)
+    )) else {
+        return false;
+    };
+    re.is_match(prompt)
+}
+
 /// The request asks for something new: a file, a test, a function.
 pub fn asks_to_create(prompt: &str) -> bool {
     static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
@@ -255,7 +273,14 @@ pub fn asks_to_create(prompt: &str) -> bool {
 
 /// The request asks something rather than for a change.
 pub fn is_question(prompt: &str) -> bool {
+    // "Can you fix …?", "Could you add …?": a request, politely put.
+    static POLITE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(r"(?i)(?-u:\b)(can|could|would|will)\s+you(?-u:\b)(?-u:[^.?!\n]){0,60}?(?-u:\b)(fix|add|change|rename|implement|update|write|create|make|refactor|move|remove|delete|replace|correct|repair|extract|split|convert|finish|complete)(?-u:\b)").ok()
+    });
     let p = prompt.trim();
+    if POLITE.as_ref().is_some_and(|r| r.is_match(p.as_bytes())) {
+        return false;
+    }
     let lower = p.to_lowercase();
     let first = lower.split_whitespace().next().unwrap_or("");
     p.ends_with('?')
@@ -1627,6 +1652,62 @@ mod tests {
         assert_eq!(hides_symptom(before, &deleted), Some("deletes code"));
         let fixed = before.replace("ammount", "amount");
         assert_eq!(hides_symptom(before, &fixed), None);
+    }
+
+    #[test]
+    fn failing_tests_are_recognised_however_they_are_named() {
+        for p in [
+            "The tests in test_stats.py fail. Fix the bug.",
+            "test_checkout.py has failures: fix the cause.",
+            "There are failing tests in test_temps.py",
+            "cargo test fails",
+            "run the tests",
+            "stats_test.go reports failures",
+        ] {
+            assert!(mentions_tests(p), "{p}");
+        }
+        for p in [
+            "Add a test file",
+            "fix the crash in app.py",
+            "the latest version fails to start",
+        ] {
+            assert!(!mentions_tests(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn a_document_to_follow_is_told_from_one_to_edit() {
+        assert!(!asks_to_edit(
+            "Implement from_roman in src/lib.rs; the rules are in SPEC.md.",
+            "SPEC.md"
+        ));
+        assert!(!asks_to_edit(
+            "Write the body of parse as described in docs/spec.md",
+            "docs/spec.md"
+        ));
+        assert!(asks_to_edit(
+            "Update SPEC.md with the new rule and fix parse in p.py",
+            "SPEC.md"
+        ));
+        assert!(asks_to_edit(
+            "add a section to docs/notes.md about it",
+            "docs/notes.md"
+        ));
+    }
+
+    #[test]
+    fn a_request_put_as_a_question_is_a_request() {
+        assert!(!is_question(
+            "It prints 3 values, not 4. Can you fix movingAverage in stats.js?"
+        ));
+        assert!(!is_question(
+            "could you please add a peek() method to Stack?"
+        ));
+        assert!(!is_question(
+            "It blows up. Can you reproduce it, find out why and fix it?"
+        ));
+        assert!(is_question("Can you tell me what parse returns?"));
+        assert!(is_question("What does `python3 a.py` print?"));
     }
 
     #[test]

@@ -625,7 +625,21 @@ impl Agent {
                 found.push_str(&f);
             }
         }
-        let (mut text, attached) = self.with_attachments(prompt);
+        let (mut text, mut attached) = self.with_attachments(prompt);
+        // A question about the project that names no file: the README is
+        // where a newcomer looks first, and where the answer usually is.
+        if self.harness_on()
+            && state.question
+            && attached.is_empty()
+            && let Some((name, body)) = self.readme_head()
+        {
+            self.notice(Level::Info, format!("attached {name}"));
+            text.push_str(&format!(
+                "\n\n[{name} as it is now, for context; it counts as read]\n{body}"
+            ));
+            self.tools.note_read(&name);
+            attached.push(name);
+        }
         text.push_str(&found);
         for note in std::mem::take(&mut self.carried) {
             // (logged with this message; the Turn record ends them)
@@ -637,6 +651,7 @@ impl Agent {
             && state.question
             && !state.settled
             && !attached.is_empty()
+            && !harness::named_files(prompt).is_empty()
             && harness::named_files(prompt)
                 .iter()
                 .all(|f| attached.contains(f))
@@ -949,6 +964,39 @@ impl Agent {
             ));
         }
         (text, attached.into_iter().map(|(p, _)| p).collect())
+    }
+
+    /// The workspace's README (its first 4 KiB, the cut said), for a
+    /// question about the project.
+    fn readme_head(&self) -> Option<(String, String)> {
+        const HEAD: usize = 4096;
+        let name = [
+            "README.md",
+            "README",
+            "README.rst",
+            "README.txt",
+            "readme.md",
+        ]
+        .into_iter()
+        .find(|n| self.content_now(n).is_some())?;
+        let body = self.content_now(name)?;
+        if body.len() <= HEAD {
+            return Some((name.to_string(), body));
+        }
+        let mut cut = HEAD;
+        while !body.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let head = &body[..cut];
+        let head = &head[..head.rfind('\n').unwrap_or(head.len())];
+        let lines = head.lines().count();
+        Some((
+            name.to_string(),
+            format!(
+                "{head}\n[… the first {lines} lines; read_file {name} offset={} for the rest]",
+                lines + 1
+            ),
+        ))
     }
 
     /// Keeps `note` for the session's next message, in the log too so a
@@ -1641,7 +1689,18 @@ impl Agent {
             return None;
         }
         let named = harness::named_files(&st.prompt);
-        if named.contains(&r.rel) || !harness::asks_to_create(&st.prompt) {
+        // The document the code is to follow (a SPEC.md) is not the code.
+        if let Some(code) = named.first()
+            && stall::named_docs(&st.prompt).contains(&r.rel)
+            && !harness::asks_to_edit(&st.prompt, &r.rel)
+        {
+            return Some(format!(
+                "refused: {} is what the request gives to follow; it asks for no change to it. Nothing was written. Write the code the request asks for in {code}.\n{}",
+                r.rel,
+                harness::restate(&st.prompt)
+            ));
+        }
+        if !harness::asks_to_create(&st.prompt) {
             return None;
         }
         let missing: Vec<&String> = named
@@ -1654,6 +1713,14 @@ impl Agent {
             })
             .collect();
         let wanted = missing.first()?;
+        // A file the request names may change, but for tests asked into a
+        // new test file: the code under test stays as it is.
+        let tests_into_code = harness::asks_for_tests(&st.prompt)
+            && harness::is_test_file(wanted)
+            && !harness::is_test_file(&r.rel);
+        if named.contains(&r.rel) && !tests_into_code {
+            return None;
+        }
         Some(format!(
             "refused: the request asks for {wanted}, which does not exist yet, and this call writes {} instead. Nothing was written. Create {wanted} with write_file (path \"{wanted}\", the whole content); change {} only if the request needs it, after that.\n{}",
             r.rel,
@@ -2112,6 +2179,19 @@ impl Agent {
                 && let Some(text) = self.follow_rename(st, &change, cancel).await
             {
                 out.text.push_str(&text);
+            }
+            // The turn wrote the project's first test file: its tests are
+            // the check from now on.
+            if self.harness_on()
+                && st.verify.is_none()
+                && self.settings.bash_tool
+                && self.settings.verify.is_none()
+                && out
+                    .change
+                    .as_ref()
+                    .is_some_and(|c| harness::is_test_file(&c.path))
+            {
+                st.verify = harness::detect_verify(self.tools.sandbox.root());
             }
             if out.change.is_some()
                 && self.harness_on()

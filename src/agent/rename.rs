@@ -166,7 +166,7 @@ impl Agent {
         for (path, _, after) in &plan {
             let label = format!("rename {old} to {new} in {path}");
             if self
-                .own_write(st, path, after.clone(), &label, cancel)
+                .own_write_with(st, path, after.clone(), &label, true, cancel)
                 .await
             {
                 changed.push(path.clone());

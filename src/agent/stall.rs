@@ -118,10 +118,7 @@ impl Agent {
 
     /// The files the request is about, each with its content (None: to
     /// be created), and the documents to send with them.
-    fn whole_targets(
-        &self,
-        st: &TurnState,
-    ) -> (Vec<Target>, Vec<(String, String)>) {
+    fn whole_targets(&self, st: &TurnState) -> (Vec<Target>, Vec<(String, String)>) {
         let named = harness::named_files(&st.prompt);
         let tests_asked = harness::asks_for_tests(&st.prompt);
         let exists = |f: &str| {

@@ -285,6 +285,35 @@ impl Pending {
     }
 }
 
+/// Works out a write of mm's own whose content mm computed itself (a
+/// rename): the path checks, but none of the guards that read a small
+/// model's whole-file write as a part of the file to merge in.
+pub fn prepare_plain(env: &ToolEnv, rel: &str, content: &str) -> Result<Pending, ToolOutput> {
+    let r = env.sandbox.check_write(rel).map_err(ToolOutput::refused)?;
+    let before = if std::fs::symlink_metadata(&r.abs).is_ok() {
+        Some(
+            read_text(&r.abs, &r.rel)
+                .map_err(|e| ToolOutput::error(format!("cannot overwrite: {e}")))?,
+        )
+    } else {
+        None
+    };
+    if before.as_deref() == Some(content) {
+        return Err(ToolOutput::ok(format!(
+            "{} already has this content; nothing written",
+            r.rel
+        )));
+    }
+    Ok(Pending {
+        r,
+        before,
+        after: content.to_string(),
+        how: None,
+        edit: false,
+        note: None,
+    })
+}
+
 /// Works out a write_file. `Err` is the call's final answer (refused,
 /// failed, or nothing to do).
 pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
@@ -439,6 +468,11 @@ fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolO
         }
         match &before {
             Some(old) => {
+                // The file's functions moved inside a new one: nothing to
+                // merge, the write is wrong as a whole.
+                if let Some(why) = super::guard::nests_top_level(&r.rel, old, content) {
+                    return Err(ToolOutput::refused(why));
+                }
                 if let Some(why) = super::guard::destructive(&r.rel, old, content) {
                     // Another file's code written over this one (the source
                     // into its test file) is a misread task, not a part to

@@ -120,6 +120,9 @@ const SMALL_FILE: usize = 10;
 
 /// Why writing `after` over `before` would destroy work, or None.
 pub fn destructive(rel: &str, before: &str, after: &str) -> Option<String> {
+    if let Some(why) = nests_top_level(rel, before, after) {
+        return Some(why);
+    }
     let kept: BTreeSet<String> = definitions(after).into_iter().collect();
     let lost: Vec<String> = definitions(before)
         .into_iter()
@@ -142,6 +145,38 @@ pub fn destructive(rel: &str, before: &str, after: &str) -> Option<String> {
     };
     Some(format!(
         "refused: this write_file would replace all of {rel} and delete {what}. Nothing was written. write_file replaces the WHOLE file: to add or change part of it, use edit_file (old_string = the lines to change or the line to add after, replacement = those lines with your change); or send write_file again with the complete file, every existing definition kept."
+    ))
+}
+
+/// Python functions and classes at the top of `before` that `after` has
+/// only indented, inside another definition: a small model that wraps the
+/// whole file in the function it was asked to add. The refusal, or None.
+pub fn nests_top_level(rel: &str, before: &str, after: &str) -> Option<String> {
+    if !rel.ends_with(".py") {
+        return None;
+    }
+    static TOP: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)").ok());
+    let top = TOP.as_ref()?;
+    let names = |text: &str| -> BTreeSet<String> {
+        text.lines()
+            .filter_map(|l| top.captures(l).and_then(|c| c.get(1)))
+            .map(|m| m.as_str().to_string())
+            .collect()
+    };
+    let (was, now) = (names(before), names(after));
+    let all = definitions(after);
+    let moved: Vec<String> = was
+        .iter()
+        .filter(|n| !now.contains(*n) && all.contains(n))
+        .cloned()
+        .collect();
+    if moved.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "refused: this write would move {} inside another definition; in {rel} they are at the top level, where the code that uses them finds them. Nothing was written. Keep every existing function at the top level (no indentation) and put what the request asks for beside them; or use edit_file to add it.",
+        moved.join(", ")
     ))
 }
 
@@ -1193,6 +1228,21 @@ pub fn reindent(block: &str, to: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_write_that_nests_the_files_functions_in_a_new_one_is_refused() {
+        let before = "from datetime import date\n\n\ndef word_count(text):\n    return len(text.split())\n\n\nclass Post:\n    pass\n";
+        let nested = "def slugify(title):\n    from datetime import date\n\n    def word_count(text):\n        return len(text.split())\n\n    class Post:\n        pass\n";
+        let why = nests_top_level("blog.py", before, nested).unwrap();
+        assert!(
+            why.contains("would move word_count, Post inside another definition"),
+            "{why}"
+        );
+        assert!(destructive("blog.py", before, nested).is_some());
+        let added = format!("{before}\n\ndef slugify(title):\n    return title.lower()\n");
+        assert_eq!(nests_top_level("blog.py", before, &added), None);
+        assert_eq!(nests_top_level("blog.js", before, nested), None);
+    }
 
     #[test]
     fn a_merged_function_keeps_the_docstring_it_dropped() {

@@ -416,66 +416,7 @@ async fn run_one(
             } else {
                 fs::prepare_edit(env, args)
             };
-            let pending = match prepared {
-                Ok(p) => p,
-                Err(out) => return out,
-            };
-            // The files that use this one, so errors the change brings
-            // there (a caller of a renamed function) are seen too.
-            let watched = match &env.lsp {
-                Some(lsp) if env.guard_writes && pending.before.is_some() => {
-                    let users = env.dependents(&pending.r.rel);
-                    if users.is_empty() {
-                        None
-                    } else {
-                        Some(lsp.watch_dependents(&users).await)
-                    }
-                }
-                _ => None,
-            };
-            match approve_change(env, pending, ctx).await {
-                Ok((pending, note, approved)) => {
-                    let abs = pending.r.abs.clone();
-                    let rel = pending.r.rel.clone();
-                    let mut out = fs::commit(env, pending, ctx.cancel.is_cancelled(), &note);
-                    out.approved = approved && out.change.is_some();
-                    if let (Some(lsp), Some(change)) = (&env.lsp, &out.change)
-                        && let Some(check) = lsp
-                            .check_write(ctx.call_id, &abs, &change.after, ctx.cancel)
-                            .await
-                    {
-                        out.text.push('\n');
-                        out.text.push_str(&check.text);
-                        out.check = Some(Box::new(check));
-                    }
-                    if let (Some(lsp), Some(watched), true) =
-                        (&env.lsp, watched, out.change.is_some())
-                    {
-                        for (user, check) in lsp.dependents_after(watched).await {
-                            if check.new_errors.unwrap_or(0) > 0 {
-                                out.text.push_str(&format!(
-                                    "\n[{user} uses {rel}; this change brought errors there:]\n{}",
-                                    check.text
-                                ));
-                            }
-                            out.dependents.push((user, check));
-                        }
-                    }
-                    if out.check.is_none()
-                        && env.guard_writes
-                        && let Some(change) = &out.change
-                        && let Some(check) = syntax::check(env, &change.path, ctx.cancel).await
-                    {
-                        if check.errors > 0 {
-                            out.text.push('\n');
-                            out.text.push_str(&check.text);
-                        }
-                        out.check = Some(Box::new(check));
-                    }
-                    out
-                }
-                Err(out) => out,
-            }
+            write_pending(env, prepared, ctx).await
         }
         "list_dir" => fs::list_dir(env, args),
         "glob" | "grep" => {
@@ -708,6 +649,80 @@ async fn run_mcp(
             out
         }
     }
+}
+
+/// A write or an edit worked out (`prepared`): asked about when edits need
+/// approval, put on disk, and checked (language server, parser).
+async fn write_pending(
+    env: &ToolEnv,
+    prepared: Result<fs::Pending, ToolOutput>,
+    ctx: &CallCtx<'_>,
+) -> ToolOutput {
+    let pending = match prepared {
+        Ok(p) => p,
+        Err(out) => return out,
+    };
+    // The files that use this one, so errors the change brings
+    // there (a caller of a renamed function) are seen too.
+    let watched = match &env.lsp {
+        Some(lsp) if env.guard_writes && pending.before.is_some() => {
+            let users = env.dependents(&pending.r.rel);
+            if users.is_empty() {
+                None
+            } else {
+                Some(lsp.watch_dependents(&users).await)
+            }
+        }
+        _ => None,
+    };
+    match approve_change(env, pending, ctx).await {
+        Ok((pending, note, approved)) => {
+            let abs = pending.r.abs.clone();
+            let rel = pending.r.rel.clone();
+            let mut out = fs::commit(env, pending, ctx.cancel.is_cancelled(), &note);
+            out.approved = approved && out.change.is_some();
+            if let (Some(lsp), Some(change)) = (&env.lsp, &out.change)
+                && let Some(check) = lsp
+                    .check_write(ctx.call_id, &abs, &change.after, ctx.cancel)
+                    .await
+            {
+                out.text.push('\n');
+                out.text.push_str(&check.text);
+                out.check = Some(Box::new(check));
+            }
+            if let (Some(lsp), Some(watched), true) = (&env.lsp, watched, out.change.is_some()) {
+                for (user, check) in lsp.dependents_after(watched).await {
+                    if check.new_errors.unwrap_or(0) > 0 {
+                        out.text.push_str(&format!(
+                            "\n[{user} uses {rel}; this change brought errors there:]\n{}",
+                            check.text
+                        ));
+                    }
+                    out.dependents.push((user, check));
+                }
+            }
+            if out.check.is_none()
+                && env.guard_writes
+                && let Some(change) = &out.change
+                && let Some(check) = syntax::check(env, &change.path, ctx.cancel).await
+            {
+                if check.errors > 0 {
+                    out.text.push('\n');
+                    out.text.push_str(&check.text);
+                }
+                out.check = Some(Box::new(check));
+            }
+            out
+        }
+        Err(out) => out,
+    }
+}
+
+/// A write of mm's own whose content it computed (a rename): approval,
+/// disk and checks as for `write_file`, without the guards that read a
+/// model's whole-file write as a part to merge in.
+pub async fn write_own(env: &ToolEnv, rel: &str, content: &str, ctx: &CallCtx<'_>) -> ToolOutput {
+    write_pending(env, fs::prepare_plain(env, rel, content), ctx).await
 }
 
 /// Asks the user about a file change when edits need approval. The user
