@@ -158,7 +158,7 @@ pub fn nests_top_level(rel: &str, before: &str, after: &str) -> Option<String> {
     static TOP: LazyLock<Option<Regex>> =
         LazyLock::new(|| Regex::new(r"^(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)").ok());
     let top = TOP.as_ref()?;
-    let names = |text: &str| -> BTreeSet<String> {
+    let names = |text: &str| -> Vec<String> {
         text.lines()
             .filter_map(|l| top.captures(l).and_then(|c| c.get(1)))
             .map(|m| m.as_str().to_string())
