@@ -69,7 +69,7 @@ impl ApprovalBroker {
                 self.bus.publish(AgentEvent::Notice {
                     turn: Some(turn),
                     level: Level::Warning,
-                    text: "this run cannot ask for approval: commands outside the read-only list are refused (use -sandbox full or -yolo to allow them)".into(),
+                    text: "this run cannot ask for approval: commands outside the read-only list are refused (use -auto to run them in the fence, or -yolo for full access)".into(),
                 });
             }
             return Answer::Unattended;

@@ -94,11 +94,15 @@ pub struct Cli {
     #[arg(long)]
     pub prune: bool,
 
-    /// What the tools may do: read-only, workspace (default) or full.
+    /// What the tools may do: read-only, workspace (default), auto (never ask, every command in the fence) or full.
     #[arg(long, value_name = "MODE", value_parser = sandbox_values())]
     pub sandbox: Option<SandboxMode>,
 
-    /// Full access and never ask (same as -sandbox full).
+    /// Never ask, and run every command inside the fence (same as -sandbox auto): the mode for unattended runs.
+    #[arg(long, conflicts_with_all = ["yolo", "sandbox"])]
+    pub auto: bool,
+
+    /// Full access and never ask, commands outside the fence (same as -sandbox full).
     #[arg(long)]
     pub yolo: bool,
 
@@ -217,11 +221,13 @@ fn sandbox_values() -> impl clap::builder::TypedValueParser<Value = SandboxMode>
     clap::builder::PossibleValuesParser::new([
         PossibleValue::new("read-only").alias("readonly"),
         PossibleValue::new("workspace"),
+        PossibleValue::new("auto"),
         PossibleValue::new("full"),
     ])
     .try_map(|s: String| {
-        SandboxMode::parse(&s)
-            .ok_or_else(|| format!("{s:?} is not a sandbox mode (read-only, workspace, full)"))
+        SandboxMode::parse(&s).ok_or_else(|| {
+            format!("{s:?} is not a sandbox mode (read-only, workspace, auto, full)")
+        })
     })
 }
 
@@ -318,7 +324,11 @@ impl Cli {
             provider: self.provider.clone(),
             model: self.model.clone(),
             url: self.url.clone(),
-            sandbox: self.sandbox,
+            sandbox: if self.auto {
+                Some(SandboxMode::Auto)
+            } else {
+                self.sandbox
+            },
             yolo: self.yolo,
             max_rounds: self.max_rounds,
             max_requests: self.max_requests,

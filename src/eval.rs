@@ -122,7 +122,7 @@ fn load_case(dir: &Path) -> Result<Case, String> {
         && crate::config::SandboxMode::parse(s).is_none()
     {
         return Err(format!(
-            "{}: sandbox {s:?} is not read-only, workspace or full",
+            "{}: sandbox {s:?} is not read-only, workspace, auto or full",
             path.display()
         ));
     }
@@ -488,10 +488,14 @@ fn child_args(cli: &Cli, case: &Case, work: &Path) -> Vec<String> {
         ),
         (
             "-sandbox",
+            // Unattended: never asked, every command in the fence,
+            // unless the case or the command line says otherwise.
             case.file
                 .sandbox
                 .clone()
-                .or(cli.sandbox.map(|s| s.as_str().to_string())),
+                .or(cli.sandbox.map(|s| s.as_str().to_string()))
+                .or(cli.auto.then(|| "auto".to_string()))
+                .or((!cli.yolo && !cli.unfenced).then(|| "auto".to_string())),
         ),
     ] {
         if let Some(v) = value {

@@ -224,7 +224,7 @@ pub async fn run(cli: Cli) -> i32 {
     }
     if let Fence::Off(why) = &fence
         && !cli.unfenced
-        && settings.sandbox != config::SandboxMode::Full
+        && settings.sandbox < config::SandboxMode::Auto
     {
         eprintln!("mm: no OS fence ({why}): tests and builds ask before they run");
     }
@@ -595,13 +595,30 @@ pub async fn open_session(
 /// `-sandbox read-only` and `-no-net` promise what only the fence can
 /// keep: without one they stop mm, unless `-unfenced` says to go on.
 fn fence_required(cli: &Cli, settings: &Settings, fence: &Fence) -> Result<(), String> {
+    // Commands outside the fence keep the network whatever mm says.
+    if cli.no_net && (cli.unfenced || settings.sandbox == config::SandboxMode::Full) {
+        let why = if cli.unfenced {
+            "-unfenced"
+        } else {
+            "full access (-yolo, -sandbox full)"
+        };
+        return Err(format!(
+            "-no-net cannot be kept with {why}: commands run outside the fence, with the network. Drop -no-net, or use -auto (every command in the fence)."
+        ));
+    }
+    let auto = settings.sandbox == config::SandboxMode::Auto;
+    if auto && cli.unfenced {
+        return Err("-sandbox auto runs every command inside the fence, and -unfenced turns it off: use one or the other.".into());
+    }
     let Fence::Off(why) = fence else {
         return Ok(());
     };
     if cli.unfenced {
         return Ok(());
     }
-    let wants = if cli.no_net {
+    let wants = if auto {
+        "-sandbox auto"
+    } else if cli.no_net {
         "-no-net"
     } else if settings.sandbox == config::SandboxMode::ReadOnly {
         "-sandbox read-only"

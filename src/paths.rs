@@ -284,14 +284,15 @@ pub fn is_credential_name(name: &str) -> bool {
 /// Parts of the workspace that belong to mm or git, not to the model,
 /// checked on every component of a resolved relative path.
 pub fn reserved_reason(rel: &str, write: bool) -> Option<String> {
-    if rel == ".mm/sessions" || rel.starts_with(".mm/sessions/") {
+    // At every depth: a `sub/.mm` is mm's own folder when mm runs in `sub`.
+    let parts: Vec<&str> = rel.split('/').collect();
+    if parts.windows(2).any(|w| w == [".mm", "sessions"]) {
         return Some("the session logs under .mm/sessions are off limits".into());
     }
     if !write {
         return None;
     }
-    let mut parts = rel.split('/');
-    if parts.next() == Some(".mm") {
+    if parts.contains(&".mm") {
         return Some(".mm/ is mm's own folder: the file tools do not write it".into());
     }
     if rel.split('/').any(|c| c == ".git") {
@@ -489,6 +490,13 @@ mod tests {
         assert!(reserved_reason(&r.rel, true).is_some());
         assert!(reserved_reason("sub/.git/config", true).is_some());
         assert!(reserved_reason(".mm/sessions/x.jsonl", false).is_some());
+        // A nested .mm is mm's own too (mm run in `sub`).
+        assert!(reserved_reason("sub/.mm/sessions/x.jsonl", false).is_some());
+        assert!(reserved_reason("sub/.mm/sessions", false).is_some());
+        assert!(reserved_reason("sub/.mm/config.yaml", true).is_some());
+        assert!(reserved_reason("a/b/.mm/tools/t.json", true).is_some());
+        assert!(reserved_reason("sub/.mm/config.yaml", false).is_none());
+        assert!(reserved_reason("sub/.mmx/sessions/x", true).is_none());
         assert!(reserved_reason(".git/config", false).is_none());
         assert!(reserved_reason("src/main.rs", true).is_none());
         assert!(reserved_reason("src/.github/x.yml", true).is_none());

@@ -167,6 +167,96 @@ fn read_only_mode_runs_project_code_with_the_workspace_read_only() {
     );
 }
 
+/// `-auto`: nothing is asked, and what runs stays in the box — a command
+/// that is not on any list (headless would refuse it in `workspace`) runs,
+/// writes the workspace and reaches the network, but not the SSH key, the
+/// folder outside or the real /tmp.
+#[test]
+fn auto_runs_every_command_unasked_and_inside_the_fence() {
+    if !fence_works() {
+        skip("bwrap cannot start a sandbox here");
+        return;
+    }
+    let (ws, out) = setup();
+    let o = out.path().display();
+    let (port, hits) = counting_listener();
+    let probe = format!("mm-auto-probe-{}", std::process::id());
+    let command = format!(
+        "echo made > made.txt; rm -f {o}/victim; touch {o}/pwned; cat $HOME/.ssh/id_rsa > stolen.txt; touch /tmp/{probe}; curl -s http://127.0.0.1:{port}/ > net.txt; true"
+    );
+    let server = Server::start(vec![
+        call("c1", "bash", json!({ "command": command })),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "run it", &["-json", "-auto"]);
+    let result = json_result(&run);
+    assert_eq!(result["sandbox"], "auto", "{}", stderr(&run));
+    assert_eq!(result["fence"], "bwrap");
+    assert_eq!(result["network"], true);
+    let p = ws.path();
+    assert_eq!(
+        std::fs::read_to_string(p.join("made.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(out.path().join("victim").exists(), "deleted outside");
+    assert!(!out.path().join("pwned").exists(), "created outside");
+    let stolen = std::fs::read_to_string(p.join("stolen.txt")).unwrap_or_default();
+    assert!(!stolen.contains("SECRET"), "read the SSH key");
+    assert!(
+        !Path::new("/tmp").join(&probe).exists(),
+        "wrote the real /tmp"
+    );
+    assert_eq!(std::fs::read_to_string(p.join("net.txt")).unwrap(), "ok");
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    // -no-net holds in auto: the fence cuts it.
+    let (port, hits) = counting_listener();
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "bash",
+            json!({ "command": format!("curl -s http://127.0.0.1:{port}/ > net2.txt; true") }),
+        ),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "run it", &["-json", "-auto", "-no-net"]);
+    assert_eq!(json_result(&run)["network"], false, "{}", stderr(&run));
+    assert_eq!(hits.load(Ordering::SeqCst), 0, "reached the network");
+}
+
+/// Full access runs commands outside the fence: mm says so, and refuses a
+/// `-no-net` it could not keep; auto without a fence refuses to start.
+#[test]
+fn full_access_says_there_is_no_fence_and_refuses_no_net() {
+    let ws = Workspace::new();
+    let server = Server::start(vec![text("ok")]);
+    let run = ws.run(&server, "hi", &["-json", "-yolo"]);
+    let result = json_result(&run);
+    assert_eq!(result["sandbox"], "full");
+    assert_eq!(result["fence"], "none");
+    for flags in [
+        &["-yolo", "-no-net"][..],
+        &["-sandbox", "full", "-no-net"],
+        &["-unfenced", "-no-net"],
+        &["-auto", "-unfenced"],
+    ] {
+        let server = Server::start(vec![text("ok")]);
+        let run = ws.run(&server, "hi", flags);
+        assert_eq!(run.status.code(), Some(2), "{flags:?}: {}", stderr(&run));
+        assert!(
+            stderr(&run).contains("-unfenced") || stderr(&run).contains("-no-net cannot"),
+            "{}",
+            stderr(&run)
+        );
+        assert!(server.requests().is_empty(), "{flags:?} sent a request");
+    }
+    let run = ws
+        .mm()
+        .args(["-auto", "-yolo", "-p", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
+}
+
 #[test]
 fn without_the_fence_project_code_asks_and_headless_refuses_it() {
     let (ws, out) = setup();

@@ -579,7 +579,7 @@ fn the_source_written_over_its_test_file_is_refused_not_merged() {
     let out = ws.run(
         &server,
         "The tests in test_stats.py fail. Fix stats.py.",
-        &["-no-net", "-unfenced"],
+        &["-unfenced"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // Refused: a test file the request did not ask to change (and the
@@ -687,7 +687,7 @@ fn a_rewrite_that_drops_an_import_the_code_uses_keeps_it() {
     let out = ws.run(
         &server,
         "make --times an int in greet.py",
-        &["-yolo", "-no-net", "-unfenced"],
+        &["-yolo", "-unfenced"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let now = ws.read("greet.py");
@@ -715,7 +715,7 @@ fn a_new_test_file_gets_the_import_of_what_it_calls() {
     let out = ws.run(
         &server,
         "write tests for slugify in test_slug.py",
-        &["-yolo", "-no-net", "-unfenced"],
+        &["-yolo", "-unfenced"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
@@ -750,11 +750,7 @@ fn copying_an_imported_function_into_the_importing_file_is_refused() {
     let ws = Workspace::new();
     ws.write("util.py", "def helper(x):\n    return x * 2\n");
     ws.write("app.py", app);
-    let out = ws.run(
-        &server,
-        "fix main in app.py",
-        &["-yolo", "-no-net", "-unfenced"],
-    );
+    let out = ws.run(&server, "fix main in app.py", &["-yolo", "-unfenced"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let refused = &tool_results(&server.requests()[1])[0].1;
     assert!(
@@ -824,7 +820,7 @@ fn the_code_under_test_copied_into_its_test_file_is_taken_out() {
     let out = ws.run(
         &server,
         "extend the test of add in test_calc.py",
-        &["-no-net", "-unfenced"],
+        &["-unfenced"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let result = &tool_results(&server.requests()[1])[0].1;
@@ -850,7 +846,7 @@ fn a_fix_printed_for_a_file_only_the_traceback_showed_becomes_the_change() {
     let out = ws.run(
         &server,
         "Fix the failing test in test_temps.py",
-        &["-yolo", "-no-net", "-unfenced"],
+        &["-yolo", "-unfenced"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
@@ -879,7 +875,7 @@ fn two_module_exports_in_a_javascript_file_become_one() {
     let out = ws.run(
         &server,
         "add capitalize(s) to strings.js and export it",
-        &["-yolo", "-no-net", "-unfenced"],
+        &["-yolo", "-unfenced"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let now = ws.read("strings.js");
@@ -961,7 +957,7 @@ fn a_fix_ended_with_nothing_written_is_checked_against_the_tests() {
     let out = ws.run(
         &server,
         "The mean function in stats.py has a bug. Fix it.",
-        &["-yolo", "-no-net"],
+        &["-auto"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let again = last_user(&server.requests()[1]);
@@ -1030,7 +1026,7 @@ fn a_test_file_is_not_changed_when_the_request_is_to_make_it_pass() {
     let out = ws.run(
         &server,
         "The tests in test_calc.py fail. Fix the bug in calc.py.",
-        &["-no-net", "-unfenced", "-yolo"],
+        &["-unfenced", "-yolo"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let refused = &tool_results(&server.requests()[1])[0].1;
@@ -1052,7 +1048,7 @@ fn the_same_edit_is_not_made_twice_in_a_turn() {
     ]);
     let ws = Workspace::new();
     ws.write("calc.py", CALC);
-    let out = ws.run(&server, "comment add in calc.py", &["-no-net", "-unfenced"]);
+    let out = ws.run(&server, "comment add in calc.py", &["-unfenced"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let second = &tool_results(&server.requests()[2])
         .last()
@@ -1091,7 +1087,7 @@ fn a_rename_of_a_definition_is_carried_to_the_files_that_import_it() {
     let out = ws.run(
         &server,
         "Rename calc_total in pricing.py to compute_total",
-        &["-no-net", "-unfenced", "-json"],
+        &["-unfenced", "-json"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(

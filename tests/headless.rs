@@ -531,6 +531,29 @@ fn headless_refuses_commands_that_need_approval_and_says_so_once() {
     );
 }
 
+/// The user's `bashTimeout` is a ceiling: a model asking for more time
+/// still gets the user's limit.
+#[test]
+fn a_models_timeout_never_outlasts_the_users_limit() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "bash",
+            json!({"command": "sleep 30; echo late > late.txt", "timeout": 600}),
+        ),
+        text("done"),
+    ]);
+    let ws = Workspace::new();
+    ws.write(".mm/config.yaml", "bashTimeout: 1s\n");
+    let started = std::time::Instant::now();
+    let out = ws.run(&server, "wait", &["-yolo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let result = &tool_results(&server.requests()[1])[0].1;
+    assert!(result.contains("killed after 1s timeout"), "{result}");
+    assert!(!ws.dir.path().join("late.txt").exists());
+    assert!(started.elapsed() < std::time::Duration::from_secs(25));
+}
+
 #[test]
 fn yolo_runs_them() {
     let server = Server::start(vec![
@@ -608,7 +631,7 @@ fn recorded_streams_from_real_servers_drive_a_turn() {
     ]);
     let ws = Workspace::new();
     ws.write("notes.txt", "remember the milk\n");
-    let out = ws.run(&server, "Read the file notes.txt", &["-json"]);
+    let out = ws.run(&server, "Read the notes file", &["-json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = json_result(&out);
     assert!(r["answer"].as_str().unwrap().contains("mutex"), "{r}");
@@ -623,7 +646,7 @@ fn recorded_streams_from_real_servers_drive_a_turn() {
         fixture("openrouter-tool-call.sse"),
         fixture("deepseek-reasoning.sse"),
     ]);
-    let out = ws.run(&server, "read notes.txt", &["-json"]);
+    let out = ws.run(&server, "read the notes file", &["-json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json_result(&out)["answer"], "2 + 2 = 4");
     assert!(
@@ -636,7 +659,7 @@ fn recorded_streams_from_real_servers_drive_a_turn() {
         fixture("double-encoded-arguments.sse"),
         fixture("openai-chat.sse"),
     ]);
-    let out = ws.run(&server, "read notes.txt", &["-json"]);
+    let out = ws.run(&server, "read the notes file", &["-json"]);
     assert_eq!(json_result(&out)["answer"], "The answer is 4.");
     assert!(
         tool_results(&server.requests()[1])[0]
@@ -1256,7 +1279,9 @@ fn json_stream_prints_each_event_as_a_line_then_the_result() {
     ]);
     let ws = Workspace::new();
     ws.write("a.txt", "hi\n");
-    let out = ws.run(&server, "what does a.txt say?", &["-json-stream"]);
+    // The file is not named: a named one is attached, and its read comes
+    // back as one line.
+    let out = ws.run(&server, "what does the text file say?", &["-json-stream"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let lines: Vec<serde_json::Value> = stdout(&out)
         .lines()
@@ -1350,7 +1375,10 @@ fn completions_for_three_shells_and_a_man_page() {
     };
     assert_eq!(complete(&["--json-s"]), "--json-stream");
     // A flag's values, not file names.
-    assert_eq!(complete(&["--sandbox", ""]), "read-only\nworkspace\nfull");
+    assert_eq!(
+        complete(&["--sandbox", ""]),
+        "read-only\nworkspace\nauto\nfull"
+    );
     let out = ws.mm().args(["-completions", "tcsh"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let man = ws.mm().args(["-man"]).output().unwrap();

@@ -413,7 +413,8 @@ fn errors_an_edit_brings_into_the_files_that_use_it_reach_the_model() {
         &ws,
         &program,
         &server,
-        "rename format_list in fmt.py to format_items",
+        // Not put as a rename: mm would do that one itself, in both files.
+        "in fmt.py, make the def line read def format_items(items):",
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let result = &tool_results(&server.requests()[1])[0].1;

@@ -74,26 +74,42 @@ fn has_python_tests(root: &Path) -> bool {
     look(root, 2, &mut 2_000)
 }
 
-/// Whether pytest is installed, asked without importing it and without
-/// the workspace on Python's path (`-I`, run from `/`): a `pytest.py` in a
-/// cloned repository must not run here, outside the fence.
+/// Whether pytest is installed for the host's python3 (found outside the
+/// workspace), seen on disk without running anything: nothing the
+/// workspace holds (a `pytest.py`, a `python3` in `.venv/bin`) runs here,
+/// outside the fence.
 fn python_has_pytest() -> bool {
     static HAS: LazyLock<bool> = LazyLock::new(|| {
-        let mut cmd = std::process::Command::new("python3");
-        cmd.env_clear().envs(crate::sandbox::env::scrubbed());
-        cmd.args([
-            "-I",
-            "-c",
-            "import importlib.util, sys; sys.exit(importlib.util.find_spec('pytest') is None)",
-        ])
-        .current_dir("/")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+        let Some(python) =
+            crate::sandbox::host::program("python3").and_then(|p| std::fs::canonicalize(p).ok())
+        else {
+            return false;
+        };
+        let mut libs: Vec<std::path::PathBuf> = python
+            .parent()
+            .and_then(Path::parent)
+            .map(|prefix| prefix.join("lib"))
+            .into_iter()
+            .collect();
+        if let Some(home) = std::env::var_os("HOME") {
+            libs.push(Path::new(&home).join(".local/lib"));
+        }
+        libs.iter().any(|lib| has_pytest_under(lib))
     });
     *HAS
+}
+
+/// `lib/python3*/{site,dist}-packages/pytest` under `lib`.
+fn has_pytest_under(lib: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(lib) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        e.file_name().to_string_lossy().starts_with("python3")
+            && ["site-packages", "dist-packages"]
+                .iter()
+                .any(|p| e.path().join(p).join("pytest").is_dir())
+    })
 }
 
 /// Programs whose command line a request may quote as the thing that

@@ -341,7 +341,7 @@ impl Agent {
             context_mode: self.ctx_mode.as_str().to_string(),
             sandbox: sandbox.describe(),
             sandbox_mode: sandbox.mode().as_str().to_string(),
-            fence: sandbox.fence().name().to_string(),
+            fence: sandbox.fence_name().to_string(),
             network: !sandbox.no_net(),
             resumed: self.resumed,
             structured: self.structured.is_some(),
@@ -1672,10 +1672,16 @@ impl Agent {
         let next = if st.question {
             "Answer from it."
         } else {
-            "Make the change now (edit_file, or write_file with the whole file), or answer."
+            "Take the next step of the request now (a change, a command, another tool), or answer."
         };
+        // The folder's own instructions still come with its first file,
+        // whichever way the file reached the model.
+        let rules = self
+            .tools
+            .nested
+            .for_file(self.tools.sandbox.root(), &r.abs);
         Some(format!(
-            "{} is unchanged since you saw it ({when}). It is not sent again. {next}",
+            "{} is unchanged since you saw it ({when}). It is not sent again. {next}{rules}",
             r.rel
         ))
     }

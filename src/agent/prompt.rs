@@ -69,6 +69,10 @@ fn sandbox_line(mode: SandboxMode, env: &PromptEnv<'_>, bash: bool) -> String {
             format!("sandbox: read-only; files cannot be changed and only {runs} run")
         }
         (SandboxMode::Full, _) => "sandbox: full access inside the workspace".into(),
+        (SandboxMode::Auto, _) => {
+            "sandbox: every command runs at once, in a fence; only workspace files can change"
+                .into()
+        }
         (SandboxMode::Workspace, false) => {
             format!("sandbox: {runs} run at once; other commands wait for the user's approval")
         }

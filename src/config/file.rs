@@ -56,6 +56,9 @@ impl EditFormat {
 pub enum SandboxMode {
     ReadOnly,
     Workspace,
+    /// Never ask, but every command runs inside the fence (unattended
+    /// work; what `-eval` uses).
+    Auto,
     Full,
 }
 
@@ -64,6 +67,7 @@ impl SandboxMode {
         match s {
             "read-only" | "readonly" => Some(SandboxMode::ReadOnly),
             "workspace" => Some(SandboxMode::Workspace),
+            "auto" => Some(SandboxMode::Auto),
             "full" => Some(SandboxMode::Full),
             _ => None,
         }
@@ -73,6 +77,7 @@ impl SandboxMode {
         match self {
             SandboxMode::ReadOnly => "read-only",
             SandboxMode::Workspace => "workspace",
+            SandboxMode::Auto => "auto",
             SandboxMode::Full => "full",
         }
     }

@@ -57,17 +57,13 @@ pub fn find_program(command: &str) -> Option<PathBuf> {
         let p = PathBuf::from(command);
         return p.is_file().then_some(p);
     }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        // A relative entry (`.`, `node_modules/.bin`) is the workspace's.
-        .filter(|d| d.is_absolute())
-        .chain(own_bin_dir())
-        .map(|d| d.join(command))
-        .find(|p| {
-            use std::os::unix::fs::PermissionsExt;
-            p.metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
+    // Never a workspace entry (`.`, `node_modules/.bin`, a venv's bin):
+    // what is there may be the model's.
+    crate::sandbox::host::program(command).or_else(|| {
+        own_bin_dir()
+            .map(|d| d.join(command))
+            .filter(|p| crate::sandbox::host::executable(p))
+    })
 }
 
 /// The crash that turns a server off for the session (the ones before it

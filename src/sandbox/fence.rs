@@ -35,8 +35,6 @@ pub enum Access {
     /// works) but its hooks, config, info and submodules' config and hooks,
     /// and the caches.
     Workspace,
-    /// Everything the user can (only with `-no-net` in `full` mode).
-    Full,
 }
 
 /// The fence found on this machine.
@@ -102,7 +100,10 @@ impl Fence {
     /// mask or a bind this machine refuses shows here, not on every
     /// command later).
     pub async fn detect_in(root: &Path) -> Fence {
-        let Some(bwrap) = find_bwrap() else {
+        if root != Path::new("/") {
+            super::host::add_workspace(root);
+        }
+        let Some(bwrap) = super::host::program("bwrap") else {
             return Fence::Off(
                 "bubblewrap (bwrap) is not installed; apt-get install bubblewrap".into(),
             );
@@ -186,11 +187,7 @@ impl Fence {
         };
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let mut a = Args::default();
-        if access == Access::Full {
-            a.pair("--bind", Path::new("/"));
-        } else {
-            a.pair("--ro-bind", Path::new("/"));
-        }
+        a.pair("--ro-bind", Path::new("/"));
         a.push("--dev");
         a.push("/dev");
         a.push("--proc");
@@ -198,7 +195,7 @@ impl Fence {
         // Kernel settings stay the host's, read-only: root without
         // capabilities still passes the permission check on /proc/sys.
         a.pair("--ro-bind", Path::new("/proc/sys"));
-        if access != Access::Full {
+        {
             a.push("--tmpfs");
             a.push("/tmp");
             a.push("--tmpfs");
@@ -508,14 +505,6 @@ impl Args {
         self.push(p);
         self.push(p);
     }
-}
-
-fn find_bwrap() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .chain([PathBuf::from("/usr/bin")])
-        .map(|d| d.join("bwrap"))
-        .find(|p| p.is_file())
 }
 
 /// Caches that exist (CARGO_HOME and GOMODCACHE where they are set).

@@ -18,6 +18,7 @@
 pub mod always;
 pub mod env;
 pub mod fence;
+pub mod host;
 use crate::paths as path;
 pub mod policy;
 pub mod procs;
@@ -95,8 +96,10 @@ impl Sandbox {
         fence: Fence,
         net: bool,
     ) -> std::io::Result<Self> {
+        let root = std::fs::canonicalize(root)?;
+        host::add_workspace(&root);
         Ok(Self {
-            root: std::fs::canonicalize(root)?,
+            root,
             mode,
             fence,
             net,
@@ -154,12 +157,21 @@ impl Sandbox {
     /// The mode and the fence in a few words, for the banner, the status
     /// bar and `-json`: `workspace · bwrap`, `read-only · bwrap · no net`.
     pub fn describe(&self) -> String {
-        let fence = match self.fence {
-            Fence::Bwrap(_) => "bwrap",
-            Fence::Off(_) => "no fence",
+        let fence = match self.fence_name() {
+            "none" => "no fence",
+            name => name,
         };
         let net = if self.net { "" } else { " · no net" };
         format!("{} · {fence}{net}", self.mode.as_str())
+    }
+
+    /// The fence commands run in: `bwrap`, or `none` where there is none
+    /// or the mode (`full`) runs them outside it.
+    pub fn fence_name(&self) -> &'static str {
+        match self.fence {
+            Fence::Bwrap(_) if self.mode != SandboxMode::Full => "bwrap",
+            _ => "none",
+        }
     }
 
     /// `-no-net`: not even an approved command gets the network.
@@ -220,12 +232,19 @@ impl Sandbox {
         };
         match (self.mode, class) {
             (SandboxMode::Full, class) => ExecDecision::Run(RunPlan {
-                // Full access runs outside the fence, but for -no-net.
-                access: (fenced && !self.net).then_some(Access::Full),
+                // Full access runs outside the fence.
+                access: None,
                 net: self.net,
                 git_guard: class == Class::ReadOnly,
             }),
             (_, Class::ReadOnly) => run(Access::ReadOnly, true),
+            (SandboxMode::Auto, Class::ProjectCode) if fenced => run(Access::Project, false),
+            // Never asked, so never outside the fence: what the user would
+            // have said yes to runs as an approved command does in it.
+            (SandboxMode::Auto, _) if fenced => ExecDecision::Run(self.approved_plan()),
+            (SandboxMode::Auto, _) => ExecDecision::Deny {
+                reason: "the sandbox is auto and there is no fence (bubblewrap) to run this command in".into(),
+            },
             (SandboxMode::Workspace, Class::ProjectCode) if fenced => run(Access::Project, false),
             (SandboxMode::ReadOnly, Class::ProjectCode) if fenced => run(Access::ReadOnly, false),
             (SandboxMode::Workspace, Class::ProjectCode) => self.ask(
@@ -288,7 +307,7 @@ impl Sandbox {
         let access = match self.mode {
             SandboxMode::Full => return self.approved_plan(),
             SandboxMode::ReadOnly => Access::ReadOnly,
-            SandboxMode::Workspace => Access::Project,
+            SandboxMode::Workspace | SandboxMode::Auto => Access::Project,
         };
         RunPlan {
             access: fenced.then_some(access),
@@ -299,11 +318,11 @@ impl Sandbox {
 
     pub fn approved_plan(&self) -> RunPlan {
         let access = match self.mode {
-            SandboxMode::Full => (!self.net).then_some(Access::Full),
+            SandboxMode::Full => None,
             // What runs on the config's word (an MCP server, a hook) in a
             // read-only sandbox writes nothing.
             SandboxMode::ReadOnly => Some(Access::ReadOnly),
-            SandboxMode::Workspace => Some(Access::Workspace),
+            SandboxMode::Workspace | SandboxMode::Auto => Some(Access::Workspace),
         };
         RunPlan {
             access: access.filter(|_| self.fence.is_on()),
@@ -322,6 +341,10 @@ impl Sandbox {
         cwd: &Path,
         plan: RunPlan,
     ) -> tokio::process::Command {
+        // A bare name is looked up where the user put programs, never in
+        // a workspace folder on PATH (a venv's `bin`, `.`).
+        let found = host::program(program);
+        let program = found.as_deref().and_then(Path::to_str).unwrap_or(program);
         let mut cmd = match plan.access {
             Some(access) => self
                 .fence
@@ -342,6 +365,14 @@ impl Sandbox {
         };
         cmd.current_dir(cwd);
         env::apply(&mut cmd);
+        // A read-only command (run unasked, perhaps without the fence)
+        // finds its programs in the same places: `cat` in `.venv/bin`
+        // is the model's.
+        if plan.git_guard
+            && let Ok(path) = std::env::join_paths(host::dirs())
+        {
+            cmd.env("PATH", path);
+        }
         // What the user let through reaches only what the user approved:
         // not read-only commands (git's guard), not code run unasked.
         let approved =

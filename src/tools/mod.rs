@@ -248,7 +248,7 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
             name: "bash".into(),
             description: "Run a shell command in the workspace with sh -c; stdin is closed and long output is cut. Read-only commands run at once; others may need the user's approval.".into(),
             parameters: object(
-                json!({"command": string("The command line"), "timeout": integer("Seconds before it is killed (default 120)")}),
+                json!({"command": string("The command line"), "timeout": integer("Seconds before it is killed (at most the user's limit)")}),
                 &["command"],
             ),
         });
@@ -503,7 +503,7 @@ async fn run_command_tool(
                     "{name} may change files and the sandbox is read-only (a readOnly tool needs the fence)"
                 ));
             }
-            SandboxMode::Full => sandbox.approved_plan(),
+            SandboxMode::Full | SandboxMode::Auto => sandbox.approved_plan(),
             SandboxMode::Workspace => {
                 let asked = ask_tool(
                     env,
@@ -849,9 +849,12 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
     if ctx.cancel.is_cancelled() {
         return ToolOutput::not_run("not executed: cancelled");
     }
+    // The user's limit (`bashTimeout`) is a ceiling: a model may ask for
+    // less time, never more.
     let timeout = arg_u64(args, "timeout")
         .map(Duration::from_secs)
         .unwrap_or(env.bash_timeout)
+        .min(env.bash_timeout)
         .min(bash::MAX_TIMEOUT);
     let root = env.sandbox.root();
     // A command that may write could leave a git repository in the
