@@ -244,6 +244,7 @@ pub async fn run(cli: Cli) -> i32 {
         fence,
         net: !cli.no_net,
         server_flags: server_flags(&cli),
+        trust: cli.trust,
     };
     if cli.acp {
         return crate::acp::serve(rt, root).await;
@@ -328,6 +329,9 @@ pub struct Runtime {
     /// `-url`, `-provider`, `-model` as given: the agents this one asks
     /// use the server the user chose for the run.
     pub server_flags: Vec<String>,
+    /// `-trust`: the repository's own config and command tools are
+    /// trusted as they are now.
+    pub trust: bool,
 }
 
 /// The server the command line chose, as flags for a child `mm`.
@@ -412,15 +416,26 @@ pub async fn open_session(
                             repair.closed_calls.len()
                         );
                     }
-                    let always = session::always_keys(&records);
+                    let logged = session::always_keys(&records)
+                        .into_iter()
+                        .collect::<std::collections::BTreeSet<_>>()
+                        .len();
+                    let always = session::held_always_keys(&records, &root);
                     let started_here = session::started_in(&records, &root);
-                    if !always.is_empty() && !started_here {
+                    if logged > always.len() && started_here {
+                        eprintln!(
+                            "mm: session {}: {} \"always\" answer(s) in its log were not given through your mm (written into the log?): they do not hold",
+                            log.id(),
+                            logged - always.len()
+                        );
+                    }
+                    if logged > 0 && !started_here {
                         // A log this workspace did not write (one that came
                         // with a cloned repository) grants nothing.
                         eprintln!(
                             "mm: session {} was not started in this folder by your mm (a log that came with the repository?): its {} \"always\" answer(s) do not hold here",
                             log.id(),
-                            always.len()
+                            logged
                         );
                     } else if !always.is_empty() {
                         eprintln!(
@@ -508,6 +523,40 @@ pub async fn open_session(
     let taken: Vec<&str> = built_in.iter().map(String::as_str).collect();
     if settings.bash_tool || settings.edit_tools {
         tool_env.command_tools = tools::custom::load(&root, &taken).map_err(|e| (2, e))?;
+        // "readOnly" lets a tool run unasked (in the fence): a tool that
+        // came with a clone gets that only once the user trusts it.
+        for tool in tool_env
+            .command_tools
+            .iter_mut()
+            .filter(|t| t.manifest.read_only)
+        {
+            let Ok(text) = std::fs::read(&tool.file) else {
+                tool.manifest.read_only = false;
+                continue;
+            };
+            let line = format!("{}\t{}", tool.file.display(), crate::git::blob_id(&text));
+            if is_trusted(&line) {
+                continue;
+            }
+            let shown = tool
+                .file
+                .strip_prefix(&root)
+                .unwrap_or(&tool.file)
+                .display()
+                .to_string();
+            if rt.trust {
+                remember_trusted(&line);
+                eprintln!(
+                    "mm: {shown} (readOnly) is trusted as it is now; a change to it asks again"
+                );
+            } else {
+                tool.manifest.read_only = false;
+                eprintln!(
+                    "mm: {}: readOnly is left out until you trust the file (mm -trust): it asks like any command",
+                    crate::untrusted::displayable(&shown)
+                );
+            }
+        }
     }
     if settings.fetch_content
         && !tool_env.sandbox.no_net()
@@ -1173,9 +1222,33 @@ async fn doctor(cli: &Cli) -> i32 {
     crate::doctor::code(&rows)
 }
 
-/// The file where trusted project configs are written down (`path<TAB>blob`).
+/// The file where trusted project configs and command tools are written
+/// down (`path<TAB>blob`).
 fn trusted_registry() -> Option<PathBuf> {
     config::data_dir().map(|d| d.join("trusted-configs.tsv"))
+}
+
+/// Whether the user trusted the file whose `path<TAB>blob` line this is.
+fn is_trusted(line: &str) -> bool {
+    trusted_registry()
+        .and_then(|r| std::fs::read_to_string(r).ok())
+        .is_some_and(|t| t.lines().any(|l| l == line))
+}
+
+fn remember_trusted(line: &str) {
+    use std::io::Write;
+    let Some(r) = trusted_registry() else { return };
+    if let Some(d) = r.parent() {
+        let _ = std::fs::create_dir_all(d);
+    }
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&r)
+        .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
+    if let Err(e) = written {
+        eprintln!("mm: could not remember the trust ({}): {e}", r.display());
+    }
 }
 
 /// The workspace's `.mm/config.yaml`, if any: read only when it is a
@@ -1217,30 +1290,14 @@ fn project_config(
         path.display(),
         crate::git::blob_id(text.as_bytes())
     );
-    let mut trusted = keys.is_empty()
-        || trusted_registry()
-            .and_then(|r| std::fs::read_to_string(r).ok())
-            .is_some_and(|t| t.lines().any(|l| l == line));
+    let mut trusted = keys.is_empty() || is_trusted(&line);
     let interactive = cli.prompt.is_none()
         && !cli.acp
         && !cli.show_config
         && std::io::stdin().is_terminal()
         && std::io::stderr().is_terminal();
     if !trusted && (cli.trust || interactive && ask_trust(shown, &keys)) {
-        if let Some(r) = trusted_registry() {
-            use std::io::Write;
-            if let Some(d) = r.parent() {
-                let _ = std::fs::create_dir_all(d);
-            }
-            let written = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&r)
-                .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
-            if let Err(e) = written {
-                eprintln!("mm: could not remember the trust ({}): {e}", r.display());
-            }
-        }
+        remember_trusted(&line);
         trusted = true;
         eprintln!(
             "mm: {shown} is trusted as it is now ({}); a change to it asks again",

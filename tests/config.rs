@@ -668,6 +668,27 @@ fn command_tools_get_flags_and_json_and_bad_manifests_stop_mm() {
         ".mm/tools/deploy.json",
         r#"{"name": "deploy", "description": "Deploy.", "command": ["sh", "show.sh"]}"#,
     );
+    // A tool that came with the repository is not read-only on its own
+    // word: until the user trusts it, it asks (headless: refused).
+    let server = Server::start(vec![
+        call("c1", "show_args", json!({"service": "web"})),
+        text("Not shown."),
+    ]);
+    let out = ws
+        .mm()
+        .args(["-p", "show", "-no-harness", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("readOnly is left out until you trust"),
+        "{}",
+        stderr(&out)
+    );
+    let refused = &tool_results(&server.requests()[1])[0].1;
+    assert!(refused.contains("needs the user's approval"), "{refused}");
+    assert!(!ws.path().join("written.txt").exists());
+
     let server = Server::start(vec![
         call("c1", "show_args", json!({"service": "web", "count": 2})),
         call("c2", "deploy", json!({})),
@@ -675,7 +696,7 @@ fn command_tools_get_flags_and_json_and_bad_manifests_stop_mm() {
     ]);
     let out = ws
         .mm()
-        .args(["-p", "show", "-no-harness", "-url", &server.url()])
+        .args(["-p", "show", "-no-harness", "-trust", "-url", &server.url()])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

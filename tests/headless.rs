@@ -546,7 +546,7 @@ fn a_models_timeout_never_outlasts_the_users_limit() {
     let ws = Workspace::new();
     ws.write(".mm/config.yaml", "bashTimeout: 1s\n");
     let started = std::time::Instant::now();
-    let out = ws.run(&server, "wait", &["-yolo"]);
+    let out = ws.run(&server, "wait", &["-yolo", "-trust"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let result = &tool_results(&server.requests()[1])[0].1;
     assert!(result.contains("killed after 1s timeout"), "{result}");
@@ -902,7 +902,9 @@ mod hostile_server {
         let o = ws.run(&server, "hi", &["-no-harness"]);
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert!(stderr(&o).contains("more than 16 MiB"), "{}", stderr(&o));
-        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        // Not a speed target: only that the cut ends the run (a loaded
+        // 2-core machine took over 30 s for the 16 MiB).
+        assert!(started.elapsed() < std::time::Duration::from_secs(180));
         assert_eq!(server.requests().len(), 1, "not retried");
     }
 

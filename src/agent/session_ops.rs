@@ -325,7 +325,9 @@ impl Agent {
         };
         self.tools.sandbox.forget_always();
         if session::started_in(&records, &root) {
-            self.tools.sandbox.restore(&session::always_keys(&records));
+            self.tools
+                .sandbox
+                .restore(&session::held_always_keys(&records, &root));
         }
         if self.git.is_some() {
             self.git = match crate::git::Store::open(&root, log.id()) {

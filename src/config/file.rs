@@ -345,7 +345,11 @@ impl AgentFile {
             env_passthrough => "envPassthrough",
             approve_edits => "approveEdits",
             lsp => "lsp",
-            verify => "verify"
+            verify => "verify",
+            // Retention and a command's limit: a clone must not delete
+            // the user's checkpoints or make every command hang.
+            checkpoint_days => "checkpointDays",
+            bash_timeout => "bashTimeout"
         );
         keys
     }
@@ -368,6 +372,8 @@ impl AgentFile {
         self.env_passthrough = None;
         self.approve_edits = None;
         self.lsp = None;
+        self.checkpoint_days = None;
+        self.bash_timeout = None;
         self.verify = None;
     }
 

@@ -162,6 +162,8 @@ pub fn sessions_dir(root: &Path) -> PathBuf {
 /// An open, locked session log.
 pub struct SessionLog {
     id: String,
+    /// The workspace (as given to `create`/`resume`).
+    root: PathBuf,
     path: PathBuf,
     file: Flock<File>,
 }
@@ -213,7 +215,12 @@ impl SessionLog {
                 Err(e) => return Err(io_err(&path)(e)),
             };
             let file = lock(file, &id)?;
-            let mut log = SessionLog { id, path, file };
+            let mut log = SessionLog {
+                id,
+                root: root.to_path_buf(),
+                path,
+                file,
+            };
             log.append(&Record::Header {
                 version: LOG_VERSION,
                 id: log.id.clone(),
@@ -252,7 +259,12 @@ impl SessionLog {
         if parsed.needs_newline {
             file.write_all(b"\n").map_err(io_err(&path))?;
         }
-        let mut log = SessionLog { id, path, file };
+        let mut log = SessionLog {
+            id,
+            root: root.to_path_buf(),
+            path,
+            file,
+        };
         let mut records = parsed.records;
         let mut repair = Repair {
             torn_bytes: parsed.torn_bytes,
@@ -321,6 +333,12 @@ impl SessionLog {
         line.push(b'\n');
         self.file.write_all(&line).map_err(io_err(&self.path))?;
         self.file.sync_data().map_err(io_err(&self.path))?;
+        // What the user allowed for good is also written down outside the
+        // workspace: a record in the log alone (code in the fence can
+        // write a log under a nested `.mm`) grants nothing.
+        if let Record::Always { key } = rec {
+            remember_always(&self.root, &self.id, key);
+        }
         Ok(())
     }
 
@@ -502,6 +520,55 @@ pub fn always_keys(records: &[Record]) -> Vec<String> {
         .collect()
 }
 
+/// The "always" answers of a log that this user's mm also wrote down for
+/// its session in `root` (a record forged into the log is not among them).
+pub fn held_always_keys(records: &[Record], root: &Path) -> Vec<String> {
+    let Some(Record::Header { id, .. }) = records.first() else {
+        return Vec::new();
+    };
+    let Some(text) = always_registry().and_then(|p| std::fs::read_to_string(p).ok()) else {
+        return Vec::new();
+    };
+    let prefix = format!("{}\t{id}\t", root.to_string_lossy());
+    let held: std::collections::HashSet<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix(&prefix))
+        .collect();
+    let mut keys = always_keys(records);
+    keys.retain(|k| held.contains(k.as_str()));
+    keys.sort();
+    keys.dedup();
+    keys
+}
+
+/// The file in mm's data folder where each "always" answer is written
+/// down with its workspace and session (`root<TAB>id<TAB>key` lines).
+fn always_registry() -> Option<std::path::PathBuf> {
+    crate::config::data_dir().map(|d| d.join("always-answers.tsv"))
+}
+
+fn remember_always(root: &Path, id: &str, key: &str) {
+    use std::io::Write;
+    // A key is one line of the registry: one with a line break is not
+    // written (and so never held).
+    if key.contains(['\n', '\r']) {
+        return;
+    }
+    let Some(path) = always_registry() else {
+        return;
+    };
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        let _ = f.write_all(format!("{}\t{id}\t{key}\n", root.to_string_lossy()).as_bytes());
+    }
+}
+
 /// The model the session last switched to with `/model`, if it did.
 pub fn switched_model(records: &[Record]) -> Option<String> {
     records.iter().rev().find_map(|r| match r {
@@ -550,6 +617,20 @@ pub fn resolve_id(root: &Path, which: &str) -> Result<String, SessionError> {
         })
         .collect();
     if which == "last" {
+        // The latest of the sessions this user's mm started here: a log
+        // that came with the repository (or was planted with a date in
+        // the future) is resumed only by its id.
+        let mine: std::collections::HashSet<String> = registry()
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .map(|t| {
+                let prefix = format!("{}\t", root.to_string_lossy());
+                t.lines()
+                    .filter_map(|l| l.strip_prefix(&prefix))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default();
+        entries.retain(|(_, id)| mine.contains(id));
         entries.sort();
         return entries
             .pop()
