@@ -303,6 +303,20 @@ pub fn reserved_reason(rel: &str, write: bool) -> Option<String> {
     None
 }
 
+/// A file with other names (hard links): where they lie cannot be seen,
+/// so it is treated as outside the workspace (a hard link to a file
+/// outside would read or change that file).
+pub fn hard_link_reason(rel: &str, abs: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(abs).ok()?;
+    (meta.is_file() && meta.nlink() > 1).then(|| {
+        format!(
+            "{rel} has {} names (hard links), and the others may lie outside the workspace",
+            meta.nlink()
+        )
+    })
+}
+
 /// A shell glob (one path component) in globset's syntax, matching what
 /// `sh` matches: braces and commas are plain characters there (globset
 /// reads `{a,b}` as a choice), a backslash is a plain character (the lexer

@@ -206,6 +206,9 @@ impl Sandbox {
         if let Some(why) = path::reserved_reason(&r.rel, write) {
             return Err(PathError::Reserved(why));
         }
+        if let Some(why) = path::hard_link_reason(&r.rel, &r.abs) {
+            return Err(PathError::Reserved(why));
+        }
         Ok(())
     }
 
@@ -451,7 +454,8 @@ impl Sandbox {
             let (word, dirs) = match c {
                 Check::Read { word, dirs }
                 | Check::Dir { word, dirs }
-                | Check::GitOperand { word, dirs } => (Some(word), dirs),
+                | Check::GitOperand { word, dirs }
+                | Check::NotAFolder { word, dirs } => (Some(word), dirs),
                 Check::NoSecretsUnder { word, dirs } => (word.as_ref(), dirs),
                 Check::Git { at, dirs, .. } => (at.as_ref(), dirs),
             };
@@ -477,6 +481,17 @@ impl Sandbox {
                 Check::GitOperand { word, dirs } => {
                     for d in dirs {
                         self.check_git_operand(d, &word.text)?;
+                    }
+                }
+                Check::NotAFolder { word, dirs } => {
+                    for d in dirs {
+                        let at = join(d, &word.text);
+                        if path::resolve(&self.root, &at).is_ok_and(|r| r.abs.is_dir()) {
+                            return Err(format!(
+                                "{} is a folder: compared as one, the files in it are read through their links",
+                                crate::untrusted::displayable(&word.text)
+                            ));
+                        }
                     }
                 }
                 Check::NoSecretsUnder { word, dirs } => {
@@ -545,6 +560,9 @@ impl Sandbox {
                 return Err(format!("it reads a credential file ({why})"));
             }
             if let Some(why) = path::reserved_reason(&r.rel, false) {
+                return Err(why);
+            }
+            if let Some(why) = path::hard_link_reason(&r.rel, &r.abs) {
                 return Err(why);
             }
         }
@@ -807,6 +825,27 @@ mod tests {
 
     fn runs(d: &ExecDecision) -> bool {
         matches!(d, ExecDecision::Run(_))
+    }
+
+    #[test]
+    fn a_hard_link_is_outside_and_a_folder_is_no_diff_operand() {
+        let (d, ws) = sandbox(SandboxMode::Workspace);
+        std::fs::write(d.path().join("one.txt"), "x").unwrap();
+        std::fs::write(d.path().join("a.txt"), "a").unwrap();
+        std::fs::hard_link(d.path().join("one.txt"), d.path().join("two.txt")).unwrap();
+        assert!(ws.check_read("one.txt").is_err());
+        assert!(ws.check_write("two.txt").is_err());
+        assert!(ws.check_read("a.txt").is_ok());
+        assert!(asks(&ws.check_exec("cat two.txt")));
+        assert!(runs(&ws.check_exec("cat a.txt")));
+        std::fs::create_dir_all(d.path().join("d1")).unwrap();
+        std::fs::create_dir_all(d.path().join("d2")).unwrap();
+        assert!(asks(&ws.check_exec("diff d1 d2")));
+        assert!(asks(&ws.check_exec("diff a.txt d1")));
+        assert!(asks(&ws.check_exec("cmp a.txt d1")));
+        assert!(asks(&ws.check_exec("diff a.txt *.txt")));
+        std::fs::write(d.path().join("b.txt"), "b").unwrap();
+        assert!(runs(&ws.check_exec("diff -u a.txt b.txt")));
     }
 
     fn asks(d: &ExecDecision) -> bool {

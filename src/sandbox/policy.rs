@@ -50,6 +50,9 @@ pub enum Check {
         word: Option<Word>,
         dirs: Vec<String>,
     },
+    /// An operand of `diff`/`cmp` that must not be a folder: given one,
+    /// they read the files in it, through any link there.
+    NotAFolder { word: Word, dirs: Vec<String> },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -377,6 +380,15 @@ fn listed(
         Operands::Paths => {
             for w in ops {
                 read(w, checks)?;
+                if matches!(name, "diff" | "cmp") {
+                    if w.globs {
+                        return Err(format!("a glob as an operand of `{name}` ({})", w.text));
+                    }
+                    checks.push(Check::NotAFolder {
+                        word: w.clone(),
+                        dirs: dirs.to_vec(),
+                    });
+                }
             }
         }
         Operands::OnePath => {
