@@ -215,6 +215,9 @@ impl SessionLog {
                 Err(e) => return Err(io_err(&path)(e)),
             };
             let file = lock(file, &id)?;
+            // Written down before the header: a log with a header is
+            // always one `-resume last` finds, wherever mm is killed.
+            register(root, &id);
             let mut log = SessionLog {
                 id,
                 root: root.to_path_buf(),
@@ -229,7 +232,6 @@ impl SessionLog {
                 provider: provider.to_string(),
                 model: model.to_string(),
             })?;
-            register(root, &log.id);
             return Ok(log);
         }
         Err(io_err(dir.path())(std::io::Error::other(
