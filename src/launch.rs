@@ -1222,10 +1222,12 @@ async fn doctor(cli: &Cli) -> i32 {
     crate::doctor::code(&rows)
 }
 
+const TRUSTED: &str = "trusted-configs.tsv";
+
 /// The file where trusted project configs and command tools are written
 /// down (`path<TAB>blob`).
 fn trusted_registry() -> Option<PathBuf> {
-    config::data_dir().map(|d| d.join("trusted-configs.tsv"))
+    config::data_dir().map(|d| d.join(TRUSTED))
 }
 
 /// Whether the user trusted the file whose `path<TAB>blob` line this is.
@@ -1236,18 +1238,8 @@ fn is_trusted(line: &str) -> bool {
 }
 
 fn remember_trusted(line: &str) {
-    use std::io::Write;
-    let Some(r) = trusted_registry() else { return };
-    if let Some(d) = r.parent() {
-        let _ = std::fs::create_dir_all(d);
-    }
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&r)
-        .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
-    if let Err(e) = written {
-        eprintln!("mm: could not remember the trust ({}): {e}", r.display());
+    if let Err(e) = config::append_data_line(TRUSTED, line) {
+        eprintln!("mm: could not remember the trust: {e}");
     }
 }
 

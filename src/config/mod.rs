@@ -283,6 +283,24 @@ pub fn data_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share/mm"))
 }
 
+/// Appends `line` and a newline to the file `name` in mm's data folder
+/// (created with the folder when missing): the user's own records
+/// (sessions started, "always" answers, trusted files).
+pub fn append_data_line(name: &str, line: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let path = data_dir()
+        .ok_or_else(|| std::io::Error::other("no data folder (HOME is not set)"))?
+        .join(name);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?
+        .write_all(format!("{line}\n").as_bytes())
+}
+
 /// 1-based line and column of a byte offset, for errors in TOML files.
 pub(crate) fn line_col(text: &str, offset: usize) -> (u64, u64) {
     let before = &text[..offset.min(text.len())];

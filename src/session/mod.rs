@@ -453,26 +453,18 @@ pub fn started_in(records: &[Record], root: &Path) -> bool {
     here && registered(root, id)
 }
 
+const STARTED: &str = "sessions-started.tsv";
+const ALWAYS: &str = "always-answers.tsv";
+
 /// The file in mm's data folder where each session it starts is written
 /// down with its workspace (`root<TAB>id` lines).
 fn registry() -> Option<std::path::PathBuf> {
-    crate::config::data_dir().map(|d| d.join("sessions-started.tsv"))
+    crate::config::data_dir().map(|d| d.join(STARTED))
 }
 
 /// Writes down that this user's mm started session `id` in `root`.
 fn register(root: &Path, id: &str) {
-    use std::io::Write;
-    let Some(path) = registry() else { return };
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    {
-        let _ = f.write_all(format!("{}\t{id}\n", root.to_string_lossy()).as_bytes());
-    }
+    let _ = crate::config::append_data_line(STARTED, &format!("{}\t{id}", root.to_string_lossy()));
 }
 
 /// True when this user's mm started session `id` in `root`.
@@ -546,28 +538,17 @@ pub fn held_always_keys(records: &[Record], root: &Path) -> Vec<String> {
 /// The file in mm's data folder where each "always" answer is written
 /// down with its workspace and session (`root<TAB>id<TAB>key` lines).
 fn always_registry() -> Option<std::path::PathBuf> {
-    crate::config::data_dir().map(|d| d.join("always-answers.tsv"))
+    crate::config::data_dir().map(|d| d.join(ALWAYS))
 }
 
 fn remember_always(root: &Path, id: &str, key: &str) {
-    use std::io::Write;
-    // A key is one line of the registry: one with a line break is not
+    // A key is one line of the record: one with a line break is not
     // written (and so never held).
-    if key.contains(['\n', '\r']) {
-        return;
-    }
-    let Some(path) = always_registry() else {
-        return;
-    };
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-    {
-        let _ = f.write_all(format!("{}\t{id}\t{key}\n", root.to_string_lossy()).as_bytes());
+    if !key.contains(['\n', '\r']) {
+        let _ = crate::config::append_data_line(
+            ALWAYS,
+            &format!("{}\t{id}\t{key}", root.to_string_lossy()),
+        );
     }
 }
 
