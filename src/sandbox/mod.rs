@@ -620,6 +620,11 @@ impl Sandbox {
             {
                 return Err(format!("a recursive search would read {why}"));
             }
+            if e.depth() > 0
+                && let Some(why) = path::hard_link_reason(&rel, e.path())
+            {
+                return Err(format!("a recursive search would read {why}"));
+            }
         }
         Ok(())
     }
@@ -838,6 +843,7 @@ mod tests {
         assert!(ws.check_read("a.txt").is_ok());
         assert!(asks(&ws.check_exec("cat two.txt")));
         assert!(runs(&ws.check_exec("cat a.txt")));
+        assert!(asks(&ws.check_exec("grep -r x .")));
         std::fs::create_dir_all(d.path().join("d1")).unwrap();
         std::fs::create_dir_all(d.path().join("d2")).unwrap();
         assert!(asks(&ws.check_exec("diff d1 d2")));
