@@ -55,7 +55,7 @@ fn a_conversation_with_approvals_and_multi_line_input() {
 
     t.send("make three and four\r");
     // The question says what "always" would allow.
-    t.expect("[a]lways = `mkdir …` commands this session");
+    t.expect("[a]lways = `mkdir …` commands (options: -p) this session");
     t.send("a\r");
     // "always" covers `mkdir` for the session: the second call does not ask.
     t.expect("Made three and four.");

@@ -186,6 +186,22 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
         Err(e) if dir.ancestors().any(looks_like_git) => return Err(e.into()),
         Err(_) => return Ok(None),
     };
+    // libgit2 and git must mean the same repository: git passes over a
+    // `.git` whose HEAD it cannot read and goes on up, to a repository
+    // whose settings nobody looked at.
+    let same = |a: &Path, b: &Path| {
+        std::fs::canonicalize(a).ok().is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a))
+    };
+    match git_would_open(dir) {
+        Some(g) if same(&g, repo.path()) => {}
+        other => {
+            return Err(GitError::Other(format!(
+                "git would use {} where mm looked at {}",
+                other.map_or("no repository".into(), |g| g.display().to_string()),
+                repo.path().display()
+            )));
+        }
+    }
     let mut facts = RepoFacts {
         workdir: repo.workdir().map(Path::to_path_buf),
         ..RepoFacts::default()
@@ -230,6 +246,54 @@ pub fn submodule_paths(root: &Path) -> Vec<String> {
         .filter(|e| e.mode == 0o160000)
         .map(|e| String::from_utf8_lossy(&e.path).into_owned())
         .collect()
+}
+
+/// The git directory the git command line finds from `dir`, by its own
+/// rules (setup.c): in each folder up from `dir`, a `.git` file names it;
+/// a `.git` folder or the folder itself counts only when it has `objects`,
+/// `refs` (in its common dir for a worktree) and a HEAD git can read.
+fn git_would_open(dir: &Path) -> Option<PathBuf> {
+    for d in dir.ancestors() {
+        let dot = d.join(".git");
+        match std::fs::metadata(&dot) {
+            Ok(m) if m.is_file() => {
+                let text = std::fs::read_to_string(&dot).ok()?;
+                let g = text.lines().next()?.strip_prefix("gitdir:")?.trim().to_string();
+                return Some(d.join(g));
+            }
+            Ok(m) if m.is_dir() && is_git_directory(&dot) => return Some(dot),
+            _ => {}
+        }
+        if is_git_directory(d) {
+            return Some(d.to_path_buf());
+        }
+    }
+    None
+}
+
+/// git's `is_git_directory`: objects and refs (where `commondir` says)
+/// and a HEAD that is a symbolic ref under refs/ or an object id.
+fn is_git_directory(g: &Path) -> bool {
+    let common = std::fs::read_to_string(g.join("commondir"))
+        .map(|c| g.join(c.trim()))
+        .unwrap_or_else(|_| g.to_path_buf());
+    if !common.join("objects").is_dir() || !common.join("refs").is_dir() {
+        return false;
+    }
+    let head = g.join("HEAD");
+    if let Ok(t) = std::fs::read_link(&head) {
+        return t.starts_with("refs/");
+    }
+    let Ok(text) = std::fs::read_to_string(&head) else {
+        return false;
+    };
+    match text.strip_prefix("ref:") {
+        Some(r) => r.trim_start().starts_with("refs/"),
+        None => {
+            let id = text.trim_end();
+            (id.len() == 40 || id.len() == 64) && id.bytes().all(|b| b.is_ascii_hexdigit())
+        }
+    }
 }
 
 /// A `.git` in `d`, or `d` shaped like a git directory (a bare repository).

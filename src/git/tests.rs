@@ -562,3 +562,53 @@ fn a_commit_never_takes_a_file_through_a_link_out() {
     assert!(err.to_string().contains("not committed"), "{err}");
     assert!(!git(p, &["log", "--all", "--format=%s"]).contains('x'));
 }
+
+#[test]
+fn the_gate_inspects_the_repository_git_itself_would_use() {
+    let d = repo();
+    let root = std::fs::canonicalize(d.path()).unwrap();
+    // Layouts git treats differently from a plain walk up: a `.git`
+    // folder with a HEAD git cannot read, one without objects, a nested
+    // repository that is sound, a `.git` file.
+    let layouts: &[(&str, &[(&str, &str)])] = &[
+        (
+            "garbage",
+            &[("HEAD", "garbage\n"), ("objects/.keep", ""), ("refs/.keep", "")],
+        ),
+        ("noobjects", &[("HEAD", "ref: refs/heads/main\n"), ("refs/.keep", "")]),
+        (
+            "sound",
+            &[("HEAD", "ref: refs/heads/main\n"), ("objects/.keep", ""), ("refs/.keep", "")],
+        ),
+    ];
+    for (name, files) in layouts {
+        let sub = root.join(name);
+        for (f, text) in *files {
+            let p = sub.join(".git").join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        let real = git(&sub, &["rev-parse", "--absolute-git-dir"]);
+        let ours = git_would_open(&sub).unwrap();
+        assert_eq!(
+            std::fs::canonicalize(ours).unwrap(),
+            std::path::PathBuf::from(real.trim()),
+            "{name}"
+        );
+        // The gate either looked at that very repository or refuses.
+        match inspect(&sub) {
+            Ok(Some(facts)) => {
+                let w = facts.workdir.map(|w| std::fs::canonicalize(w).unwrap());
+                let want = std::fs::canonicalize(real.trim()).unwrap();
+                assert_eq!(w.as_deref(), want.parent(), "{name}");
+            }
+            Ok(None) => panic!("{name}: no repository seen"),
+            Err(e) => assert!(*name != "sound", "{name}: {e}"),
+        }
+    }
+    std::fs::write(root.join("garbage/.git/HEAD"), "0123").unwrap();
+    assert_eq!(
+        git_would_open(&root.join("garbage")),
+        Some(root.join(".git"))
+    );
+}

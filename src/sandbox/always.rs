@@ -136,7 +136,7 @@ const PLAIN_TOOLS: &[&str] = &[
 /// True when `key` covers a plain tool's every use (its operands must then
 /// be checked each time).
 pub fn is_verb_key(key: &str) -> bool {
-    PLAIN_TOOLS.contains(&key)
+    PLAIN_TOOLS.contains(&split(key).0)
 }
 
 /// Package managers and build tools: "always" covers one subcommand
@@ -176,7 +176,8 @@ const INSTALL_LIKE: &[&str] = &[
 
 /// What "always" remembers for a command: a prefix (`cargo test`, `npm run
 /// build`, `mkdir`) when the command is one plain simple command whose verb
-/// allows one, else the exact command line, marked with a leading `=`.
+/// allows one, with the options it was given in brackets (`mkdir [-p]`),
+/// else the exact command line, marked with a leading `=`.
 pub fn key(command: &str) -> String {
     let exact = format!("={}", command.trim());
     let Ok(simples) = shell::parse(command) else {
@@ -195,39 +196,86 @@ pub fn key(command: &str) -> String {
     if verb.contains('/') || is_assignment(verb) || EXACT_ONLY.contains(&verb) {
         return exact;
     }
+    // Options are words before `--` that start with `-` or `+`: the
+    // scope covers those and no other (`jq -n` is not `jq -L/elsewhere`).
+    let mut options: Vec<&str> = Vec::new();
+    let mut plain: Vec<&str> = Vec::new();
+    let mut ended = false;
+    for &w in rest {
+        if !ended && w == "--" {
+            ended = true;
+        } else if !ended && (w.starts_with('-') || w.starts_with('+')) && w.len() > 1 {
+            options.push(w);
+        } else {
+            plain.push(w);
+        }
+    }
+    options.sort_unstable();
+    options.dedup();
+    let with = |base: String| {
+        if options.is_empty() {
+            base
+        } else {
+            format!("{base} [{}]", options.join(" "))
+        }
+    };
     if PLAIN_TOOLS.contains(&verb) {
-        return verb.to_string();
+        return with(verb.to_string());
     }
     if !WITH_SUBCOMMANDS.contains(&verb) {
         // Unknown tools may run programs through an option (`tar
         // --checkpoint-action=exec=…`): their "always" is the exact line.
         return exact;
     }
-    let mut plain = rest
-        .iter()
-        .filter(|a| !a.starts_with('-') && !a.starts_with('+'));
+    let mut plain = plain.into_iter();
     match plain.next() {
         None if rest.is_empty() => verb.to_string(),
         None => exact,
-        Some(&sub) if INSTALL_LIKE.contains(&sub) => exact,
-        Some(&sub) if matches!(sub, "run" | "run-script") => match plain.next() {
-            Some(script) => format!("{verb} {sub} {script}"),
+        Some(sub) if INSTALL_LIKE.contains(&sub) => exact,
+        Some(sub) if matches!(sub, "run" | "run-script") => match plain.next() {
+            Some(script) => with(format!("{verb} {sub} {script}")),
             None => exact,
         },
-        Some(&sub) => format!("{verb} {sub}"),
+        Some(sub) => with(format!("{verb} {sub}")),
     }
+}
+
+/// A key's command part and the options it covers.
+fn split(key: &str) -> (&str, Vec<&str>) {
+    match key.strip_suffix(']').and_then(|k| k.split_once(" [")) {
+        Some((base, opts)) if !key.starts_with('=') => (base, opts.split(' ').collect()),
+        _ => (key, Vec::new()),
+    }
+}
+
+/// True when a remembered "always" key covers the key of a command: the
+/// same exact line, or the same prefix with no option it was not granted
+/// with.
+pub fn covers(granted: &str, wanted: &str) -> bool {
+    if granted == wanted {
+        return true;
+    }
+    if granted.starts_with('=') || wanted.starts_with('=') {
+        return false;
+    }
+    let (gb, go) = split(granted);
+    let (wb, wo) = split(wanted);
+    gb == wb && wo.iter().all(|o| go.contains(o))
 }
 
 /// True when `command` falls under a remembered "always" key.
 pub fn matches(command: &str, key: &str) -> bool {
-    self::key(command) == key
+    covers(key, &self::key(command))
 }
 
 /// The scope of an "always" answer in words, for the approval question.
 pub fn describe(key: &str) -> String {
-    match key.strip_prefix('=') {
-        Some(_) => "this exact command".to_string(),
-        None => format!("`{key} …` commands"),
+    if key.starts_with('=') {
+        return "this exact command".to_string();
+    }
+    match split(key) {
+        (base, opts) if opts.is_empty() => format!("`{base} …` commands (no options)"),
+        (base, opts) => format!("`{base} …` commands (options: {})", opts.join(" ")),
     }
 }
 
@@ -248,12 +296,13 @@ mod tests {
 
     #[test]
     fn always_keys_are_never_the_bare_verb_for_dangerous_tools() {
-        assert_eq!(key("cargo test --lib"), "cargo test");
+        assert_eq!(key("cargo test --lib"), "cargo test [--lib]");
         assert_eq!(key("npm run build"), "npm run build");
         assert_eq!(key("npm install left-pad"), "=npm install left-pad");
-        assert_eq!(key("mkdir -p out"), "mkdir");
+        assert_eq!(key("mkdir -p out"), "mkdir [-p]");
         assert_eq!(key("sort -o x y"), "=sort -o x y");
         assert!(is_verb_key("mkdir") && !is_verb_key("cargo test"));
+        assert!(is_verb_key("mkdir [-p]"));
         assert_eq!(key("rm -f a.o"), "=rm -f a.o");
         assert_eq!(
             key("tar cf x.tar --checkpoint-action=exec=sh a"),
@@ -263,14 +312,38 @@ mod tests {
         assert_eq!(key("git push"), "=git push");
         assert_eq!(key("echo hi > out.txt"), "=echo hi > out.txt");
         assert_eq!(key("make && rm -rf /"), "=make && rm -rf /");
-        assert!(matches("cargo test --release", "cargo test"));
+        assert!(!matches("cargo test --release", "cargo test"));
+        assert!(matches("cargo test --lib", &key("cargo test --release --lib")));
+        assert!(matches("cargo test", &key("cargo test --lib")));
         assert!(!matches("cargo build", "cargo test"));
         assert!(!matches("cargo test > /etc/x", "cargo test"));
         assert!(!matches("cargo test; rm -rf ~", "cargo test"));
         assert!(!matches("rm -rf dir", &key("rm -f x.o")));
         assert!(matches("rm -f x.o", &key("rm -f x.o")));
         assert!(!matches("npm run deploy", "npm run build"));
-        assert_eq!(describe("cargo test"), "`cargo test …` commands");
+        assert_eq!(describe("cargo test"), "`cargo test …` commands (no options)");
+        assert_eq!(
+            describe("cargo test [--lib]"),
+            "`cargo test …` commands (options: --lib)"
+        );
         assert_eq!(describe("=rm x"), "this exact command");
+    }
+
+    #[test]
+    fn an_always_scope_covers_only_the_options_it_was_granted_with() {
+        let granted = key("jq -n 1");
+        assert_eq!(granted, "jq [-n]");
+        assert!(matches("jq -n 2", &granted));
+        assert!(matches("jq . a.json", &granted));
+        assert!(!matches("jq -L/elsewhere -n 1", &granted));
+        assert!(!matches("jq -n -L /elsewhere 1", &granted));
+        assert!(!matches("jq --rawfile x /etc/passwd -n 1", &granted));
+        // After `--` a word is an operand, whatever it looks like.
+        assert_eq!(key("touch -- -x"), "touch");
+        assert!(matches("npm run build", &key("npm run build -- --watch")));
+        assert!(!matches("npm run build --foreground-scripts", &key("npm run build")));
+        // A key stored before options were kept still means no options.
+        assert!(matches("mkdir out", "mkdir"));
+        assert!(!matches("mkdir -m 777 out", "mkdir"));
     }
 }

@@ -529,7 +529,7 @@ fn cache_dirs(home: &Path) -> Vec<PathBuf> {
 /// command the user approved only what runs code later is: hooks, config,
 /// info, and each submodule's config and hooks. A `.git` file (a worktree,
 /// a submodule's checkout) is read-only, so it cannot be pointed at a
-/// planted repository. For unasked code the submodule folders the index
+/// planted repository; a `.git` link is followed to the folder it names. For unasked code the submodule folders the index
 /// records and `.gitmodules` are read-only too (a `.git` made in one is a
 /// repository git looks into later). `.mm/` is read-only. Missing hooks and
 /// submodule folders are made empty first, so they cannot be created in
@@ -540,6 +540,11 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
     let mut out = Vec::new();
     let git_dir = match std::fs::symlink_metadata(&dot_git) {
         Ok(m) if m.is_dir() => Some(dot_git.clone()),
+        // A link to the git dir: the folder it leads to is guarded (one
+        // outside the workspace is read-only as all the host is).
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(&dot_git)
+            .ok()
+            .filter(|g| g.is_dir() && g.starts_with(root)),
         Ok(m) if m.is_file() => {
             out.push((dot_git.clone(), false));
             // Its git dir, when it lies in the workspace, is guarded too.

@@ -271,7 +271,7 @@ impl Sandbox {
         let key = always::key(command);
         // "Always" for a plain tool's verb (`mkdir …`) covers what lies in
         // the workspace: `mkdir /elsewhere` asks again.
-        if self.is_always(&key) && (!always::is_verb_key(&key) || self.operands_inside(command)) {
+        if self.covers(&key) && (!always::is_verb_key(&key) || self.operands_inside(command)) {
             return ExecDecision::Run(self.approved_plan());
         }
         ExecDecision::Ask { reason, key }
@@ -720,6 +720,15 @@ impl Sandbox {
     /// True when "always" was answered for exactly this key.
     pub fn is_always(&self, key: &str) -> bool {
         self.always.lock().map(|s| s.contains(key)).unwrap_or(false)
+    }
+
+    /// True when an "always" answer covers a command's key (the same
+    /// prefix, no option it was not granted with).
+    pub fn covers(&self, key: &str) -> bool {
+        self.always
+            .lock()
+            .map(|s| s.iter().any(|g| always::covers(g, key)))
+            .unwrap_or(false)
     }
 
     /// Remembers an "always" answer for the rest of the session.
