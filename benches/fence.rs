@@ -1,6 +1,7 @@
 //! What the fence costs a command: `sh -c true` started as the bash tool
 //! starts it, outside the fence and inside it (read-only, and with the
-//! workspace writable; with and without the network). Target: at most
+//! workspace writable; with and without the network; unasked code in a
+//! 5,000-file workspace, which is walked first). Target: at most
 //! 15 ms more per command (issue 9). Skipped where bwrap cannot start.
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
 
@@ -46,6 +47,22 @@ fn fence(c: &mut Criterion) {
         });
         g.bench_function("sh -c true, fence, no network", |b| {
             b.iter(|| run(&sb, &rt, plan(Some(Access::Workspace), false)))
+        });
+        // Unasked code gets a walk of the workspace (credential files,
+        // hard links, nested `.mm`): 5,000 files in 100 folders.
+        let big = tempfile::tempdir().unwrap();
+        for d in 0..100 {
+            let dir = big.path().join(format!("pkg{d}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            for f in 0..50 {
+                std::fs::write(dir.join(format!("m{f}.py")), "x = 1\n").unwrap();
+            }
+        }
+        std::fs::write(big.path().join("pkg7/.env"), "K=1\n").unwrap();
+        let fence = rt.block_on(Fence::detect());
+        let sb = Sandbox::with_fence(big.path(), SandboxMode::Workspace, fence, true).unwrap();
+        g.bench_function("sh -c true, fence, unasked, 5,000-file workspace", |b| {
+            b.iter(|| run(&sb, &rt, plan(Some(Access::Project), false)))
         });
     } else {
         eprintln!("fence: bwrap cannot start here; only the unfenced figure is measured");

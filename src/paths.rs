@@ -286,8 +286,14 @@ pub fn is_credential_name(name: &str) -> bool {
 pub fn reserved_reason(rel: &str, write: bool) -> Option<String> {
     // At every depth: a `sub/.mm` is mm's own folder when mm runs in `sub`.
     let parts: Vec<&str> = rel.split('/').collect();
-    if parts.windows(2).any(|w| w == [".mm", "sessions"]) {
-        return Some("the session logs under .mm/sessions are off limits".into());
+    if let Some(w) = parts
+        .windows(2)
+        .find(|w| w[0] == ".mm" && is_private_mm_entry(w[1]))
+    {
+        return Some(format!(
+            ".mm/{} is mm's own record (session logs, traces, exports, logs): off limits",
+            w[1]
+        ));
     }
     if !write {
         return None;
@@ -301,6 +307,16 @@ pub fn reserved_reason(rel: &str, write: bool) -> Option<String> {
         ));
     }
     None
+}
+
+/// What in a `.mm` folder is mm's record of the user's sessions, read by
+/// no tool and no code mm runs: the session logs, the traces of requests,
+/// exports, its logs and the answer it copied.
+pub fn is_private_mm_entry(name: &str) -> bool {
+    matches!(
+        name,
+        "sessions" | "traces" | "exports" | "outputs" | "copied.md"
+    ) || name.ends_with(".log")
 }
 
 /// A file with other names (hard links): where they lie cannot be seen,
@@ -510,6 +526,16 @@ mod tests {
         assert!(reserved_reason("sub/.mm/config.yaml", true).is_some());
         assert!(reserved_reason("a/b/.mm/tools/t.json", true).is_some());
         assert!(reserved_reason("sub/.mm/config.yaml", false).is_none());
+        for private in [
+            ".mm/traces/s1/0001.json",
+            "sub/.mm/exports/s.md",
+            ".mm/debug.log",
+            ".mm/lsp.log",
+            ".mm/copied.md",
+        ] {
+            assert!(reserved_reason(private, false).is_some(), "{private}");
+        }
+        assert!(reserved_reason(".mm/commands/x.md", false).is_none());
         assert!(reserved_reason("sub/.mmx/sessions/x", true).is_none());
         assert!(reserved_reason(".git/config", false).is_none());
         assert!(reserved_reason("src/main.rs", true).is_none());

@@ -26,6 +26,7 @@ const SETUP_WORDS: &[&str] = &[
     "hardlink",
     "fifo",
     "gitsymlink",
+    "env",
     "nested",
     "gitcfg",
     "commit",
@@ -195,6 +196,12 @@ fn set_up(case: &Case, pl: &Places) {
     write(&pl.out.join("victim"), "victim\n");
     write(&pl.home.join(".ssh/id_rsa"), "SECRET-SSH-1\n");
     write(&pl.home.join(".bashrc"), "# bashrc\n");
+    write(
+        &pl.home.join(".claude/.credentials.json"),
+        "{\"token\":\"SECRET-CLAUDE-1\"}\n",
+    );
+    write(&pl.home.join(".cache/huggingface/token"), "SECRET-HF-1\n");
+    write(&pl.home.join(".codex/auth.json"), "SECRET-CODEX-1\n");
     let nogit = case.setup.iter().any(|s| s == "nogit");
     if !nogit {
         git(&pl.ws, &["init", "-q", "-b", "main"]);
@@ -205,7 +212,7 @@ fn set_up(case: &Case, pl: &Places) {
         let item = pl.fill(item);
         let (kind, arg) = item.split_once(' ').unwrap_or((item.as_str(), ""));
         match kind {
-            "nogit" => {}
+            "nogit" | "env" => {}
             "file" => {
                 let (p, text) = arg.split_once('=').expect("file P=TEXT");
                 write(&pl.ws.join(p), text);
@@ -373,11 +380,17 @@ fn markers(root: &Path) -> Vec<String> {
 }
 
 /// Runs `mm -p` with a deadline; kills it and says so when it hangs.
-fn run_mm(ws: &Workspace, server: &Server, args: &[&str]) -> (Option<i32>, String, String, bool) {
+fn run_mm(
+    ws: &Workspace,
+    server: &Server,
+    args: &[&str],
+    envs: &[(String, String)],
+) -> (Option<i32>, String, String, bool) {
     let mut cmd = ws.mm();
     cmd.args(["-p", "go", "-json", "-url", &server.url()])
         .args(args)
-        .env("OPENAI_API_KEY", "SECRET-APIKEY-1");
+        .env("OPENAI_API_KEY", "SECRET-APIKEY-1")
+        .envs(envs.iter().map(|(k, v)| (k, v)));
     // cargo through rustup needs the real toolchains (read-only in the fence).
     if let Some(real) = std::env::var_os("HOME").map(PathBuf::from) {
         for (var, dir) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
@@ -449,7 +462,14 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
         text("done"),
     ]);
     let extra: &[&str] = if fenced { &[] } else { &["-unfenced"] };
-    let (code, stdout, stderr, hung) = run_mm(&ws, &server, extra);
+    let envs: Vec<(String, String)> = case
+        .setup
+        .iter()
+        .filter_map(|s| s.strip_prefix("env "))
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), pl.fill(v)))
+        .collect();
+    let (code, stdout, stderr, hung) = run_mm(&ws, &server, extra, &envs);
     let mut bad = Vec::new();
     let mode = if fenced { "fenced" } else { "unfenced" };
     if hung {

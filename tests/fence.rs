@@ -181,8 +181,19 @@ fn auto_runs_every_command_unasked_and_inside_the_fence() {
     let o = out.path().display();
     let (port, hits) = counting_listener();
     let probe = format!("mm-auto-probe-{}", std::process::id());
+    // What lies in the workspace but is not the project's to read: its
+    // credential file, a file whose other name is outside, mm's records
+    // in a folder's own `.mm`.
+    ws.write(".env", "API=SECRET-ENV\n");
+    std::fs::write(out.path().join("linked"), "SECRET-LINKED\n").unwrap();
+    std::fs::hard_link(out.path().join("linked"), ws.path().join("hl.txt")).unwrap();
+    ws.write("sub/.mm/sessions/old.jsonl", "SECRET-SESSION\n");
+    ws.write(".mm/traces/s/0001.json", "SECRET-TRACE\n");
     let command = format!(
-        "echo made > made.txt; rm -f {o}/victim; touch {o}/pwned; cat $HOME/.ssh/id_rsa > stolen.txt; touch /tmp/{probe}; curl -s http://127.0.0.1:{port}/ > net.txt; true"
+        "echo made > made.txt; rm -f {o}/victim; touch {o}/pwned; cat $HOME/.ssh/id_rsa > stolen.txt; \
+         cat .env hl.txt sub/.mm/sessions/old.jsonl .mm/traces/s/0001.json >> stolen.txt; \
+         echo changed >> hl.txt; ln .env env-link; touch sub/.mm/evil; \
+         touch /tmp/{probe}; curl -s http://127.0.0.1:{port}/ > net.txt; true"
     );
     let server = Server::start(vec![
         call("c1", "bash", json!({ "command": command })),
@@ -201,7 +212,14 @@ fn auto_runs_every_command_unasked_and_inside_the_fence() {
     assert!(out.path().join("victim").exists(), "deleted outside");
     assert!(!out.path().join("pwned").exists(), "created outside");
     let stolen = std::fs::read_to_string(p.join("stolen.txt")).unwrap_or_default();
-    assert!(!stolen.contains("SECRET"), "read the SSH key");
+    assert!(!stolen.contains("SECRET"), "read a secret: {stolen}");
+    assert_eq!(
+        std::fs::read_to_string(out.path().join("linked")).unwrap(),
+        "SECRET-LINKED\n",
+        "wrote outside through a hard link"
+    );
+    assert!(!p.join("env-link").exists(), "linked the credential file");
+    assert!(!p.join("sub/.mm/evil").exists(), "wrote a folder's .mm");
     assert!(
         !Path::new("/tmp").join(&probe).exists(),
         "wrote the real /tmp"

@@ -190,7 +190,9 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
     // `.git` whose HEAD it cannot read and goes on up, to a repository
     // whose settings nobody looked at.
     let same = |a: &Path, b: &Path| {
-        std::fs::canonicalize(a).ok().is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a))
+        std::fs::canonicalize(a)
+            .ok()
+            .is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a))
     };
     match git_would_open(dir) {
         Some(g) if same(&g, repo.path()) => {}
@@ -258,7 +260,12 @@ fn git_would_open(dir: &Path) -> Option<PathBuf> {
         match std::fs::metadata(&dot) {
             Ok(m) if m.is_file() => {
                 let text = std::fs::read_to_string(&dot).ok()?;
-                let g = text.lines().next()?.strip_prefix("gitdir:")?.trim().to_string();
+                let g = text
+                    .lines()
+                    .next()?
+                    .strip_prefix("gitdir:")?
+                    .trim()
+                    .to_string();
                 return Some(d.join(g));
             }
             Ok(m) if m.is_dir() && is_git_directory(&dot) => return Some(dot),

@@ -573,12 +573,23 @@ fn the_gate_inspects_the_repository_git_itself_would_use() {
     let layouts: &[(&str, &[(&str, &str)])] = &[
         (
             "garbage",
-            &[("HEAD", "garbage\n"), ("objects/.keep", ""), ("refs/.keep", "")],
+            &[
+                ("HEAD", "garbage\n"),
+                ("objects/.keep", ""),
+                ("refs/.keep", ""),
+            ],
         ),
-        ("noobjects", &[("HEAD", "ref: refs/heads/main\n"), ("refs/.keep", "")]),
+        (
+            "noobjects",
+            &[("HEAD", "ref: refs/heads/main\n"), ("refs/.keep", "")],
+        ),
         (
             "sound",
-            &[("HEAD", "ref: refs/heads/main\n"), ("objects/.keep", ""), ("refs/.keep", "")],
+            &[
+                ("HEAD", "ref: refs/heads/main\n"),
+                ("objects/.keep", ""),
+                ("refs/.keep", ""),
+            ],
         ),
     ];
     for (name, files) in layouts {

@@ -313,7 +313,10 @@ mod tests {
         assert_eq!(key("echo hi > out.txt"), "=echo hi > out.txt");
         assert_eq!(key("make && rm -rf /"), "=make && rm -rf /");
         assert!(!matches("cargo test --release", "cargo test"));
-        assert!(matches("cargo test --lib", &key("cargo test --release --lib")));
+        assert!(matches(
+            "cargo test --lib",
+            &key("cargo test --release --lib")
+        ));
         assert!(matches("cargo test", &key("cargo test --lib")));
         assert!(!matches("cargo build", "cargo test"));
         assert!(!matches("cargo test > /etc/x", "cargo test"));
@@ -321,7 +324,10 @@ mod tests {
         assert!(!matches("rm -rf dir", &key("rm -f x.o")));
         assert!(matches("rm -f x.o", &key("rm -f x.o")));
         assert!(!matches("npm run deploy", "npm run build"));
-        assert_eq!(describe("cargo test"), "`cargo test …` commands (no options)");
+        assert_eq!(
+            describe("cargo test"),
+            "`cargo test …` commands (no options)"
+        );
         assert_eq!(
             describe("cargo test [--lib]"),
             "`cargo test …` commands (options: --lib)"
@@ -341,7 +347,10 @@ mod tests {
         // After `--` a word is an operand, whatever it looks like.
         assert_eq!(key("touch -- -x"), "touch");
         assert!(matches("npm run build", &key("npm run build -- --watch")));
-        assert!(!matches("npm run build --foreground-scripts", &key("npm run build")));
+        assert!(!matches(
+            "npm run build --foreground-scripts",
+            &key("npm run build")
+        ));
         // A key stored before options were kept still means no options.
         assert!(matches("mkdir out", "mkdir"));
         assert!(!matches("mkdir -m 777 out", "mkdir"));

@@ -19,7 +19,22 @@ pub fn is_secret_var(name: &str) -> bool {
         "COOKIE",
         "SESSION",
     ];
+    // Whole words of the name: `GH_PAT`, `DB_PASS`, `SMTP_PW` (as a part
+    // of a word, PATH and PWD are no secrets).
+    const WORDS: &[&str] = &[
+        "PAT",
+        "PASS",
+        "PW",
+        "PWD",
+        "PASSPHRASE",
+        "PRIVATE",
+        "APIKEY",
+    ];
     MARKERS.iter().any(|m| upper.contains(m))
+        || (upper != "PWD"
+            && upper
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .any(|w| WORDS.contains(&w)))
         || upper.starts_with("AWS_")
         || upper.starts_with("AZURE_")
         || upper.starts_with("GOOGLE_APPLICATION")
@@ -39,21 +54,69 @@ pub fn scrubbed() -> Vec<(OsString, OsString)> {
     scrub(std::env::vars_os())
 }
 
-/// `vars` without secrets and shell-steering variables, PATH absolute.
+/// A value shaped like a credential, whatever its variable is called: a
+/// token with a known issuer's prefix, a URL with a password in it.
+pub fn is_secret_value(v: &str) -> bool {
+    const PREFIXES: &[&str] = &[
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "github_pat_",
+        "glpat-",
+        "sk-",
+        "sk_live_",
+        "rk_live_",
+        "xoxb-",
+        "xoxp-",
+        "xoxa-",
+        "xapp-",
+        "hf_",
+        "AKIA",
+        "ASIA",
+        "AIza",
+        "npm_",
+        "pypi-",
+        "ya29.",
+        "SG.",
+        "dop_v1_",
+        "shpat_",
+    ];
+    let token = v.len() >= 20 && !v.contains(char::is_whitespace);
+    if token && PREFIXES.iter().any(|p| v.starts_with(p)) {
+        return true;
+    }
+    // scheme://user:password@host
+    v.split_once("://")
+        .and_then(|(_, rest)| rest.split(['/', '?', '#']).next())
+        .and_then(|authority| authority.rsplit_once('@'))
+        .is_some_and(|(user, _)| user.split_once(':').is_some_and(|(_, pw)| !pw.is_empty()))
+}
+
+/// `vars` without secrets and shell-steering variables, PATH absolute. A
+/// secret goes by its name, by its shape, and by its value: a variable
+/// holding what a secret-named one holds (`DEPLOY=$API_KEY`) goes too.
 pub fn scrub(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
-    vars.filter(|(k, _)| {
-        let k = k.to_string_lossy();
-        !is_secret_var(&k) && !SHELL_STEERING.contains(&k.as_ref())
-    })
-    .map(|(k, v)| {
-        if k == "PATH" {
-            let v = absolute_only(&v);
-            (k, v)
-        } else {
-            (k, v)
-        }
-    })
-    .collect()
+    let vars: Vec<(OsString, OsString)> = vars.collect();
+    let secrets: std::collections::HashSet<&OsString> = vars
+        .iter()
+        .filter(|(k, v)| is_secret_var(&k.to_string_lossy()) && v.len() >= 8)
+        .map(|(_, v)| v)
+        .collect();
+    vars.iter()
+        .filter(|(k, v)| {
+            let k = k.to_string_lossy();
+            !is_secret_var(&k)
+                && !SHELL_STEERING.contains(&k.as_ref())
+                && !secrets.contains(v)
+                && !is_secret_value(&v.to_string_lossy())
+        })
+        .map(|(k, v)| match k == "PATH" {
+            true => (k.clone(), absolute_only(v)),
+            false => (k.clone(), v.clone()),
+        })
+        .collect()
 }
 
 /// A PATH value with its relative entries dropped.
@@ -137,9 +200,50 @@ mod tests {
         ] {
             assert!(is_secret_var(s), "{s}");
         }
-        for ok in ["PATH", "HOME", "LANG", "CARGO_HOME", "TERM"] {
+        for ok in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "CARGO_HOME",
+            "TERM",
+            "PWD",
+            "OLDPWD",
+            "PATHEXT",
+        ] {
             assert!(!is_secret_var(ok), "{ok}");
         }
+        for s in [
+            "DB_PASS",
+            "GH_PAT",
+            "SMTP_PW",
+            "PGPASSWORD",
+            "MY_APIKEY",
+            "GPG_PASSPHRASE",
+        ] {
+            assert!(is_secret_var(s), "{s}");
+        }
+    }
+
+    #[test]
+    fn secrets_go_by_shape_and_by_value_whatever_their_name() {
+        let vars = [
+            ("API_KEY", "abcdefgh12345678"),
+            ("DEPLOY", "abcdefgh12345678"),
+            ("GHX", "ghp_0123456789abcdefghijABCDEFGHIJ012345"),
+            ("REDIS", "redis://user:hunter2@cache:6379/0"),
+            ("SITE", "https://example.com/a@b"),
+            ("LANG", "C.UTF-8"),
+        ];
+        let kept: Vec<String> = scrub(
+            vars.iter()
+                .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+        )
+        .into_iter()
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .collect();
+        assert_eq!(kept, ["SITE", "LANG"]);
+        assert!(!is_secret_value("sk-short"));
+        assert!(!is_secret_value("/usr/share/ssh:x@y"));
     }
 
     #[test]

@@ -35,6 +35,19 @@ pub enum Access {
     /// works) but its hooks, config, info and submodules' config and hooks,
     /// and the caches.
     Workspace,
+    /// A command nobody was asked about in `auto` mode: writes what an
+    /// approved one writes, sees what unasked code sees (no credential
+    /// file of the workspace).
+    Unattended,
+}
+
+impl Access {
+    /// Nobody said yes to what runs: the workspace's credential files and
+    /// files with other names are hidden from it, and its cache is thrown
+    /// away.
+    pub fn unasked(self) -> bool {
+        !matches!(self, Access::Workspace)
+    }
 }
 
 /// The fence found on this machine.
@@ -71,6 +84,38 @@ const MASKED: &[&str] = &[
     ".config/chromium",
     ".Xauthority",
     ".ICEauthority",
+    // Coding agents', model hubs' and cloud tools' tokens.
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".codex/auth.json",
+    ".config/github-copilot",
+    ".local/share/opencode/auth.json",
+    ".local/share/crush",
+    ".gemini",
+    ".aider.conf.yml",
+    ".cache/huggingface/token",
+    ".cache/huggingface/stored_tokens",
+    ".huggingface/token",
+    ".ollama/id_ed25519",
+    ".config/gh-copilot",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".pgpass",
+    ".my.cnf",
+    ".s3cfg",
+    ".boto",
+    ".config/rclone",
+    ".config/doctl",
+    ".config/hcloud",
+    ".config/op",
+    ".config/git/credentials",
+    ".gem/credentials",
+    ".config/heroku",
+    ".fly",
+    ".wrangler",
+    ".config/.wrangler",
+    ".config/netlify",
+    ".local/share/com.vercel.cli",
 ];
 
 /// Build caches under HOME a fenced build may write.
@@ -200,27 +245,59 @@ impl Fence {
             a.push("/tmp");
             a.push("--tmpfs");
             a.push("/var/tmp");
+            let found = scan(root);
             match access {
-                Access::Workspace | Access::Project => {
+                Access::Workspace | Access::Project | Access::Unattended => {
                     a.pair("--bind", root);
                     if let Some(home) = &home {
+                        // ~/.cache persists and is read later by what runs
+                        // outside (pre-commit's hooks, go's build cache):
+                        // unasked code gets a throw-away one
+                        // (`XDG_CACHE_HOME` under its private /tmp).
+                        let skip = access.unasked().then(|| home.join(".cache"));
                         for c in cache_dirs(home) {
-                            if !root.starts_with(&c) {
+                            if !root.starts_with(&c) && Some(&c) != skip.as_ref() {
                                 a.pair("--bind", &c);
                             }
                         }
                     }
-                    for (p, writable) in protected(root, access == Access::Workspace) {
+                    for (p, writable) in protected(root, access != Access::Project) {
                         a.pair(if writable { "--bind" } else { "--ro-bind" }, &p);
                     }
+                    // A `.mm` below the root is mm's when it runs there.
+                    for mm in found.mm.iter().filter(|m| m.parent() != Some(root)) {
+                        a.pair("--ro-bind", mm);
+                    }
+                    // What is written through another name lands outside.
+                    if !access.unasked() {
+                        for p in &found.linked {
+                            a.pair("--ro-bind", p);
+                        }
+                    }
                 }
-                _ => a.pair("--ro-bind", root),
+                Access::ReadOnly => a.pair("--ro-bind", root),
             }
-            // Session logs are mm's, read by nothing it runs.
-            let sessions = root.join(".mm/sessions");
-            if sessions.is_dir() {
-                a.push("--tmpfs");
-                a.push(sessions);
+            // mm's records (session logs, traces, exports, its logs) are
+            // read by nothing it runs; the workspace's credential files
+            // and files with other names (hard links, whose content may be
+            // a file outside) by nothing nobody approved.
+            let mut hidden: Vec<&PathBuf> = found.private.iter().collect();
+            if access.unasked() {
+                hidden.extend(found.secrets.iter().chain(&found.linked));
+            }
+            for p in hidden {
+                match std::fs::symlink_metadata(p) {
+                    Ok(m) if m.is_dir() => {
+                        a.push("--tmpfs");
+                        a.push(p);
+                    }
+                    Ok(m) if m.is_file() => {
+                        a.push("--ro-bind");
+                        a.push("/dev/null");
+                        a.push(p);
+                    }
+                    _ => {}
+                }
             }
             // Host paths through a symlink (/var/run is /run) are masked
             // where they lead, once.
@@ -602,6 +679,85 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
         out.push((mm, false));
     }
     out
+}
+
+/// What in the workspace needs a mount of its own in the fence.
+#[derive(Default)]
+struct Found {
+    /// Credential files (`.env*`, keys).
+    secrets: Vec<PathBuf>,
+    /// Files with more than one name.
+    linked: Vec<PathBuf>,
+    /// `.mm` folders, the root's too.
+    mm: Vec<PathBuf>,
+    /// mm's records in them.
+    private: Vec<PathBuf>,
+}
+
+/// Entries looked at before the rest of a big workspace is left as it is.
+const MAX_SCANNED: usize = 50_000;
+
+/// One walk of the workspace for what `Found` holds, not into `.git`,
+/// `.mm` or the folders the root's `.gitignore` ignores (`target/`,
+/// `node_modules/`: build output and downloads, and most of the files).
+fn scan(root: &Path) -> Found {
+    use std::os::unix::fs::MetadataExt;
+    let mut found = Found::default();
+    let ignore = ignore::gitignore::Gitignore::new(root.join(".gitignore")).0;
+    let walk = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(move |e| {
+            let dir = e.file_type().is_some_and(|t| t.is_dir());
+            e.depth() == 0
+                || !(e.file_name() == ".git"
+                    || (dir && e.file_name() == ".mm")
+                    || (dir && ignore.matched(e.path(), true).is_ignore()))
+        })
+        .build();
+    for (n, e) in walk.flatten().enumerate() {
+        if n > MAX_SCANNED {
+            break;
+        }
+        let p = e.path();
+        let Some(ft) = e.file_type() else { continue };
+        if ft.is_dir() {
+            // The walk does not go in: the folder is found by its parent.
+            if let Ok(rd) = std::fs::read_dir(p) {
+                for child in rd.flatten() {
+                    if child.file_name() == ".mm" && child.path().is_dir() {
+                        let mm = child.path();
+                        if let Ok(inner) = std::fs::read_dir(&mm) {
+                            found.private.extend(
+                                inner
+                                    .flatten()
+                                    .filter(|i| {
+                                        crate::paths::is_private_mm_entry(
+                                            &i.file_name().to_string_lossy(),
+                                        )
+                                    })
+                                    .map(|i| i.path()),
+                            );
+                        }
+                        found.mm.push(mm);
+                    }
+                }
+            }
+            continue;
+        }
+        if !ft.is_file() {
+            continue;
+        }
+        let Ok(rel) = p.strip_prefix(root) else {
+            continue;
+        };
+        if crate::paths::credential_reason(&rel.to_string_lossy()).is_some() {
+            found.secrets.push(p.to_path_buf());
+        } else if e.metadata().is_ok_and(|m| m.nlink() > 1) {
+            found.linked.push(p.to_path_buf());
+        }
+    }
+    found
 }
 
 /// Host files that hold secrets a process running as root reads without

@@ -243,8 +243,14 @@ impl Sandbox {
             (_, Class::ReadOnly) => run(Access::ReadOnly, true),
             (SandboxMode::Auto, Class::ProjectCode) if fenced => run(Access::Project, false),
             // Never asked, so never outside the fence: what the user would
-            // have said yes to runs as an approved command does in it.
-            (SandboxMode::Auto, _) if fenced => ExecDecision::Run(self.approved_plan()),
+            // have said yes to writes as an approved command does in it, and
+            // sees what unasked code sees (no credential file, nothing the
+            // user let through).
+            (SandboxMode::Auto, _) if fenced => ExecDecision::Run(RunPlan {
+                access: Some(Access::Unattended),
+                net: self.net,
+                git_guard: false,
+            }),
             (SandboxMode::Auto, _) => ExecDecision::Deny {
                 reason: "the sandbox is auto and there is no fence (bubblewrap) to run this command in".into(),
             },
@@ -378,8 +384,11 @@ impl Sandbox {
         }
         // What the user let through reaches only what the user approved:
         // not read-only commands (git's guard), not code run unasked.
-        let approved =
-            !plan.git_guard && !matches!(plan.access, Some(Access::ReadOnly | Access::Project));
+        let approved = !plan.git_guard
+            && !matches!(
+                plan.access,
+                Some(Access::ReadOnly | Access::Project | Access::Unattended)
+            );
         if approved {
             for name in &self.passthrough {
                 if let Some(v) = std::env::var_os(name) {
@@ -404,8 +413,11 @@ impl Sandbox {
                 cmd.env(k, v);
             }
         }
-        if plan.access.is_some() {
+        if let Some(access) = plan.access {
             cmd.env("TMPDIR", "/tmp");
+            if access.unasked() {
+                cmd.env("XDG_CACHE_HOME", "/tmp/.cache");
+            }
         }
         procs::own_session(&mut cmd);
         cmd
@@ -1047,6 +1059,16 @@ mod tests {
         assert!(runs(&ws.check_exec("mkdir -p out/deeper")));
         assert!(asks(&ws.check_exec("mkdir /tmp/elsewhere")));
         assert!(asks(&ws.check_exec("mkdir ../elsewhere")));
+        // A scope covers the options it was granted with, no others.
+        assert!(asks(&ws.check_exec("mkdir -m 777 out")));
+        assert!(asks(&ws.check_exec("cargo test --release")));
+        let ExecDecision::Ask { key, .. } = ws.check_exec("jq -n 1") else {
+            panic!("should ask");
+        };
+        ws.remember(&key);
+        assert!(runs(&ws.check_exec("jq -n 2")));
+        assert!(asks(&ws.check_exec("jq -L/elsewhere -n 1")));
+        assert!(asks(&ws.check_exec("jq -L /elsewhere -n 1")));
     }
 
     #[test]
