@@ -1395,3 +1395,50 @@ fn completions_for_three_shells_and_a_man_page() {
         "{page}"
     );
 }
+
+/// A FIFO named `.gitignore` holds git's walk (it waits for a writer):
+/// mm lets it go, says which file it was, and keeps taking checkpoints, so
+/// what a later command deletes is still in one. And a command that makes
+/// a thousand files is checkpointed with them.
+#[test]
+fn a_fifo_where_git_looks_turns_no_checkpoint_off() {
+    let ws = Workspace::new();
+    let p = ws.path();
+    ws.write("a.txt", "a\n");
+    ws.write("keep.txt", "keep me\n");
+    git(&p, &["init", "-q"]);
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    std::fs::create_dir_all(p.join("sub")).unwrap();
+    nix::unistd::mkfifo(&p.join("sub/.gitignore"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let make = "mkdir -p gen && for i in $(seq 1 1000); do echo $i > gen/f$i.txt; done";
+    let server = Server::start(vec![
+        call("c1", "bash", json!({"command": make})),
+        call("c2", "bash", json!({"command": "rm keep.txt"})),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "tidy up", &["-yolo"]);
+    let err = stderr(&run);
+    assert!(run.status.success(), "{err}");
+    assert!(!err.contains("off for this session"), "{err}");
+    assert!(err.contains("sub/.gitignore"), "the FIFO is named: {err}");
+    assert!(!p.join("keep.txt").exists());
+    // A checkpoint holds keep.txt, and one holds the thousand files.
+    let log = std::fs::read_to_string(&ws.sessions()[0]).unwrap();
+    let ids: Vec<String> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "checkpoint")
+        .filter_map(|v| v["checkpoint"]["id"].as_str().map(str::to_string))
+        .collect();
+    let holds = |id: &str, path: &str| {
+        std::process::Command::new("git")
+            .args(["cat-file", "-e", &format!("{id}:{path}")])
+            .current_dir(&p)
+            .status()
+            .unwrap()
+            .success()
+    };
+    assert!(ids.iter().any(|id| holds(id, "keep.txt")), "{ids:?}");
+    assert!(ids.iter().any(|id| holds(id, "gen/f1000.txt")), "{ids:?}");
+}

@@ -18,8 +18,13 @@ use crate::session::{Record, SessionLog};
 /// How the label of the checkpoint taken after a `/commit` begins.
 pub(super) const COMMITTED: &str = "committed ";
 
-/// The longest a checkpoint may take before checkpoints are turned off
-/// for the session (a 10,000-file repository takes 0.2 s here).
+/// How long a checkpoint runs before mm looks for what may hold it: git
+/// opens every `.gitignore` it meets, and one that is a FIFO waits for a
+/// writer (a 10,000-file repository takes 0.2 s here).
+const CHECKPOINT_STALL: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The longest mm waits for one checkpoint; it is skipped then, and the
+/// next one is tried as usual.
 const CHECKPOINT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// Runs a closure on the store on a blocking thread.
@@ -38,6 +43,67 @@ pub(super) async fn with_store<T: Send + 'static>(
     joined.map_err(|e| e.to_string())?
 }
 
+/// Like `with_store`, but never waits for a store another (stuck) call
+/// holds.
+async fn with_free_store<T: Send + 'static>(
+    store: &Arc<Mutex<Store>>,
+    f: impl FnOnce(&mut Store) -> git::Result<T> + Send + 'static,
+) -> Result<T, String> {
+    let store = store.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        let mut s = match store.try_lock() {
+            Ok(s) => s,
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Err("the one before it is still being taken".to_string());
+            }
+            Err(std::sync::TryLockError::Poisoned(_)) => {
+                return Err("the checkpoint store is unusable".to_string());
+            }
+        };
+        f(&mut s).map_err(|e| e.to_string())
+    })
+    .await;
+    joined.map_err(|e| e.to_string())?
+}
+
+/// The FIFOs in the work tree (not in `.git`), at most 10,000 entries
+/// looked at per folder level walked.
+fn fifos(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            seen += 1;
+            if seen > 1_000_000 {
+                return out;
+            }
+            let Ok(t) = e.file_type() else { continue };
+            if t.is_dir() && e.file_name() != ".git" {
+                stack.push(e.path());
+            } else if t.is_fifo() {
+                out.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// Lets a reader blocked opening a FIFO go on: a writer opens it and
+/// closes it at once (the reader sees an empty file). Without a reader
+/// the open fails (ENXIO) and nothing happens.
+fn release(fifo: &std::path::Path) {
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(fifo);
+}
+
 pub(super) fn parse_id(id: &str) -> Result<CheckpointId, String> {
     CheckpointId::parse(id).map_err(|e| e.to_string())
 }
@@ -54,6 +120,13 @@ impl Agent {
             level,
             text,
         });
+    }
+
+    /// A warning about checkpoints, said once per session in these words.
+    fn git_warn_once(&mut self, text: String) {
+        if self.git_warned.insert(text.clone()) {
+            self.git_notice(Level::Warning, text);
+        }
     }
 
     /// The error the last checkpoint op ended with, if any.
@@ -78,17 +151,50 @@ impl Agent {
         let store = self.git.clone()?;
         let turn = self.turn;
         let label_owned = label.to_string();
-        let taken = tokio::time::timeout(
-            CHECKPOINT_TIMEOUT,
-            with_store(&store, move |s| s.checkpoint(kind, turn, &label_owned)),
-        )
-        .await
-        .unwrap_or_else(|_| {
-            Err(format!(
-                "taking one took over {}s (git blocks on a FIFO named .gitignore, or the tree is huge)",
-                CHECKPOINT_TIMEOUT.as_secs()
-            ))
-        });
+        let taking = with_free_store(&store, move |s| s.checkpoint(kind, turn, &label_owned));
+        tokio::pin!(taking);
+        let taken = match tokio::time::timeout(CHECKPOINT_STALL, &mut taking).await {
+            Ok(t) => t,
+            Err(_) => {
+                // Still going: a FIFO where git opens files may hold it.
+                // Each one found is let go, again and again, until the
+                // checkpoint is done or the time is up.
+                let root = self.tools.sandbox.root().to_path_buf();
+                let found = tokio::task::spawn_blocking(move || fifos(&root))
+                    .await
+                    .unwrap_or_default();
+                let releasing = async {
+                    loop {
+                        for f in &found {
+                            release(f);
+                        }
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    }
+                };
+                let rest = CHECKPOINT_TIMEOUT.saturating_sub(CHECKPOINT_STALL);
+                let taken = tokio::select! {
+                    t = tokio::time::timeout(rest, &mut taking) => t.unwrap_or_else(|_| Err(format!(
+                        "it took over {} s (the tree may be huge or deep)",
+                        CHECKPOINT_TIMEOUT.as_secs()
+                    ))),
+                    () = releasing => Err("the checkpoint was given up".into()),
+                };
+                if !found.is_empty() {
+                    let root = self.tools.sandbox.root().to_path_buf();
+                    let names: Vec<String> = found
+                        .iter()
+                        .take(3)
+                        .map(|f| f.strip_prefix(&root).unwrap_or(f).display().to_string())
+                        .collect();
+                    self.git_warn_once(format!(
+                        "checkpoints: {} FIFO(s) in the workspace ({}) held git; they are left out of checkpoints",
+                        found.len(),
+                        names.join(", ")
+                    ));
+                }
+                taken
+            }
+        };
         match taken {
             Ok((oid, changed)) => {
                 if !changed && kind == Kind::Command {
@@ -120,12 +226,12 @@ impl Agent {
                 });
                 Some(info)
             }
+            // One checkpoint that could not be taken turns nothing off:
+            // the next one is tried as usual.
             Err(e) => {
-                self.git_notice(
-                    Level::Warning,
-                    format!("checkpoints are off for this session: {e}"),
-                );
-                self.git = None;
+                self.git_warn_once(format!(
+                    "a checkpoint was skipped: {e}; the next one is tried as usual"
+                ));
                 None
             }
         }
@@ -158,11 +264,21 @@ impl Agent {
         let changed = with_store(&store, move |s| s.changes_between(before, after))
             .await
             .unwrap_or_default();
-        let mut paths = Vec::new();
+        // One write and one sync for them all: a command can make 100,000
+        // files.
+        let mut paths = Vec::with_capacity(changed.len());
+        let mut records = Vec::new();
         for (path, blob) in changed {
-            self.record_made(&path, blob)?;
+            if self.made.get(&path) != Some(&blob) {
+                self.made.insert(path.clone(), blob.clone());
+                records.push(Record::Made {
+                    path: path.clone(),
+                    blob,
+                });
+            }
             paths.push(path);
         }
+        self.log.append_all(&records)?;
         Ok(paths)
     }
 

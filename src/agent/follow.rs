@@ -40,7 +40,7 @@ impl TurnState {
     /// Adds what a shell command changed to the receipt's list.
     pub(super) fn note_command_changes(&mut self, changed: Vec<String>) {
         for path in changed {
-            if !self.command_changes.contains(&path) {
+            if self.command_changed.insert(path.clone()) {
                 self.command_changes.push(path);
             }
         }

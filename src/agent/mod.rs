@@ -157,6 +157,8 @@ pub struct Agent {
     tool_warnings: Vec<String>,
     /// What the running checkpoint op failed with (`Finished` says it).
     op_error: Option<String>,
+    /// Checkpoint warnings already given (each is said once).
+    git_warned: std::collections::HashSet<String>,
     /// Whether this run resumed a saved session.
     resumed: bool,
     /// What requests leave out to fit the context window.
@@ -299,6 +301,7 @@ impl Agent {
             last_turn: None,
             tool_warnings: Vec::new(),
             op_error: None,
+            git_warned: Default::default(),
             resumed: parts.resumed,
             shed: window::Shed::default(),
             bytes_per_token: window::DEFAULT_BYTES_PER_TOKEN,
@@ -2396,6 +2399,8 @@ struct TurnState {
     commands: u32,
     /// Files the turn's shell commands changed (checkpoints on).
     command_changes: Vec<String>,
+    /// The same, to look up (a command can make 100,000 files).
+    command_changed: std::collections::HashSet<String>,
     /// The language server's latest verdict on each file written.
     checks: HashMap<String, crate::lsp::Check>,
     /// Each written file's errors before the turn's first write to it

@@ -623,3 +623,48 @@ fn the_gate_inspects_the_repository_git_itself_would_use() {
         Some(root.join(".git"))
     );
 }
+
+#[test]
+fn many_new_files_go_into_one_pack_that_git_reads_and_a_rewind_removes() {
+    let d = repo();
+    let p = d.path();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c0, _) = store.checkpoint(Kind::Turn, 1, "before").unwrap();
+    for i in 0..(super::snapshot::BULK + 700) {
+        let dir = p.join(format!("gen/d{}", i / 100));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("f{i}.txt")), format!("file {i}\n")).unwrap();
+    }
+    let (c1, changed) = store.checkpoint(Kind::Command, 1, "made files").unwrap();
+    assert!(changed);
+    let loose = |p: &Path| {
+        std::fs::read_dir(p.join(".git/objects"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().len() == 2)
+            .map(|e| std::fs::read_dir(e.path()).unwrap().count())
+            .sum::<usize>()
+    };
+    assert!(
+        loose(p) < super::snapshot::BULK + 50,
+        "{} loose objects",
+        loose(p)
+    );
+    let made = store.changes_between(c0, c1).unwrap();
+    assert_eq!(made.len(), super::snapshot::BULK + 700);
+    // git itself reads the checkpoint's tree and a blob from the pack.
+    let listed = git(p, &["ls-tree", "-r", "--name-only", &c1.to_string()]);
+    assert!(listed.lines().any(|l| l == "gen/d11/f1199.txt"), "{listed}");
+    let blob = git(p, &["show", &format!("{c1}:gen/d0/f7.txt")]);
+    assert_eq!(blob, "file 7\n");
+    // The next snapshot, with nothing new, still works, and a rewind to
+    // before removes every file.
+    let (c2, changed) = store.checkpoint(Kind::Turn, 2, "again").unwrap();
+    assert!(!changed);
+    assert_eq!(c2, c1);
+    let plan = store.plan(c0, &HashMap::new()).unwrap();
+    store.apply(&plan).unwrap();
+    assert!(!p.join("gen/d0/f7.txt").exists());
+    assert_eq!(std::fs::read_to_string(p.join("a.txt")).unwrap(), "one\n");
+}

@@ -703,7 +703,12 @@ const MAX_SCANNED: usize = 50_000;
 fn scan(root: &Path) -> Found {
     use std::os::unix::fs::MetadataExt;
     let mut found = Found::default();
-    let ignore = ignore::gitignore::Gitignore::new(root.join(".gitignore")).0;
+    // Only a plain file is read: opening a FIFO would wait for a writer.
+    let rules = root.join(".gitignore");
+    let ignore = match std::fs::symlink_metadata(&rules) {
+        Ok(m) if m.is_file() => ignore::gitignore::Gitignore::new(rules).0,
+        _ => ignore::gitignore::Gitignore::empty(),
+    };
     let walk = ignore::WalkBuilder::new(root)
         .standard_filters(false)
         .follow_links(false)

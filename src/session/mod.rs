@@ -344,6 +344,26 @@ impl SessionLog {
         Ok(())
     }
 
+    /// Records that are not "always" answers, in one write and one sync.
+    pub fn append_all(&mut self, recs: &[Record]) -> Result<(), SessionError> {
+        if recs.is_empty() {
+            return Ok(());
+        }
+        let mut lines = Vec::new();
+        for rec in recs {
+            if matches!(rec, Record::Always { .. }) {
+                self.append(rec)?;
+                continue;
+            }
+            serde_json::to_writer(&mut lines, rec)
+                .map_err(|e| io_err(&self.path)(std::io::Error::other(e)))?;
+            lines.push(b'\n');
+        }
+        self.file.write_all(&lines).map_err(io_err(&self.path))?;
+        self.file.sync_data().map_err(io_err(&self.path))?;
+        Ok(())
+    }
+
     /// A user message with the words the user typed.
     pub fn append_prompt(&mut self, message: &Message, typed: &str) -> Result<(), SessionError> {
         let typed = (message.text() != typed).then(|| typed.to_string());
