@@ -19,7 +19,7 @@ for N in "${SIZES[@]}"; do
   python3 - "$N" >"$WORK/script.json" <<'PY'
 import json, sys
 n = int(sys.argv[1])
-cmd = "python3 -c \"import os\nfor d in range(%d):\n  os.makedirs('gen/d%%d' %% d, exist_ok=True)\n  for f in range(100): open('gen/d%%d/f%%d.txt' %% (d, f), 'w').write('x')\"" % (n // 100)
+cmd = "python3 -c \"import os\nfor d in range(%d):\n  os.makedirs('gen/d%%d' %% d, exist_ok=True)\n  for f in range(100): open('gen/d%%d/f%%d.txt' %% (d, f), 'w').write('file %%d %%d\\n' %% (d, f))\"" % (n // 100)
 print(json.dumps([{"call": "bash", "args": {"command": cmd}}, {"text": "done"}]))
 PY
   python3 bench/scripted_server.py "$PORT" "$WORK/script.json" &

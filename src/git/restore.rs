@@ -210,15 +210,40 @@ impl Store {
         from: CheckpointId,
         to: CheckpointId,
     ) -> Result<Vec<(String, String)>> {
-        let a = self.tree_of(from.0)?.id();
-        let b = self.tree_of(to.0)?.id();
+        let a = self.tree_of(from.0)?;
+        let b = self.tree_of(to.0)?;
+        let mut opts = DiffOptions::new();
+        if !self.prefix.is_empty() {
+            opts.pathspec(&self.prefix);
+        }
+        opts.ignore_submodules(true);
+        let diff = self
+            .repo
+            .diff_tree_to_tree(Some(&a), Some(&b), Some(&mut opts))?;
+        // The diff holds each new blob's id: no lookup per path (100,000
+        // of them read the same trees again and again).
         let mut out = Vec::new();
-        for (path, _) in self.changed_paths(a, b)? {
-            let id = self
-                .entry(b, &path)
-                .map(|(o, _)| o.to_string())
+        for d in diff.deltas() {
+            let path = d
+                .new_file()
+                .path()
+                .or_else(|| d.old_file().path())
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
                 .unwrap_or_default();
-            out.push((path, id));
+            let Some(rel) = self.rel(&path) else {
+                continue;
+            };
+            let blob = d.status() != Delta::Deleted
+                && matches!(
+                    d.new_file().mode(),
+                    git2::FileMode::Blob | git2::FileMode::BlobExecutable | git2::FileMode::Link
+                );
+            let id = if blob {
+                d.new_file().id().to_string()
+            } else {
+                String::new()
+            };
+            out.push((rel, id));
         }
         Ok(out)
     }

@@ -636,8 +636,40 @@ fn many_new_files_go_into_one_pack_that_git_reads_and_a_rewind_removes() {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join(format!("f{i}.txt")), format!("file {i}\n")).unwrap();
     }
+    // Among them: a changed tracked file, a deleted one, an executable, a
+    // symlink.
+    std::fs::write(p.join("a.txt"), "changed\n").unwrap();
+    std::fs::remove_file(p.join("b.txt")).unwrap();
+    std::fs::write(p.join("gen/run.sh"), "#!/bin/sh\n").unwrap();
+    let mut perm = std::fs::metadata(p.join("gen/run.sh"))
+        .unwrap()
+        .permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perm, 0o755);
+    std::fs::set_permissions(p.join("gen/run.sh"), perm).unwrap();
+    std::os::unix::fs::symlink("run.sh", p.join("gen/link")).unwrap();
     let (c1, changed) = store.checkpoint(Kind::Command, 1, "made files").unwrap();
     assert!(changed);
+    // The very tree git itself makes of the work tree.
+    let scratch = tempfile::tempdir().unwrap();
+    let index = scratch.path().join("index");
+    let by_git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(p)
+            .env("GIT_INDEX_FILE", &index)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    by_git(&["add", "-A"]);
+    let git_tree = by_git(&["write-tree"]);
+    let ours = git(p, &["rev-parse", &format!("{c1}^{{tree}}")]);
+    assert_eq!(ours.trim(), git_tree);
     let loose = |p: &Path| {
         std::fs::read_dir(p.join(".git/objects"))
             .unwrap()
@@ -652,7 +684,7 @@ fn many_new_files_go_into_one_pack_that_git_reads_and_a_rewind_removes() {
         loose(p)
     );
     let made = store.changes_between(c0, c1).unwrap();
-    assert_eq!(made.len(), super::snapshot::BULK + 700);
+    assert_eq!(made.len(), super::snapshot::BULK + 700 + 4);
     // git itself reads the checkpoint's tree and a blob from the pack.
     let listed = git(p, &["ls-tree", "-r", "--name-only", &c1.to_string()]);
     assert!(listed.lines().any(|l| l == "gen/d11/f1199.txt"), "{listed}");
@@ -667,4 +699,5 @@ fn many_new_files_go_into_one_pack_that_git_reads_and_a_rewind_removes() {
     store.apply(&plan).unwrap();
     assert!(!p.join("gen/d0/f7.txt").exists());
     assert_eq!(std::fs::read_to_string(p.join("a.txt")).unwrap(), "one\n");
+    assert_eq!(std::fs::read_to_string(p.join("b.txt")).unwrap(), "two\n");
 }
