@@ -40,7 +40,7 @@ fn fence(c: &mut Criterion) {
     });
     if sb.fence().is_on() {
         g.bench_function("sh -c true, fence, read-only", |b| {
-            b.iter(|| run(&sb, &rt, plan(Some(Access::ReadOnly), true)))
+            b.iter(|| run(&sb, &rt, plan(Some(Access::Listed), true)))
         });
         g.bench_function("sh -c true, fence, workspace writable", |b| {
             b.iter(|| run(&sb, &rt, plan(Some(Access::Workspace), true)))

@@ -246,10 +246,12 @@ pub fn walk(base: &Path) -> ignore::WalkBuilder {
 pub fn credential_reason(rel: &str) -> Option<String> {
     let components: Vec<&str> = rel.split('/').collect();
     for dir in &components[..components.len().saturating_sub(1)] {
+        // `.envs/.production/.postgres` (cookiecutter-django's layout).
         if matches!(
             *dir,
             ".ssh" | ".aws" | ".gnupg" | ".kube" | ".docker" | ".azure" | ".gcloud"
-        ) {
+        ) || dir.to_ascii_lowercase().starts_with(".env")
+        {
             return Some(format!("{rel} is inside {dir}/, which holds credentials"));
         }
     }
@@ -279,6 +281,21 @@ pub fn is_credential_name(name: &str) -> bool {
             lower.as_str(),
             ".netrc" | ".git-credentials" | ".npmrc" | ".pypirc" | "credentials" | ".htpasswd"
         )
+        || [
+            "credentials",
+            "secrets",
+            "service-account",
+            "service_account",
+        ]
+        .iter()
+        .any(|stem| {
+            lower.strip_prefix(stem).is_some_and(|rest| {
+                matches!(
+                    rest,
+                    ".json" | ".yml" | ".yaml" | ".toml" | ".ini" | ".txt" | ".env"
+                )
+            })
+        })
 }
 
 /// Parts of the workspace that belong to mm or git, not to the model,
@@ -556,6 +573,10 @@ mod tests {
             "home/.aws/credentials",
             ".netrc",
             ".git-credentials",
+            ".envs/.production/.postgres",
+            "credentials.json",
+            "deploy/secrets.yaml",
+            "service-account.json",
         ] {
             assert!(credential_reason(bad).is_some(), "{bad}");
         }
@@ -567,6 +588,8 @@ mod tests {
             "keyboard.rs",
             "README.md",
             "id_test.py",
+            "src/credentials.py",
+            "docs/secrets.md",
         ] {
             assert!(credential_reason(fine).is_none(), "{fine}");
         }

@@ -26,6 +26,7 @@ const SETUP_WORDS: &[&str] = &[
     "hardlink",
     "fifo",
     "gitsymlink",
+    "homefile",
     "env",
     "nested",
     "gitcfg",
@@ -216,6 +217,10 @@ fn set_up(case: &Case, pl: &Places) {
             "file" => {
                 let (p, text) = arg.split_once('=').expect("file P=TEXT");
                 write(&pl.ws.join(p), text);
+            }
+            "homefile" => {
+                let (p, text) = arg.split_once('=').expect("homefile P=TEXT");
+                write(&pl.home.join(p), text);
             }
             "outfile" => {
                 let (p, text) = arg.split_once('=').expect("outfile P=TEXT");

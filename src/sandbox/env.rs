@@ -12,29 +12,30 @@ pub fn is_secret_var(name: &str) -> bool {
         "KEY",
         "TOKEN",
         "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "CREDENTIAL",
+        "PASS",
+        "CRED",
         "AUTH",
         "COOKIE",
         "SESSION",
-    ];
-    // Whole words of the name: `GH_PAT`, `DB_PASS`, `SMTP_PW` (as a part
-    // of a word, PATH and PWD are no secrets).
-    const WORDS: &[&str] = &[
-        "PAT",
-        "PASS",
-        "PW",
-        "PWD",
-        "PASSPHRASE",
+        "JWT",
+        "WEBHOOK",
+        "DSN",
+        "CONNECTION_STRING",
+        "CONN_STR",
         "PRIVATE",
-        "APIKEY",
+        "SIGNATURE",
     ];
+    // Whole words of the name: `GH_PAT`, `SMTP_PW`, `LDAP_BINDPW` (as a
+    // part of a word, PATH and PWD are no secrets).
+    const WORDS: &[&str] = &["PAT", "PW", "PWD", "APIKEY"];
+    let words: Vec<&str> = upper
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
     MARKERS.iter().any(|m| upper.contains(m))
-        || (upper != "PWD"
-            && upper
-                .split(|c: char| !c.is_ascii_alphanumeric())
-                .any(|w| WORDS.contains(&w)))
+        || (!matches!(upper.as_str(), "PWD" | "OLDPWD")
+            && (words.iter().any(|w| WORDS.contains(w))
+                || words.last().is_some_and(|w| w.ends_with("PW"))))
         || upper.starts_with("AWS_")
         || upper.starts_with("AZURE_")
         || upper.starts_with("GOOGLE_APPLICATION")
@@ -67,6 +68,9 @@ pub fn is_secret_value(v: &str) -> bool {
         "glpat-",
         "sk-",
         "sk_live_",
+        "sk_test_",
+        "rk_test_",
+        "whsec_",
         "rk_live_",
         "xoxb-",
         "xoxp-",
@@ -87,11 +91,38 @@ pub fn is_secret_value(v: &str) -> bool {
     if token && PREFIXES.iter().any(|p| v.starts_with(p)) {
         return true;
     }
-    // scheme://user:password@host
+    // A JSON web token: three base64url parts, the first a JSON header.
+    if token && v.starts_with("eyJ") && v.matches('.').count() == 2 {
+        return true;
+    }
+    // `password=…` in a connection string, an Azure account key, a signed
+    // URL's signature; a chat service's webhook URL.
+    let lower = v.to_ascii_lowercase();
+    const INSIDE: &[&str] = &[
+        "password=",
+        "pwd=",
+        "accountkey=",
+        "sharedaccesskey=",
+        "sharedaccesssignature=",
+        "sig=",
+        "x-amz-signature=",
+        "hooks.slack.com/",
+        "discord.com/api/webhooks/",
+        "discordapp.com/api/webhooks/",
+        "webhook.office.com/",
+    ];
+    if INSIDE.iter().any(|m| lower.contains(m)) {
+        return true;
+    }
+    // scheme://user:password@host, or a long user alone (a key: Sentry's
+    // DSN, a token in a git URL).
     v.split_once("://")
         .and_then(|(_, rest)| rest.split(['/', '?', '#']).next())
         .and_then(|authority| authority.rsplit_once('@'))
-        .is_some_and(|(user, _)| user.split_once(':').is_some_and(|(_, pw)| !pw.is_empty()))
+        .is_some_and(|(user, _)| match user.split_once(':') {
+            Some((_, pw)) => !pw.is_empty(),
+            None => user.len() >= 16,
+        })
 }
 
 /// `vars` without secrets and shell-steering variables, PATH absolute. A
@@ -104,12 +135,18 @@ pub fn scrub(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString,
         .filter(|(k, v)| is_secret_var(&k.to_string_lossy()) && v.len() >= 8)
         .map(|(_, v)| v)
         .collect();
+    let holds_secret = |v: &OsString| {
+        let v = v.to_string_lossy();
+        secrets
+            .iter()
+            .any(|s| v.contains(s.to_string_lossy().as_ref()))
+    };
     vars.iter()
         .filter(|(k, v)| {
             let k = k.to_string_lossy();
             !is_secret_var(&k)
                 && !SHELL_STEERING.contains(&k.as_ref())
-                && !secrets.contains(v)
+                && !holds_secret(v)
                 && !is_secret_value(&v.to_string_lossy())
         })
         .map(|(k, v)| match k == "PATH" {
@@ -161,6 +198,14 @@ pub const GIT_GUARD: &[(&str, &str)] = &[
     ("sequence.editor", "false"),
     ("credential.helper", ""),
     ("protocol.allow", "never"),
+    // A repository's own `protocol.<name>.allow` beats the general one.
+    ("protocol.ext.allow", "never"),
+    ("protocol.file.allow", "never"),
+    ("protocol.fd.allow", "never"),
+    ("protocol.ssh.allow", "never"),
+    ("protocol.git.allow", "never"),
+    ("protocol.http.allow", "never"),
+    ("protocol.https.allow", "never"),
 ];
 
 /// The environment variables that carry `GIT_GUARD`.
@@ -169,6 +214,8 @@ pub fn git_guard() -> Vec<(String, String)> {
         ("GIT_CONFIG_COUNT".to_string(), GIT_GUARD.len().to_string()),
         ("GIT_OPTIONAL_LOCKS".to_string(), "0".to_string()),
         ("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()),
+        // A missing object is not fetched from a promisor remote (git 2.44+).
+        ("GIT_NO_LAZY_FETCH".to_string(), "1".to_string()),
     ];
     for (i, (k, val)) in GIT_GUARD.iter().enumerate() {
         v.push((format!("GIT_CONFIG_KEY_{i}"), k.to_string()));
@@ -219,8 +266,33 @@ mod tests {
             "PGPASSWORD",
             "MY_APIKEY",
             "GPG_PASSPHRASE",
+            "SSHPASS",
+            "DBPASS",
+            "LDAP_BINDPW",
+            "DB_CREDS",
+            "SENTRY_DSN",
+            "SLACK_WEBHOOK_URL",
+            "CI_JOB_JWT",
         ] {
             assert!(is_secret_var(s), "{s}");
+        }
+        for v in [
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefgh",
+            "sk_test_0123456789abcdefghijkl",
+            "host=db user=app password=hunter2",
+            "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc==",
+            "https://0123456789abcdef0123@o1.ingest.sentry.io/5",
+            "https://hooks.slack.com/services/T0/B0/xyz",
+        ] {
+            assert!(is_secret_value(v), "{v}");
+        }
+        for v in [
+            "https://example.com/a",
+            "git@github.com:a/b.git",
+            "C.UTF-8",
+            "/usr/bin:/bin",
+        ] {
+            assert!(!is_secret_value(v), "{v}");
         }
     }
 

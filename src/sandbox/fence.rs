@@ -1,7 +1,8 @@
 //! The OS fence: commands and language servers run inside bubblewrap
 //! (`bwrap`, Debian package `bubblewrap`). Inside it the whole file system
 //! is read-only except the workspace (read-only too for read-only
-//! commands and in `read-only` mode) and the build caches a project needs;
+//! commands and in `read-only` mode) and, for an approved command, the
+//! build caches;
 //! `/tmp` is private; credential paths are masked; the workspace's
 //! `.git/hooks`, `.git/config` and `.mm/` stay read-only, so code run in
 //! the fence cannot plant a hook that runs later outside it; the process
@@ -26,18 +27,23 @@ use std::sync::OnceLock;
 /// What a fenced process may write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
-    /// Nothing but its private /tmp.
+    /// A command from the read-only list, each of its operands checked by
+    /// the gate: nothing but its private /tmp, and no walk of the
+    /// workspace first.
+    Listed,
+    /// Code that writes nothing but its private /tmp (a syntax check, a
+    /// test in a read-only sandbox).
     ReadOnly,
-    /// Code nobody was asked about (tests, builds): the workspace and the
-    /// caches, but nothing of `.git` or `.mm`.
+    /// Code nobody was asked about (tests, builds): the workspace, but
+    /// nothing of `.git` or `.mm`, and no cache.
     Project,
     /// A command the user said yes to: the workspace, `.git` too (a commit
     /// works) but its hooks, config, info and submodules' config and hooks,
     /// and the caches.
     Workspace,
-    /// A command nobody was asked about in `auto` mode: writes what an
-    /// approved one writes, sees what unasked code sees (no credential
-    /// file of the workspace).
+    /// A command nobody was asked about in `auto` mode: writes the
+    /// workspace and `.git` as an approved one does, sees what unasked code
+    /// sees (no credential file of the workspace), writes no cache.
     Unattended,
 }
 
@@ -116,6 +122,52 @@ const MASKED: &[&str] = &[
     ".config/.wrangler",
     ".config/netlify",
     ".local/share/com.vercel.cli",
+    ".terraformrc",
+    ".config/glab-cli",
+    ".config/containers/auth.json",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".config/composer/auth.json",
+    ".composer/auth.json",
+    ".bundle/config",
+    ".nuget/NuGet/NuGet.Config",
+    ".config/NuGet/NuGet.Config",
+    ".config/pip/pip.conf",
+    ".pip/pip.conf",
+    ".yarnrc.yml",
+    ".yarnrc",
+    ".config/pnpm/rc",
+    ".config/sops",
+    ".databrickscfg",
+    ".kaggle",
+    ".config/configstore",
+    ".config/ngrok",
+    ".ngrok2",
+    ".pulumi/credentials.json",
+    ".sentryclirc",
+    ".config/io.datasette.llm/keys.json",
+    ".config/stripe",
+    ".circleci/cli.yml",
+    ".snowflake",
+    ".snowsql",
+    ".oci",
+    ".dbt/profiles.yml",
+    ".wakatime.cfg",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
+    ".local/share/fish/fish_history",
+    ".claude/projects",
+    ".claude/history.jsonl",
+    ".codex/sessions",
+    ".codex/history.jsonl",
+    ".local/share/opencode/storage",
+    ".aider.input.history",
+    ".aider.chat.history.md",
 ];
 
 /// Build caches under HOME a fenced build may write.
@@ -231,6 +283,7 @@ impl Fence {
             };
         };
         let home = std::env::var_os("HOME").map(PathBuf::from);
+        let mut too_big = None;
         let mut a = Args::default();
         a.pair("--ro-bind", Path::new("/"));
         a.push("--dev");
@@ -245,18 +298,33 @@ impl Fence {
             a.push("/tmp");
             a.push("--tmpfs");
             a.push("/var/tmp");
-            let found = scan(root);
+            // Read-only commands were checked operand by operand: they get
+            // the root's `.mm` records hidden, without a walk.
+            let found = match access {
+                Access::Listed => Found {
+                    private: private_records(&root.join(".mm")),
+                    complete: true,
+                    ..Found::default()
+                },
+                _ => scan(root),
+            };
+            if !found.complete && access.unasked() {
+                too_big = Some(format!(
+                    "the workspace has more than {MAX_SCANNED} files and folders: mm cannot find every credential file in it to hide from code nobody approved; approve the command to run it"
+                ));
+            }
             match access {
                 Access::Workspace | Access::Project | Access::Unattended => {
                     a.pair("--bind", root);
-                    if let Some(home) = &home {
-                        // ~/.cache persists and is read later by what runs
-                        // outside (pre-commit's hooks, go's build cache):
-                        // unasked code gets a throw-away one
-                        // (`XDG_CACHE_HOME` under its private /tmp).
-                        let skip = access.unasked().then(|| home.join(".cache"));
+                    // The caches persist and what lies in them runs later
+                    // outside the fence (a pre-commit hook in ~/.cache, a
+                    // Gradle init script, a crate's source, an npx
+                    // package): only a command the user approved writes
+                    // them. Unasked code has no network to fill them
+                    // anyway; its `XDG_CACHE_HOME` is in its private /tmp.
+                    if let Some(home) = home.as_ref().filter(|_| !access.unasked()) {
                         for c in cache_dirs(home) {
-                            if !root.starts_with(&c) && Some(&c) != skip.as_ref() {
+                            if !root.starts_with(&c) {
                                 a.pair("--bind", &c);
                             }
                         }
@@ -275,7 +343,7 @@ impl Fence {
                         }
                     }
                 }
-                Access::ReadOnly => a.pair("--ro-bind", root),
+                Access::ReadOnly | Access::Listed => a.pair("--ro-bind", root),
             }
             // mm's records (session logs, traces, exports, its logs) are
             // read by nothing it runs; the workspace's credential files
@@ -381,7 +449,7 @@ impl Fence {
             a.push(flag);
         }
         let mut filter = None;
-        let mut refused = None;
+        let mut refused = too_big;
         if !net {
             a.push("--unshare-net");
             match socket_filter() {
@@ -390,7 +458,11 @@ impl Fence {
                     a.push(FILTER_FD.to_string());
                     filter = Some(fd);
                 }
-                Err(e) => refused = Some(e),
+                Err(e) => {
+                    refused = refused.or(Some(format!(
+                        "the fence's socket filter could not be made: {e}"
+                    )))
+                }
             }
         }
         a.push("--chdir");
@@ -398,13 +470,12 @@ impl Fence {
         a.push("--");
         if let Some(why) = refused {
             // Fail closed: without its filter the fence would let code
-            // reach host services, so nothing runs.
+            // reach host services, and what was not looked at is not
+            // hidden, so nothing runs.
             for w in ["/bin/sh", "-c", "echo \"mm: $1\" >&2; exit 126", "sh"] {
                 a.push(w);
             }
-            a.push(format!(
-                "the fence's socket filter could not be made: {why}"
-            ));
+            a.push(why);
         } else {
             a.push(program);
             for arg in args {
@@ -692,76 +763,72 @@ struct Found {
     mm: Vec<PathBuf>,
     /// mm's records in them.
     private: Vec<PathBuf>,
+    /// Every entry was looked at.
+    complete: bool,
 }
 
-/// Entries looked at before the rest of a big workspace is left as it is.
-const MAX_SCANNED: usize = 50_000;
+/// Entries looked at before mm gives up on a workspace: code nobody
+/// approved does not run in one it could not look through.
+const MAX_SCANNED: usize = 200_000;
 
-/// One walk of the workspace for what `Found` holds, not into `.git`,
-/// `.mm` or the folders the root's `.gitignore` ignores (`target/`,
-/// `node_modules/`: build output and downloads, and most of the files).
+/// mm's records in the `.mm` folder `mm`.
+fn private_records(mm: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(mm)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|i| crate::paths::is_private_mm_entry(&i.file_name().to_string_lossy()))
+        .map(|i| i.path())
+        .collect()
+}
+
+/// One walk of the whole workspace (not into `.git`; a `.mm` is looked
+/// into, not walked) for what `Found` holds. Nothing the workspace says is
+/// taken into account (a `.gitignore` is code's to change): every folder
+/// is walked, up to `MAX_SCANNED` entries.
 fn scan(root: &Path) -> Found {
     use std::os::unix::fs::MetadataExt;
     let mut found = Found::default();
-    // Only a plain file is read: opening a FIFO would wait for a writer.
-    let rules = root.join(".gitignore");
-    let ignore = match std::fs::symlink_metadata(&rules) {
-        Ok(m) if m.is_file() => ignore::gitignore::Gitignore::new(rules).0,
-        _ => ignore::gitignore::Gitignore::empty(),
-    };
-    let walk = ignore::WalkBuilder::new(root)
-        .standard_filters(false)
-        .follow_links(false)
-        .filter_entry(move |e| {
-            let dir = e.file_type().is_some_and(|t| t.is_dir());
-            e.depth() == 0
-                || !(e.file_name() == ".git"
-                    || (dir && e.file_name() == ".mm")
-                    || (dir && ignore.matched(e.path(), true).is_ignore()))
-        })
-        .build();
-    for (n, e) in walk.flatten().enumerate() {
-        if n > MAX_SCANNED {
-            break;
-        }
-        let p = e.path();
-        let Some(ft) = e.file_type() else { continue };
-        if ft.is_dir() {
-            // The walk does not go in: the folder is found by its parent.
-            if let Ok(rd) = std::fs::read_dir(p) {
-                for child in rd.flatten() {
-                    if child.file_name() == ".mm" && child.path().is_dir() {
-                        let mm = child.path();
-                        if let Ok(inner) = std::fs::read_dir(&mm) {
-                            found.private.extend(
-                                inner
-                                    .flatten()
-                                    .filter(|i| {
-                                        crate::paths::is_private_mm_entry(
-                                            &i.file_name().to_string_lossy(),
-                                        )
-                                    })
-                                    .map(|i| i.path()),
-                            );
-                        }
-                        found.mm.push(mm);
-                    }
-                }
-            }
-            continue;
-        }
-        if !ft.is_file() {
-            continue;
-        }
-        let Ok(rel) = p.strip_prefix(root) else {
+    let mut stack = vec![root.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(dir) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };
-        if crate::paths::credential_reason(&rel.to_string_lossy()).is_some() {
-            found.secrets.push(p.to_path_buf());
-        } else if e.metadata().is_ok_and(|m| m.nlink() > 1) {
-            found.linked.push(p.to_path_buf());
+        for e in rd.flatten() {
+            seen += 1;
+            if seen > MAX_SCANNED {
+                return found;
+            }
+            let Ok(ft) = e.file_type() else { continue };
+            let p = e.path();
+            if ft.is_dir() {
+                let name = e.file_name();
+                if name == ".git" {
+                    continue;
+                }
+                if name == ".mm" {
+                    found.private.extend(private_records(&p));
+                    found.mm.push(p);
+                    continue;
+                }
+                stack.push(p);
+                continue;
+            }
+            if !ft.is_file() {
+                continue;
+            }
+            let Ok(rel) = p.strip_prefix(root) else {
+                continue;
+            };
+            if crate::paths::credential_reason(&rel.to_string_lossy()).is_some() {
+                found.secrets.push(p);
+            } else if e.metadata().is_ok_and(|m| m.nlink() > 1) {
+                found.linked.push(p);
+            }
         }
     }
+    found.complete = true;
     found
 }
 

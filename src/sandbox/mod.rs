@@ -240,7 +240,7 @@ impl Sandbox {
                 net: self.net,
                 git_guard: class == Class::ReadOnly,
             }),
-            (_, Class::ReadOnly) => run(Access::ReadOnly, true),
+            (_, Class::ReadOnly) => run(Access::Listed, true),
             (SandboxMode::Auto, Class::ProjectCode) if fenced => run(Access::Project, false),
             // Never asked, so never outside the fence: what the user would
             // have said yes to writes as an approved command does in it, and
@@ -387,7 +387,7 @@ impl Sandbox {
         let approved = !plan.git_guard
             && !matches!(
                 plan.access,
-                Some(Access::ReadOnly | Access::Project | Access::Unattended)
+                Some(Access::Listed | Access::ReadOnly | Access::Project | Access::Unattended)
             );
         if approved {
             for name in &self.passthrough {
@@ -614,12 +614,37 @@ impl Sandbox {
         if !base.abs.is_dir() {
             return Ok(());
         }
+        // A `.mm` is not walked, but one holding mm's records is no place
+        // to search (the root's is hidden in the fence).
         let walk = ignore::WalkBuilder::new(&base.abs)
             .standard_filters(false)
             .follow_links(false)
-            .filter_entry(|e| e.file_name() != ".git" && e.file_name() != ".mm")
+            .filter_entry(|e| {
+                e.file_name() != ".git"
+                    && e.path().parent().and_then(Path::file_name)
+                        != Some(std::ffi::OsStr::new(".mm"))
+            })
             .build();
-        for (n, e) in walk.flatten().enumerate() {
+        let entries: Vec<_> = walk.flatten().take(MAX_WALKED + 2).collect();
+        let root_mm = self.root.join(".mm");
+        for e in &entries {
+            if e.file_name() == ".mm"
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && !(self.fence.is_on() && e.path() == root_mm)
+                && std::fs::read_dir(e.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|i| path::is_private_mm_entry(&i.file_name().to_string_lossy()))
+            {
+                let rel = e.path().strip_prefix(&self.root).unwrap_or(e.path());
+                return Err(format!(
+                    "a recursive search would read mm's records in {}",
+                    rel.display()
+                ));
+            }
+        }
+        for (n, e) in entries.into_iter().enumerate() {
             if n > MAX_WALKED {
                 return Err("a recursive search over more files than mm checks".into());
             }
@@ -827,7 +852,19 @@ fn unsafe_setting(name: &str, value: &str) -> bool {
         "sequence" => last == "editor",
         "interactive" => last == "difffilter",
         "uploadpack" => last == "packobjectshook",
-        "remote" => matches!(last, "uploadpack" | "receivepack" | "vcs"),
+        // A missing object in a partial clone is fetched from its promisor
+        // remote by a plain `git show`, and a remote's URL can be a
+        // program (`ext::sh -c …`).
+        "remote" => {
+            matches!(
+                last,
+                "uploadpack" | "receivepack" | "vcs" | "promisor" | "proxy"
+            ) || (matches!(last, "url" | "pushurl") && value.contains("::"))
+        }
+        "extensions" => last == "partialclone",
+        "protocol" => true,
+        "url" => matches!(last, "insteadof" | "pushinsteadof"),
+        "fetch" => last == "uploadpack",
         _ => false,
     }
 }
@@ -931,7 +968,7 @@ mod tests {
         assert!(matches!(
             ro.check_exec("ls"),
             ExecDecision::Run(RunPlan {
-                access: Some(Access::ReadOnly),
+                access: Some(Access::Listed),
                 git_guard: true,
                 ..
             })
@@ -1034,6 +1071,14 @@ mod tests {
         assert!(unsafe_setting("diff.external", "x"));
         assert!(!unsafe_setting("core.fsmonitor", "true"));
         assert!(!unsafe_setting("remote.origin.url", "x"));
+        assert!(!unsafe_setting(
+            "remote.origin.url",
+            "https://github.com/a/b"
+        ));
+        assert!(unsafe_setting("remote.origin.url", "ext::sh -c touch% /x"));
+        assert!(unsafe_setting("remote.origin.promisor", "true"));
+        assert!(unsafe_setting("extensions.partialclone", "origin"));
+        assert!(unsafe_setting("protocol.ext.allow", "always"));
     }
 
     #[test]
