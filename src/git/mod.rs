@@ -174,6 +174,10 @@ pub struct RepoFacts {
     pub workdir: Option<PathBuf>,
     /// Tracked paths that look like credentials.
     pub tracked_credentials: Vec<String>,
+    /// Where else git reads this repository from: the common dir a
+    /// `commondir` file names, the object stores `objects/info/alternates`
+    /// lists.
+    pub elsewhere: Vec<PathBuf>,
 }
 
 /// Looks at the repository that holds `dir`: None when there is none.
@@ -208,6 +212,22 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
         workdir: repo.workdir().map(Path::to_path_buf),
         ..RepoFacts::default()
     };
+    let git_dir = repo.path().to_path_buf();
+    if let Ok(c) = std::fs::read_to_string(git_dir.join("commondir")) {
+        facts.elsewhere.push(git_dir.join(c.trim()));
+    }
+    let common = repo.commondir().to_path_buf();
+    for g in [&git_dir, &common] {
+        let objects = g.join("objects");
+        if let Ok(list) = std::fs::read_to_string(objects.join("info/alternates")) {
+            facts.elsewhere.extend(
+                list.lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                    .map(|l| objects.join(l)),
+            );
+        }
+    }
     let config = repo.config()?;
     let mut entries = config.entries(None)?;
     while let Some(e) = entries.next() {

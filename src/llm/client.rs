@@ -202,6 +202,12 @@ impl LlmClient {
             // it first rather than send on one being closed.
             builder = builder.no_proxy().pool_idle_timeout(Duration::from_secs(3));
         }
+        // Plain http everywhere (a local server): no TLS will be spoken, so
+        // the system's certificates (hundreds of files) are not read.
+        let plain = |u: &str| u.trim_start().to_ascii_lowercase().starts_with("http://");
+        if plain(&opts.base_url) && opts.fallback.as_deref().is_none_or(plain) {
+            builder = builder.tls_certs_only(Vec::new());
+        }
         let http = builder.build().map_err(|e| LlmError::Connect {
             url: opts.base_url.clone(),
             detail: e.to_string(),

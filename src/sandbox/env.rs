@@ -24,6 +24,11 @@ pub fn is_secret_var(name: &str) -> bool {
         "CONN_STR",
         "PRIVATE",
         "SIGNATURE",
+        "SERVICE_ACCOUNT",
+        "PEM",
+        "KUBE_CONFIG",
+        "KUBECONFIG_DATA",
+        "BEARER",
     ];
     // Whole words of the name: `GH_PAT`, `SMTP_PW`, `LDAP_BINDPW` (as a
     // part of a word, PATH and PWD are no secrets).
@@ -114,6 +119,10 @@ pub fn is_secret_value(v: &str) -> bool {
     if INSIDE.iter().any(|m| lower.contains(m)) {
         return true;
     }
+    // A key in PEM, a service account's JSON, an authorization header.
+    if v.contains("-----BEGIN") || v.contains("\"private_key\"") || lower.starts_with("bearer ") {
+        return true;
+    }
     // scheme://user:password@host, or a long user alone (a key: Sentry's
     // DSN, a token in a git URL).
     v.split_once("://")
@@ -121,7 +130,7 @@ pub fn is_secret_value(v: &str) -> bool {
         .and_then(|authority| authority.rsplit_once('@'))
         .is_some_and(|(user, _)| match user.split_once(':') {
             Some((_, pw)) => !pw.is_empty(),
-            None => user.len() >= 16,
+            None => user.len() >= 12,
         })
 }
 
@@ -283,6 +292,10 @@ mod tests {
             "DefaultEndpointsProtocol=https;AccountName=a;AccountKey=abc==",
             "https://0123456789abcdef0123@o1.ingest.sentry.io/5",
             "https://hooks.slack.com/services/T0/B0/xyz",
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIE",
+            "{\"type\":\"service_account\",\"private_key\":\"x\"}",
+            "Bearer abc.def",
+            "https://SECRET-gw-key@host/x",
         ] {
             assert!(is_secret_value(v), "{v}");
         }

@@ -168,6 +168,50 @@ const MASKED: &[&str] = &[
     ".local/share/opencode/storage",
     ".aider.input.history",
     ".aider.chat.history.md",
+    ".env",
+    ".config/solana",
+    ".minikube",
+    ".ethereum",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".config/vivaldi",
+    ".config/opera",
+    ".config/Slack",
+    ".thunderbird",
+    ".config/Bitwarden CLI",
+    ".config/pypoetry/auth.toml",
+    ".sbt/.credentials",
+    ".ivy2/.credentials",
+    ".lein/credentials.clj.gpg",
+    ".lein/profiles.clj",
+    ".config/helm/repositories.yaml",
+    ".config/openstack",
+    ".config/argocd",
+    ".config/nix/nix.conf",
+    ".config/cachix",
+    ".supabase",
+    ".railway",
+    ".bluemix",
+    ".config/scw",
+    ".config/tea",
+    ".config/jira",
+    ".continue",
+    ".cursor/mcp.json",
+    ".codeium",
+    ".config/aichat",
+    ".config/shell_gpt",
+    ".config/goose",
+    ".config/zed",
+    ".config/Code/User/globalStorage",
+    ".rediscli_history",
+    ".sqlite_history",
+    ".dbshell",
+    ".mongosh",
+    ".irb_history",
+    ".local/share/atuin",
+    ".zsh_sessions",
+    ".lesshst",
+    ".viminfo",
 ];
 
 /// Build caches under HOME a fenced build may write.
@@ -782,18 +826,26 @@ fn private_records(mm: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// One walk of the whole workspace (not into `.git`; a `.mm` is looked
-/// into, not walked) for what `Found` holds. Nothing the workspace says is
+/// One walk of the whole workspace (not into the root's `.git`) for what
+/// `Found` holds. Nothing the workspace says is
 /// taken into account (a `.gitignore` is code's to change): every folder
 /// is walked, up to `MAX_SCANNED` entries.
 fn scan(root: &Path) -> Found {
     use std::os::unix::fs::MetadataExt;
     let mut found = Found::default();
+    let root_git = root.join(".git");
     let mut stack = vec![root.to_path_buf()];
     let mut seen = 0usize;
     while let Some(dir) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
+        let rd = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd,
+            // A folder mm cannot read (code made it so, `chmod 000`) may
+            // hold anything: it is hidden whole. The root must be read.
+            Err(_) if dir != root => {
+                found.secrets.push(dir);
+                continue;
+            }
+            Err(_) => return found,
         };
         for e in rd.flatten() {
             seen += 1;
@@ -802,14 +854,26 @@ fn scan(root: &Path) -> Found {
             }
             let Ok(ft) = e.file_type() else { continue };
             let p = e.path();
+            let Ok(rel) = p.strip_prefix(root) else {
+                continue;
+            };
+            let rel = rel.to_string_lossy();
             if ft.is_dir() {
-                let name = e.file_name();
-                if name == ".git" {
+                // The repository's own git dir is guarded apart; a `.git`
+                // or `.mm` below is walked like any folder (code can move
+                // a folder there).
+                if p == root_git {
                     continue;
                 }
-                if name == ".mm" {
+                if e.file_name() == ".mm" {
                     found.private.extend(private_records(&p));
-                    found.mm.push(p);
+                    found.mm.push(p.clone());
+                }
+                // A folder whose name makes its files credentials (`.ssh`,
+                // `.envs`) is hidden whole: as a mount point it cannot be
+                // renamed into an ordinary one.
+                if crate::paths::credential_reason(&format!("{rel}/x")).is_some() {
+                    found.secrets.push(p);
                     continue;
                 }
                 stack.push(p);
@@ -818,10 +882,7 @@ fn scan(root: &Path) -> Found {
             if !ft.is_file() {
                 continue;
             }
-            let Ok(rel) = p.strip_prefix(root) else {
-                continue;
-            };
-            if crate::paths::credential_reason(&rel.to_string_lossy()).is_some() {
+            if crate::paths::credential_reason(&rel).is_some() {
                 found.secrets.push(p);
             } else if e.metadata().is_ok_and(|m| m.nlink() > 1) {
                 found.linked.push(p);

@@ -614,16 +614,14 @@ impl Sandbox {
         if !base.abs.is_dir() {
             return Ok(());
         }
-        // A `.mm` is not walked, but one holding mm's records is no place
-        // to search (the root's is hidden in the fence).
+        // A `.mm` holding mm's records is no place to search (the root's
+        // is hidden in the fence). Only the repository's own `.git` is
+        // passed over: code can move a folder into a `.git` or `.mm` below.
+        let root_git = self.root.join(".git");
         let walk = ignore::WalkBuilder::new(&base.abs)
             .standard_filters(false)
             .follow_links(false)
-            .filter_entry(|e| {
-                e.file_name() != ".git"
-                    && e.path().parent().and_then(Path::file_name)
-                        != Some(std::ffi::OsStr::new(".mm"))
-            })
+            .filter_entry(move |e| e.path() != root_git)
             .build();
         let entries: Vec<_> = walk.flatten().take(MAX_WALKED + 2).collect();
         let root_mm = self.root.join(".mm");
@@ -690,6 +688,21 @@ impl Sandbox {
                 return Err(format!(
                     "the repository's work tree is outside the workspace ({})",
                     w.display()
+                ));
+            }
+        }
+        // A repository that reads objects or refs from elsewhere shows
+        // what lies there.
+        for e in &facts.elsewhere {
+            let e = std::fs::canonicalize(e).unwrap_or_else(|_| e.clone());
+            let inside = |w: &Path| {
+                let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf());
+                e.starts_with(&w)
+            };
+            if !inside(&self.root) && !facts.workdir.as_deref().is_some_and(inside) {
+                return Err(format!(
+                    "the repository reads objects or refs from {}, outside the workspace",
+                    e.display()
                 ));
             }
         }
@@ -1079,6 +1092,54 @@ mod tests {
         assert!(unsafe_setting("remote.origin.promisor", "true"));
         assert!(unsafe_setting("extensions.partialclone", "origin"));
         assert!(unsafe_setting("protocol.ext.allow", "always"));
+    }
+
+    #[test]
+    fn a_repository_reading_objects_or_refs_from_outside_asks() {
+        let (d, ws) = sandbox(SandboxMode::Workspace);
+        let outside = tempfile::tempdir().unwrap();
+        let o = outside.path();
+        let git = |dir: &Path, args: &[&str]| {
+            let ok = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir)
+                .env("GIT_AUTHOR_NAME", "t")
+                .env("GIT_AUTHOR_EMAIL", "t@t")
+                .env("GIT_COMMITTER_NAME", "t")
+                .env("GIT_COMMITTER_EMAIL", "t@t")
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        };
+        git(o, &["init", "-q", "-b", "main"]);
+        std::fs::write(o.join("notes.txt"), "SECRET\n").unwrap();
+        git(o, &["add", "-A"]);
+        git(o, &["commit", "-qm", "x"]);
+        git(d.path(), &["init", "-q", "-b", "main"]);
+        git(d.path(), &["commit", "-q", "--allow-empty", "-m", "i"]);
+        // A `.git` whose common dir is the outside repository's.
+        let sub = d.path().join("sub/.git");
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(
+            sub.join("commondir"),
+            format!("{}\n", o.join(".git").display()),
+        )
+        .unwrap();
+        assert!(asks(&ws.check_exec("cd sub && git log -p --all")));
+        // One that borrows its objects.
+        let alt = d.path().join("alt");
+        std::fs::create_dir_all(&alt).unwrap();
+        git(&alt, &["init", "-q", "-b", "main"]);
+        std::fs::write(
+            alt.join(".git/objects/info/alternates"),
+            format!("{}\n", o.join(".git/objects").display()),
+        )
+        .unwrap();
+        assert!(asks(&ws.check_exec("git -C alt log -p")));
+        // The workspace's own repository still reads unasked.
+        assert!(runs(&ws.check_exec("git log -p")));
     }
 
     #[test]
