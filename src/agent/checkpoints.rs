@@ -66,8 +66,8 @@ async fn with_free_store<T: Send + 'static>(
     joined.map_err(|e| e.to_string())?
 }
 
-/// The FIFOs in the work tree (not in `.git`), at most 10,000 entries
-/// looked at per folder level walked.
+/// The FIFOs in the work tree (not in `.git` folders), at most 1,000,000
+/// entries looked at.
 fn fifos(root: &std::path::Path) -> Vec<std::path::PathBuf> {
     use std::os::unix::fs::FileTypeExt;
     let mut out = Vec::new();

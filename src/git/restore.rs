@@ -124,18 +124,21 @@ impl Store {
         repo_path.strip_prefix(&self.prefix).map(str::to_string)
     }
 
-    /// Paths that differ between two trees, inside the workspace.
-    fn changed_paths(&self, from: Oid, to: Oid) -> Result<Vec<(String, Delta)>> {
-        let a = self.repo.find_tree(from)?;
-        let b = self.repo.find_tree(to)?;
+    /// The diff of two trees, limited to the workspace, submodules left out.
+    fn tree_diff(&self, a: &git2::Tree<'_>, b: &git2::Tree<'_>) -> Result<git2::Diff<'_>> {
         let mut opts = DiffOptions::new();
         if !self.prefix.is_empty() {
             opts.pathspec(&self.prefix);
         }
         opts.ignore_submodules(true);
-        let diff = self
+        Ok(self
             .repo
-            .diff_tree_to_tree(Some(&a), Some(&b), Some(&mut opts))?;
+            .diff_tree_to_tree(Some(a), Some(b), Some(&mut opts))?)
+    }
+
+    /// Paths that differ between two trees, inside the workspace.
+    fn changed_paths(&self, from: Oid, to: Oid) -> Result<Vec<(String, Delta)>> {
+        let diff = self.tree_diff(&self.repo.find_tree(from)?, &self.repo.find_tree(to)?)?;
         let mut out = Vec::new();
         for d in diff.deltas() {
             let path = d
@@ -210,16 +213,7 @@ impl Store {
         from: CheckpointId,
         to: CheckpointId,
     ) -> Result<Vec<(String, String)>> {
-        let a = self.tree_of(from.0)?;
-        let b = self.tree_of(to.0)?;
-        let mut opts = DiffOptions::new();
-        if !self.prefix.is_empty() {
-            opts.pathspec(&self.prefix);
-        }
-        opts.ignore_submodules(true);
-        let diff = self
-            .repo
-            .diff_tree_to_tree(Some(&a), Some(&b), Some(&mut opts))?;
+        let diff = self.tree_diff(&self.tree_of(from.0)?, &self.tree_of(to.0)?)?;
         // The diff holds each new blob's id: no lookup per path (100,000
         // of them read the same trees again and again).
         let mut out = Vec::new();
