@@ -223,7 +223,11 @@ fn a_new_file_that_copies_the_attached_one_is_refused() {
     ]);
     let ws = Workspace::new();
     ws.write("slug.py", slug);
-    let out = ws.run(&server, "write tests for slug.py in test_slug.py", &[]);
+    let out = ws.run(
+        &server,
+        "write tests for slug.py in test_slug.py",
+        &["-harness-off", "stall"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let refused = &tool_results(&server.requests()[1])[0].1;
     assert!(refused.contains("a copy of slug.py"), "{refused}");
@@ -579,7 +583,7 @@ fn the_source_written_over_its_test_file_is_refused_not_merged() {
     let out = ws.run(
         &server,
         "The tests in test_stats.py fail. Fix stats.py.",
-        &["-unfenced"],
+        &["-unfenced", "-harness-off", "stall"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     // Refused: a test file the request did not ask to change (and the
@@ -750,7 +754,11 @@ fn copying_an_imported_function_into_the_importing_file_is_refused() {
     let ws = Workspace::new();
     ws.write("util.py", "def helper(x):\n    return x * 2\n");
     ws.write("app.py", app);
-    let out = ws.run(&server, "fix main in app.py", &["-yolo", "-unfenced"]);
+    let out = ws.run(
+        &server,
+        "fix main in app.py",
+        &["-yolo", "-unfenced", "-harness-off", "stall"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let refused = &tool_results(&server.requests()[1])[0].1;
     assert!(
@@ -820,7 +828,7 @@ fn the_code_under_test_copied_into_its_test_file_is_taken_out() {
     let out = ws.run(
         &server,
         "extend the test of add in test_calc.py",
-        &["-unfenced"],
+        &["-unfenced", "-harness-off", "stall"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let result = &tool_results(&server.requests()[1])[0].1;
@@ -1154,7 +1162,7 @@ fn an_edit_of_text_from_the_test_file_is_shown_the_code_it_names() {
     let out = ws.run(
         &server,
         "Fix mean in stats.py; see test_stats.py",
-        &["-unfenced"],
+        &["-unfenced", "-harness-off", "stall"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = tool_results(&server.requests()[1]);
@@ -1194,7 +1202,11 @@ fn an_edit_of_a_test_line_only_quoted_in_a_failure_is_placed_too() {
         "tests/leap.rs",
         "use leap::is_leap;\n\n#[test]\nfn centuries() {\n    assert!(is_leap(2000));\n}\n",
     );
-    let out = ws.run(&server, "Fix the bug in src/lib.rs", &["-unfenced"]);
+    let out = ws.run(
+        &server,
+        "Fix the bug in src/lib.rs",
+        &["-unfenced", "-harness-off", "stall"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = tool_results(&server.requests()[1]);
     let (_, text) = results.last().unwrap();
@@ -1613,8 +1625,16 @@ fn a_failing_javascript_test_script_gets_the_one_line_fix_found_in_the_fence() {
 }
 
 #[test]
-fn a_method_the_request_asks_for_that_the_file_lacks_is_asked_for_once() {
-    let server = Server::start(vec![text("Added peek."), text("It is not there.")]);
+fn a_method_the_request_asks_for_that_the_file_lacks_is_asked_for_once_then_whole() {
+    let whole = "class Queue:\n    def __init__(self):\n        self.items = []\n\n    def push(self, x):\n        self.items.append(x)\n\n    def peek(self):\n        return self.items[0]\n";
+    let server = Server::with_side(
+        vec![
+            text("Added peek."),
+            text("It is not there."),
+            text("peek is there now."),
+        ],
+        vec![text(&format!("```python\n{whole}```"))],
+    );
     let ws = Workspace::new();
     ws.write(
         "queue.py",
@@ -1632,6 +1652,51 @@ fn a_method_the_request_asks_for_that_the_file_lacks_is_asked_for_once() {
         asked.starts_with("The request is not done: queue.py does not define peek yet."),
         "{asked}"
     );
+    // Told once and still missing: the file is asked for whole, as text.
+    assert_eq!(ws.read("queue.py"), whole, "{}", stderr(&out));
+    let told = last_user(&server.requests()[2]);
+    assert!(
+        told.starts_with("[mm: queue.py does not define peek yet after the model was told, so mm asked for the file in full as text and wrote it:]"),
+        "{told}"
+    );
+}
+
+/// A fix request the model answers with a claim and no write (the
+/// harness ran the failing command first): told, then the file asked
+/// for whole.
+#[test]
+fn a_fix_claimed_but_never_written_is_told_then_asked_for_whole() {
+    let app = "import sys\n\nPRICES = {'apple': 3}\n\nprint(PRICES[sys.argv[1].upper()])\n";
+    let fixed = "import sys\n\nPRICES = {'apple': 3}\n\nprint(PRICES[sys.argv[1].lower()])\n";
+    let server = Server::with_side(
+        vec![
+            text("I changed the lookup so it works now."),
+            text("The lookup is fixed."),
+            text("app.py now looks the name up in lower case."),
+        ],
+        vec![text(&format!("```python\n{fixed}```"))],
+    );
+    let ws = Workspace::new();
+    ws.write("app.py", app);
+    let out = ws.run(
+        &server,
+        "`python3 app.py Apple` fails with a KeyError. Fix app.py.",
+        &["-json", "-unfenced"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let first = last_user(&server.requests()[1]);
+    assert!(
+        first.starts_with("You said you changed something, but nothing was written"),
+        "{first}"
+    );
+    assert_eq!(ws.read("app.py"), fixed, "{err}");
+    let told = last_user(&server.requests()[2]);
+    assert!(
+        told.starts_with("[mm: the model ended without writing anything, so mm asked for the file in full as text and wrote it:]"),
+        "{told}"
+    );
+    assert_eq!(json_result(&out)["written"], json!(["app.py"]));
 }
 
 #[test]
@@ -1726,7 +1791,7 @@ fn a_focused_fix_that_does_not_pass_is_put_back() {
     let out = ws.run(
         &server,
         "`python3 test_leap.py` fails. Fix the bug in leap.py.",
-        &["-yolo", "-json", "-unfenced"],
+        &["-yolo", "-json", "-unfenced", "-harness-off", "stall"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(ws.read("leap.py"), LEAP);
@@ -2324,4 +2389,43 @@ fn checks_written_from_the_request_catch_a_rule_the_change_left_out() {
         .filter(|n| !n.starts_with('.'))
         .collect();
     assert_eq!(left, ["nums.py"], "{left:?}");
+}
+
+/// llama-server answers 500 when the model's tool call is not valid JSON
+/// ("Failed to parse tool call arguments as JSON"). That is the model's
+/// reply, not a server down: not sent again as it was (the same request
+/// gets the same reply), the model is told, and after two such rounds
+/// the file is asked for whole, as text.
+#[test]
+fn a_tool_call_the_server_cannot_parse_is_told_and_the_file_asked_for_whole() {
+    let bad = || {
+        Reply::Status {
+        code: 500,
+        body: r#"{"error":{"code":500,"message":"Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1, column 6156: syntax error while parsing value - invalid string: missing closing quote","type":"server_error"}}"#.into(),
+        retry_after: None,
+    }
+    };
+    let done = "def area(w, h):\n    return w * h\n";
+    let server = Server::with_side(
+        vec![bad(), bad(), text("area is implemented.")],
+        vec![text(&format!("```python\n{done}```"))],
+    );
+    let ws = Workspace::new();
+    ws.write("geo.py", "def area(w, h):\n    raise NotImplementedError\n");
+    let out = ws.run(&server, "Implement area in geo.py.", &["-yolo", "-json"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(ws.read("geo.py"), done, "{err}");
+    // Each bad reply was asked for once, never retried as it was.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "{err}");
+    assert_ne!(reqs[0]["messages"], reqs[1]["messages"]);
+    assert!(
+        last_user(&reqs[1]).contains("arguments were not valid JSON"),
+        "{}",
+        last_user(&reqs[1])
+    );
+    assert!(!err.contains("cannot reach"), "{err}");
+    assert_eq!(server.side_requests().len(), 1, "{err}");
+    assert_eq!(json_result(&out)["written"], json!(["geo.py"]));
 }

@@ -1095,10 +1095,13 @@ impl Agent {
         if let Some(text) = self.verify_step(st, cancel, false).await {
             return Ok(Some(text));
         }
+        // Nothing changed in this turn: no write succeeded and no command
+        // changed a file (the harness's own runs of the failing command
+        // are not changes).
+        let unchanged = st.written.is_empty() && st.command_changes.is_empty() && st.mutations == 0;
         if can_edit
             && !st.question
-            && st.written.is_empty()
-            && st.commands == 0
+            && unchanged
             && !st.told_claim
             && batch::claims_a_change(&st.answer)
         {
@@ -1113,7 +1116,8 @@ impl Agent {
         }
         // A function or method the request asks to add that its file does
         // not define (or, in JavaScript, does not export): not done.
-        if can_edit && !st.told_spelled && !st.question {
+        let whole_left = self.on(crate::config::Behaviour::Stall) && !st.stall_tried;
+        if can_edit && (!st.told_spelled || whole_left) && !st.question {
             let sources = self.sources_now();
             let mut missing = Vec::new();
             for (name, file) in harness::asked_definitions(&st.prompt) {
@@ -1130,7 +1134,20 @@ impl Agent {
                     missing.push(format!("{file} defines {name}, but {problem}"));
                 }
             }
-            if !missing.is_empty() {
+            if !missing.is_empty() && st.told_spelled {
+                // Told once and still missing: the file asked for whole.
+                if let Some(text) = self
+                    .deliver_whole(
+                        st,
+                        &format!("{} after the model was told", missing.join("; ")),
+                        cancel,
+                    )
+                    .await
+                {
+                    st.follow_ups += 1;
+                    return Ok(Some(text));
+                }
+            } else if !missing.is_empty() {
                 st.told_spelled = true;
                 let list = missing.join("; ");
                 self.tell(st, Level::Warning, format!("{list}; telling the model"));
@@ -1183,8 +1200,7 @@ impl Agent {
         if can_edit
             && !st.question
             && !st.told_unfinished
-            && st.written.is_empty()
-            && st.commands == 0
+            && unchanged
             && st.tests.is_none()
             && harness::asks_for_fix(&st.prompt)
             && let Some((command, out)) = self.run_checks(st, cancel).await
@@ -1221,8 +1237,7 @@ impl Agent {
         if can_edit
             && !st.question
             && !st.told_unfinished
-            && st.written.is_empty()
-            && st.commands == 0
+            && unchanged
             && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))
         {
             st.told_unfinished = true;
@@ -1241,6 +1256,34 @@ impl Agent {
             return Ok(Some(format!(
                 "Nothing was written in this turn and {facts}: the request is not done.{hint}\n{ask}\nMake the change now with edit_file, or say plainly why you cannot."
             )));
+        }
+        // An edit task that ends with nothing changed, told once already:
+        // the file asked for whole, as text, so the turn still delivers.
+        if can_edit
+            && unchanged
+            && self.edit_task(st)
+            && harness::asks_for_change(&st.prompt)
+            && self.on(crate::config::Behaviour::Stall)
+            && !st.stall_tried
+        {
+            if !st.told_claim {
+                st.told_claim = true;
+                self.tell(
+                    st,
+                    Level::Warning,
+                    "the request asks for a change and nothing was written in this turn; telling the model",
+                );
+                return Ok(Some(format!(
+                    "Nothing was written in this turn: no write_file or edit_file call succeeded, and the request asks for a change.\n{ask}\nMake the change now with edit_file (or write_file for a new file)."
+                )));
+            }
+            if let Some(text) = self
+                .deliver_whole(st, "the model ended without writing anything", cancel)
+                .await
+            {
+                st.follow_ups += 1;
+                return Ok(Some(text));
+            }
         }
         if !st.told_tests_claim
             && harness::claims_tests_pass(&st.answer)

@@ -161,6 +161,19 @@ pub fn asks_for_fix(prompt: &str) -> bool {
     RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
 }
 
+/// The request asks for a change to the code: a fix, or a verb of making
+/// or changing something ("add", "implement", "rename", "create").
+pub fn asks_for_change(prompt: &str) -> bool {
+    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(concat!(
+            r"(?i)(?-u:\b)(?:add|change|edit|update|create|implement|rename|refactor|remove|delete|",
+            r"replace|insert|move|rewrite|extract|convert|make|write|finish|complete)(?-u:\b)"
+        ))
+        .ok()
+    });
+    asks_for_fix(prompt) || RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+}
+
 /// The request asks for text in the answer, not for a change to a file:
 /// a commit message, a summary, a review, an explanation (`question`: it
 /// asks a question, which counts when the text to answer about was piped
@@ -1067,6 +1080,23 @@ pub fn named_files(prompt: &str) -> Vec<String> {
     out
 }
 
+/// Whether every mention of `file` in the request is inside a quoted
+/// command (`` `node report.js` ``): the program the user runs to show
+/// the problem, not a file it asks to change.
+pub fn only_in_quoted_command(prompt: &str, file: &str) -> bool {
+    let mut outside = String::new();
+    let mut in_command = false;
+    for (i, part) in prompt.split('`').enumerate() {
+        if i % 2 == 1 && part.trim().contains(char::is_whitespace) {
+            in_command |= part.contains(file);
+        } else {
+            outside.push_str(part);
+            outside.push(' ');
+        }
+    }
+    in_command && !named_files(&outside).iter().any(|f| f == file)
+}
+
 /// An edit that renames a definition the request names, when the request
 /// does not ask for a rename: the old name and the new one.
 pub fn unasked_rename(prompt: &str, old: &str, new: &str) -> Option<(String, String)> {
@@ -1740,6 +1770,16 @@ mod tests {
         assert!(!quotes_output("It prints the stand-up days.", printed));
         assert!(asks_to_create("Write tests in a new file test_x.py"));
         assert!(!asks_to_create("Why does app.py crash?"));
+    }
+
+    #[test]
+    fn a_file_run_by_a_quoted_command_is_told_from_one_to_change() {
+        let p = "The table in `node report.js` is one row short. Can you fix rows in table.js?";
+        assert!(only_in_quoted_command(p, "report.js"));
+        assert!(!only_in_quoted_command(p, "table.js"));
+        let q = "`python3 app.py` crashes; fix app.py";
+        assert!(!only_in_quoted_command(q, "app.py"));
+        assert!(!only_in_quoted_command("fix `app.py`", "app.py"));
     }
 
     #[test]

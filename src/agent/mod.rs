@@ -56,6 +56,9 @@ const MAX_REPEAT_ROUNDS: u32 = 3;
 /// it never made (Qwen2.5-Coder 1.5B ends on "Let's fix the bug." after a
 /// read about one time in three).
 const MAX_NUDGES: u32 = 2;
+/// Replies whose tool call the server could not read, before the turn
+/// ends on one.
+const MAX_BAD_REPLIES: u32 = 3;
 /// The longest cycle of repeated calls the loop detector looks for.
 const MAX_CYCLE: usize = 8;
 /// Harness follow-ups per turn (empty answers, claims the facts do not
@@ -219,6 +222,9 @@ enum Stop {
     /// The reply ran away (a block repeated over and over, or thousands
     /// of tokens the server never streamed) and was stopped: how.
     Runaway(String),
+    /// The server could not read the model's tool call (not valid JSON):
+    /// the server's words.
+    BadReply(String),
 }
 
 impl From<SessionError> for Stop {
@@ -693,6 +699,12 @@ impl Agent {
                     Outcome::Failed,
                     Some(format!("the model's replies kept running away ({how})")),
                 ),
+                Err(Stop::BadReply(why)) => (
+                    Outcome::Failed,
+                    Some(format!(
+                        "the model's tool calls kept failing to parse ({why})"
+                    )),
+                ),
             },
         };
         let error = error.or(state.stopped.take());
@@ -806,6 +818,38 @@ impl Agent {
                     }
                     continue;
                 }
+                // The model wrote a call the server could not read. The
+                // same request would get the same reply: the conversation
+                // says what went wrong, and after two such rounds of an
+                // edit task the file is asked for whole, as text.
+                Err(Stop::BadReply(why)) if st.bad_rounds < MAX_BAD_REPLIES => {
+                    st.bad_rounds += 1;
+                    self.notice(
+                        Level::Warning,
+                        format!("the model's tool call could not be read ({why}); asking again"),
+                    );
+                    let mut again = String::from(
+                        "Your last reply had a tool call whose arguments were not valid JSON (cut short or malformed), so nothing from it ran. Send one call with short, valid JSON arguments; to change a big file, make one small edit_file at a time.",
+                    );
+                    if self.harness_on() {
+                        again.push('\n');
+                        again.push_str(&harness::restate(&st.prompt));
+                    }
+                    self.push(Message::user(again))?;
+                    if self.stalled(st)
+                        && let Some(text) = self
+                            .deliver_whole(st, "the tool calls kept failing to parse", cancel)
+                            .await
+                    {
+                        self.push(Message::user(text))?;
+                        st.read_rounds = 0;
+                        st.history.clear();
+                    }
+                    if round >= max_rounds {
+                        return self.final_report(st, round, cancel).await;
+                    }
+                    continue;
+                }
                 other => other?,
             };
             let recover_code = self.harness_on() && !st.question;
@@ -861,6 +905,7 @@ impl Agent {
                     Level::Warning,
                     "the reply was cut by the token limit; its tool calls were not run",
                 );
+                st.bad_rounds += 1;
             } else if round >= max_rounds {
                 self.close_batch(
                     &calls,
@@ -872,7 +917,15 @@ impl Agent {
                 );
                 return self.final_report(st, round, cancel).await;
             } else {
+                let before = (st.written.len(), st.command_changes.len());
                 self.run_batch(&calls, st, cancel).await?;
+                // A round that changed no file: reads, and commands that
+                // only look or fail (git commit, the test run again).
+                st.idle_rounds = if before == (st.written.len(), st.command_changes.len()) {
+                    st.idle_rounds + 1
+                } else {
+                    0
+                };
             }
             if cancel.is_cancelled() {
                 return Ok(Outcome::Cancelled);
@@ -882,8 +935,10 @@ impl Agent {
             if self.stalled(st) {
                 let why = if st.bad_rounds >= 2 {
                     "the tool calls kept failing to parse"
-                } else {
+                } else if st.read_rounds >= 2 {
                     "the model read without writing for several rounds"
+                } else {
+                    "the model went several rounds without changing a file"
                 };
                 if let Some(text) = self.deliver_whole(st, why, cancel).await {
                     self.push(Message::user(text))?;
@@ -1506,6 +1561,7 @@ impl Agent {
             Err(e @ LlmError::Budget(_)) => {
                 Err(Stop::Outcome(Outcome::Budget, Some(e.to_string())))
             }
+            Err(LlmError::BadReply(why)) => Err(Stop::BadReply(why)),
             Err(LlmError::Http { status, body })
                 if self.structured.is_some() && (400..500).contains(&status) =>
             {
@@ -2424,6 +2480,8 @@ struct TurnState {
     rereads: u32,
     /// Rounds whose calls did not parse.
     bad_rounds: u32,
+    /// Rounds in a row whose calls changed no file.
+    idle_rounds: u32,
     /// The whole file was asked for this turn (see `stall`).
     stall_tried: bool,
     /// The request's command failed before the turn changed anything:

@@ -24,6 +24,9 @@ use crate::protocol::Level;
 const STALL_ROUNDS: u32 = 3;
 /// As many, when the model reread a file it had in view.
 const STALL_ROUNDS_REREAD: u32 = 2;
+/// Rounds in a row that changed no file (reads, and commands that only
+/// look or fail), before mm asks for the file.
+const IDLE_ROUNDS: u32 = 5;
 /// Rounds whose calls did not parse before mm asks for the file.
 const BAD_ROUNDS: u32 = 2;
 /// Context files (a specification, notes) sent with the request, at most.
@@ -105,7 +108,7 @@ impl Agent {
         if !self.on(Behaviour::Stall) || st.stall_tried || !st.written.is_empty() {
             return false;
         }
-        if !self.edit_task(st) {
+        if !self.edit_task(st) || !harness::asks_for_change(&st.prompt) {
             return false;
         }
         let needed = if st.rereads > 0 {
@@ -113,13 +116,21 @@ impl Agent {
         } else {
             STALL_ROUNDS
         };
-        st.read_rounds >= needed || st.bad_rounds >= BAD_ROUNDS
+        st.read_rounds >= needed || st.bad_rounds >= BAD_ROUNDS || st.idle_rounds >= IDLE_ROUNDS
     }
 
     /// The files the request is about, each with its content (None: to
     /// be created), and the documents to send with them.
     fn whole_targets(&self, st: &TurnState) -> (Vec<Target>, Vec<(String, String)>) {
-        let named = harness::named_files(&st.prompt);
+        let mut named = harness::named_files(&st.prompt);
+        // The program a quoted command runs is how the user shows the
+        // problem; with another file named, that one is what to change.
+        if named
+            .iter()
+            .any(|f| !harness::only_in_quoted_command(&st.prompt, f))
+        {
+            named.retain(|f| !harness::only_in_quoted_command(&st.prompt, f));
+        }
         let tests_asked = harness::asks_for_tests(&st.prompt);
         let exists = |f: &str| {
             self.tools

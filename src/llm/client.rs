@@ -71,6 +71,12 @@ pub enum LlmError {
     TooBig,
     #[error("cancelled")]
     Cancelled,
+    /// The server could not read the model's own reply (llama-server's
+    /// "Failed to parse tool call arguments as JSON"): the model wrote a
+    /// call that is not valid. Sending the same request again gets the
+    /// same reply, so it is not retried.
+    #[error("the model's reply could not be read as a tool call: {0}")]
+    BadReply(String),
     /// The server refused the request because it does not fit the
     /// model's context window. The figures are the server's, when it
     /// gives them.
@@ -296,6 +302,9 @@ impl LlmClient {
             if let Some(e) = overflow_of(&text) {
                 return Err(e);
             }
+            if let Some(e) = bad_reply_of(&text) {
+                return Err(e);
+            }
             if status.as_u16() != 429 && !status.is_server_error() {
                 return Err(LlmError::Http {
                     status: status.as_u16(),
@@ -368,7 +377,15 @@ impl LlmClient {
                 Ok(Some(Err(e))) => return Err(LlmError::Cut(e.to_string())),
                 Ok(Some(Ok(ev))) => ev,
             };
-            for delta in asm.push(&item.data)? {
+            let deltas = match asm.push(&item.data) {
+                Err(StreamError::Server(m)) => {
+                    return Err(
+                        bad_reply_of(&m).unwrap_or(LlmError::Stream(StreamError::Server(m)))
+                    );
+                }
+                other => other?,
+            };
+            for delta in deltas {
                 if first_token_ms.is_none() {
                     first_token_ms = Some(started.elapsed().as_millis() as u64);
                 }
@@ -783,6 +800,17 @@ fn error_message(text: &str) -> String {
 /// A refusal because the prompt is longer than the window, as llama-server
 /// (`exceed_context_size_error`), OpenAI (`context_length_exceeded`), vLLM
 /// and LM Studio word it; with the token figures when the server gives them.
+/// A server's error that says the model's reply did not parse as a tool
+/// call (llama-server: "Failed to parse tool call arguments as JSON",
+/// "Failed to parse input at pos …"), not that the server failed.
+fn bad_reply_of(text: &str) -> Option<LlmError> {
+    let message = error_message(text);
+    let lower = message.to_lowercase();
+    let said = lower.contains("failed to parse tool call")
+        || lower.contains("failed to parse input at pos");
+    said.then(|| LlmError::BadReply(message.chars().take(300).collect()))
+}
+
 fn overflow_of(text: &str) -> Option<LlmError> {
     let v: Option<Value> = serde_json::from_str(text).ok();
     let err = v.as_ref().and_then(|v| v.get("error"));
