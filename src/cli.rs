@@ -175,8 +175,9 @@ pub struct Cli {
     pub harness_off: Option<String>,
 
     /// How an edit task's change is asked for: tools (the model edits with
-    /// its tools) or whole (mm asks for each file the request names in full,
-    /// as text, then the model checks it with its tools).
+    /// its tools), whole (mm asks for each file the request names in full,
+    /// as text) or blocks (mm asks for search/replace blocks and applies
+    /// them); then the model checks it with its tools.
     #[arg(long, value_name = "FORMAT", value_parser = edit_format_values())]
     pub edit_format: Option<crate::config::EditFormat>,
 
@@ -202,9 +203,9 @@ pub struct Cli {
 // Possible values, so `--help` lists them and shell completion offers them.
 fn edit_format_values() -> impl clap::builder::TypedValueParser<Value = crate::config::EditFormat> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(["tools", "whole"]).try_map(|s: String| {
+    clap::builder::PossibleValuesParser::new(["tools", "whole", "blocks"]).try_map(|s: String| {
         crate::config::EditFormat::parse(&s)
-            .ok_or_else(|| format!("{s:?} is not an edit format (tools, whole)"))
+            .ok_or_else(|| format!("{s:?} is not an edit format (tools, whole, blocks)"))
     })
 }
 

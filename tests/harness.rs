@@ -2429,3 +2429,46 @@ fn a_tool_call_the_server_cannot_parse_is_told_and_the_file_asked_for_whole() {
     assert_eq!(server.side_requests().len(), 1, "{err}");
     assert_eq!(json_result(&out)["written"], json!(["geo.py"]));
 }
+
+/// `-edit-format blocks`: before the model's first look, mm asks for the
+/// change to the named file as search/replace blocks, without tools, and
+/// applies them through the usual write.
+#[test]
+fn edit_format_blocks_asks_for_search_replace_blocks_and_applies_them() {
+    let before =
+        "def area(w, h):\n    raise NotImplementedError\n\n\ndef unit():\n    return 'm'\n";
+    let server = Server::with_side(
+        vec![text("area returns w * h now.")],
+        vec![text(
+            "<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return w * h\n>>>>>>> REPLACE\n",
+        )],
+    );
+    let ws = Workspace::new();
+    ws.write("geo.py", before);
+    let out = ws.run(
+        &server,
+        "Implement area in geo.py.",
+        &["-yolo", "-json", "-edit-format", "blocks"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        ws.read("geo.py"),
+        "def area(w, h):\n    return w * h\n\n\ndef unit():\n    return 'm'\n",
+        "{err}"
+    );
+    let side = server.side_requests();
+    assert_eq!(side.len(), 1, "{err}");
+    assert!(side[0].get("tools").is_none(), "asked without tools");
+    let asked = side[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(asked.contains("<<<<<<< SEARCH"), "{asked}");
+    assert!(
+        asked.contains("geo.py is now:\n```python\ndef area"),
+        "{asked}"
+    );
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.contains("so mm asked for the change as search/replace blocks and wrote it:]"),
+        "{first}"
+    );
+}

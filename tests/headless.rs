@@ -300,7 +300,7 @@ fn calls_cut_by_the_token_limit_are_answered_not_executed() {
         text("The file was too big to write in one reply."),
     ]);
     let ws = Workspace::new();
-    let out = ws.run(&server, "write a big file", &[]);
+    let out = ws.run(&server, "write a big file", &["-harness-off", "stall"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!ws.dir.path().join("big.txt").exists());
     let results = tool_results(&server.requests()[1]);
@@ -384,7 +384,7 @@ fn a_batch_with_one_bad_call_runs_none_of_it() {
         text("ok"),
     ]);
     let ws = Workspace::new();
-    let out = ws.run(&server, "write two files", &[]);
+    let out = ws.run(&server, "write two files", &["-harness-off", "stall"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!ws.dir.path().join("a.txt").exists(), "the valid call ran");
     assert!(
@@ -1267,7 +1267,7 @@ fn a_request_for_text_writes_no_file_and_is_answered_in_text() {
         &server,
         "fix the bug this log shows",
         b"Traceback: calc.py line 2\n",
-        &[],
+        &["-harness-off", "stall"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(server.requests()[0]["tools"].is_array());

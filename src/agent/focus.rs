@@ -247,6 +247,8 @@ pub fn change_files(prompt: &str, sources: &[(String, String)]) -> Vec<(String, 
 }
 
 pub const CHANGE_SYSTEM: &str = "You change code as asked. Reply with only the changed code, in full, in one fenced code block.";
+/// The system prompt of a change asked for as search/replace blocks.
+pub const BLOCKS_SYSTEM: &str = "You change code as asked. Reply with only search/replace blocks.";
 
 /// The focused request for one file of a change.
 pub fn change_request(prompt: &str, file: &str, content: &str) -> String {
@@ -291,13 +293,97 @@ pub fn change_of(
     if before.ends_with('\n') && !after.ends_with('\n') {
         after.push('\n');
     }
+    vet(prompt, file, before, after, block, spelled)
+}
+
+/// The file after the search/replace blocks of `reply` (Aider's format:
+/// `<<<<<<< SEARCH`, the lines as they are, `=======`, the lines to put
+/// in their place, `>>>>>>> REPLACE`) are applied to `before` in order,
+/// each found as `edit_file` finds its `old_string` (exactly, then
+/// ignoring indentation and spacing); an empty SEARCH appends. Held to
+/// the same checks as a whole file.
+pub fn blocks_change(
+    prompt: &str,
+    file: &str,
+    before: &str,
+    reply: &str,
+    spelled: &[(Option<String>, String)],
+) -> Result<String, &'static str> {
+    let blocks = search_replace_blocks(reply);
+    if blocks.is_empty() {
+        return Err("no search/replace block");
+    }
+    let mut after = before.to_string();
+    for (search, replace) in &blocks {
+        if search.trim().is_empty() {
+            if !after.ends_with('\n') && !after.is_empty() {
+                after.push('\n');
+            }
+            after.push_str(replace);
+            after.push('\n');
+            continue;
+        }
+        let splice = crate::tools::edit_match::find(&after, search, replace)
+            .map_err(|_| "a SEARCH part not found once in the file")?;
+        after = crate::tools::edit_match::apply(&after, &splice);
+    }
+    if guard::destructive(file, before, &after).is_some() {
+        return Err("parts of the file lost");
+    }
+    let brought = after.clone();
+    vet(prompt, file, before, after, &brought, spelled)
+}
+
+/// The (search, replace) pairs of the search/replace blocks in `reply`.
+pub fn search_replace_blocks(reply: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut lines = reply.lines();
+    while let Some(line) = lines.next() {
+        if !line.trim_start().starts_with("<<<<<<<") {
+            continue;
+        }
+        let mut search = Vec::new();
+        let mut replace = Vec::new();
+        let mut in_replace = false;
+        let mut closed = false;
+        for l in lines.by_ref() {
+            let t = l.trim();
+            if !in_replace && t.starts_with("=======") && t.trim_matches('=').is_empty() {
+                in_replace = true;
+            } else if in_replace && t.starts_with(">>>>>>>") {
+                closed = true;
+                break;
+            } else if in_replace {
+                replace.push(l);
+            } else {
+                search.push(l);
+            }
+        }
+        if closed {
+            out.push((search.join("\n"), replace.join("\n")));
+        }
+    }
+    out
+}
+
+/// What every change asked of the model as text must pass: a change, no
+/// unasked rename among the definitions it brings (`brought`: the text
+/// that came back), and the code the request spells out for the file.
+fn vet(
+    prompt: &str,
+    file: &str,
+    before: &str,
+    after: String,
+    brought: &str,
+    spelled: &[(Option<String>, String)],
+) -> Result<String, &'static str> {
     if after.trim_end() == before.trim_end() {
         return Err("no change");
     }
     // Judged on what came back: a merge keeps the old name beside the
     // new one.
     let old = guard::definitions(before);
-    let new = guard::definitions(block);
+    let new = guard::definitions(brought);
     let gone: Vec<&String> = old.iter().filter(|d| !new.contains(d)).collect();
     let added: Vec<&String> = new.iter().filter(|d| !old.contains(d)).collect();
     if gone.iter().any(|g| {
@@ -569,6 +655,36 @@ impl Agent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn search_replace_blocks_are_applied_in_order_and_held_to_the_checks() {
+        let before =
+            "def area(w, h):\n    raise NotImplementedError\n\n\ndef unit():\n    return 'm'\n";
+        let reply = "Here:\n```python\n<<<<<<< SEARCH\ndef area(w, h):\n    raise NotImplementedError\n=======\ndef area(w, h):\n    return w * h\n>>>>>>> REPLACE\n```\n<<<<<<< SEARCH\n=======\ndef perimeter(w, h):\n    return 2 * (w + h)\n>>>>>>> REPLACE\n";
+        assert_eq!(search_replace_blocks(reply).len(), 2);
+        let after =
+            blocks_change("Implement area in geo.py", "geo.py", before, reply, &[]).unwrap();
+        assert_eq!(
+            after,
+            "def area(w, h):\n    return w * h\n\n\ndef unit():\n    return 'm'\ndef perimeter(w, h):\n    return 2 * (w + h)\n"
+        );
+        // Indentation copied wrong still finds its place, as edit_file does.
+        let loose = "<<<<<<< SEARCH\n  raise NotImplementedError\n=======\n    return w * h\n>>>>>>> REPLACE\n";
+        let after = blocks_change("Implement area", "geo.py", before, loose, &[]).unwrap();
+        assert!(after.contains("    return w * h\n"), "{after}");
+        // A SEARCH that is not in the file, no block, or no change: nothing.
+        let missing =
+            "<<<<<<< SEARCH\ndef volume():\n=======\ndef volume(): pass\n>>>>>>> REPLACE\n";
+        assert!(blocks_change("x", "geo.py", before, missing, &[]).is_err());
+        assert!(blocks_change("x", "geo.py", before, "```python\nx = 1\n```", &[]).is_err());
+        let same = "<<<<<<< SEARCH\n    return 'm'\n=======\n    return 'm'\n>>>>>>> REPLACE\n";
+        assert_eq!(
+            blocks_change("x", "geo.py", before, same, &[]),
+            Err("no change")
+        );
+        // An unclosed block is not a block.
+        assert!(search_replace_blocks("<<<<<<< SEARCH\na\n=======\nb\n").is_empty());
+    }
 
     const LIB: &str = "/// Whether `year` is a leap year.\npub fn is_leap(year: u32) -> bool {\n    year % 4 == 0 && year % 100 != 0\n}\n\n/// Days in `year`.\npub fn days_in(year: u32) -> u32 {\n    if is_leap(year) {\n        366\n    } else {\n        365\n    }\n}\n\npub fn unrelated() -> u32 {\n    1\n}\n";
     const TEST: &str =

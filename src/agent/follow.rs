@@ -1099,6 +1099,9 @@ impl Agent {
         // changed a file (the harness's own runs of the failing command
         // are not changes).
         let unchanged = st.written.is_empty() && st.command_changes.is_empty() && st.mutations == 0;
+        // Nothing changed because a person said no (or nobody could be
+        // asked): theirs to decide, so nothing presses for the change.
+        let idle = unchanged && !st.declined;
         if can_edit
             && !st.question
             && unchanged
@@ -1117,7 +1120,7 @@ impl Agent {
         // A function or method the request asks to add that its file does
         // not define (or, in JavaScript, does not export): not done.
         let whole_left = self.on(crate::config::Behaviour::Stall) && !st.stall_tried;
-        if can_edit && (!st.told_spelled || whole_left) && !st.question {
+        if can_edit && (!st.told_spelled || whole_left) && !st.question && !st.declined {
             let sources = self.sources_now();
             let mut missing = Vec::new();
             for (name, file) in harness::asked_definitions(&st.prompt) {
@@ -1200,7 +1203,7 @@ impl Agent {
         if can_edit
             && !st.question
             && !st.told_unfinished
-            && unchanged
+            && idle
             && st.tests.is_none()
             && harness::asks_for_fix(&st.prompt)
             && let Some((command, out)) = self.run_checks(st, cancel).await
@@ -1237,7 +1240,7 @@ impl Agent {
         if can_edit
             && !st.question
             && !st.told_unfinished
-            && unchanged
+            && idle
             && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))
         {
             st.told_unfinished = true;
@@ -1260,7 +1263,7 @@ impl Agent {
         // An edit task that ends with nothing changed, told once already:
         // the file asked for whole, as text, so the turn still delivers.
         if can_edit
-            && unchanged
+            && idle
             && self.edit_task(st)
             && harness::asks_for_change(&st.prompt)
             && self.on(crate::config::Behaviour::Stall)

@@ -622,12 +622,16 @@ impl Agent {
             }
             // `editFormat: whole`: the files the request is about, asked
             // for in full as text before the model's first look.
-            if self.settings.edit_format == crate::config::EditFormat::Whole
+            if self.settings.edit_format != crate::config::EditFormat::Tools
                 && state.mutations == 0
                 && !state.settled
                 && self.edit_task(&state)
                 && let Some(f) = self
-                    .deliver_whole(&mut state, "editFormat is whole", cancel)
+                    .deliver_whole(
+                        &mut state,
+                        &format!("editFormat is {}", self.settings.edit_format.as_str()),
+                        cancel,
+                    )
                     .await
             {
                 found.push_str("\n\n");
@@ -2207,6 +2211,7 @@ impl Agent {
             {
                 st.written.push(change.path.clone());
             }
+            st.declined |= out.declined;
             if let Some(change) = &out.change {
                 if out.approved {
                     st.approved.insert(change.path.clone());
@@ -2467,6 +2472,9 @@ struct TurnState {
     /// Files whose latest change this turn a person approved: mm undoes
     /// none of them (it says what still fails instead).
     approved: std::collections::HashSet<String>,
+    /// A person said no to a call this turn (or nobody could be asked):
+    /// an ending with nothing written is theirs, not a stall.
+    declined: bool,
     /// The round the turn is in.
     round: u32,
     /// What candidate changes came to this turn ("3 candidates tried, the

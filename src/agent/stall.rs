@@ -15,7 +15,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
-use super::focus::{CHANGE_SYSTEM, MAX_FILE_LINES, change_of, fence_language};
+use super::focus::{
+    BLOCKS_SYSTEM, CHANGE_SYSTEM, MAX_FILE_LINES, blocks_change, change_of, fence_language,
+};
 use super::{Agent, TurnState, harness};
 use crate::config::Behaviour;
 use crate::protocol::Level;
@@ -63,6 +65,24 @@ pub fn named_docs(prompt: &str) -> Vec<String> {
     out
 }
 
+/// The request for one existing file's change as search/replace blocks:
+/// the request, the context files, the file as it is, and the format.
+pub fn blocks_request(
+    prompt: &str,
+    file: &str,
+    before: &str,
+    context: &[(String, String)],
+) -> String {
+    let mut text = whole_request(prompt, file, Some(before), context);
+    if let Some(cut) = text.rfind(&format!("\nWrite {file} in full")) {
+        text.truncate(cut);
+    }
+    text.push_str(&format!(
+        "\nReply with the change to {file} as search/replace blocks, one for each place that changes:\n```\n<<<<<<< SEARCH\n(lines copied exactly from {file})\n=======\n(the lines to put in their place)\n>>>>>>> REPLACE\n```\nTo add new code, SEARCH a line next to where it goes and repeat that line in the REPLACE part with the new code. Change only what the request asks."
+    ));
+    text
+}
+
 /// The request for one file, whole: the request, the context files, the
 /// file as it is (or that it is new), and what to write.
 pub fn whole_request(
@@ -105,7 +125,7 @@ impl Agent {
     /// The turn has stalled: an edit task with nothing written after
     /// rounds of reads only, or of calls that did not parse.
     pub(super) fn stalled(&self, st: &TurnState) -> bool {
-        if !self.on(Behaviour::Stall) || st.stall_tried || !st.written.is_empty() {
+        if !self.on(Behaviour::Stall) || st.stall_tried || st.declined || !st.written.is_empty() {
             return false;
         }
         if !self.edit_task(st) || !harness::asks_for_change(&st.prompt) {
@@ -219,17 +239,34 @@ impl Agent {
             ),
         );
         let mut diffs = Vec::new();
+        let blocks = self.settings.edit_format == crate::config::EditFormat::Blocks;
         for (file, before) in targets {
-            let ask = whole_request(&st.prompt, &file, before.as_deref(), &context);
+            let ask = match &before {
+                Some(b) if blocks => blocks_request(&st.prompt, &file, b, &context),
+                _ => whole_request(&st.prompt, &file, before.as_deref(), &context),
+            };
             let mut made = None;
             for temperature in [0.2, 0.7] {
                 let Some(reply) = self
-                    .side_request_capped(CHANGE_SYSTEM, &ask, temperature, WHOLE_CAP, cancel)
+                    .side_request_capped(
+                        if blocks && before.is_some() {
+                            BLOCKS_SYSTEM
+                        } else {
+                            CHANGE_SYSTEM
+                        },
+                        &ask,
+                        temperature,
+                        WHOLE_CAP,
+                        cancel,
+                    )
                     .await
                 else {
                     break;
                 };
                 let after = match &before {
+                    Some(b) if blocks => {
+                        blocks_change(&st.prompt, &file, b, &reply, &st.spelled).ok()
+                    }
                     Some(b) => change_of(&st.prompt, &file, b, &reply, &st.spelled).ok(),
                     None => super::recover::fenced_blocks(&reply)
                         .first()
@@ -285,7 +322,12 @@ impl Agent {
             }
         };
         Some(format!(
-            "[mm: {why}, so mm asked for the file in full as text and wrote it:]\n{}{checks}\n{}\nCheck the change against the request: fix what is missing or wrong with edit_file, or give your answer.",
+            "[mm: {why}, so mm asked for {} and wrote it:]\n{}{checks}\n{}\nCheck the change against the request: fix what is missing or wrong with edit_file, or give your answer.",
+            if blocks {
+                "the change as search/replace blocks"
+            } else {
+                "the file in full as text"
+            },
             diffs.concat(),
             harness::restate(&st.prompt)
         ))

@@ -23,13 +23,17 @@ pub enum Ui {
 
 /// How an edit task's change is asked for: the model edits with its
 /// tools (`tools`), or mm first asks for each file the request names in
-/// full, as text, and writes it (`whole`), as Aider's whole-file format.
+/// full, as text, and writes it (`whole`, Aider's whole-file format), or
+/// asks for search/replace blocks and applies them (`blocks`, Aider's
+/// diff format).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EditFormat {
     #[default]
     Tools,
     Whole,
+    /// Search/replace blocks written as text and applied by mm.
+    Blocks,
 }
 
 impl EditFormat {
@@ -37,6 +41,7 @@ impl EditFormat {
         match s {
             "tools" => Some(EditFormat::Tools),
             "whole" => Some(EditFormat::Whole),
+            "blocks" => Some(EditFormat::Blocks),
             _ => None,
         }
     }
@@ -45,6 +50,7 @@ impl EditFormat {
         match self {
             EditFormat::Tools => "tools",
             EditFormat::Whole => "whole",
+            EditFormat::Blocks => "blocks",
         }
     }
 }

@@ -204,9 +204,13 @@ impl LlmClient {
             .connect_timeout(Duration::from_secs(10))
             .tcp_nodelay(true);
         if loopback {
-            // llama-server closes a connection idle for 5 s: mm lets go of
-            // it first rather than send on one being closed.
-            builder = builder.no_proxy().pool_idle_timeout(Duration::from_secs(3));
+            // A local server closes kept-alive connections when it likes
+            // (llama-server after 5 s idle, and sometimes sooner): a send
+            // on one being closed failed with "connection closed before
+            // message completed" and cost a retry a second later, a dozen
+            // times in a run. A new connection to the loopback costs
+            // microseconds, so none is kept.
+            builder = builder.no_proxy().pool_max_idle_per_host(0);
         }
         // Plain http everywhere (a local server): no TLS will be spoken, so
         // the system's certificates (hundreds of files) are not read.

@@ -59,6 +59,9 @@ pub struct ToolOutput {
     pub dependents: Vec<(String, crate::lsp::Check)>,
     /// A person said yes to this change: nothing of mm's may undo it.
     pub approved: bool,
+    /// A person said no to this call (or nobody could be asked): mm
+    /// does not press the model to do it another way.
+    pub declined: bool,
 }
 
 impl ToolOutput {
@@ -74,6 +77,13 @@ impl ToolOutput {
     pub fn not_run(text: impl Into<String>) -> Self {
         Self::with(ToolStatus::NotRun, text)
     }
+    /// Refused because the person asked said no, or nobody could be asked.
+    pub fn declined(text: impl Into<String>) -> Self {
+        Self {
+            declined: true,
+            ..Self::with(ToolStatus::Refused, text)
+        }
+    }
     fn with(status: ToolStatus, text: impl Into<String>) -> Self {
         Self {
             status,
@@ -83,6 +93,7 @@ impl ToolOutput {
             warning: None,
             dependents: Vec::new(),
             approved: false,
+            declined: false,
         }
     }
     pub fn with_change(mut self, change: FileChange) -> Self {
@@ -517,7 +528,7 @@ async fn run_command_tool(
                 .await;
                 match asked {
                     Ok(()) => sandbox.approved_plan(),
-                    Err(None) => return ToolOutput::refused(HEADLESS_REFUSAL),
+                    Err(None) => return ToolOutput::declined(HEADLESS_REFUSAL),
                     Err(Some(no)) => return no,
                 }
             }
@@ -576,7 +587,7 @@ async fn ask_tool(
             Ok(())
         }
         Answer::User(ApprovalDecision::No { reason }) => {
-            Err(Some(ToolOutput::refused(match reason {
+            Err(Some(ToolOutput::declined(match reason {
                 Some(r) => format!("the user said no to {name}: {r}"),
                 None => format!("the user said no to {name}"),
             })))
@@ -619,7 +630,7 @@ async fn run_mcp(
             .await;
             match asked {
                 Err(None) => {
-                    let mut out = ToolOutput::refused(format!(
+                    let mut out = ToolOutput::declined(format!(
                         "{HEADLESS_REFUSAL} (the MCP tool {} asks first)",
                         tool.exposed
                     ));
@@ -765,7 +776,7 @@ async fn approve_change(
         .await;
     let decision = match answer {
         Answer::User(d) => d,
-        Answer::Unattended => return Err(ToolOutput::refused(HEADLESS_REFUSAL)),
+        Answer::Unattended => return Err(ToolOutput::declined(HEADLESS_REFUSAL)),
     };
     match decision {
         ApprovalDecision::Yes => Ok((pending, String::new(), true)),
@@ -773,7 +784,7 @@ async fn approve_change(
             env.sandbox.remember(&key);
             Ok((pending, String::new(), true))
         }
-        ApprovalDecision::No { reason } => Err(ToolOutput::refused(match reason {
+        ApprovalDecision::No { reason } => Err(ToolOutput::declined(match reason {
             Some(r) => format!("the user rejected this change to {}: {r}", pending.r.rel),
             None => format!(
                 "the user rejected this change to {}; the file is unchanged",
@@ -790,7 +801,7 @@ async fn approve_change(
                 .map(|(i, h)| format!("hunk {} ({})", i + 1, h.header()))
                 .collect();
             if accepted.is_empty() {
-                return Err(ToolOutput::refused(format!(
+                return Err(ToolOutput::declined(format!(
                     "the user rejected every hunk of this change to {}; the file is unchanged",
                     pending.r.rel
                 )));
@@ -831,7 +842,7 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
                 .ask(ctx.turn, ctx.call_id, kind, ctx.cancel)
                 .await
             {
-                Answer::Unattended => return ToolOutput::refused(HEADLESS_REFUSAL),
+                Answer::Unattended => return ToolOutput::declined(HEADLESS_REFUSAL),
                 // Hunks only mean something for edits.
                 Answer::User(ApprovalDecision::Yes | ApprovalDecision::Hunks { .. }) => {}
                 Answer::User(ApprovalDecision::Always) => env.sandbox.remember(&key),
@@ -840,7 +851,7 @@ async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -
                         Some(r) => format!("the user declined to run this command: {r}"),
                         None => "the user declined to run this command".into(),
                     };
-                    return ToolOutput::refused(why);
+                    return ToolOutput::declined(why);
                 }
             }
             env.sandbox.approved_plan()
