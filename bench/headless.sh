@@ -20,19 +20,35 @@ BODY=$WORK/body.json
 echo '{"model":"instant","stream":true,"messages":[{"role":"user","content":"hi"}]}' >"$BODY"
 
 measure() { # label, command...
+  # /usr/bin/time counts in hundredths of a second, which reads curl as
+  # 0.00: each run is timed here with wait4 (microseconds, and max RSS).
   local label=$1; shift
-  local f=$WORK/$label.txt
-  : >"$f"
-  for _ in $(seq 1 "$RUNS"); do
-    /usr/bin/time -f "%e %U %S %M" -a -o "$f" "$@" </dev/null >/dev/null 2>"$WORK/stderr" || { cat "$WORK/stderr"; exit 1; }
-  done
-  python3 - "$label" "$f" <<'PY'
-import statistics, sys
-rows = [list(map(float, l.split()[-4:])) for l in open(sys.argv[2]) if l.strip() and not l.startswith("Command")]
+  python3 - "$label" "$RUNS" "$WORK/stderr" "$@" <<'PY'
+import os, statistics, sys, time
+label, runs, errf, argv = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+rows = []
+for _ in range(runs):
+    t0 = time.perf_counter()
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(os.devnull, os.O_RDWR)
+        os.dup2(fd, 0); os.dup2(fd, 1)
+        err = os.open(errf, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(err, 2)
+        try:
+            os.execvp(argv[0], argv)
+        finally:
+            os._exit(127)
+    _, status, ru = os.wait4(pid, 0)
+    wall = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.stderr.write(open(errf).read())
+        sys.exit(f"{label}: exit {os.waitstatus_to_exitcode(status)}")
+    rows.append((wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024))
 wall = statistics.median(r[0] for r in rows)
-cpu = statistics.median(r[1] + r[2] for r in rows)
-rss = statistics.median(r[3] for r in rows) / 1024
-print(f"{sys.argv[1]:<22} wall {wall:.3f} s   cpu {cpu:.3f} s   max RSS {rss:.1f} MiB   ({len(rows)} runs)")
+cpu = statistics.median(r[1] for r in rows)
+rss = statistics.median(r[2] for r in rows)
+print(f"{label:<22} wall {wall:.3f} s   cpu {cpu:.3f} s   max RSS {rss:.1f} MiB   ({len(rows)} runs)")
 PY
 }
 
