@@ -171,7 +171,23 @@ pub fn asks_for_change(prompt: &str) -> bool {
         ))
         .ok()
     });
-    asks_for_fix(prompt) || RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+    asks_for_fix(prompt)
+        || RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+        || states_a_need(prompt)
+}
+
+/// The request states what the code needs rather than giving an order
+/// ("I need slug(title) in blog.py", "report.py should round to cents"):
+/// a wish or an obligation, with a source file named for it.
+fn states_a_need(prompt: &str) -> bool {
+    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(concat!(
+            r"(?i)(?-u:\b)(?:(?:i|we)\s+(?:need|want|would\s+like)|(?:i'd|we'd)\s+like|",
+            r"should|must|needs\s+to|has\s+to|have\s+to)(?-u:\b)"
+        ))
+        .ok()
+    });
+    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes())) && !named_files(prompt).is_empty()
 }
 
 /// The request asks for text in the answer, not for a change to a file:
@@ -1243,6 +1259,25 @@ pub fn restate(prompt: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_need_stated_for_a_named_file_asks_for_a_change() {
+        assert!(asks_for_change(
+            "I need parse_size(text) in units.py: \"2k\" is 2048."
+        ));
+        assert!(asks_for_change(
+            "report.js should print totals with two decimals"
+        ));
+        assert!(asks_for_change(
+            "We'd like median(xs) in stats.py to ignore None."
+        ));
+        assert!(asks_for_change("add a --quiet flag"));
+        // A wish with no file to change, and a plain question, do not.
+        assert!(!asks_for_change("I need to know what the default port is"));
+        assert!(!asks_for_change(
+            "What does cli.py print for an empty list?"
+        ));
+    }
 
     #[test]
     fn a_run_that_found_no_test_is_no_check() {

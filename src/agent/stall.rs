@@ -227,19 +227,21 @@ impl Agent {
         if targets.is_empty() {
             return None;
         }
+        let blocks = self.settings.edit_format == crate::config::EditFormat::Blocks;
+        let names = targets
+            .iter()
+            .map(|(f, _)| f.as_str())
+            .collect::<Vec<_>>()
+            .join(" and ");
         self.notice(
             Level::Info,
-            format!(
-                "{why}: asking for {} in full, as text",
-                targets
-                    .iter()
-                    .map(|(f, _)| f.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" and ")
-            ),
+            if blocks {
+                format!("{why}: asking for search/replace blocks for {names}")
+            } else {
+                format!("{why}: asking for {names} in full, as text")
+            },
         );
         let mut diffs = Vec::new();
-        let blocks = self.settings.edit_format == crate::config::EditFormat::Blocks;
         for (file, before) in targets {
             let ask = match &before {
                 Some(b) if blocks => blocks_request(&st.prompt, &file, b, &context),
@@ -287,7 +289,12 @@ impl Agent {
             let Some(after) = made else {
                 continue;
             };
-            let label = format!("write {file} (asked for whole: {why})");
+            let how = if blocks && before.is_some() {
+                "as search/replace blocks"
+            } else {
+                "whole"
+            };
+            let label = format!("write {file} (asked for {how}: {why})");
             if !self
                 .own_write(st, &file, after.clone(), &label, cancel)
                 .await
