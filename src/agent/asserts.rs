@@ -115,8 +115,12 @@ pub fn grounded_checks(prompt: &str, reply: &str, names: &[String]) -> Vec<Strin
 pub fn script(modules: &[String], checks: &[String]) -> String {
     let mut s =
         String::from("import sys, ast\nsys.path.insert(0, '.')\nsys.dont_write_bytecode = True\n");
+    // A module that no longer imports fails every check: say so, as a
+    // failure (a traceback with no FAILED line read as "all pass").
     for m in modules {
-        s.push_str(&format!("from {m} import *\n"));
+        s.push_str(&format!(
+            "try:\n    exec('from {m} import *')\nexcept BaseException as e:\n    print(f'FAILED: import {m}  (it raises {{type(e).__name__}}: {{e}})')\n    sys.exit(1)\n"
+        ));
     }
     s.push_str(
         "def raises(exc, fn):\n    try:\n        fn()\n    except exc:\n        return True\n    except Exception as e:\n        raise AssertionError(f'raised {type(e).__name__}: {e}, not {exc.__name__}')\n    raise AssertionError(f'raised nothing, not {exc.__name__}')\n",
@@ -320,5 +324,29 @@ mod tests {
         assert!(text.contains("raised KeyError"), "{text}");
         assert!(!text.contains("== 8.0"), "{text}");
         assert!(!dir.path().join("__pycache__").exists());
+    }
+
+    #[test]
+    fn a_module_that_no_longer_imports_fails_the_checks() {
+        let dir = tempfile::tempdir().unwrap();
+        // Valid syntax, but the annotation runs at import and raises.
+        std::fs::write(
+            dir.path().join("words.py"),
+            "def rev(s) -> ' '.join(s.split())(s):\n    return s\n",
+        )
+        .unwrap();
+        let checks = vec!["assert rev('a b') == 'b a'".to_string()];
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command(&script(&["words".to_string()], &checks)))
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!out.status.success());
+        assert!(
+            text.contains("FAILED: import words  (it raises NameError"),
+            "{text}"
+        );
     }
 }
