@@ -2471,4 +2471,89 @@ fn edit_format_blocks_asks_for_search_replace_blocks_and_applies_them() {
         first.contains("so mm asked for the change as search/replace blocks and wrote it:]"),
         "{first}"
     );
+    // Written before the model's first look, nothing failing: the model
+    // is asked for its answer, with no tools to undo the change with.
+    assert!(
+        server.requests()[0].get("tools").is_none(),
+        "the first request offered tools"
+    );
+    assert!(first.contains("No tool call is needed"), "{first}");
+}
+
+#[test]
+fn whole_format_updates_the_callers_of_a_definition_whose_parameters_changed() {
+    let server = Server::with_side(
+        vec![text("line takes a level now; app.py passes INFO.")],
+        vec![
+            text("```python\ndef line(level, msg):\n    return f'[{level}] {msg}'\n```"),
+            text("```python\nfrom logfmt import line\n\nprint(line('INFO', 'start'))\n```"),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("logfmt.py", "def line(msg):\n    return f'[INFO] {msg}'\n");
+    ws.write(
+        "app.py",
+        "from logfmt import line\n\nprint(line('start'))\n",
+    );
+    ws.write("notes.py", "def unrelated():\n    return 1\n");
+    let out = ws.run(
+        &server,
+        "Give line in logfmt.py a new first parameter, level, and put it in the brackets. Every caller passes 'INFO'.",
+        &["-yolo", "-json", "-edit-format", "whole"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        ws.read("app.py"),
+        "from logfmt import line\n\nprint(line('INFO', 'start'))\n",
+        "{err}"
+    );
+    let side = server.side_requests();
+    assert_eq!(side.len(), 2, "{err}");
+    let asked = side[1]["messages"][1]["content"].as_str().unwrap();
+    // The caller is asked for with the changed file beside it.
+    assert!(
+        asked.contains("logfmt.py:\n```python\ndef line(level, msg)"),
+        "{asked}"
+    );
+    assert!(asked.contains("app.py is now:"), "{asked}");
+    assert!(
+        err.contains("app.py calls what changed in logfmt.py"),
+        "{err}"
+    );
+}
+
+#[test]
+fn whole_format_writes_a_new_file_then_the_named_files_that_use_it() {
+    let server = Server::with_side(
+        vec![text("config.py holds WIDTH; wrap.py uses it.")],
+        vec![
+            text("```python\nWIDTH = 72\n```"),
+            text(
+                "```python\nfrom config import WIDTH\n\n\ndef rule():\n    return '-' * WIDTH\n```",
+            ),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("wrap.py", "def rule():\n    return '-' * 72\n");
+    let out = ws.run(
+        &server,
+        "Add a config.py with WIDTH = 72 and make wrap.py use it instead of the literal.",
+        &["-yolo", "-json", "-edit-format", "whole"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(ws.read("config.py"), "WIDTH = 72\n", "{err}");
+    assert!(
+        ws.read("wrap.py").contains("from config import WIDTH"),
+        "{err}"
+    );
+    let side = server.side_requests();
+    assert_eq!(side.len(), 2, "{err}");
+    let asked = side[1]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        asked.contains("config.py:\n```python\nWIDTH = 72"),
+        "{asked}"
+    );
+    assert!(asked.contains("wrap.py is now:"), "{asked}");
 }

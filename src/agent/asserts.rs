@@ -19,6 +19,8 @@ use crate::tools::guard;
 
 pub const SYSTEM: &str = "You write test checks from a request. Reply with one fenced code block of Python lines and nothing else.";
 
+/// Tokens the checks' reply may take: about a dozen lines.
+const CHECKS_CAP: u64 = 400;
 /// At most this many checks are kept.
 const MAX_CHECKS: usize = 8;
 
@@ -85,10 +87,14 @@ pub fn grounded_checks(prompt: &str, reply: &str, names: &[String]) -> Vec<Strin
     let Some(re) = CHECK_LINE.as_ref() else {
         return Vec::new();
     };
+    // No closed block: a reply cut at its cap, whose last line may be cut.
     let block = super::recover::fenced_blocks(reply)
         .first()
         .map(|(_, _, b)| b.to_string())
-        .unwrap_or_else(|| reply.to_string());
+        .unwrap_or_else(|| match reply.rfind('\n') {
+            Some(end) if !reply.ends_with('\n') => reply[..end].to_string(),
+            _ => reply.to_string(),
+        });
     let mut out: Vec<String> = Vec::new();
     for line in block.lines().map(str::trim) {
         let Some(c) = re.captures(line) else {
@@ -199,9 +205,25 @@ impl Agent {
         if calls.is_empty() {
             return None;
         }
-        let reply = self
-            .side_request(SYSTEM, &request(&st.prompt, &calls), 0.2, cancel)
-            .await?;
+        // A small model lists checks on and on: its first lines are the
+        // request's own, and a reply cut at the cap still gives them.
+        let Some(reply) = self
+            .side_request_cut(
+                SYSTEM,
+                &request(&st.prompt, &calls),
+                0.2,
+                CHECKS_CAP,
+                true,
+                cancel,
+            )
+            .await
+        else {
+            self.notice(
+                Level::Info,
+                "no checks came back from the request; none run",
+            );
+            return None;
+        };
         let names: Vec<String> = calls.iter().map(|(n, _)| n.clone()).collect();
         let checks = grounded_checks(&st.prompt, &reply, &names);
         if checks.is_empty() {
@@ -294,6 +316,15 @@ mod tests {
         );
         assert!(stated("costs 12.50 each", "12.5"));
         assert!(!stated("costs 12.50 each", "13"));
+    }
+
+    #[test]
+    fn a_reply_cut_at_its_cap_still_gives_its_complete_checks() {
+        let cut = "```python\nassert shipping_cost(4, 'eu') == 8.0\nassert shipping_cost(3, 'eu') == 6.5\nassert shipping_cost(4, 'eu') == 8";
+        assert_eq!(
+            grounded_checks(PROMPT, cut, &["shipping_cost".to_string()]),
+            vec!["assert shipping_cost(4, 'eu') == 8.0"]
+        );
     }
 
     #[test]

@@ -137,7 +137,7 @@ pub fn target(failure: &str, prompt: &str, sources: &[(String, String)]) -> Opti
     })
 }
 
-fn has_definitions(path: &str) -> bool {
+pub(super) fn has_definitions(path: &str) -> bool {
     [".py", ".rs", ".js", ".cjs", ".mjs", ".ts", ".go"]
         .iter()
         .any(|e| path.ends_with(e))
@@ -426,6 +426,21 @@ impl Agent {
         cap: u64,
         cancel: &CancellationToken,
     ) -> Option<String> {
+        self.side_request_cut(system, user, temperature, cap, false, cancel)
+            .await
+    }
+
+    /// `side_request_capped`; `partial`: a reply cut at `cap` is still
+    /// returned (a list of lines whose complete ones are usable).
+    pub(super) async fn side_request_cut(
+        &mut self,
+        system: &str,
+        user: &str,
+        temperature: f64,
+        cap: u64,
+        partial: bool,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
         let messages = [Message::system(system), Message::user(user)];
         let mut sampling = self.settings.sampling.clone();
         sampling.insert("temperature".into(), serde_json::json!(temperature));
@@ -444,7 +459,7 @@ impl Agent {
             .await
             .ok()?;
         self.record_usage(&streamed, None);
-        (!streamed.reply.truncated()).then_some(streamed.reply.content)
+        (partial || !streamed.reply.truncated()).then_some(streamed.reply.content)
     }
 
     /// A change across two or three short files (see `change_files`):

@@ -33,6 +33,8 @@ const IDLE_ROUNDS: u32 = 5;
 const BAD_ROUNDS: u32 = 2;
 /// Context files (a specification, notes) sent with the request, at most.
 const MAX_CONTEXT_BYTES: usize = 12 * 1024;
+/// Files that call a changed definition, asked for after it, at most.
+const MAX_CALLERS: usize = 3;
 /// Tokens a whole-file reply may take.
 const WHOLE_CAP: u64 = 3072;
 
@@ -112,7 +114,41 @@ pub fn whole_request(
     text
 }
 
+/// The files that call `name`: a call is the name followed by `(`.
+fn calls(text: &str, name: &str) -> bool {
+    harness::regex(&format!(r"\b{}\s*\(", regex::escape(name)))
+        .is_ok_and(|re| text.lines().any(|l| re.is_match(l)))
+}
+
 impl Agent {
+    /// The short source files, other than `file`, not written this turn
+    /// nor about to be, that call a definition whose parameters changed
+    /// from `before` to `after` (test files are left as they are).
+    fn callers_of(
+        &self,
+        before: &str,
+        after: &str,
+        file: &str,
+        written: &[String],
+        pending: &[String],
+    ) -> Vec<(String, String)> {
+        let changed = crate::tools::guard::signature_changes(before, after);
+        if changed.is_empty() {
+            return Vec::new();
+        }
+        self.sources_now()
+            .into_iter()
+            .filter(|(p, t)| {
+                p != file
+                    && !written.contains(p)
+                    && !pending.contains(p)
+                    && !harness::is_test_file(p)
+                    && t.lines().count() <= MAX_FILE_LINES * 2
+                    && changed.iter().any(|n| calls(t, n))
+            })
+            .collect()
+    }
+
     /// An edit task: not a question, not a request for text, and the
     /// tools can write.
     pub(super) fn edit_task(&self, st: &TurnState) -> bool {
@@ -180,10 +216,26 @@ impl Agent {
             add_context(&mut context, &doc);
         }
         if !new.is_empty() {
+            // The new files first; then, unless the request asks for
+            // tests, the short source files it names beside them, which
+            // the new ones are usually for ("add config.py and make
+            // wrap.py use it"): those get the new files as context.
+            let mut targets: Vec<Target> = new.into_iter().take(2).map(|f| (f, None)).collect();
             for f in named.iter().filter(|f| exists(f)) {
-                add_context(&mut context, f);
+                let body = self.content_now(f);
+                match body {
+                    Some(b)
+                        if !tests_asked
+                            && targets.len() < 3
+                            && super::focus::has_definitions(f)
+                            && !harness::is_test_file(f)
+                            && b.lines().count() <= MAX_FILE_LINES * 2 =>
+                    {
+                        targets.push((f.clone(), Some(b)));
+                    }
+                    _ => add_context(&mut context, f),
+                }
             }
-            let targets = new.into_iter().take(2).map(|f| (f, None)).collect();
             return (targets, context);
         }
         let mut targets: Vec<Target> = named
@@ -223,10 +275,12 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Option<String> {
         st.stall_tried = true;
+        let first_look = st.round == 0;
         let (targets, context) = self.whole_targets(st);
         if targets.is_empty() {
             return None;
         }
+        let wanted = targets.len();
         let blocks = self.settings.edit_format == crate::config::EditFormat::Blocks;
         let names = targets
             .iter()
@@ -242,7 +296,14 @@ impl Agent {
             },
         );
         let mut diffs = Vec::new();
-        for (file, before) in targets {
+        let mut refused: Vec<String> = Vec::new();
+        let mut wanted = wanted;
+        let mut queue: std::collections::VecDeque<(Target, Vec<(String, String)>)> =
+            targets.into_iter().map(|t| (t, context.clone())).collect();
+        let mut callers_added = 0;
+        let mut first = true;
+        while let Some(((file, before), context)) = queue.pop_front() {
+            let companion = !std::mem::take(&mut first);
             let ask = match &before {
                 Some(b) if blocks => blocks_request(&st.prompt, &file, b, &context),
                 _ => whole_request(&st.prompt, &file, before.as_deref(), &context),
@@ -265,11 +326,24 @@ impl Agent {
                 else {
                     break;
                 };
-                let after = match &before {
+                let judged = match &before {
                     Some(b) if blocks => {
-                        blocks_change(&st.prompt, &file, b, &reply, &st.spelled).ok()
+                        Some(blocks_change(&st.prompt, &file, b, &reply, &st.spelled))
                     }
-                    Some(b) => change_of(&st.prompt, &file, b, &reply, &st.spelled).ok(),
+                    Some(b) => Some(change_of(&st.prompt, &file, b, &reply, &st.spelled)),
+                    None => None,
+                };
+                // A file after the first, as it is, already does its part
+                // (the first is the one the request is about: asked again).
+                if companion && let Some(Err("no change")) = &judged {
+                    wanted = wanted.saturating_sub(1);
+                    break;
+                }
+                if let Some(Err(e)) = &judged {
+                    refused.push(format!("{file}: {e}"));
+                }
+                let after = match judged {
+                    Some(j) => j.ok(),
                     None => super::recover::fenced_blocks(&reply)
                         .first()
                         .map(|(_, _, b)| b.to_string())
@@ -308,14 +382,46 @@ impl Agent {
                 1,
                 60,
             ));
+            // A new file is what the files after it are to use.
+            if before.is_none() {
+                for (_, ctx) in queue.iter_mut() {
+                    ctx.push((file.clone(), after.clone()));
+                }
+            }
+            // A definition whose parameters changed: the files that call
+            // it are asked for the same way, with this file beside them.
+            if let Some(b) = &before {
+                let pending: Vec<String> = queue.iter().map(|((f, _), _)| f.clone()).collect();
+                for (caller, text) in self.callers_of(b, &after, &file, &st.written, &pending) {
+                    if callers_added == MAX_CALLERS {
+                        break;
+                    }
+                    callers_added += 1;
+                    wanted += 1;
+                    self.notice(
+                        Level::Info,
+                        format!("{caller} calls what changed in {file}: asking for it too"),
+                    );
+                    queue.push_back(((caller, Some(text)), vec![(file.clone(), after.clone())]));
+                }
+            }
         }
         if diffs.is_empty() {
+            refused.dedup();
             self.notice(
                 Level::Info,
-                "no usable whole file came back; nothing written",
+                if refused.is_empty() {
+                    "no usable reply came back; nothing written".to_string()
+                } else {
+                    format!(
+                        "no usable reply came back ({}); nothing written",
+                        refused.join("; ")
+                    )
+                },
             );
             return None;
         }
+        let mut passing = true;
         let checks = match self.run_checks(st, cancel).await {
             None => st
                 .tests
@@ -323,18 +429,48 @@ impl Agent {
                 .map(|t| format!("\n`{}` passes ({}).", t.command, t.summary))
                 .unwrap_or_default(),
             Some((command, out)) => {
+                passing = false;
                 let lines = self.failure_lines(&out.text);
                 st.last_failure = Some(lines.clone());
                 format!("\n`{command}` fails now:\n{lines}")
             }
         };
+        // No test to run: the checks written from the request's words,
+        // now, before the model is asked anything more.
+        let asked_for = if blocks {
+            "the change as search/replace blocks"
+        } else {
+            "the file in full as text"
+        };
+        if passing && let Some(failed) = self.request_checks(st, cancel).await {
+            return Some(format!(
+                "[mm: {why}, so mm asked for {asked_for} and wrote it:]\n{}\n{failed}",
+                diffs.concat()
+            ));
+        }
+        // Before the model's first look, with every file written, every
+        // check passing and the code the request spells out in place, the
+        // change is done: the model is asked for its answer, without
+        // tools (a small model's "review" edits broke such changes).
+        let spelled_in = |code: &str| {
+            self.sources_now()
+                .iter()
+                .any(|(_, t)| harness::has_code(t, code))
+        };
+        if first_look
+            && passing
+            && diffs.len() == wanted
+            && st.spelled.iter().all(|(_, c)| spelled_in(c))
+        {
+            st.settled = true;
+        }
+        let end = if st.settled {
+            "No tool call is needed: check the change against the request and say in a few sentences what changed."
+        } else {
+            "Check the change against the request: fix what is missing or wrong with edit_file, or give your answer."
+        };
         Some(format!(
-            "[mm: {why}, so mm asked for {} and wrote it:]\n{}{checks}\n{}\nCheck the change against the request: fix what is missing or wrong with edit_file, or give your answer.",
-            if blocks {
-                "the change as search/replace blocks"
-            } else {
-                "the file in full as text"
-            },
+            "[mm: {why}, so mm asked for {asked_for} and wrote it:]\n{}{checks}\n{}\n{end}",
             diffs.concat(),
             harness::restate(&st.prompt)
         ))

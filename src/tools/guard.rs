@@ -54,6 +54,34 @@ pub fn definitions(text: &str) -> Vec<String> {
     out
 }
 
+/// The names whose definition line a change altered (parameters added,
+/// removed or reordered), in order: their callers may need the change too.
+pub fn signature_changes(before: &str, after: &str) -> Vec<String> {
+    let lines = |text: &str| -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for line in text.lines() {
+            if let Some(name) = DEFINITION
+                .iter()
+                .find_map(|re| re.captures(line).and_then(|c| c.get(1)))
+                && !out.iter().any(|(n, _)| n == name.as_str())
+            {
+                let spaced: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
+                out.push((name.as_str().to_string(), spaced));
+            }
+        }
+        out
+    };
+    let old = lines(before);
+    lines(after)
+        .into_iter()
+        .filter(|(name, line)| {
+            old.iter()
+                .any(|(n, l)| n == name && l != line && line.contains('('))
+        })
+        .map(|(name, _)| name)
+        .collect()
+}
+
 /// What a file defines, counted by kind, in order of first appearance:
 /// `5 functions: a, b, c, d, e` or `1 class: T; 4 methods: …`. A small
 /// model miscounts a list; it reads a number.
@@ -1632,5 +1660,15 @@ mod tests {
             merged.contains("def __init__") && merged.contains("pop(0)"),
             "{merged}"
         );
+    }
+
+    #[test]
+    fn a_changed_signature_is_named_and_a_changed_body_is_not() {
+        let before = "def log(msg):\n    return f'[INFO] {msg}'\n\ndef other(x):\n    return x\n";
+        let after = "def log(level, msg):\n    return f'[{level}] {msg}'\n\ndef other(x):\n    return x + 1\n";
+        assert_eq!(signature_changes(before, after), vec!["log"]);
+        assert!(signature_changes(before, before).is_empty());
+        // Spacing alone is no change.
+        assert!(signature_changes("def f(a, b):\n", "def  f(a, b):\n").is_empty());
     }
 }
