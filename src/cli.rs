@@ -176,8 +176,9 @@ pub struct Cli {
 
     /// How an edit task's change is asked for: tools (the model edits with
     /// its tools), whole (mm asks for each file the request names in full,
-    /// as text) or blocks (mm asks for search/replace blocks and applies
-    /// them); then the model checks it with its tools.
+    /// as text), blocks (mm asks for search/replace blocks and applies
+    /// them) or auto (whole when the request adds code to files it names
+    /// and is not a fix, tools otherwise); then the model checks it.
     #[arg(long, value_name = "FORMAT", value_parser = edit_format_values())]
     pub edit_format: Option<crate::config::EditFormat>,
 
@@ -203,10 +204,12 @@ pub struct Cli {
 // Possible values, so `--help` lists them and shell completion offers them.
 fn edit_format_values() -> impl clap::builder::TypedValueParser<Value = crate::config::EditFormat> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(["tools", "whole", "blocks"]).try_map(|s: String| {
-        crate::config::EditFormat::parse(&s)
-            .ok_or_else(|| format!("{s:?} is not an edit format (tools, whole, blocks)"))
-    })
+    clap::builder::PossibleValuesParser::new(["tools", "whole", "blocks", "auto"]).try_map(
+        |s: String| {
+            crate::config::EditFormat::parse(&s)
+                .ok_or_else(|| format!("{s:?} is not an edit format (tools, whole, blocks, auto)"))
+        },
+    )
 }
 
 fn ctx_values() -> impl clap::builder::TypedValueParser<Value = ContextMode> {

@@ -2557,3 +2557,36 @@ fn whole_format_writes_a_new_file_then_the_named_files_that_use_it() {
     );
     assert!(asked.contains("wrap.py is now:"), "{asked}");
 }
+
+#[test]
+fn edit_format_auto_asks_for_the_whole_file_when_a_request_adds_code() {
+    let server = Server::with_side(
+        vec![text("peek returns the top item.")],
+        vec![text(
+            "```python\nclass Stack:\n    def __init__(self):\n        self.items = []\n\n    def peek(self):\n        return self.items[-1]\n```",
+        )],
+    );
+    let ws = Workspace::new();
+    ws.write(
+        "stack.py",
+        "class Stack:\n    def __init__(self):\n        self.items = []\n",
+    );
+    let out = ws.run(
+        &server,
+        "Add a method peek() to the Stack class in stack.py.",
+        &["-yolo", "-json", "-edit-format", "auto"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(ws.read("stack.py").contains("def peek(self):"), "{err}");
+    // The whole file first (the checks from the request may follow).
+    let side = server.side_requests();
+    let asked = side[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(asked.contains("Write stack.py in full"), "{asked}");
+    assert!(
+        err.contains("editFormat is auto: asking for stack.py in full"),
+        "{err}"
+    );
+    // Written, nothing failing: the answer is asked for without tools.
+    assert!(server.requests()[0].get("tools").is_none());
+}

@@ -176,6 +176,12 @@ pub fn asks_for_change(prompt: &str) -> bool {
         || states_a_need(prompt)
 }
 
+/// The request adds or implements code rather than fixing it: asks for a
+/// change, is not a fix, and names a source file.
+pub fn adds_code(prompt: &str) -> bool {
+    asks_for_change(prompt) && !asks_for_fix(prompt) && !named_files(prompt).is_empty()
+}
+
 /// The request states what the code needs rather than giving an order
 /// ("I need slug(title) in blog.py", "report.py should round to cents"):
 /// a wish or an obligation, with a source file named for it.
@@ -1259,6 +1265,20 @@ pub fn restate(prompt: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn additions_to_named_files_are_told_from_fixes() {
+        assert!(adds_code(
+            "Add a method peek() to the Stack class in stack.py."
+        ));
+        assert!(adds_code(
+            "Please implement from_roman in src/lib.rs; the rules are in SPEC.md."
+        ));
+        assert!(adds_code("For post URLs I need slugify(title) in blog.py."));
+        assert!(!adds_code("Fix the crash in report.py"));
+        assert!(!adds_code("Add a --quiet flag"));
+        assert!(!adds_code("What does cli.py print?"));
+    }
 
     #[test]
     fn a_need_stated_for_a_named_file_asks_for_a_change() {

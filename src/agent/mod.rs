@@ -622,7 +622,14 @@ impl Agent {
             }
             // `editFormat: whole`: the files the request is about, asked
             // for in full as text before the model's first look.
-            if self.settings.edit_format != crate::config::EditFormat::Tools
+            let up_front = match self.settings.edit_format {
+                crate::config::EditFormat::Tools => false,
+                crate::config::EditFormat::Auto => {
+                    harness::adds_code(&state.prompt) && state.repro.is_none()
+                }
+                _ => true,
+            };
+            if up_front
                 && state.mutations == 0
                 && !state.settled
                 && self.edit_task(&state)

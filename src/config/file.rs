@@ -25,7 +25,8 @@ pub enum Ui {
 /// tools (`tools`), or mm first asks for each file the request names in
 /// full, as text, and writes it (`whole`, Aider's whole-file format), or
 /// asks for search/replace blocks and applies them (`blocks`, Aider's
-/// diff format).
+/// diff format). `auto`: `whole` for a request that adds or implements
+/// code in the files it names (not a fix), `tools` for the rest.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EditFormat {
@@ -34,6 +35,8 @@ pub enum EditFormat {
     Whole,
     /// Search/replace blocks written as text and applied by mm.
     Blocks,
+    /// Whole files for additions to named files, tools otherwise.
+    Auto,
 }
 
 impl EditFormat {
@@ -42,6 +45,7 @@ impl EditFormat {
             "tools" => Some(EditFormat::Tools),
             "whole" => Some(EditFormat::Whole),
             "blocks" => Some(EditFormat::Blocks),
+            "auto" => Some(EditFormat::Auto),
             _ => None,
         }
     }
@@ -51,6 +55,7 @@ impl EditFormat {
             EditFormat::Tools => "tools",
             EditFormat::Whole => "whole",
             EditFormat::Blocks => "blocks",
+            EditFormat::Auto => "auto",
         }
     }
 }
