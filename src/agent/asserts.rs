@@ -318,6 +318,20 @@ mod tests {
         assert!(!stated("costs 12.50 each", "13"));
     }
 
+    /// Runs the checks' script in `dir`: whether it passed, and its output.
+    fn run_checks_in(dir: &std::path::Path, module: &str, checks: &[String]) -> (bool, String) {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command(&script(&[module.to_string()], checks)))
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    }
+
     #[test]
     fn a_reply_cut_at_its_cap_still_gives_its_complete_checks() {
         let cut = "```python\nassert shipping_cost(4, 'eu') == 8.0\nassert shipping_cost(3, 'eu') == 6.5\nassert shipping_cost(4, 'eu') == 8";
@@ -340,14 +354,8 @@ mod tests {
             "assert shipping_cost(3, 'eu') == 7.0".to_string(),
             "raises(ValueError, lambda: shipping_cost(1, 'mars'))".to_string(),
         ];
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(command(&script(&["shipping".to_string()], &checks)))
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(!out.status.success());
+        let (ok, text) = run_checks_in(dir.path(), "shipping", &checks);
+        assert!(!ok);
         assert!(
             text.contains("FAILED: assert shipping_cost(3, 'eu') == 7.0  (it gives 6.5)"),
             "{text}"
@@ -367,14 +375,8 @@ mod tests {
         )
         .unwrap();
         let checks = vec!["assert rev('a b') == 'b a'".to_string()];
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(command(&script(&["words".to_string()], &checks)))
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(!out.status.success());
+        let (ok, text) = run_checks_in(dir.path(), "words", &checks);
+        assert!(!ok);
         assert!(
             text.contains("FAILED: import words  (it raises NameError"),
             "{text}"
