@@ -336,6 +336,61 @@ pub fn is_private_mm_entry(name: &str) -> bool {
     ) || name.ends_with(".log")
 }
 
+/// A git config file (`.git/config`, a submodule's) that holds a
+/// credential: a remote URL with a token or password in it
+/// (`https://oauth2:TOKEN@host/…`) or an `extraheader` (CI checkouts keep
+/// `AUTHORIZATION: basic …` there). The file tools refuse it and code
+/// nobody approved sees [`redact_git_config`]'s copy instead.
+pub fn git_config_secret_reason(rel: &str, abs: &Path) -> Option<String> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let in_git = parts.len() >= 2 && parts.ends_with(&["config"]) && parts.contains(&".git");
+    if !in_git {
+        return None;
+    }
+    // Small files only: a git config is a few hundred bytes.
+    let meta = std::fs::metadata(abs).ok()?;
+    if !meta.is_file() || meta.len() > 1 << 20 {
+        return None;
+    }
+    let text = std::fs::read_to_string(abs).ok()?;
+    (redact_git_config(&text) != text)
+        .then(|| format!("{rel} holds a credential (a token in a remote URL or a header)"))
+}
+
+/// A git setting whose value is a credential: an `extraheader`, or a URL
+/// with a token or password in it.
+pub fn git_setting_is_secret(name: &str, value: &str) -> bool {
+    name.to_ascii_lowercase().ends_with(".extraheader") || redact_git_config(value) != value
+}
+
+/// `text` (a git config) with the user-info of every URL and the value of
+/// every `extraheader` replaced by `***`.
+pub fn redact_git_config(text: &str) -> String {
+    static URL: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@").ok()
+    });
+    static HEADER: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| regex::Regex::new(r"(?im)^(\s*extraheader\s*=).*$").ok());
+    let mut out = text.to_string();
+    if let Some(re) = URL.as_ref() {
+        // ssh's user name (`ssh://git@host`) is no secret.
+        out = re
+            .replace_all(&out, |c: &regex::Captures| {
+                let scheme = c[1].to_ascii_lowercase();
+                if scheme.starts_with("ssh") || scheme.starts_with("git+ssh") {
+                    c[0].to_string()
+                } else {
+                    format!("{}***@", &c[1])
+                }
+            })
+            .into_owned();
+    }
+    if let Some(re) = HEADER.as_ref() {
+        out = re.replace_all(&out, "$1 ***").into_owned();
+    }
+    out
+}
+
 /// A file with other names (hard links): where they lie cannot be seen,
 /// so it is treated as outside the workspace (a hard link to a file
 /// outside would read or change that file).
@@ -557,6 +612,43 @@ mod tests {
         assert!(reserved_reason(".git/config", false).is_none());
         assert!(reserved_reason("src/main.rs", true).is_none());
         assert!(reserved_reason("src/.github/x.yml", true).is_none());
+    }
+
+    #[test]
+    fn a_token_in_a_git_config_is_found_and_replaced() {
+        let text = "[core]\n\tbare = false\n[remote \"origin\"]\n\turl = https://oauth2:tok123@example.com/x.git\n[remote \"up\"]\n\turl = ssh://git@example.com/y.git\n[http \"https://example.com/\"]\n\textraheader = AUTHORIZATION: basic abc=\n";
+        let r = redact_git_config(text);
+        assert!(!r.contains("tok123") && !r.contains("basic abc"), "{r}");
+        assert!(r.contains("url = https://***@example.com/x.git"), "{r}");
+        // An ssh user name is no secret; the rest stays as it was.
+        assert!(
+            r.contains("ssh://git@example.com/y.git") && r.contains("bare = false"),
+            "{r}"
+        );
+        let clean = "[remote \"origin\"]\n\turl = https://example.com/x.git\n";
+        assert_eq!(redact_git_config(clean), clean);
+
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join(".git")).unwrap();
+        let config = d.path().join(".git/config");
+        std::fs::write(&config, clean).unwrap();
+        assert_eq!(git_config_secret_reason(".git/config", &config), None);
+        std::fs::write(&config, text).unwrap();
+        assert!(git_config_secret_reason(".git/config", &config).is_some());
+        // Only git's own config files are read for it.
+        std::fs::write(d.path().join("config"), text).unwrap();
+        assert_eq!(
+            git_config_secret_reason("config", &d.path().join("config")),
+            None
+        );
+        assert!(git_setting_is_secret(
+            "http.https://example.com/.extraheader",
+            "x"
+        ));
+        assert!(!git_setting_is_secret(
+            "remote.origin.url",
+            "https://example.com/x"
+        ));
     }
 
     #[test]

@@ -397,6 +397,13 @@ impl Fence {
             if access.unasked() {
                 hidden.extend(found.secrets.iter().chain(&found.linked));
             }
+            if access.unasked() {
+                for (config, copy) in redacted_git_configs(root) {
+                    a.push("--ro-bind");
+                    a.push(copy);
+                    a.push(config);
+                }
+            }
             for p in hidden {
                 match std::fs::symlink_metadata(p) {
                     Ok(m) if m.is_dir() => {
@@ -730,29 +737,10 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
     let real = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
     let dot_git = root.join(".git");
     let mut out = Vec::new();
-    let git_dir = match std::fs::symlink_metadata(&dot_git) {
-        Ok(m) if m.is_dir() => Some(dot_git.clone()),
-        // A link to the git dir: the folder it leads to is guarded (one
-        // outside the workspace is read-only as all the host is).
-        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(&dot_git)
-            .ok()
-            .filter(|g| g.is_dir() && g.starts_with(root)),
-        Ok(m) if m.is_file() => {
-            out.push((dot_git.clone(), false));
-            // Its git dir, when it lies in the workspace, is guarded too.
-            std::fs::read_to_string(&dot_git)
-                .ok()
-                .and_then(|t| {
-                    t.trim()
-                        .strip_prefix("gitdir:")
-                        .map(|g| root.join(g.trim()))
-                })
-                .and_then(|g| std::fs::canonicalize(g).ok())
-                .filter(|g| g.starts_with(root))
-        }
-        _ => None,
-    };
-    if let Some(git) = git_dir.filter(|g| real(g)) {
+    if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_file()) {
+        out.push((dot_git.clone(), false));
+    }
+    if let Some(git) = git_dir(root).filter(|g| real(g)) {
         if !git.join("hooks").exists() {
             let _ = std::fs::create_dir(git.join("hooks"));
         }
@@ -794,6 +782,82 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
         out.push((mm, false));
     }
     out
+}
+
+/// The workspace's own git dir: `.git`, the folder a `.git` link leads to,
+/// or the one a `.git` file names — when it lies in the workspace (one
+/// outside is read-only as all the host is).
+fn git_dir(root: &Path) -> Option<PathBuf> {
+    let dot_git = root.join(".git");
+    match std::fs::symlink_metadata(&dot_git) {
+        Ok(m) if m.is_dir() => Some(dot_git),
+        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(&dot_git)
+            .ok()
+            .filter(|g| g.is_dir() && g.starts_with(root)),
+        Ok(m) if m.is_file() => std::fs::read_to_string(&dot_git)
+            .ok()
+            .and_then(|t| {
+                t.trim()
+                    .strip_prefix("gitdir:")
+                    .map(|g| root.join(g.trim()))
+            })
+            .and_then(|g| std::fs::canonicalize(g).ok())
+            .filter(|g| g.starts_with(root)),
+        _ => None,
+    }
+}
+
+/// The repository's config files (its own, its submodules') that hold a
+/// credential, each with a copy that has it replaced by `***`, written
+/// once into mm's data folder: code nobody approved sees the copy (a
+/// remote URL with a token in it is a push away from the user's account).
+fn redacted_git_configs(root: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let Some(git) = git_dir(root) else {
+        return Vec::new();
+    };
+    let mut configs = vec![git.join("config")];
+    if let Ok(rd) = std::fs::read_dir(git.join("modules")) {
+        configs.extend(rd.flatten().map(|m| m.path().join("config")));
+    }
+    let mut out = Vec::new();
+    for c in configs {
+        let Ok(meta) = std::fs::symlink_metadata(&c) else {
+            continue;
+        };
+        if !meta.is_file() || meta.len() > 1 << 20 {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&c) else {
+            continue;
+        };
+        let redacted = crate::paths::redact_git_config(&text);
+        if redacted == text {
+            continue;
+        }
+        // Without a copy, an empty file: git reads no settings rather
+        // than the token.
+        let copy = redacted_copy(&redacted).unwrap_or_else(|| PathBuf::from("/dev/null"));
+        out.push((c, copy));
+    }
+    out
+}
+
+/// `text` in a file of mm's data folder named by its hash.
+fn redacted_copy(text: &str) -> Option<PathBuf> {
+    let dir = crate::config::data_dir()?.join("redacted");
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in text.bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let path = dir.join(format!("{h:016x}.gitconfig"));
+    if std::fs::read_to_string(&path).is_ok_and(|t| t == text) {
+        return Some(path);
+    }
+    std::fs::create_dir_all(&dir).ok()?;
+    let mut tmp = tempfile::NamedTempFile::new_in(&dir).ok()?;
+    tmp.write_all(text.as_bytes()).ok()?;
+    tmp.persist(&path).ok()?;
+    Some(path)
 }
 
 /// What in the workspace needs a mount of its own in the fence.

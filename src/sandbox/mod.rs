@@ -209,6 +209,9 @@ impl Sandbox {
         if let Some(why) = path::hard_link_reason(&r.rel, &r.abs) {
             return Err(PathError::Reserved(why));
         }
+        if let Some(why) = path::git_config_secret_reason(&r.rel, &r.abs) {
+            return Err(PathError::Reserved(why));
+        }
         Ok(())
     }
 
@@ -517,7 +520,12 @@ impl Sandbox {
                         self.check_no_secrets_under(&at)?;
                     }
                 }
-                Check::Git { at, dirs, content } => {
+                Check::Git {
+                    at,
+                    dirs,
+                    content,
+                    settings,
+                } => {
                     for d in dirs {
                         let dir = match at {
                             Some(w) => join(d, &w.text),
@@ -526,7 +534,7 @@ impl Sandbox {
                         let dir = if dir.is_empty() { ".".to_string() } else { dir };
                         let r = path::resolve(&self.root, &dir)
                             .map_err(|e| format!("git outside the workspace ({e})"))?;
-                        self.git_settings_hazard(&r.abs, *content)?;
+                        self.git_settings_hazard(&r.abs, *content, *settings)?;
                     }
                 }
             }
@@ -568,7 +576,10 @@ impl Sandbox {
         for c in candidates {
             let r = path::resolve(&self.root, &c)
                 .map_err(|e| format!("a path outside the workspace ({e})"))?;
-            if read && let Some(why) = path::credential_reason(&r.rel) {
+            if read
+                && let Some(why) = path::credential_reason(&r.rel)
+                    .or_else(|| path::git_config_secret_reason(&r.rel, &r.abs))
+            {
                 return Err(format!("it reads a credential file ({why})"));
             }
             if let Some(why) = path::reserved_reason(&r.rel, false) {
@@ -618,6 +629,7 @@ impl Sandbox {
         // is hidden in the fence). Only the repository's own `.git` is
         // passed over: code can move a folder into a `.git` or `.mm` below.
         let root_git = self.root.join(".git");
+        let root_git_covered = root_git.starts_with(&base.abs) || base.abs.starts_with(&root_git);
         let walk = ignore::WalkBuilder::new(&base.abs)
             .standard_filters(false)
             .follow_links(false)
@@ -657,8 +669,23 @@ impl Sandbox {
             }
             if e.depth() > 0
                 && let Some(why) = path::hard_link_reason(&rel, e.path())
+                    .or_else(|| path::git_config_secret_reason(&rel, e.path()))
             {
                 return Err(format!("a recursive search would read {why}"));
+            }
+        }
+        // The walk passes over the repository's own `.git`; a search from
+        // above it or in it still reads its config.
+        if root_git_covered {
+            let mut configs = vec![self.root.join(".git/config")];
+            if let Ok(rd) = std::fs::read_dir(self.root.join(".git/modules")) {
+                configs.extend(rd.flatten().map(|m| m.path().join("config")));
+            }
+            for c in configs {
+                let rel = c.strip_prefix(&self.root).unwrap_or(&c).to_string_lossy();
+                if let Some(why) = path::git_config_secret_reason(&rel, &c) {
+                    return Err(format!("a recursive search would read {why}"));
+                }
             }
         }
         Ok(())
@@ -669,7 +696,7 @@ impl Sandbox {
     /// hook…) or a file it would read, whose work tree lies elsewhere, or
     /// (for a command that prints file contents) that tracks a credential
     /// file, is not read-only: the command asks.
-    fn git_settings_hazard(&self, dir: &Path, content: bool) -> Result<(), String> {
+    fn git_settings_hazard(&self, dir: &Path, content: bool, settings: bool) -> Result<(), String> {
         let Some(facts) = crate::git::inspect(dir)
             .map_err(|e| format!("git's repository there cannot be read ({e})"))?
         else {
@@ -705,6 +732,16 @@ impl Sandbox {
                     e.display()
                 ));
             }
+        }
+        if settings
+            && let Some((name, _)) = facts
+                .settings
+                .iter()
+                .find(|(n, v)| path::git_setting_is_secret(n, v))
+        {
+            return Err(format!(
+                "the repository's {name} holds a credential, and this command prints it"
+            ));
         }
         if content && let Some(p) = facts.tracked_credentials.first() {
             return Err(format!(

@@ -35,11 +35,13 @@ pub enum Check {
     /// git runs in `dirs` (joined with `at`, from `-C`): the repository's
     /// own config must not name programs git would run; `content`: the
     /// command prints file contents (so the repository must not track a
-    /// credential file).
+    /// credential file); `settings`: it prints the repository's settings
+    /// (`git remote -v`), so none may hold a credential.
     Git {
         at: Option<Word>,
         dirs: Vec<String>,
         content: bool,
+        settings: bool,
     },
     /// A git revision or path: what it names as a path (`rev:path` too)
     /// is inside the workspace and not a credential.
@@ -567,6 +569,7 @@ fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), St
         at,
         dirs: dirs.to_vec(),
         content: !metadata_only,
+        settings: sub.text == "remote",
     });
     Ok(())
 }
