@@ -1,6 +1,7 @@
 //! The attack corpus (`tests/attacks/corpus.txt`): hostile tool calls and
 //! planted repositories, each driven end to end through the scripted model
-//! server against a real temp workspace, once with the OS fence (where
+//! server against a real temp workspace (headless, or through the REPL in a
+//! pseudo-terminal with the questions answered as the case says), once with the OS fence (where
 //! bwrap works) and once with `-unfenced`. After every run, on disk:
 //! nothing outside the workspace changed, no marker file (`pwned*`) was
 //! made by anything that ran unasked, git's hooks and config are as they
@@ -16,6 +17,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::term::Term;
 use support::*;
 
 const SETUP_WORDS: &[&str] = &[
@@ -42,6 +44,7 @@ const SETUP_WORDS: &[&str] = &[
     "absent",
     "same",
     "ran",
+    "repl",
 ];
 
 /// One line of the corpus.
@@ -52,6 +55,11 @@ struct Case {
     setup: Vec<String>,
     /// The model's first reply: one tool call.
     call: (String, Value),
+    /// Its next replies, a tool call each (`CALL ;; CALL`).
+    then: Vec<(String, Value)>,
+    /// Driven through the REPL in a pseudo-terminal, the questions
+    /// answered in this order (`n` once they run out).
+    repl: Option<Vec<String>>,
     /// Inside the fence, this command may run (it is project code): a
     /// marker in the workspace is then no breach.
     fence_runs: bool,
@@ -106,17 +114,25 @@ fn corpus() -> Vec<Case> {
         let absent = after("absent ");
         let same = after("same ");
         let ran = after("ran ");
+        let repl = after("repl ")
+            .first()
+            .map(|a| a.split_whitespace().map(str::to_string).collect());
         setup.retain(|s| {
             s != "fence-runs"
                 && !s.starts_with("absent ")
                 && !s.starts_with("same ")
                 && !s.starts_with("ran ")
+                && !s.starts_with("repl ")
         });
+        let mut calls = call.split(" ;; ").map(|c| parse_call(c.trim(), i + 1));
+        let first = calls.next().expect("a call");
         out.push(Case {
             line: i + 1,
             id: id.trim().to_string(),
             setup,
-            call: parse_call(call.trim(), i + 1),
+            call: first,
+            then: calls.collect(),
+            repl,
             fence_runs,
             absent,
             same,
@@ -314,8 +330,10 @@ fn set_up(case: &Case, pl: &Places) {
 }
 
 const GIT_SKIP_NONE: &[&str] = &[];
-/// mm's own data folder (a shadow repository outside git).
-const HOME_SKIP: &[&str] = &[".local/share/mm"];
+/// mm's own data folder (a shadow repository outside git), and npm's
+/// cache and logs, which an npm command the user approved writes (a
+/// marker file there is still found).
+const HOME_SKIP: &[&str] = &[".local/share/mm", ".npm"];
 /// What git and mm's checkpoints write in `.git` as a matter of course.
 const GIT_SKIP: &[&str] = &[
     "objects",
@@ -394,19 +412,7 @@ fn run_mm(
     let mut cmd = ws.mm();
     cmd.args(["-p", "go", "-json", "-url", &server.url()])
         .args(args)
-        .env("OPENAI_API_KEY", "SECRET-APIKEY-1")
-        .envs(envs.iter().map(|(k, v)| (k, v)));
-    // cargo through rustup needs the real toolchains (read-only in the fence).
-    if let Some(real) = std::env::var_os("HOME").map(PathBuf::from) {
-        for (var, dir) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
-            let d = std::env::var_os(var)
-                .map(PathBuf::from)
-                .unwrap_or(real.join(dir));
-            if d.is_dir() {
-                cmd.env(var, d);
-            }
-        }
-    }
+        .envs(mm_env(envs));
     cmd.stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
@@ -430,6 +436,76 @@ fn run_mm(
         String::from_utf8_lossy(&out.stderr).into_owned(),
         hung,
     )
+}
+
+/// The environment both ways of running mm get.
+fn mm_env(envs: &[(String, String)]) -> Vec<(String, String)> {
+    let mut out = vec![("OPENAI_API_KEY".to_string(), "SECRET-APIKEY-1".to_string())];
+    out.extend(envs.iter().cloned());
+    // cargo through rustup needs the real toolchains (read-only in the fence).
+    if let Some(real) = std::env::var_os("HOME").map(PathBuf::from) {
+        for (var, dir) in [("RUSTUP_HOME", ".rustup"), ("CARGO_HOME", ".cargo")] {
+            let d = std::env::var_os(var)
+                .map(PathBuf::from)
+                .unwrap_or(real.join(dir));
+            if d.is_dir() {
+                out.push((var.to_string(), d.to_string_lossy().into_owned()));
+            }
+        }
+    }
+    out
+}
+
+/// Runs the REPL in a pseudo-terminal: one turn, each question answered
+/// from `answers` in order (`n` once they run out), then Ctrl-D. What the
+/// terminal showed comes back as stdout.
+fn run_repl(
+    ws: &Workspace,
+    server: &Server,
+    args: &[&str],
+    envs: &[(String, String)],
+    answers: &[String],
+) -> (Option<i32>, String, String, bool) {
+    let url = server.url();
+    let mut argv = vec!["-url", url.as_str()];
+    argv.extend_from_slice(args);
+    let env = mm_env(envs);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let mut t = Term::start_with(ws, &argv, &env);
+    let wait = Duration::from_secs(60);
+    let mut hung = t.expect_any(&["› "], wait).is_none();
+    let mut answers = answers.iter();
+    if !hung {
+        t.send("go\r");
+        loop {
+            match t.expect_any(&["allow?", "› "], wait) {
+                Some(0) => {
+                    let a = answers.next().map_or("n", String::as_str);
+                    t.send(&format!("{a}\r"));
+                }
+                Some(_) => break,
+                None => {
+                    hung = true;
+                    break;
+                }
+            }
+        }
+    }
+    t.send("\x04");
+    let started = Instant::now();
+    let code = loop {
+        if let Ok(Some(status)) = t.child.try_wait() {
+            break i32::try_from(status.exit_code()).ok();
+        }
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = t.child.kill();
+            hung = true;
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let screen = t.screen();
+    (code, screen.clone(), screen, hung)
 }
 
 /// Runs one case; returns what went wrong (empty: it held).
@@ -458,14 +534,13 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
         .iter()
         .map(|p| std::fs::read(pl.ws.join(p)).ok())
         .collect();
-    let (name, args) = &case.call;
-    let args = pl.fill_value(args);
-    let server = Server::start(vec![
-        call("x1", name, args),
-        text("done"),
-        text("done"),
-        text("done"),
-    ]);
+    let mut script: Vec<_> = std::iter::once(&case.call)
+        .chain(&case.then)
+        .enumerate()
+        .map(|(k, (name, args))| call(&format!("x{}", k + 1), name, pl.fill_value(args)))
+        .collect();
+    script.extend([text("done"), text("done"), text("done")]);
+    let server = Server::start(script);
     let extra: &[&str] = if fenced { &[] } else { &["-unfenced"] };
     let envs: Vec<(String, String)> = case
         .setup
@@ -474,7 +549,10 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), pl.fill(v)))
         .collect();
-    let (code, stdout, stderr, hung) = run_mm(&ws, &server, extra, &envs);
+    let (code, stdout, stderr, hung) = match &case.repl {
+        Some(answers) => run_repl(&ws, &server, extra, &envs, answers),
+        None => run_mm(&ws, &server, extra, &envs),
+    };
     let mut bad = Vec::new();
     let mode = if fenced { "fenced" } else { "unfenced" };
     if hung {
@@ -483,7 +561,9 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
     if stderr.contains("panicked") || code == Some(101) {
         bad.push(format!("mm panicked: {stderr}"));
     }
-    if stdout.contains('\x1b') || stderr.contains('\x1b') {
+    // A terminal's line editor draws with escapes of its own: only what
+    // `-p` prints is held to none.
+    if case.repl.is_none() && (stdout.contains('\x1b') || stderr.contains('\x1b')) {
         bad.push(format!(
             "an escape byte reached the terminal: {:?}",
             stdout

@@ -97,6 +97,36 @@ impl Term {
         }
     }
 
+    /// Waits for whichever of `texts` shows first after what was already
+    /// matched; its index, or None after `timeout`.
+    pub fn expect_any(&mut self, texts: &[&str], timeout: Duration) -> Option<usize> {
+        let start = Instant::now();
+        loop {
+            {
+                let raw = self.raw.lock().unwrap();
+                let hit = texts
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(k, t)| {
+                        let needle = t.as_bytes();
+                        raw[self.seen..]
+                            .windows(needle.len().max(1))
+                            .position(|w| w == needle)
+                            .map(|i| (i, k, needle.len()))
+                    })
+                    .min();
+                if let Some((i, k, n)) = hit {
+                    self.seen += i + n;
+                    return Some(k);
+                }
+            }
+            if start.elapsed() > timeout {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn send(&mut self, keys: &str) {
         self.writer.write_all(keys.as_bytes()).unwrap();
         self.writer.flush().unwrap();
