@@ -354,7 +354,7 @@ impl Fence {
             };
             if !found.complete && access.unasked() {
                 too_big = Some(format!(
-                    "the workspace has more than {MAX_SCANNED} files and folders: mm cannot find every credential file in it to hide from code nobody approved; approve the command to run it"
+                    "mm read {MAX_SCANNED} files and folders of the workspace and has not seen them all: it cannot yet hide every credential file in it from code nobody approved. Running a command again goes on from there; approving it runs it now"
                 ));
             }
             match access {
@@ -875,9 +875,10 @@ struct Found {
     complete: bool,
 }
 
-/// Entries looked at before mm gives up on a workspace: code nobody
-/// approved does not run in one it could not look through.
-const MAX_SCANNED: usize = 200_000;
+/// Entries read afresh in one walk before mm gives up on a workspace: code
+/// nobody approved does not run in one it could not look through. What a
+/// walk read is kept, so the next walk goes on from there.
+const MAX_SCANNED: usize = 1_000_000;
 
 /// mm's records in the `.mm` folder `mm`.
 fn private_records(mm: &Path) -> Vec<PathBuf> {
@@ -890,69 +891,177 @@ fn private_records(mm: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-/// One walk of the whole workspace (not into the root's `.git`) for what
-/// `Found` holds. Nothing the workspace says is
-/// taken into account (a `.gitignore` is code's to change): every folder
-/// is walked, up to `MAX_SCANNED` entries.
-fn scan(root: &Path) -> Found {
+/// What one folder held when it was last read, and the stamp that says
+/// whether it still does: a name added, removed or renamed in a folder
+/// changes its mtime and ctime (ctime no program can set back), and a
+/// folder put in another's place has another inode.
+struct DirScan {
+    stamp: (i64, i64, i64, i64, u64),
+    subdirs: Vec<PathBuf>,
+    secrets: Vec<PathBuf>,
+    linked: Vec<PathBuf>,
+    private: Vec<PathBuf>,
+    mm: bool,
+    /// Entries read.
+    entries: usize,
+}
+
+/// The folders of the last few workspaces walked (scratch copies come and
+/// go; the workspace stays).
+type ScanCache = Vec<(PathBuf, std::collections::HashMap<PathBuf, DirScan>)>;
+static SCANS: std::sync::Mutex<ScanCache> = std::sync::Mutex::new(Vec::new());
+const CACHED_ROOTS: usize = 4;
+
+fn dir_stamp(m: &std::fs::Metadata) -> (i64, i64, i64, i64, u64) {
     use std::os::unix::fs::MetadataExt;
-    let mut found = Found::default();
+    (
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec(),
+        m.ino(),
+    )
+}
+
+/// Reads one folder of the workspace for what `Found` holds.
+fn read_folder(root: &Path, dir: &Path, stamp: (i64, i64, i64, i64, u64)) -> Option<DirScan> {
+    use std::os::unix::fs::MetadataExt;
+    let rd = std::fs::read_dir(dir).ok()?;
     let root_git = root.join(".git");
-    let mut stack = vec![root.to_path_buf()];
-    let mut seen = 0usize;
-    while let Some(dir) = stack.pop() {
-        let rd = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd,
-            // A folder mm cannot read (code made it so, `chmod 000`) may
-            // hold anything: it is hidden whole. The root must be read.
-            Err(_) if dir != root => {
-                found.secrets.push(dir);
-                continue;
-            }
-            Err(_) => return found,
+    let mm = dir != root && dir.file_name() == Some(std::ffi::OsStr::new(".mm"));
+    let mut out = DirScan {
+        stamp,
+        subdirs: Vec::new(),
+        secrets: Vec::new(),
+        linked: Vec::new(),
+        private: Vec::new(),
+        mm,
+        entries: 0,
+    };
+    for e in rd.flatten() {
+        out.entries += 1;
+        let Ok(ft) = e.file_type() else { continue };
+        let p = e.path();
+        if mm && crate::paths::is_private_mm_entry(&e.file_name().to_string_lossy()) {
+            out.private.push(p.clone());
+        }
+        let Ok(rel) = p.strip_prefix(root) else {
+            continue;
         };
-        for e in rd.flatten() {
-            seen += 1;
-            if seen > MAX_SCANNED {
-                return found;
-            }
-            let Ok(ft) = e.file_type() else { continue };
-            let p = e.path();
-            let Ok(rel) = p.strip_prefix(root) else {
-                continue;
-            };
-            let rel = rel.to_string_lossy();
-            if ft.is_dir() {
-                // The repository's own git dir is guarded apart; a `.git`
-                // or `.mm` below is walked like any folder (code can move
-                // a folder there).
-                if p == root_git {
-                    continue;
-                }
-                if e.file_name() == ".mm" {
-                    found.private.extend(private_records(&p));
-                    found.mm.push(p.clone());
-                }
-                // A folder whose name makes its files credentials (`.ssh`,
-                // `.envs`) is hidden whole: as a mount point it cannot be
-                // renamed into an ordinary one.
-                if crate::paths::credential_reason(&format!("{rel}/x")).is_some() {
-                    found.secrets.push(p);
-                    continue;
-                }
-                stack.push(p);
+        let rel = rel.to_string_lossy();
+        if ft.is_dir() {
+            // The repository's own git dir is guarded apart; a `.git` or
+            // `.mm` below is walked like any folder (code can move a
+            // folder there).
+            if p == root_git {
                 continue;
             }
-            if !ft.is_file() {
+            // A folder whose name makes its files credentials (`.ssh`,
+            // `.envs`) is hidden whole: as a mount point it cannot be
+            // renamed into an ordinary one.
+            if crate::paths::credential_reason(&format!("{rel}/x")).is_some() {
+                out.secrets.push(p);
                 continue;
             }
-            if crate::paths::credential_reason(&rel).is_some() {
-                found.secrets.push(p);
-            } else if e.metadata().is_ok_and(|m| m.nlink() > 1) {
-                found.linked.push(p);
-            }
+            out.subdirs.push(p);
+            continue;
+        }
+        if !ft.is_file() {
+            continue;
+        }
+        if crate::paths::credential_reason(&rel).is_some() {
+            out.secrets.push(p);
+        } else if e.metadata().is_ok_and(|m| m.nlink() > 1) {
+            out.linked.push(p);
         }
     }
+    Some(out)
+}
+
+/// A walk of the whole workspace (not into the root's `.git`) for what
+/// `Found` holds. Nothing the workspace says is taken into account (a
+/// `.gitignore` is code's to change): every folder is walked. A folder
+/// whose stamp is what it was at the last walk is not read again (one
+/// `lstat` instead of a read and an `lstat` an entry); one changed in the
+/// last two seconds always is (a change within the clock's resolution
+/// would not show). Up to `MAX_SCANNED` entries are read afresh a walk.
+fn scan(root: &Path) -> Found {
+    let mut found = Found::default();
+    let mut scans = SCANS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let at = match scans.iter().position(|(r, _)| r == root) {
+        Some(i) => {
+            let e = scans.remove(i);
+            scans.push(e);
+            scans.len() - 1
+        }
+        None => {
+            if scans.len() >= CACHED_ROOTS {
+                scans.remove(0);
+            }
+            scans.push((root.to_path_buf(), std::collections::HashMap::new()));
+            scans.len() - 1
+        }
+    };
+    let cache = &mut scans[at].1;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let mut stack = vec![root.to_path_buf()];
+    let mut visited = std::collections::HashSet::new();
+    let mut fresh = 0usize;
+    while let Some(dir) = stack.pop() {
+        let stamp = std::fs::symlink_metadata(&dir)
+            .ok()
+            .filter(std::fs::Metadata::is_dir)
+            .map(|m| dir_stamp(&m));
+        let cached = stamp.and_then(|st| cache.get(&dir).filter(|c| c.stamp == st));
+        let scanned;
+        let entry = match cached {
+            Some(c) => c,
+            None => {
+                let read = stamp.and_then(|st| read_folder(root, &dir, st));
+                let Some(read) = read else {
+                    // A folder mm cannot read (code made it so, `chmod
+                    // 000`) may hold anything: it is hidden whole. The
+                    // root must be read.
+                    cache.remove(&dir);
+                    if dir == root {
+                        return found;
+                    }
+                    found.secrets.push(dir);
+                    continue;
+                };
+                fresh += read.entries + 1;
+                if fresh > MAX_SCANNED {
+                    return found;
+                }
+                let recent = read.stamp.0.max(read.stamp.2) >= now - 2;
+                if recent {
+                    cache.remove(&dir);
+                    scanned = read;
+                    &scanned
+                } else {
+                    cache.insert(dir.clone(), read);
+                    match cache.get(&dir) {
+                        Some(c) => c,
+                        None => continue,
+                    }
+                }
+            }
+        };
+        if entry.mm {
+            found.mm.push(dir.clone());
+            found.private.extend(entry.private.iter().cloned());
+        }
+        found.secrets.extend(entry.secrets.iter().cloned());
+        found.linked.extend(entry.linked.iter().cloned());
+        stack.extend(entry.subdirs.iter().cloned());
+        visited.insert(dir);
+    }
+    // Folders gone since the last walk.
+    cache.retain(|d, _| visited.contains(d));
     found.complete = true;
     found
 }
@@ -984,6 +1093,42 @@ const HOST_SOCKETS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_walk_kept_from_before_still_sees_every_change_since() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(root.join("deep/x/y")).unwrap();
+        std::fs::write(root.join("sub/a.txt"), "a").unwrap();
+        std::fs::write(root.join("deep/x/y/b.txt"), "b").unwrap();
+        std::fs::write(outside.path().join("secret.txt"), "s").unwrap();
+        // Folders changed in the last two seconds are read every time:
+        // wait, so this walk's folders are kept.
+        std::thread::sleep(std::time::Duration::from_millis(3100));
+        let first = scan(&root);
+        assert!(first.complete && first.secrets.is_empty() && first.linked.is_empty());
+        std::thread::sleep(std::time::Duration::from_millis(3100));
+        // Each change lands in a folder whose contents the walk kept.
+        std::fs::write(root.join("sub/.env"), "K=v").unwrap();
+        std::fs::hard_link(outside.path().join("secret.txt"), root.join("deep/x/y/hl")).unwrap();
+        std::fs::create_dir_all(root.join("deep/x/.mm/sessions")).unwrap();
+        std::fs::rename(root.join("sub"), root.join("moved")).unwrap();
+        let second = scan(&root);
+        assert!(second.complete);
+        assert_eq!(second.secrets, vec![root.join("moved/.env")]);
+        assert_eq!(second.linked, vec![root.join("deep/x/y/hl")]);
+        assert_eq!(second.mm, vec![root.join("deep/x/.mm")]);
+        assert_eq!(second.private, vec![root.join("deep/x/.mm/sessions")]);
+        // And once more, from what this walk kept.
+        std::thread::sleep(std::time::Duration::from_millis(3100));
+        let _ = scan(&root);
+        std::fs::remove_file(root.join("moved/.env")).unwrap();
+        let third = scan(&root);
+        assert!(third.secrets.is_empty(), "{:?}", third.secrets);
+        assert_eq!(third.linked, vec![root.join("deep/x/y/hl")]);
+    }
 
     #[test]
     fn without_a_fence_the_command_runs_as_it_is() {
