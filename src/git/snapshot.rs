@@ -90,8 +90,13 @@ impl Store {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| self.root.clone());
         let bulk = Repository::open(self.repo.path())?;
-        let odb = bulk.odb()?;
+        // The second handle's object store is memory only: a write there
+        // first asks every backend whether the object exists, and a miss
+        // in the repository's packs rescans their folder — once a file.
+        // The index holds every entry, so writing the trees reads nothing.
+        let odb = git2::Odb::new()?;
         let _mempack = odb.add_new_mempack_backend(1000)?;
+        bulk.set_odb(&odb)?;
         let mut opts = git2::DiffOptions::new();
         opts.pathspec(spec)
             .include_untracked(true)
@@ -210,7 +215,8 @@ impl Store {
         }
         let mut bytes = git2::Buf::new();
         pack.write_buf(&mut bytes)?;
-        let mut writer = odb.packwriter()?;
+        let disk = self.repo.odb()?;
+        let mut writer = disk.packwriter()?;
         writer
             .write_all(&bytes)
             .map_err(|e| super::GitError::Other(format!("writing a pack: {e}")))?;
