@@ -357,6 +357,16 @@ pub fn git_config_secret_reason(rel: &str, abs: &Path) -> Option<String> {
         .then(|| format!("{rel} holds a credential (a token in a remote URL or a header)"))
 }
 
+/// The config files of the repository whose git dir is `git`: its own
+/// and each submodule's.
+pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
+    let mut out = vec![git.join("config")];
+    if let Ok(rd) = std::fs::read_dir(git.join("modules")) {
+        out.extend(rd.flatten().map(|m| m.path().join("config")));
+    }
+    out
+}
+
 /// A git setting whose value is a credential: an `extraheader`, or a URL
 /// with a token or password in it.
 pub fn git_setting_is_secret(name: &str, value: &str) -> bool {

@@ -815,12 +815,8 @@ fn redacted_git_configs(root: &Path) -> Vec<(PathBuf, PathBuf)> {
     let Some(git) = git_dir(root) else {
         return Vec::new();
     };
-    let mut configs = vec![git.join("config")];
-    if let Ok(rd) = std::fs::read_dir(git.join("modules")) {
-        configs.extend(rd.flatten().map(|m| m.path().join("config")));
-    }
     let mut out = Vec::new();
-    for c in configs {
+    for c in crate::paths::repo_config_files(&git) {
         let Ok(meta) = std::fs::symlink_metadata(&c) else {
             continue;
         };

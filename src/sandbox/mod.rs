@@ -677,11 +677,7 @@ impl Sandbox {
         // The walk passes over the repository's own `.git`; a search from
         // above it or in it still reads its config.
         if root_git_covered {
-            let mut configs = vec![self.root.join(".git/config")];
-            if let Ok(rd) = std::fs::read_dir(self.root.join(".git/modules")) {
-                configs.extend(rd.flatten().map(|m| m.path().join("config")));
-            }
-            for c in configs {
+            for c in path::repo_config_files(&self.root.join(".git")) {
                 let rel = c.strip_prefix(&self.root).unwrap_or(&c).to_string_lossy();
                 if let Some(why) = path::git_config_secret_reason(&rel, &c) {
                     return Err(format!("a recursive search would read {why}"));
