@@ -336,34 +336,109 @@ pub fn is_private_mm_entry(name: &str) -> bool {
     ) || name.ends_with(".log")
 }
 
-/// A git config file (`.git/config`, a submodule's) that holds a
-/// credential: a remote URL with a token or password in it
+/// The git dir the workspace's `.git` names: the folder itself, where a
+/// `.git` link leads, or the one a `.git` file (a worktree, a separate git
+/// dir) points to — wherever it lies.
+pub fn git_dir_of(root: &Path) -> Option<PathBuf> {
+    let dot_git = root.join(".git");
+    match std::fs::symlink_metadata(&dot_git) {
+        Ok(m) if m.is_dir() => Some(dot_git),
+        Ok(m) if m.file_type().is_symlink() => {
+            std::fs::canonicalize(&dot_git).ok().filter(|g| g.is_dir())
+        }
+        Ok(m) if m.is_file() => std::fs::read_to_string(&dot_git)
+            .ok()
+            .and_then(|t| {
+                t.trim()
+                    .strip_prefix("gitdir:")
+                    .map(|g| root.join(g.trim()))
+            })
+            .and_then(|g| std::fs::canonicalize(g).ok())
+            .filter(|g| g.is_dir()),
+        _ => None,
+    }
+}
+
+/// Biggest git file whose text is looked through for a credential; one
+/// bigger counts as holding one.
+const GIT_TEXT_MAX: u64 = 16 << 20;
+
+/// A file of git's (in a `.git` folder, or in the git dir `git`) that
+/// holds a credential: a remote URL with a token or password in it
 /// (`https://oauth2:TOKEN@host/…`) or an `extraheader` (CI checkouts keep
-/// `AUTHORIZATION: basic …` there). The file tools refuse it and code
-/// nobody approved sees [`redact_git_config`]'s copy instead.
-pub fn git_config_secret_reason(rel: &str, abs: &Path) -> Option<String> {
-    let parts: Vec<&str> = rel.split('/').collect();
-    let in_git = parts.len() >= 2 && parts.ends_with(&["config"]) && parts.contains(&".git");
+/// `AUTHORIZATION: basic …` in the config) — a config, a worktree's, an
+/// included file, `FETCH_HEAD`. The file tools refuse it and code nobody
+/// approved sees [`redact_git_config`]'s copy of it instead.
+pub fn git_secret_reason(rel: &str, abs: &Path, git: Option<&Path>) -> Option<String> {
+    let in_git = rel.split('/').any(|c| c == ".git") || git.is_some_and(|g| abs.starts_with(g));
     if !in_git {
         return None;
     }
-    // Small files only: a git config is a few hundred bytes.
-    let meta = std::fs::metadata(abs).ok()?;
-    if !meta.is_file() || meta.len() > 1 << 20 {
-        return None;
-    }
-    let text = std::fs::read_to_string(abs).ok()?;
-    (redact_git_config(&text) != text)
-        .then(|| format!("{rel} holds a credential (a token in a remote URL or a header)"))
+    git_text_holds_secret(abs)
+        .then(|| format!("{rel} holds a credential (a token in a URL or a header)"))
 }
 
-/// The config files of the repository whose git dir is `git`: its own
-/// and each submodule's.
-pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
-    let mut out = vec![git.join("config")];
-    if let Ok(rd) = std::fs::read_dir(git.join("modules")) {
-        out.extend(rd.flatten().map(|m| m.path().join("config")));
+/// The file's text holds what [`redact_git_config`] replaces (or it is too
+/// big to look through). Not a file, or not text: no.
+pub fn git_text_holds_secret(abs: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(abs) else {
+        return false;
+    };
+    if !meta.is_file() {
+        return false;
     }
+    if meta.len() > GIT_TEXT_MAX {
+        return true;
+    }
+    std::fs::read_to_string(abs).is_ok_and(|t| redact_git_config(&t) != t)
+}
+
+/// The text files of the repository whose git dir is `git` that may hold
+/// a credential: its config and worktree configs, its common dir's (a
+/// linked worktree's), each submodule's at any depth (`modules/lib/foo`),
+/// and the small files at the top of each (an included config, FETCH_HEAD).
+pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
+    const SMALL: u64 = 64 << 10;
+    let mut gits = vec![git.to_path_buf()];
+    if let Ok(c) = std::fs::read_to_string(git.join("commondir")) {
+        gits.push(git.join(c.trim()));
+    }
+    let mut out = Vec::new();
+    let mut seen = 0usize;
+    while let Some(g) = gits.pop() {
+        seen += 1;
+        if seen > 1000 {
+            break;
+        }
+        for e in std::fs::read_dir(&g).into_iter().flatten().flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            let name = e.file_name();
+            if m.is_file() && name != "index" && (name == "config" || m.len() <= SMALL) {
+                out.push(e.path());
+            }
+        }
+        for sub in ["worktrees", "modules"] {
+            // A submodule's git dir is `modules/<its path>`, folders deep.
+            let mut stack = vec![g.join(sub)];
+            let mut dirs = 0usize;
+            while let Some(d) = stack.pop() {
+                for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                    if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                        continue;
+                    }
+                    let p = e.path();
+                    dirs += 1;
+                    if p.join("HEAD").is_file() {
+                        gits.push(p);
+                    } else if dirs < 1000 {
+                        stack.push(p);
+                    }
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -379,8 +454,12 @@ pub fn redact_git_config(text: &str) -> String {
     static URL: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@").ok()
     });
-    static HEADER: std::sync::LazyLock<Option<regex::Regex>> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"(?im)^(\s*extraheader\s*=).*$").ok());
+    // The value runs on over lines that end in a backslash; the key may
+    // follow its section on one line (`[http] extraheader = …`).
+    static HEADER: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?im)^(\s*(?:\[[^\]\n]*\]\s*)?extraheader\s*=)(?:[^\n]*\\\r?\n)*[^\n]*")
+            .ok()
+    });
     let mut out = text.to_string();
     if let Some(re) = URL.as_ref() {
         // ssh's user name (`ssh://git@host`) is no secret.
@@ -642,15 +721,56 @@ mod tests {
         std::fs::create_dir_all(d.path().join(".git")).unwrap();
         let config = d.path().join(".git/config");
         std::fs::write(&config, clean).unwrap();
-        assert_eq!(git_config_secret_reason(".git/config", &config), None);
+        assert_eq!(git_secret_reason(".git/config", &config, None), None);
         std::fs::write(&config, text).unwrap();
-        assert!(git_config_secret_reason(".git/config", &config).is_some());
+        assert!(git_secret_reason(".git/config", &config, None).is_some());
         // Only git's own config files are read for it.
         std::fs::write(d.path().join("config"), text).unwrap();
         assert_eq!(
-            git_config_secret_reason("config", &d.path().join("config")),
+            git_secret_reason("config", &d.path().join("config"), None),
             None
         );
+        // A value run on over lines, a key on its section's line.
+        let odd = "[http] extraheader = AUTHORIZATION: basic one\n[http]\n\textraheader = \\\n  AUTHORIZATION: basic two\n[core]\n\tbare = false\n";
+        let r = redact_git_config(odd);
+        assert!(!r.contains("basic one") && !r.contains("basic two"), "{r}");
+        assert!(r.contains("bare = false"), "{r}");
+        // Every config of the repository: a submodule's folders deep, a
+        // worktree's, the common dir's, an included file.
+        let g = d.path().join(".git");
+        for sub in [
+            "modules/lib/foo",
+            "modules/lib/foo/modules/inner",
+            "worktrees/wt",
+        ] {
+            std::fs::create_dir_all(g.join(sub)).unwrap();
+            std::fs::write(g.join(sub).join("HEAD"), "ref: refs/heads/main\n").unwrap();
+            std::fs::write(g.join(sub).join("config"), "").unwrap();
+        }
+        std::fs::write(g.join("worktrees/wt/commondir"), "../..\n").unwrap();
+        std::fs::write(g.join("worktrees/wt/config.worktree"), "").unwrap();
+        std::fs::write(g.join("creds.inc"), "").unwrap();
+        let files = repo_config_files(&g.join("worktrees/wt"));
+        for want in [
+            "config",
+            "creds.inc",
+            "modules/lib/foo/config",
+            "modules/lib/foo/modules/inner/config",
+            "worktrees/wt/config.worktree",
+        ] {
+            let want = std::fs::canonicalize(g.join(want)).unwrap();
+            assert!(
+                files
+                    .iter()
+                    .any(|f| std::fs::canonicalize(f).ok().as_ref() == Some(&want)),
+                "{want:?} not in {files:?}"
+            );
+        }
+        // A git dir under another name is known by where it lies.
+        let sep = d.path().join("repo.d");
+        std::fs::create_dir_all(&sep).unwrap();
+        std::fs::write(sep.join("config"), text).unwrap();
+        assert!(git_secret_reason("repo.d/config", &sep.join("config"), Some(&sep)).is_some());
         assert!(git_setting_is_secret(
             "http.https://example.com/.extraheader",
             "x"

@@ -740,7 +740,7 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
     if std::fs::symlink_metadata(&dot_git).is_ok_and(|m| m.is_file()) {
         out.push((dot_git.clone(), false));
     }
-    if let Some(git) = git_dir(root).filter(|g| real(g)) {
+    if let Some(git) = crate::paths::git_dir_of(root).filter(|g| g.starts_with(root) && real(g)) {
         if !git.join("hooks").exists() {
             let _ = std::fs::create_dir(git.join("hooks"));
         }
@@ -784,55 +784,28 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
     out
 }
 
-/// The workspace's own git dir: `.git`, the folder a `.git` link leads to,
-/// or the one a `.git` file names — when it lies in the workspace (one
-/// outside is read-only as all the host is).
-fn git_dir(root: &Path) -> Option<PathBuf> {
-    let dot_git = root.join(".git");
-    match std::fs::symlink_metadata(&dot_git) {
-        Ok(m) if m.is_dir() => Some(dot_git),
-        Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(&dot_git)
-            .ok()
-            .filter(|g| g.is_dir() && g.starts_with(root)),
-        Ok(m) if m.is_file() => std::fs::read_to_string(&dot_git)
-            .ok()
-            .and_then(|t| {
-                t.trim()
-                    .strip_prefix("gitdir:")
-                    .map(|g| root.join(g.trim()))
-            })
-            .and_then(|g| std::fs::canonicalize(g).ok())
-            .filter(|g| g.starts_with(root)),
-        _ => None,
-    }
-}
-
-/// The repository's config files (its own, its submodules') that hold a
-/// credential, each with a copy that has it replaced by `***`, written
-/// once into mm's data folder: code nobody approved sees the copy (a
-/// remote URL with a token in it is a push away from the user's account).
+/// The repository's text files that hold a credential (its configs, its
+/// submodules' and worktrees', an included file, `FETCH_HEAD`; see
+/// `paths::repo_config_files`), wherever its git dir lies (a linked
+/// worktree's common dir is outside the workspace), each with a copy that
+/// has it replaced by `***`, written once into mm's data folder: code
+/// nobody approved sees the copy (a remote URL with a token in it is a
+/// push away from the user's account).
 fn redacted_git_configs(root: &Path) -> Vec<(PathBuf, PathBuf)> {
-    let Some(git) = git_dir(root) else {
+    let Some(git) = crate::paths::git_dir_of(root) else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for c in crate::paths::repo_config_files(&git) {
-        let Ok(meta) = std::fs::symlink_metadata(&c) else {
-            continue;
-        };
-        if !meta.is_file() || meta.len() > 1 << 20 {
+        if !crate::paths::git_text_holds_secret(&c) {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&c) else {
-            continue;
-        };
-        let redacted = crate::paths::redact_git_config(&text);
-        if redacted == text {
-            continue;
-        }
-        // Without a copy, an empty file: git reads no settings rather
-        // than the token.
-        let copy = redacted_copy(&redacted).unwrap_or_else(|| PathBuf::from("/dev/null"));
+        // Too big or not text: an empty file, git reads no settings
+        // rather than the token.
+        let copy = std::fs::read_to_string(&c)
+            .ok()
+            .and_then(|t| redacted_copy(&crate::paths::redact_git_config(&t)))
+            .unwrap_or_else(|| PathBuf::from("/dev/null"));
         out.push((c, copy));
     }
     out

@@ -209,7 +209,9 @@ impl Sandbox {
         if let Some(why) = path::hard_link_reason(&r.rel, &r.abs) {
             return Err(PathError::Reserved(why));
         }
-        if let Some(why) = path::git_config_secret_reason(&r.rel, &r.abs) {
+        if let Some(why) =
+            path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
+        {
             return Err(PathError::Reserved(why));
         }
         Ok(())
@@ -577,8 +579,9 @@ impl Sandbox {
             let r = path::resolve(&self.root, &c)
                 .map_err(|e| format!("a path outside the workspace ({e})"))?;
             if read
-                && let Some(why) = path::credential_reason(&r.rel)
-                    .or_else(|| path::git_config_secret_reason(&r.rel, &r.abs))
+                && let Some(why) = path::credential_reason(&r.rel).or_else(|| {
+                    path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
+                })
             {
                 return Err(format!("it reads a credential file ({why})"));
             }
@@ -630,6 +633,7 @@ impl Sandbox {
         // passed over: code can move a folder into a `.git` or `.mm` below.
         let root_git = self.root.join(".git");
         let root_git_covered = root_git.starts_with(&base.abs) || base.abs.starts_with(&root_git);
+        let git_dir = path::git_dir_of(&self.root);
         let walk = ignore::WalkBuilder::new(&base.abs)
             .standard_filters(false)
             .follow_links(false)
@@ -669,7 +673,7 @@ impl Sandbox {
             }
             if e.depth() > 0
                 && let Some(why) = path::hard_link_reason(&rel, e.path())
-                    .or_else(|| path::git_config_secret_reason(&rel, e.path()))
+                    .or_else(|| path::git_secret_reason(&rel, e.path(), git_dir.as_deref()))
             {
                 return Err(format!("a recursive search would read {why}"));
             }
@@ -677,10 +681,12 @@ impl Sandbox {
         // The walk passes over the repository's own `.git`; a search from
         // above it or in it still reads its config.
         if root_git_covered {
-            for c in path::repo_config_files(&self.root.join(".git")) {
-                let rel = c.strip_prefix(&self.root).unwrap_or(&c).to_string_lossy();
-                if let Some(why) = path::git_config_secret_reason(&rel, &c) {
-                    return Err(format!("a recursive search would read {why}"));
+            for c in git_dir.iter().flat_map(|g| path::repo_config_files(g)) {
+                if path::git_text_holds_secret(&c) {
+                    return Err(format!(
+                        "a recursive search would read {}, which holds a credential (a token in a URL or a header)",
+                        c.strip_prefix(&self.root).unwrap_or(&c).display()
+                    ));
                 }
             }
         }
