@@ -26,8 +26,16 @@ fn kill_children_on_panic() {
     }));
 }
 
+/// What `mm -acp` runs once the runtime is ready (or could not be made).
+/// The ACP agent sits above the launcher (it opens a session through it
+/// for each client request), so its caller hands it in.
+pub struct AcpEntry {
+    pub serve: fn(Runtime, PathBuf) -> futures::future::LocalBoxFuture<'static, i32>,
+    pub unavailable: fn(Settings, String) -> futures::future::LocalBoxFuture<'static, i32>,
+}
+
 /// Runs mm as the flags say and returns the exit code.
-pub async fn run(cli: Cli) -> i32 {
+pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
     kill_children_on_panic();
     if let Some(shell) = &cli.completions {
         return match crate::cli::completions(shell, &mut std::io::stdout()) {
@@ -233,7 +241,7 @@ pub async fn run(cli: Cli) -> i32 {
         Err(msg) => {
             eprintln!("mm: {msg}");
             if cli.acp {
-                return crate::acp::serve_unavailable(settings, msg.to_string()).await;
+                return (acp.unavailable)(settings, msg.to_string()).await;
             }
             return 1;
         }
@@ -247,7 +255,7 @@ pub async fn run(cli: Cli) -> i32 {
         trust: cli.trust,
     };
     if cli.acp {
-        return crate::acp::serve(rt, root).await;
+        return (acp.serve)(rt, root).await;
     }
     let Opened {
         ops,

@@ -18,7 +18,11 @@ fn main() -> ExitCode {
             return ExitCode::from(1);
         }
     };
-    let code = runtime.block_on(mm::launch::run(cli));
+    let acp = mm::launch::AcpEntry {
+        serve: |rt, root| Box::pin(mm::acp::serve(rt, root)),
+        unavailable: |settings, why| Box::pin(mm::acp::serve_unavailable(settings, why)),
+    };
+    let code = runtime.block_on(mm::launch::run(cli, acp));
     // Nothing mm started outlives it, whatever path led here; a blocking
     // thread stuck in a read does not keep it from ending.
     mm::sandbox::procs::kill_all();
