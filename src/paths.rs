@@ -359,6 +359,11 @@ pub fn git_dir_of(root: &Path) -> Option<PathBuf> {
     }
 }
 
+/// A folder git would take for a git dir: a HEAD file, objects and refs.
+pub fn is_git_dir(p: &Path) -> bool {
+    p.join("HEAD").is_file() && p.join("objects").is_dir() && p.join("refs").is_dir()
+}
+
 /// Biggest git file whose text is looked through for a credential; one
 /// bigger counts as holding one.
 const GIT_TEXT_MAX: u64 = 16 << 20;
@@ -370,7 +375,19 @@ const GIT_TEXT_MAX: u64 = 16 << 20;
 /// included file, `FETCH_HEAD`. The file tools refuse it and code nobody
 /// approved sees [`redact_git_config`]'s copy of it instead.
 pub fn git_secret_reason(rel: &str, abs: &Path, git: Option<&Path>) -> Option<String> {
-    let in_git = rel.split('/').any(|c| c == ".git") || git.is_some_and(|g| abs.starts_with(g));
+    let parts: Vec<&str> = rel.split('/').collect();
+    // Objects are compressed and the index is binary: no text to look at.
+    if parts.contains(&"objects") || parts.last() == Some(&"index") {
+        return None;
+    }
+    let in_git = parts.contains(&".git")
+        || git.is_some_and(|g| abs.starts_with(g))
+        // A git dir under any name (a nested repository's separate one).
+        || abs
+            .ancestors()
+            .skip(1)
+            .take(parts.len())
+            .any(is_git_dir);
     if !in_git {
         return None;
     }
@@ -413,7 +430,8 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
         for e in std::fs::read_dir(&g).into_iter().flatten().flatten() {
             let Ok(m) = e.metadata() else { continue };
             let name = e.file_name();
-            if m.is_file() && name != "index" && (name == "config" || m.len() <= SMALL) {
+            let config = name.to_string_lossy().starts_with("config");
+            if m.is_file() && name != "index" && (config || m.len() <= SMALL) {
                 out.push(e.path());
             }
         }
@@ -428,12 +446,58 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
                     }
                     let p = e.path();
                     dirs += 1;
+                    let name = e.file_name();
+                    // git's own folders inside a git dir hold no submodule.
+                    if matches!(
+                        name.to_str(),
+                        Some("objects" | "refs" | "logs" | "hooks" | "info" | "lfs")
+                    ) {
+                        continue;
+                    }
                     if p.join("HEAD").is_file() {
-                        gits.push(p);
-                    } else if dirs < 1000 {
+                        gits.push(p.clone());
+                    }
+                    // A submodule named `a/b` lies inside the one named `a`.
+                    if dirs < 1000 {
                         stack.push(p);
                     }
                 }
+            }
+        }
+    }
+    // What the configs include (`[include] path = …`, `includeIf`),
+    // followed from the file that names it.
+    let mut k = 0;
+    while k < out.len() && out.len() < 2000 {
+        let f = out[k].clone();
+        k += 1;
+        if !f
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("config"))
+            && !f.extension().is_some_and(|x| x == "inc" || x == "cfg")
+        {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        for line in text.lines() {
+            let Some((key, value)) = line.split_once('=') else {
+                continue;
+            };
+            if !key.trim().eq_ignore_ascii_case("path") {
+                continue;
+            }
+            let v = value.trim().trim_matches('"');
+            let target = match v.strip_prefix("~/") {
+                Some(rest) => match std::env::var_os("HOME") {
+                    Some(h) => PathBuf::from(h).join(rest),
+                    None => continue,
+                },
+                None => f.parent().map_or_else(|| PathBuf::from(v), |d| d.join(v)),
+            };
+            if target.is_file() && !out.contains(&target) {
+                out.push(target);
             }
         }
     }

@@ -398,7 +398,7 @@ impl Fence {
                 hidden.extend(found.secrets.iter().chain(&found.linked));
             }
             if access.unasked() {
-                for (config, copy) in redacted_git_configs(root) {
+                for (config, copy) in redacted_git_configs(root, &found.git_dirs) {
                     a.push("--ro-bind");
                     a.push(copy);
                     a.push(config);
@@ -791,12 +791,16 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
 /// has it replaced by `***`, written once into mm's data folder: code
 /// nobody approved sees the copy (a remote URL with a token in it is a
 /// push away from the user's account).
-fn redacted_git_configs(root: &Path) -> Vec<(PathBuf, PathBuf)> {
-    let Some(git) = crate::paths::git_dir_of(root) else {
-        return Vec::new();
-    };
+fn redacted_git_configs(root: &Path, nested: &[PathBuf]) -> Vec<(PathBuf, PathBuf)> {
+    let mut files: Vec<PathBuf> = crate::paths::git_dir_of(root)
+        .iter()
+        .chain(nested.iter().take(100))
+        .flat_map(|g| crate::paths::repo_config_files(g))
+        .collect();
+    files.sort();
+    files.dedup();
     let mut out = Vec::new();
-    for c in crate::paths::repo_config_files(&git) {
+    for c in files {
         if !crate::paths::git_text_holds_secret(&c) {
             continue;
         }
@@ -840,6 +844,8 @@ struct Found {
     mm: Vec<PathBuf>,
     /// mm's records in them.
     private: Vec<PathBuf>,
+    /// Git dirs below the root (a nested repository's, under any name).
+    git_dirs: Vec<PathBuf>,
     /// Every entry was looked at.
     complete: bool,
 }
@@ -871,6 +877,8 @@ struct DirScan {
     linked: Vec<PathBuf>,
     private: Vec<PathBuf>,
     mm: bool,
+    /// It holds HEAD, objects and refs: a git dir.
+    git: bool,
     /// Entries read.
     entries: usize,
 }
@@ -905,11 +913,19 @@ fn read_folder(root: &Path, dir: &Path, stamp: (i64, i64, i64, i64, u64)) -> Opt
         linked: Vec::new(),
         private: Vec::new(),
         mm,
+        git: false,
         entries: 0,
     };
+    let (mut head, mut objects, mut refs) = (false, false, false);
     for e in rd.flatten() {
         out.entries += 1;
         let Ok(ft) = e.file_type() else { continue };
+        match e.file_name().to_str() {
+            Some("HEAD") => head |= ft.is_file(),
+            Some("objects") => objects |= ft.is_dir(),
+            Some("refs") => refs |= ft.is_dir(),
+            _ => {}
+        }
         let p = e.path();
         if mm && crate::paths::is_private_mm_entry(&e.file_name().to_string_lossy()) {
             out.private.push(p.clone());
@@ -944,6 +960,7 @@ fn read_folder(root: &Path, dir: &Path, stamp: (i64, i64, i64, i64, u64)) -> Opt
             out.linked.push(p);
         }
     }
+    out.git = head && objects && refs;
     Some(out)
 }
 
@@ -1020,6 +1037,9 @@ fn scan(root: &Path) -> Found {
                 }
             }
         };
+        if entry.git {
+            found.git_dirs.push(dir.clone());
+        }
         if entry.mm {
             found.mm.push(dir.clone());
             found.private.extend(entry.private.iter().cloned());
