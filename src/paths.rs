@@ -359,9 +359,14 @@ pub fn git_dir_of(root: &Path) -> Option<PathBuf> {
     }
 }
 
-/// A folder git would take for a git dir: a HEAD file, objects and refs.
+/// A folder git would take for a git dir (or a common dir).
 pub fn is_git_dir(p: &Path) -> bool {
-    p.join("HEAD").is_file() && p.join("objects").is_dir() && p.join("refs").is_dir()
+    let head = p.join("HEAD").is_file();
+    let objects = p.join("objects").is_dir();
+    // A linked worktree's git dir has a `commondir` instead of objects;
+    // the common dir may have no HEAD.
+    (head && (objects || p.join("commondir").is_file()))
+        || (objects && p.join("refs").is_dir() && p.join("config").is_file())
 }
 
 /// Biggest git file whose text is looked through for a credential; one
@@ -411,81 +416,65 @@ pub fn git_text_holds_secret(abs: &Path) -> bool {
 }
 
 /// The text files of the repository whose git dir is `git` that may hold
-/// a credential: its config and worktree configs, its common dir's (a
-/// linked worktree's), each submodule's at any depth (`modules/lib/foo`),
-/// and the small files at the top of each (an included config, FETCH_HEAD).
+/// a credential: every file in it but its objects and index (configs of
+/// any size, the rest up to 64 KiB) — worktrees' and submodules' at any
+/// depth included — the common dir a `commondir` file names (a linked
+/// worktree's, outside the workspace too), and every file a config
+/// includes (`path = …`, followed from the file that names it).
 pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
     const SMALL: u64 = 64 << 10;
+    const MAX_FILES: usize = 5000;
+    let mut out: Vec<PathBuf> = Vec::new();
     let mut gits = vec![git.to_path_buf()];
-    if let Ok(c) = std::fs::read_to_string(git.join("commondir")) {
-        gits.push(git.join(c.trim()));
-    }
-    let mut out = Vec::new();
-    let mut seen = 0usize;
+    let mut walked: Vec<PathBuf> = Vec::new();
     while let Some(g) = gits.pop() {
-        seen += 1;
-        if seen > 1000 {
-            break;
+        if walked.contains(&g) || walked.len() > 100 {
+            continue;
         }
-        for e in std::fs::read_dir(&g).into_iter().flatten().flatten() {
-            let Ok(m) = e.metadata() else { continue };
-            let name = e.file_name();
-            let config = name.to_string_lossy().starts_with("config");
-            if m.is_file() && name != "index" && (config || m.len() <= SMALL) {
-                out.push(e.path());
-            }
-        }
-        for sub in ["worktrees", "modules"] {
-            // A submodule's git dir is `modules/<its path>`, folders deep.
-            let mut stack = vec![g.join(sub)];
-            let mut dirs = 0usize;
-            while let Some(d) = stack.pop() {
-                for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-                    if !e.file_type().is_ok_and(|t| t.is_dir()) {
-                        continue;
-                    }
-                    let p = e.path();
-                    dirs += 1;
-                    let name = e.file_name();
-                    // git's own folders inside a git dir hold no submodule.
-                    if matches!(
-                        name.to_str(),
-                        Some("objects" | "refs" | "logs" | "hooks" | "info" | "lfs")
-                    ) {
-                        continue;
-                    }
-                    if p.join("HEAD").is_file() {
-                        gits.push(p.clone());
-                    }
-                    // A submodule named `a/b` lies inside the one named `a`.
-                    if dirs < 1000 {
+        walked.push(g.clone());
+        let mut stack = vec![g];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                if out.len() >= MAX_FILES {
+                    break;
+                }
+                let Ok(ft) = e.file_type() else { continue };
+                let name = e.file_name();
+                let p = e.path();
+                if ft.is_dir() {
+                    if name != "objects" {
                         stack.push(p);
                     }
+                    continue;
+                }
+                let Ok(m) = e.metadata() else { continue };
+                if !m.is_file() || name == "index" {
+                    continue;
+                }
+                if name == "commondir"
+                    && let Ok(c) = std::fs::read_to_string(&p)
+                {
+                    gits.push(d.join(c.trim()));
+                }
+                if name.to_string_lossy().starts_with("config") || m.len() <= SMALL {
+                    out.push(p);
                 }
             }
         }
     }
-    // What the configs include (`[include] path = …`, `includeIf`),
-    // followed from the file that names it.
+    // What the configs include, and what that includes.
     let mut k = 0;
-    while k < out.len() && out.len() < 2000 {
+    while k < out.len() && out.len() < MAX_FILES {
         let f = out[k].clone();
         k += 1;
-        if !f
-            .file_name()
-            .is_some_and(|n| n.to_string_lossy().starts_with("config"))
-            && !f.extension().is_some_and(|x| x == "inc" || x == "cfg")
-        {
-            continue;
-        }
         let Ok(text) = std::fs::read_to_string(&f) else {
             continue;
         };
-        for line in text.lines() {
-            let Some((key, value)) = line.split_once('=') else {
+        for line in logical_lines(&text) {
+            let Some((key, value)) = setting(&line) else {
                 continue;
             };
-            if !key.trim().eq_ignore_ascii_case("path") {
+            if !key.eq_ignore_ascii_case("path") {
                 continue;
             }
             let v = value.trim().trim_matches('"');
@@ -506,42 +495,129 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// A config's lines as git reads them: a line ending in a backslash runs
+/// on into the next (joined here without it).
+fn logical_lines(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    for raw in text.lines() {
+        match raw.strip_suffix('\\') {
+            Some(part) => cur.push_str(part),
+            None => {
+                cur.push_str(raw);
+                out.push(std::mem::take(&mut cur));
+            }
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// `key` and `value` of a config line (a `[section]` in front of the key
+/// on the same line passed over; a comment after an unquoted value cut).
+fn setting(line: &str) -> Option<(String, String)> {
+    let mut rest = line.trim_start();
+    if rest.starts_with('[') {
+        rest = rest.split_once(']')?.1.trim_start();
+    }
+    let (key, value) = rest.split_once('=')?;
+    let value = value.trim();
+    let value = if value.starts_with('"') {
+        value.to_string()
+    } else {
+        value
+            .split([';', '#'])
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    Some((key.trim().to_string(), value))
+}
+
 /// A git setting whose value is a credential: an `extraheader`, or a URL
 /// with a token or password in it.
 pub fn git_setting_is_secret(name: &str, value: &str) -> bool {
-    name.to_ascii_lowercase().ends_with(".extraheader") || redact_git_config(value) != value
+    setting_is_secret(name, value) || redact_git_config(value) != value
 }
 
-/// `text` (a git config) with the user-info of every URL and the value of
-/// every `extraheader` replaced by `***`.
+/// `text` (a git config) with every credential replaced by `***`: the
+/// user-info of a URL (any scheme but ssh, whose user name is no secret),
+/// the value of a setting whose name says it holds one (`extraheader`,
+/// `*token*`, `*password*`, `*secret*`) and an inline credential helper
+/// (`helper = !f() { echo password=…; }; f`). A line continued with a
+/// backslash is read whole; a line with a credential is written back as
+/// one line.
 pub fn redact_git_config(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut raw = String::new();
+    for piece in text.split_inclusive('\n') {
+        raw.push_str(piece);
+        if piece.trim_end_matches(['\n', '\r']).ends_with('\\') {
+            continue;
+        }
+        out.push_str(&redact_config_line(&raw));
+        raw.clear();
+    }
+    if !raw.is_empty() {
+        out.push_str(&redact_config_line(&raw));
+    }
+    out
+}
+
+/// One logical line of a config (with its continuations and its newline).
+fn redact_config_line(raw: &str) -> String {
     static URL: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
         regex::Regex::new(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@").ok()
     });
-    // The value runs on over lines that end in a backslash; the key may
-    // follow its section on one line (`[http] extraheader = …`).
-    static HEADER: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?im)^(\s*(?:\[[^\]\n]*\]\s*)?extraheader\s*=)(?:[^\n]*\\\r?\n)*[^\n]*")
-            .ok()
+    let ending = if raw.ends_with('\n') { "\n" } else { "" };
+    let joined = raw
+        .trim_end_matches(['\n', '\r'])
+        .replace("\\\r\n", "")
+        .replace("\\\n", "");
+    if let Some((key, value)) = setting(&joined)
+        && setting_is_secret(&key, &value)
+    {
+        let cut = joined.find('=').map_or(joined.len(), |i| i + 1);
+        return format!("{} ***{ending}", &joined[..cut]);
+    }
+    let Some(re) = URL.as_ref() else {
+        return raw.to_string();
+    };
+    let redacted = re.replace_all(&joined, |c: &regex::Captures| {
+        let scheme = c[1].to_ascii_lowercase();
+        if scheme.starts_with("ssh") || scheme.starts_with("git+ssh") {
+            c[0].to_string()
+        } else {
+            format!("{}***@", &c[1])
+        }
     });
-    let mut out = text.to_string();
-    if let Some(re) = URL.as_ref() {
-        // ssh's user name (`ssh://git@host`) is no secret.
-        out = re
-            .replace_all(&out, |c: &regex::Captures| {
-                let scheme = c[1].to_ascii_lowercase();
-                if scheme.starts_with("ssh") || scheme.starts_with("git+ssh") {
-                    c[0].to_string()
-                } else {
-                    format!("{}***@", &c[1])
-                }
-            })
-            .into_owned();
+    if redacted == joined {
+        raw.to_string()
+    } else {
+        format!("{redacted}{ending}")
     }
-    if let Some(re) = HEADER.as_ref() {
-        out = re.replace_all(&out, "$1 ***").into_owned();
+}
+
+/// A setting whose name says its value is a credential.
+fn setting_is_secret(key: &str, value: &str) -> bool {
+    // A config key is a name (`token`, `http.extraheader`), not a line of a
+    // script (`my ($v, $token) = …` in a hook sample).
+    let name = key.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '/' | ':'));
+    if !name {
+        return false;
     }
-    out
+    let k = key.to_ascii_lowercase();
+    k.ends_with("extraheader")
+        || ["token", "password", "passwd", "secret"]
+            .iter()
+            .any(|w| k.contains(w))
+        || (k.ends_with("helper") && value.trim_start().trim_start_matches('"').starts_with('!'))
 }
 
 /// A file with other names (hard links): where they lie cannot be seen,
@@ -799,6 +875,23 @@ mod tests {
         let r = redact_git_config(odd);
         assert!(!r.contains("basic one") && !r.contains("basic two"), "{r}");
         assert!(r.contains("bare = false"), "{r}");
+        // A credential helper with the password inline, a token setting, a
+        // URL run on over lines.
+        let more = "[credential]\n\thelper = \"!f() { echo password=pw9; }; f\"\n[github]\n\ttoken = tk9\n[remote \"o\"]\n\turl = https://oauth2:tok9\\\n@example.com/r.git\n[credential]\n\thelper = store\n";
+        let r = redact_git_config(more);
+        assert!(
+            !r.contains("pw9") && !r.contains("tk9") && !r.contains("tok9"),
+            "{r}"
+        );
+        assert!(r.contains("helper = store"), "{r}");
+        // Includes: on the section's line, with a comment, and of includes.
+        let inc = d.path().join("incs");
+        std::fs::create_dir_all(inc.join("info")).unwrap();
+        std::fs::write(inc.join("config"), "[include] path = info/a.conf ; ci\n").unwrap();
+        std::fs::write(inc.join("info/a.conf"), "[include]\n\tpath = b\n").unwrap();
+        std::fs::write(inc.join("info/b"), "x").unwrap();
+        let files = repo_config_files(&inc);
+        assert!(files.contains(&inc.join("info/b")), "{files:?}");
         // Every config of the repository: a submodule's folders deep, a
         // worktree's, the common dir's, an included file.
         let g = d.path().join(".git");

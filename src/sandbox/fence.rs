@@ -917,6 +917,7 @@ fn read_folder(root: &Path, dir: &Path, stamp: (i64, i64, i64, i64, u64)) -> Opt
         entries: 0,
     };
     let (mut head, mut objects, mut refs) = (false, false, false);
+    let (mut commondir, mut config) = (false, false);
     for e in rd.flatten() {
         out.entries += 1;
         let Ok(ft) = e.file_type() else { continue };
@@ -924,6 +925,8 @@ fn read_folder(root: &Path, dir: &Path, stamp: (i64, i64, i64, i64, u64)) -> Opt
             Some("HEAD") => head |= ft.is_file(),
             Some("objects") => objects |= ft.is_dir(),
             Some("refs") => refs |= ft.is_dir(),
+            Some("commondir") => commondir |= ft.is_file(),
+            Some("config") => config |= ft.is_file(),
             _ => {}
         }
         let p = e.path();
@@ -960,7 +963,8 @@ fn read_folder(root: &Path, dir: &Path, stamp: (i64, i64, i64, i64, u64)) -> Opt
             out.linked.push(p);
         }
     }
-    out.git = head && objects && refs;
+    // As `paths::is_git_dir` judges.
+    out.git = (head && (objects || commondir)) || (objects && refs && config);
     Some(out)
 }
 
