@@ -412,7 +412,34 @@ pub fn git_text_holds_secret(abs: &Path) -> bool {
     if meta.len() > GIT_TEXT_MAX {
         return true;
     }
-    std::fs::read_to_string(abs).is_ok_and(|t| redact_git_config(&t) != t)
+    // Every unasked command asks again about the same files: a file whose
+    // stamp has not changed is not read again.
+    use std::os::unix::fs::MetadataExt;
+    type Seen = std::collections::HashMap<PathBuf, ((i64, i64, i64, i64, u64, u64), bool)>;
+    static SEEN: std::sync::Mutex<Option<Seen>> = std::sync::Mutex::new(None);
+    let stamp = (
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+        meta.ino(),
+        meta.len(),
+    );
+    let mut seen = SEEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let seen = seen.get_or_insert_with(Default::default);
+    if let Some((st, holds)) = seen.get(abs)
+        && *st == stamp
+    {
+        return *holds;
+    }
+    let holds = std::fs::read_to_string(abs).is_ok_and(|t| redact_git_config(&t) != t);
+    if seen.len() > 20_000 {
+        seen.clear();
+    }
+    seen.insert(abs.to_path_buf(), (stamp, holds));
+    holds
 }
 
 /// The text files of the repository whose git dir is `git` that may hold
@@ -432,7 +459,7 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
             continue;
         }
         walked.push(g.clone());
-        let mut stack = vec![g];
+        let mut stack = vec![g.clone()];
         while let Some(d) = stack.pop() {
             for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
                 if out.len() >= MAX_FILES {
@@ -442,7 +469,11 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
                 let name = e.file_name();
                 let p = e.path();
                 if ft.is_dir() {
-                    if name != "objects" {
+                    // A git dir's objects are compressed and its refs hold
+                    // object names only (a submodule may be named either).
+                    let internal = (name == "objects" || name == "refs")
+                        && (d.join("HEAD").is_file() || d.join("commondir").is_file() || d == g);
+                    if !internal {
                         stack.push(p);
                     }
                     continue;
