@@ -12,6 +12,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
+use super::examples::{self, Example, Expect, Lang};
 use super::{Agent, TurnState, harness};
 use crate::config::Behaviour;
 use crate::protocol::Level;
@@ -21,8 +22,12 @@ pub const SYSTEM: &str = "You write test checks from a request. Reply with one f
 
 /// Tokens the checks' reply may take: about a dozen lines.
 const CHECKS_CAP: u64 = 400;
-/// At most this many checks are kept.
+/// At most this many checks written by the model are kept.
 const MAX_CHECKS: usize = 8;
+/// At most this many examples from the user's words are run.
+const MAX_EXAMPLES: usize = 16;
+/// With this many examples, no checks are asked of the model.
+const ENOUGH_EXAMPLES: usize = 3;
 
 /// The request for checks: the user's request, the functions to call and
 /// where from, and the two line shapes.
@@ -54,10 +59,10 @@ fn literals(text: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Whether the request states `expected`: every literal in it appears
-/// in the request (numbers as numbers: `12.50` is `12.5`), or it is a
+/// Whether the user's words state `expected`: every literal in it
+/// appears in them (numbers as numbers: `12.50` is `12.5`), or it is a
 /// plain truth value or empty value.
-fn stated(prompt: &str, expected: &str) -> bool {
+fn stated(words: &str, expected: &str) -> bool {
     let e = expected.trim();
     if matches!(
         e,
@@ -69,21 +74,22 @@ fn stated(prompt: &str, expected: &str) -> bool {
     if lits.is_empty() {
         return false;
     }
-    let said = literals(prompt);
+    let said = literals(words);
     let num = |s: &str| s.parse::<f64>().ok();
     lits.iter().all(|l| {
         let bare = l.trim_matches(['"', '\'']);
         match num(l) {
-            Some(v) => said.iter().any(|p| num(p) == Some(v)) || prompt.contains(l.as_str()),
-            None => prompt.contains(bare),
+            Some(v) => said.iter().any(|p| num(p) == Some(v)) || words.contains(l.as_str()),
+            None => words.contains(bare),
         }
     })
 }
 
-/// The checks from a reply that the request backs: one per line, of the
-/// two shapes, calling one of `names`, its expected value (or the
-/// exception) stated in the request.
-pub fn grounded_checks(prompt: &str, reply: &str, names: &[String]) -> Vec<String> {
+/// The checks from a reply that the user's words back: one per line, of
+/// the two shapes, calling one of `names`, its expected value (or the
+/// exception) stated in `words` (the request and the documents it
+/// names).
+pub fn grounded_checks(words: &str, reply: &str, names: &[String]) -> Vec<Example> {
     let Some(re) = CHECK_LINE.as_ref() else {
         return Vec::new();
     };
@@ -95,96 +101,148 @@ pub fn grounded_checks(prompt: &str, reply: &str, names: &[String]) -> Vec<Strin
             Some(end) if !reply.ends_with('\n') => reply[..end].to_string(),
             _ => reply.to_string(),
         });
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<Example> = Vec::new();
     for line in block.lines().map(str::trim) {
         let Some(c) = re.captures(line) else {
             continue;
         };
-        let (call, backed) = match (c.get(1), c.get(2), c.get(3), c.get(4)) {
-            (Some(call), Some(expected), _, _) => {
-                (call.as_str(), stated(prompt, expected.as_str()))
-            }
-            (_, _, Some(exc), Some(call)) => (call.as_str(), prompt.contains(exc.as_str())),
+        let (call, expect, backed) = match (c.get(1), c.get(2), c.get(3), c.get(4)) {
+            (Some(call), Some(expected), _, _) => (
+                call.as_str(),
+                Expect::Value(expected.as_str().to_string()),
+                stated(words, expected.as_str()),
+            ),
+            (_, _, Some(exc), Some(call)) => (
+                call.as_str(),
+                Expect::Raises(exc.as_str().to_string()),
+                words.contains(exc.as_str()),
+            ),
             _ => continue,
         };
         let calls_one = names.iter().any(|n| call.contains(&format!("{n}(")));
-        if backed && calls_one && !out.iter().any(|o| o == line) {
-            out.push(line.to_string());
+        let ex = Example {
+            call: call.to_string(),
+            expect,
+        };
+        if backed && calls_one && !out.contains(&ex) {
+            out.push(ex);
         }
     }
     out.truncate(MAX_CHECKS);
     out
 }
 
-/// The script that runs `checks` after `from MODULE import *` for each
-/// module, each check on its own, and prints one line a failure.
-pub fn script(modules: &[String], checks: &[String]) -> String {
-    let mut s =
-        String::from("import sys, ast\nsys.path.insert(0, '.')\nsys.dont_write_bytecode = True\n");
-    // A module that no longer imports fails every check: say so, as a
-    // failure (a traceback with no FAILED line read as "all pass").
-    for m in modules {
-        s.push_str(&format!(
-            "try:\n    exec('from {m} import *')\nexcept BaseException as e:\n    print(f'FAILED: import {m}  (it raises {{type(e).__name__}}: {{e}})')\n    sys.exit(1)\n"
-        ));
+/// Whether a definition's block is a placeholder still to be written: a
+/// body that raises NotImplementedError, says TODO or "not implemented",
+/// or is only `pass` or `...`.
+pub fn is_placeholder(block: &str) -> bool {
+    let lower = block.to_lowercase();
+    if [
+        "notimplementederror",
+        "todo",
+        "not implemented",
+        "unimplemented!(",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+    {
+        return true;
     }
-    s.push_str(
-        "def raises(exc, fn):\n    try:\n        fn()\n    except exc:\n        return True\n    except Exception as e:\n        raise AssertionError(f'raised {type(e).__name__}: {e}, not {exc.__name__}')\n    raise AssertionError(f'raised nothing, not {exc.__name__}')\n",
-    );
-    s.push_str("failed = 0\nfor src in [\n");
-    for c in checks {
-        s.push_str(&format!("    {c:?},\n"));
-    }
-    s.push_str(
-        "]:\n    try:\n        node = ast.parse(src).body[0]\n        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare):\n            got = eval(compile(ast.Expression(node.test.left), '<check>', 'eval'))\n            want = eval(compile(ast.Expression(node.test.comparators[0]), '<check>', 'eval'))\n            if got != want:\n                failed += 1\n                print(f'FAILED: {src}  (it gives {got!r})')\n        else:\n            exec(src)\n    except AssertionError as e:\n        failed += 1\n        print(f'FAILED: {src}  ({e})')\n    except Exception as e:\n        failed += 1\n        print(f'FAILED: {src}  (it raises {type(e).__name__}: {e})')\nsys.exit(1 if failed else 0)\n",
-    );
-    s
+    let body: Vec<&str> = block
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("\"\"\""))
+        .collect();
+    matches!(body.as_slice(), ["pass"] | ["..."])
 }
 
-/// The shell command that runs the script (a here-document: nothing is
-/// written to the workspace).
-pub fn command(script: &str) -> String {
-    format!("python3 - <<'MM_REQUEST_CHECKS'\n{script}\nMM_REQUEST_CHECKS")
+/// The checks' module for a file: `pkg/util.py` is `pkg.util`.
+fn python_module(file: &str) -> String {
+    file.trim_end_matches(".py").replace('/', ".")
 }
 
 impl Agent {
-    /// The functions the request names as calls (`shipping_cost(…)`) and
-    /// the Python module of the workspace that defines each now.
-    fn asked_calls(&self, st: &TurnState) -> Vec<(String, String)> {
-        static CALL: LazyLock<Option<Regex>> =
-            LazyLock::new(|| harness::regex(r"\b([A-Za-z_]\w*)\s*\(").ok());
-        let Some(re) = CALL.as_ref() else {
-            return Vec::new();
+    /// The functions the request is about, and the source file of the
+    /// workspace that defines each now: names the request gives (as a
+    /// call, `shipping_cost(…)`, or as a word, "implement from_roman")
+    /// that a file it names or the turn wrote defines, then the
+    /// placeholders still in the files it names ("fill in the TODO in
+    /// versions.py"). Files in one language mm can run checks in (the
+    /// first such file's).
+    fn asked_functions(&self, st: &TurnState) -> (Option<Lang>, Vec<(String, String)>) {
+        static WORD: LazyLock<Option<Regex>> =
+            LazyLock::new(|| harness::regex(r"\b([A-Za-z_$][\w$]*)\b").ok());
+        let Some(re) = WORD.as_ref() else {
+            return (None, Vec::new());
         };
-        let files: Vec<String> = st
-            .written
+        let named = harness::named_files(&st.prompt);
+        let mut files: Vec<String> = Vec::new();
+        for f in named.iter().chain(st.written.iter()) {
+            if Lang::of(f).is_some() && !harness::is_test_file(f) && !files.contains(f) {
+                files.push(f.clone());
+            }
+        }
+        let Some(lang) = files.first().and_then(|f| Lang::of(f)) else {
+            return (None, Vec::new());
+        };
+        files.retain(|f| Lang::of(f) == Some(lang));
+        let texts: Vec<(String, String)> = files
             .iter()
-            .chain(harness::named_files(&st.prompt).iter())
-            .filter(|f| f.ends_with(".py") && !harness::is_test_file(f) && !f.contains('/'))
-            .cloned()
+            .filter_map(|f| self.content_now(f).map(|t| (f.clone(), t)))
             .collect();
         let mut out: Vec<(String, String)> = Vec::new();
+        let mut add = |name: String, file: &str| {
+            if !out.iter().any(|(n, _)| *n == name) {
+                out.push((name, file.to_string()));
+            }
+        };
         for c in re.captures_iter(&st.prompt) {
             let Some(name) = c.get(1).map(|m| m.as_str().to_string()) else {
                 continue;
             };
-            if out.iter().any(|(n, _)| *n == name) {
-                continue;
-            }
-            if let Some(file) = files.iter().find(|f| {
-                self.content_now(f)
-                    .is_some_and(|t| guard::definitions(&t).contains(&name))
-            }) {
-                let module = file.trim_end_matches(".py").to_string();
-                out.push((name, module));
+            if let Some((file, _)) = texts
+                .iter()
+                .find(|(_, t)| guard::definitions(t).contains(&name))
+            {
+                add(name, file);
             }
         }
-        out
+        // Placeholders in the files the request names, as they were when
+        // the turn began (the model may have written them since).
+        for (file, text) in &texts {
+            if !named.contains(file) {
+                continue;
+            }
+            let original = st
+                .originals
+                .get(file)
+                .cloned()
+                .unwrap_or_else(|| text.clone());
+            for name in guard::definitions(&original) {
+                if guard::block_of(&original, &name).is_some_and(|b| is_placeholder(&b)) {
+                    add(name, file);
+                }
+            }
+        }
+        (Some(lang), out)
     }
 
-    /// Checks from the request for a change with no test to run: asked
-    /// for once a turn, kept when the request backs them, and run; the
-    /// failures as a follow-up (once), or None.
+    /// The user's words: the request, and the documents it names (a
+    /// SPEC.md), as much as fits.
+    fn users_words(&self, prompt: &str) -> String {
+        let mut words = prompt.to_string();
+        for (name, body) in self.named_doc_texts(prompt) {
+            words.push_str(&format!("\n\n{name}:\n{body}"));
+        }
+        words
+    }
+
+    /// Checks from the request for a change with no test to run: the
+    /// examples the user's words give (read by mm), and, in Python when
+    /// those are few, checks a tool-less request writes from them (kept
+    /// when the words back their values); run once a turn; the failures
+    /// as a follow-up (once), or None.
     pub(super) async fn request_checks(
         &mut self,
         st: &mut TurnState,
@@ -201,48 +259,83 @@ impl Agent {
             return None;
         }
         st.asserts_tried = true;
-        let calls = self.asked_calls(st);
-        if calls.is_empty() {
-            return None;
-        }
-        // A small model lists checks on and on: its first lines are the
-        // request's own, and a reply cut at the cap still gives them.
-        let Some(reply) = self
-            .side_request_cut(
-                SYSTEM,
-                &request(&st.prompt, &calls),
-                0.2,
-                CHECKS_CAP,
-                true,
-                cancel,
-            )
-            .await
-        else {
-            self.notice(
-                Level::Info,
-                "no checks came back from the request; none run",
-            );
-            return None;
-        };
+        let (lang, calls) = self.asked_functions(st);
+        let lang = lang.filter(|_| !calls.is_empty())?;
         let names: Vec<String> = calls.iter().map(|(n, _)| n.clone()).collect();
-        let checks = grounded_checks(&st.prompt, &reply, &names);
+        let words = self.users_words(&st.prompt);
+        let mut checks = examples::extract(&words, &names);
+        checks.truncate(MAX_EXAMPLES);
+        let from_examples = checks.len();
+        if from_examples < ENOUGH_EXAMPLES && lang == Lang::Python {
+            // A small model lists checks on and on: its first lines are
+            // the request's own, and a reply cut at the cap still gives
+            // them.
+            let asked: Vec<(String, String)> = calls
+                .iter()
+                .map(|(n, f)| (n.clone(), python_module(f)))
+                .collect();
+            match self
+                .side_request_cut(
+                    SYSTEM,
+                    &request(&st.prompt, &asked),
+                    0.2,
+                    CHECKS_CAP,
+                    true,
+                    cancel,
+                )
+                .await
+            {
+                Some(reply) => {
+                    for c in grounded_checks(&words, &reply, &names) {
+                        if !checks.contains(&c) {
+                            checks.push(c);
+                        }
+                    }
+                }
+                None => self.notice(
+                    Level::Info,
+                    "no checks came back from the request; only its examples run",
+                ),
+            }
+        }
         if checks.is_empty() {
             self.notice(
                 Level::Info,
-                "no check written from the request states a value the request gives; none run",
+                "neither the request's examples nor a check written from it states a value; none run",
             );
             return None;
         }
-        let mut modules: Vec<String> = calls.iter().map(|(_, m)| m.clone()).collect();
-        modules.dedup();
-        let cmd = command(&script(&modules, &checks));
-        st.request_checks = Some(cmd.clone());
-        let out = self.run_request_checks(&cmd, cancel).await?;
-        let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAILED: ")).collect();
-        if failed.is_empty() {
+        let cmd = match lang {
+            Lang::Python => {
+                let mut modules: Vec<String> =
+                    calls.iter().map(|(_, f)| python_module(f)).collect();
+                modules.dedup();
+                examples::command(lang, &examples::python_script(&modules, &names, &checks))
+            }
+            Lang::JavaScript => {
+                let file = calls.first().map(|(_, f)| f.as_str()).unwrap_or_default();
+                examples::command(lang, &examples::js_script(file, &names, &checks))
+            }
+        };
+        let (code, out) = self.run_request_checks(&cmd, cancel).await?;
+        if code == Some(3) {
             self.notice(
                 Level::Info,
-                format!("{} check(s) written from the request pass", checks.len()),
+                "none of the request's checks reads as code; none run",
+            );
+            return None;
+        }
+        st.request_checks = Some(cmd.clone());
+        let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAILED: ")).collect();
+        let source = if from_examples == checks.len() {
+            "the request's examples"
+        } else {
+            "the request"
+        };
+        if failed.is_empty() && code == Some(0) {
+            self.notice(
+                Level::Info,
+                format!("{} check(s) from {source} pass", checks.len()),
             );
             st.candidate_notes
                 .push(format!("request checks: {} passed", checks.len()));
@@ -251,7 +344,7 @@ impl Agent {
         self.notice(
             Level::Warning,
             format!(
-                "{} of {} check(s) written from the request fail; telling the model",
+                "{} of {} check(s) from {source} fail; telling the model",
                 failed.len(),
                 checks.len()
             ),
@@ -275,14 +368,18 @@ impl Agent {
             }
         }
         Some(format!(
-            "mm checked the change against the request's own words (checks written from the request alone, not from your code):\n{failure}{made}\nIf the request says otherwise and a check is wrong, say which and why. Otherwise fix the code with edit_file.\n{}",
+            "mm checked the change against the request's own words (its examples, and checks written from it alone, not from your code):\n{failure}{made}\nIf the request says otherwise and a check is wrong, say which and why. Otherwise fix the code with edit_file.\n{}",
             harness::restate(&st.prompt)
         ))
     }
 
     /// Runs the request's checks in the fence, read-only, without
     /// network; their output (None: they could not run).
-    async fn run_request_checks(&self, cmd: &str, cancel: &CancellationToken) -> Option<String> {
+    async fn run_request_checks(
+        &self,
+        cmd: &str,
+        cancel: &CancellationToken,
+    ) -> Option<(Option<i32>, String)> {
         let plan = crate::sandbox::RunPlan {
             access: Some(crate::sandbox::Access::ReadOnly),
             net: false,
@@ -293,12 +390,31 @@ impl Agent {
         let f = crate::tools::bash::run(run, std::time::Duration::from_secs(30), cancel)
             .await
             .ok()?;
-        (!f.timed_out && !f.cancelled).then_some(f.output)
+        (!f.timed_out && !f.cancelled).then_some((f.exit_code, f.output))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn placeholders_are_bodies_still_to_write() {
+        assert!(is_placeholder(
+            "def f(x):\n    \"\"\"Doc.\"\"\"\n    raise NotImplementedError\n"
+        ));
+        assert!(is_placeholder("def f(x):\n    pass  # TODO\n"));
+        assert!(is_placeholder(
+            "def remove(self, sku):\n    \"\"\"Ship.\"\"\"\n    ...\n"
+        ));
+        assert!(is_placeholder(
+            "function f(q) {\n  throw new Error('not implemented');\n}\n"
+        ));
+        assert!(is_placeholder("pub fn f() -> u32 {\n    todo!()\n}\n"));
+        assert!(!is_placeholder("def f(x):\n    return x + 1\n"));
+        assert!(!is_placeholder(
+            "def f(x):\n    if x:\n        pass\n    return 2\n"
+        ));
+    }
+
     use super::*;
 
     const PROMPT: &str = "Add shipping_cost(weight_kg, zone) to shipping.py: zone 'eu' costs 5.0 plus 1.5 per kg over 2; an unknown zone raises ValueError; round to 2 decimals. Example: shipping_cost(4, 'eu') is 8.0.";
@@ -306,7 +422,10 @@ mod tests {
     #[test]
     fn only_checks_whose_value_the_request_states_are_kept() {
         let reply = "```python\nassert shipping_cost(4, 'eu') == 8.0\nassert shipping_cost(3, 'eu') == 6.5\nraises(ValueError, lambda: shipping_cost(1, 'mars'))\nraises(KeyError, lambda: shipping_cost(1, 'mars'))\nassert other(1) == 8.0\nprint('hi')\n```";
-        let got = grounded_checks(PROMPT, reply, &["shipping_cost".to_string()]);
+        let got: Vec<String> = grounded_checks(PROMPT, reply, &["shipping_cost".to_string()])
+            .iter()
+            .map(|c| c.shown(Lang::Python))
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -320,9 +439,13 @@ mod tests {
 
     /// Runs the checks' script in `dir`: whether it passed, and its output.
     fn run_checks_in(dir: &std::path::Path, module: &str, checks: &[String]) -> (bool, String) {
+        let words = checks.join("\n") + "\n";
+        let parsed = grounded_checks(&words, &words, &["shipping_cost".into(), "rev".into()]);
+        assert_eq!(parsed.len(), checks.len());
+        let script = examples::python_script(&[module.to_string()], &[], &parsed);
         let out = std::process::Command::new("sh")
             .arg("-c")
-            .arg(command(&script(&[module.to_string()], checks)))
+            .arg(examples::command(Lang::Python, &script))
             .current_dir(dir)
             .output()
             .unwrap();
@@ -337,7 +460,10 @@ mod tests {
         let cut = "```python\nassert shipping_cost(4, 'eu') == 8.0\nassert shipping_cost(3, 'eu') == 6.5\nassert shipping_cost(4, 'eu') == 8";
         assert_eq!(
             grounded_checks(PROMPT, cut, &["shipping_cost".to_string()]),
-            vec!["assert shipping_cost(4, 'eu') == 8.0"]
+            vec![Example {
+                call: "shipping_cost(4, 'eu')".into(),
+                expect: Expect::Value("8.0".into())
+            }]
         );
     }
 
@@ -360,7 +486,7 @@ mod tests {
             text.contains("FAILED: assert shipping_cost(3, 'eu') == 7.0  (it gives 6.5)"),
             "{text}"
         );
-        assert!(text.contains("raised KeyError"), "{text}");
+        assert!(text.contains("(it raises KeyError: 'mars')"), "{text}");
         assert!(!text.contains("== 8.0"), "{text}");
         assert!(!dir.path().join("__pycache__").exists());
     }

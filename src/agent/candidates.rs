@@ -100,7 +100,8 @@ impl Agent {
         let sources = self.sources_now();
         let t = focus::target(failure, &st.prompt, &sources)?;
         let before = sources.iter().find(|(p, _)| *p == t.file)?.1.clone();
-        let ask = focus::request(&st.prompt, command, failure, &t);
+        let docs = self.named_doc_texts(&st.prompt);
+        let ask = focus::request(&st.prompt, command, failure, &t, &docs);
         let checks = self.check_commands(st);
         if checks.is_empty() {
             return None;

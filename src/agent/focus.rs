@@ -188,21 +188,33 @@ pub fn fence_language(file: &str) -> &'static str {
 
 pub const SYSTEM: &str = "You fix bugs. Reply with only the corrected code: the function that has the bug, in full, in one fenced code block.";
 
-/// The focused request's user message.
-pub fn request(prompt: &str, command: &str, failure: &str, t: &Target) -> String {
-    format!(
-        "The request: {}\n\n`{command}` fails:\n```\n{}\n```\nThe code it runs, from {}:\n```{}\n{}```\nWrite the function that has the bug, corrected, in full.",
-        prompt.trim(),
+/// The focused request's user message; `docs` are the documents the
+/// request names (a specification the code is to follow).
+pub fn request(
+    prompt: &str,
+    command: &str,
+    failure: &str,
+    t: &Target,
+    docs: &[(String, String)],
+) -> String {
+    let mut text = format!("The request: {}\n", prompt.trim());
+    for (name, body) in docs {
+        text.push_str(&format!("\n{name}:\n```\n{}\n```\n", body.trim_end()));
+    }
+    text.push_str(&format!(
+        "\n`{command}` fails:\n```\n{}\n```\nThe code it runs, from {}:\n```{}\n{}```\nWrite the function that has the bug, corrected, in full.",
         failure.trim_end(),
         t.file,
         fence_language(&t.file),
         t.code
-    )
+    ));
+    text
 }
 
 /// `before` with the reply's version of the functions shown put in place
 /// of theirs, and what changed; None when the reply has no code block,
-/// changes none of them, or would add or change anything else.
+/// changes none of them, or would add or change anything else (an
+/// import the new code needs may come with it).
 pub fn apply(before: &str, reply: &str, names: &[String]) -> Option<(String, Vec<String>)> {
     let block = recover::fenced_blocks(reply).first().map(|(_, _, b)| *b)?;
     let (merged, applied) = guard::merge_write(before, block)?;
@@ -211,7 +223,12 @@ pub fn apply(before: &str, reply: &str, names: &[String]) -> Option<(String, Vec
         .filter_map(|a| a.strip_prefix("changed "))
         .map(str::to_string)
         .collect();
-    let only_shown = changed.len() == applied.len() && changed.iter().all(|c| names.contains(c));
+    let imports = applied
+        .iter()
+        .filter(|a| a.strip_prefix("added `").is_some_and(guard::is_import))
+        .count();
+    let only_shown =
+        changed.len() + imports == applied.len() && changed.iter().all(|c| names.contains(c));
     (only_shown && !changed.is_empty() && merged != before).then_some((merged, changed))
 }
 
@@ -571,7 +588,8 @@ impl Agent {
         }
         let sources = self.sources_now();
         let t = target(failure, &st.prompt, &sources)?;
-        let ask = request(&st.prompt, command, failure, &t);
+        let docs = self.named_doc_texts(&st.prompt);
+        let ask = request(&st.prompt, command, failure, &t, &docs);
         let mut tried: Vec<String> = Vec::new();
         for temperature in [0.2, 0.7] {
             let before = sources.iter().find(|(p, _)| *p == t.file)?.1.clone();
@@ -669,6 +687,22 @@ impl Agent {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_corrected_function_may_bring_the_import_it_needs() {
+        let before = "\"\"\"Blog.\"\"\"\nfrom datetime import date\n\n\ndef slug(t):\n    raise NotImplementedError\n\n\ndef other():\n    return 1\n";
+        let reply = "```python\nimport re\n\ndef slug(t):\n    return re.sub(r'[^a-z0-9]+', '-', t.lower()).strip('-')\n```";
+        let (after, changed) = apply(before, reply, &["slug".to_string()]).unwrap();
+        assert_eq!(changed, vec!["slug"]);
+        assert!(
+            after.contains("from datetime import date\nimport re\n"),
+            "{after}"
+        );
+        assert!(after.contains("def other():"), "{after}");
+        // Anything else than an import still makes the reply unusable.
+        let extra = "```python\nLIMIT = 3\n\ndef slug(t):\n    return t\n\ndef helper():\n    return 2\n```";
+        assert_eq!(apply(before, extra, &["slug".to_string()]), None);
+    }
+
     use super::*;
 
     #[test]

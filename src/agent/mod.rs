@@ -13,6 +13,7 @@ pub mod batch;
 mod candidates;
 mod checkpoints;
 mod compact;
+mod examples;
 mod focus;
 mod follow;
 pub mod harness;
@@ -601,6 +602,13 @@ impl Agent {
         let usage_before = self.usage;
         let requests_before = self.budget.used();
         self.checkpoint(crate::git::Kind::Turn, prompt).await;
+        for f in harness::named_files(prompt) {
+            if focus::has_definitions(&f)
+                && let Some(text) = self.content_now(&f)
+            {
+                state.originals.insert(f, text);
+            }
+        }
         // What mm found and did before the model's first look; the files
         // are attached after it, as they are then.
         let mut found = String::new();
@@ -2474,6 +2482,9 @@ struct TurnState {
     /// Each written file's errors before the turn's first write to it
     /// (None: the server did not know the file).
     baselines: HashMap<String, Option<Vec<String>>>,
+    /// The source files the request names, as they were when the turn
+    /// began (their placeholders are what the request asks to fill).
+    originals: HashMap<String, String>,
     /// The model was told once about errors its changes left.
     told_errors: bool,
     /// Files whose latest change this turn a person approved: mm undoes

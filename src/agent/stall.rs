@@ -121,6 +121,22 @@ fn calls(text: &str, name: &str) -> bool {
 }
 
 impl Agent {
+    /// The documents the request names (a SPEC.md) with their text, as
+    /// many as fit in `MAX_CONTEXT_BYTES`.
+    pub(super) fn named_doc_texts(&self, prompt: &str) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut used = 0;
+        for doc in named_docs(prompt) {
+            if let Some(body) = self.content_now(&doc)
+                && used + body.len() <= MAX_CONTEXT_BYTES
+            {
+                used += body.len();
+                out.push((doc, body));
+            }
+        }
+        out
+    }
+
     /// The short source files, other than `file`, not written this turn
     /// nor about to be, that call a definition whose parameters changed
     /// from `before` to `after` (test files are left as they are).

@@ -316,14 +316,20 @@ pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
             continue;
         }
         if is_import(line) {
-            let at = content
-                .lines()
-                .take_while(|l| {
-                    is_import(l) || l.trim().is_empty() || l.starts_with('#') || l.starts_with("//")
-                })
-                .map(|l| l.len() + 1)
-                .sum::<usize>()
-                .min(content.len());
+            // After the module's docstring and its imports.
+            let doc = docstring_end(&content);
+            let at = doc
+                + content[doc..]
+                    .lines()
+                    .take_while(|l| {
+                        is_import(l)
+                            || l.trim().is_empty()
+                            || l.starts_with('#')
+                            || l.starts_with("//")
+                    })
+                    .map(|l| l.len() + 1)
+                    .sum::<usize>();
+            let at = at.min(content.len());
             let at = content[..at].trim_end().len();
             let sep = if at == 0 { "" } else { "\n" };
             content.insert_str(
@@ -558,7 +564,23 @@ fn into_class(text: &str, name: Option<&str>, method: &str) -> Option<String> {
     Some(format!("{head}\n\n{}\n{gap}{tail}", body.trim_end()))
 }
 
-fn is_import(line: &str) -> bool {
+/// Where a Python module's leading docstring ends (after its line's
+/// newline); 0 without one.
+fn docstring_end(text: &str) -> usize {
+    let t = text.trim_start();
+    let start = text.len() - t.len();
+    for q in ["\"\"\"", "'''"] {
+        if let Some(rest) = t.strip_prefix(q)
+            && let Some(close) = rest.find(q)
+        {
+            let end = start + q.len() + close + q.len();
+            return text[end..].find('\n').map_or(text.len(), |n| end + n + 1);
+        }
+    }
+    0
+}
+
+pub fn is_import(line: &str) -> bool {
     line.starts_with("import ")
         || line.starts_with("from ")
         || line.starts_with("use ")
