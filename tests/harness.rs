@@ -2590,3 +2590,123 @@ fn edit_format_auto_asks_for_the_whole_file_when_a_request_adds_code() {
     // Written, nothing failing: the answer is asked for without tools.
     assert!(server.requests()[0].get("tools").is_none());
 }
+
+#[test]
+fn a_stubs_specification_examples_judge_fresh_candidates() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let stub = "\"\"\"Durations.\"\"\"\n\n\ndef parse(s):\n    \"\"\"Seconds in a duration; see SPEC.md.\"\"\"\n    raise NotImplementedError\n\n\ndef unit():\n    return 's'\n";
+    let spec = "# Durations\n\n    parse('90')  -> 90\n    parse('2m')  -> 120\n    parse('1h')  -> 3600\n    parse('x')   -> raises ValueError\n";
+    let wrong = stub.replace(
+        "    raise NotImplementedError\n",
+        "    return int(s.rstrip('mh'))\n",
+    );
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "dur.py", "content": wrong}),
+            ),
+            text("Implemented parse."),
+            text("parse follows SPEC.md now."),
+        ],
+        vec![
+            // The fix of the model's own code: unchanged.
+            text("```python\ndef parse(s):\n    return int(s.rstrip('mh'))\n```"),
+            // Fresh, from the placeholder: a near miss, then the right one.
+            text(
+                "```python\ndef parse(s):\n    if s.endswith('m'):\n        return int(s[:-1]) * 60\n    return int(s)\n```",
+            ),
+            text(
+                "```python\nimport re\n\n\ndef parse(s):\n    m = re.fullmatch(r'(\\d+)([mh]?)', s)\n    if not m:\n        raise ValueError(s)\n    return int(m.group(1)) * {'': 1, 'm': 60, 'h': 3600}[m.group(2)]\n```",
+            ),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("dur.py", stub);
+    ws.write("SPEC.md", spec);
+    let out = ws.run(
+        &server,
+        "Implement parse in dur.py as SPEC.md says.",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("2 of 4 check(s) from the request's examples fail"),
+        "{err}"
+    );
+    assert!(err.contains("2 candidates tried, the 2nd passed"), "{err}");
+    let now = ws.read("dur.py");
+    assert!(now.contains("\"\"\"Durations.\"\"\"\nimport re\n"), "{now}");
+    assert!(
+        now.contains("raise ValueError(s)") && now.contains("def unit():"),
+        "{now}"
+    );
+    let side = server.side_requests();
+    // The second candidate was asked afresh: the placeholder and the
+    // specification, not the model's wrong code.
+    let fresh = side[2]["messages"][1]["content"].as_str().unwrap();
+    assert!(fresh.contains("SPEC.md:\n```\n# Durations"), "{fresh}");
+    assert!(fresh.contains("raise NotImplementedError"), "{fresh}");
+    assert!(!fresh.contains("rstrip"), "{fresh}");
+    assert!(
+        fresh.contains("FAILED: assert parse('2m') == 120  (it gives 2)"),
+        "{fresh}"
+    );
+}
+
+#[test]
+fn when_no_candidate_passes_the_one_failing_fewest_of_the_requests_examples_is_kept() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let stub = "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return ''  # TODO\n";
+    let rules = "Examples:\n\n- `label(1)` returns `'one'`\n- `label(2)` returns `'two'`\n- `label(3)` returns `'many'`\n";
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "lab.py", "content": "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one'\n"}),
+            ),
+            text("Done."),
+            text("label handles 1 and 2; 3 still fails."),
+        ],
+        vec![
+            text("```python\ndef label(n):\n    return 'two'\n```"),
+            text("```python\ndef label(n):\n    return 'one' if n == 1 else 'two'\n```"),
+            text("```python\ndef label(n):\n    return {1: 'one'}.get(n, 'many')\n```"),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("lab.py", stub);
+    ws.write("RULES.md", rules);
+    let out = ws.run(
+        &server,
+        "Implement label in lab.py; RULES.md has the rules.",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("3 candidates tried, none passed every check"),
+        "{err}"
+    );
+    // The 2nd fails one check, the others two: it is kept.
+    assert!(
+        ws.read("lab.py")
+            .contains("return 'one' if n == 1 else 'two'"),
+        "{}",
+        ws.read("lab.py")
+    );
+    let told = last_user(&server.requests()[2]);
+    assert!(
+        told.contains("What still fails:]\nFAILED: assert label(3) == 'many'  (it gives 'two')"),
+        "{told}"
+    );
+}

@@ -252,12 +252,14 @@ impl Agent {
             || st.asserts_tried
             || st.question
             || st.written.is_empty()
-            || st.verify.is_some()
-            || st.repro.is_some()
             || !self.tools.sandbox.fence().is_on()
         {
             return None;
         }
+        // With a test or a command to judge the change, only the
+        // request's own examples run (they cost no request): the tests
+        // may not reach what the request adds.
+        let examples_only = st.verify.is_some() || st.repro.is_some();
         st.asserts_tried = true;
         let (lang, calls) = self.asked_functions(st);
         let lang = lang.filter(|_| !calls.is_empty())?;
@@ -266,7 +268,7 @@ impl Agent {
         let mut checks = examples::extract(&words, &names);
         checks.truncate(MAX_EXAMPLES);
         let from_examples = checks.len();
-        if from_examples < ENOUGH_EXAMPLES && lang == Lang::Python {
+        if from_examples < ENOUGH_EXAMPLES && lang == Lang::Python && !examples_only {
             // A small model lists checks on and on: its first lines are
             // the request's own, and a reply cut at the cap still gives
             // them.
@@ -361,21 +363,27 @@ impl Agent {
         if self.on(Behaviour::Candidates) && !st.tried_candidates {
             st.tried_candidates = true;
             if let Some(text) = self
-                .fix_by_candidates(st, "the request's checks", &failure, cancel)
+                .fix_by_candidates(st, super::candidates::REQUEST_CHECKS, &failure, cancel)
                 .await
             {
                 made = text;
             }
         }
+        // Candidates that wrote a change say what to do next themselves.
+        let next = if made.is_empty() {
+            "\nIf the request says otherwise and a check is wrong, say which and why. Otherwise fix the code with edit_file."
+        } else {
+            ""
+        };
         Some(format!(
-            "mm checked the change against the request's own words (its examples, and checks written from it alone, not from your code):\n{failure}{made}\nIf the request says otherwise and a check is wrong, say which and why. Otherwise fix the code with edit_file.\n{}",
+            "mm checked the change against the request's own words (its examples, and checks written from it alone, not from your code):\n{failure}{made}{next}\n{}",
             harness::restate(&st.prompt)
         ))
     }
 
     /// Runs the request's checks in the fence, read-only, without
     /// network; their output (None: they could not run).
-    async fn run_request_checks(
+    pub(super) async fn run_request_checks(
         &self,
         cmd: &str,
         cancel: &CancellationToken,

@@ -17,6 +17,9 @@ use crate::config::Behaviour;
 use crate::protocol::Level;
 use crate::tools::{guard, scratch};
 
+/// What the request's own checks are called where a failure is reported.
+pub const REQUEST_CHECKS: &str = "the request's checks";
+
 /// The temperatures the candidates are asked at, in order: the first is
 /// the model's best guess, the others spread out.
 const TEMPERATURES: [f64; 8] = [0.2, 0.7, 0.9, 1.0, 1.1, 1.2, 1.2, 1.2];
@@ -102,6 +105,19 @@ impl Agent {
         let before = sources.iter().find(|(p, _)| *p == t.file)?.1.clone();
         let docs = self.named_doc_texts(&st.prompt);
         let ask = focus::request(&st.prompt, command, failure, &t, &docs);
+        // Functions that were placeholders when the turn began are asked
+        // for afresh after the first candidate: shown its own wrong code,
+        // a small model hands it back unchanged.
+        let fresh = st
+            .originals
+            .get(&t.file)
+            .filter(|o| {
+                t.names.iter().any(|n| {
+                    guard::block_of(o, n).is_some_and(|b| super::asserts::is_placeholder(&b))
+                })
+            })
+            .filter(|o| o.lines().count() <= focus::MAX_FILE_LINES)
+            .map(|o| focus::implement_request(&st.prompt, &docs, &t.file, o, &t.names, failure));
         let checks = self.check_commands(st);
         if checks.is_empty() {
             return None;
@@ -111,11 +127,17 @@ impl Agent {
         let mut copy: Option<scratch::Scratch> = None;
         let mut tried: Vec<String> = Vec::new();
         let mut winner: Option<(String, Vec<String>)> = None;
-        for temperature in TEMPERATURES.iter().take(count) {
+        // The candidate that fails fewest of the request's checks.
+        let mut best: Option<(usize, String, Vec<String>)> = None;
+        for (i, temperature) in TEMPERATURES.iter().take(count).enumerate() {
             if started.elapsed() >= budget || cancel.is_cancelled() {
                 break;
             }
-            let Some(reply) = self.side_request(SYSTEM, &ask, *temperature, cancel).await else {
+            let (system, user) = match &fresh {
+                Some(f) if i > 0 => (focus::IMPLEMENT_SYSTEM, f.as_str()),
+                _ => (SYSTEM, ask.as_str()),
+            };
+            let Some(reply) = self.side_request(system, user, *temperature, cancel).await else {
                 break;
             };
             let Some((after, changed)) = focus::apply(&before, &reply, &t.names) else {
@@ -136,13 +158,18 @@ impl Agent {
                 break;
             }
             let left = budget.saturating_sub(started.elapsed());
-            if self
-                .passes_in_scratch(sc, &checks, left, cancel)
+            match self
+                .failures_in_scratch(sc, &checks, st.request_checks.as_deref(), left, cancel)
                 .await
-                .is_some_and(|ok| ok)
             {
-                winner = Some((after, changed));
-                break;
+                Some(0) => {
+                    winner = Some((after, changed));
+                    break;
+                }
+                Some(k) if k < usize::MAX && best.as_ref().is_none_or(|(b, _, _)| k < *b) => {
+                    best = Some((k, after, changed));
+                }
+                _ => {}
             }
         }
         let n = tried.len();
@@ -150,6 +177,55 @@ impl Agent {
             return None;
         }
         let Some((after, changed)) = winner else {
+            // None passes every check; one that fails fewer of the
+            // request's checks than the code does now is a step forward.
+            let now = failure
+                .lines()
+                .filter(|l| l.starts_with("FAILED: "))
+                .count();
+            if let Some((k, after, changed)) = best
+                && command == REQUEST_CHECKS
+                && now > 0
+                && k < now
+            {
+                let words = format!(
+                    "{}, none passed every check",
+                    tally(n, None).trim_end_matches(", none passed")
+                );
+                let label = format!(
+                    "{} in {} ({words}; {k} of the request's checks fail instead of {now})",
+                    changed.join(", "),
+                    t.file
+                );
+                if self.own_write(st, &t.file, after, &label, cancel).await {
+                    st.candidate_notes.push(format!("{words}; the best kept"));
+                    self.notice(
+                        Level::Info,
+                        format!("{words}: the one that fails {k} of the request's checks (not {now}) is in {} now", t.file),
+                    );
+                    let still = match st.request_checks.clone() {
+                        Some(cmd) => self
+                            .run_request_checks(&cmd, cancel)
+                            .await
+                            .map(|(_, out)| {
+                                out.lines()
+                                    .filter(|l| l.starts_with("FAILED: "))
+                                    .collect::<Vec<_>>()
+                                    .join("\n")
+                            })
+                            .unwrap_or_default(),
+                        None => String::new(),
+                    };
+                    if !still.is_empty() {
+                        st.last_failure = Some(still.clone());
+                    }
+                    return Some(format!(
+                        "\n[mm asked for {} {n} time(s) and tried each in a scratch copy: none passes every check; the one that fails fewest ({k}, not {now}) is in {} now. What still fails:]\n{still}\nFix that with edit_file, or say why a check is wrong.",
+                        changed.join(", "),
+                        t.file
+                    ));
+                }
+            }
             self.notice(
                 Level::Info,
                 format!(
@@ -211,16 +287,20 @@ impl Agent {
         ))
     }
 
-    /// Whether every check passes in the scratch copy (None: one could not
-    /// run, or the time ran out).
-    async fn passes_in_scratch(
+    /// How the checks go in the scratch copy: None when one could not
+    /// run or the time ran out; else the number of the request's checks
+    /// that fail (0: every check passes), or `usize::MAX` when another
+    /// check (the tests, the command) fails.
+    async fn failures_in_scratch(
         &self,
         sc: &scratch::Scratch,
         checks: &[String],
+        request_checks: Option<&str>,
         left: Duration,
         cancel: &CancellationToken,
-    ) -> Option<bool> {
+    ) -> Option<usize> {
         let started = Instant::now();
+        let mut failed = 0;
         for command in checks {
             let left = left.saturating_sub(started.elapsed());
             if left.is_zero() {
@@ -237,11 +317,21 @@ impl Agent {
             if f.timed_out || f.cancelled {
                 return None;
             }
-            if f.exit_code != Some(0) || harness::ran_no_tests(&f.output) {
-                return Some(false);
+            if f.exit_code == Some(0) && !harness::ran_no_tests(&f.output) {
+                continue;
+            }
+            let counted = f
+                .output
+                .lines()
+                .filter(|l| l.starts_with("FAILED: "))
+                .count();
+            if Some(command.as_str()) == request_checks && f.exit_code == Some(1) && counted > 0 {
+                failed += counted;
+            } else {
+                return Some(usize::MAX);
             }
         }
-        Some(true)
+        Some(failed)
     }
 }
 

@@ -211,6 +211,38 @@ pub fn request(
     text
 }
 
+/// The system prompt of a function asked for new, from its placeholder.
+pub const IMPLEMENT_SYSTEM: &str =
+    "You write code. Reply with only the function asked for, in full, in one fenced code block.";
+
+/// A fresh implementation of placeholder functions: the request, the
+/// documents it names, the file as it was with the placeholders (other
+/// code the function may use is in it), and what an earlier attempt
+/// gave (`failure`), without that attempt's code, which a small model
+/// would copy.
+pub fn implement_request(
+    prompt: &str,
+    docs: &[(String, String)],
+    file: &str,
+    original: &str,
+    names: &[String],
+    failure: &str,
+) -> String {
+    let mut text = format!("The request: {}\n", prompt.trim());
+    for (name, body) in docs {
+        text.push_str(&format!("\n{name}:\n```\n{}\n```\n", body.trim_end()));
+    }
+    text.push_str(&format!(
+        "\n{file} before the change:\n```{}\n{}\n```\nAn earlier attempt failed these checks:\n```\n{}\n```\nWrite {} in full, doing everything the request says. Reply with only {} in one fenced code block.",
+        fence_language(file),
+        original.trim_end(),
+        failure.trim_end(),
+        names.join(", "),
+        if names.len() == 1 { "that function" } else { "those functions" },
+    ));
+    text
+}
+
 /// `before` with the reply's version of the functions shown put in place
 /// of theirs, and what changed; None when the reply has no code block,
 /// changes none of them, or would add or change anything else (an
@@ -470,11 +502,13 @@ impl Agent {
             replay_reasoning: false,
             response_format: None,
         });
-        let streamed = self
+        let started = std::time::Instant::now();
+        let result = self
             .client
             .stream_chat(&body, &self.budget, cancel, &mut |_| {})
-            .await
-            .ok()?;
+            .await;
+        self.trace(&body, &result, started.elapsed().as_millis() as u64);
+        let streamed = result.ok()?;
         self.record_usage(&streamed, None);
         (partial || !streamed.reply.truncated()).then_some(streamed.reply.content)
     }

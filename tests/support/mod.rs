@@ -67,6 +67,7 @@ fn is_side(body: &Value) -> bool {
     system.starts_with("You fix bugs.")
         || system.starts_with("You change code as asked.")
         || system.starts_with("You write test checks")
+        || system.starts_with("You write code.")
 }
 
 pub struct Server {
