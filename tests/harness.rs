@@ -2710,3 +2710,39 @@ fn when_no_candidate_passes_the_one_failing_fewest_of_the_requests_examples_is_k
         "{told}"
     );
 }
+
+#[test]
+fn a_file_handed_back_unchanged_gets_the_missing_function_asked_for_alone() {
+    let blog = "\"\"\"Blog.\"\"\"\n\n\ndef word_count(text):\n    return len(text.split())\n";
+    let slug = "def slugify(title, max_length=60):\n    return '-'.join(title.lower().split())[:max_length]\n";
+    let server = Server::with_side(
+        vec![
+            call("c1", "read_file", json!({"path": "blog.py"})),
+            call("c2", "read_file", json!({"path": "blog.py"})),
+            call("c3", "read_file", json!({"path": "blog.py"})),
+            text("Added slugify."),
+        ],
+        vec![
+            text(&format!("```python\n{blog}```")),
+            text(&format!("```python\n{blog}```")),
+            text(&format!("```python\n{slug}```")),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("blog.py", blog);
+    let out = ws.run(
+        &server,
+        "For post URLs I need slugify(title, max_length=60) in blog.py: lower case, words joined by hyphens.",
+        &["-yolo", "-json", "-harness-off", "asserts"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let now = ws.read("blog.py");
+    assert!(
+        now.contains("def word_count(text):") && now.contains("def slugify(title, max_length=60):"),
+        "{now}"
+    );
+    let side = server.side_requests();
+    assert_eq!(side.len(), 3, "{}", stderr(&out));
+    let alone = side[2]["messages"][1]["content"].as_str().unwrap();
+    assert!(alone.contains("It does not have slugify yet."), "{alone}");
+}

@@ -243,6 +243,29 @@ pub fn implement_request(
     text
 }
 
+/// New functions for a file, asked for alone: the request, the documents
+/// beside it, the file as it is, and the names to write.
+pub fn new_functions_request(
+    prompt: &str,
+    context: &[(String, String)],
+    file: &str,
+    before: &str,
+    names: &[String],
+) -> String {
+    let mut text = format!("The request: {}\n", prompt.trim());
+    for (name, body) in context {
+        text.push_str(&format!("\n{name}:\n```\n{}\n```\n", body.trim_end()));
+    }
+    text.push_str(&format!(
+        "\n{file} is now:\n```{}\n{}\n```\nIt does not have {} yet. Write {} in full, doing everything the request says. Reply with only the new code in one fenced code block.",
+        fence_language(file),
+        before.trim_end(),
+        names.join(", "),
+        names.join(", "),
+    ));
+    text
+}
+
 /// `before` with the reply's version of the functions shown put in place
 /// of theirs, and what changed; None when the reply has no code block,
 /// changes none of them, or would add or change anything else (an

@@ -1183,6 +1183,91 @@ pub fn spelled_code(prompt: &str) -> Vec<(Option<String>, String)> {
     out
 }
 
+/// Names the request writes as calls (`slugify(title, max_length=60)`)
+/// that none of `sources` defines and that are no builtin of Python or
+/// JavaScript: functions the request wants to exist. Not a method call
+/// (`s.strip()`), and not a name inside a quoted command.
+pub fn undefined_calls(prompt: &str, sources: &[(String, String)]) -> Vec<String> {
+    const BUILTINS: &[&str] = &[
+        "abs",
+        "all",
+        "any",
+        "bool",
+        "dict",
+        "enumerate",
+        "filter",
+        "float",
+        "format",
+        "int",
+        "isinstance",
+        "len",
+        "list",
+        "map",
+        "max",
+        "min",
+        "open",
+        "print",
+        "range",
+        "repr",
+        "reversed",
+        "round",
+        "set",
+        "sorted",
+        "str",
+        "sum",
+        "tuple",
+        "type",
+        "zip",
+        "input",
+        "parseInt",
+        "parseFloat",
+        "require",
+        "String",
+        "Number",
+        "Array",
+        "Object",
+        "Math",
+        "Date",
+        "JSON",
+        "Boolean",
+        "Error",
+        "Promise",
+        "Set",
+        "Map",
+        "if",
+        "for",
+        "while",
+        "return",
+        "function",
+        "e",
+        "i",
+        "g",
+    ];
+    static CALL: LazyLock<Option<Regex>> =
+        LazyLock::new(|| regex(r"(?:^|[^.\w$])([A-Za-z_$][\w$]*)\(").ok());
+    let Some(re) = CALL.as_ref() else {
+        return Vec::new();
+    };
+    let defined: Vec<String> = sources
+        .iter()
+        .flat_map(|(_, t)| crate::tools::guard::definitions(t))
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for c in re.captures_iter(prompt) {
+        let Some(m) = c.get(1) else { continue };
+        let name = m.as_str().to_string();
+        if BUILTINS.contains(&name.as_str())
+            || defined.contains(&name)
+            || out.contains(&name)
+            || only_in_quoted_command(prompt, &name)
+        {
+            continue;
+        }
+        out.push(name);
+    }
+    out
+}
+
 /// Functions, methods and classes the request asks to add, by a name
 /// written as a call or in backticks (`peek()`, `` `slug` ``), with the
 /// file it names for them (the first named after, else the last before).
@@ -1264,6 +1349,22 @@ pub fn restate(prompt: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn calls_the_request_makes_to_functions_no_file_defines() {
+        let sources = vec![(
+            "blog.py".to_string(),
+            "def word_count(text):\n    return len(text.split())\n".to_string(),
+        )];
+        assert_eq!(
+            undefined_calls(
+                "I need slugify(title, max_length=60) in blog.py. Example: slugify(\"Hi, you\") == \"hi-you\"; it uses word_count(t) and len(t), like s.strip().",
+                &sources
+            ),
+            vec!["slugify"]
+        );
+        assert!(undefined_calls("Run `python3 -c 'run(1)'` and fix blog.py", &sources).is_empty());
+    }
+
     use super::*;
 
     #[test]

@@ -376,6 +376,53 @@ impl Agent {
                     break;
                 }
             }
+            // The file came back as it was (a small model shown a file
+            // whole hands it back): the functions the request adds to it
+            // and it lacks are asked for alone.
+            if made.is_none()
+                && !companion
+                && let Some(b) = &before
+                && refused.last().is_some_and(|r| r.ends_with(": no change"))
+            {
+                let mut missing: Vec<String> = harness::asked_definitions(&st.prompt)
+                    .into_iter()
+                    .filter(|(n, f)| {
+                        f.as_deref() == Some(file.as_str())
+                            && !crate::tools::guard::definitions(b).contains(n)
+                    })
+                    .map(|(n, _)| n)
+                    .collect();
+                // Calls no file defines, when this is the one source file
+                // the request names.
+                let sources: Vec<String> = harness::named_files(&st.prompt)
+                    .into_iter()
+                    .filter(|f| super::focus::has_definitions(f))
+                    .collect();
+                if sources == [file.clone()] {
+                    for n in harness::undefined_calls(&st.prompt, &self.sources_now()) {
+                        if !missing.contains(&n) {
+                            missing.push(n);
+                        }
+                    }
+                }
+                if !missing.is_empty() {
+                    let ask = super::focus::new_functions_request(
+                        &st.prompt, &context, &file, b, &missing,
+                    );
+                    if let Some(reply) = self
+                        .side_request(super::focus::IMPLEMENT_SYSTEM, &ask, 0.2, cancel)
+                        .await
+                    {
+                        match change_of(&st.prompt, &file, b, &reply, &st.spelled) {
+                            Ok(after) => made = Some(after),
+                            Err(e) => refused.push(format!(
+                                "{file}, asked for {} alone: {e}",
+                                missing.join(", ")
+                            )),
+                        }
+                    }
+                }
+            }
             let Some(after) = made else {
                 continue;
             };
