@@ -325,6 +325,34 @@ fn lit(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
 
+/// The script's data in `lang`: `NAMES`, the functions the checks are
+/// about, and `CHECKS`, each as (call, expected value or null, exception
+/// or null, the check as shown).
+fn data(lang: Lang, names: &[String], checks: &[Example]) -> String {
+    let (null, open, close, decl, end) = match lang {
+        Lang::Python => ("None", "(", ")", "", ""),
+        Lang::JavaScript => ("null", "[", "]", "const ", ";"),
+    };
+    let names: Vec<String> = names.iter().map(|n| lit(n)).collect();
+    let mut s = format!(
+        "{decl}NAMES = [{}]{end}\n{decl}CHECKS = [\n",
+        names.join(", ")
+    );
+    for c in checks {
+        let (want, exc) = match &c.expect {
+            Expect::Value(v) => (lit(v), null.to_string()),
+            Expect::Raises(e) => (null.to_string(), lit(e)),
+        };
+        s.push_str(&format!(
+            "    {open}{}, {want}, {exc}, {}{close},\n",
+            lit(&c.call),
+            lit(&c.shown(lang))
+        ));
+    }
+    s.push_str(&format!("]{end}\n"));
+    s
+}
+
 /// The Python script: imports each module (a module that no longer
 /// imports fails, and says why), runs each check on its own, prints one
 /// `FAILED:` line a failure; exit 1 on a failure, 3 when no check could
@@ -337,25 +365,8 @@ pub fn python_script(modules: &[String], names: &[String], checks: &[Example]) -
             "try:\n    exec('from {m} import *')\nexcept BaseException as e:\n    print(f'FAILED: import {m}  (it raises {{type(e).__name__}}: {{e}})')\n    sys.exit(1)\n"
         ));
     }
-    s.push_str("NAMES = [");
-    for n in names {
-        s.push_str(&lit(n));
-        s.push_str(", ");
-    }
-    s.push_str("]\nCHECKS = [\n");
-    for c in checks {
-        let (want, exc) = match &c.expect {
-            Expect::Value(v) => (lit(v), "None".to_string()),
-            Expect::Raises(e) => ("None".to_string(), lit(e)),
-        };
-        s.push_str(&format!(
-            "    ({}, {want}, {exc}, {}),\n",
-            lit(&c.call),
-            lit(&c.shown(Lang::Python))
-        ));
-    }
+    s.push_str(&data(Lang::Python, names, checks));
     s.push_str(concat!(
-        "]\n",
         "checked = failed = 0\n",
         "for call, want, exc, shown in CHECKS:\n",
         "    try:\n",
@@ -394,25 +405,8 @@ pub fn js_script(module: &str, names: &[String], checks: &[Example]) -> String {
     let mut s = format!(
         "const util = require('util');\nlet m;\ntry {{ m = require(require('path').resolve({path})); }} catch (e) {{ console.log(`FAILED: require(${{{path}}})  (it throws ${{e.name}}: ${{e.message}})`); process.exit(1); }}\n"
     );
-    s.push_str("const NAMES = [");
-    for n in names {
-        s.push_str(&lit(n));
-        s.push_str(", ");
-    }
-    s.push_str("];\nconst CHECKS = [\n");
-    for c in checks {
-        let (want, exc) = match &c.expect {
-            Expect::Value(v) => (lit(v), "null".to_string()),
-            Expect::Raises(e) => ("null".to_string(), lit(e)),
-        };
-        s.push_str(&format!(
-            "  [{}, {want}, {exc}, {}],\n",
-            lit(&c.call),
-            lit(&c.shown(Lang::JavaScript))
-        ));
-    }
+    s.push_str(&data(Lang::JavaScript, names, checks));
     s.push_str(concat!(
-        "];\n",
         "const norm = (v) => { try { return v === undefined ? v : JSON.parse(JSON.stringify(v)); } catch (e) { return v; } };\n",
         "const show = (v) => { try { return v === undefined ? 'undefined' : JSON.stringify(v); } catch (e) { return String(v); } };\n",
         "const scope = Object.assign(Object.create(null), m);\n",

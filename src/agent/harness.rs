@@ -1188,37 +1188,8 @@ pub fn spelled_code(prompt: &str) -> Vec<(Option<String>, String)> {
 /// JavaScript: functions the request wants to exist. Not a method call
 /// (`s.strip()`), and not a name inside a quoted command.
 pub fn undefined_calls(prompt: &str, sources: &[(String, String)]) -> Vec<String> {
-    const BUILTINS: &[&str] = &[
-        "abs",
-        "all",
-        "any",
-        "bool",
-        "dict",
-        "enumerate",
-        "filter",
-        "float",
-        "format",
-        "int",
-        "isinstance",
-        "len",
-        "list",
-        "map",
-        "max",
-        "min",
-        "open",
-        "print",
-        "range",
-        "repr",
-        "reversed",
-        "round",
-        "set",
-        "sorted",
-        "str",
-        "sum",
-        "tuple",
-        "type",
-        "zip",
-        "input",
+    // JavaScript's globals and words a call-shaped phrase may start with.
+    const JS_AND_WORDS: &[&str] = &[
         "parseInt",
         "parseFloat",
         "require",
@@ -1256,7 +1227,8 @@ pub fn undefined_calls(prompt: &str, sources: &[(String, String)]) -> Vec<String
     for c in re.captures_iter(prompt) {
         let Some(m) = c.get(1) else { continue };
         let name = m.as_str().to_string();
-        if BUILTINS.contains(&name.as_str())
+        if crate::tools::guard::PY_BUILTINS.contains(&name.as_str())
+            || JS_AND_WORDS.contains(&name.as_str())
             || defined.contains(&name)
             || out.contains(&name)
             || only_in_quoted_command(prompt, &name)

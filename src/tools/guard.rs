@@ -686,7 +686,7 @@ pub fn one_exports(text: &str) -> Option<(String, Vec<String>)> {
 
 /// Python names common enough that a workspace function of the same
 /// name is more likely the model's mistake than its meaning.
-const PY_BUILTINS: &[&str] = &[
+pub const PY_BUILTINS: &[&str] = &[
     "abs",
     "all",
     "any",
