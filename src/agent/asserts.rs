@@ -268,7 +268,20 @@ impl Agent {
         let mut checks = examples::extract(&words, &names);
         checks.truncate(MAX_EXAMPLES);
         let from_examples = checks.len();
-        if from_examples < ENOUGH_EXAMPLES && lang == Lang::Python && !examples_only {
+        // Words that state no value back no check the model could write,
+        // and a function the request does not write as a call has no
+        // example in it to start from: no request for those.
+        let values_stated = !literals(&words).is_empty();
+        let called = names.iter().any(|n| {
+            harness::regex(&format!(r"\b{}\(", regex::escape(n)))
+                .is_ok_and(|re| re.is_match(&st.prompt))
+        });
+        if from_examples < ENOUGH_EXAMPLES
+            && lang == Lang::Python
+            && !examples_only
+            && values_stated
+            && called
+        {
             // A small model lists checks on and on: its first lines are
             // the request's own, and a reply cut at the cap still gives
             // them.

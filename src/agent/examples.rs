@@ -150,11 +150,28 @@ fn value_at(s: &str) -> Option<&str> {
                 end = i;
                 break;
             }
+            // `f(1) is 2 and f(2) is 4`: the sentence goes on.
+            ' ' if depth == 0 && joins_a_sentence(&s[i + 1..]) => {
+                end = i;
+                break;
+            }
             _ => {}
         }
     }
     let v = s[..end].trim();
     (!v.is_empty() && quote.is_none() && depth == 0).then_some(v)
+}
+
+/// Whether `rest` starts with a word that joins a sentence's parts.
+fn joins_a_sentence(rest: &str) -> bool {
+    let word: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_alphabetic())
+        .collect();
+    matches!(
+        word.as_str(),
+        "and" | "or" | "but" | "so" | "when" | "while" | "because" | "then" | "since" | "unless"
+    )
 }
 
 /// An exception class name: `ValueError`, `KeyError`, `PageRangeError`,
@@ -469,7 +486,7 @@ Examples:
     is_valid("42")                   -> False   (too short)
     parseQuery('?q=a+b&page=2')   => { q: 'a b', page: '2' }
 - `titleCase('the lord of the rings')` returns `'The Lord of the Rings'`
-So f(1) is 2, and f(2) → 4.
+So f(1) is 2, and f(2) → 4. f(3) is 6 and f(4) is 8; f(5) → 3 minutes ago
 The helper g(3) is used elsewhere.
 s.remove("pen", 2)   # returns 3
 "#;
@@ -489,6 +506,9 @@ s.remove("pen", 2)   # returns 3
                 ),
                 value("f(1)", "2"),
                 value("f(2)", "4"),
+                value("f(3)", "6"),
+                value("f(4)", "8"),
+                value("f(5)", "3 minutes ago"),
             ]
         );
     }
