@@ -188,6 +188,16 @@ pub fn fence_language(file: &str) -> &'static str {
 
 pub const SYSTEM: &str = "You fix bugs. Reply with only the corrected code: the function that has the bug, in full, in one fenced code block.";
 
+/// The start of a focused request: the user's request and the documents
+/// it names, each in a fenced block.
+fn request_head(prompt: &str, docs: &[(String, String)]) -> String {
+    let mut text = format!("The request: {}\n", prompt.trim());
+    for (name, body) in docs {
+        text.push_str(&format!("\n{name}:\n```\n{}\n```\n", body.trim_end()));
+    }
+    text
+}
+
 /// The focused request's user message; `docs` are the documents the
 /// request names (a specification the code is to follow).
 pub fn request(
@@ -197,10 +207,7 @@ pub fn request(
     t: &Target,
     docs: &[(String, String)],
 ) -> String {
-    let mut text = format!("The request: {}\n", prompt.trim());
-    for (name, body) in docs {
-        text.push_str(&format!("\n{name}:\n```\n{}\n```\n", body.trim_end()));
-    }
+    let mut text = request_head(prompt, docs);
     text.push_str(&format!(
         "\n`{command}` fails:\n```\n{}\n```\nThe code it runs, from {}:\n```{}\n{}```\nWrite the function that has the bug, corrected, in full.",
         failure.trim_end(),
@@ -228,10 +235,7 @@ pub fn implement_request(
     names: &[String],
     failure: &str,
 ) -> String {
-    let mut text = format!("The request: {}\n", prompt.trim());
-    for (name, body) in docs {
-        text.push_str(&format!("\n{name}:\n```\n{}\n```\n", body.trim_end()));
-    }
+    let mut text = request_head(prompt, docs);
     text.push_str(&format!(
         "\n{file} before the change:\n```{}\n{}\n```\nAn earlier attempt failed these checks:\n```\n{}\n```\nWrite {} in full, doing everything the request says. Reply with only {} in one fenced code block.",
         fence_language(file),
@@ -252,10 +256,7 @@ pub fn new_functions_request(
     before: &str,
     names: &[String],
 ) -> String {
-    let mut text = format!("The request: {}\n", prompt.trim());
-    for (name, body) in context {
-        text.push_str(&format!("\n{name}:\n```\n{}\n```\n", body.trim_end()));
-    }
+    let mut text = request_head(prompt, context);
     text.push_str(&format!(
         "\n{file} is now:\n```{}\n{}\n```\nIt does not have {} yet. Write {} in full, doing everything the request says. Reply with only the new code in one fenced code block.",
         fence_language(file),
