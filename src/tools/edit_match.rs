@@ -25,7 +25,7 @@ pub enum MatchError {
 /// in its place.
 pub fn find(content: &str, old: &str, new: &str) -> Result<Splice, MatchError> {
     if let Some(s) = exact(content, old, new, None)? {
-        return Ok(s);
+        return Ok(widen(content, s, new));
     }
     if content.contains("\r\n") && !old.contains("\r\n") {
         let old_crlf = old.replace('\n', "\r\n");
@@ -56,6 +56,92 @@ pub fn find(content: &str, old: &str, new: &str) -> Result<Splice, MatchError> {
     Err(MatchError::NotFound {
         closest: closest_block(content, old),
     })
+}
+
+/// What `new` retypes beyond `old`: the text before `old` on its line
+/// (old_string begins at a definition's name and new_string with
+/// `function `: spliced as it is, the line would read `function function
+/// …`), and a whole definition written for a fragment of its first line
+/// (whose body would otherwise stay after the new one's end). The splice
+/// grows to what `new` retyped.
+fn widen(content: &str, mut s: Splice, new: &str) -> Splice {
+    let line_start = content[..s.start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = content[s.end..]
+        .find('\n')
+        .map_or(content.len(), |i| s.end + i);
+    if content[s.start..s.end].contains('\n') {
+        return s;
+    }
+    let before = &content[line_start..s.start];
+    let indent = before.len() - before.trim_start().len();
+    let retyped = before.trim_start();
+    let from_inside = !retyped.is_empty();
+    if from_inside
+        && retyped.chars().any(char::is_alphanumeric)
+        && new.trim_start().starts_with(retyped)
+    {
+        s.start = if new.starts_with([' ', '\t']) {
+            line_start
+        } else {
+            line_start + indent
+        };
+        s.how = Some(
+            "new_string retyped the start of the line old_string is in: the line was replaced from its start; check the diff",
+        );
+    }
+    // A definition written whole for a fragment of its first line.
+    let header = content[line_start..line_end].trim_end();
+    let Some(first_new) = new.lines().find(|l| !l.trim().is_empty()) else {
+        return s;
+    };
+    let Some(name) = super::guard::definitions(first_new).into_iter().next() else {
+        return s;
+    };
+    if new.trim().lines().count() < 2 || super::guard::definitions(header).first() != Some(&name) {
+        return s;
+    }
+    let whole = if header.ends_with('{') {
+        // Braces balanced, and the last line closes the definition.
+        new.matches('{').count() == new.matches('}').count()
+            && new
+                .trim_end()
+                .lines()
+                .last()
+                .is_some_and(|l| l.trim_start().starts_with('}'))
+    } else if header.ends_with(':') {
+        // `def f(x):` replaced by `def f(x):` and a line adds to the
+        // body; old_string that starts or ends inside the line retypes it.
+        (from_inside || s.end < line_start + header.len())
+            && super::guard::block_of(new, &name).is_some_and(|b| b.trim() == new.trim())
+    } else {
+        false
+    };
+    if !whole {
+        return s;
+    }
+    let Some(block) = super::guard::block_of(content, &name) else {
+        return s;
+    };
+    let Some(b0) = content.find(&block) else {
+        return s;
+    };
+    let b1 = b0 + block.trim_end().len();
+    if !(b0..b1).contains(&line_start) || b1 < line_end {
+        return s;
+    }
+    let crlf = content.contains("\r\n");
+    let mut replacement = super::guard::reindent(new.trim_end(), indent);
+    if crlf {
+        replacement = replacement.replace("\r\n", "\n").replace('\n', "\r\n");
+    }
+    Splice {
+        start: line_start,
+        end: b1,
+        replacement,
+        how: Some(
+            "new_string is a whole definition and old_string part of its first line: the definition was replaced whole; check the diff",
+        ),
+    }
 }
 
 /// The change the model meant, made where it fits: `old` was retyped
@@ -411,6 +497,54 @@ mod tests {
         let twice = "a = f(x - 1)\nb = g(x - 1)\n";
         assert!(edit(twice, "h(x - 1)", "h(x)").is_err());
         assert!(edit(content, "completely different (len(values) - 1)", "x").is_err());
+    }
+
+    #[test]
+    fn a_definition_retyped_whole_for_part_of_its_first_line_replaces_it() {
+        let js = "const A = 1;\n\nfunction parseQuery(qs) {\n  throw new Error('todo');\n}\n\nmodule.exports = { parseQuery };\n";
+        let out = edit(
+            js,
+            "parseQuery(qs) {",
+            "function parseQuery(qs) {\n  return { qs };\n}",
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "const A = 1;\n\nfunction parseQuery(qs) {\n  return { qs };\n}\n\nmodule.exports = { parseQuery };\n"
+        );
+        let py =
+            "class T:\n    def f(self, x):\n        pass\n\n    def g(self):\n        return 1\n";
+        let out = edit(py, "f(self, x):", "def f(self, x):\n    return x * 2\n").unwrap();
+        assert_eq!(
+            out,
+            "class T:\n    def f(self, x):\n        return x * 2\n\n    def g(self):\n        return 1\n"
+        );
+        // The whole first line as old_string adds to the body.
+        let out = edit(
+            py,
+            "    def f(self, x):",
+            "    def f(self, x):\n        x += 1",
+        )
+        .unwrap();
+        assert!(out.contains("x += 1\n        pass\n"), "{out}");
+    }
+
+    #[test]
+    fn the_start_of_the_line_retyped_is_not_doubled() {
+        assert_eq!(
+            edit(
+                "a = 1\ntotal = total + 1\n",
+                "total + 1",
+                "total = total + 2"
+            )
+            .unwrap(),
+            "a = 1\ntotal = total + 2\n"
+        );
+        // A new_string that does not retype it keeps it.
+        assert_eq!(
+            edit("total = total + 1\n", "total + 1", "count + 1").unwrap(),
+            "total = count + 1\n"
+        );
     }
 
     #[test]
