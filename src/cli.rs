@@ -169,8 +169,8 @@ pub struct Cli {
     pub half: Option<String>,
 
     /// Turn off some of the harness's behaviours, to measure each one
-    /// (comma-separated: reread, stall, asserts, candidates, exit0,
-    /// evidence, rename, named; see README, "Harness").
+    /// (comma-separated: reread, stall, asserts, candidates, refine,
+    /// exit0, evidence, rename, named; see README, "Harness").
     #[arg(long, value_name = "LIST")]
     pub harness_off: Option<String>,
 

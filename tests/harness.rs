@@ -2689,7 +2689,7 @@ fn when_no_candidate_passes_the_one_failing_fewest_of_the_requests_examples_is_k
     let out = ws.run(
         &server,
         "Implement label in lab.py; RULES.md has the rules.",
-        &["-json"],
+        &["-json", "-harness-off", "refine"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
@@ -2708,6 +2708,59 @@ fn when_no_candidate_passes_the_one_failing_fewest_of_the_requests_examples_is_k
     assert!(
         told.contains("What still fails:]\nFAILED: assert label(3) == 'many'  (it gives 'two')"),
         "{told}"
+    );
+}
+
+#[test]
+fn the_best_candidate_is_corrected_against_the_checks_it_still_fails() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let stub = "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return ''  # TODO\n";
+    let rules = "Examples:\n\n- `label(1)` returns `'one'`\n- `label(2)` returns `'two'`\n- `label(3)` returns `'many'`\n";
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "lab.py", "content": "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one'\n"}),
+            ),
+            text("Done."),
+            text("label follows RULES.md."),
+        ],
+        vec![
+            text("```python\ndef label(n):\n    return 'two'\n```"),
+            text("```python\ndef label(n):\n    return 'one' if n == 1 else 'two'\n```"),
+            text("```python\ndef label(n):\n    return {1: 'one'}.get(n, 'many')\n```"),
+            // Asked to correct the best (it fails only label(3)).
+            text("```python\ndef label(n):\n    return {1: 'one', 2: 'two'}.get(n, 'many')\n```"),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("lab.py", stub);
+    ws.write("RULES.md", rules);
+    let out = ws.run(
+        &server,
+        "Implement label in lab.py; RULES.md has the rules.",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("4 candidates tried, the 4th passed"), "{err}");
+    assert!(
+        ws.read("lab.py")
+            .contains("return {1: 'one', 2: 'two'}.get(n, 'many')"),
+        "{}",
+        ws.read("lab.py")
+    );
+    let side = server.side_requests();
+    let refine = side[3]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        refine.contains("return 'one' if n == 1 else 'two'")
+            && refine.contains("these checks from the request still fail")
+            && refine.contains("FAILED: assert label(3) == 'many'  (it gives 'two')"),
+        "{refine}"
     );
 }
 

@@ -127,8 +127,9 @@ impl Agent {
         let mut copy: Option<scratch::Scratch> = None;
         let mut tried: Vec<String> = Vec::new();
         let mut winner: Option<(String, Vec<String>)> = None;
-        // The candidate that fails fewest of the request's checks.
-        let mut best: Option<(usize, String, Vec<String>)> = None;
+        // The candidate that fails fewest of the request's checks, and
+        // those checks' failure lines.
+        let mut best: Option<(usize, String, Vec<String>, String)> = None;
         for (i, temperature) in TEMPERATURES.iter().take(count).enumerate() {
             if started.elapsed() >= budget || cancel.is_cancelled() {
                 break;
@@ -162,14 +163,97 @@ impl Agent {
                 .failures_in_scratch(sc, &checks, st.request_checks.as_deref(), left, cancel)
                 .await
             {
-                Some(0) => {
+                Some((0, _)) => {
                     winner = Some((after, changed));
                     break;
                 }
-                Some(k) if k < usize::MAX && best.as_ref().is_none_or(|(b, _, _)| k < *b) => {
-                    best = Some((k, after, changed));
+                Some((k, lines))
+                    if k < usize::MAX && best.as_ref().is_none_or(|(b, ..)| k < *b) =>
+                {
+                    best = Some((k, after, changed, lines));
                 }
                 _ => {}
+            }
+        }
+        // None passed: the best is corrected against what it still fails,
+        // one step at a time, each kept only when it fails fewer checks.
+        // The code as it is counts as a candidate when it fails fewest.
+        let failing_now: String = failure
+            .lines()
+            .filter(|l| l.starts_with("FAILED: "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let now = failing_now.lines().count();
+        if winner.is_none()
+            && command == REQUEST_CHECKS
+            && now > 0
+            && best.as_ref().is_none_or(|(k, ..)| *k >= now)
+            && copy.is_some()
+        {
+            best = Some((now, before.clone(), Vec::new(), failing_now));
+        }
+        let mut stale = 0;
+        while winner.is_none()
+            && self.on(Behaviour::Refine)
+            && stale < 2
+            && tried.len() < 2 * count
+            && started.elapsed() < budget
+            && !cancel.is_cancelled()
+        {
+            let Some((k, base, base_changed, lines)) = best.clone() else {
+                break;
+            };
+            if k == 0 || lines.trim().is_empty() {
+                break;
+            }
+            let current: String = t
+                .names
+                .iter()
+                .filter_map(|n| guard::block_of(&base, n))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let ask = focus::refine_request(&st.prompt, &docs, &t.file, &current, &t.names, &lines);
+            let temperature = if stale == 0 { 0.3 } else { 0.8 };
+            let Some(reply) = self
+                .side_request(focus::IMPLEMENT_SYSTEM, &ask, temperature, cancel)
+                .await
+            else {
+                break;
+            };
+            let Some((after, changed)) = focus::apply(&base, &reply, &t.names) else {
+                stale += 1;
+                continue;
+            };
+            if tried.contains(&after) {
+                stale += 1;
+                continue;
+            }
+            tried.push(after.clone());
+            let Some(sc) = copy.as_mut() else {
+                break;
+            };
+            sc.reset();
+            if !sc.write(&t.file, &after) {
+                break;
+            }
+            let mut changed = changed;
+            for n in base_changed {
+                if !changed.contains(&n) {
+                    changed.push(n);
+                }
+            }
+            let left = budget.saturating_sub(started.elapsed());
+            match self
+                .failures_in_scratch(sc, &checks, st.request_checks.as_deref(), left, cancel)
+                .await
+            {
+                Some((0, _)) => winner = Some((after, changed)),
+                Some((k2, lines2)) if k2 < k => {
+                    best = Some((k2, after, changed, lines2));
+                    stale = 0;
+                }
+                Some(_) => stale += 1,
+                None => break,
             }
         }
         let n = tried.len();
@@ -179,11 +263,7 @@ impl Agent {
         let Some((after, changed)) = winner else {
             // None passes every check; one that fails fewer of the
             // request's checks than the code does now is a step forward.
-            let now = failure
-                .lines()
-                .filter(|l| l.starts_with("FAILED: "))
-                .count();
-            if let Some((k, after, changed)) = best
+            if let Some((k, after, changed, _)) = best
                 && command == REQUEST_CHECKS
                 && now > 0
                 && k < now
@@ -290,7 +370,8 @@ impl Agent {
     /// How the checks go in the scratch copy: None when one could not
     /// run or the time ran out; else the number of the request's checks
     /// that fail (0: every check passes), or `usize::MAX` when another
-    /// check (the tests, the command) fails.
+    /// check (the tests, the command) fails, with the request's checks'
+    /// failure lines.
     async fn failures_in_scratch(
         &self,
         sc: &scratch::Scratch,
@@ -298,9 +379,10 @@ impl Agent {
         request_checks: Option<&str>,
         left: Duration,
         cancel: &CancellationToken,
-    ) -> Option<usize> {
+    ) -> Option<(usize, String)> {
         let started = Instant::now();
         let mut failed = 0;
+        let mut lines = String::new();
         for command in checks {
             let left = left.saturating_sub(started.elapsed());
             if left.is_zero() {
@@ -327,11 +409,15 @@ impl Agent {
                 .count();
             if Some(command.as_str()) == request_checks && f.exit_code == Some(1) && counted > 0 {
                 failed += counted;
+                for l in f.output.lines().filter(|l| l.starts_with("FAILED: ")) {
+                    lines.push_str(l);
+                    lines.push('\n');
+                }
             } else {
-                return Some(usize::MAX);
+                return Some((usize::MAX, String::new()));
             }
         }
-        Some(failed)
+        Some((failed, lines))
     }
 }
 

@@ -247,6 +247,40 @@ pub fn implement_request(
     text
 }
 
+/// The best candidate so far, corrected against the checks it still
+/// fails: the request, the documents beside it, the functions as they
+/// are now, and the failing checks (call, expected value, what it gave).
+pub fn refine_request(
+    prompt: &str,
+    docs: &[(String, String)],
+    file: &str,
+    current: &str,
+    names: &[String],
+    failing: &str,
+) -> String {
+    let mut text = request_head(prompt, docs);
+    let one = names.len() == 1;
+    text.push_str(&format!(
+        "
+{} in {file} is now:
+```{}
+{}
+```
+With it, these checks from the request still fail; the others pass:
+```
+{}
+```
+Change {} so these give the expected values too, keeping what already works. Reply with only {} in full, in one fenced code block.",
+        names.join(", "),
+        fence_language(file),
+        current.trim_end(),
+        failing.trim_end(),
+        if one { "it" } else { "them" },
+        if one { "that function" } else { "those functions" },
+    ));
+    text
+}
+
 /// New functions for a file, asked for alone: the request, the documents
 /// beside it, the file as it is, and the names to write.
 pub fn new_functions_request(

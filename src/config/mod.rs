@@ -92,6 +92,9 @@ pub enum Behaviour {
     Asserts,
     /// Alternative changes tried in scratch copies against a failing check.
     Candidates,
+    /// When no candidate passes, the best is corrected against the
+    /// checks it still fails, kept only when it fails fewer.
+    Refine,
     /// A command that now exits 0 is still questioned (output, symptom).
     Exit0,
     /// Exact values and output in an answer are held to the tools' results.
@@ -103,11 +106,12 @@ pub enum Behaviour {
 }
 
 impl Behaviour {
-    pub const ALL: [Behaviour; 8] = [
+    pub const ALL: [Behaviour; 9] = [
         Behaviour::Reread,
         Behaviour::Stall,
         Behaviour::Asserts,
         Behaviour::Candidates,
+        Behaviour::Refine,
         Behaviour::Exit0,
         Behaviour::Evidence,
         Behaviour::Rename,
@@ -120,6 +124,7 @@ impl Behaviour {
             Behaviour::Stall => "stall",
             Behaviour::Asserts => "asserts",
             Behaviour::Candidates => "candidates",
+            Behaviour::Refine => "refine",
             Behaviour::Exit0 => "exit0",
             Behaviour::Evidence => "evidence",
             Behaviour::Rename => "rename",
