@@ -97,18 +97,17 @@ fn widen(content: &str, mut s: Splice, new: &str) -> Splice {
     let Some(name) = super::guard::definitions(first_new).into_iter().next() else {
         return s;
     };
-    if new.trim().lines().count() < 2 || super::guard::definitions(header).first() != Some(&name) {
+    if super::guard::definitions(header).first() != Some(&name) {
         return s;
     }
     let whole = if header.ends_with('{') {
-        // Braces balanced, and the last line closes the definition.
+        // Braces balanced, and new_string ends where the definition
+        // closes (a one-line definition too), while old_string leaves
+        // the header's `{` (or more) in place.
         new.matches('{').count() == new.matches('}').count()
-            && new
-                .trim_end()
-                .lines()
-                .last()
-                .is_some_and(|l| l.trim_start().starts_with('}'))
-    } else if header.ends_with(':') {
+            && new.trim_end().ends_with('}')
+            && (from_inside || s.end < line_start + header.len())
+    } else if header.ends_with(':') && new.trim().lines().count() >= 2 {
         // `def f(x):` replaced by `def f(x):` and a line adds to the
         // body; old_string that starts or ends inside the line retypes it.
         (from_inside || s.end < line_start + header.len())
@@ -518,6 +517,17 @@ mod tests {
         assert_eq!(
             out,
             "class T:\n    def f(self, x):\n        return x * 2\n\n    def g(self):\n        return 1\n"
+        );
+        // A one-line definition for the header without its `{`.
+        let out = edit(
+            js,
+            "function parseQuery(qs)",
+            "function parseQuery(qs) { return { qs }; }",
+        )
+        .unwrap();
+        assert_eq!(
+            out,
+            "const A = 1;\n\nfunction parseQuery(qs) { return { qs }; }\n\nmodule.exports = { parseQuery };\n"
         );
         // The whole first line as old_string adds to the body.
         let out = edit(
