@@ -2765,6 +2765,56 @@ fn the_best_candidate_is_corrected_against_the_checks_it_still_fails() {
 }
 
 #[test]
+fn the_requests_checks_run_again_after_a_later_change_and_the_receipt_gives_the_end() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let stub = "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return ''  # TODO\n";
+    let rules = "Examples:\n\n- `label(1)` returns `'one'`\n- `label(2)` returns `'two'`\n- `label(3)` returns `'many'`\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "lab.py", "content": "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one' if n == 1 else 'two'\n"}),
+        ),
+        text("Done."),
+        // Told label(3) fails, the model makes it worse.
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "lab.py", "old_string": "return 'one' if n == 1 else 'two'", "replacement": "return 'many'"}),
+        ),
+        text("Fixed label(3)."),
+        text("label(3) works now; 1 and 2 do not."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("lab.py", stub);
+    ws.write("RULES.md", rules);
+    let out = ws.run(
+        &server,
+        "Implement label in lab.py; RULES.md has the rules.",
+        &["-json", "-harness-off", "candidates"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("1 of 3 check(s) from the request's examples fail"),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 5, "{err}");
+    let told = last_user(&server.requests()[4]);
+    assert!(
+        told.contains("mm ran the request's checks again on the code as it is now: 2 of 3 fail. The last change made it worse: 2 fail now, 1 before it.")
+            && told.contains("FAILED: assert label(1) == 'one'  (it gives 'many')"),
+        "{told}"
+    );
+    // The receipt gives the checks as the turn left the code.
+    assert!(err.contains("request checks: 2 of 3 failed"), "{err}");
+    assert!(!err.contains("request checks: 1 of 3 failed"), "{err}");
+}
+
+#[test]
 fn a_file_handed_back_unchanged_gets_the_missing_function_asked_for_alone() {
     let blog = "\"\"\"Blog.\"\"\"\n\n\ndef word_count(text):\n    return len(text.split())\n";
     let slug = "def slugify(title, max_length=60):\n    return '-'.join(title.lower().split())[:max_length]\n";

@@ -249,12 +249,14 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Option<String> {
         if !self.on(Behaviour::Asserts)
-            || st.asserts_tried
             || st.question
             || st.written.is_empty()
             || !self.tools.sandbox.fence().is_on()
         {
             return None;
+        }
+        if st.asserts_tried {
+            return self.recheck_request(st, cancel).await;
         }
         // With a test or a command to judge the change, only the
         // request's own examples run (they cost no request): the tests
@@ -341,7 +343,9 @@ impl Agent {
             return None;
         }
         st.request_checks = Some(cmd.clone());
+        st.request_checks_total = checks.len();
         let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAILED: ")).collect();
+        st.request_checked = Some((self.written_now(st), failed.len()));
         let source = if from_examples == checks.len() {
             "the request's examples"
         } else {
@@ -390,6 +394,78 @@ impl Agent {
         };
         Some(format!(
             "mm checked the change against the request's own words (its examples, and checks written from it alone, not from your code):\n{failure}{made}{next}\n{}",
+            harness::restate(&st.prompt)
+        ))
+    }
+
+    /// The written files' contents as they are now, to tell whether
+    /// anything changed since the request's checks last ran.
+    pub(super) fn written_now(&self, st: &TurnState) -> String {
+        st.written
+            .iter()
+            .map(|p| format!("{p}\0{}\0", self.content_now(p).unwrap_or_default()))
+            .collect()
+    }
+
+    /// The request's checks again, when the written files changed since
+    /// they last ran (a correction of the model's, a candidate): the
+    /// receipt gives how the change stands at the end, not at the first
+    /// write, and the model hears of what still fails (twice a turn at
+    /// most), and whether its last change made it worse.
+    async fn recheck_request(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let cmd = st.request_checks.clone()?;
+        let now = self.written_now(st);
+        let before = match &st.request_checked {
+            Some((seen, _)) if *seen == now => return None,
+            Some((_, k)) => Some(*k),
+            None => None,
+        };
+        let (code, out) = self.run_request_checks(&cmd, cancel).await?;
+        let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAILED: ")).collect();
+        st.request_checked = Some((now, failed.len()));
+        let total = st.request_checks_total;
+        st.candidate_notes
+            .retain(|n| !n.starts_with("request checks:"));
+        if failed.is_empty() && code == Some(0) {
+            self.notice(
+                Level::Info,
+                format!("{total} check(s) from the request pass after the last change"),
+            );
+            st.candidate_notes
+                .push(format!("request checks: {total} passed"));
+            return None;
+        }
+        st.candidate_notes.push(format!(
+            "request checks: {} of {total} failed",
+            failed.len()
+        ));
+        if st.request_rechecks >= 2 {
+            return None;
+        }
+        st.request_rechecks += 1;
+        let worse = match before {
+            Some(k) if failed.len() > k => format!(
+                " The last change made it worse: {} fail now, {k} before it.",
+                failed.len()
+            ),
+            _ => String::new(),
+        };
+        self.notice(
+            Level::Warning,
+            format!(
+                "{} of {total} check(s) from the request fail after the last change; telling the model",
+                failed.len()
+            ),
+        );
+        let failure = failed.join("\n");
+        st.last_failure = Some(failure.clone());
+        Some(format!(
+            "mm ran the request's checks again on the code as it is now: {} of {total} fail.{worse}\n{failure}\nIf the request says otherwise and a check is wrong, say which and why. Otherwise fix the code with edit_file.\n{}",
+            failed.len(),
             harness::restate(&st.prompt)
         ))
     }

@@ -299,6 +299,14 @@ impl Agent {
                     if !still.is_empty() {
                         st.last_failure = Some(still.clone());
                     }
+                    st.request_checked = Some((self.written_now(st), still.lines().count()));
+                    st.candidate_notes
+                        .retain(|n| !n.starts_with("request checks:"));
+                    st.candidate_notes.push(format!(
+                        "request checks: {} of {} failed",
+                        still.lines().count(),
+                        st.request_checks_total
+                    ));
                     return Some(format!(
                         "\n[mm asked for {} {n} time(s) and tried each in a scratch copy: none passes every check; the one that fails fewest ({k}, not {now}) is in {} now. What still fails:]\n{still}\nFix that with edit_file, or say why a check is wrong.",
                         changed.join(", "),
@@ -324,6 +332,15 @@ impl Agent {
             return None;
         }
         st.candidate_notes.push(words.clone());
+        if command == REQUEST_CHECKS {
+            st.request_checked = Some((self.written_now(st), 0));
+            st.candidate_notes
+                .retain(|n| !n.starts_with("request checks:"));
+            st.candidate_notes.push(format!(
+                "request checks: {} passed",
+                st.request_checks_total
+            ));
+        }
         self.notice(
             Level::Info,
             format!(

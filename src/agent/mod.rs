@@ -2517,6 +2517,12 @@ struct TurnState {
     asserts_tried: bool,
     /// Their command, a check candidates are tried against too.
     request_checks: Option<String>,
+    /// How many checks it holds, the written files as they were when it
+    /// last ran and how many failed then, and how many times the model
+    /// was told of a later run.
+    request_checks_total: usize,
+    request_checked: Option<(String, usize)>,
+    request_rechecks: u32,
     /// What the request's command printed when it last passed.
     repro_output: Option<String>,
     /// The model was asked once whether a now-passing command's output is
