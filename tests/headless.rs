@@ -1442,3 +1442,34 @@ fn a_fifo_where_git_looks_turns_no_checkpoint_off() {
     assert!(ids.iter().any(|id| holds(id, "keep.txt")), "{ids:?}");
     assert!(ids.iter().any(|id| holds(id, "gen/f1000.txt")), "{ids:?}");
 }
+
+/// A message that cannot fit the window even alone is refused before it
+/// is sent, with its size and the window; one that fits goes.
+#[test]
+fn a_message_larger_than_the_window_is_refused_before_it_is_sent() {
+    let server = Server::start(vec![text("fine")]);
+    let ws = Workspace::new();
+    ws.write("agent.yaml", "contextWindow: 8192\n");
+    let pasted = "log line with some words in it\n".repeat(2000);
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", &pasted, "-url", &server.url()])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the message is 61 KB")
+            && err.contains("8192-token context window")
+            && err.contains("it was not sent"),
+        "{err}"
+    );
+    assert!(server.requests().is_empty(), "{err}");
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", &pasted[..4000], "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 1);
+}

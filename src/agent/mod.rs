@@ -587,6 +587,27 @@ impl Agent {
             turn,
             prompt: prompt.to_string(),
         });
+        if let Some(why) = self.oversized(prompt) {
+            self.bus.publish(AgentEvent::TurnFinished {
+                turn,
+                outcome: Outcome::Failed,
+                answer: String::new(),
+                error: Some(why.clone()),
+            });
+            return TurnResult {
+                turn,
+                outcome: Outcome::Failed,
+                answer: String::new(),
+                written: Vec::new(),
+                changed_by_commands: Vec::new(),
+                warnings: Vec::new(),
+                error: Some(why),
+                tests: None,
+                unbacked: Vec::new(),
+                requests: 0,
+                usage: Default::default(),
+            };
+        }
         let mut state = TurnState {
             prompt: prompt.to_string(),
             piped: std::mem::take(&mut self.piped_next),

@@ -176,6 +176,31 @@ impl super::Agent {
         Some(text)
     }
 
+    /// A message that cannot fit the window even with nothing else of the
+    /// conversation beside it (the system prompt, the tools and room for
+    /// a reply): what to tell the user instead of sending it. The server
+    /// would refuse it after reading it, seconds later.
+    pub(super) fn oversized(&self, text: &str) -> Option<String> {
+        let window = self.context_window?;
+        let tokens = |bytes: usize| (bytes as f64 / self.bytes_per_token).round() as u64;
+        let system = &self.messages[..1.min(self.messages.len())];
+        let fixed = tokens(
+            crate::llm::build_body(&self.chat_request(system, true))
+                .to_string()
+                .len(),
+        );
+        let reply = window / 8;
+        let message = tokens(text.len());
+        let free = window.saturating_sub(fixed + reply);
+        if message <= free {
+            return None;
+        }
+        Some(format!(
+            "the message is {} KB (~{message} tokens) and the {window}-token context window has room for ~{free} (the system prompt and tools take ~{fixed}, and the reply needs room): it was not sent. Send a smaller part, or name the file instead of pasting it (the model reads it in pieces)",
+            text.len().div_ceil(1024)
+        ))
+    }
+
     /// Learns the bytes per token from a request the server measured.
     pub(super) fn calibrate(&mut self, body_bytes: usize, prompt_tokens: u64) {
         if prompt_tokens >= 100 {
