@@ -1473,3 +1473,42 @@ fn a_message_larger_than_the_window_is_refused_before_it_is_sent() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 1);
 }
+
+/// A command's output larger than a quarter of what the window leaves
+/// free reaches the model cut to its first and last lines, with the lines
+/// left out named; no request goes over the window.
+#[test]
+fn a_long_output_is_cut_to_the_window_before_the_model_gets_it() {
+    let server = Server::start(vec![
+        call("c1", "bash", json!({"command": "seq 1 1500"})),
+        text("It counts to 1500."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("agent.yaml", "contextWindow: 4096\n");
+    let out = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-yolo",
+            "-p",
+            "what does seq 1 1500 print last?",
+            "-url",
+            &server.url(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{}", stderr(&out));
+    let results = tool_results(&reqs[1]);
+    let (_, seen) = results.iter().find(|(id, _)| id == "c1").unwrap();
+    // The first lines and the last (with the exit code line mm adds).
+    assert!(seen.starts_with("1\n2\n"), "{seen}");
+    assert!(seen.contains("\n1499\n1500\n[exit code 0"), "{seen}");
+    assert!(
+        seen.contains("of 1501 left out to fit the 4096-token context window"),
+        "{seen}"
+    );
+    // Under a quarter of the window's bytes (about 3.6 a token).
+    assert!(seen.len() < 4096 * 36 / 40, "{}", seen.len());
+}

@@ -1904,7 +1904,9 @@ impl Agent {
             status: out.status,
             output: text,
         });
-        self.push_with(Message::tool_result(&call.id, out.text), Some(out.status))
+        // The front ends show the whole output; the model gets what fits.
+        let sent = self.fit_output(&out.text).unwrap_or(out.text);
+        self.push_with(Message::tool_result(&call.id, sent), Some(out.status))
     }
 
     async fn run_batch(

@@ -45,6 +45,43 @@ impl Shed {
     }
 }
 
+/// The first and last lines of `text` within about `cap` bytes (a third
+/// for the start, the rest for the end), and a line in between that says
+/// which lines were left out and how to see them.
+fn head_and_tail_lines(text: &str, cap: usize, window: u64) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let n = lines.len();
+    let mut head = 0;
+    let mut used = 0;
+    while head < n && used + lines[head].len() <= cap / 3 {
+        used += lines[head].len();
+        head += 1;
+    }
+    let mut tail = n;
+    let mut used = 0;
+    while tail > head && used + lines[tail - 1].len() <= cap - cap / 3 {
+        used += lines[tail - 1].len();
+        tail -= 1;
+    }
+    if tail <= head || (head == 0 && tail == n) {
+        // A few very long lines: bytes, not lines.
+        return super::compact::capped(text, cap);
+    }
+    let mut out: String = lines[..head].concat();
+    if !out.ends_with('\n') && !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "[lines {}–{} of {n} left out to fit the {window}-token context window; to see them, narrow the output: read_file with offset and limit, or the command again with `| sed -n '{},{}p'` or `| grep …`]\n",
+        head + 1,
+        tail,
+        head + 1,
+        tail
+    ));
+    out.push_str(&lines[tail..].concat());
+    out
+}
+
 /// What the model sees in place of an output that was left out.
 fn placeholder(bytes: usize) -> String {
     format!(
@@ -176,6 +213,30 @@ impl super::Agent {
         Some(text)
     }
 
+    /// Tokens the system prompt and the tools take in every request.
+    fn fixed_tokens(&self) -> u64 {
+        let system = &self.messages[..1.min(self.messages.len())];
+        let bytes = crate::llm::build_body(&self.chat_request(system, true))
+            .to_string()
+            .len();
+        (bytes as f64 / self.bytes_per_token).round() as u64
+    }
+
+    /// A tool output sized to the window before the model gets it: at most
+    /// a quarter of what the system prompt and the tools leave free, its
+    /// first and last lines kept (the end, where errors and summaries
+    /// are, gets two thirds), and which lines were left out said in their
+    /// place. None when it fits (or the window is not known).
+    pub(super) fn fit_output(&self, text: &str) -> Option<String> {
+        let window = self.context_window?;
+        let free = window.saturating_sub(self.fixed_tokens());
+        let cap = ((free / 4) as f64 * self.bytes_per_token) as usize;
+        if text.len() <= cap.max(SMALL_OUTPUT) {
+            return None;
+        }
+        Some(head_and_tail_lines(text, cap, window))
+    }
+
     /// A message that cannot fit the window even with nothing else of the
     /// conversation beside it (the system prompt, the tools and room for
     /// a reply): what to tell the user instead of sending it. The server
@@ -183,12 +244,7 @@ impl super::Agent {
     pub(super) fn oversized(&self, text: &str) -> Option<String> {
         let window = self.context_window?;
         let tokens = |bytes: usize| (bytes as f64 / self.bytes_per_token).round() as u64;
-        let system = &self.messages[..1.min(self.messages.len())];
-        let fixed = tokens(
-            crate::llm::build_body(&self.chat_request(system, true))
-                .to_string()
-                .len(),
-        );
+        let fixed = self.fixed_tokens();
         let reply = window / 8;
         let message = tokens(text.len());
         let free = window.saturating_sub(fixed + reply);
@@ -340,6 +396,33 @@ impl super::Agent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_output_keeps_its_first_and_last_lines_and_says_which_went() {
+        let text: String = (1..=1500).map(|i| format!("line {i}\n")).collect();
+        let out = head_and_tail_lines(&text, 3000, 4096);
+        assert!(out.starts_with("line 1\nline 2\n"), "{out}");
+        assert!(out.ends_with("line 1499\nline 1500\n"), "{out}");
+        assert!(out.len() < 3300, "{}", out.len());
+        let said = out.lines().find(|l| l.starts_with("[lines ")).unwrap();
+        let kept_head = out.lines().take_while(|l| !l.starts_with('[')).count();
+        assert!(
+            said.starts_with(&format!("[lines {}–", kept_head + 1))
+                && said.contains("of 1500 left out to fit the 4096-token context window"),
+            "{said}"
+        );
+        // Every line is either kept or named as left out.
+        let kept = out.lines().filter(|l| l.starts_with("line ")).count();
+        let (a, b) = said
+            .trim_start_matches("[lines ")
+            .split_once(" of")
+            .unwrap()
+            .0
+            .split_once('–')
+            .unwrap();
+        let gone = b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1;
+        assert_eq!(kept + gone, 1500);
+    }
 
     #[test]
     fn figures_read_as_the_server_gave_them() {
