@@ -1,5 +1,6 @@
 //! Compaction against the scripted server with a 4096-token window: the
-//! automatic trigger, the refusals (a cut summary, one not smaller), a
+//! automatic trigger, the refusals (a cut summary, one not smaller: the
+//! oldest output is left out instead), a
 //! summary request that overflows retried on its newer half, a kill in
 //! the middle leaving a session that resumes whole, and `/compact` with a
 //! focus.
@@ -171,7 +172,7 @@ fn near_the_window_the_older_part_becomes_a_summary_and_the_task_stays_word_for_
 }
 
 #[test]
-fn a_summary_cut_by_the_token_limit_is_refused_and_nothing_changes() {
+fn a_summary_cut_by_the_token_limit_is_refused_and_the_oldest_output_goes_instead() {
     let ws = workspace();
     let server = Server::start(script(vec![
         length_text("SUMMARY that goes on and"),
@@ -181,15 +182,24 @@ fn a_summary_cut_by_the_token_limit_is_refused_and_nothing_changes() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("could not compact the conversation: the summary was cut by the token limit"),
+        err.contains("could not compact the conversation: the summary was cut by the token limit")
+            && err.contains("; left out 1 old tool output from what the model sees instead"),
         "{err}"
     );
+    // Not on over the window: the oldest output is left out of the next
+    // request (the newest kept), and the log keeps it; no compaction.
     let reqs = server.requests();
+    let next = sent_text(&reqs[3]);
     assert!(
-        sent_text(&reqs[3]).contains("one line 5:"),
-        "the conversation is whole"
+        !next.contains("one line 5:") && next.contains("two line 5:"),
+        "{next}"
     );
-    assert!(!log_records(&ws).iter().any(|r| r["type"] == "compacted"));
+    let recs = log_records(&ws);
+    assert!(!recs.iter().any(|r| r["type"] == "compacted"));
+    assert!(
+        recs.iter().any(|r| r["type"] == "message"
+            && r["content"].as_str().unwrap_or("").contains("one line 5:"))
+    );
 }
 
 #[test]
@@ -204,7 +214,7 @@ fn a_summary_no_smaller_than_what_it_replaces_is_refused() {
         "{}",
         stderr(&out)
     );
-    assert!(sent_text(&server.requests()[3]).contains("one line 5:"));
+    assert!(sent_text(&server.requests()[3]).contains("two line 5:"));
     assert!(!log_records(&ws).iter().any(|r| r["type"] == "compacted"));
 }
 

@@ -183,7 +183,9 @@ fn an_overflow_leaves_old_outputs_out_and_asks_again() {
     );
     ws.write("b.txt", &"bravo line of the second file\n".repeat(100));
     // Compaction off: what is left out when it is not there, or refused.
-    ws.write("agent.yaml", "compactAt: 0\n");
+    // The window mm is told of holds each read whole (outputs are cut to
+    // a quarter of it); the server then says it is smaller.
+    ws.write("agent.yaml", "compactAt: 0\ncontextWindow: 32768\n");
     let server = Server::start(vec![
         call("c1", "read_file", json!({"path": "a.txt"})),
         call("c2", "read_file", json!({"path": "b.txt"})),

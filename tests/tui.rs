@@ -445,8 +445,10 @@ fn an_overflow_does_not_kill_the_session_and_the_bar_counts_the_next_request() {
         "a.txt",
         &"alpha line of the first file, a long one to fill\n".repeat(450),
     );
-    // Compaction off: what happens when it is not there, or refused.
-    ws.write("agent.yaml", "compactAt: 0\n");
+    // Compaction off: what happens when it is not there, or refused. The
+    // window mm is told of holds the read whole (outputs are cut to a
+    // quarter of it); the server then says it is smaller.
+    ws.write("agent.yaml", "compactAt: 0\ncontextWindow: 32768\n");
     let url = server.url();
     let mut s = Screen::start(&ws, &["-tui", "-url", &url, "agent.yaml"], 30, 140);
     s.wait_for("Ask mm to do something");

@@ -87,9 +87,19 @@ impl Agent {
         if let Err(why) = self.compact(Trigger::Auto, cancel).await {
             self.compact_retry_at = self.messages.len() + RETRY_AFTER;
             if !cancel.is_cancelled() {
+                // Not on over the window: the oldest outputs go instead.
+                let words = match self.shed_instead_of_summary() {
+                    Some(parts) => {
+                        self.publish_context();
+                        format!(
+                            "left out {parts} from what the model sees instead (the log keeps them)"
+                        )
+                    }
+                    None => "going on without".to_string(),
+                };
                 self.notice(
                     Level::Warning,
-                    format!("could not compact the conversation: {why}; going on without"),
+                    format!("could not compact the conversation: {why}; {words}"),
                 );
             }
         }

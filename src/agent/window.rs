@@ -276,6 +276,36 @@ impl super::Agent {
         window: Option<u64>,
         body_bytes: usize,
     ) -> Option<String> {
+        let parts = self.leave_out(requested, window, body_bytes)?;
+        Some(format!(
+            "the request outgrew the context window{}: left out {parts} from what the model sees (the log keeps them) and asked again",
+            figures(requested, window.or(self.context_window)),
+        ))
+    }
+
+    /// When a summary could not be made near the window: the oldest
+    /// outputs (then turns) left out before the request goes over, as
+    /// after an overflow. What was left out, or None.
+    pub(super) fn shed_instead_of_summary(&mut self) -> Option<String> {
+        let window = self.context_window?;
+        let next = self.next_request_tokens();
+        let at = u64::from(self.settings.compact_at.max(1));
+        if next * 100 <= window * at {
+            return None;
+        }
+        let bytes = (next as f64 * self.bytes_per_token) as usize;
+        self.leave_out(None, Some(window), bytes)
+    }
+
+    /// Leaves out of what the model sees enough to get back under the
+    /// target: old outputs, then early turns, then the newest outputs.
+    /// What was left out, in words, or None when nothing could be.
+    fn leave_out(
+        &mut self,
+        requested: Option<u64>,
+        window: Option<u64>,
+        body_bytes: usize,
+    ) -> Option<String> {
         if let Some(r) = requested {
             self.calibrate(body_bytes, r);
         }
@@ -359,11 +389,7 @@ impl super::Agent {
                 if newest == 1 { "" } else { "s" }
             ));
         }
-        Some(format!(
-            "the request outgrew the context window{}: left out {} from what the model sees (the log keeps them) and asked again",
-            figures(requested, window.or(self.context_window)),
-            parts.join(" and ")
-        ))
+        Some(parts.join(" and "))
     }
 
     /// Leaves one tool output out; the bytes that saves.
