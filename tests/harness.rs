@@ -2659,33 +2659,54 @@ fn a_stubs_specification_examples_judge_fresh_candidates() {
     );
 }
 
+/// A stub whose rules file gives three examples, for the tests of
+/// candidates judged by them.
+fn label_workspace() -> Workspace {
+    let ws = Workspace::new();
+    ws.write(
+        "lab.py",
+        "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return ''  # TODO\n",
+    );
+    ws.write(
+        "RULES.md",
+        "Examples:\n\n- `label(1)` returns `'one'`\n- `label(2)` returns `'two'`\n- `label(3)` returns `'many'`\n",
+    );
+    ws
+}
+
+/// The model's first try at the stub: right for 1 only.
+fn label_first_write() -> Reply {
+    call(
+        "c1",
+        "write_file",
+        json!({"path": "lab.py", "content": "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one'\n"}),
+    )
+}
+
+/// Three candidates: the 2nd fails one example, the others two.
+fn label_candidates() -> Vec<Reply> {
+    vec![
+        text("```python\ndef label(n):\n    return 'two'\n```"),
+        text("```python\ndef label(n):\n    return 'one' if n == 1 else 'two'\n```"),
+        text("```python\ndef label(n):\n    return {1: 'one'}.get(n, 'many')\n```"),
+    ]
+}
+
 #[test]
 fn when_no_candidate_passes_the_one_failing_fewest_of_the_requests_examples_is_kept() {
     if !fence_works() {
         skip("no working fence here");
         return;
     }
-    let stub = "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return ''  # TODO\n";
-    let rules = "Examples:\n\n- `label(1)` returns `'one'`\n- `label(2)` returns `'two'`\n- `label(3)` returns `'many'`\n";
     let server = Server::with_side(
         vec![
-            call(
-                "c1",
-                "write_file",
-                json!({"path": "lab.py", "content": "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one'\n"}),
-            ),
+            label_first_write(),
             text("Done."),
             text("label handles 1 and 2; 3 still fails."),
         ],
-        vec![
-            text("```python\ndef label(n):\n    return 'two'\n```"),
-            text("```python\ndef label(n):\n    return 'one' if n == 1 else 'two'\n```"),
-            text("```python\ndef label(n):\n    return {1: 'one'}.get(n, 'many')\n```"),
-        ],
+        label_candidates(),
     );
-    let ws = Workspace::new();
-    ws.write("lab.py", stub);
-    ws.write("RULES.md", rules);
+    let ws = label_workspace();
     let out = ws.run(
         &server,
         "Implement label in lab.py; RULES.md has the rules.",
@@ -2717,29 +2738,22 @@ fn the_best_candidate_is_corrected_against_the_checks_it_still_fails() {
         skip("no working fence here");
         return;
     }
-    let stub = "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return ''  # TODO\n";
-    let rules = "Examples:\n\n- `label(1)` returns `'one'`\n- `label(2)` returns `'two'`\n- `label(3)` returns `'many'`\n";
     let server = Server::with_side(
         vec![
-            call(
-                "c1",
-                "write_file",
-                json!({"path": "lab.py", "content": "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one'\n"}),
-            ),
+            label_first_write(),
             text("Done."),
             text("label follows RULES.md."),
         ],
-        vec![
-            text("```python\ndef label(n):\n    return 'two'\n```"),
-            text("```python\ndef label(n):\n    return 'one' if n == 1 else 'two'\n```"),
-            text("```python\ndef label(n):\n    return {1: 'one'}.get(n, 'many')\n```"),
+        {
+            let mut side = label_candidates();
             // Asked to correct the best (it fails only label(3)).
-            text("```python\ndef label(n):\n    return {1: 'one', 2: 'two'}.get(n, 'many')\n```"),
-        ],
+            side.push(text(
+                "```python\ndef label(n):\n    return {1: 'one', 2: 'two'}.get(n, 'many')\n```",
+            ));
+            side
+        },
     );
-    let ws = Workspace::new();
-    ws.write("lab.py", stub);
-    ws.write("RULES.md", rules);
+    let ws = label_workspace();
     let out = ws.run(
         &server,
         "Implement label in lab.py; RULES.md has the rules.",
@@ -2770,8 +2784,6 @@ fn the_requests_checks_run_again_after_a_later_change_and_the_receipt_gives_the_
         skip("no working fence here");
         return;
     }
-    let stub = "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return ''  # TODO\n";
-    let rules = "Examples:\n\n- `label(1)` returns `'one'`\n- `label(2)` returns `'two'`\n- `label(3)` returns `'many'`\n";
     let server = Server::start(vec![
         call(
             "c1",
@@ -2788,9 +2800,7 @@ fn the_requests_checks_run_again_after_a_later_change_and_the_receipt_gives_the_
         text("Fixed label(3)."),
         text("label(3) works now; 1 and 2 do not."),
     ]);
-    let ws = Workspace::new();
-    ws.write("lab.py", stub);
-    ws.write("RULES.md", rules);
+    let ws = label_workspace();
     let out = ws.run(
         &server,
         "Implement label in lab.py; RULES.md has the rules.",
