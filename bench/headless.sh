@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Wall time, CPU time and peak memory of one headless 2,000-token answer from
-# an instant server: `mm -p` against a plain `curl` of the same stream.
+# an instant server: `mm -p` against a plain `curl` of the same stream, and
+# against the floor: `sh` running `curl` for the same exchange mm makes
+# (the server's /props for the window, then the streamed answer). The last
+# line gives mm's CPU as a multiple of the floor's (issue 32's goal: 1.3).
 #
 #   bench/headless.sh [MM_BINARY] [RUNS]     (default: target/release/mm, 10 runs)
 #
@@ -49,11 +52,22 @@ wall = statistics.median(r[0] for r in rows)
 cpu = statistics.median(r[1] for r in rows)
 rss = statistics.median(r[2] for r in rows)
 print(f"{label:<22} wall {wall:.3f} s   cpu {cpu:.3f} s   max RSS {rss:.1f} MiB   ({len(rows)} runs)")
+with open(errf + ".cpu", "a") as f:
+    f.write(f"{label} {cpu}\n")
 PY
 }
 
+CHAT=(curl -sN -X POST -H 'Content-Type: application/json' --data-binary "@$BODY" "http://127.0.0.1:$PORT/v1/chat/completions")
+measure sh+curl-floor sh -c 'curl -s "$1/props" >/dev/null && shift && exec "$@"' sh "http://127.0.0.1:$PORT" "${CHAT[@]}"
 measure curl curl -sN -X POST -H 'Content-Type: application/json' --data-binary "@$BODY" "http://127.0.0.1:$PORT/v1/chat/completions"
 cd "$WORK"
 measure mm-model-given "$MM" -p hi -url "http://127.0.0.1:$PORT/v1" -model instant
 measure mm-no-config env MM_LOCAL_ENDPOINTS="http://127.0.0.1:$PORT/v1" "$MM" -p hi
+python3 - "$WORK/stderr.cpu" <<'PY'
+import sys
+cpu = dict(line.split() for line in open(sys.argv[1]))
+floor = float(cpu["sh+curl-floor"])
+print(f"mm CPU / floor: {float(cpu['mm-model-given']) / floor:.2f}x (model given), "
+      f"{float(cpu['mm-no-config']) / floor:.2f}x (no config)")
+PY
 rm -rf "$WORK"

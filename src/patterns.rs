@@ -6,21 +6,35 @@ use regex::Regex;
 /// A regex whose lazy DFA keeps a small cache: these run once or twice a
 /// turn over a reply, and the default cache (2 MiB each, grown as a long
 /// reply is scanned) cost a headless run a megabyte of memory.
+///
+/// `\w`, `\s`, `\b`, `\d` and `(?i)` are ASCII: the patterns look for
+/// English words and code names, and their Unicode forms compiled to
+/// automata that took half of a headless run's CPU (a `(?i)` word class
+/// repeated is thousands of states). A pattern that can only be written
+/// with Unicode on (one that could match invalid UTF-8 without it) keeps it.
 pub(crate) fn regex(pattern: &str) -> Result<Regex, regex::Error> {
-    regex::RegexBuilder::new(pattern)
-        .dfa_size_limit(64 * 1024)
-        .build()
+    let build = |unicode: bool| {
+        regex::RegexBuilder::new(pattern)
+            .unicode(unicode)
+            .dfa_size_limit(64 * 1024)
+            .build()
+    };
+    build(false).or_else(|_| build(true))
 }
 
-/// A byte regex for prompts and replies whose pattern repeats a "any
-/// character but" class a bounded number of times (`[^.\n]{0,30}`): as
-/// a byte class, `(?-u:[^.\n])`, each repeat is one byte, where the
-/// Unicode class compiled to a large automaton per repeat (a megabyte
+/// A byte regex for prompts and replies, ASCII classes as [`regex`].
+/// Its patterns repeat an "any character but" class a bounded number of
+/// times (`[^.\n]{0,30}`): as a byte class each repeat is one byte, where
+/// the Unicode class compiled to a large automaton per repeat (a megabyte
 /// for a 200-repeat).
 pub(crate) fn bytes_regex(pattern: &str) -> Result<regex::bytes::Regex, regex::Error> {
-    regex::bytes::RegexBuilder::new(pattern)
-        .dfa_size_limit(64 * 1024)
-        .build()
+    let build = |unicode: bool| {
+        regex::bytes::RegexBuilder::new(pattern)
+            .unicode(unicode)
+            .dfa_size_limit(64 * 1024)
+            .build()
+    };
+    build(false).or_else(|_| build(true))
 }
 
 /// A path that holds tests by the usual conventions.
@@ -34,4 +48,25 @@ pub fn is_test_file(path: &str) -> bool {
         || path.starts_with("tests/")
         || path.contains("/tests/")
         || path.starts_with("test/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_are_ascii_and_a_pattern_that_needs_unicode_keeps_it() {
+        let word = regex(r"(?i)\bfix\b").unwrap();
+        assert!(word.is_match("Please FIX it"));
+        assert!(!word.is_match("prefix"));
+        // `\w` is ASCII: the name stops at the accent.
+        let name = regex(r"\w+").unwrap();
+        assert_eq!(name.find("héllo").unwrap().as_str(), "h");
+        // `.` over a `&str` needs Unicode (it could match half a
+        // character): the pattern is built with it, not refused.
+        let any = regex("a.b").unwrap();
+        assert!(any.is_match("a→b"));
+        let bytes = bytes_regex(r"(?i)(?-u:\b)tests?(?-u:[^.\n]){0,30}pass").unwrap();
+        assert!(bytes.is_match(b"The Tests now pass"));
+    }
 }

@@ -347,6 +347,26 @@ fn prune_removes_other_sessions_refs() {
 }
 
 #[test]
+fn old_sessions_are_pruned_once_a_day() {
+    let d = repo();
+    let p = d.path();
+    let sh = shadows();
+    let mut a = Store::open_in(p, "20200101-000000-aaaaaa", sh.path()).unwrap();
+    a.checkpoint(Kind::Turn, 1, "t").unwrap();
+    let b = Store::open_in(p, "20991231-000000-bbbbbb", sh.path()).unwrap();
+    assert_eq!(b.prune_older_than(30).unwrap(), 1);
+    // A second old session the same day stays until tomorrow's start.
+    let mut c = Store::open_in(p, "20200102-000000-cccccc", sh.path()).unwrap();
+    c.checkpoint(Kind::Turn, 1, "t").unwrap();
+    assert_eq!(b.prune_older_than(30).unwrap(), 0);
+    assert!(git(p, &["for-each-ref", "refs/mm"]).contains("/20200102-"));
+    // Another day: it goes.
+    std::fs::write(p.join(".git/mm-pruned"), "20200103").unwrap();
+    assert_eq!(b.prune_older_than(30).unwrap(), 1);
+    assert!(!git(p, &["for-each-ref", "refs/mm"]).contains("/20200102-"));
+}
+
+#[test]
 fn binary_files_come_back_and_huge_ones_are_left_alone() {
     let d = repo();
     let p = d.path();

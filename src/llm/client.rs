@@ -354,6 +354,7 @@ impl LlmClient {
                 }
                 std::future::ready(true)
             })
+            .flat_map(|chunk| futures::stream::iter(by_lines(chunk)))
             .eventsource();
         let mut asm = Assembler::new();
         let mut first_token_ms = None;
@@ -887,9 +888,44 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
+/// A received chunk cut after each line feed (no copy): the event-stream
+/// parser copies what follows each line it takes out of its buffer, so a
+/// whole reply arriving in one chunk (an instant server, a buffering
+/// proxy) cost time in the square of its size.
+fn by_lines<E>(chunk: Result<bytes::Bytes, E>) -> Vec<Result<bytes::Bytes, E>> {
+    let Ok(bytes) = chunk else {
+        return vec![chunk];
+    };
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if *b == b'\n' {
+            out.push(Ok(bytes.slice(start..i + 1)));
+            start = i + 1;
+        }
+    }
+    if start < bytes.len() {
+        out.push(Ok(bytes.slice(start..)));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chunk_is_cut_after_each_line_and_nothing_is_lost() {
+        let whole = bytes::Bytes::from_static(b"data: a\n\ndata: b\npart");
+        let parts: Vec<bytes::Bytes> = by_lines::<()>(Ok(whole.clone()))
+            .into_iter()
+            .map(|p| p.unwrap())
+            .collect();
+        let texts: Vec<&[u8]> = parts.iter().map(|p| p.as_ref()).collect();
+        assert_eq!(texts, vec![&b"data: a\n"[..], b"\n", b"data: b\n", b"part"]);
+        assert_eq!(parts.concat(), whole.to_vec());
+        assert!(by_lines::<&str>(Err("cut")).pop().unwrap().is_err());
+    }
 
     #[test]
     fn the_budget_counts_across_callers() {
