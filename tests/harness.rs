@@ -2095,10 +2095,13 @@ fn an_edit_task_stalled_on_reads_gets_the_file_asked_for_whole() {
         vec![
             call("c1", "read_file", json!({"path": "dur.py"})),
             call("c2", "read_file", json!({"path": "SPEC.md"})),
-            call("c3", "read_file", json!({"path": "dur.py"})),
             text("Implemented parse."),
         ],
-        vec![text(&format!("```python\n{done}```"))],
+        vec![
+            text(&format!("```python\n{done}```")),
+            // The checks written from the request and the spec it names.
+            text("```python\nassert parse('2m') == 120\nassert parse('3m') == 180\n```"),
+        ],
     );
     let ws = Workspace::new();
     ws.write("dur.py", stub);
@@ -2111,7 +2114,8 @@ fn an_edit_task_stalled_on_reads_gets_the_file_asked_for_whole() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(ws.read("dur.py"), done, "{}", stderr(&out));
     let side = server.side_requests();
-    assert_eq!(side.len(), 1, "{}", stderr(&out));
+    let fenced = fence_works();
+    assert_eq!(side.len(), if fenced { 2 } else { 1 }, "{}", stderr(&out));
     let asked = side[0]["messages"][1]["content"].as_str().unwrap();
     assert!(asked.contains("SPEC.md:\n```\n# Durations"), "{asked}");
     assert!(
@@ -2119,11 +2123,26 @@ fn an_edit_task_stalled_on_reads_gets_the_file_asked_for_whole() {
         "{asked}"
     );
     assert!(side[0].get("tools").is_none(), "asked without tools");
-    let told = last_user(&server.requests()[3]);
+    let told = last_user(&server.requests()[2]);
     assert!(
         told.starts_with("[mm: the model read without writing for several rounds, so mm asked for the file in full as text and wrote it:]"),
         "{told}"
     );
+    if fenced {
+        // The checks were asked for from the spec's words, and with them
+        // passing the model is asked for its answer, without tools.
+        let checks = side[1]["messages"][1]["content"].as_str().unwrap();
+        assert!(checks.contains("parse('2m') is 120"), "{checks}");
+        assert!(
+            told.contains("The 2 check(s) mm wrote from the request's words pass."),
+            "{told}"
+        );
+        assert!(
+            server.requests()[2].get("tools").is_none(),
+            "answer asked without tools: {}",
+            stderr(&out)
+        );
+    }
     assert_eq!(
         json_result(&out)["written"],
         json!(["dur.py"]),
@@ -2656,6 +2675,76 @@ fn a_stubs_specification_examples_judge_fresh_candidates() {
     assert!(
         fresh.contains("FAILED: assert parse('2m') == 120  (it gives 2)"),
         "{fresh}"
+    );
+}
+
+/// A check the model wrote from the spec that every candidate fails is
+/// set aside as doubtful: the candidate that passes all the others is
+/// written, and the model is asked for its answer without tools.
+#[test]
+fn a_written_check_every_candidate_fails_is_doubted_not_obeyed() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let stub = "def clamp(x, lo, hi):\n    \"\"\"See SPEC.md.\"\"\"\n    raise NotImplementedError\n\n\ndef unit():\n    return 'm'\n";
+    let spec = "# clamp(x, lo, hi)\n\nclamp(5, 0, 10) is 5 and clamp(-3, 0, 10) is 0.\nWhen lo is greater than hi, raise ValueError.\n";
+    let wrong = stub.replace(
+        "    raise NotImplementedError\n",
+        "    return max(lo, min(x, hi))\n",
+    );
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "clamp.py", "content": wrong}),
+            ),
+            text("Implemented clamp."),
+            text("clamp follows SPEC.md now."),
+        ],
+        vec![
+            // The checks from the spec's words: the last one is wrong.
+            text(
+                "```python\nassert clamp(15, 0, 10) == 10\nraises(ValueError, lambda: clamp(1, 5, 0))\nassert clamp(10, 0, 10) == 0\n```",
+            ),
+            // Three candidates, each right, each written its own way.
+            text(
+                "```python\ndef clamp(x, lo, hi):\n    if lo > hi:\n        raise ValueError('lo > hi')\n    return max(lo, min(x, hi))\n```",
+            ),
+            text(
+                "```python\ndef clamp(x, lo, hi):\n    if hi < lo:\n        raise ValueError(hi)\n    return min(max(x, lo), hi)\n```",
+            ),
+            text(
+                "```python\ndef clamp(x, lo, hi):\n    if lo > hi:\n        raise ValueError\n    return lo if x < lo else hi if x > hi else x\n```",
+            ),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("clamp.py", stub);
+    ws.write("SPEC.md", spec);
+    let out = ws.run(
+        &server,
+        "Implement clamp in clamp.py as SPEC.md says.",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("each failed the same 1 check(s) mm wrote, set aside as doubtful"),
+        "{err}"
+    );
+    let now = ws.read("clamp.py");
+    assert!(
+        now.contains("raise ValueError('lo > hi')") && now.contains("def unit():"),
+        "{now}"
+    );
+    let reqs = server.requests();
+    let told = last_user(reqs.last().unwrap());
+    assert!(told.contains("assert clamp(10, 0, 10) == 0"), "{told}");
+    assert!(
+        reqs.last().unwrap().get("tools").is_none(),
+        "answer asked without tools"
     );
 }
 

@@ -311,11 +311,14 @@ fn a_server_over_streamable_http_is_called_too() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    // mm talks to it through a pass-through on another port that keeps
+    // what mm sends: the header must arrive with its value filled in.
+    let (front, sent) = recording_proxy(port);
     let ws = Workspace::new();
     agent(
         &ws,
         &format!(
-            "  web:\n    url: http://127.0.0.1:{port}/mcp\n    headers: {{Authorization: \"Bearer ${{MM_TEST_MCP_TOKEN}}\"}}\n    permission: allow\n    noPrefix: true\n"
+            "  web:\n    url: http://127.0.0.1:{front}/mcp\n    headers: {{Authorization: \"Bearer ${{MM_TEST_MCP_TOKEN}}\"}}\n    permission: allow\n    noPrefix: true\n"
         ),
     );
     let server = Server::start(vec![
@@ -336,6 +339,46 @@ fn a_server_over_streamable_http_is_called_too() {
     assert!(tool_names(&reqs[0]).contains(&"echo".to_string()));
     let results = tool_results(&reqs[1]);
     assert!(results[0].1.contains("over HTTP"), "{results:?}");
+    let sent = String::from_utf8_lossy(&sent.lock().unwrap()).to_ascii_lowercase();
+    assert!(sent.contains("post /mcp"), "{sent}");
+    assert!(sent.contains("authorization: bearer t0ken\r\n"), "{sent}");
+    assert!(!sent.contains("mm_test_mcp_token"), "{sent}");
+}
+
+/// A TCP pass-through from a new port on 127.0.0.1 to `port` that keeps
+/// every byte its clients send.
+fn recording_proxy(port: u16) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let front = listener.local_addr().unwrap().port();
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = sent.clone();
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(upstream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+                continue;
+            };
+            let (mut back_from, mut back_to) =
+                (upstream.try_clone().unwrap(), client.try_clone().unwrap());
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut back_from, &mut back_to);
+                let _ = back_to.shutdown(std::net::Shutdown::Write);
+            });
+            let keep = keep.clone();
+            std::thread::spawn(move || {
+                let (mut from, mut to) = (client, upstream);
+                let mut buf = [0u8; 8192];
+                while let Ok(n) = from.read(&mut buf) {
+                    if n == 0 || to.write_all(&buf[..n]).is_err() {
+                        break;
+                    }
+                    keep.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+                let _ = to.shutdown(std::net::Shutdown::Write);
+            });
+        }
+    });
+    (front, sent)
 }
 
 #[test]

@@ -20,6 +20,16 @@ use crate::tools::guard;
 
 pub const SYSTEM: &str = "You write test checks from a request. Reply with one fenced code block of Python lines and nothing else.";
 
+/// The system prompt of the request for checks in `lang`.
+fn system(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Python => SYSTEM,
+        Lang::JavaScript => {
+            "You write test checks from a request. Reply with one fenced code block of JavaScript lines and nothing else."
+        }
+    }
+}
+
 /// Tokens the checks' reply may take: about a dozen lines.
 const CHECKS_CAP: u64 = 400;
 /// At most this many checks written by the model are kept.
@@ -29,16 +39,27 @@ const MAX_EXAMPLES: usize = 16;
 /// With this many examples, no checks are asked of the model.
 const ENOUGH_EXAMPLES: usize = 3;
 
-/// The request for checks: the user's request, the functions to call and
-/// where from, and the two line shapes.
-pub fn request(prompt: &str, calls: &[(String, String)]) -> String {
+/// The request for checks: the user's words (the request and the
+/// documents it names), the functions to call and where from, and the two
+/// line shapes of the language.
+pub fn request(words: &str, calls: &[(String, String)], lang: Lang) -> String {
     let names: Vec<String> = calls
         .iter()
         .map(|(name, module)| format!("{name} (from {module})"))
         .collect();
+    let (shapes, fence) = match lang {
+        Lang::Python => (
+            "  assert CALL == EXPECTED\n  raises(ExceptionName, lambda: CALL)",
+            "python",
+        ),
+        Lang::JavaScript => (
+            "  assert.deepStrictEqual(CALL, EXPECTED);\n  assert.throws(() => CALL, ErrorName);",
+            "js",
+        ),
+    };
     format!(
-        "A developer asked for this:\n\"\"\"\n{}\n\"\"\"\nWrite 4 to 6 checks of the behaviour this request states: its examples, its rules and its edge cases, and nothing it does not state. Call {} by name. One check per line, each in one of these two shapes:\n  assert CALL == EXPECTED\n  raises(ExceptionName, lambda: CALL)\nReply with only those lines in one ```python block.",
-        prompt.trim(),
+        "A developer asked for this:\n\"\"\"\n{}\n\"\"\"\nWrite 4 to 6 checks of the behaviour this request states: its examples, its rules and its edge cases, and nothing it does not state. Call {} by name. One check per line, each in one of these two shapes:\n{shapes}\nReply with only those lines in one ```{fence} block.",
+        words.trim(),
         names.join(", ")
     )
 }
@@ -49,6 +70,69 @@ static CHECK_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     )
     .ok()
 });
+
+/// A JavaScript check line: (call, expected) or (call, error name).
+fn js_check(line: &str) -> Option<(String, Expect)> {
+    let line = line.trim().trim_end_matches(';').trim_end();
+    if let Some(args) = [
+        "assert.deepStrictEqual(",
+        "assert.strictEqual(",
+        "assert.deepEqual(",
+        "assert.equal(",
+    ]
+    .iter()
+    .find_map(|p| line.strip_prefix(p))
+    {
+        let args = args.strip_suffix(')')?;
+        let (call, expected) = split_top(args)?;
+        return Some((call.to_string(), Expect::Value(expected.to_string())));
+    }
+    let args = line.strip_prefix("assert.throws(")?.strip_suffix(')')?;
+    let (f, error) = split_top(args)?;
+    let call = f
+        .trim()
+        .strip_prefix("()")?
+        .trim_start()
+        .strip_prefix("=>")?
+        .trim();
+    let call = call
+        .strip_prefix('{')
+        .and_then(|c| c.strip_suffix('}'))
+        .map_or(call, |c| c.trim().trim_end_matches(';'));
+    let error = error.trim();
+    (!error.is_empty() && error.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then(|| (call.to_string(), Expect::Raises(error.to_string())))
+}
+
+/// `a, b` split at its one comma outside brackets and quotes.
+fn split_top(args: &str) -> Option<(&str, &str)> {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut prev = ' ';
+    let mut at = None;
+    for (i, c) in args.char_indices() {
+        match quote {
+            Some(q) if c == q && prev != '\\' => quote = None,
+            Some(_) => {}
+            None => match c {
+                '\'' | '"' | '`' => quote = Some(c),
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    if at.is_some() {
+                        return None;
+                    }
+                    at = Some(i);
+                }
+                _ => {}
+            },
+        }
+        prev = c;
+    }
+    let i = at?;
+    let (a, b) = (args[..i].trim(), args[i + 1..].trim());
+    (!a.is_empty() && !b.is_empty()).then_some((a, b))
+}
 
 /// Literals in `text`: numbers and quoted strings.
 fn literals(text: &str) -> Vec<String> {
@@ -66,7 +150,7 @@ fn stated(words: &str, expected: &str) -> bool {
     let e = expected.trim();
     if matches!(
         e,
-        "True" | "False" | "None" | "[]" | "{}" | "''" | "\"\"" | "0"
+        "True" | "False" | "None" | "true" | "false" | "null" | "[]" | "{}" | "''" | "\"\"" | "0"
     ) {
         return true;
     }
@@ -103,21 +187,28 @@ pub fn grounded_checks(words: &str, reply: &str, names: &[String]) -> Vec<Exampl
         });
     let mut out: Vec<Example> = Vec::new();
     for line in block.lines().map(str::trim) {
-        let Some(c) = re.captures(line) else {
-            continue;
+        let parsed = match re.captures(line) {
+            Some(c) => match (c.get(1), c.get(2), c.get(3), c.get(4)) {
+                (Some(call), Some(expected), _, _) => (
+                    call.as_str().to_string(),
+                    Expect::Value(expected.as_str().to_string()),
+                ),
+                (_, _, Some(exc), Some(call)) => (
+                    call.as_str().to_string(),
+                    Expect::Raises(exc.as_str().to_string()),
+                ),
+                _ => continue,
+            },
+            None => match js_check(line) {
+                Some(p) => p,
+                None => continue,
+            },
         };
-        let (call, expect, backed) = match (c.get(1), c.get(2), c.get(3), c.get(4)) {
-            (Some(call), Some(expected), _, _) => (
-                call.as_str(),
-                Expect::Value(expected.as_str().to_string()),
-                stated(words, expected.as_str()),
-            ),
-            (_, _, Some(exc), Some(call)) => (
-                call.as_str(),
-                Expect::Raises(exc.as_str().to_string()),
-                words.contains(exc.as_str()),
-            ),
-            _ => continue,
+        let (call, expect) = parsed;
+        let call = call.as_str();
+        let backed = match &expect {
+            Expect::Value(v) => stated(words, v),
+            Expect::Raises(e) => words.contains(e.as_str()),
         };
         let calls_one = names.iter().any(|n| call.contains(&format!("{n}(")));
         let ex = Example {
@@ -276,25 +367,23 @@ impl Agent {
         let values_stated = !literals(&words).is_empty();
         let called = names.iter().any(|n| {
             harness::regex(&format!(r"\b{}\(", regex::escape(n)))
-                .is_ok_and(|re| re.is_match(&st.prompt))
+                .is_ok_and(|re| re.is_match(&words))
         });
-        if from_examples < ENOUGH_EXAMPLES
-            && lang == Lang::Python
-            && !examples_only
-            && values_stated
-            && called
-        {
+        if from_examples < ENOUGH_EXAMPLES && !examples_only && values_stated && called {
             // A small model lists checks on and on: its first lines are
             // the request's own, and a reply cut at the cap still gives
             // them.
             let asked: Vec<(String, String)> = calls
                 .iter()
-                .map(|(n, f)| (n.clone(), python_module(f)))
+                .map(|(n, f)| match lang {
+                    Lang::Python => (n.clone(), python_module(f)),
+                    Lang::JavaScript => (n.clone(), f.clone()),
+                })
                 .collect();
             match self
                 .side_request_cut(
-                    SYSTEM,
-                    &request(&st.prompt, &asked),
+                    system(lang),
+                    &request(&words, &asked, lang),
                     0.2,
                     CHECKS_CAP,
                     true,
@@ -344,6 +433,10 @@ impl Agent {
         }
         st.request_checks = Some(cmd.clone());
         st.request_checks_total = checks.len();
+        st.written_checks = checks[from_examples.min(checks.len())..]
+            .iter()
+            .map(|c| c.shown(lang))
+            .collect();
         let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAILED: ")).collect();
         st.request_checked = Some((self.written_now(st), failed.len()));
         let source = if from_examples == checks.len() {
@@ -532,6 +625,42 @@ mod tests {
         );
         assert!(stated("costs 12.50 each", "12.5"));
         assert!(!stated("costs 12.50 each", "13"));
+    }
+
+    #[test]
+    fn javascript_checks_are_read_and_held_to_the_words_too() {
+        let words = "chunk(items, size) splits items: chunk([1, 2, 3], 2) gives [[1, 2], [3]]. A size below 1 throws a RangeError.";
+        let reply = "```js\nassert.deepStrictEqual(chunk([1, 2, 3], 2), [[1, 2], [3]]);\nassert.deepStrictEqual(chunk([1, 2, 3], 1), [[1], [2], [7]]);\nassert.throws(() => chunk([1, 'a,b'], 0), RangeError);\nassert.throws(() => { chunk([1], -1); }, TypeError);\nassert.strictEqual(chunk([], 3).length, 0);\nconsole.log(chunk([1], 1));\n```";
+        let got = grounded_checks(words, reply, &["chunk".to_string()]);
+        assert_eq!(
+            got,
+            vec![
+                Example {
+                    call: "chunk([1, 2, 3], 2)".into(),
+                    expect: Expect::Value("[[1, 2], [3]]".into()),
+                },
+                Example {
+                    call: "chunk([1, 'a,b'], 0)".into(),
+                    expect: Expect::Raises("RangeError".into()),
+                },
+                Example {
+                    call: "chunk([], 3).length".into(),
+                    expect: Expect::Value("0".into()),
+                },
+            ]
+        );
+        // The request for them shows the words and the language's shapes.
+        let ask = request(
+            words,
+            &[("chunk".into(), "lists.js".into())],
+            Lang::JavaScript,
+        );
+        assert!(ask.contains("A size below 1 throws a RangeError."), "{ask}");
+        assert!(
+            ask.contains("assert.throws(() => CALL, ErrorName);"),
+            "{ask}"
+        );
+        assert!(ask.contains("chunk (from lists.js)"), "{ask}");
     }
 
     /// Runs the checks' script in `dir`: whether it passed, and its output.

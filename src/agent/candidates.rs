@@ -127,6 +127,8 @@ impl Agent {
         let mut copy: Option<scratch::Scratch> = None;
         let mut tried: Vec<String> = Vec::new();
         let mut winner: Option<(String, Vec<String>)> = None;
+        // Which of the request's checks each tried candidate failed.
+        let mut every_fails: Vec<Vec<String>> = Vec::new();
         // The candidate that fails fewest of the request's checks, and
         // those checks' failure lines.
         let mut best: Option<(usize, String, Vec<String>, String)> = None;
@@ -167,12 +169,34 @@ impl Agent {
                     winner = Some((after, changed));
                     break;
                 }
-                Some((k, lines))
-                    if k < usize::MAX && best.as_ref().is_none_or(|(b, ..)| k < *b) =>
-                {
-                    best = Some((k, after, changed, lines));
+                Some((k, lines)) if k < usize::MAX => {
+                    every_fails.push(failed_checks(&lines));
+                    if best.as_ref().is_none_or(|(b, ..)| k < *b) {
+                        best = Some((k, after, changed, lines));
+                    }
                 }
                 _ => {}
+            }
+        }
+        // Checks the model wrote that every candidate fails, each written
+        // apart from the others: more likely a wrong check than a task
+        // no try can meet (the request's own examples are never doubted).
+        // The best candidate failing only those passes.
+        let mut doubted: Vec<String> = Vec::new();
+        if winner.is_none()
+            && command == REQUEST_CHECKS
+            && every_fails.len() >= 2
+            && let Some((_, after, changed, lines)) = &best
+        {
+            let fails = failed_checks(lines);
+            let all_fail = |c: &String| every_fails.iter().all(|f| f.contains(c));
+            if !fails.is_empty()
+                && fails
+                    .iter()
+                    .all(|c| st.written_checks.contains(c) && all_fail(c))
+            {
+                doubted = fails;
+                winner = Some((after.clone(), changed.clone()));
             }
         }
         // None passed: the best is corrected against what it still fails,
@@ -326,20 +350,32 @@ impl Agent {
             st.candidate_notes.push(tally(n, None));
             return None;
         };
-        let words = tally(n, Some(n));
+        let words = if doubted.is_empty() {
+            tally(n, Some(n))
+        } else {
+            format!(
+                "{n} candidates tried, each failed the same {} check(s) mm wrote, set aside as doubtful",
+                doubted.len()
+            )
+        };
         let label = format!("fix {} in {} ({words})", changed.join(", "), t.file);
         if !self.own_write(st, &t.file, after, &label, cancel).await {
             return None;
         }
         st.candidate_notes.push(words.clone());
         if command == REQUEST_CHECKS {
-            st.request_checked = Some((self.written_now(st), 0));
+            st.request_checked = Some((self.written_now(st), doubted.len()));
             st.candidate_notes
                 .retain(|n| !n.starts_with("request checks:"));
-            st.candidate_notes.push(format!(
-                "request checks: {} passed",
-                st.request_checks_total
-            ));
+            st.candidate_notes.push(if doubted.is_empty() {
+                format!("request checks: {} passed", st.request_checks_total)
+            } else {
+                format!(
+                    "request checks: {} of {} failed (doubted: every candidate failed them)",
+                    doubted.len(),
+                    st.request_checks_total
+                )
+            });
         }
         self.notice(
             Level::Info,
@@ -351,8 +387,10 @@ impl Agent {
             ),
         );
         // The workspace is the judge: run the checks there too.
+        let mut passes = false;
         let verdict = match self.run_checks(st, cancel).await {
             None => {
+                passes = true;
                 let summary = st
                     .tests
                     .as_ref()
@@ -376,6 +414,20 @@ impl Agent {
                     .join("\n")
             })
             .unwrap_or_default();
+        // Made to pass the request's own checks: the answer is next,
+        // without tools (a small model's later edits undid such changes).
+        if passes && command == REQUEST_CHECKS {
+            st.settled = true;
+            st.answer_next = true;
+        }
+        if !doubted.is_empty() {
+            return Some(format!(
+                "\n[mm asked for {} alone with this failure {n} time(s) and tried each answer in a scratch copy. Every one failed the same check(s) mm wrote from the request, which may be wrong:\n{}\nThe one that passes all the others is in {} now; {verdict}. It is now:]\n```\n{body}```\nDo not change it again unless the request says what a doubtful check expects: check the change against the request and answer.",
+                changed.join(", "),
+                doubted.join("\n"),
+                t.file,
+            ));
+        }
         Some(format!(
             "\n[mm asked for {} alone with this failure {n} time(s) and tried each answer in a scratch copy: the {} passes, and mm changed {} to it; {verdict}. It is now:]\n```\n{body}```\nDo not change it again: check the change against the request and answer.",
             changed.join(", "),
@@ -436,6 +488,15 @@ impl Agent {
         }
         Some((failed, lines))
     }
+}
+
+/// The checks a run's FAILED lines name, without what the code gave.
+fn failed_checks(lines: &str) -> Vec<String> {
+    lines
+        .lines()
+        .filter_map(|l| l.strip_prefix("FAILED: "))
+        .map(|l| l.find("  (").map_or(l, |i| &l[..i]).trim().to_string())
+        .collect()
 }
 
 #[cfg(test)]

@@ -837,7 +837,9 @@ impl Agent {
             st.round = round;
             // Fixed by mm before the model's first look, with nothing more
             // asked: the first reply is the answer, not more tool calls.
-            let tools_on = !(st.answer_in_text || (st.settled && round == 1));
+            let tools_on = !(st.answer_in_text
+                || (st.settled && round == 1)
+                || std::mem::take(&mut st.answer_next));
             let reply = match self.request(round, tools_on, cancel).await {
                 Err(Stop::Runaway(how)) if st.runaways < 2 => {
                     st.runaways += 1;
@@ -2456,6 +2458,12 @@ struct TurnState {
     /// mm made a fix before the model's first look, every check passes,
     /// and the request asks for nothing more.
     settled: bool,
+    /// mm's own change settled the turn mid-way: the next request is for
+    /// the answer, without tools.
+    answer_next: bool,
+    /// The request's checks the model wrote (not the request's own
+    /// examples), as their FAILED lines show them.
+    written_checks: Vec<String>,
     /// Code the request spells out that no file held when it began.
     spelled: Vec<(Option<String>, String)>,
     told_spelled: bool,

@@ -520,13 +520,30 @@ impl Agent {
                 .iter()
                 .any(|(_, t)| harness::has_code(t, code))
         };
-        if first_look
+        // So is one whose request checks (its examples, checks written from
+        // its words) ran and all pass, whenever it came: the rounds a small
+        // model spends "checking" such a change rewrite it or loop.
+        let checked = st.request_checks_total > 0
+            && st
+                .request_checked
+                .as_ref()
+                .is_some_and(|(_, failed)| *failed == 0);
+        if (first_look || checked)
             && passing
             && diffs.len() == wanted
             && st.spelled.iter().all(|(_, c)| spelled_in(c))
         {
             st.settled = true;
+            st.answer_next = !first_look;
         }
+        let checks = if checked {
+            format!(
+                "{checks}\nThe {} check(s) mm wrote from the request's words pass.",
+                st.request_checks_total
+            )
+        } else {
+            checks
+        };
         let end = if st.settled {
             "No tool call is needed: check the change against the request and say in a few sentences what changed."
         } else {

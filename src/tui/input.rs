@@ -112,7 +112,7 @@ impl App {
             Focus::Tree => {
                 // While a filter is typed, every printable key is text (a
                 // vim `j` is a letter of the name, not "down").
-                let typing = !self.tree.filter.is_empty() && plain_char(&ev).is_some();
+                let typing = self.tree.typing() && plain_char(&ev).is_some();
                 let action = if typing {
                     None
                 } else {

@@ -113,6 +113,7 @@ keymap_table! {
         Open "open" "open the file, or open/close the folder",
         Expand "expand" "open the folder",
         Collapse "collapse" "close the folder",
+        StartFilter "start_filter" "start a filter: every letter typed is part of the name",
         ClearFilter "clear_filter" "clear the filter (type to filter)",
         DeleteFilter "delete_filter" "delete the filter's last character",
     }

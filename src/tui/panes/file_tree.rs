@@ -38,6 +38,9 @@ pub struct FileTree {
     pub expanded: BTreeSet<String>,
     pub selected: usize,
     pub filter: String,
+    /// A filter was started (vim's `/`): letters are text even before
+    /// the first one is typed.
+    pub filtering: bool,
     pub marks: BTreeMap<String, ChangeKind>,
     /// Language-server errors and warnings per file.
     pub diags: BTreeMap<String, (u32, u32)>,
@@ -145,6 +148,7 @@ impl FileTree {
             expanded: BTreeSet::new(),
             selected: 0,
             filter: String::new(),
+            filtering: false,
             marks: BTreeMap::new(),
             diags: BTreeMap::new(),
             all_files: None,
@@ -270,7 +274,14 @@ impl FileTree {
 
     pub fn clear_filter(&mut self) {
         self.filter.clear();
+        self.filtering = false;
         self.selected = 0;
+    }
+
+    /// Whether a printable key is text for the filter rather than a
+    /// binding: once a filter is started or typed.
+    pub fn typing(&self) -> bool {
+        self.filtering || !self.filter.is_empty()
     }
 
     /// A file changed: mark it and re-read its folder.
@@ -346,11 +357,13 @@ impl FileTree {
             }
             Some(TreeAction::Expand) => self.set_expanded(true),
             Some(TreeAction::Collapse) => self.set_expanded(false),
+            Some(TreeAction::StartFilter) => self.filtering = true,
             Some(TreeAction::ClearFilter) => self.clear_filter(),
             Some(TreeAction::DeleteFilter) => self.backspace(),
             None => match typed {
-                // `/` with no filter typed starts a command in the composer.
-                Some('/') if self.filter.is_empty() => return Handled::Ignored,
+                // `/` with no filter typed starts a command in the composer
+                // (unless a keymap binds it to start the filter).
+                Some('/') if !self.typing() => return Handled::Ignored,
                 Some(c) => self.type_char(c),
                 None => return Handled::Ignored,
             },
@@ -427,7 +440,7 @@ impl FileTree {
         }
         self.scroll.set(scroll);
         let mut lines = Vec::new();
-        let head = if self.filter.is_empty() {
+        let head = if !self.typing() {
             match self.marks.len() {
                 0 => "type to filter".to_string(),
                 n => format!("{n} changed · type to filter"),

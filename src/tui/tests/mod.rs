@@ -629,6 +629,30 @@ fn a_tree_filter_takes_every_letter_in_the_vim_keymap() {
 }
 
 #[test]
+fn a_tree_filter_starts_with_the_first_letter_typed() {
+    // Default keymap: any letter starts the filter, `k` included.
+    let mut r = rig();
+    r.app.focus = Focus::Tree;
+    typed(&mut r.app, "kel");
+    assert_eq!(r.app.tree.filter, "kel");
+    // Vim keymap: `j` moves, `/` starts a filter in which `h` is a letter.
+    let mut r = rig();
+    r.app.keymap = keymap::load("vim", &r.app.root).unwrap();
+    r.app.focus = Focus::Tree;
+    let at = r.app.tree.selected;
+    r.app.on_key(key(KeyCode::Char('j')));
+    assert_eq!(r.app.tree.selected, at + 1);
+    assert!(r.app.tree.filter.is_empty());
+    r.app.on_key(key(KeyCode::Char('/')));
+    assert_eq!(r.app.focus, Focus::Tree);
+    assert!(screen(&mut r, 100, 20).contains("filter: ▏"));
+    typed(&mut r.app, "help");
+    assert_eq!(r.app.tree.filter, "help");
+    r.app.on_key(key(KeyCode::Esc));
+    assert!(r.app.tree.filter.is_empty() && !r.app.tree.typing());
+}
+
+#[test]
 fn an_approval_for_a_new_file_says_create() {
     let mut r = rig();
     let mut new_file = change("", "print('hi')\n");
