@@ -384,6 +384,21 @@ pub fn python_script(modules: &[String], names: &[String], checks: &[Example]) -
     }
     s.push_str(&data(Lang::Python, names, checks));
     s.push_str(concat!(
+        // Where two strings part: a small model does not see that
+        // 'A.L' lacks the '.' of 'A.L.'.
+        "def gap(g, w):\n",
+        "    if not (isinstance(g, str) and isinstance(w, str)) or g == w:\n",
+        "        return ''\n",
+        "    if w.startswith(g):\n",
+        "        return f'; {w[len(g):]!r} is missing at the end'\n",
+        "    if g.startswith(w):\n",
+        "        return f'; {g[len(w):]!r} is extra at the end'\n",
+        "    if w.endswith(g):\n",
+        "        return f'; {w[:len(w) - len(g)]!r} is missing at the start'\n",
+        "    if g.endswith(w):\n",
+        "        return f'; {g[:len(g) - len(w)]!r} is extra at the start'\n",
+        "    i = next((i for i, (a, b) in enumerate(zip(g, w)) if a != b), min(len(g), len(w)))\n",
+        "    return f'; they differ from character {i}: {w[i:i + 10]!r} expected, {g[i:i + 10]!r} given' if i else ''\n",
         "checked = failed = 0\n",
         "for call, want, exc, shown in CHECKS:\n",
         "    try:\n",
@@ -408,7 +423,7 @@ pub fn python_script(modules: &[String], names: &[String], checks: &[Example]) -
         "        print(f'FAILED: {shown}  (it returns {got!r})')\n",
         "    elif got != expected:\n",
         "        failed += 1\n",
-        "        print(f'FAILED: {shown}  (it gives {got!r})')\n",
+        "        print(f'FAILED: {shown}  (it gives {got!r}{gap(got, expected)})')\n",
         "sys.exit(3 if not checked else 1 if failed else 0)\n",
     ));
     s
@@ -427,6 +442,17 @@ pub fn js_script(module: &str, names: &[String], checks: &[Example]) -> String {
         "const norm = (v) => { try { return v === undefined ? v : JSON.parse(JSON.stringify(v)); } catch (e) { return v; } };\n",
         "const show = (v) => { try { return v === undefined ? 'undefined' : JSON.stringify(v); } catch (e) { return String(v); } };\n",
         "const scope = Object.assign(Object.create(null), m);\n",
+        "const gap = (g, w) => {\n",
+        "  if (typeof g !== 'string' || typeof w !== 'string' || g === w) return '';\n",
+        "  const q = JSON.stringify;\n",
+        "  if (w.startsWith(g)) return `; ${q(w.slice(g.length))} is missing at the end`;\n",
+        "  if (g.startsWith(w)) return `; ${q(g.slice(w.length))} is extra at the end`;\n",
+        "  if (w.endsWith(g)) return `; ${q(w.slice(0, w.length - g.length))} is missing at the start`;\n",
+        "  if (g.endsWith(w)) return `; ${q(g.slice(0, g.length - w.length))} is extra at the start`;\n",
+        "  let i = 0;\n",
+        "  while (i < g.length && i < w.length && g[i] === w[i]) i++;\n",
+        "  return i ? `; they differ from character ${i}: ${q(w.slice(i, i + 10))} expected, ${q(g.slice(i, i + 10))} given` : '';\n",
+        "};\n",
         "let checked = 0, failed = 0;\n",
         "for (const [call, want, exc, shown] of CHECKS) {\n",
         "  let code, expected;\n",
@@ -445,7 +471,7 @@ pub fn js_script(module: &str, names: &[String], checks: &[Example]) -> String {
         "  }\n",
         "  checked++;\n",
         "  if (exc !== null) { failed++; console.log(`FAILED: ${shown}  (it returns ${show(got)})`); }\n",
-        "  else if (!util.isDeepStrictEqual(norm(got), norm(expected))) { failed++; console.log(`FAILED: ${shown}  (it gives ${show(got)})`); }\n",
+        "  else if (!util.isDeepStrictEqual(norm(got), norm(expected))) { failed++; console.log(`FAILED: ${shown}  (it gives ${show(got)}${gap(got, expected)})`); }\n",
         "}\n",
         "process.exit(!checked ? 3 : failed ? 1 : 0);\n",
     ));
@@ -653,5 +679,50 @@ s.remove("pen", 2)   # returns 3
             &js_script("q.js", &n, &checks[..1]),
         );
         assert_eq!((code, out.as_str()), (Some(0), ""));
+    }
+
+    #[test]
+    fn where_two_strings_part_is_said_in_both_languages() {
+        if crate::lsp::find_program("node").is_none() {
+            panic!("node is needed for this test (CI installs it)");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("ini.py"),
+            "def ini(s):\n    return '.'.join(w[0].upper() for w in s.split())\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("ini.js"),
+            "function ini(s) { return s.split(' ').map((w) => w[0].toUpperCase()).join('.'); }\nmodule.exports = { ini };\n",
+        )
+        .unwrap();
+        let n = names(&["ini"]);
+        let checks = vec![
+            value("ini('ada lovelace')", "'A.L.'"),
+            value("ini('ada lovelace')", "'.A.L'"),
+            value("ini('ada lovelace')", "'A-L'"),
+            value("ini('ada lovelace')", "'A'"),
+        ];
+        let (_, py) = run(
+            Lang::Python,
+            dir.path(),
+            &python_script(&["ini".into()], &n, &checks),
+        );
+        let (_, js) = run(
+            Lang::JavaScript,
+            dir.path(),
+            &js_script("ini.js", &n, &checks),
+        );
+        for (out, q) in [(py, "'"), (js, "\"")] {
+            for want in [
+                format!("{q}.{q} is missing at the end"),
+                format!("{q}.{q} is missing at the start"),
+                format!("they differ from character 1: {q}-L{q} expected, {q}.L{q} given"),
+                format!("{q}.L{q} is extra at the end"),
+            ] {
+                assert!(out.contains(&want), "{want}: {out}");
+            }
+        }
     }
 }
