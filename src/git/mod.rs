@@ -73,6 +73,10 @@ pub struct Store {
     prefix: String,
     session: String,
     shadow: bool,
+    /// mm's own folder for this repository's bookkeeping (the shadow
+    /// repositories' folder): nothing of mm's goes into a user's `.git`
+    /// but refs.
+    own: PathBuf,
     index: git2::Index,
     /// The last checkpoint commit and its tree: an unchanged work tree
     /// reuses it.
@@ -390,6 +394,7 @@ impl Store {
             prefix,
             session: session.to_string(),
             shadow,
+            own: shadows.to_path_buf(),
             index,
             last: None,
             count,
@@ -587,10 +592,11 @@ impl Store {
 
     /// Deletes the checkpoint refs of sessions whose id (a UTC time,
     /// `YYYYMMDD-HHMMSS-…`) is older than `days` days. Once a day per
-    /// repository (`mm-pruned` in its git folder holds the day): reading
-    /// every checkpoint ref took a tenth of a headless run's start.
+    /// repository (a file in mm's own folder holds the day, never in the
+    /// user's `.git`): reading every checkpoint ref took a tenth of a
+    /// headless run's start.
     pub fn prune_older_than(&self, days: u64) -> Result<usize> {
-        let stamp = self.repo.path().join("mm-pruned");
+        let stamp = self.pruned_stamp();
         let day = jiff::Timestamp::now().strftime("%Y%m%d").to_string();
         if std::fs::read_to_string(&stamp).is_ok_and(|d| d.trim() == day) {
             return Ok(0);
@@ -598,6 +604,7 @@ impl Store {
         let Ok(today) = jiff::civil::Date::strptime("%Y%m%d", &day) else {
             return Ok(0);
         };
+        let _ = std::fs::create_dir_all(&self.own);
         let _ = std::fs::write(&stamp, &day);
         let own = self.session.clone();
         self.prune_where(|session| {
@@ -613,6 +620,12 @@ impl Store {
                 None => false,
             }
         })
+    }
+
+    /// Where the day of the last pruning is kept for this repository.
+    pub fn pruned_stamp(&self) -> PathBuf {
+        self.own
+            .join(format!("{}.pruned", path_key(self.repo.path())))
     }
 
     fn prune_where(&self, remove: impl Fn(&str) -> bool) -> Result<usize> {

@@ -361,7 +361,10 @@ fn old_sessions_are_pruned_once_a_day() {
     assert_eq!(b.prune_older_than(30).unwrap(), 0);
     assert!(git(p, &["for-each-ref", "refs/mm"]).contains("/20200102-"));
     // Another day: it goes.
-    std::fs::write(p.join(".git/mm-pruned"), "20200103").unwrap();
+    // Nothing of mm's in the user's .git but refs.
+    assert!(!p.join(".git/mm-pruned").exists());
+    assert!(b.pruned_stamp().starts_with(sh.path()));
+    std::fs::write(b.pruned_stamp(), "20200103").unwrap();
     assert_eq!(b.prune_older_than(30).unwrap(), 1);
     assert!(!git(p, &["for-each-ref", "refs/mm"]).contains("/20200102-"));
 }
