@@ -600,7 +600,9 @@ fn the_tree_marks_what_the_session_changed_commands_too_across_a_resume_until_a_
     let url = server.url();
     let mut s = Screen::start(&ws, &["-tui", "-url", &url, "-yolo"], 30, 140);
     s.wait_for("Ask mm to do something");
-    // The first request's weight is counted before it is sent.
+    // The first request's weight is counted before it is sent (the bar
+    // may be drawn a frame after the composer: waited for, not assumed).
+    s.wait_for("ctx ");
     assert!(ctx_figure(&s.text()) > 0.0, "{}", s.text());
     // A file the user makes beside mm is not the session's change.
     ws.write("mine.txt", "mine\n");
