@@ -241,6 +241,48 @@ fn auto_runs_every_command_unasked_and_inside_the_fence() {
     assert_eq!(hits.load(Ordering::SeqCst), 0, "reached the network");
 }
 
+/// Unasked code sees of HOME what builds need (a toolchain, git's
+/// settings) and nothing else: a note under a name no mask list knows
+/// stays unread, and what it writes to HOME is thrown away. The home lies
+/// outside /tmp, so the fence's private /tmp cannot be what hides it.
+#[test]
+fn unasked_code_sees_the_toolchains_of_home_and_nothing_else() {
+    if !fence_works() {
+        skip("bwrap cannot start a sandbox here");
+        return;
+    }
+    let (mut ws, _out) = setup();
+    ws.home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let home = ws.home.path().to_path_buf();
+    std::fs::create_dir_all(home.join("notes")).unwrap();
+    std::fs::write(home.join("notes/plans.txt"), "SECRET-NOTE\n").unwrap();
+    std::fs::create_dir_all(home.join(".cargo/bin")).unwrap();
+    let tool = home.join(".cargo/bin/tool");
+    std::fs::write(&tool, "#!/bin/sh\necho tool ran\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(home.join(".gitconfig"), "[user]\n\tname = Ada Tester\n").unwrap();
+    let command = "cat $HOME/notes/plans.txt > got.txt; $HOME/.cargo/bin/tool >> got.txt; \
+         git config --global user.name >> got.txt; echo planted > $HOME/.profile; \
+         ls -a $HOME >> got.txt; true";
+    let server = Server::start(vec![
+        call("c1", "bash", json!({ "command": command })),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "run it", &["-json", "-auto"]);
+    assert_eq!(json_result(&run)["fence"], "bwrap", "{}", stderr(&run));
+    let got = std::fs::read_to_string(ws.path().join("got.txt")).unwrap();
+    assert!(!got.contains("SECRET"), "read a note in HOME: {got}");
+    assert!(!got.contains("notes"), "saw the note's folder: {got}");
+    assert!(got.contains("tool ran"), "the toolchain is gone: {got}");
+    assert!(got.contains("Ada Tester"), "git's settings are gone: {got}");
+    assert!(!home.join(".profile").exists(), "wrote HOME");
+    assert_eq!(
+        std::fs::read_to_string(home.join("notes/plans.txt")).unwrap(),
+        "SECRET-NOTE\n"
+    );
+}
+
 /// Full access runs commands outside the fence: mm says so, and refuses a
 /// `-no-net` it could not keep; auto without a fence refuses to start.
 #[test]
@@ -407,25 +449,30 @@ fn killed_mid_command(args: &[&str], command: &str, signal: nix::sys::signal::Si
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    // Waits for the command, not for the clock: a loaded machine starts
+    // mm, the fence and make slowly. mm ending first is a failure too.
     let started = ws.path().join("started");
-    for _ in 0..200 {
-        if started.exists() {
-            break;
-        }
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !started.exists()
+        && std::time::Instant::now() < deadline
+        && child.try_wait().unwrap().is_none()
+    {
         std::thread::sleep(Duration::from_millis(25));
     }
     assert!(started.exists(), "the command never started");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
     let status = child.wait().unwrap();
     assert!(!status.success());
-    std::thread::sleep(Duration::from_millis(2500));
+    std::thread::sleep(Duration::from_secs(8));
     ws.path().join("late").exists()
 }
 
 #[test]
 fn sigterm_and_sighup_kill_the_command_mm_started() {
     use nix::sys::signal::Signal;
-    let cmd = "touch started; sleep 2; touch late";
+    // `late` comes 6 s after the start: long enough for mm to end what
+    // it started on a loaded machine, checked 8 s after mm is gone.
+    let cmd = "touch started; sleep 6; touch late";
     // Outside the fence (full access), and inside it.
     assert!(!killed_mid_command(
         &["-sandbox", "full"],

@@ -342,6 +342,23 @@ impl Fence {
             a.push("/tmp");
             a.push("--tmpfs");
             a.push("/var/tmp");
+            // Code nobody approved sees of each home folder what builds
+            // need (toolchains, package stores, git's settings redacted)
+            // in a throw-away tmpfs: no documents, no keys, no other
+            // program's settings or history under a name no list knows.
+            let homes = user_homes(home.as_deref());
+            if access.unasked() {
+                let path_var = std::env::var_os("PATH");
+                for h in homes.iter().filter(|h| hides_home(h, root)) {
+                    a.push("--tmpfs");
+                    a.push(h);
+                    for seen in home_view(h, root, path_var.as_deref()) {
+                        a.push("--ro-bind");
+                        a.push(&seen.from);
+                        a.push(&seen.to);
+                    }
+                }
+            }
             // Read-only commands were checked operand by operand: they get
             // the root's `.mm` records hidden, without a walk.
             let found = match access {
@@ -444,12 +461,6 @@ impl Fence {
             // database gives (HOME may be set elsewhere), and the host's
             // password hashes and SSH host keys (readable by root without
             // any capability).
-            let mut homes: Vec<PathBuf> = home.iter().cloned().collect();
-            if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::getuid())
-                && !homes.contains(&user.dir)
-            {
-                homes.push(user.dir);
-            }
             let system = HOST_SECRETS.iter().map(PathBuf::from).chain(
                 std::fs::read_dir("/etc/ssh")
                     .into_iter()
@@ -704,6 +715,189 @@ impl Args {
         self.push(p);
         self.push(p);
     }
+}
+
+/// HOME and the home the password database gives (HOME may be set
+/// elsewhere), each once.
+fn user_homes(home: Option<&Path>) -> Vec<PathBuf> {
+    let mut homes: Vec<PathBuf> = home.iter().map(|h| h.to_path_buf()).collect();
+    if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::getuid())
+        && !homes.contains(&user.dir)
+    {
+        homes.push(user.dir);
+    }
+    homes
+}
+
+/// Whether a home folder is replaced by a tmpfs for unasked code: not `/`
+/// or a folder holding the system, and not one inside the workspace (the
+/// workspace is mounted after it and would bring it back whole).
+fn hides_home(home: &Path, root: &Path) -> bool {
+    home.is_absolute()
+        && home.components().count() > 1
+        && !["/usr", "/etc", "/bin", "/lib", "/opt", "/var", "/nix"]
+            .iter()
+            .any(|sys| Path::new(sys).starts_with(home) || home == Path::new(sys))
+        && (home == root || !home.starts_with(root))
+        && home.is_dir()
+}
+
+/// Toolchains and package stores under HOME that unasked code reads.
+/// Credential files inside them (`.cargo/credentials.toml`) stay masked.
+const HOME_SEEN: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".pyenv",
+    ".rbenv",
+    ".nvm",
+    ".volta",
+    ".bun",
+    ".deno",
+    ".asdf",
+    ".sdkman",
+    ".juliaup",
+    ".ghcup",
+    ".elan",
+    ".opam",
+    ".dotnet",
+    ".nix-profile",
+    "go",
+    ".local/bin",
+    ".local/lib",
+    ".local/share/mm/lsp",
+    ".local/share/pnpm",
+    ".local/share/uv",
+    ".m2/repository",
+    ".gradle/caches",
+    ".gradle/wrapper",
+];
+
+/// git's own settings under HOME, bound redacted when they hold a token.
+const HOME_GIT: &[&str] = &[
+    ".gitconfig",
+    ".config/git/config",
+    ".config/git/ignore",
+    ".config/git/attributes",
+];
+
+/// A read-only mount: `from` on the host seen at `to` in the fence.
+#[derive(Debug, PartialEq, Eq)]
+struct Seen {
+    from: PathBuf,
+    to: PathBuf,
+}
+
+/// What of `home` is mounted, read-only, over the tmpfs that hides it:
+/// [`HOME_SEEN`], each PATH entry under it (with its prefix when it is a
+/// `bin` folder: `~/.nvm/versions/node/v20/bin` brings `…/v20`), the
+/// prefixes the programs in those folders link to (`~/.local/bin/black` →
+/// `~/.local/share/pipx/venvs/black`), and git's settings. Nested paths
+/// are left to the folder that holds them. The repository the workspace
+/// lies in is seen too where it is under HOME: its git dir (a linked
+/// worktree's common dir) and, when the workspace is a folder of a larger
+/// work tree, that work tree, so git run in the fence sees the repository
+/// it would see outside.
+fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Vec<Seen> {
+    let local = home.join(".local");
+    let prefix_of = |dir: &Path| -> PathBuf {
+        match dir.parent() {
+            Some(p) if dir.ends_with("bin") && p != home && p != local && p.starts_with(home) => {
+                p.to_path_buf()
+            }
+            _ => dir.to_path_buf(),
+        }
+    };
+    let mut dirs: Vec<PathBuf> = HOME_SEEN.iter().map(|d| home.join(d)).collect();
+    let entries: Vec<PathBuf> = path_var
+        .map(|v| std::env::split_paths(v).collect())
+        .unwrap_or_default();
+    let bins: Vec<PathBuf> = entries
+        .iter()
+        .filter(|e| e.is_absolute() && e.starts_with(home) && e.as_path() != home)
+        .cloned()
+        .chain([home.join(".local/bin")])
+        .collect();
+    for bin in &bins {
+        dirs.push(prefix_of(bin));
+        // Programs linked from elsewhere under HOME (pipx, uv tools,
+        // poetry): the prefix of what each link leads to, a few hundred
+        // links at most.
+        let Ok(read) = std::fs::read_dir(bin) else {
+            continue;
+        };
+        for e in read.flatten().take(500) {
+            if !e.file_type().is_ok_and(|t| t.is_symlink()) {
+                continue;
+            }
+            let Ok(target) = std::fs::canonicalize(e.path()) else {
+                continue;
+            };
+            if let Some(dir) = target.parent()
+                && target.starts_with(home)
+                && dir != home
+            {
+                dirs.push(prefix_of(dir));
+            }
+        }
+    }
+    dirs.extend(enclosing_repository(root));
+    dirs.retain(|d| d.starts_with(home) && d.as_path() != home && d != &local);
+    dirs.sort();
+    dirs.dedup();
+    let outer: Vec<PathBuf> = dirs
+        .iter()
+        .filter(|d| !dirs.iter().any(|o| o != *d && d.starts_with(o)))
+        .filter(|d| std::fs::symlink_metadata(d).is_ok())
+        .cloned()
+        .collect();
+    let mut seen: Vec<Seen> = outer
+        .into_iter()
+        .map(|d| Seen {
+            from: d.clone(),
+            to: d,
+        })
+        .collect();
+    for g in HOME_GIT.iter().map(|g| home.join(g)) {
+        if !g.is_file() {
+            continue;
+        }
+        let from = if crate::paths::git_text_holds_secret(&g) {
+            std::fs::read_to_string(&g)
+                .ok()
+                .and_then(|t| redacted_copy(&crate::paths::redact_git_config(&t)))
+                .unwrap_or_else(|| PathBuf::from("/dev/null"))
+        } else {
+            g.clone()
+        };
+        seen.push(Seen { from, to: g });
+    }
+    seen
+}
+
+/// Where git finds the repository of `root` outside it: the top of a work
+/// tree above it, a git dir elsewhere (a `.git` link or file), the common
+/// dir a `commondir` names.
+fn enclosing_repository(root: &Path) -> Vec<PathBuf> {
+    let Some((top, git)) = root
+        .ancestors()
+        .find_map(|d| crate::paths::git_dir_of(d).map(|g| (d.to_path_buf(), g)))
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if top != root {
+        out.push(top.clone());
+    }
+    if !git.starts_with(&top) {
+        out.push(git.clone());
+    }
+    if let Ok(c) = std::fs::read_to_string(git.join("commondir"))
+        && let Ok(common) = std::fs::canonicalize(git.join(c.trim()))
+        && !common.starts_with(&top)
+    {
+        out.push(common);
+    }
+    out
 }
 
 /// Caches that exist (CARGO_HOME and GOMODCACHE where they are set).
@@ -1232,5 +1426,89 @@ mod tests {
         use std::io::Read;
         std::fs::File::from(fd).read_to_end(&mut back).unwrap();
         assert_eq!(back, p);
+    }
+
+    #[test]
+    fn unasked_code_sees_of_home_the_toolchains_not_the_rest() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(dir.path()).unwrap();
+        let mk = |p: &str| std::fs::create_dir_all(home.join(p)).unwrap();
+        for d in [
+            ".cargo/bin",
+            ".rustup",
+            ".local/bin",
+            ".local/share/pipx/venvs/black/bin",
+            ".local/share/keyrings",
+            ".nvm/versions/node/v20/bin",
+            "tools/bin",
+            "Documents",
+            "src/app/.git",
+            "src/app/sub",
+        ] {
+            mk(d);
+        }
+        std::fs::write(home.join(".local/share/pipx/venvs/black/bin/black"), "").unwrap();
+        symlink(
+            home.join(".local/share/pipx/venvs/black/bin/black"),
+            home.join(".local/bin/black"),
+        )
+        .unwrap();
+        std::fs::write(home.join(".gitconfig"), "[user]\n\tname = a\n").unwrap();
+        std::fs::create_dir_all(home.join(".config/git")).unwrap();
+        std::fs::write(
+            home.join(".config/git/config"),
+            "[remote \"o\"]\n\turl = https://u:tok3n@example.com/r.git\n",
+        )
+        .unwrap();
+        let path = std::env::join_paths([
+            home.join(".nvm/versions/node/v20/bin"),
+            home.join("tools/bin"),
+            PathBuf::from("/usr/bin"),
+        ])
+        .unwrap();
+        let root = home.join("src/app/sub");
+        let seen = home_view(&home, &root, Some(&path));
+        let to: Vec<PathBuf> = seen.iter().map(|s| s.to.clone()).collect();
+        let want = |p: &str| home.join(p);
+        for p in [
+            ".cargo",
+            ".rustup",
+            ".local/bin",
+            ".local/share/pipx/venvs/black",
+            ".nvm",
+            "tools",
+            "src/app",
+            ".gitconfig",
+            ".config/git/config",
+        ] {
+            assert!(to.contains(&want(p)), "{p} not seen: {to:?}");
+        }
+        for p in ["Documents", ".local/share/keyrings", ".local", ".config"] {
+            assert!(
+                !to.iter().any(|t| want(p).starts_with(t)),
+                "{p} seen: {to:?}"
+            );
+        }
+        assert!(!to.contains(&home), "home itself seen");
+        // Nothing nested twice; git's settings with a token come redacted.
+        assert!(!to.contains(&want(".nvm/versions/node/v20")));
+        let git = seen
+            .iter()
+            .find(|s| s.to == want(".config/git/config"))
+            .unwrap();
+        assert_ne!(git.from, git.to);
+        assert!(
+            !std::fs::read_to_string(&git.from)
+                .unwrap_or_default()
+                .contains("tok3n")
+        );
+        let plain = seen.iter().find(|s| s.to == want(".gitconfig")).unwrap();
+        assert_eq!(plain.from, plain.to);
+        // Hidden at all only where it is safe to.
+        assert!(hides_home(&home, &root));
+        assert!(!hides_home(Path::new("/"), &root));
+        assert!(!hides_home(Path::new("/usr"), &root));
+        assert!(!hides_home(&home, &home.parent().unwrap().to_path_buf()));
     }
 }
