@@ -1509,6 +1509,6 @@ mod tests {
         assert!(hides_home(&home, &root));
         assert!(!hides_home(Path::new("/"), &root));
         assert!(!hides_home(Path::new("/usr"), &root));
-        assert!(!hides_home(&home, &home.parent().unwrap().to_path_buf()));
+        assert!(!hides_home(&home, home.parent().unwrap()));
     }
 }

@@ -93,6 +93,8 @@ pub struct App {
     pub mouse_capture: bool,
     pub(super) queued: VecDeque<String>,
     pub(super) cancel_armed: Option<Instant>,
+    /// When Esc was pressed in a composer with text (a second press clears).
+    pub(super) esc_armed: Option<Instant>,
     /// Something changed that the next frame must show.
     pub dirty: bool,
     pub working: bool,
@@ -144,6 +146,7 @@ impl App {
             mouse_capture: true,
             queued: VecDeque::new(),
             cancel_armed: None,
+            esc_armed: None,
             dirty: true,
             working: false,
             tree_stale: Default::default(),

@@ -314,6 +314,23 @@ impl App {
                 self.transcript.selected = None;
                 self.transcript.follow();
             }
+            Some(ComposerAction::KillLine) => {
+                self.composer.area.delete_line_by_head();
+            }
+            Some(ComposerAction::Clear) if !self.composer.is_empty() => {
+                let armed = self.esc_armed.is_some_and(|t| t.elapsed() < DOUBLE_PRESS);
+                if armed {
+                    self.esc_armed = None;
+                    let text = self.composer.text();
+                    self.composer.clear();
+                    self.composer.area.set_yank_text(text);
+                    self.flash("cleared (Ctrl-Y brings it back)");
+                } else {
+                    self.esc_armed = Some(Instant::now());
+                    let key = self.keymap.keys_of(ComposerAction::Clear);
+                    self.flash(format!("{key} again clears the message"));
+                }
+            }
             _ => {
                 if matches!(ev.code, KeyCode::Char(_)) {
                     self.last_typed = Some(Instant::now());

@@ -127,6 +127,8 @@ keymap_table! {
         PageDown "page_down" "scroll the transcript down a page",
         Top "top" "the transcript's top (with nothing typed)",
         Bottom "bottom" "the transcript's end, following it (with nothing typed)",
+        KillLine "kill_line" "delete from the cursor to the start of the line (ctrl-y puts it back)",
+        Clear "clear" "twice in a row: clear the message (ctrl-y puts it back)",
     }
     Approval "approval" ApprovalAction {
         Yes "yes" "allow",

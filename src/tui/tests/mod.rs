@@ -653,6 +653,28 @@ fn a_tree_filter_starts_with_the_first_letter_typed() {
 }
 
 #[test]
+fn the_composer_kills_lines_as_readline_does_and_esc_twice_clears() {
+    let mut r = rig();
+    typed(&mut r.app, "fix the parser");
+    r.app.on_key(ctrl('j'));
+    typed(&mut r.app, "and the tests");
+    // Ctrl-U: the line so far, not one character.
+    r.app.on_key(ctrl('u'));
+    assert_eq!(r.app.composer.text(), "fix the parser\n");
+    r.app.on_key(ctrl('y'));
+    assert_eq!(r.app.composer.text(), "fix the parser\nand the tests");
+    // One Esc says what a second does; the second clears; Ctrl-Y undoes it.
+    r.app.on_key(key(KeyCode::Esc));
+    assert_eq!(r.app.composer.text(), "fix the parser\nand the tests");
+    assert!(screen(&mut r, 100, 20).contains("esc again clears"));
+    r.app.on_key(key(KeyCode::Esc));
+    assert!(r.app.composer.is_empty());
+    assert!(screen(&mut r, 100, 20).contains("cleared"));
+    r.app.on_key(ctrl('y'));
+    assert_eq!(r.app.composer.text(), "fix the parser\nand the tests");
+}
+
+#[test]
 fn an_approval_for_a_new_file_says_create() {
     let mut r = rig();
     let mut new_file = change("", "print('hi')\n");
