@@ -97,6 +97,7 @@ const MASKED: &[&str] = &[
     ".config/github-copilot",
     ".local/share/opencode/auth.json",
     ".local/share/crush",
+    ".local/share/uv/credentials",
     ".gemini",
     ".aider.conf.yml",
     ".cache/huggingface/token",
@@ -349,7 +350,10 @@ impl Fence {
             let homes = user_homes(home.as_deref());
             if access.unasked() {
                 let path_var = std::env::var_os("PATH");
-                for h in homes.iter().filter(|h| hides_home(h, root)) {
+                // Each home once, where it really is (a second spelling's
+                // tmpfs would cover the first one's view).
+                let real = |h: &&PathBuf| std::fs::canonicalize(h).ok().as_ref() == Some(*h);
+                for h in homes.iter().filter(real).filter(|h| hides_home(h, root)) {
                     a.push("--tmpfs");
                     a.push(h);
                     for seen in home_view(h, root, path_var.as_deref()) {
@@ -718,7 +722,7 @@ impl Args {
 }
 
 /// HOME and the home the password database gives (HOME may be set
-/// elsewhere), each once.
+/// elsewhere), each once, each where it really is (`/w/../h` is `/h`).
 fn user_homes(home: Option<&Path>) -> Vec<PathBuf> {
     let mut homes: Vec<PathBuf> = home.iter().map(|h| h.to_path_buf()).collect();
     if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::getuid())
@@ -726,6 +730,14 @@ fn user_homes(home: Option<&Path>) -> Vec<PathBuf> {
     {
         homes.push(user.dir);
     }
+    let mut real: Vec<PathBuf> = homes
+        .iter()
+        .map(|h| std::fs::canonicalize(h).unwrap_or_else(|_| h.clone()))
+        .collect();
+    real.dedup();
+    homes.extend(real);
+    homes.sort();
+    homes.dedup();
     homes
 }
 
@@ -811,10 +823,13 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
     let entries: Vec<PathBuf> = path_var
         .map(|v| std::env::split_paths(v).collect())
         .unwrap_or_default();
+    // Where each entry really is (`~/x/..` is HOME), and none the
+    // workspace holds: code run there writes it, links included.
     let bins: Vec<PathBuf> = entries
         .iter()
-        .filter(|e| e.is_absolute() && e.starts_with(home) && e.as_path() != home)
-        .cloned()
+        .filter(|e| e.is_absolute())
+        .filter_map(|e| std::fs::canonicalize(e).ok())
+        .filter(|e| e.starts_with(home) && e.as_path() != home && !e.starts_with(root))
         .chain([home.join(".local/bin")])
         .collect();
     for bin in &bins {
@@ -857,6 +872,39 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
             to: d,
         })
         .collect();
+    // Tokens kept inside what is seen: a node's global npmrc (per nvm
+    // version too) and a cargo config's registry token; uv's credential
+    // store is masked by name.
+    let mut inner: Vec<PathBuf> = Vec::new();
+    for s in &seen {
+        inner.push(s.to.join("etc/npmrc"));
+        if let Ok(rd) = std::fs::read_dir(s.to.join("versions/node")) {
+            inner.extend(rd.flatten().take(100).map(|e| e.path().join("etc/npmrc")));
+        }
+    }
+    for f in inner.into_iter().filter(|f| f.is_file()) {
+        seen.push(Seen {
+            from: PathBuf::from("/dev/null"),
+            to: f,
+        });
+    }
+    for c in [".cargo/config.toml", ".cargo/config"].map(|c| home.join(c)) {
+        let Ok(text) = std::fs::read_to_string(&c) else {
+            continue;
+        };
+        if !text.to_ascii_lowercase().contains("token") {
+            continue;
+        }
+        let kept: String = text
+            .lines()
+            .map(|l| match l.to_ascii_lowercase().contains("token") {
+                true => "# (a line with a token, left out by mm)\n".to_string(),
+                false => format!("{l}\n"),
+            })
+            .collect();
+        let from = redacted_copy(&kept).unwrap_or_else(|| PathBuf::from("/dev/null"));
+        seen.push(Seen { from, to: c });
+    }
     for g in HOME_GIT.iter().map(|g| home.join(g)) {
         if !g.is_file() {
             continue;
@@ -875,8 +923,12 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
 }
 
 /// Where git finds the repository of `root` outside it: the top of a work
-/// tree above it, a git dir elsewhere (a `.git` link or file), the common
-/// dir a `commondir` names.
+/// tree above it (code in the workspace cannot plant one there), and a
+/// linked worktree's git dir and common dir — only when that git dir
+/// names this workspace back (its `gitdir` file, which git writes and
+/// code in the workspace cannot) and lies in the common dir's
+/// `worktrees/`. A `.git` link or file the workspace's code could have
+/// made, pointing anywhere else, brings in nothing.
 fn enclosing_repository(root: &Path) -> Vec<PathBuf> {
     let Some((top, git)) = root
         .ancestors()
@@ -888,14 +940,28 @@ fn enclosing_repository(root: &Path) -> Vec<PathBuf> {
     if top != root {
         out.push(top.clone());
     }
-    if !git.starts_with(&top) {
-        out.push(git.clone());
+    if git.starts_with(&top) {
+        return out;
     }
-    if let Ok(c) = std::fs::read_to_string(git.join("commondir"))
-        && let Ok(common) = std::fs::canonicalize(git.join(c.trim()))
-        && !common.starts_with(&top)
-    {
-        out.push(common);
+    let back = std::fs::read_to_string(git.join("gitdir"))
+        .ok()
+        .and_then(|b| std::fs::canonicalize(b.trim()).ok());
+    let own = std::fs::canonicalize(top.join(".git")).ok();
+    let common = std::fs::read_to_string(git.join("commondir"))
+        .ok()
+        .and_then(|c| std::fs::canonicalize(git.join(c.trim())).ok())
+        .filter(|c| crate::paths::is_git_dir(c) && git.parent() == Some(&c.join("worktrees")));
+    let Some(common) = common else {
+        return out;
+    };
+    // `gitdir` names the worktree's `.git` file; `own` is where that
+    // file leads, so compare the file itself.
+    let file = top.join(".git");
+    if back.as_deref() == Some(file.as_path()) || (back.is_some() && back == own) {
+        out.push(git);
+        if !common.starts_with(&top) {
+            out.push(common);
+        }
     }
     out
 }
@@ -1510,5 +1576,98 @@ mod tests {
         assert!(!hides_home(Path::new("/"), &root));
         assert!(!hides_home(Path::new("/usr"), &root));
         assert!(!hides_home(&home, home.parent().unwrap()));
+    }
+
+    /// What the red team got through the first version: a `.git` link or
+    /// file (or a `commondir`) planted in the workspace, links in a PATH
+    /// folder the workspace holds, `..` in PATH, tokens inside a seen
+    /// toolchain.
+    #[test]
+    fn nothing_planted_in_the_workspace_widens_the_home_view() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(dir.path()).unwrap();
+        let mk = |p: &str| std::fs::create_dir_all(home.join(p)).unwrap();
+        for d in [
+            "Documents",
+            "ws/.venv/bin",
+            "wt",
+            "repo/.git/objects",
+            "repo/.git/refs",
+            "repo/.git/worktrees/wt",
+            ".nvm/versions/node/v20/etc",
+            ".cargo",
+        ] {
+            mk(d);
+        }
+        std::fs::write(home.join("repo/.git/HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(home.join("repo/.git/config"), "").unwrap();
+        std::fs::write(
+            home.join(".nvm/versions/node/v20/etc/npmrc"),
+            "_authToken=x\n",
+        )
+        .unwrap();
+        std::fs::write(
+            home.join(".cargo/config.toml"),
+            "[build]\njobs = 2\n[registries.x]\ntoken = \"SECRET\"\n",
+        )
+        .unwrap();
+        let ws = home.join("ws");
+        // A .git link to a folder of HOME, then a .git file naming it.
+        symlink(home.join("Documents"), ws.join(".git")).unwrap();
+        assert!(enclosing_repository(&ws).is_empty());
+        std::fs::remove_file(ws.join(".git")).unwrap();
+        std::fs::write(
+            ws.join(".git"),
+            format!(
+                "gitdir: {}\n",
+                home.join("repo/.git/worktrees/wt").display()
+            ),
+        )
+        .unwrap();
+        std::fs::write(home.join("repo/.git/worktrees/wt/HEAD"), "x\n").unwrap();
+        std::fs::write(home.join("repo/.git/worktrees/wt/commondir"), "../..\n").unwrap();
+        // The worktree's git dir names another checkout: nothing.
+        std::fs::write(
+            home.join("repo/.git/worktrees/wt/gitdir"),
+            format!("{}\n", home.join("wt/.git").display()),
+        )
+        .unwrap();
+        assert!(enclosing_repository(&ws).is_empty());
+        // It names this one back (git wrote it): the git dir and common dir.
+        std::fs::write(
+            home.join("repo/.git/worktrees/wt/gitdir"),
+            format!("{}\n", ws.join(".git").display()),
+        )
+        .unwrap();
+        assert_eq!(
+            enclosing_repository(&ws),
+            vec![home.join("repo/.git/worktrees/wt"), home.join("repo/.git")]
+        );
+        // Links in a PATH folder inside the workspace are not followed; a
+        // `..` entry is HOME, which is never seen whole.
+        symlink(home.join("Documents"), ws.join(".venv/bin/x")).unwrap();
+        let path = std::env::join_paths([ws.join(".venv/bin"), home.join("Documents/..")]).unwrap();
+        let seen = home_view(&home, &ws, Some(&path));
+        let to: Vec<&PathBuf> = seen.iter().map(|s| &s.to).collect();
+        assert!(
+            !to.iter().any(|t| home.join("Documents").starts_with(t)),
+            "{to:?}"
+        );
+        // Tokens inside a seen toolchain are not.
+        let npmrc = seen
+            .iter()
+            .find(|s| s.to == home.join(".nvm/versions/node/v20/etc/npmrc"))
+            .unwrap();
+        assert_eq!(npmrc.from, PathBuf::from("/dev/null"));
+        let cargo = seen
+            .iter()
+            .find(|s| s.to == home.join(".cargo/config.toml"))
+            .unwrap();
+        let text = std::fs::read_to_string(&cargo.from).unwrap();
+        assert!(
+            text.contains("jobs = 2") && !text.contains("SECRET"),
+            "{text}"
+        );
     }
 }
