@@ -183,9 +183,10 @@ fn a_real_model_answers_and_fixes_a_bug_through_tools() {
 
 /// Two of the shipped eval cases, run by `mm -eval` against the real
 /// model: the eval harness works end to end (fresh work trees, the check
-/// command, the JSON and JSONL results), and the harness ran the tests of
-/// the bug-fix case. Whether the model passes is sampled, so the pass
-/// rate is printed, not asserted.
+/// command, the JSON and JSONL results), the harness ran the tests of the
+/// bug-fix case, and each case passes — both passed every run on record
+/// with this model; a run is sampled, so a case gets a second run when
+/// the first fails.
 #[test]
 fn the_eval_runs_shipped_cases_against_the_real_model() {
     let Some(server) = llama() else { return };
@@ -193,28 +194,36 @@ fn the_eval_runs_shipped_cases_against_the_real_model() {
     let eval = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("eval");
     // Two short cases (CI time): a bug fix with tests, and a question.
     for case in ["py-fix-mean", "py-ask-count"] {
-        let out = ws
-            .mm()
-            .args(["-eval"])
-            .arg(eval.join(case))
-            .args(["-runs", "1", "-json", "-url", &server.url])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        let summary = json_result(&out);
-        assert_eq!(summary["runs"], 1, "{summary}");
-        eprintln!(
-            "eval {case}: {} of 1 passed\n{}",
-            summary["passed"],
-            stderr(&out)
-        );
+        let mut passed = false;
+        for attempt in 1..=2 {
+            let out = ws
+                .mm()
+                .args(["-eval"])
+                .arg(eval.join(case))
+                .args(["-runs", "1", "-json", "-url", &server.url])
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+            let summary = json_result(&out);
+            assert_eq!(summary["runs"], 1, "{summary}");
+            eprintln!(
+                "eval {case} (attempt {attempt}): {} of 1 passed\n{}",
+                summary["passed"],
+                stderr(&out)
+            );
+            if summary["passed"] == 1 {
+                passed = true;
+                break;
+            }
+        }
+        assert!(passed, "{case} failed two runs against the real model");
     }
     let lines = ws.read(".mm/eval-results.jsonl");
     let runs: Vec<serde_json::Value> = lines
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(runs.len(), 2, "{lines}");
+    assert!((2..=4).contains(&runs.len()), "{lines}");
     for r in &runs {
         let outcome = r["outcome"].as_str().unwrap();
         assert!(
