@@ -351,6 +351,23 @@ fn the_round_budget_ends_with_one_tool_less_report_and_exit_3() {
     assert!(ask.contains("The user's request: \"explore\""), "{ask}");
 }
 
+/// The README's default: 40 tool rounds a turn, then the tool-less report.
+#[test]
+fn the_default_round_budget_is_forty() {
+    let mut replies: Vec<Reply> = (0..45)
+        .map(|i| call(&format!("c{i}"), "glob", json!({"pattern": format!("f{i}*")})))
+        .collect();
+    replies.insert(40, text("Forty rounds of looking."));
+    let server = Server::start(replies);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "explore", &["-no-harness", "-json"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(json_result(&out)["answer"], "Forty rounds of looking.");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 41);
+    assert!(reqs[40].get("tools").is_none());
+}
+
 #[test]
 fn without_the_harness_the_final_report_offers_no_tools() {
     let server = Server::start(vec![
