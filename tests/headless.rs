@@ -355,7 +355,13 @@ fn the_round_budget_ends_with_one_tool_less_report_and_exit_3() {
 #[test]
 fn the_default_round_budget_is_forty() {
     let mut replies: Vec<Reply> = (0..45)
-        .map(|i| call(&format!("c{i}"), "glob", json!({"pattern": format!("f{i}*")})))
+        .map(|i| {
+            call(
+                &format!("c{i}"),
+                "glob",
+                json!({"pattern": format!("f{i}*")}),
+            )
+        })
         .collect();
     replies.insert(40, text("Forty rounds of looking."));
     let server = Server::start(replies);

@@ -440,6 +440,42 @@ fn a_merge_with_conflicts_is_checkpointed_without_touching_the_index() {
     assert!(err.to_string().contains("Merge"), "{err}");
 }
 
+/// The README: `/commit` refuses during a rebase, as during a merge.
+#[test]
+fn a_commit_is_refused_in_the_middle_of_a_rebase() {
+    let d = repo();
+    let p = d.path();
+    std::fs::write(p.join("a.txt"), "one\nmore\n").unwrap();
+    git(p, &["commit", "-qam", "second"]);
+    // Stop the rebase at its one commit, as `edit` does.
+    let out = Command::new("git")
+        .args(["rebase", "-q", "-i", "HEAD~1"])
+        .current_dir(p)
+        .env("GIT_SEQUENCE_EDITOR", "sed -i s/^pick/edit/")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        p.join(".git/rebase-merge").is_dir(),
+        "the rebase did not stop"
+    );
+    let sh = shadows();
+    let store = Store::open_in(p, "s1", sh.path()).unwrap();
+    std::fs::write(p.join("b.txt"), "changed by mm\n").unwrap();
+    let head = git(p, &["rev-parse", "HEAD"]);
+    let err = store.commit_paths(&["b.txt".into()], "x").unwrap_err();
+    assert!(err.to_string().contains("Rebase"), "{err}");
+    assert_eq!(git(p, &["rev-parse", "HEAD"]), head, "a commit was made");
+}
+
 #[test]
 fn a_submodule_is_left_as_it_is() {
     let sub = repo();
