@@ -440,6 +440,66 @@ fn a_merge_with_conflicts_is_checkpointed_without_touching_the_index() {
     assert!(err.to_string().contains("Merge"), "{err}");
 }
 
+/// The README: credential-shaped files are left out of checkpoints (no
+/// object of the repository holds their text) and left alone by a rewind.
+#[test]
+fn credential_files_never_reach_a_checkpoint_and_a_rewind_leaves_them() {
+    let d = repo();
+    let p = d.path();
+    for (name, text) in [
+        (".env", "API=SECRET-ENV\n"),
+        (".env.local", "API=SECRET-LOCAL\n"),
+        ("server.pem", "SECRET-PEM\n"),
+        ("deploy/id_rsa", "SECRET-KEY\n"),
+        (".netrc", "machine x password SECRET-NETRC\n"),
+    ] {
+        std::fs::create_dir_all(p.join(name).parent().unwrap()).unwrap();
+        std::fs::write(p.join(name), text).unwrap();
+    }
+    std::fs::write(p.join("notes.txt"), "kept\n").unwrap();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    let (c1, _) = store
+        .checkpoint(Kind::Turn, 1, "with secrets about")
+        .unwrap();
+    let all = git(
+        p,
+        &[
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname) %(objecttype)",
+        ],
+    );
+    let mut seen_notes = false;
+    for line in all.lines() {
+        let (id, kind) = line.split_once(' ').unwrap();
+        if kind != "blob" {
+            continue;
+        }
+        let blob = git(p, &["cat-file", "-p", id]);
+        assert!(!blob.contains("SECRET"), "a checkpoint holds {blob:?}");
+        seen_notes |= blob == "kept\n";
+    }
+    assert!(
+        seen_notes,
+        "the checkpoint did not take the ordinary new file"
+    );
+    // Changed after the checkpoint: a rewind puts notes.txt back and
+    // leaves .env as it is now.
+    std::fs::write(p.join(".env"), "API=CHANGED\n").unwrap();
+    std::fs::write(p.join("notes.txt"), "changed\n").unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    store.apply(&plan).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(p.join("notes.txt")).unwrap(),
+        "kept\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.join(".env")).unwrap(),
+        "API=CHANGED\n"
+    );
+}
+
 /// The README: `/commit` refuses during a rebase, as during a merge.
 #[test]
 fn a_commit_is_refused_in_the_middle_of_a_rebase() {
