@@ -477,9 +477,16 @@ impl Fence {
                             .is_some_and(|n| n.starts_with("ssh_host_") && n.ends_with("_key"))
                     }),
             );
+            // CARGO_HOME may lie outside HOME; its registry tokens too.
+            let cargo_home: Vec<PathBuf> = std::env::var_os("CARGO_HOME")
+                .map(PathBuf::from)
+                .into_iter()
+                .flat_map(|c| [c.join("credentials"), c.join("credentials.toml")])
+                .collect();
             let masked = homes
                 .iter()
                 .flat_map(|h| MASKED.iter().map(move |m| h.join(m)))
+                .chain(cargo_home)
                 .chain(system)
                 .chain(host);
             for p in masked {
@@ -724,6 +731,13 @@ impl Args {
 /// HOME and the home the password database gives (HOME may be set
 /// elsewhere), each once, each where it really is (`/w/../h` is `/h`).
 fn user_homes(home: Option<&Path>) -> Vec<PathBuf> {
+    // Resolved once: a link on the way to HOME that lies in the workspace
+    // must not move it between commands.
+    static HOMES: OnceLock<Vec<PathBuf>> = OnceLock::new();
+    HOMES.get_or_init(|| homes_now(home)).clone()
+}
+
+fn homes_now(home: Option<&Path>) -> Vec<PathBuf> {
     let mut homes: Vec<PathBuf> = home.iter().map(|h| h.to_path_buf()).collect();
     if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::getuid())
         && !homes.contains(&user.dir)
@@ -828,9 +842,9 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
     let bins: Vec<PathBuf> = entries
         .iter()
         .filter(|e| e.is_absolute())
-        .filter_map(|e| std::fs::canonicalize(e).ok())
-        .filter(|e| e.starts_with(home) && e.as_path() != home && !e.starts_with(root))
-        .chain([home.join(".local/bin")])
+        .chain([&home.join(".local/bin")])
+        .filter_map(|e| resolve_outside(e, root))
+        .filter(|e| e.starts_with(home) && e.as_path() != home)
         .collect();
     for bin in &bins {
         dirs.push(prefix_of(bin));
@@ -844,7 +858,7 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
             if !e.file_type().is_ok_and(|t| t.is_symlink()) {
                 continue;
             }
-            let Ok(target) = std::fs::canonicalize(e.path()) else {
+            let Some(target) = resolve_outside(&e.path(), root) else {
                 continue;
             };
             if let Some(dir) = target.parent()
@@ -857,6 +871,9 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
     }
     dirs.extend(enclosing_repository(root));
     dirs.retain(|d| d.starts_with(home) && d.as_path() != home && d != &local);
+    // A folder reached through the workspace (a link to it, a link in it)
+    // is the workspace's to change: not mounted.
+    dirs.retain(|d| resolve_outside(d, root).is_some());
     dirs.sort();
     dirs.dedup();
     let outer: Vec<PathBuf> = dirs
@@ -875,11 +892,33 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
     // Tokens kept inside what is seen: a node's global npmrc (per nvm
     // version too) and a cargo config's registry token; uv's credential
     // store is masked by name.
+    // Where node and python installers keep a global config: `*` is one
+    // folder level (a version).
+    const INNER: &[&[&str]] = &[
+        &["etc", "npmrc"],
+        &["pip.conf"],
+        &["versions", "node", "*", "etc", "npmrc"],
+        &["installs", "nodejs", "*", "etc", "npmrc"],
+        &["tools", "image", "node", "*", "etc", "npmrc"],
+        &["versions", "*", "etc", "npmrc"],
+        &["versions", "*", "pip.conf"],
+        &["installs", "python", "*", "pip.conf"],
+    ];
     let mut inner: Vec<PathBuf> = Vec::new();
     for s in &seen {
-        inner.push(s.to.join("etc/npmrc"));
-        if let Ok(rd) = std::fs::read_dir(s.to.join("versions/node")) {
-            inner.extend(rd.flatten().take(100).map(|e| e.path().join("etc/npmrc")));
+        for pattern in INNER {
+            let mut at = vec![s.to.clone()];
+            for part in *pattern {
+                at = match *part {
+                    "*" => at
+                        .iter()
+                        .filter_map(|d| std::fs::read_dir(d).ok())
+                        .flat_map(|rd| rd.flatten().take(100).map(|e| e.path()))
+                        .collect(),
+                    name => at.iter().map(|d| d.join(name)).collect(),
+                };
+            }
+            inner.extend(at);
         }
     }
     for f in inner.into_iter().filter(|f| f.is_file()) {
@@ -892,18 +931,21 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
         let Ok(text) = std::fs::read_to_string(&c) else {
             continue;
         };
-        if !text.to_ascii_lowercase().contains("token") {
-            continue;
+        // Anything that may be a credential (a token, a password in a
+        // URL, an `[env]` key, a string over several lines, an escaped
+        // name): the whole file goes.
+        let lower = text.to_ascii_lowercase();
+        let risky = [
+            "token", "pass", "secret", "key", "auth", "@", "[env", "'''", "\"\"\"", "\\",
+        ]
+        .iter()
+        .any(|w| lower.contains(w));
+        if risky {
+            seen.push(Seen {
+                from: PathBuf::from("/dev/null"),
+                to: c,
+            });
         }
-        let kept: String = text
-            .lines()
-            .map(|l| match l.to_ascii_lowercase().contains("token") {
-                true => "# (a line with a token, left out by mm)\n".to_string(),
-                false => format!("{l}\n"),
-            })
-            .collect();
-        let from = redacted_copy(&kept).unwrap_or_else(|| PathBuf::from("/dev/null"));
-        seen.push(Seen { from, to: c });
     }
     for g in HOME_GIT.iter().map(|g| home.join(g)) {
         if !g.is_file() {
@@ -920,6 +962,54 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
         seen.push(Seen { from, to: g });
     }
     seen
+}
+
+/// Where `p` leads, followed a component and a link at a time; None when
+/// a step (a folder on the way, a link or its target) lies in the
+/// workspace — code run there can change where it leads — or does not
+/// exist, or the chain is longer than 40 links.
+fn resolve_outside(p: &Path, root: &Path) -> Option<PathBuf> {
+    use std::collections::VecDeque;
+    use std::path::Component;
+    let parts = |p: &Path| -> VecDeque<std::ffi::OsString> {
+        p.components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some("..".into()),
+                _ => None,
+            })
+            .collect()
+    };
+    let mut out = PathBuf::from("/");
+    let mut rest = parts(p);
+    let mut links = 0;
+    while let Some(c) = rest.pop_front() {
+        if c == ".." {
+            out.pop();
+            continue;
+        }
+        let next = out.join(&c);
+        if next.starts_with(root) {
+            return None;
+        }
+        let meta = std::fs::symlink_metadata(&next).ok()?;
+        if meta.file_type().is_symlink() {
+            links += 1;
+            if links > 40 {
+                return None;
+            }
+            let target = std::fs::read_link(&next).ok()?;
+            if target.is_absolute() {
+                out = PathBuf::from("/");
+            }
+            let mut ahead = parts(&target);
+            ahead.extend(rest);
+            rest = ahead;
+        } else {
+            out = next;
+        }
+    }
+    (!out.starts_with(root)).then_some(out)
 }
 
 /// Where git finds the repository of `root` outside it: the top of a work
@@ -943,10 +1033,11 @@ fn enclosing_repository(root: &Path) -> Vec<PathBuf> {
     if git.starts_with(&top) {
         return out;
     }
-    let back = std::fs::read_to_string(git.join("gitdir"))
-        .ok()
-        .and_then(|b| std::fs::canonicalize(b.trim()).ok());
-    let own = std::fs::canonicalize(top.join(".git")).ok();
+    // git writes the worktree's `.git` file's own path; a `.git` link
+    // (made by code in the workspace) is not a worktree's.
+    let file = top.join(".git");
+    let back = std::fs::read_to_string(git.join("gitdir")).ok();
+    let is_file = std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file());
     let common = std::fs::read_to_string(git.join("commondir"))
         .ok()
         .and_then(|c| std::fs::canonicalize(git.join(c.trim())).ok())
@@ -954,10 +1045,7 @@ fn enclosing_repository(root: &Path) -> Vec<PathBuf> {
     let Some(common) = common else {
         return out;
     };
-    // `gitdir` names the worktree's `.git` file; `own` is where that
-    // file leads, so compare the file itself.
-    let file = top.join(".git");
-    if back.as_deref() == Some(file.as_path()) || (back.is_some() && back == own) {
+    if is_file && back.as_deref().map(str::trim).map(Path::new) == Some(file.as_path()) {
         out.push(git);
         if !common.starts_with(&top) {
             out.push(common);
@@ -1664,10 +1752,44 @@ mod tests {
             .iter()
             .find(|s| s.to == home.join(".cargo/config.toml"))
             .unwrap();
-        let text = std::fs::read_to_string(&cargo.from).unwrap();
+        assert_eq!(cargo.from, PathBuf::from("/dev/null"));
+        // Second round: links that lead through the workspace (which its
+        // code can change) are not followed — from a HOME bin folder, a
+        // PATH folder spelled through the workspace and swapped for a
+        // link, a HOME folder that is a link into it.
+        mk(".local/bin");
+        mk("ws/target");
+        mk("Documents/x");
+        symlink(ws.join("target/tool"), home.join(".local/bin/tool")).unwrap();
+        symlink(home.join("Documents/x"), ws.join("target/tool")).unwrap();
+        std::fs::remove_dir_all(ws.join(".venv/bin")).unwrap();
+        symlink(home.join("Documents"), ws.join(".venv/bin")).unwrap();
+        symlink(ws.join(".venv"), home.join("bin")).unwrap();
+        let path = std::env::join_paths([ws.join(".venv/bin"), home.join("bin/bin")]).unwrap();
+        let seen = home_view(&home, &ws, Some(&path));
+        let to: Vec<&PathBuf> = seen.iter().map(|s| &s.to).collect();
         assert!(
-            text.contains("jobs = 2") && !text.contains("SECRET"),
-            "{text}"
+            !to.iter().any(|t| home.join("Documents/x").starts_with(t)),
+            "{to:?}"
         );
+        assert_eq!(resolve_outside(&home.join("bin/bin"), &ws), None);
+        assert_eq!(resolve_outside(&home.join(".local/bin/tool"), &ws), None);
+        assert_eq!(
+            resolve_outside(&home.join(".nvm/versions"), &ws),
+            Some(home.join(".nvm/versions"))
+        );
+        // A worktree's git dir borrowed through `.git` links in the
+        // workspace (one of them naming the other back) brings nothing.
+        std::fs::remove_file(ws.join(".git")).unwrap();
+        let g = home.join("repo/.git/worktrees/wt");
+        mk("ws/inner");
+        symlink(&g, ws.join("inner/.git")).unwrap();
+        symlink(&g, ws.join(".git")).unwrap();
+        std::fs::write(
+            g.join("gitdir"),
+            format!("{}\n", ws.join("inner/.git").display()),
+        )
+        .unwrap();
+        assert!(enclosing_repository(&ws).is_empty());
     }
 }
