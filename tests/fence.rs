@@ -262,7 +262,16 @@ fn unasked_code_sees_the_toolchains_of_home_and_nothing_else() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::write(home.join(".gitconfig"), "[user]\n\tname = Ada Tester\n").unwrap();
+    // A masked name that is a link to a file elsewhere (dotfiles).
+    let elsewhere = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    std::fs::write(elsewhere.path().join("creds"), "SECRET-LINKED-CREDS\n").unwrap();
+    std::os::unix::fs::symlink(
+        elsewhere.path().join("creds"),
+        home.join(".cargo/credentials.toml"),
+    )
+    .unwrap();
     let command = "cat $HOME/notes/plans.txt > got.txt; $HOME/.cargo/bin/tool >> got.txt; \
+         cat $HOME/.cargo/credentials.toml >> got.txt; \
          git config --global user.name >> got.txt; echo planted > $HOME/.profile; \
          ls -a $HOME >> got.txt; true";
     let server = Server::start(vec![

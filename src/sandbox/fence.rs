@@ -481,7 +481,15 @@ impl Fence {
             let cargo_home: Vec<PathBuf> = std::env::var_os("CARGO_HOME")
                 .map(PathBuf::from)
                 .into_iter()
-                .flat_map(|c| [c.join("credentials"), c.join("credentials.toml")])
+                .flat_map(|c| {
+                    let risky_config = [c.join("config.toml"), c.join("config")]
+                        .into_iter()
+                        .filter(|f| may_hold_credential(f));
+                    [c.join("credentials"), c.join("credentials.toml")]
+                        .into_iter()
+                        .chain(risky_config)
+                        .collect::<Vec<_>>()
+                })
                 .collect();
             let masked = homes
                 .iter()
@@ -493,6 +501,15 @@ impl Fence {
                 if root.starts_with(&p) {
                     continue;
                 }
+                // A masked name that is a link (a dotfiles set-up, a
+                // CARGO_HOME elsewhere) is masked where it leads.
+                let p = match std::fs::symlink_metadata(&p) {
+                    Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&p) {
+                        Ok(t) if !root.starts_with(&t) && t.components().count() > 2 => t,
+                        _ => continue,
+                    },
+                    _ => p,
+                };
                 match std::fs::symlink_metadata(&p) {
                     Ok(meta) if meta.is_dir() => {
                         a.push("--tmpfs");
@@ -903,6 +920,37 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
         &["versions", "*", "etc", "npmrc"],
         &["versions", "*", "pip.conf"],
         &["installs", "python", "*", "pip.conf"],
+        // npm's own built-in config, in each node prefix.
+        &["lib", "node_modules", "npm", "npmrc"],
+        &[
+            "versions",
+            "node",
+            "*",
+            "lib",
+            "node_modules",
+            "npm",
+            "npmrc",
+        ],
+        &[
+            "installs",
+            "nodejs",
+            "*",
+            "lib",
+            "node_modules",
+            "npm",
+            "npmrc",
+        ],
+        &[
+            "tools",
+            "image",
+            "node",
+            "*",
+            "lib",
+            "node_modules",
+            "npm",
+            "npmrc",
+        ],
+        &["versions", "*", "lib", "node_modules", "npm", "npmrc"],
     ];
     let mut inner: Vec<PathBuf> = Vec::new();
     for s in &seen {
@@ -928,19 +976,7 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
         });
     }
     for c in [".cargo/config.toml", ".cargo/config"].map(|c| home.join(c)) {
-        let Ok(text) = std::fs::read_to_string(&c) else {
-            continue;
-        };
-        // Anything that may be a credential (a token, a password in a
-        // URL, an `[env]` key, a string over several lines, an escaped
-        // name): the whole file goes.
-        let lower = text.to_ascii_lowercase();
-        let risky = [
-            "token", "pass", "secret", "key", "auth", "@", "[env", "'''", "\"\"\"", "\\",
-        ]
-        .iter()
-        .any(|w| lower.contains(w));
-        if risky {
+        if may_hold_credential(&c) {
             seen.push(Seen {
                 from: PathBuf::from("/dev/null"),
                 to: c,
@@ -962,6 +998,32 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
         seen.push(Seen { from, to: g });
     }
     seen
+}
+
+/// A cargo config that may hold a credential (a token, a password in a
+/// URL, an `[env]` key, a string over several lines, an escaped name):
+/// unasked code sees it empty.
+fn may_hold_credential(config: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(config) else {
+        return false;
+    };
+    let lower = text.to_ascii_lowercase();
+    [
+        "token",
+        "pass",
+        "secret",
+        "key",
+        "auth",
+        "credential",
+        "@",
+        "[env",
+        "'''",
+        "\"\"\"",
+        "\\",
+        "%",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
 }
 
 /// Where `p` leads, followed a component and a link at a time; None when
