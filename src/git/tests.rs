@@ -508,20 +508,16 @@ fn a_commit_is_refused_in_the_middle_of_a_rebase() {
     std::fs::write(p.join("a.txt"), "one\nmore\n").unwrap();
     git(p, &["commit", "-qam", "second"]);
     // Stop the rebase at its one commit, as `edit` does.
-    let out = Command::new("git")
-        .args(["rebase", "-q", "-i", "HEAD~1"])
-        .current_dir(p)
-        .env("GIT_SEQUENCE_EDITOR", "sed -i s/^pick/edit/")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    git(
+        p,
+        &[
+            "-c",
+            "sequence.editor=sed -i s/^pick/edit/",
+            "rebase",
+            "-q",
+            "-i",
+            "HEAD~1",
+        ],
     );
     assert!(
         p.join(".git/rebase-merge").is_dir(),
