@@ -645,7 +645,7 @@ fn setting_is_secret(key: &str, value: &str) -> bool {
     }
     let k = key.to_ascii_lowercase();
     k.ends_with("extraheader")
-        || ["token", "password", "passwd", "secret"]
+        || ["token", "pass", "secret", "apikey", "api-key", "api_key"]
             .iter()
             .any(|w| k.contains(w))
         || (k.ends_with("helper") && value.trim_start().trim_start_matches('"').starts_with('!'))
@@ -887,6 +887,10 @@ mod tests {
         );
         let clean = "[remote \"origin\"]\n\turl = https://example.com/x.git\n";
         assert_eq!(redact_git_config(clean), clean);
+        // A mail password (git send-email) and an API key by their names.
+        let mail = "[sendemail]\n\tsmtpPass = hunter2\n[ai]\n\tapiKey = sk1\n";
+        let r = redact_git_config(mail);
+        assert!(!r.contains("hunter2") && !r.contains("sk1"), "{r}");
 
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join(".git")).unwrap();
