@@ -452,7 +452,7 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
     const SMALL: u64 = 64 << 10;
     const MAX_FILES: usize = 5000;
     let mut out: Vec<PathBuf> = Vec::new();
-    let mut gits = vec![git.to_path_buf()];
+    let mut gits = vec![std::fs::canonicalize(git).unwrap_or_else(|_| git.to_path_buf())];
     let mut walked: Vec<PathBuf> = Vec::new();
     while let Some(g) = gits.pop() {
         if walked.contains(&g) || walked.len() > 100 {
@@ -482,10 +482,13 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
                 if !m.is_file() || name == "index" {
                     continue;
                 }
+                // Where it really is: a `commondir` naming its own git dir
+                // by another spelling would be walked again and again.
                 if name == "commondir"
                     && let Ok(c) = std::fs::read_to_string(&p)
+                    && let Ok(common) = std::fs::canonicalize(d.join(c.trim()))
                 {
-                    gits.push(d.join(c.trim()));
+                    gits.push(common);
                 }
                 if name.to_string_lossy().starts_with("config") || m.len() <= SMALL {
                     out.push(p);
@@ -958,6 +961,20 @@ mod tests {
                 "{want:?} not in {files:?}"
             );
         }
+        // A `commondir` that names its own git dir by ever longer
+        // spellings is walked once: each file once.
+        std::fs::write(g.join("commondir"), "worktrees/wt/../..\n").unwrap();
+        std::fs::write(
+            g.join("worktrees/wt/commondir"),
+            "../../worktrees/wt/../..\n",
+        )
+        .unwrap();
+        let files = repo_config_files(&g);
+        let mut unique = files.clone();
+        unique.dedup();
+        assert_eq!(files, unique);
+        assert!(files.len() < 30, "{} files: {files:?}", files.len());
+        std::fs::remove_file(g.join("commondir")).unwrap();
         // A git dir under another name is known by where it lies.
         let sep = d.path().join("repo.d");
         std::fs::create_dir_all(&sep).unwrap();
