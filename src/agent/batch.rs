@@ -144,6 +144,28 @@ pub fn announces_next_step(text: &str) -> bool {
 /// The reply says files were changed ("I fixed the bug", "has been
 /// updated"); checked against what the turn actually wrote.
 pub fn claims_a_change(text: &str) -> bool {
+    // Every form needs one of these verbs: most replies have none, and
+    // the regex is built only for one that does.
+    const VERBS: &[&str] = &[
+        "fixed",
+        "updated",
+        "changed",
+        "modified",
+        "corrected",
+        "edited",
+        "replaced",
+        "added",
+        "removed",
+        "created",
+        "rewrote",
+        "renamed",
+        "wrote",
+        "written",
+        "implemented",
+    ];
+    if !crate::patterns::holds_any(text, VERBS) {
+        return false;
+    }
     static CLAIM: std::sync::OnceLock<Option<regex::Regex>> = std::sync::OnceLock::new();
     let re = CLAIM.get_or_init(|| {
         crate::agent::harness::regex(

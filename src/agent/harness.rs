@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-pub(crate) use crate::patterns::{bytes_regex, is_test_file, regex};
+pub(crate) use crate::patterns::{bytes_regex, has_word, holds_any, is_test_file, regex};
 
 /// The command that runs the project's tests, when the workspace says
 /// which: pytest or unittest for Python test files, `cargo test`,
@@ -124,6 +124,9 @@ const RUNNERS: &[&str] = &[
 pub fn named_command(prompt: &str) -> Option<String> {
     static TICKS: LazyLock<Option<regex::bytes::Regex>> =
         LazyLock::new(|| bytes_regex(r"`((?-u:[^`\n]){2,200})`").ok());
+    if !prompt.contains('`') {
+        return None;
+    }
     let re = TICKS.as_ref()?;
     re.captures_iter(prompt.as_bytes())
         .filter_map(|c| c.get(1))
@@ -149,31 +152,56 @@ pub fn mentions_tests(prompt: &str) -> bool {
         ))
             .ok()
     });
-    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+    holds_any(prompt, &["test", "spec"])
+        && RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
 }
 
 /// The request asks for something broken to be fixed.
 pub fn asks_for_fix(prompt: &str) -> bool {
-    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
-        bytes_regex(r"(?i)(?-u:\b)(fix|fixes|repair|bug|bugs|buggy|broken|crash|crashes|wrong|incorrect)(?-u:\b)")
-            .ok()
-    });
-    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+    has_word(
+        prompt,
+        &[
+            "fix",
+            "fixes",
+            "repair",
+            "bug",
+            "bugs",
+            "buggy",
+            "broken",
+            "crash",
+            "crashes",
+            "wrong",
+            "incorrect",
+        ],
+    )
 }
 
 /// The request asks for a change to the code: a fix, or a verb of making
 /// or changing something ("add", "implement", "rename", "create").
 pub fn asks_for_change(prompt: &str) -> bool {
-    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
-        bytes_regex(concat!(
-            r"(?i)(?-u:\b)(?:add|change|edit|update|create|implement|rename|refactor|remove|delete|",
-            r"replace|insert|move|rewrite|extract|convert|make|write|finish|complete)(?-u:\b)"
-        ))
-        .ok()
-    });
-    asks_for_fix(prompt)
-        || RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
-        || states_a_need(prompt)
+    const VERBS: &[&str] = &[
+        "add",
+        "change",
+        "edit",
+        "update",
+        "create",
+        "implement",
+        "rename",
+        "refactor",
+        "remove",
+        "delete",
+        "replace",
+        "insert",
+        "move",
+        "rewrite",
+        "extract",
+        "convert",
+        "make",
+        "write",
+        "finish",
+        "complete",
+    ];
+    asks_for_fix(prompt) || has_word(prompt, VERBS) || states_a_need(prompt)
 }
 
 /// The request adds or implements code rather than fixing it: asks for a
@@ -193,7 +221,11 @@ fn states_a_need(prompt: &str) -> bool {
         ))
         .ok()
     });
-    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes())) && !named_files(prompt).is_empty()
+    holds_any(
+        prompt,
+        &["need", "want", "like", "should", "must", "has", "have"],
+    ) && RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+        && !named_files(prompt).is_empty()
 }
 
 /// The request asks for text in the answer, not for a change to a file:
@@ -224,12 +256,31 @@ pub fn asks_for_text(prompt: &str, question: bool) -> bool {
     static NOUN: LazyLock<Option<Regex>> = LazyLock::new(|| {
         regex(r"(?i)\b(?:the|this|that|last|my|your|a|an|these|those|recent|staged)\s+(?:changes?|edits?|updates?|fix(?:es)?|commits?)\b").ok()
     });
-    let asked = TEXT.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes())) || question;
+    const VERBS: &[&str] = &[
+        "summari",
+        "explain",
+        "describe",
+        "review",
+        "translate",
+        "tell",
+        "say",
+        "draft",
+        "compose",
+        "write",
+        "give",
+        "suggest",
+        "propose",
+    ];
+    let asked = question
+        || holds_any(prompt, VERBS) && TEXT.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()));
+    if !asked {
+        return false;
+    }
     let rest = match NOUN.as_ref() {
         Some(re) => re.replace_all(prompt, " ").into_owned(),
         None => prompt.to_string(),
     };
-    asked && !asks_for_fix(&rest) && !CHANGE.as_ref().is_some_and(|r| r.is_match(rest.as_bytes()))
+    !asks_for_fix(&rest) && !CHANGE.as_ref().is_some_and(|r| r.is_match(rest.as_bytes()))
 }
 
 /// The request asks for tests to be written or changed.
@@ -238,7 +289,7 @@ pub fn asks_for_tests(prompt: &str) -> bool {
         bytes_regex(r"(?i)(?-u:\b)(write|add|create|extend|update|change|rewrite)(?-u:\b)(?-u:[^.\n]){0,30}(?-u:\b)tests?(?-u:\b)")
             .ok()
     });
-    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+    holds_any(prompt, &["test"]) && RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
 }
 
 /// Whether `answer` quotes every line `printed` has (spaces collapsed):
@@ -296,10 +347,13 @@ pub fn hides_symptom(before: &str, after: &str) -> Option<&'static str> {
 
 /// The question is about what something prints or outputs.
 pub fn asks_output(prompt: &str) -> bool {
-    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
-        bytes_regex(r"(?i)(?-u:\b)(print|prints|printed|output|outputs|display|displays|show|shows|says|writes)(?-u:\b)").ok()
-    });
-    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+    has_word(
+        prompt,
+        &[
+            "print", "prints", "printed", "output", "outputs", "display", "displays", "show",
+            "shows", "says", "writes",
+        ],
+    )
 }
 
 /// The request asks for `file` itself to change ("update SPEC.md", "add a
@@ -316,10 +370,12 @@ pub fn asks_to_edit(prompt: &str, file: &str) -> bool {
 
 /// The request asks for something new: a file, a test, a function.
 pub fn asks_to_create(prompt: &str) -> bool {
-    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
-        bytes_regex(r"(?i)(?-u:\b)(create|new|add|write|make|generate|put|save)(?-u:\b)").ok()
-    });
-    RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
+    has_word(
+        prompt,
+        &[
+            "create", "new", "add", "write", "make", "generate", "put", "save",
+        ],
+    )
 }
 
 /// The request asks something rather than for a change.
@@ -329,7 +385,7 @@ pub fn is_question(prompt: &str) -> bool {
         bytes_regex(r"(?i)(?-u:\b)(can|could|would|will)\s+you(?-u:\b)(?-u:[^.?!\n]){0,60}?(?-u:\b)(fix|add|change|rename|implement|update|write|create|make|refactor|move|remove|delete|replace|correct|repair|extract|split|convert|finish|complete)(?-u:\b)").ok()
     });
     let p = prompt.trim();
-    if POLITE.as_ref().is_some_and(|r| r.is_match(p.as_bytes())) {
+    if holds_any(p, &["you"]) && POLITE.as_ref().is_some_and(|r| r.is_match(p.as_bytes())) {
         return false;
     }
     let lower = p.to_lowercase();
@@ -638,7 +694,7 @@ pub fn claims_tests_pass(text: &str) -> bool {
     static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
         bytes_regex(r"(?i)(?-u:\b)(tests?|test suite)(?-u:\b)(?-u:[^.\n]){0,40}(?-u:\b)(now )?(pass|passes|passed|passing|succeed|succeeds|succeeded|are green)(?-u:\b)|(?-u:\b)(ran|run|running) the tests(?-u:\b)").ok()
     });
-    RE.as_ref().is_some_and(|r| r.is_match(text.as_bytes()))
+    holds_any(text, &["test"]) && RE.as_ref().is_some_and(|r| r.is_match(text.as_bytes()))
 }
 
 /// An answer that reports the tool calls instead of answering: "the
@@ -649,12 +705,14 @@ pub fn talks_about_tools(text: &str, tools: &[&str]) -> bool {
         return false;
     }
     let names_a_tool = tools.iter().any(|t| lower.contains(t));
+    if !names_a_tool {
+        return false;
+    }
     static CALLED: LazyLock<Option<Regex>> = LazyLock::new(|| {
         regex(r"(?i)(?-u:\b)(was|were|is|has been) (called|invoked|executed)(?-u:\b)|(?-u:\b)(tool|function) call(?-u:\b)|(?-u:\b)the (tool|function) (returned|was)(?-u:\b)|(?-u:\b)called (the )?\w+ (tool|function)(?-u:\b)").ok()
     });
     let about_calls = CALLED.as_ref().is_some_and(|r| r.is_match(&lower));
-    (names_a_tool && about_calls)
-        || (names_a_tool && lower.len() < 400 && lower.contains("(") && lower.contains("path"))
+    about_calls || (lower.len() < 400 && lower.contains("(") && lower.contains("path"))
 }
 
 /// An answer that reports the work as done instead of giving what a
@@ -663,7 +721,8 @@ pub fn non_answer(text: &str) -> bool {
     static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
         regex(r"(?i)^[^A-Za-z0-9_]*(the )?(task|request|job|work)( is| has been| was)? (done|complete|completed|finished)[^A-Za-z0-9_]*$|^[^A-Za-z0-9_]*(i have|i've|i) (completed|finished|done) (the|this|your) (task|request)[^A-Za-z0-9_]*$|^[^A-Za-z0-9_]*(done|completed|finished)[^A-Za-z0-9_]*$").ok()
     });
-    RE.as_ref().is_some_and(|r| r.is_match(text.trim()))
+    holds_any(text, &["done", "complet", "finished"])
+        && RE.as_ref().is_some_and(|r| r.is_match(text.trim()))
 }
 
 /// Numbers of two or more digits an answer gives that appear nowhere in
@@ -671,6 +730,13 @@ pub fn non_answer(text: &str) -> bool {
 /// about the code invents ports and limits it never saw.
 pub fn ungrounded_numbers(answer: &str, evidence: &str) -> Vec<String> {
     static NUM: LazyLock<Option<Regex>> = LazyLock::new(|| regex(r"[0-9]{2,}(?:\.[0-9]+)?").ok());
+    let two_digits = answer
+        .as_bytes()
+        .windows(2)
+        .any(|w| w.iter().all(u8::is_ascii_digit));
+    if !two_digits {
+        return Vec::new();
+    }
     let Some(re) = NUM.as_ref() else {
         return Vec::new();
     };
@@ -718,6 +784,9 @@ pub fn arithmetic(answer: &str) -> Vec<(String, f64, f64)> {
         )
         .ok()
     });
+    if !answer.contains('=') {
+        return Vec::new();
+    }
     let Some(re) = EQ.as_ref() else {
         return Vec::new();
     };
@@ -1089,6 +1158,9 @@ static SOURCE_FILE: LazyLock<Option<Regex>> = LazyLock::new(|| {
 
 /// The source files the request names, in order, each once.
 pub fn named_files(prompt: &str) -> Vec<String> {
+    if !prompt.contains('.') {
+        return Vec::new();
+    }
     let Some(re) = SOURCE_FILE.as_ref() else {
         return Vec::new();
     };
@@ -1161,6 +1233,9 @@ pub fn spelled_code(prompt: &str) -> Vec<(Option<String>, String)> {
     static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
         regex(r#"(?-u:\b)[A-Za-z_][A-Za-z0-9_]*\s?=\s?(?:"[^"\n]{0,40}"|'[^'\n]{0,40}'|-?[0-9]+(?:\.[0-9]+)?(?-u:\b)|(?:True|False|None|true|false|null)(?-u:\b))"#).ok()
     });
+    if !prompt.contains('=') {
+        return Vec::new();
+    }
     let Some(re) = RE.as_ref() else {
         return Vec::new();
     };
@@ -1247,6 +1322,9 @@ pub fn asked_definitions(prompt: &str) -> Vec<(String, Option<String>)> {
     static ADD: LazyLock<Option<Regex>> = LazyLock::new(|| {
         regex(r"(?i)(?-u:\b)(?:add|write|create|implement|define)\s+(?:a\s+|an\s+|the\s+)?(?:new\s+)?(?:function|method|class)\s+(?:named\s+|called\s+)?`?([A-Za-z_$][A-Za-z0-9_$]*)(?:`|\()").ok()
     });
+    if !holds_any(prompt, &["function", "method", "class"]) {
+        return Vec::new();
+    }
     let (Some(add), Some(file)) = (ADD.as_ref(), SOURCE_FILE.as_ref()) else {
         return Vec::new();
     };

@@ -51,6 +51,10 @@ const NOT_NAMES: &[&str] = &[
 
 /// The rename a request asks for: (old, new).
 pub fn asked_rename(prompt: &str) -> Option<(String, String)> {
+    // Both patterns need "rename" or "name": most requests have neither.
+    if !harness::holds_any(prompt, &["name"]) {
+        return None;
+    }
     RENAME.iter().find_map(|re| {
         let c = re.captures(prompt)?;
         let old = c.get(1)?.as_str().to_string();

@@ -231,6 +231,40 @@ const CACHES: &[&str] = &[
     ".nuget/packages",
 ];
 
+/// What a fence verdict holds for: this boot, this bwrap binary (device,
+/// inode, size, time) and this workspace. None when one cannot be read.
+fn verdict_key(bwrap: &Path, root: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
+    let m = std::fs::metadata(bwrap).ok()?;
+    Some(format!(
+        "{} {}:{}:{}:{}.{} {}",
+        boot.trim(),
+        m.dev(),
+        m.ino(),
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        root.display()
+    ))
+}
+
+/// Adds `key` to the record of fences that started (the last 64 kept).
+/// A record that cannot be written only means the next start probes.
+fn remember_verdict(record: &Path, key: &str) {
+    let old = std::fs::read_to_string(record).unwrap_or_default();
+    let mut lines: Vec<&str> = old.lines().filter(|l| *l != key).collect();
+    lines.push(key);
+    let keep = &lines[lines.len().saturating_sub(64)..];
+    if let Some(dir) = record.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let tmp = record.with_extension(format!("tmp{}", std::process::id()));
+    if std::fs::write(&tmp, keep.join("\n") + "\n").is_ok() {
+        let _ = std::fs::rename(&tmp, record);
+    }
+}
+
 impl Fence {
     /// Finds bwrap and checks that it can start a process here (it cannot
     /// in some containers without user namespaces).
@@ -250,6 +284,23 @@ impl Fence {
                 "bubblewrap (bwrap) is not installed; apt-get install bubblewrap".into(),
             );
         };
+        let record = crate::config::data_dir().map(|d| d.join("fence-ok"));
+        Self::probe(bwrap, root, record.as_deref()).await
+    }
+
+    /// Starts `/bin/true` in the fence `bwrap` makes for `root`, unless
+    /// `record` says this very bwrap did so for `root` since the machine
+    /// started: the probe is ~4 ms of CPU and a process start, paid once a
+    /// boot instead of at every start. A verdict taken from the record
+    /// can only be wrong towards "on" (bwrap broke since), and then each
+    /// command fails to start instead of running unfenced.
+    async fn probe(bwrap: PathBuf, root: &Path, record: Option<&Path>) -> Fence {
+        let key = verdict_key(&bwrap, root);
+        if let (Some(record), Some(key)) = (record, &key)
+            && std::fs::read_to_string(record).is_ok_and(|t| t.lines().any(|l| l == key))
+        {
+            return Fence::Bwrap(bwrap);
+        }
         let fence = Fence::Bwrap(bwrap);
         let launch = if root == Path::new("/") {
             Launch {
@@ -287,7 +338,12 @@ impl Fence {
             .kill_on_drop(true)
             .output();
         match tokio::time::timeout(std::time::Duration::from_secs(5), probe).await {
-            Ok(Ok(out)) if out.status.success() => fence,
+            Ok(Ok(out)) if out.status.success() => {
+                if let (Some(record), Some(key)) = (record, &key) {
+                    remember_verdict(record, key);
+                }
+                fence
+            }
             Ok(Ok(out)) => Fence::Off(format!(
                 "bwrap cannot start a sandbox here: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
@@ -1496,6 +1552,42 @@ const HOST_SOCKETS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fence_that_started_is_not_probed_again_this_boot() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("work");
+        let other = dir.path().join("other");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let record = dir.path().join("data/fence-ok");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // /bin/true and /bin/false stand in for a bwrap that starts and
+        // one that cannot: neither looks at its arguments.
+        let probe = |bwrap: &str, root: &Path| {
+            rt.block_on(Fence::probe(PathBuf::from(bwrap), root, Some(&record)))
+                .is_on()
+        };
+        assert!(!probe("/bin/false", &root));
+        assert!(!record.exists(), "a failed probe is not remembered");
+        assert!(probe("/bin/true", &root));
+        let kept = std::fs::read_to_string(&record).unwrap();
+        let key = verdict_key(Path::new("/bin/true"), &root).unwrap();
+        assert!(kept.lines().any(|l| l == key), "{kept}");
+        // A verdict on record is taken without starting anything: one
+        // written for /bin/false makes it "start".
+        let forged = verdict_key(Path::new("/bin/false"), &root).unwrap();
+        std::fs::write(&record, format!("{kept}{forged}\n")).unwrap();
+        assert!(probe("/bin/false", &root));
+        // It holds for that workspace and that binary only.
+        assert!(!probe("/bin/false", &other));
+        assert!(probe("/bin/true", &other));
+        let kept = std::fs::read_to_string(&record).unwrap();
+        assert_eq!(kept.lines().count(), 3, "{kept}");
+    }
 
     #[test]
     fn a_walk_kept_from_before_still_sees_every_change_since() {
