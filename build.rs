@@ -30,5 +30,4 @@ fn main() {
         println!("cargo:rerun-if-changed=.git/{r}");
     }
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rustc-link-arg-bins=-no-pie");
 }
