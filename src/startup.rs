@@ -262,6 +262,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn with_nothing_configured_llama_server_comes_before_ollama() {
+        // What the README and `--help` promise: 127.0.0.1:8080, then
+        // 127.0.0.1:11434 (no test sets MM_LOCAL_ENDPOINTS in this process).
+        assert!(std::env::var_os("MM_LOCAL_ENDPOINTS").is_none());
+        assert_eq!(
+            auto_endpoints(),
+            vec![
+                ("local", "http://127.0.0.1:8080/v1".to_string()),
+                ("ollama", "http://127.0.0.1:11434/v1".to_string()),
+            ]
+        );
+    }
+
+    #[test]
     fn embedding_models_are_skipped() {
         let ids = vec!["nomic-embed-text".to_string(), "qwen".to_string()];
         assert_eq!(first_chat_model(&ids).as_deref(), Some("qwen"));

@@ -254,6 +254,24 @@ fn with_no_server_anywhere_mm_says_how_to_start_one() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(json_result(&out)["answer"], "found you");
 
+    // When both answer, the first (llama-server's place) is the one used.
+    let (first, second) = (
+        Server::start(vec![text("first")]),
+        Server::start(vec![text("second")]),
+    );
+    let out = ws
+        .mm()
+        .args(["-p", "hi", "-json"])
+        .env(
+            "MM_LOCAL_ENDPOINTS",
+            format!("{},{}", first.url(), second.url()),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json_result(&out)["answer"], "first");
+    assert!(second.requests().is_empty());
+
     // A model the found server does not list is said at start.
     let server = Server::start(vec![text("still here")]);
     let out = ws

@@ -326,6 +326,51 @@ fn full_access_says_there_is_no_fence_and_refuses_no_net() {
     assert_eq!(run.status.code(), Some(2), "{}", stderr(&run));
 }
 
+/// Where bwrap cannot start a sandbox (a bwrap that fails stands in for a
+/// container without user namespaces), what needs the fence refuses to
+/// start, before any request; the default mode starts and says so.
+#[test]
+fn without_a_fence_read_only_no_net_and_auto_refuse_to_start() {
+    let ws = Workspace::new();
+    let bin = tempfile::tempdir().unwrap();
+    let bwrap = bin.path().join("bwrap");
+    std::fs::write(&bwrap, "#!/bin/sh\necho 'no user namespaces' >&2\nexit 1\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap()
+    );
+    for flags in [&["-sandbox", "read-only"][..], &["-no-net"], &["-auto"]] {
+        let server = Server::start(vec![text("ok")]);
+        let run = ws
+            .mm()
+            .env("PATH", &path)
+            .args(["-p", "hi", "-url", &server.url()])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(2), "{flags:?}: {}", stderr(&run));
+        assert!(
+            stderr(&run).contains("needs the OS fence, and there is none here"),
+            "{flags:?}: {}",
+            stderr(&run)
+        );
+        assert!(server.requests().is_empty(), "{flags:?} sent a request");
+    }
+    let server = Server::start(vec![text("ok")]);
+    let run = ws
+        .mm()
+        .env("PATH", &path)
+        .args(["-p", "hi", "-json", "-url", &server.url()])
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert_eq!(json_result(&run)["fence"], "none");
+    assert!(stderr(&run).contains("no OS fence"), "{}", stderr(&run));
+}
+
 #[test]
 fn without_the_fence_project_code_asks_and_headless_refuses_it() {
     let (ws, out) = setup();

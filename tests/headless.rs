@@ -4,6 +4,9 @@
 
 mod support;
 
+use std::io::Write;
+use std::process::Stdio;
+
 use serde_json::json;
 use support::*;
 
@@ -1182,6 +1185,70 @@ fn the_prompt_from_stdin_with_p_dash() {
         stderr(&out)
     );
     assert!(empty.requests().is_empty());
+    // Over 1 MiB is refused as a whole, before any request.
+    let mut child = ws
+        .mm()
+        .args(["-p", "-", "-url", &empty.url()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // mm stops reading past the limit: a write it never reads may fail.
+    let _ = stdin.write_all(&vec![b'x'; 1024 * 1024 + 1]);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the prompt on stdin is over 1 MiB"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(empty.requests().is_empty());
+}
+
+#[test]
+fn a_pipe_that_stays_open_is_said_and_then_read_to_its_end() {
+    let server = Server::start(vec![text("Read.")]);
+    let ws = Workspace::new();
+    let mut child = ws
+        .mm()
+        .args(["-p", "what is this?", "-url", &server.url()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"first part\n").unwrap();
+    // The notice comes while the pipe is still open (after ~3 s): waited
+    // for as it comes, not timed.
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("mm: waiting for stdin to end") {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut err, &mut line).unwrap();
+        assert!(n > 0, "stderr ended without the notice: {said}");
+        said.push_str(&line);
+    }
+    assert!(
+        server.requests().is_empty(),
+        "nothing is sent before the pipe ends"
+    );
+    stdin.write_all(b"second part\n").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout(&out), "Read.\n");
+    let sent = server.requests()[0]["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        sent.contains("first part") && sent.contains("second part"),
+        "{sent}"
+    );
 }
 
 /// `mm -p PROMPT` with text piped on stdin: the pipe's text as the model

@@ -24,6 +24,18 @@ struct Screen {
 
 impl Screen {
     fn start(ws: &Workspace, args: &[&str], rows: u16, cols: u16) -> Screen {
+        Self::start_program(ws, env!("CARGO_BIN_EXE_mm"), args, &[], rows, cols)
+    }
+
+    /// `program args` in the pty, with `env` besides PATH, HOME and TERM.
+    fn start_program(
+        ws: &Workspace,
+        program: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+        rows: u16,
+        cols: u16,
+    ) -> Screen {
         let pty = native_pty_system()
             .openpty(PtySize {
                 rows,
@@ -32,13 +44,16 @@ impl Screen {
                 pixel_height: 0,
             })
             .unwrap();
-        let mut cmd = CommandBuilder::new(env!("CARGO_BIN_EXE_mm"));
+        let mut cmd = CommandBuilder::new(program);
         cmd.args(args);
         cmd.cwd(ws.dir.path());
         cmd.env_clear();
         cmd.env("PATH", std::env::var("PATH").unwrap());
         cmd.env("HOME", ws.home.path());
         cmd.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         let child = pty.slave.spawn_command(cmd).unwrap();
         drop(pty.slave);
         let mut reader = pty.master.try_clone_reader().unwrap();
@@ -701,4 +716,97 @@ fn ui_tui_in_the_config_opens_the_tui() {
     t.expect("on a line of its own to start and to end a multi-line message");
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
+}
+
+/// The keys the README names: Ctrl-T and Ctrl-G hide and show the file
+/// tree and the diff, F2 turns mouse capture off and on, Alt-Enter starts
+/// a new line of the message without sending it.
+#[test]
+fn ctrl_t_ctrl_g_f2_and_alt_enter_do_what_the_readme_says() {
+    let server = Server::start(vec![]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "x = 1\n");
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 120);
+    s.wait_for("Ask mm to do something");
+    s.wait_for("calc.py");
+    s.wait_for("┌ files ");
+    s.wait_for("┌ diff ");
+    s.keys("\x14");
+    s.wait_gone("┌ files ");
+    assert!(!s.text().contains("calc.py"), "{}", s.text());
+    s.keys("\x14");
+    s.wait_for("┌ files ");
+    s.keys("\x07");
+    s.wait_gone("┌ diff ");
+    s.keys("\x07");
+    s.wait_for("┌ diff ");
+    let mouse = |s: &Screen| s.parser.lock().unwrap().screen().mouse_protocol_mode();
+    assert_ne!(
+        mouse(&s),
+        vt100::MouseProtocolMode::None,
+        "mouse capture is on at start"
+    );
+    s.keys("\x1bOQ");
+    eventually("F2 turns mouse capture off", || {
+        mouse(&s) == vt100::MouseProtocolMode::None
+    });
+    s.keys("\x1bOQ");
+    eventually("F2 turns it on again", || {
+        mouse(&s) != vt100::MouseProtocolMode::None
+    });
+    s.keys("first line");
+    s.keys("\x1b\r");
+    s.keys("second line");
+    s.wait_for("second line");
+    let screen = s.text();
+    let row = |w: &str| screen.lines().position(|l| l.contains(w)).unwrap();
+    assert_eq!(row("second line"), row("first line") + 1, "{screen}");
+    assert!(server.requests().is_empty(), "Alt-Enter sent the message");
+    s.keys("\x03");
+    s.keys("\x03");
+    assert_eq!(s.exit_code(), 0);
+}
+
+/// Ctrl-Z in a shell with job control: the terminal is given back as it
+/// was (the shell says the job stopped), and `fg` brings the screen back.
+#[test]
+fn ctrl_z_suspends_to_the_shell_and_fg_redraws() {
+    let server = Server::start(vec![]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut s = Screen::start_program(
+        &ws,
+        "bash",
+        &["--norc", "--noprofile", "-i"],
+        &[("PS1", "shell-ready$ ")],
+        30,
+        120,
+    );
+    s.wait_for("shell-ready$ ");
+    s.keys(&format!("{} -tui -url {url}\r", env!("CARGO_BIN_EXE_mm")));
+    s.wait_for("Ask mm to do something");
+    s.keys("\x1a");
+    s.wait_for("Stopped");
+    {
+        let p = s.parser.lock().unwrap();
+        assert!(
+            !p.screen().alternate_screen(),
+            "still on the alternate screen"
+        );
+        assert_eq!(
+            p.screen().mouse_protocol_mode(),
+            vt100::MouseProtocolMode::None
+        );
+    }
+    s.keys("fg\r");
+    s.wait_for("Ask mm to do something");
+    assert!(s.parser.lock().unwrap().screen().alternate_screen());
+    s.keys("\x03");
+    s.keys("\x03");
+    eventually("mm left and the shell is back", || {
+        !s.parser.lock().unwrap().screen().alternate_screen()
+    });
+    s.keys("exit\r");
+    assert_eq!(s.exit_code(), 0);
 }

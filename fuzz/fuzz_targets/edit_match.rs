@@ -14,6 +14,18 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if let Ok(splice) = find(content, old, new) {
-        let _ = apply(content, &splice);
+        assert!(splice.start <= splice.end && splice.end <= content.len());
+        assert!(content.is_char_boundary(splice.start) && content.is_char_boundary(splice.end));
+        let out = apply(content, &splice);
+        // What lies before and after the match is kept byte for byte, and
+        // the match itself becomes the replacement.
+        let tail = content.len() - splice.end;
+        assert_eq!(&out[..splice.start], &content[..splice.start]);
+        assert_eq!(&out[out.len() - tail..], &content[splice.end..]);
+        assert_eq!(&out[splice.start..out.len() - tail], splice.replacement);
+        // An exact match (no normalisation named) covers the old text.
+        if splice.how.is_none() && !old.is_empty() {
+            assert!(content[splice.start..splice.end].contains(old));
+        }
     }
 });

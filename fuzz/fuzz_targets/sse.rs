@@ -26,6 +26,15 @@ fuzz_target!(|data: &[u8]| {
         }
         let reply = asm.finish();
         assert!(reply.calls.len() <= mm::llm::stream::MAX_CALLS);
+        // Only the server can say a reply is complete: a finish reason or
+        // the [DONE] marker must be in what it sent. A cut stream stays
+        // incomplete, and an incomplete reply runs no tool.
+        // (A JSON key may be spelt with \u escapes, so only data without
+        // one is held to this.)
+        let said = |w: &[u8]| data.windows(w.len()).any(|x| x == w);
+        if !said(b"finish_reason") && !said(b"[DONE]") && !said(b"\\u") {
+            assert!(!reply.is_complete());
+        }
     });
     if let Ok(text) = std::str::from_utf8(data) {
         let _ = whole_completion(text);
