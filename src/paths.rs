@@ -371,7 +371,36 @@ pub fn is_git_dir(p: &Path) -> bool {
 
 /// Biggest git file whose text is looked through for a credential; one
 /// bigger counts as holding one.
-const GIT_TEXT_MAX: u64 = 16 << 20;
+pub const GIT_TEXT_MAX: u64 = 16 << 20;
+
+/// A path on a kernel file system (`/proc`, `/sys`, `/dev`), where files
+/// that say they are regular may block when read (`/proc/kmsg`) or be as
+/// big as memory (`/proc/self/pagemap`): never a git setting to look at.
+pub fn is_kernel_file(p: &Path) -> bool {
+    let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|k| real.starts_with(k) || p.starts_with(k))
+}
+
+/// At most `GIT_TEXT_MAX` bytes of `p` as text; None when it is longer,
+/// not text, or a kernel file.
+pub fn read_git_text(p: &Path) -> Option<String> {
+    use std::io::Read;
+    if is_kernel_file(p) {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(p)
+        .ok()?
+        .take(GIT_TEXT_MAX + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > GIT_TEXT_MAX {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
 
 /// A file of git's (in a `.git` folder, or in the git dir `git`) that
 /// holds a credential: a remote URL with a token or password in it
@@ -406,7 +435,7 @@ pub fn git_text_holds_secret(abs: &Path) -> bool {
     let Ok(meta) = std::fs::metadata(abs) else {
         return false;
     };
-    if !meta.is_file() {
+    if !meta.is_file() || is_kernel_file(abs) {
         return false;
     }
     if meta.len() > GIT_TEXT_MAX {
@@ -434,7 +463,12 @@ pub fn git_text_holds_secret(abs: &Path) -> bool {
     {
         return *holds;
     }
-    let holds = std::fs::read_to_string(abs).is_ok_and(|t| redact_git_config(&t) != t);
+    // Not read whole: a file can grow past its size between the look and
+    // the read. One that turns out too big holds one, as above.
+    let holds = match read_git_text(abs) {
+        Some(t) => redact_git_config(&t) != t,
+        None => std::fs::metadata(abs).is_ok_and(|m| m.len() > GIT_TEXT_MAX),
+    };
     if seen.len() > 20_000 {
         seen.clear();
     }
@@ -452,6 +486,9 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
     const SMALL: u64 = 64 << 10;
     const MAX_FILES: usize = 5000;
     let mut out: Vec<PathBuf> = Vec::new();
+    if is_kernel_file(git) {
+        return Vec::new();
+    }
     let mut gits = vec![std::fs::canonicalize(git).unwrap_or_else(|_| git.to_path_buf())];
     let mut walked: Vec<PathBuf> = Vec::new();
     while let Some(g) = gits.pop() {
@@ -485,8 +522,9 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
                 // Where it really is: a `commondir` naming its own git dir
                 // by another spelling would be walked again and again.
                 if name == "commondir"
-                    && let Ok(c) = std::fs::read_to_string(&p)
+                    && let Some(c) = read_git_text(&p)
                     && let Ok(common) = std::fs::canonicalize(d.join(c.trim()))
+                    && !is_kernel_file(&common)
                 {
                     gits.push(common);
                 }
@@ -501,7 +539,7 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
     while k < out.len() && out.len() < MAX_FILES {
         let f = out[k].clone();
         k += 1;
-        let Ok(text) = std::fs::read_to_string(&f) else {
+        let Some(text) = read_git_text(&f) else {
             continue;
         };
         for line in logical_lines(&text) {
@@ -519,7 +557,7 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
                 },
                 None => f.parent().map_or_else(|| PathBuf::from(v), |d| d.join(v)),
             };
-            if target.is_file() && !out.contains(&target) {
+            if target.is_file() && !is_kernel_file(&target) && !out.contains(&target) {
                 out.push(target);
             }
         }

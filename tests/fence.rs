@@ -292,6 +292,151 @@ fn unasked_code_sees_the_toolchains_of_home_and_nothing_else() {
     );
 }
 
+/// A workspace that is a folder of a repository under HOME, with git dirs
+/// planted in it whose settings name files elsewhere in HOME (an include,
+/// a `commondir`, a kernel file that blocks when read, a config too big to
+/// look through): unasked code sees the repository without its secrets,
+/// nothing more of HOME, and its next command still runs.
+#[test]
+fn planted_git_settings_and_the_repository_above_show_no_more_of_home() {
+    if !fence_works() {
+        skip("bwrap cannot start a sandbox here");
+        return;
+    }
+    let home = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let h = std::fs::canonicalize(home.path()).unwrap();
+    std::fs::create_dir_all(h.join(".config/myapp")).unwrap();
+    std::fs::write(
+        h.join(".config/myapp/settings.ini"),
+        "[api]\n\tpassword = SECRET-INCLUDED\n\tname = SECRET-BESIDE\n",
+    )
+    .unwrap();
+    let proj = h.join("proj");
+    std::fs::create_dir_all(proj.join("sub")).unwrap();
+    std::fs::write(proj.join("README"), "PARENT-README\n").unwrap();
+    std::fs::write(proj.join(".env"), "TOKEN=SECRET-PARENT-ENV\n").unwrap();
+    std::fs::write(proj.join("sub/a.txt"), "a\n").unwrap();
+    git(&proj, &["init", "-q"]);
+    git(
+        &proj,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://u:SECRET-PARENT-TOKEN@example.com/x.git",
+        ],
+    );
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "bash",
+            json!({ "command": format!(
+                "mkdir -p x/g/objects x/g/refs x/h/objects x/h/refs x/k/objects x/k/refs && \
+                 echo 'ref: refs/heads/main' | tee x/g/HEAD x/h/HEAD x/k/HEAD >/dev/null && \
+                 printf '[include]\\n\\tpath = {h}/.config/myapp/settings.ini\\n' > x/g/config && \
+                 echo {h} > x/h/commondir && \
+                 printf '[include]\\n\\tpath = /proc/kmsg\\n' > x/k/config && \
+                 truncate -s 20M x/k/config.big && echo planted",
+                h = h.display()
+            ) }),
+        ),
+        call(
+            "c2",
+            "bash",
+            json!({ "command": "cat $HOME/.config/myapp/settings.ini > got.txt 2>&1; \
+                 cat ../.env >> got.txt 2>&1; cat ../README >> got.txt; \
+                 git config --get remote.origin.url >> got.txt 2>&1; echo second-ran >> got.txt" }),
+        ),
+        text("done"),
+    ]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mm"))
+        .current_dir(proj.join("sub"))
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &h)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::null())
+        .args(["-p", "go", "-url", &server.url(), "-json", "-auto"])
+        .output()
+        .unwrap();
+    assert_eq!(json_result(&out)["fence"], "bwrap", "{}", stderr(&out));
+    let got = std::fs::read_to_string(proj.join("sub/got.txt")).unwrap();
+    assert!(
+        got.contains("second-ran"),
+        "the next command did not run: {got}"
+    );
+    assert!(!got.contains("SECRET"), "{got}");
+    assert!(
+        got.contains("PARENT-README"),
+        "the repository above is gone: {got}"
+    );
+    assert!(
+        got.contains("example.com"),
+        "its git settings are gone: {got}"
+    );
+    // Nothing big was copied out of the workspace into mm's data folder.
+    let copies = h.join(".local/share/mm/redacted");
+    for e in std::fs::read_dir(&copies).into_iter().flatten().flatten() {
+        assert!(
+            e.metadata().unwrap().len() < 1 << 20,
+            "{}",
+            e.path().display()
+        );
+    }
+}
+
+/// A workspace of 10,000 credential files (a mount each would be 30,000
+/// of bwrap's arguments; it takes 9,000) still runs unasked code, with
+/// every one of them hidden.
+#[test]
+fn thousands_of_masks_do_not_stop_the_fence() {
+    if !fence_works() {
+        skip("bwrap cannot start a sandbox here");
+        return;
+    }
+    let ws = Workspace::new();
+    let d = ws.path().join("d");
+    std::fs::create_dir_all(&d).unwrap();
+    for i in 0..10_000 {
+        std::fs::write(d.join(format!(".env{i}")), format!("SECRET-{i}\n")).unwrap();
+    }
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "bash",
+            json!({ "command": "cat d/.env7 d/.env9999 > got.txt 2>&1; echo ran >> got.txt" }),
+        ),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "go", &["-json", "-auto"]);
+    assert_eq!(json_result(&run)["fence"], "bwrap", "{}", stderr(&run));
+    let got = std::fs::read_to_string(ws.path().join("got.txt")).unwrap();
+    assert!(got.contains("ran"), "{got}");
+    assert!(!got.contains("SECRET"), "{got}");
+    // As many at the workspace's top, which is not hidden whole: nothing
+    // runs unasked, and the model is told why.
+    for i in 0..2_500 {
+        std::fs::write(ws.path().join(format!(".env{i}")), "SECRET-TOP\n").unwrap();
+    }
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "bash",
+            json!({ "command": "cat .env7 > top.txt; echo ran >> top.txt" }),
+        ),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "go", &["-json", "-auto"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(!ws.path().join("top.txt").exists());
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].1.contains("more than the fence can hide"),
+        "{}",
+        results[0].1
+    );
+}
+
 /// Full access runs commands outside the fence: mm says so, and refuses a
 /// `-no-net` it could not keep; auto without a fence refuses to start.
 #[test]

@@ -404,6 +404,8 @@ impl Fence {
             // in a throw-away tmpfs: no documents, no keys, no other
             // program's settings or history under a name no list knows.
             let homes = user_homes(home.as_deref());
+            // Each hidden home and what of it is mounted again.
+            let mut shown: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
             if access.unasked() {
                 let path_var = std::env::var_os("PATH");
                 // Each home once, where it really is (a second spelling's
@@ -412,11 +414,14 @@ impl Fence {
                 for h in homes.iter().filter(real).filter(|h| hides_home(h, root)) {
                     a.push("--tmpfs");
                     a.push(h);
+                    let mut mounts = Vec::new();
                     for seen in home_view(h, root, path_var.as_deref()) {
                         a.push("--ro-bind");
                         a.push(&seen.from);
                         a.push(&seen.to);
+                        mounts.push(seen.to);
                     }
+                    shown.push((h.clone(), mounts));
                 }
             }
             // Read-only commands were checked operand by operand: they get
@@ -434,6 +439,32 @@ impl Fence {
                     "mm read {MAX_SCANNED} files and folders of the workspace and has not seen them all: it cannot yet hide every credential file in it from code nobody approved. Running a command again goes on from there; approving it runs it now"
                 ));
             }
+            // The work tree the workspace lies in (a folder of a bigger
+            // repository) is readable to unasked code: looked through
+            // like the workspace, its credential files, files with other
+            // names and mm's records hidden, its git settings redacted.
+            let above = match enclosing_work_tree(root) {
+                Some(top) if access.unasked() => {
+                    let f = scan(&top);
+                    if !f.complete {
+                        too_big = too_big.or(Some(format!(
+                            "mm read {MAX_SCANNED} files and folders of {} (the repository the workspace is in) and has not seen them all: it cannot yet hide every credential file in it from code nobody approved. Running a command again goes on from there; approving it runs it now",
+                            top.display()
+                        )));
+                    }
+                    Some((top, f))
+                }
+                _ => None,
+            };
+            // What code in the fence could read anyway: a path under a
+            // hidden home only where the home view mounts it again. A
+            // redacted copy is never mounted anywhere else (git settings
+            // can name any file: that must not make it appear).
+            let visible = |p: &Path| {
+                shown
+                    .iter()
+                    .all(|(h, m)| !p.starts_with(h) || m.iter().any(|x| p.starts_with(x)))
+            };
             match access {
                 Access::Workspace | Access::Project | Access::Unattended => {
                     a.pair("--bind", root);
@@ -473,13 +504,38 @@ impl Fence {
             let mut hidden: Vec<&PathBuf> = found.private.iter().collect();
             if access.unasked() {
                 hidden.extend(found.secrets.iter().chain(&found.linked));
+                if let Some((_, f)) = &above {
+                    hidden.extend(f.private.iter().chain(&f.secrets).chain(&f.linked));
+                }
             }
             if access.unasked() {
-                for (config, copy) in redacted_git_configs(root, &found.git_dirs) {
+                let mut configs = redacted_git_configs(root, &found.git_dirs);
+                if let Some((top, f)) = &above {
+                    configs.extend(redacted_git_configs(top, &f.git_dirs));
+                }
+                for (config, copy) in configs {
+                    if !visible(&config) {
+                        continue;
+                    }
                     a.push("--ro-bind");
                     a.push(copy);
                     a.push(config);
                 }
+            }
+            // bwrap takes 9,000 arguments in all: a workspace of 30,000
+            // `.env` files or hard links is hidden a folder at a time.
+            let (hidden, whole) = fewer_masks(hidden, root);
+            if hidden.len() + whole.len() > MAX_MASKS && access.unasked() {
+                too_big = too_big.or(Some(format!(
+                    "the workspace holds {} files code nobody approved must not read (credential files, files with other names), more than the fence can hide; approving the command runs it",
+                    hidden.len()
+                )));
+            }
+            for d in &whole {
+                a.push("--tmpfs");
+                a.push(d);
+                a.push("--remount-ro");
+                a.push(d);
             }
             for p in hidden {
                 match std::fs::symlink_metadata(p) {
@@ -561,7 +617,7 @@ impl Fence {
                 // CARGO_HOME elsewhere) is masked where it leads.
                 let p = match std::fs::symlink_metadata(&p) {
                     Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&p) {
-                        Ok(t) if !root.starts_with(&t) && t.components().count() > 2 => t,
+                        Ok(t) if !root.starts_with(&t) && !system_folder(&t) => t,
                         _ => continue,
                     },
                     _ => p,
@@ -1007,11 +1063,26 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
             "npmrc",
         ],
         &["versions", "*", "lib", "node_modules", "npm", "npmrc"],
+        // fnm's versions; npm's config in a `lib` folder seen itself
+        // (`~/.local/lib` of a prefix `~/.local`).
+        &["node-versions", "*", "installation", "etc", "npmrc"],
+        &[
+            "node-versions",
+            "*",
+            "installation",
+            "lib",
+            "node_modules",
+            "npm",
+            "npmrc",
+        ],
+        &["node_modules", "npm", "npmrc"],
     ];
     let mut inner: Vec<PathBuf> = Vec::new();
-    for s in &seen {
+    // Each folder the view shows, the ones inside another too (a node
+    // prefix a PATH entry names inside a version manager's folder).
+    for d in dirs.iter().chain(seen.iter().map(|s| &s.to)) {
         for pattern in INNER {
-            let mut at = vec![s.to.clone()];
+            let mut at = vec![d.clone()];
             for part in *pattern {
                 at = match *part {
                     "*" => at
@@ -1025,6 +1096,8 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
             inner.extend(at);
         }
     }
+    inner.sort();
+    inner.dedup();
     for f in inner.into_iter().filter(|f| f.is_file()) {
         seen.push(Seen {
             from: PathBuf::from("/dev/null"),
@@ -1044,8 +1117,7 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
             continue;
         }
         let from = if crate::paths::git_text_holds_secret(&g) {
-            std::fs::read_to_string(&g)
-                .ok()
+            crate::paths::read_git_text(&g)
                 .and_then(|t| redacted_copy(&crate::paths::redact_git_config(&t)))
                 .unwrap_or_else(|| PathBuf::from("/dev/null"))
         } else {
@@ -1172,6 +1244,61 @@ fn enclosing_repository(root: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Most paths the fence hides one by one (three of bwrap's 9,000
+/// arguments each).
+const MAX_MASKS: usize = 2_000;
+
+/// `hidden` as it is when there are few; when there are more than
+/// `MAX_MASKS`, the folders (below `root`) that hold more than one of them
+/// are hidden whole instead, empty and read-only: (paths, folders).
+fn fewer_masks<'a>(hidden: Vec<&'a PathBuf>, root: &Path) -> (Vec<&'a PathBuf>, Vec<PathBuf>) {
+    if hidden.len() <= MAX_MASKS {
+        return (hidden, Vec::new());
+    }
+    let mut per: std::collections::HashMap<&Path, usize> = std::collections::HashMap::new();
+    for p in &hidden {
+        if let Some(d) = p.parent() {
+            *per.entry(d).or_default() += 1;
+        }
+    }
+    let mut whole: Vec<PathBuf> = per
+        .into_iter()
+        .filter(|(d, n)| *n > 1 && d.starts_with(root) && *d != root)
+        .map(|(d, _)| d.to_path_buf())
+        .collect();
+    whole.sort();
+    // One inside another: the outer one hides both.
+    let outer: Vec<PathBuf> = whole
+        .iter()
+        .filter(|d| !whole.iter().any(|o| o != *d && d.starts_with(o)))
+        .cloned()
+        .collect();
+    let rest = hidden
+        .into_iter()
+        .filter(|p| !outer.iter().any(|d| p.starts_with(d)))
+        .collect();
+    (rest, outer)
+}
+
+/// `/` or one of the system's own top folders: never masked whole, even
+/// when a masked name (`~/.aws`) is a link to it.
+fn system_folder(p: &Path) -> bool {
+    const TOP: &[&str] = &[
+        "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media",
+        "/mnt", "/nix", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp",
+        "/usr", "/var",
+    ];
+    TOP.iter().any(|t| p == Path::new(t))
+}
+
+/// The top of the git work tree `root` lies in, when that is above it.
+fn enclosing_work_tree(root: &Path) -> Option<PathBuf> {
+    let top = root
+        .ancestors()
+        .find(|d| crate::paths::git_dir_of(d).is_some())?;
+    (top != root).then(|| top.to_path_buf())
+}
+
 /// Caches that exist (CARGO_HOME and GOMODCACHE where they are set).
 fn cache_dirs(home: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = CACHES.iter().map(|c| home.join(c)).collect();
@@ -1267,17 +1394,22 @@ fn redacted_git_configs(root: &Path, nested: &[PathBuf]) -> Vec<(PathBuf, PathBu
     files.dedup();
     let mut out = Vec::new();
     for c in files {
-        if !crate::paths::git_text_holds_secret(&c) {
+        // Where it really is: what decides whether it shows in the fence.
+        let Ok(c) = std::fs::canonicalize(&c) else {
+            continue;
+        };
+        if crate::paths::is_kernel_file(&c) || !crate::paths::git_text_holds_secret(&c) {
             continue;
         }
         // Too big or not text: an empty file, git reads no settings
-        // rather than the token.
-        let copy = std::fs::read_to_string(&c)
-            .ok()
+        // rather than the token (and nothing that big is copied).
+        let copy = crate::paths::read_git_text(&c)
             .and_then(|t| redacted_copy(&crate::paths::redact_git_config(&t)))
             .unwrap_or_else(|| PathBuf::from("/dev/null"));
         out.push((c, copy));
     }
+    out.sort();
+    out.dedup();
     out
 }
 
@@ -1734,6 +1866,48 @@ mod tests {
         use std::io::Read;
         std::fs::File::from(fd).read_to_end(&mut back).unwrap();
         assert_eq!(back, p);
+    }
+
+    #[test]
+    fn npm_configs_inside_a_version_managers_folder_are_masked() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(dir.path()).unwrap();
+        // fnm: versions under ~/.local/share/fnm (on PATH), the one in use
+        // through a link in ~/.local/state; npm's prefix ~/.local.
+        let install = home.join(".local/share/fnm/node-versions/v20.11.0/installation");
+        for d in ["bin", "etc", "lib/node_modules/npm"] {
+            std::fs::create_dir_all(install.join(d)).unwrap();
+        }
+        std::fs::create_dir_all(home.join(".local/lib/node_modules/npm")).unwrap();
+        std::fs::create_dir_all(home.join(".local/state/fnm_multishells")).unwrap();
+        symlink(&install, home.join(".local/state/fnm_multishells/1_2")).unwrap();
+        let secrets = [
+            install.join("etc/npmrc"),
+            install.join("lib/node_modules/npm/npmrc"),
+            home.join(".local/lib/node_modules/npm/npmrc"),
+        ];
+        for f in &secrets {
+            std::fs::write(f, "//registry/:_authToken=SECRET\n").unwrap();
+        }
+        let path = std::env::join_paths([
+            home.join(".local/state/fnm_multishells/1_2/bin"),
+            home.join(".local/share/fnm"),
+            PathBuf::from("/usr/bin"),
+        ])
+        .unwrap();
+        let root = home.join("work");
+        std::fs::create_dir_all(&root).unwrap();
+        let seen = home_view(&home, &root, Some(&path));
+        for f in &secrets {
+            assert!(
+                seen.iter()
+                    .any(|s| &s.to == f && s.from == Path::new("/dev/null")),
+                "{} is not masked",
+                f.display()
+            );
+        }
+        assert!(seen.iter().any(|s| s.to == home.join(".local/share/fnm")));
     }
 
     #[test]
