@@ -274,16 +274,35 @@ pub fn is_credential_name(name: &str) -> bool {
         || lower.starts_with("id_dsa")
         || lower.starts_with("id_ecdsa")
         || lower.starts_with("id_ed25519")
-        || [".pem", ".key", ".p12", ".pfx", ".keystore", ".jks"]
-            .iter()
-            .any(|ext| lower.ends_with(ext))
+        || [
+            ".pem",
+            ".key",
+            ".p12",
+            ".pfx",
+            ".keystore",
+            ".jks",
+            ".tfvars",
+            ".tfstate",
+            ".tfstate.backup",
+        ]
+        .iter()
+        .any(|ext| lower.ends_with(ext))
         || matches!(
             lower.as_str(),
-            ".netrc" | ".git-credentials" | ".npmrc" | ".pypirc" | "credentials" | ".htpasswd"
+            ".netrc"
+                | ".git-credentials"
+                | ".npmrc"
+                | ".pypirc"
+                | "credentials"
+                | ".htpasswd"
+                | ".dev.vars"
         )
         || [
             "credentials",
             "secrets",
+            "secret",
+            ".secrets",
+            ".secret",
             "service-account",
             "service_account",
         ]
@@ -528,7 +547,10 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
                 {
                     gits.push(common);
                 }
-                if name.to_string_lossy().starts_with("config") || m.len() <= SMALL {
+                // Reflogs keep the command lines of `git pull URL`, and an
+                // active repository's outgrow the small-file size.
+                let log = d.strip_prefix(&g).is_ok_and(|r| r.starts_with("logs"));
+                if name.to_string_lossy().starts_with("config") || m.len() <= SMALL || log {
                     out.push(p);
                 }
             }

@@ -311,12 +311,32 @@ fn planted_git_settings_and_the_repository_above_show_no_more_of_home() {
         "[api]\n\tpassword = SECRET-INCLUDED\n\tname = SECRET-BESIDE\n",
     )
     .unwrap();
+    // A masked toolchain config (a planted include must not uncover it),
+    // and docker's config behind a link out of HOME.
+    std::fs::create_dir_all(h.join(".cargo/bin")).unwrap();
+    std::fs::write(
+        h.join(".cargo/config.toml"),
+        "[registry]\ntoken = \"SECRET-CARGO-TOKEN\"\n[env]\nKEY = \"SECRET-CARGO-ENV\"\n",
+    )
+    .unwrap();
+    let dots = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dots = std::fs::canonicalize(dots.path()).unwrap();
+    std::fs::create_dir_all(dots.join("docker")).unwrap();
+    std::fs::write(dots.join("docker/config.json"), "SECRET-DOCKER-AUTH\n").unwrap();
+    std::os::unix::fs::symlink(dots.join("docker"), h.join(".docker")).unwrap();
     let proj = h.join("proj");
     std::fs::create_dir_all(proj.join("sub")).unwrap();
     std::fs::write(proj.join("README"), "PARENT-README\n").unwrap();
     std::fs::write(proj.join(".env"), "TOKEN=SECRET-PARENT-ENV\n").unwrap();
+    std::fs::write(proj.join(".dev.vars"), "SECRET-DEV-VARS\n").unwrap();
+    std::fs::write(proj.join("prod.tfvars"), "SECRET-TFVARS\n").unwrap();
     std::fs::write(proj.join("sub/a.txt"), "a\n").unwrap();
     git(&proj, &["init", "-q"]);
+    // An active repository's reflog, past 64 KiB, with a pulled URL.
+    std::fs::create_dir_all(proj.join(".git/logs")).unwrap();
+    let mut log = "0000 1111 t <t@t> 0 +0000\tcommit: work\n".repeat(2_000);
+    log.push_str("0000 1111 t <t@t> 0 +0000\tpull https://u:SECRET-REFLOG@example.com/x.git\n");
+    std::fs::write(proj.join(".git/logs/HEAD"), log).unwrap();
     git(
         &proj,
         &[
@@ -333,7 +353,7 @@ fn planted_git_settings_and_the_repository_above_show_no_more_of_home() {
             json!({ "command": format!(
                 "mkdir -p x/g/objects x/g/refs x/h/objects x/h/refs x/k/objects x/k/refs && \
                  echo 'ref: refs/heads/main' | tee x/g/HEAD x/h/HEAD x/k/HEAD >/dev/null && \
-                 printf '[include]\\n\\tpath = {h}/.config/myapp/settings.ini\\n' > x/g/config && \
+                 printf '[include]\\n\\tpath = {h}/.config/myapp/settings.ini\\n\\tpath = {h}/.cargo/config.toml\\n' > x/g/config && \
                  echo {h} > x/h/commondir && \
                  printf '[include]\\n\\tpath = /proc/kmsg\\n' > x/k/config && \
                  truncate -s 20M x/k/config.big && echo planted",
@@ -343,9 +363,12 @@ fn planted_git_settings_and_the_repository_above_show_no_more_of_home() {
         call(
             "c2",
             "bash",
-            json!({ "command": "cat $HOME/.config/myapp/settings.ini > got.txt 2>&1; \
-                 cat ../.env >> got.txt 2>&1; cat ../README >> got.txt; \
-                 git config --get remote.origin.url >> got.txt 2>&1; echo second-ran >> got.txt" }),
+            json!({ "command": format!("cat $HOME/.config/myapp/settings.ini > got.txt 2>&1; \
+                 cat $HOME/.cargo/config.toml {d}/docker/config.json >> got.txt 2>&1; \
+                 cat ../.env ../.dev.vars ../prod.tfvars ../.git/logs/HEAD >> got.txt 2>&1; \
+                 cat ../README >> got.txt; \
+                 git config --get remote.origin.url >> got.txt 2>&1; echo second-ran >> got.txt",
+                 d = dots.display()) }),
         ),
         text("done"),
     ]);
@@ -373,6 +396,43 @@ fn planted_git_settings_and_the_repository_above_show_no_more_of_home() {
     assert!(
         got.contains("example.com"),
         "its git settings are gone: {got}"
+    );
+    // A workspace under HOME that is a repository of its own: its remote's
+    // token reads as *** (the workspace is seen, so is its copy).
+    let own = h.join("own");
+    std::fs::create_dir_all(&own).unwrap();
+    git(&own, &["init", "-q"]);
+    git(
+        &own,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://u:SECRET-OWN-TOKEN@example.com/y.git",
+        ],
+    );
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "bash",
+            json!({ "command": "git config --get remote.origin.url > url.txt 2>&1" }),
+        ),
+        text("done"),
+    ]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mm"))
+        .current_dir(&own)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &h)
+        .stdin(std::process::Stdio::null())
+        .args(["-p", "go", "-url", &server.url(), "-json", "-auto"])
+        .output()
+        .unwrap();
+    assert_eq!(json_result(&out)["fence"], "bwrap", "{}", stderr(&out));
+    let url = std::fs::read_to_string(own.join("url.txt")).unwrap();
+    assert!(
+        url.contains("example.com") && !url.contains("SECRET"),
+        "{url}"
     );
     // Nothing big was copied out of the workspace into mm's data folder.
     let copies = h.join(".local/share/mm/redacted");
@@ -432,6 +492,37 @@ fn thousands_of_masks_do_not_stop_the_fence() {
     let results = tool_results(&server.requests()[1]);
     assert!(
         results[0].1.contains("more than the fence can hide"),
+        "{}",
+        results[0].1
+    );
+}
+
+/// 3,100 nested `.mm` folders (a cloned repository can hold them; each is
+/// a mount of its own) are more than bwrap takes: commands are refused,
+/// and the fence is not taken for absent, which would run approved
+/// commands outside it.
+#[test]
+fn a_workspace_bwrap_cannot_take_does_not_turn_the_fence_off() {
+    if !fence_works() {
+        skip("bwrap cannot start a sandbox here");
+        return;
+    }
+    let ws = Workspace::new();
+    for i in 0..3_100 {
+        let d = ws.path().join(format!("d{i}/.mm"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("keep"), "").unwrap();
+    }
+    let server = Server::start(vec![
+        call("c1", "bash", json!({ "command": "echo ran > ran.txt" })),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "go", &["-json", "-auto"]);
+    assert_eq!(json_result(&run)["fence"], "bwrap", "{}", stderr(&run));
+    assert!(!ws.path().join("ran.txt").exists());
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].1.contains("more than bwrap takes"),
         "{}",
         results[0].1
     );

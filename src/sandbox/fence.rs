@@ -231,6 +231,13 @@ const CACHES: &[&str] = &[
     ".nuget/packages",
 ];
 
+fn bwrap_path(f: &Fence) -> PathBuf {
+    match f {
+        Fence::Bwrap(b) => b.clone(),
+        Fence::Off(_) => PathBuf::new(),
+    }
+}
+
 /// What a fence verdict holds for: this boot, this bwrap binary (device,
 /// inode, size, time) and this workspace. None when one cannot be read.
 fn verdict_key(bwrap: &Path, root: &Path) -> Option<String> {
@@ -326,9 +333,18 @@ impl Fence {
                 .map(OsString::from)
                 .collect(),
                 filter: None,
+                refused: false,
             }
         } else {
-            fence.argv(root, root, Access::Workspace, false, "/bin/true", &[])
+            let full = fence.argv(root, root, Access::Workspace, false, "/bin/true", &[]);
+            // A workspace mm refuses to run unasked code in (masks bwrap
+            // cannot take, too big to look through) is refused command by
+            // command (fail closed); it must not make the fence look
+            // absent, which would let approved commands run outside it.
+            if full.refused {
+                return Box::pin(Self::probe(bwrap_path(&fence), Path::new("/"), None)).await;
+            }
+            full
         };
         let probe = launch
             .command()
@@ -381,6 +397,7 @@ impl Fence {
                 program: PathBuf::from(program),
                 args: args.iter().map(OsString::from).collect(),
                 filter: None,
+                refused: false,
             };
         };
         let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -404,8 +421,10 @@ impl Fence {
             // in a throw-away tmpfs: no documents, no keys, no other
             // program's settings or history under a name no list knows.
             let homes = user_homes(home.as_deref());
-            // Each hidden home and what of it is mounted again.
+            // Each hidden home and what of it is mounted again; what the
+            // view masks.
             let mut shown: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
+            let mut view_masks: Vec<PathBuf> = Vec::new();
             if access.unasked() {
                 let path_var = std::env::var_os("PATH");
                 // Each home once, where it really is (a second spelling's
@@ -419,7 +438,12 @@ impl Fence {
                         a.push("--ro-bind");
                         a.push(&seen.from);
                         a.push(&seen.to);
-                        mounts.push(seen.to);
+                        // A mask is not a view: nothing goes over it.
+                        if seen.from == Path::new("/dev/null") {
+                            view_masks.push(seen.to);
+                        } else {
+                            mounts.push(seen.to);
+                        }
                     }
                     shown.push((h.clone(), mounts));
                 }
@@ -461,9 +485,11 @@ impl Fence {
             // redacted copy is never mounted anywhere else (git settings
             // can name any file: that must not make it appear).
             let visible = |p: &Path| {
-                shown
-                    .iter()
-                    .all(|(h, m)| !p.starts_with(h) || m.iter().any(|x| p.starts_with(x)))
+                !view_masks.iter().any(|m| p.starts_with(m))
+                    && (p.starts_with(root)
+                        || shown
+                            .iter()
+                            .all(|(h, m)| !p.starts_with(h) || m.iter().any(|x| p.starts_with(x))))
             };
             match access {
                 Access::Workspace | Access::Project | Access::Unattended => {
@@ -613,14 +639,13 @@ impl Fence {
                 if root.starts_with(&p) {
                     continue;
                 }
-                // A masked name that is a link (a dotfiles set-up, a
-                // CARGO_HOME elsewhere) is masked where it leads.
-                let p = match std::fs::symlink_metadata(&p) {
-                    Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(&p) {
-                        Ok(t) if !root.starts_with(&t) && !system_folder(&t) => t,
-                        _ => continue,
-                    },
-                    _ => p,
+                // A masked name reached through a link (a dotfiles set-up,
+                // `~/.docker` a link, a CARGO_HOME elsewhere) is masked
+                // where it really is: the other spelling is not there.
+                let p = match std::fs::canonicalize(&p) {
+                    Ok(t) if t == p => p,
+                    Ok(t) if !root.starts_with(&t) && !system_folder(&t) => t,
+                    _ => continue,
                 };
                 match std::fs::symlink_metadata(&p) {
                     Ok(meta) if meta.is_dir() => {
@@ -667,9 +692,20 @@ impl Fence {
                 }
             }
         }
+        if a.0.len() > MAX_BWRAP_ARGS {
+            refused = refused.or(Some(format!(
+                "the fence would need {} options for this workspace (nested .mm folders, files to hide), more than bwrap takes ({MAX_BWRAP_ARGS}); nothing ran",
+                a.0.len()
+            )));
+            a.0.truncate(0);
+            a.push("--ro-bind");
+            a.push("/");
+            a.push("/");
+        }
         a.push("--chdir");
         a.push(cwd);
         a.push("--");
+        let is_refused = refused.is_some();
         if let Some(why) = refused {
             // Fail closed: without its filter the fence would let code
             // reach host services, and what was not looked at is not
@@ -688,6 +724,7 @@ impl Fence {
             program: bwrap.clone(),
             args: a.0,
             filter,
+            refused: is_refused,
         }
     }
 }
@@ -699,6 +736,8 @@ pub struct Launch {
     pub program: PathBuf,
     pub args: Vec<OsString>,
     filter: Option<OwnedFd>,
+    /// mm put a refusal (with its reason) in place of the command.
+    refused: bool,
 }
 
 /// The descriptor bwrap reads the filter from, in the child.
@@ -1112,6 +1151,20 @@ fn home_view(home: &Path, root: &Path, path_var: Option<&std::ffi::OsStr>) -> Ve
             });
         }
     }
+    // A mask inside a folder that is a link to elsewhere (`~/.cargo` a
+    // link out of HOME): where it really is, outside the hidden home,
+    // the file shows through `/` unless masked there too.
+    let elsewhere: Vec<Seen> = seen
+        .iter()
+        .filter(|s| s.from == Path::new("/dev/null"))
+        .filter_map(|s| std::fs::canonicalize(&s.to).ok().filter(|t| *t != s.to))
+        .filter(|t| !t.starts_with(home) && !root.starts_with(t) && !system_folder(t))
+        .map(|to| Seen {
+            from: PathBuf::from("/dev/null"),
+            to,
+        })
+        .collect();
+    seen.extend(elsewhere);
     for g in HOME_GIT.iter().map(|g| home.join(g)) {
         if !g.is_file() {
             continue;
@@ -1243,6 +1296,10 @@ fn enclosing_repository(root: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// bwrap's own limit is 9,000 arguments in all; room is left for the
+/// command.
+const MAX_BWRAP_ARGS: usize = 8_500;
 
 /// Most paths the fence hides one by one (three of bwrap's 9,000
 /// arguments each).
@@ -1402,8 +1459,10 @@ fn redacted_git_configs(root: &Path, nested: &[PathBuf]) -> Vec<(PathBuf, PathBu
             continue;
         }
         // Too big or not text: an empty file, git reads no settings
-        // rather than the token (and nothing that big is copied).
+        // rather than the token (and nothing that big is copied: no
+        // settings file of git's is a mebibyte).
         let copy = crate::paths::read_git_text(&c)
+            .filter(|t| t.len() <= COPY_MAX)
             .and_then(|t| redacted_copy(&crate::paths::redact_git_config(&t)))
             .unwrap_or_else(|| PathBuf::from("/dev/null"));
         out.push((c, copy));
@@ -1411,6 +1470,36 @@ fn redacted_git_configs(root: &Path, nested: &[PathBuf]) -> Vec<(PathBuf, PathBu
     out.sort();
     out.dedup();
     out
+}
+
+/// The biggest git file a redacted copy is made of.
+const COPY_MAX: usize = 1 << 20;
+
+/// The most the copies' folder holds before the oldest go.
+const COPIES_MAX: u64 = 64 << 20;
+
+/// Removes the least recently written copies until the folder holds at
+/// most `COPIES_MAX` (a workspace can make new ones at every command).
+fn prune_copies(dir: &Path) {
+    let mut files: Vec<(std::time::SystemTime, u64, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let m = e.metadata().ok()?;
+            Some((m.modified().ok()?, m.len(), e.path()))
+        })
+        .collect();
+    let mut total: u64 = files.iter().map(|f| f.1).sum();
+    files.sort();
+    for (_, len, p) in files {
+        if total <= COPIES_MAX {
+            break;
+        }
+        if std::fs::remove_file(&p).is_ok() {
+            total = total.saturating_sub(len);
+        }
+    }
 }
 
 /// `text` in a file of mm's data folder named by its hash.
@@ -1425,6 +1514,7 @@ fn redacted_copy(text: &str) -> Option<PathBuf> {
         return Some(path);
     }
     std::fs::create_dir_all(&dir).ok()?;
+    prune_copies(&dir);
     let mut tmp = tempfile::NamedTempFile::new_in(&dir).ok()?;
     tmp.write_all(text.as_bytes()).ok()?;
     tmp.persist(&path).ok()?;
@@ -1764,6 +1854,7 @@ mod tests {
             program: prog,
             args,
             filter,
+            ..
         } = off.argv(
             Path::new("/w"),
             Path::new("/w"),
