@@ -402,8 +402,9 @@ pub fn is_kernel_file(p: &Path) -> bool {
         .any(|k| real.starts_with(k) || p.starts_with(k))
 }
 
-/// At most `GIT_TEXT_MAX` bytes of `p` as text; None when it is longer,
-/// not text, or a kernel file.
+/// At most `GIT_TEXT_MAX` bytes of `p` as text (bytes that are not UTF-8
+/// read as U+FFFD: a Latin-1 `user.name` beside a token must not hide the
+/// token); None when it is longer or a kernel file.
 pub fn read_git_text(p: &Path) -> Option<String> {
     use std::io::Read;
     if is_kernel_file(p) {
@@ -418,7 +419,7 @@ pub fn read_git_text(p: &Path) -> Option<String> {
     if bytes.len() as u64 > GIT_TEXT_MAX {
         return None;
     }
-    String::from_utf8(bytes).ok()
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// A file of git's (in a `.git` folder, or in the git dir `git`) that

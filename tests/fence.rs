@@ -324,6 +324,12 @@ fn planted_git_settings_and_the_repository_above_show_no_more_of_home() {
     std::fs::create_dir_all(dots.join("docker")).unwrap();
     std::fs::write(dots.join("docker/config.json"), "SECRET-DOCKER-AUTH\n").unwrap();
     std::os::unix::fs::symlink(dots.join("docker"), h.join(".docker")).unwrap();
+    // git's settings with a byte that is not UTF-8 (a Latin-1 name).
+    std::fs::write(
+        h.join(".gitconfig"),
+        b"[user]\n\tname = Jos\xe9\n[github]\n\ttoken = SECRET-LATIN1\n",
+    )
+    .unwrap();
     let proj = h.join("proj");
     std::fs::create_dir_all(proj.join("sub")).unwrap();
     std::fs::write(proj.join("README"), "PARENT-README\n").unwrap();
@@ -364,7 +370,7 @@ fn planted_git_settings_and_the_repository_above_show_no_more_of_home() {
             "c2",
             "bash",
             json!({ "command": format!("cat $HOME/.config/myapp/settings.ini > got.txt 2>&1; \
-                 cat $HOME/.cargo/config.toml {d}/docker/config.json >> got.txt 2>&1; \
+                 cat $HOME/.cargo/config.toml {d}/docker/config.json $HOME/.gitconfig >> got.txt 2>&1; \
                  cat ../.env ../.dev.vars ../prod.tfvars ../.git/logs/HEAD >> got.txt 2>&1; \
                  cat ../README >> got.txt; \
                  git config --get remote.origin.url >> got.txt 2>&1; echo second-ran >> got.txt",
@@ -522,10 +528,20 @@ fn a_workspace_bwrap_cannot_take_does_not_turn_the_fence_off() {
     assert!(!ws.path().join("ran.txt").exists());
     let results = tool_results(&server.requests()[1]);
     assert!(
-        results[0].1.contains("more than bwrap takes"),
+        results[0].1.contains("more than bwrap or the kernel take"),
         "{}",
         results[0].1
     );
+    // Few folders, long names: over the kernel's 2 MiB of arguments.
+    let ws = Workspace::new();
+    let deep = vec!["d".repeat(250); 15].join("/");
+    for i in 0..300 {
+        let d = ws.path().join(format!("{deep}/{i:03}/.mm"));
+        std::fs::create_dir_all(&d).unwrap();
+    }
+    let server = Server::start(vec![text("done")]);
+    let run = ws.run(&server, "go", &["-json"]);
+    assert_eq!(json_result(&run)["fence"], "bwrap", "{}", stderr(&run));
 }
 
 /// Full access runs commands outside the fence: mm says so, and refuses a

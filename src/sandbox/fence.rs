@@ -308,6 +308,7 @@ impl Fence {
         {
             return Fence::Bwrap(bwrap);
         }
+        let fence_path = bwrap.clone();
         let fence = Fence::Bwrap(bwrap);
         let launch = if root == Path::new("/") {
             Launch {
@@ -364,6 +365,11 @@ impl Fence {
                 "bwrap cannot start a sandbox here: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             )),
+            // A command line the kernel refused says nothing about the
+            // fence: the plain probe decides.
+            Ok(Err(e)) if e.raw_os_error() == Some(nix::libc::E2BIG) && root != Path::new("/") => {
+                Box::pin(Self::probe(fence_path, Path::new("/"), None)).await
+            }
             Ok(Err(e)) => Fence::Off(format!("bwrap did not start: {e}")),
             Err(_) => Fence::Off("bwrap did not answer within 5 s".into()),
         }
@@ -692,9 +698,10 @@ impl Fence {
                 }
             }
         }
-        if a.0.len() > MAX_BWRAP_ARGS {
+        let bytes: usize = a.0.iter().map(|x| x.len() + 1).sum();
+        if a.0.len() > MAX_BWRAP_ARGS || bytes > MAX_ARG_BYTES {
             refused = refused.or(Some(format!(
-                "the fence would need {} options for this workspace (nested .mm folders, files to hide), more than bwrap takes ({MAX_BWRAP_ARGS}); nothing ran",
+                "the fence would need {} options ({bytes} bytes) for this workspace (nested .mm folders, files to hide), more than bwrap or the kernel take ({MAX_BWRAP_ARGS} options, {MAX_ARG_BYTES} bytes); nothing ran",
                 a.0.len()
             )));
             a.0.truncate(0);
@@ -1300,6 +1307,10 @@ fn enclosing_repository(root: &Path) -> Vec<PathBuf> {
 /// bwrap's own limit is 9,000 arguments in all; room is left for the
 /// command.
 const MAX_BWRAP_ARGS: usize = 8_500;
+
+/// Most bytes of options: the kernel takes 2 MiB of arguments and
+/// environment together (ARG_MAX).
+const MAX_ARG_BYTES: usize = 1 << 20;
 
 /// Most paths the fence hides one by one (three of bwrap's 9,000
 /// arguments each).
