@@ -5,7 +5,6 @@
 mod support;
 
 use std::io::Write;
-use std::process::Stdio;
 
 use serde_json::json;
 use support::*;
@@ -1186,19 +1185,10 @@ fn the_prompt_from_stdin_with_p_dash() {
     );
     assert!(empty.requests().is_empty());
     // Over 1 MiB is refused as a whole, before any request.
-    let mut child = ws
-        .mm()
-        .args(["-p", "-", "-url", &empty.url()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    // mm stops reading past the limit: a write it never reads may fail.
-    let _ = stdin.write_all(&vec![b'x'; 1024 * 1024 + 1]);
-    drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    let out = output_with_stdin(
+        ws.mm().args(["-p", "-", "-url", &empty.url()]),
+        &vec![b'x'; 1024 * 1024 + 1],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("the prompt on stdin is over 1 MiB"),
@@ -1212,14 +1202,7 @@ fn the_prompt_from_stdin_with_p_dash() {
 fn a_pipe_that_stays_open_is_said_and_then_read_to_its_end() {
     let server = Server::start(vec![text("Read.")]);
     let ws = Workspace::new();
-    let mut child = ws
-        .mm()
-        .args(["-p", "what is this?", "-url", &server.url()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_piped(ws.mm().args(["-p", "what is this?", "-url", &server.url()]));
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"first part\n").unwrap();
     // The notice comes while the pipe is still open (after ~3 s): waited

@@ -474,16 +474,22 @@ pub fn stdout(o: &Output) -> String {
 
 /// Runs `cmd` with `input` piped to its stdin (then closed); its output.
 pub fn output_with_stdin(cmd: &mut Command, input: &[u8]) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
+    let mut child = spawn_piped(cmd);
+    let mut stdin = child.stdin.take().unwrap();
+    // mm may stop reading before the end (a limit): what it never reads
+    // may fail to write, and the output says the rest.
+    let _ = stdin.write_all(input);
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+/// `cmd` started with its three standard streams piped to the test.
+pub fn spawn_piped(cmd: &mut Command) -> std::process::Child {
+    cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(input).unwrap();
-    drop(stdin);
-    child.wait_with_output().unwrap()
+        .unwrap()
 }
 
 pub fn stderr(o: &Output) -> String {
