@@ -410,12 +410,20 @@ pub fn read_git_text(p: &Path) -> Option<String> {
     if is_kernel_file(p) {
         return None;
     }
-    let mut bytes = Vec::new();
-    std::fs::File::open(p)
-        .ok()?
-        .take(GIT_TEXT_MAX + 1)
-        .read_to_end(&mut bytes)
+    use std::os::unix::fs::OpenOptionsExt;
+    // Without blocking, and a regular file by what was opened: a path
+    // swapped for a FIFO or a kernel file after the look above is not
+    // waited on.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::libc::O_NONBLOCK)
+        .open(p)
         .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(GIT_TEXT_MAX + 1).read_to_end(&mut bytes).ok()?;
     if bytes.len() as u64 > GIT_TEXT_MAX {
         return None;
     }
@@ -836,6 +844,25 @@ pub fn glob_matches(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_git_file_that_is_a_fifo_is_not_waited_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("config");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let f = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(read_git_text(&f));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("read_git_text waited on a FIFO");
+        assert!(got.is_none());
+        let text = dir.path().join("text");
+        std::fs::write(&text, b"[user]\n\tname = Jos\xe9\n").unwrap();
+        assert!(read_git_text(&text).unwrap().contains("name = Jos"));
+    }
 
     fn root() -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
