@@ -473,8 +473,11 @@ impl Fence {
             // repository) is readable to unasked code: looked through
             // like the workspace, its credential files, files with other
             // names and mm's records hidden, its git settings redacted.
+            // Not a home that is itself a work tree (dotfiles in git): the
+            // view never shows it whole, and a walk of all of it before
+            // every command would cost more than it hides.
             let above = match enclosing_work_tree(root) {
-                Some(top) if access.unasked() => {
+                Some(top) if access.unasked() && !homes.iter().any(|h| h.starts_with(&top)) => {
                     let f = scan(&top);
                     if !f.complete {
                         too_big = too_big.or(Some(format!(
