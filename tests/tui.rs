@@ -810,3 +810,30 @@ fn ctrl_z_suspends_to_the_shell_and_fg_redraws() {
     s.keys("exit\r");
     assert_eq!(s.exit_code(), 0);
 }
+
+/// `/copy` puts the last answer on the clipboard through the
+/// terminal (OSC 52, no display here) and say so in the status bar.
+#[test]
+fn a_copy_is_confirmed_in_the_status_bar() {
+    let server = Server::start(vec![text("The answer is forty-two.")]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 120);
+    s.wait_for("Ask mm to do something");
+    s.keys("what is the answer?\r");
+    s.wait_for("The answer is forty-two.");
+    s.keys("/copy\r");
+    s.wait_for("copied the last answer");
+    let screen = s.text();
+    assert!(screen.contains("through the terminal (OSC 52)"), "{screen}");
+    let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
+    use base64::Engine;
+    let sent = base64::engine::general_purpose::STANDARD.encode("The answer is forty-two.");
+    assert!(
+        raw.contains(&format!("\x1b]52;c;{sent}")),
+        "no OSC 52 with the answer"
+    );
+    s.keys("\x03");
+    s.keys("\x03");
+    assert_eq!(s.exit_code(), 0);
+}

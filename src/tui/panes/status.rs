@@ -272,6 +272,29 @@ impl Status {
                 None => break,
             }
         }
+        // A message (a copy said, a notice) makes its room from the least
+        // needed figures while it shows; the context and the tokens stay.
+        if let Some(f) = &self.flash {
+            let want = (crate::tui::render::wrap::text_width(f) + 1).min(48);
+            while (area.width as usize).saturating_sub(total(&left, &right) + 2) < want {
+                let lowest = left
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (r, _))| (*r, false, i))
+                    .chain(right.iter().enumerate().map(|(i, (r, _))| (*r, true, i)))
+                    .filter(|(r, _, _)| *r < 8)
+                    .min_by_key(|(r, _, _)| *r);
+                match lowest {
+                    Some((_, false, i)) => {
+                        left.remove(i);
+                    }
+                    Some((_, true, i)) => {
+                        right.remove(i);
+                    }
+                    None => break,
+                }
+            }
+        }
         let sep = Span::styled(" · ", Style::new().fg(th.border));
         let mut left_spans = vec![Span::raw(" ")];
         for (i, (_, s)) in left.iter().enumerate() {
