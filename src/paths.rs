@@ -622,8 +622,25 @@ fn logical_lines(text: &str) -> Vec<String> {
 /// on the same line passed over; a comment after an unquoted value cut).
 fn setting(line: &str) -> Option<(String, String)> {
     let mut rest = line.trim_start();
-    if rest.starts_with('[') {
-        rest = rest.split_once(']')?.1.trim_start();
+    // Headers in front (`[core] [http "https://a/x]y"] key = …`), their
+    // quoted names read whole.
+    while rest.starts_with('[') {
+        let mut quoted = false;
+        let mut escaped = false;
+        let mut end = None;
+        for (i, c) in rest.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => quoted = !quoted,
+                ']' if !quoted => {
+                    end = Some(i);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        rest = rest[end? + 1..].trim_start();
     }
     let (key, value) = rest.split_once('=')?;
     let value = value.trim();
@@ -658,7 +675,7 @@ pub fn redact_git_config(text: &str) -> String {
     let mut raw = String::new();
     for piece in text.split_inclusive('\n') {
         raw.push_str(piece);
-        if piece.trim_end_matches(['\n', '\r']).ends_with('\\') {
+        if continues(piece) {
             continue;
         }
         out.push_str(&redact_config_line(&raw));
@@ -666,6 +683,46 @@ pub fn redact_git_config(text: &str) -> String {
     }
     if !raw.is_empty() {
         out.push_str(&redact_config_line(&raw));
+    }
+    out
+}
+
+/// A config line that runs on into the next, as git reads it: one ending
+/// in a backslash outside a comment (`; …\` and `# …\` end there).
+fn continues(piece: &str) -> bool {
+    let line = piece.trim_end_matches(['\n', '\r']);
+    if !line.ends_with('\\') {
+        return false;
+    }
+    let mut quoted = false;
+    let mut escaped = false;
+    for c in line.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => quoted = !quoted,
+            ';' | '#' if !quoted => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// What git reads of a line: quotes gone, `\x` as `x`. Credentials are
+/// looked for in this too (`https:"//"u:T@h`, `[url "https:\/\/u:T@h/"]`).
+fn as_git_reads(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut escaped = false;
+    for c in line.chars() {
+        match c {
+            _ if escaped => {
+                out.push(c);
+                escaped = false;
+            }
+            '\\' => escaped = true,
+            '"' => {}
+            _ => out.push(c),
+        }
     }
     out
 }
@@ -697,6 +754,28 @@ fn redact_config_line(raw: &str) -> String {
             format!("{}***@", &c[1])
         }
     });
+    // A credential only git's reading shows (quotes or escapes in the
+    // way), or a user and password with no scheme (`http.proxy =
+    // user:pass@proxy:8080`): the line goes whole.
+    let read = as_git_reads(&redacted);
+    static BARE: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"(?:^|[=\s])[A-Za-z0-9._~%+-]+:[^\s/@]+@[A-Za-z0-9.-]").ok()
+    });
+    let hidden = re.is_match(&read)
+        && re.captures_iter(&read).any(|c| {
+            let scheme = c[1].to_ascii_lowercase();
+            !scheme.starts_with("ssh") && !scheme.starts_with("git+ssh") && !c[0].ends_with("***@")
+        });
+    let bare = BARE.as_ref().is_some_and(|b| b.is_match(&read)) && !read.contains("://");
+    if hidden || bare {
+        let t = joined.trim_start();
+        return if t.starts_with('[') {
+            format!("[mm-redacted]{ending}")
+        } else {
+            let cut = joined.find('=').map_or(joined.len(), |i| i + 1);
+            format!("{} ***{ending}", &joined[..cut])
+        };
+    }
     if redacted == joined {
         raw.to_string()
     } else {
@@ -844,6 +923,47 @@ pub fn glob_matches(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_git_reads_are_redacted_however_they_are_spelt() {
+        for (config, secret) in [
+            (
+                "[http]\n\tproxy = user:SECRET1@proxy.corp:8080\n",
+                "SECRET1",
+            ),
+            (
+                "[http \"https://github.com/\"]\n\tsslVerify = true ; see docs \\\n\textraheader = AUTHORIZATION: basic SECRET2\n",
+                "SECRET2",
+            ),
+            (
+                "[http \"https://a.example/x]y\"] extraheader = AUTHORIZATION: basic SECRET3\n",
+                "SECRET3",
+            ),
+            (
+                "[core] [http \"h\"] extraheader = AUTHORIZATION: basic SECRET4\n",
+                "SECRET4",
+            ),
+            (
+                "[remote \"o\"]\n\turl = https:\"//\"oauth2:SECRET5@github.com/o/r\n",
+                "SECRET5",
+            ),
+            (
+                "[url \"https:\\/\\/x-access-token:SECRET6@github.com/\"]\n\tinsteadOf = https://github.com/\n",
+                "SECRET6",
+            ),
+        ] {
+            let out = redact_git_config(config);
+            assert!(!out.contains(secret), "{config:?} -> {out:?}");
+        }
+        // What holds no credential is left as it was.
+        for plain in [
+            "[remote \"o\"]\n\turl = git@github.com:o/r.git\n",
+            "[core]\n\teditor = vim ; a comment \\\n[user]\n\tname = a\n",
+            "[remote \"o\"]\n\turl = ssh://git@host/r.git\n",
+        ] {
+            assert_eq!(redact_git_config(plain), plain);
+        }
+    }
 
     #[test]
     fn a_git_file_that_is_a_fifo_is_not_waited_on() {

@@ -542,6 +542,20 @@ fn a_workspace_bwrap_cannot_take_does_not_turn_the_fence_off() {
     let server = Server::start(vec![text("done")]);
     let run = ws.run(&server, "go", &["-json"]);
     assert_eq!(json_result(&run)["fence"], "bwrap", "{}", stderr(&run));
+    // One `.mm` whose path is too long once bwrap puts /newroot in front.
+    let ws = Workspace::new();
+    let base = ws.path().display().to_string().len();
+    let mut p = ws.path();
+    while p.display().to_string().len() + 251 < 4_085 {
+        p = p.join("d".repeat(250));
+    }
+    let last = 4_090 - p.display().to_string().len() - 1 - "/.mm".len();
+    let p = p.join("e".repeat(last)).join(".mm");
+    assert!(p.display().to_string().len() > 4_080 && base < 200);
+    std::fs::create_dir_all(&p).unwrap();
+    let server = Server::start(vec![text("done")]);
+    let run = ws.run(&server, "go", &["-json"]);
+    assert_eq!(json_result(&run)["fence"], "bwrap", "{}", stderr(&run));
 }
 
 /// Full access runs commands outside the fence: mm says so, and refuses a

@@ -354,7 +354,17 @@ impl Fence {
             .stderr(Stdio::piped())
             .kill_on_drop(true)
             .output();
-        match tokio::time::timeout(std::time::Duration::from_secs(5), probe).await {
+        let outcome = tokio::time::timeout(std::time::Duration::from_secs(5), probe).await;
+        // The workspace's own mounts failed (a path too long once bwrap
+        // puts /newroot in front, thousands of binds too slow): that is
+        // the workspace, not the machine. The plain probe decides, and
+        // commands there fail one by one (closed) instead of running
+        // outside a fence taken for absent.
+        let failed = !matches!(&outcome, Ok(Ok(out)) if out.status.success());
+        if failed && root != Path::new("/") {
+            return Box::pin(Self::probe(fence_path, Path::new("/"), None)).await;
+        }
+        match outcome {
             Ok(Ok(out)) if out.status.success() => {
                 if let (Some(record), Some(key)) = (record, &key) {
                     remember_verdict(record, key);
@@ -365,11 +375,6 @@ impl Fence {
                 "bwrap cannot start a sandbox here: {}",
                 String::from_utf8_lossy(&out.stderr).trim()
             )),
-            // A command line the kernel refused says nothing about the
-            // fence: the plain probe decides.
-            Ok(Err(e)) if e.raw_os_error() == Some(nix::libc::E2BIG) && root != Path::new("/") => {
-                Box::pin(Self::probe(fence_path, Path::new("/"), None)).await
-            }
             Ok(Err(e)) => Fence::Off(format!("bwrap did not start: {e}")),
             Err(_) => Fence::Off("bwrap did not answer within 5 s".into()),
         }
@@ -477,7 +482,7 @@ impl Fence {
             // view never shows it whole, and a walk of all of it before
             // every command would cost more than it hides.
             let above = match enclosing_work_tree(root) {
-                Some(top) if access.unasked() && !homes.iter().any(|h| h.starts_with(&top)) => {
+                Some(top) if access.unasked() && !homes.contains(&top) => {
                     let f = scan(&top);
                     if !f.complete {
                         too_big = too_big.or(Some(format!(
