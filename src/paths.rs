@@ -799,7 +799,11 @@ fn setting_is_secret(key: &str, value: &str) -> bool {
         || ["token", "pass", "secret", "apikey", "api-key", "api_key"]
             .iter()
             .any(|w| k.contains(w))
-        || (k.ends_with("helper") && value.trim_start().trim_start_matches('"').starts_with('!'))
+        // An inline helper (`!f() { echo password=…; }`), or one given
+        // arguments (`/usr/bin/helper --token …`).
+        || (k.ends_with("helper")
+            && (value.trim_start().trim_start_matches('"').starts_with('!')
+                || value.split_whitespace().count() > 1))
 }
 
 /// A file with other names (hard links): where they lie cannot be seen,
@@ -950,6 +954,10 @@ mod tests {
             (
                 "[url \"https:\\/\\/x-access-token:SECRET6@github.com/\"]\n\tinsteadOf = https://github.com/\n",
                 "SECRET6",
+            ),
+            (
+                "[credential]\n\thelper = /usr/local/bin/helper --token SECRET7\n",
+                "SECRET7",
             ),
         ] {
             let out = redact_git_config(config);
