@@ -837,3 +837,36 @@ fn a_copy_is_confirmed_in_the_status_bar() {
     s.keys("\x03");
     assert_eq!(s.exit_code(), 0);
 }
+
+/// A command typed while a turn runs, which the agent runs after it,
+/// says that it waits, and then runs.
+#[test]
+fn a_command_typed_during_a_turn_says_it_is_queued() {
+    let mut slow: Vec<(u64, String)> = (0..40)
+        .map(|i| {
+            (
+                100,
+                json!({"choices":[{"index":0,"delta":{"content":format!("w{i} ")}}]}).to_string(),
+            )
+        })
+        .collect();
+    slow.push((
+        0,
+        json!({"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}).to_string(),
+    ));
+    slow.push((0, "[DONE]".to_string()));
+    let server = Server::start(vec![Reply::Sse(slow)]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 120);
+    s.wait_for("Ask mm to do something");
+    s.keys("say many words\r");
+    s.wait_for("w2 ");
+    s.keys("/stats\r");
+    s.wait_for("queued until the turn ends: /stats");
+    s.wait_for("w39");
+    s.wait_for("last request:");
+    s.keys("\x03");
+    s.keys("\x03");
+    assert_eq!(s.exit_code(), 0);
+}

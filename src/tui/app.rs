@@ -233,6 +233,11 @@ impl App {
             )),
             _ => None,
         };
+        // What waits behind the running turn says so, or it seems lost.
+        let waiting = match (self.working, queued_name(&op)) {
+            (true, Some(name)) => Some(format!("queued until the turn ends: {name}")),
+            _ => waiting,
+        };
         let restore = matches!(op, Op::Rewind { .. } | Op::Undo | Op::SwitchSession { .. });
         // A language server's answer says itself how it went.
         let answered_by_event = matches!(op, Op::Navigate { .. });
@@ -653,4 +658,26 @@ impl App {
         }
         self.dirty || self.animating()
     }
+}
+
+/// The command an op that the agent runs after the running turn came
+/// from, for "queued until the turn ends: /stats".
+fn queued_name(op: &Op) -> Option<&'static str> {
+    Some(match op {
+        Op::Stats => "/stats",
+        Op::Cost => "/cost",
+        Op::Model { .. } => "/model",
+        Op::Mcp => "/mcp",
+        Op::Skills => "/skills",
+        Op::Init => "/init",
+        Op::Export { .. } => "/export",
+        Op::SessionDiff { .. } => "/diff",
+        Op::ProposeCommit => "/commit",
+        Op::Undo => "/undo",
+        Op::ListCheckpoints => "/rewind",
+        Op::Ctx { .. } => "/ctx",
+        Op::Compact { .. } => "/compact",
+        Op::NewSession => "/new",
+        _ => return None,
+    })
 }
