@@ -604,7 +604,7 @@ fn logical_lines(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     for raw in text.lines() {
-        match raw.strip_suffix('\\') {
+        match raw.strip_suffix('\\').filter(|_| continues(raw)) {
             Some(part) => cur.push_str(part),
             None => {
                 cur.push_str(raw);
@@ -621,7 +621,11 @@ fn logical_lines(text: &str) -> Vec<String> {
 /// `key` and `value` of a config line (a `[section]` in front of the key
 /// on the same line passed over; a comment after an unquoted value cut).
 fn setting(line: &str) -> Option<(String, String)> {
-    let mut rest = line.trim_start();
+    // git passes over a byte-order mark.
+    let mut rest = line
+        .trim_start()
+        .trim_start_matches('\u{feff}')
+        .trim_start();
     // Headers in front (`[core] [http "https://a/x]y"] key = …`), their
     // quoted names read whole.
     while rest.starts_with('[') {
@@ -705,7 +709,8 @@ fn continues(piece: &str) -> bool {
             _ => {}
         }
     }
-    true
+    // `\\` at the end is a backslash, not a continuation.
+    escaped
 }
 
 /// What git reads of a line: quotes gone, `\x` as `x`. Credentials are
@@ -958,6 +963,14 @@ mod tests {
             (
                 "[credential]\n\thelper = /usr/local/bin/helper --token SECRET7\n",
                 "SECRET7",
+            ),
+            (
+                "[http]\n\tsslVerify = abc\\\\\n\textraheader = AUTHORIZATION: basic SECRET8\n",
+                "SECRET8",
+            ),
+            (
+                "\u{feff}[http] extraheader = AUTHORIZATION: basic SECRET9\n",
+                "SECRET9",
             ),
         ] {
             let out = redact_git_config(config);
