@@ -292,7 +292,20 @@ impl Fence {
             );
         };
         let record = crate::config::data_dir().map(|d| d.join("fence-ok"));
-        Self::probe(bwrap, root, record.as_deref()).await
+        Self::probe(bwrap, root, record.as_deref(), true).await
+    }
+
+    /// The probe again in a fresh, empty folder: every mount and
+    /// namespace a command gets, none of the workspace's content. What
+    /// fails here fails on this machine.
+    async fn probe_clean(bwrap: PathBuf) -> Fence {
+        match tempfile::tempdir() {
+            Ok(dir) => match std::fs::canonicalize(dir.path()) {
+                Ok(clean) => Box::pin(Self::probe(bwrap, &clean, None, false)).await,
+                Err(_) => Box::pin(Self::probe(bwrap, Path::new("/"), None, false)).await,
+            },
+            Err(_) => Box::pin(Self::probe(bwrap, Path::new("/"), None, false)).await,
+        }
     }
 
     /// Starts `/bin/true` in the fence `bwrap` makes for `root`, unless
@@ -301,7 +314,7 @@ impl Fence {
     /// boot instead of at every start. A verdict taken from the record
     /// can only be wrong towards "on" (bwrap broke since), and then each
     /// command fails to start instead of running unfenced.
-    async fn probe(bwrap: PathBuf, root: &Path, record: Option<&Path>) -> Fence {
+    async fn probe(bwrap: PathBuf, root: &Path, record: Option<&Path>, retry: bool) -> Fence {
         let key = verdict_key(&bwrap, root);
         if let (Some(record), Some(key)) = (record, &key)
             && std::fs::read_to_string(record).is_ok_and(|t| t.lines().any(|l| l == key))
@@ -342,8 +355,8 @@ impl Fence {
             // cannot take, too big to look through) is refused command by
             // command (fail closed); it must not make the fence look
             // absent, which would let approved commands run outside it.
-            if full.refused {
-                return Box::pin(Self::probe(bwrap_path(&fence), Path::new("/"), None)).await;
+            if full.refused && retry {
+                return Self::probe_clean(bwrap_path(&fence)).await;
             }
             full
         };
@@ -356,13 +369,13 @@ impl Fence {
             .output();
         let outcome = tokio::time::timeout(std::time::Duration::from_secs(5), probe).await;
         // The workspace's own mounts failed (a path too long once bwrap
-        // puts /newroot in front, thousands of binds too slow): that is
-        // the workspace, not the machine. The plain probe decides, and
-        // commands there fail one by one (closed) instead of running
-        // outside a fence taken for absent.
+        // puts /newroot in front, thousands of binds too slow): that may
+        // be the workspace, not the machine. The same fence in an empty
+        // folder decides, and commands there fail one by one (closed)
+        // instead of running outside a fence taken for absent.
         let failed = !matches!(&outcome, Ok(Ok(out)) if out.status.success());
-        if failed && root != Path::new("/") {
-            return Box::pin(Self::probe(fence_path, Path::new("/"), None)).await;
+        if failed && retry && root != Path::new("/") {
+            return Self::probe_clean(fence_path).await;
         }
         match outcome {
             Ok(Ok(out)) if out.status.success() => {
@@ -1809,8 +1822,13 @@ mod tests {
         // /bin/true and /bin/false stand in for a bwrap that starts and
         // one that cannot: neither looks at its arguments.
         let probe = |bwrap: &str, root: &Path| {
-            rt.block_on(Fence::probe(PathBuf::from(bwrap), root, Some(&record)))
-                .is_on()
+            rt.block_on(Fence::probe(
+                PathBuf::from(bwrap),
+                root,
+                Some(&record),
+                false,
+            ))
+            .is_on()
         };
         assert!(!probe("/bin/false", &root));
         assert!(!record.exists(), "a failed probe is not remembered");
