@@ -256,20 +256,8 @@ impl Status {
         };
         // The left part ends a column before the right one starts.
         while total(&left, &right) + 1 > area.width as usize {
-            let lowest = left
-                .iter()
-                .enumerate()
-                .map(|(i, (r, _))| (*r, false, i))
-                .chain(right.iter().enumerate().map(|(i, (r, _))| (*r, true, i)))
-                .min_by_key(|(r, _, _)| *r);
-            match lowest {
-                Some((_, false, i)) => {
-                    left.remove(i);
-                }
-                Some((_, true, i)) => {
-                    right.remove(i);
-                }
-                None => break,
+            if !drop_lowest(&mut left, &mut right, u8::MAX) {
+                break;
             }
         }
         // A message (a copy said, a notice) makes its room from the least
@@ -277,21 +265,8 @@ impl Status {
         if let Some(f) = &self.flash {
             let want = (crate::tui::render::wrap::text_width(f) + 1).min(48);
             while (area.width as usize).saturating_sub(total(&left, &right) + 2) < want {
-                let lowest = left
-                    .iter()
-                    .enumerate()
-                    .map(|(i, (r, _))| (*r, false, i))
-                    .chain(right.iter().enumerate().map(|(i, (r, _))| (*r, true, i)))
-                    .filter(|(r, _, _)| *r < 8)
-                    .min_by_key(|(r, _, _)| *r);
-                match lowest {
-                    Some((_, false, i)) => {
-                        left.remove(i);
-                    }
-                    Some((_, true, i)) => {
-                        right.remove(i);
-                    }
-                    None => break,
+                if !drop_lowest(&mut left, &mut right, 8) {
+                    break;
                 }
             }
         }
@@ -342,5 +317,32 @@ impl Status {
                 .style(style)
                 .render(r, buf);
         }
+    }
+}
+
+/// Takes the least needed figure of rank below `below` off the bar (of
+/// either side); false when there is none.
+fn drop_lowest(
+    left: &mut Vec<(u8, Span<'static>)>,
+    right: &mut Vec<(u8, Span<'static>)>,
+    below: u8,
+) -> bool {
+    let lowest = left
+        .iter()
+        .enumerate()
+        .map(|(i, (r, _))| (*r, false, i))
+        .chain(right.iter().enumerate().map(|(i, (r, _))| (*r, true, i)))
+        .filter(|(r, _, _)| *r < below)
+        .min_by_key(|(r, _, _)| *r);
+    match lowest {
+        Some((_, false, i)) => {
+            left.remove(i);
+            true
+        }
+        Some((_, true, i)) => {
+            right.remove(i);
+            true
+        }
+        None => false,
     }
 }
