@@ -432,6 +432,10 @@ pub enum AgentEvent {
         tokens_per_second: Option<f64>,
         /// Prompt tokens read and in all, before the first token.
         prompt: Option<(u64, u64)>,
+        /// The server is busy with another client's request; this one
+        /// waits its turn (nothing of it is read or generated yet).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        queued: bool,
     },
     /// A piece of the answer text.
     Token {
@@ -495,7 +499,10 @@ pub enum AgentEvent {
     Usage {
         turn: TurnId,
         stats: RequestStats,
-        /// Prompt tokens of the last request: how full the context is.
+        /// Prompt and completion tokens of the last request of the
+        /// conversation: how full the context is. 0 for a request beside
+        /// it (a summary, a commit message, a focused side request), which
+        /// says nothing of the conversation's size.
         context_used: u64,
     },
     /// How many tokens the next request will send: the conversation as it

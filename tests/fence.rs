@@ -977,3 +977,133 @@ fn fenced_code_reaches_no_host_service_keyring_or_inherited_descriptor() {
     // A test's own server on the fence's loopback still works.
     assert_eq!(std::fs::read_to_string(p.join("tcp.txt")).unwrap(), "tcp\n");
 }
+
+/// `.git/commondir` (or `config.worktree`) made new by a command points
+/// git, and mm's checkpoints, at another repository: unattended code
+/// cannot make one, a command outside the fence that does is reported,
+/// and mm does not take the planted repository for the workspace's.
+#[test]
+fn a_planted_commondir_is_refused_reported_and_not_followed() {
+    if !fence_works() {
+        skip("bwrap cannot start a sandbox here");
+        return;
+    }
+    let (ws, _out) = setup();
+    let p = ws.path();
+    let outside = tempfile::tempdir().unwrap();
+    git(outside.path(), &["init", "-q"]);
+    git(
+        outside.path(),
+        &[
+            "-c",
+            "user.name=a",
+            "-c",
+            "user.email=a@a",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "o",
+        ],
+    );
+    let plant = format!(
+        "echo {}/.git > .git/commondir; echo '[core]' > .git/config.worktree; echo made > made.txt; true",
+        outside.path().display()
+    );
+    let server = Server::start(vec![
+        call("c1", "bash", json!({ "command": plant.clone() })),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "run it", &["-json", "-auto"]);
+    assert_eq!(json_result(&run)["fence"], "bwrap", "{}", stderr(&run));
+    assert_eq!(ws.read("made.txt"), "made\n", "the workspace is writable");
+    assert!(!p.join(".git/commondir").exists(), "auto made a commondir");
+    assert!(!p.join(".git/config.worktree").exists());
+    // Outside the fence it can be done, and is said.
+    let server = Server::start(vec![
+        call("c1", "bash", json!({ "command": plant })),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "run it", &["-json", "-yolo"]);
+    assert!(p.join(".git/commondir").exists());
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0]
+            .1
+            .contains("created or changed a git repository at .git"),
+        "{results:?}"
+    );
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    // The next session's checkpoints do not go to the repository it names.
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "b.txt", "content": "b\n"}),
+        ),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "write it", &["-json", "-yolo"]);
+    assert_eq!(ws.read("b.txt"), "b\n", "{}", stderr(&run));
+    assert!(
+        !outside.path().join(".git/refs/mm").exists(),
+        "checkpoints were written to the repository commondir names"
+    );
+}
+
+/// A check run in a scratch copy of the workspace (candidates) sees the
+/// copy, with its fence's masks, and of the workspace itself only the
+/// folders the copy links to: not its credential files or git settings
+/// at their own paths (a workspace neither HOME nor /tmp hides).
+#[test]
+fn a_check_in_a_scratch_copy_cannot_read_the_workspace_itself() {
+    if !fence_works() {
+        skip("bwrap cannot start a sandbox here");
+        return;
+    }
+    let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let root = std::fs::canonicalize(base.path()).unwrap();
+    std::fs::write(root.join(".env"), "API_KEY=SECRET-DOTENV\n").unwrap();
+    std::fs::create_dir_all(root.join("node_modules/lib")).unwrap();
+    std::fs::write(root.join("node_modules/lib/index.js"), "LIBRARY\n").unwrap();
+    git(&root, &["init", "-q"]);
+    git(
+        &root,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://u:SECRET-TOKEN@example.com/r.git",
+        ],
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let fence = rt.block_on(mm::sandbox::Fence::detect());
+    let sb =
+        mm::sandbox::Sandbox::with_fence(&root, mm::config::SandboxMode::Workspace, fence, true)
+            .unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(
+        root.join("node_modules"),
+        scratch.path().join("node_modules"),
+    )
+    .unwrap();
+    let r = root.display();
+    let script =
+        format!("cat {r}/.env {r}/.git/config node_modules/lib/index.js 2>&1; ls {r} 2>&1; true");
+    let out = rt.block_on(async {
+        sb.scratch_command(scratch.path(), &script)
+            .unwrap()
+            .output()
+            .await
+            .unwrap()
+    });
+    let seen = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        seen.contains("LIBRARY"),
+        "the linked folder is there: {seen}"
+    );
+    assert!(!seen.contains("SECRET"), "{seen}");
+}

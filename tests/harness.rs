@@ -490,6 +490,42 @@ fn the_named_command_runs_again_right_after_each_change() {
     );
 }
 
+/// A command that exits 0 with the wrong output before the change (the
+/// symptom is in what it prints): after a change that leaves it exiting
+/// 0, the model sees what it printed before beside what it prints now.
+#[test]
+fn a_command_that_printed_the_wrong_thing_is_shown_before_and_after_the_change() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "avg.py", "old_string": "return out", "replacement": "return out[:-1]"}),
+        ),
+        text("Fixed: the last window shows now."),
+        text("It prints two averages; I will look again."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "avg.py",
+        "def windows(xs, n):\n    out = []\n    for i in range(len(xs) - n):\n        out.append(sum(xs[i:i + n]) / n)\n    return out\n\nprint(windows([1, 2, 3, 4, 5], 2))\n",
+    );
+    let out = ws.run(
+        &server,
+        "`python3 avg.py` prints one average too few: 5 values in windows of 2 should give 4. Fix windows in avg.py.",
+        &["-yolo", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let asked = last_user(&server.requests()[2]);
+    assert!(
+        asked.contains("It printed:\n```\n[1.5, 2.5]\n```\nBefore your change it printed:\n```\n[1.5, 2.5, 3.5]\n```"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("Is that output what the request expects?"),
+        "{asked}"
+    );
+}
+
 #[test]
 fn a_javascript_file_that_no_longer_parses_is_reported_and_sent_back() {
     let server = Server::start(vec![

@@ -1148,6 +1148,25 @@ fn a_reply_the_server_generates_but_never_streams_is_stopped_and_asked_again() {
 }
 
 #[test]
+fn tokens_another_client_makes_the_server_generate_are_not_held_against_this_reply() {
+    // One slot busy for someone else (its own prompt size and token cap)
+    // while this request waits, quiet for 5 s: the runaway guard counts
+    // this request's tokens only, and the wait is said as the server's.
+    let Reply::Sse(mut events) = text("All fine.") else {
+        unreachable!()
+    };
+    events[0].0 = 5000;
+    let server = Server::start(vec![Reply::Sse(events)]);
+    server.serve_other_clients_slot(800);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "say something", &["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(json_result(&out)["answer"], "All fine.");
+    let err = stderr(&out);
+    assert!(!err.contains("ran away"), "{err}");
+}
+
+#[test]
 fn a_connection_closed_before_any_answer_is_sent_again() {
     // What llama-server does to a kept-alive connection idle for 5 s: the
     // trial read "cannot reach the model server … connection closed".

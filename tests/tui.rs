@@ -870,3 +870,44 @@ fn a_command_typed_during_a_turn_says_it_is_queued() {
     s.keys("\x03");
     assert_eq!(s.exit_code(), 0);
 }
+
+/// `/compact` whose summary the token limit cuts: the wait shows, and
+/// what failed changes nothing, the context gauge included (the summary
+/// request's own size is not the conversation's).
+#[test]
+fn a_compaction_that_fails_leaves_the_gauge_where_it_was() {
+    let cut: Vec<(u64, String)> = vec![
+        (
+            1500,
+            json!({"choices":[{"index":0,"delta":{"content":"SUMMARY: the user said"},"finish_reason":"length"}]}).to_string(),
+        ),
+        (
+            0,
+            json!({"choices":[],"usage":{"prompt_tokens":7000,"completion_tokens":400,"total_tokens":7400}}).to_string(),
+        ),
+        (0, "[DONE]".to_string()),
+    ];
+    let server = Server::start(vec![
+        text("Noted."),
+        text("You are welcome."),
+        Reply::Sse(cut),
+    ]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url, "-no-harness"], 30, 140);
+    s.wait_for("Ask mm to do something");
+    s.keys("Remember the number 41.\r");
+    s.wait_for("Noted.");
+    s.keys("Thanks.\r");
+    s.wait_for("You are welcome.");
+    let before = ctx_figure(&s.text());
+    assert!(before < 2000.0, "{before}");
+    s.keys("/compact\r");
+    s.wait_for("compacting the conversation…");
+    s.wait_for("Ctrl-C cancels");
+    s.wait_for("not compacted");
+    s.wait_gone("Ctrl-C cancels");
+    assert_eq!(ctx_figure(&s.text()), before, "{}", s.text());
+    s.keys("\x03\x03");
+    assert_eq!(s.exit_code(), 0);
+}

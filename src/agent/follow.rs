@@ -162,6 +162,9 @@ impl Agent {
         }
         let text = match passed {
             Some(true) => {
+                if st.repro.as_deref() == Some(command.as_str()) {
+                    st.repro_before = Some(printed_output(&out.text));
+                }
                 format!("\n\n[mm ran `{command}` before you start: it passed ({summary})]")
             }
             Some(false) => {
@@ -1407,7 +1410,8 @@ impl Agent {
             && !st.told_exit0
             && !st.question
             && self.on(crate::config::Behaviour::Exit0)
-            && let (Some(command), Some(failure)) = (st.repro.clone(), st.first_failure.clone())
+            && let Some(command) = st.repro.clone()
+            && (st.first_failure.is_some() || st.repro_before.is_some())
             && st
                 .tests
                 .as_ref()
@@ -1415,9 +1419,11 @@ impl Agent {
             && !st.written.is_empty()
             && let Some(printed) = st.repro_output.clone()
         {
+            let failure = st.first_failure.clone().unwrap_or_default();
             let hiding: Vec<String> = st
                 .written
                 .iter()
+                .filter(|_| !failure.is_empty())
                 .filter_map(|p| {
                     let v = st.versions.get(p)?;
                     let how = harness::hides_symptom(v.first()?, v.last()?)?;
@@ -1455,8 +1461,17 @@ impl Agent {
                         hiding.join("; ")
                     )
                 };
+                // It exited 0 before the change too: its output is all
+                // there is to judge by, before beside after.
+                let before = match st.repro_before.as_deref() {
+                    Some(b) if b == printed => {
+                        "\nThat is exactly what it printed before your change.".to_string()
+                    }
+                    Some(b) => format!("\nBefore your change it printed:\n```\n{b}\n```"),
+                    None => String::new(),
+                };
                 return Ok(Some(format!(
-                    "`{command}` exits 0 now, and exit 0 alone does not mean the task is done. It printed:\n```\n{printed}\n```{question}\nIs that output what the request expects? If it is, give your answer; if not, fix the cause with edit_file.\n{ask}"
+                    "`{command}` exits 0 now, and exit 0 alone does not mean the task is done. It printed:\n```\n{printed}\n```{before}{question}\nIs that output what the request expects? If it is, give your answer; if not, fix the cause with edit_file.\n{ask}"
                 )));
             }
         }

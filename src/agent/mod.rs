@@ -1519,7 +1519,10 @@ impl Agent {
             live,
             turn,
             hidden_limit: self.harness_on().then_some(progress::HIDDEN_LIMIT),
-            prompt_estimate: (body_bytes as f64 / self.bytes_per_token) as u64,
+            key: crate::llm::client::SlotKey::of(
+                &body,
+                (body_bytes as f64 / self.bytes_per_token) as u64,
+            ),
             stop: request_cancel.clone(),
             ran_away: ran_away.clone(),
         }));
@@ -1629,7 +1632,13 @@ impl Agent {
                 tokens_per_second: streamed.tokens_per_second(),
                 modes,
             },
-            context_used: usage.prompt + usage.completion,
+            // A request beside the conversation (`modes` None) says
+            // nothing of how full it is.
+            context_used: if modes.is_some() {
+                usage.prompt + usage.completion
+            } else {
+                0
+            },
         });
     }
 
@@ -2544,6 +2553,10 @@ struct TurnState {
     /// The request's command failed before the turn changed anything:
     /// its failure as shown then.
     first_failure: Option<String>,
+    /// What the command the request names printed before any change, when
+    /// it exited 0 then: the request's symptom is in its output, not its
+    /// exit, so "it passes" after a change says nothing.
+    repro_before: Option<String>,
     /// Checks from the request were asked for this turn (see `asserts`).
     asserts_tried: bool,
     /// Their command, a check candidates are tried against too.

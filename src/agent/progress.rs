@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::bus::EventBus;
+use crate::llm::client::{SlotKey, SlotView};
 use crate::llm::{ClientEvent, LlmClient, StreamDelta};
 use crate::protocol::{AgentEvent, TurnId};
 
@@ -66,10 +67,10 @@ pub(super) struct Watch {
     pub turn: TurnId,
     /// None: a hidden runaway is told, not stopped.
     pub hidden_limit: Option<u64>,
-    /// The request's prompt tokens as mm estimates them: the total the
-    /// server's count of tokens read is shown against (its own total
-    /// grows as it reads).
-    pub prompt_estimate: u64,
+    /// What tells this request's slot from another client's; its prompt
+    /// estimate is the total the server's count of tokens read is shown
+    /// against (its own total grows as it reads).
+    pub key: SlotKey,
     pub stop: CancellationToken,
     pub ran_away: Arc<Mutex<Option<String>>>,
 }
@@ -80,20 +81,29 @@ pub(super) async fn watch(w: Watch) {
     tick.tick().await;
     // When tokens were first seen, and how many there were then.
     let mut since: Option<(Instant, u64)> = None;
+    // The server's task id of this request, once its slot is found.
+    let mut task = None;
     loop {
         tick.tick().await;
         let (chunks, quiet) = match w.live.lock() {
             Ok(l) => (l.chunks, l.last.elapsed() >= QUIET),
             Err(_) => return,
         };
-        let slot = if quiet {
-            w.client.slot_progress().await
+        let view = if quiet {
+            w.client.slot_progress(&w.key, &mut task).await
         } else {
-            None
+            SlotView::Unknown
         };
+        let slot = match view {
+            SlotView::Ours(s) => Some(s),
+            _ => None,
+        };
+        // Only this request's tokens count: another client's slot is
+        // neither shown nor held against the runaway limit.
         let tokens = chunks.max(slot.map_or(0, |s| s.decoded));
+        let queued = tokens == 0 && view == SlotView::Another;
         let prompt = slot.filter(|_| tokens == 0).map(|s| {
-            let all = s.prompt_tokens.max(w.prompt_estimate);
+            let all = s.prompt_tokens.max(w.key.prompt_estimate);
             (s.prompt_done.min(all), all)
         });
         let now = Instant::now();
@@ -114,6 +124,7 @@ pub(super) async fn watch(w: Watch) {
             tokens,
             tokens_per_second,
             prompt,
+            queued,
         });
         if let (Some(limit), Some(s)) = (w.hidden_limit, slot)
             && s.decoded >= chunks + limit

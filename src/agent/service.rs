@@ -38,6 +38,8 @@ enum Work {
         focus: Option<String>,
         token: CancellationToken,
     },
+    /// `/commit`'s message: a model request, cancellable like a turn.
+    ProposeCommit(CancellationToken),
     /// A checkpoint operation, run between turns.
     Git(Op),
 }
@@ -109,6 +111,13 @@ pub fn spawn(
                     }
                     queue(Work::Compact { focus, token });
                 }
+                Op::ProposeCommit => {
+                    let token = CancellationToken::new();
+                    if let Ok(mut t) = turns.lock() {
+                        t.push(token.clone());
+                    }
+                    queue(Work::ProposeCommit(token));
+                }
                 Op::Cancel => {
                     if let Ok(t) = turns.lock() {
                         for token in t.iter() {
@@ -172,7 +181,6 @@ pub fn spawn(
                 | Op::SessionDiff { .. }
                 | Op::UncommittedDiff
                 | Op::SwitchSession { .. }
-                | Op::ProposeCommit
                 | Op::Commit { .. }
                 | Op::Undo
                 | Op::Stats
@@ -284,6 +292,18 @@ async fn run_one(
                 None => OpResult::Done,
             }
         }
+        Work::ProposeCommit(token) => {
+            agent.take_op_error();
+            agent.propose_commit(&token).await;
+            token.cancel();
+            if let Ok(mut t) = turns.lock() {
+                t.retain(|k| !k.is_cancelled());
+            }
+            match agent.take_op_error() {
+                Some(error) => OpResult::Failed { error },
+                None => OpResult::Done,
+            }
+        }
         Work::Compact { focus, token } => {
             let result = agent.compact_now(focus, &token).await;
             token.cancel();
@@ -347,7 +367,6 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::SessionDiff { from } => agent.session_diff(from).await,
         Op::SwitchSession { id } => agent.switch_session(&id).await,
         Op::UncommittedDiff => agent.uncommitted_diff().await,
-        Op::ProposeCommit => agent.propose_commit().await,
         Op::Commit { message } => agent.commit(message).await,
         Op::Undo => agent.undo().await,
         Op::Stats => agent.stats(),

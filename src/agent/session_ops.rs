@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::Agent;
 use super::checkpoints::{parse_id, with_store};
 use crate::git::PlannedChange;
-use crate::llm::{self, ChatRequest, ClientEvent, Message};
+use crate::llm::{self, ChatRequest, ClientEvent, LlmError, Message};
 use crate::protocol::{AgentEvent, ChangeKind, FileChange, Level};
 
 impl Agent {
@@ -63,7 +63,7 @@ impl Agent {
     }
 
     /// One tool-less request for a Conventional Commits message.
-    pub async fn propose_commit(&mut self) {
+    pub async fn propose_commit(&mut self, cancel: &CancellationToken) {
         let Some(store) = self.git.clone() else {
             return self.git_notice(
                 Level::Warning,
@@ -129,11 +129,10 @@ impl Agent {
             replay_reasoning: false,
             response_format: None,
         });
-        let cancel = CancellationToken::new();
         let mut ignore = |_: ClientEvent| {};
         match self
             .client
-            .stream_chat(&body, &self.budget, &cancel, &mut ignore)
+            .stream_chat(&body, &self.budget, cancel, &mut ignore)
             .await
         {
             Ok(s) => {
@@ -142,6 +141,9 @@ impl Agent {
                     message,
                     files: changes.iter().map(|c| c.path.clone()).collect(),
                 });
+            }
+            Err(LlmError::Cancelled) => {
+                self.git_notice(Level::Info, "/commit cancelled: nothing committed")
             }
             Err(e) => self.git_notice(
                 Level::Error,

@@ -173,7 +173,13 @@ impl<O: Write, E: Write> Printer<O, E> {
     /// Draws the spinner for a request that has generated nothing yet;
     /// true when the event was the spinner's.
     fn spinner(&mut self, ev: &AgentEvent) -> bool {
-        let AgentEvent::Generating { tokens, prompt, .. } = ev else {
+        let AgentEvent::Generating {
+            tokens,
+            prompt,
+            queued,
+            ..
+        } = ev
+        else {
             return false;
         };
         if *tokens > 0 || !self.spin || !self.line_start || self.mid_answer {
@@ -185,6 +191,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         let what = match prompt {
             Some((done, all)) if *done * 20 < *all => format!("reading {all} prompt tokens"),
             Some((done, all)) => format!("prompt {done}/{all}"),
+            None if *queued => "server busy with another request".to_string(),
             None => "waiting for the model".to_string(),
         };
         let dim = self.st.dim;
@@ -580,6 +587,7 @@ mod tests {
             tokens: 0,
             tokens_per_second: None,
             prompt,
+            queued: false,
         };
         let events = [
             AgentEvent::TurnStarted {

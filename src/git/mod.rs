@@ -112,6 +112,12 @@ pub fn shadow_dir() -> Option<PathBuf> {
 fn owns(repo: &Repository, root: &Path) -> bool {
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let git_dir = canon(repo.path());
+    // A git folder with a `commondir` (a worktree's, which lives in the
+    // main repository's `worktrees/`) inside the workspace was planted:
+    // checkpoints would be written to the repository it names.
+    if git_dir.join("commondir").exists() && git_dir.starts_with(root) {
+        return false;
+    }
     if git_dir.starts_with(root) {
         return true;
     }

@@ -188,6 +188,90 @@ pub struct SlotProgress {
     pub decoded: u64,
 }
 
+/// What tells this request's slot from another client's.
+#[derive(Clone, Debug, Default)]
+pub struct SlotKey {
+    /// The request's prompt tokens as mm estimates them.
+    pub prompt_estimate: u64,
+    /// `max_tokens` as sent, if it was.
+    pub max_tokens: Option<u64>,
+    /// `temperature` as sent, if it was.
+    pub temperature: Option<f64>,
+}
+
+/// What a llama-server's `/slots` says about this request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlotView {
+    Ours(SlotProgress),
+    /// The server is busy, and not with this request (it waits its turn).
+    Another,
+    Unknown,
+}
+
+impl SlotKey {
+    /// The key of a request body as `build_body` makes it.
+    pub fn of(body: &Value, prompt_estimate: u64) -> SlotKey {
+        SlotKey {
+            prompt_estimate,
+            max_tokens: body.get("max_tokens").and_then(Value::as_u64),
+            temperature: body.get("temperature").and_then(Value::as_f64),
+        }
+    }
+
+    /// Whether a slot could be working on this request.
+    fn fits(&self, slot: &Value) -> bool {
+        let figure = |p: &str| slot.pointer(p).and_then(Value::as_u64);
+        let prompt = figure("/n_prompt_tokens").unwrap_or(0);
+        // The estimate counts bytes, the server tokens of the templated
+        // prompt: the same request is within a factor of two.
+        let est = self.prompt_estimate.max(1);
+        let size = prompt > 0 && prompt <= est * 2 && prompt * 2 >= est;
+        let cap = self.max_tokens.is_none_or(|m| {
+            figure("/params/n_predict").or(figure("/params/max_tokens")) == Some(m)
+        });
+        let temp = self.temperature.is_none_or(|t| {
+            slot.pointer("/params/temperature")
+                .and_then(Value::as_f64)
+                .is_some_and(|s| (s - t).abs() < 1e-3)
+        });
+        size && cap && temp
+    }
+
+    /// This request's slot among `slots`; `task` keeps the task id of the
+    /// slot once found, so another request is never taken for it later.
+    pub fn find(&self, slots: &[Value], task: &mut Option<u64>) -> SlotView {
+        let busy: Vec<&Value> = slots
+            .iter()
+            .filter(|s| s.get("is_processing").and_then(Value::as_bool) == Some(true))
+            .collect();
+        let id = |s: &Value| s.get("id_task").and_then(Value::as_u64);
+        let ours: Vec<&Value> = match *task {
+            Some(t) => busy.iter().copied().filter(|s| id(s) == Some(t)).collect(),
+            None => busy.iter().copied().filter(|s| self.fits(s)).collect(),
+        };
+        let slot = match ours.as_slice() {
+            [slot] => *slot,
+            [] if !busy.is_empty() && task.is_none() => return SlotView::Another,
+            _ => return SlotView::Unknown,
+        };
+        if task.is_none() {
+            *task = id(slot);
+        }
+        let figure = |p: &str| slot.pointer(p).and_then(Value::as_u64).unwrap_or(0);
+        SlotView::Ours(SlotProgress {
+            prompt_tokens: figure("/n_prompt_tokens"),
+            // Read from the cache counts as read.
+            prompt_done: figure("/n_prompt_tokens_processed") + figure("/n_prompt_tokens_cache"),
+            decoded: slot
+                .get("next_token")
+                .and_then(|n| n.get(0).or(Some(n)))
+                .and_then(|n| n.get("n_decoded"))
+                .and_then(Value::as_u64)
+                .unwrap_or(0),
+        })
+    }
+}
+
 enum Attempt {
     Done(Streamed),
     Retry(String, Option<Duration>),
@@ -658,15 +742,19 @@ impl LlmClient {
         Self::json_of(url, req).await
     }
 
-    /// What the one slot a llama-server is busy with says: prompt tokens
-    /// read and tokens generated, including those it does not stream (a
-    /// tool call's syntax, or whatever a model writes around it). None
-    /// for a server that is not on this machine, has no `/slots`, or is
-    /// busy with more than one request; a server that answers anything
-    /// but a list of slots is not asked again.
-    pub async fn slot_progress(&self) -> Option<SlotProgress> {
+    /// How this request is going, from a llama-server's `/slots`: prompt
+    /// tokens read and tokens generated, including those it does not
+    /// stream (a tool call's syntax, or whatever a model writes around
+    /// it). A slot is taken for ours only when it matches the request (its
+    /// prompt size near the estimate, the same token cap and temperature),
+    /// and after that by its task id; a busy slot that is not ours says the
+    /// server is working for another client. Unknown for a server that is
+    /// not on this machine, has no `/slots`, or where more than one slot
+    /// could be ours; a server that answers anything but a list of slots
+    /// is not asked again.
+    pub async fn slot_progress(&self, key: &SlotKey, task: &mut Option<u64>) -> SlotView {
         if !self.slots.load(Ordering::Relaxed) {
-            return None;
+            return SlotView::Unknown;
         }
         let base = self.base_url();
         let root = base.strip_suffix("/v1").unwrap_or(&base);
@@ -677,29 +765,11 @@ impl LlmClient {
             Ok(Value::Array(slots)) => slots,
             Ok(_) | Err(LlmError::Http { .. }) => {
                 self.slots.store(false, Ordering::Relaxed);
-                return None;
+                return SlotView::Unknown;
             }
-            Err(_) => return None,
+            Err(_) => return SlotView::Unknown,
         };
-        let busy: Vec<&Value> = v
-            .iter()
-            .filter(|s| s.get("is_processing").and_then(Value::as_bool) == Some(true))
-            .collect();
-        let [slot] = busy.as_slice() else {
-            return None;
-        };
-        let figure = |p: &str| slot.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-        Some(SlotProgress {
-            prompt_tokens: figure("/n_prompt_tokens"),
-            // Read from the cache counts as read.
-            prompt_done: figure("/n_prompt_tokens_processed") + figure("/n_prompt_tokens_cache"),
-            decoded: slot
-                .get("next_token")
-                .and_then(|n| n.get(0).or(Some(n)))
-                .and_then(|n| n.get("n_decoded"))
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-        })
+        key.find(&v, task)
     }
 
     async fn get_json(&self, url: &str, timeout: Duration) -> Result<Value, LlmError> {
@@ -913,6 +983,59 @@ fn by_lines<E>(chunk: Result<bytes::Bytes, E>) -> Vec<Result<bytes::Bytes, E>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn slot(task: u64, prompt: u64, cap: i64, temp: f64, decoded: u64) -> Value {
+        serde_json::json!({"id": 0, "id_task": task, "is_processing": true,
+            "n_prompt_tokens": prompt, "n_prompt_tokens_processed": prompt / 2,
+            "n_prompt_tokens_cache": 0, "params": {"n_predict": cap, "temperature": temp},
+            "next_token": [{"n_decoded": decoded}]})
+    }
+
+    #[test]
+    fn another_clients_slot_is_not_taken_for_this_request() {
+        let key = SlotKey {
+            prompt_estimate: 2000,
+            max_tokens: Some(4096),
+            temperature: Some(0.2),
+        };
+        let mut task = None;
+        // The server works for someone else: a 50k prompt, or the same
+        // size with another token cap or temperature.
+        for other in [
+            slot(3, 50_000, 4096, 0.2, 900),
+            slot(3, 2100, 512, 0.2, 900),
+            slot(3, 2100, 4096, 0.7, 900),
+        ] {
+            assert_eq!(key.find(&[other], &mut task), SlotView::Another);
+            assert_eq!(task, None);
+        }
+        // Then ours, whose prompt the server counts a little differently.
+        let ours = slot(4, 2300, 4096, 0.2000000029, 12);
+        let SlotView::Ours(p) = key.find(std::slice::from_ref(&ours), &mut task) else {
+            panic!("not found")
+        };
+        assert_eq!(
+            (p.prompt_tokens, p.prompt_done, p.decoded),
+            (2300, 1150, 12)
+        );
+        assert_eq!(task, Some(4));
+        // Once found, it is known by its task: a lookalike is not it.
+        let lookalike = slot(5, 2300, 4096, 0.2, 3000);
+        assert_eq!(
+            key.find(std::slice::from_ref(&lookalike), &mut task),
+            SlotView::Unknown
+        );
+        assert!(matches!(
+            key.find(&[lookalike, ours], &mut task),
+            SlotView::Ours(p) if p.decoded == 12
+        ));
+        // Two slots that could both be ours: neither is said to be.
+        let mut fresh = None;
+        let twins = [slot(6, 2000, 4096, 0.2, 1), slot(7, 1900, 4096, 0.2, 1)];
+        assert_eq!(key.find(&twins, &mut fresh), SlotView::Unknown);
+        // Nothing busy: nothing known.
+        assert_eq!(key.find(&[], &mut fresh), SlotView::Unknown);
+    }
 
     #[test]
     fn a_chunk_is_cut_after_each_line_and_nothing_is_lost() {

@@ -42,8 +42,9 @@ pub enum Access {
     /// and the caches.
     Workspace,
     /// A command nobody was asked about in `auto` mode: writes the
-    /// workspace and `.git` as an approved one does, sees what unasked code
-    /// sees (no credential file of the workspace), writes no cache.
+    /// workspace but nothing of `.git` (a commit is the user's), sees what
+    /// unasked code sees (no credential file of the workspace), writes no
+    /// cache.
     Unattended,
 }
 
@@ -534,7 +535,11 @@ impl Fence {
                             }
                         }
                     }
-                    for (p, writable) in protected(root, access != Access::Project) {
+                    // Code nobody was asked about changes nothing of `.git`
+                    // (`commondir`, `config.worktree` and the like, which
+                    // git honours later, can be made new; a mount cannot
+                    // keep a file from being made): `auto` too.
+                    for (p, writable) in protected(root, access == Access::Workspace) {
                         a.pair(if writable { "--bind" } else { "--ro-bind" }, &p);
                     }
                     // A `.mm` below the root is mm's when it runs there.
@@ -772,6 +777,25 @@ pub struct Launch {
 const FILTER_FD: i32 = 3;
 
 impl Launch {
+    /// Hides `dir` whole (an empty tmpfs over it) but for the folders in
+    /// `keep`, mounted again read-only: for a check run in a scratch copy
+    /// of the workspace, whose fence masks the copy's files, not the
+    /// workspace's own (its credential files, its git settings unredacted).
+    /// Nothing changes in a launch a fence did not build or refused.
+    pub fn hide(&mut self, dir: &Path, keep: &[PathBuf]) {
+        if self.refused {
+            return;
+        }
+        let Some(at) = self.args.iter().position(|a| a == "--chdir") else {
+            return;
+        };
+        let mut more: Vec<OsString> = vec!["--tmpfs".into(), dir.into()];
+        for k in keep.iter().filter(|k| k.starts_with(dir) && k.is_dir()) {
+            more.extend(["--ro-bind".into(), k.into(), k.into()]);
+        }
+        self.args.splice(at..at, more);
+    }
+
     /// The command. The child gets the filter's descriptor as
     /// `FILTER_FD`, and no other descriptor mm has besides its standard
     /// three: one inherited from mm's parent (a socket, a pipe) would
@@ -1428,7 +1452,16 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
         }
         if approved {
             out.push((git.clone(), true));
-            let mut inner = vec![git.join("hooks"), git.join("config"), git.join("info")];
+            // What else git reads settings or a repository's place from,
+            // where it is there (a new one is caught after the command).
+            let mut inner = vec![
+                git.join("hooks"),
+                git.join("config"),
+                git.join("info"),
+                git.join("commondir"),
+                git.join("config.worktree"),
+                git.join("objects/info/alternates"),
+            ];
             if let Ok(rd) = std::fs::read_dir(git.join("modules")) {
                 for m in rd.flatten() {
                     inner.push(m.path().join("config"));

@@ -437,17 +437,25 @@ impl Sandbox {
         if !self.fence.is_on() {
             return None;
         }
-        let mut cmd = self
-            .fence
-            .argv(
-                scratch,
-                scratch,
-                Access::Project,
-                false,
-                "sh",
-                &["-c", script],
-            )
-            .command();
+        // The workspace itself is hidden from a check run in its copy, but
+        // for the folders the copy links to (see `tools::scratch`).
+        if scratch.starts_with(&self.root) || self.root.starts_with(scratch) {
+            return None;
+        }
+        let mut launch = self.fence.argv(
+            scratch,
+            scratch,
+            Access::Project,
+            false,
+            "sh",
+            &["-c", script],
+        );
+        let keep: Vec<PathBuf> = crate::tools::scratch::LINKED
+            .iter()
+            .map(|n| self.root.join(n))
+            .collect();
+        launch.hide(&self.root, &keep);
+        let mut cmd = launch.command();
         cmd.current_dir(scratch);
         env::apply(&mut cmd);
         cmd.env("TMPDIR", "/tmp");
@@ -755,7 +763,8 @@ impl Sandbox {
 
     /// Every git repository in the workspace (a `.git` folder or file,
     /// nested ones included) with a fingerprint of what makes git run code
-    /// there (its config, its hooks, where a `.git` file points). None when
+    /// there or look elsewhere (its config, `config.worktree`, its hooks,
+    /// `commondir`, `objects/info/alternates`, where a `.git` file points). None when
     /// the workspace is too big to look through.
     pub fn git_repositories(&self) -> Option<std::collections::BTreeMap<String, u64>> {
         use std::hash::{Hash, Hasher};
@@ -785,7 +794,16 @@ impl Sandbox {
             if p.is_file() {
                 std::fs::read(p).ok().hash(&mut h);
             } else {
-                std::fs::read(p.join("config")).ok().hash(&mut h);
+                // What git takes settings, code or the repository's place
+                // from.
+                for f in [
+                    "config",
+                    "commondir",
+                    "config.worktree",
+                    "objects/info/alternates",
+                ] {
+                    std::fs::read(p.join(f)).ok().hash(&mut h);
+                }
                 let mut hooks: Vec<(String, Option<Vec<u8>>)> = std::fs::read_dir(p.join("hooks"))
                     .into_iter()
                     .flatten()

@@ -20,7 +20,7 @@ use super::bash::Finished;
 const MAX_FILES: usize = 3000;
 const MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// Ignored folders a check reads but does not write: linked, not copied.
-const LINKED: &[&str] = &["node_modules", ".venv", "venv"];
+pub const LINKED: &[&str] = &["node_modules", ".venv", "venv"];
 
 /// A copy of the workspace, removed when dropped.
 pub struct Scratch {

@@ -98,6 +98,9 @@ pub struct App {
     /// Something changed that the next frame must show.
     pub dirty: bool,
     pub working: bool,
+    /// A model request asked for between turns (`/compact`, `/commit`'s
+    /// message): it shows and is cancelled like a turn.
+    pub(super) side_request: Option<OpId>,
     /// Watched folders that changed, read again once they settle.
     tree_stale: std::collections::BTreeSet<String>,
     tree_stale_at: Option<Instant>,
@@ -149,6 +152,7 @@ impl App {
             esc_armed: None,
             dirty: true,
             working: false,
+            side_request: None,
             tree_stale: Default::default(),
             tree_stale_at: None,
             layout: Layout::default(),
@@ -221,6 +225,7 @@ impl App {
             Op::Rewind { .. } => Some("rewinding…".to_string()),
             Op::Commit { .. } => Some("committing…".to_string()),
             Op::ProposeCommit => Some("asking the model for a commit message…".to_string()),
+            Op::Compact { .. } => Some("compacting the conversation…".to_string()),
             Op::SessionDiff { .. } => Some("reading the session's changes…".to_string()),
             Op::Export { .. } => Some("exporting the session…".to_string()),
             Op::SwitchSession { .. } => Some("taking up the session…".to_string()),
@@ -239,6 +244,7 @@ impl App {
             _ => waiting,
         };
         let restore = matches!(op, Op::Rewind { .. } | Op::Undo | Op::SwitchSession { .. });
+        let model_request = matches!(op, Op::Compact { .. } | Op::ProposeCommit);
         // A language server's answer says itself how it went.
         let answered_by_event = matches!(op, Op::Navigate { .. });
         let Some(id) = self.ops.submit(op) else {
@@ -247,6 +253,13 @@ impl App {
         };
         if let Some(w) = &waiting {
             self.flash(w.clone());
+        }
+        // A model request between turns shows its time and is cancelled
+        // with Ctrl-C, as a turn is.
+        if model_request && !self.working {
+            self.working = true;
+            self.status.working_since = Some(Instant::now());
+            self.side_request = Some(id);
         }
         if restore {
             self.pending
@@ -316,6 +329,10 @@ impl App {
                         _ => None,
                     };
                 }
+                if self.side_request == Some(id) {
+                    self.side_request = None;
+                    self.work_over();
+                }
                 if matches!(pending, Some(Pending::Restore(_))) {
                     // The tree, its marks and the file list follow the
                     // work tree back.
@@ -345,6 +362,28 @@ impl App {
                 self.on_agent(msg)
             }
             _ => self.on_agent(msg),
+        }
+    }
+
+    /// The turn (or the model request between turns) has ended: the
+    /// status bar says so, and the next queued message goes.
+    fn work_over(&mut self) {
+        self.working = false;
+        self.status.working_since = None;
+        self.status.generating = None;
+        self.cancel_armed = None;
+        // The cancel is done: its word goes before the next turn.
+        if self
+            .status
+            .flash
+            .as_deref()
+            .is_some_and(|f| f.starts_with("cancelling…") || f.starts_with("queued:"))
+        {
+            self.status.flash = None;
+        }
+        if let Some(next) = self.queued.pop_front() {
+            self.status.queued = self.queued.len();
+            self.send(next);
         }
     }
 
@@ -413,22 +452,7 @@ impl App {
                         outcome.as_str()
                     )));
                 }
-                self.working = false;
-                self.status.working_since = None;
-                self.cancel_armed = None;
-                // The cancel is done: its word goes before the next turn.
-                if self
-                    .status
-                    .flash
-                    .as_deref()
-                    .is_some_and(|f| f.starts_with("cancelling…") || f.starts_with("queued:"))
-                {
-                    self.status.flash = None;
-                }
-                if let Some(next) = self.queued.pop_front() {
-                    self.status.queued = self.queued.len();
-                    self.send(next);
-                }
+                self.work_over();
             }
             AgentEvent::Diagnostics { path, items, .. } => {
                 if items.is_empty() {

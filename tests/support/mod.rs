@@ -51,7 +51,12 @@ struct State {
     /// `/slots` as a llama-server busy with the latest chat request that
     /// generates this many tokens a second, streamed or not (None: 404).
     slots_rate: Option<u64>,
+    /// `/slots` shows another client's request, not this one's.
+    slots_other: bool,
     last_chat: Option<std::time::Instant>,
+    /// The last chat request's size in bytes, its `max_tokens` and
+    /// `temperature`: what a llama-server's slot shows of it.
+    last_shape: (usize, Value, Value),
     /// Answers for other paths (a server's own probes: `/api/ps`,
     /// `/api/show`, `/props`), by the end of the path, before the
     /// built-in ones.
@@ -91,7 +96,9 @@ impl Server {
             side: side.into_iter().rev().collect(),
             side_requests: Vec::new(),
             slots_rate: None,
+            slots_other: false,
             last_chat: None,
+            last_shape: (0, Value::Null, Value::Null),
             routes: Vec::new(),
         }));
         let st = state.clone();
@@ -128,6 +135,14 @@ impl Server {
     /// second for the latest chat request.
     pub fn serve_slots(&self, rate: u64) {
         self.state.lock().unwrap().slots_rate = Some(rate);
+    }
+
+    /// `/slots` says the server is busy generating `rate` tokens a second
+    /// for another client (a prompt of another size, another token cap).
+    pub fn serve_other_clients_slot(&self, rate: u64) {
+        let mut st = self.state.lock().unwrap();
+        st.slots_rate = Some(rate);
+        st.slots_other = true;
     }
 
     /// Answers requests to a path ending in `suffix` with `body` (in
@@ -202,12 +217,17 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         let st = state.lock().unwrap();
         if let (Some(rate), Some(at)) = (st.slots_rate, st.last_chat) {
             let decoded = (at.elapsed().as_secs_f64() * rate as f64) as u64;
+            // A slot as llama-server shows it: this request's (about four
+            // bytes a token, the token cap and temperature it was sent
+            // with) or another client's.
+            let (bytes, cap, temp) = st.last_shape.clone();
+            let slot = if st.slots_other {
+                json!({"id":0,"id_task":90,"is_processing":true,"n_prompt_tokens":52000,"n_prompt_tokens_processed":52000,"params":{"n_predict":77,"temperature":1.5},"next_token":[{"has_next_token":true,"n_decoded":decoded}]})
+            } else {
+                json!({"id":0,"id_task":7,"is_processing":true,"n_prompt_tokens":bytes / 4,"n_prompt_tokens_processed":bytes / 4,"params":{"n_predict":cap,"temperature":temp},"next_token":[{"has_next_token":true,"n_decoded":decoded}]})
+            };
             drop(st);
-            return respond_json(
-                &mut stream,
-                200,
-                &json!([{"id":0,"is_processing":true,"n_prompt_tokens":500,"n_prompt_tokens_processed":500,"next_token":[{"has_next_token":true,"n_decoded":decoded}]}]),
-            );
+            return respond_json(&mut stream, 200, &json!([slot]));
         }
     }
     if !path.ends_with("/chat/completions") {
@@ -218,6 +238,11 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         let raw = String::from_utf8_lossy(&body).into_owned();
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         st.last_chat = Some(std::time::Instant::now());
+        st.last_shape = (
+            raw.len(),
+            body.get("max_tokens").cloned().unwrap_or(json!(-1)),
+            body.get("temperature").cloned().unwrap_or(json!(0.8)),
+        );
         if is_side(&body) {
             st.side_requests.push(body);
             Some(st.side.pop().unwrap_or_else(|| text("No change.")))

@@ -42,6 +42,8 @@ pub struct Generating {
     pub tokens: u64,
     pub tokens_per_second: Option<f64>,
     pub prompt: Option<(u64, u64)>,
+    /// The server works for another client; this request waits.
+    pub queued: bool,
 }
 
 impl Generating {
@@ -50,6 +52,7 @@ impl Generating {
     /// it is: llama-server counts them only at the end of a batch).
     pub fn words(&self) -> String {
         match (self.tokens, self.prompt) {
+            (0, None) if self.queued => "server busy with another request".into(),
             (0, Some((done, all))) if done * 20 < all => {
                 format!("reading {} prompt tokens", human(all))
             }
@@ -110,12 +113,14 @@ impl Status {
                 tokens,
                 tokens_per_second,
                 prompt,
+                queued,
                 ..
             } => {
                 self.generating = Some(Generating {
                     tokens: *tokens,
                     tokens_per_second: *tokens_per_second,
                     prompt: *prompt,
+                    queued: *queued,
                 })
             }
             AgentEvent::RequestStarted { .. } | AgentEvent::TurnFinished { .. } => {

@@ -769,6 +769,7 @@ fn a_request_in_flight_shows_its_tokens_rate_and_the_call_as_it_is_written() {
         tokens: 0,
         tokens_per_second: None,
         prompt: Some((3000, 19000)),
+        queued: false,
     });
     let bar = |r: &mut Rig| screen(r, 120, 20).lines().last().unwrap().to_string();
     assert!(bar(&mut r).contains("prompt 3.0k/19k"), "{}", bar(&mut r));
@@ -790,6 +791,7 @@ fn a_request_in_flight_shows_its_tokens_rate_and_the_call_as_it_is_written() {
         tokens: 2792,
         tokens_per_second: Some(11.5),
         prompt: None,
+        queued: false,
     });
     let text = screen(&mut r, 120, 20);
     assert!(bar(&mut r).contains("2.8k tok · 11.5 tok/s"), "{text}");

@@ -175,10 +175,26 @@ fn diff_review_and_commit_from_the_tui() {
     r.app.focus = Focus::Composer;
     typed(&mut r.app, "/commit");
     r.app.on_key(key(KeyCode::Enter));
-    assert!(matches!(&ops(&mut r)[..], [Op::ProposeCommit]));
+    let sent = submissions(&mut r);
+    assert!(
+        matches!(
+            &sent[..],
+            [Submission {
+                op: Op::ProposeCommit,
+                ..
+            }]
+        ),
+        "{sent:?}"
+    );
     r.app.on_agent(AgentEvent::CommitProposed {
         message: "fix(calc): add adds\n\nIt subtracted.".into(),
         files: vec!["calc.py".into()],
+    });
+    r.app.on_event(Event {
+        id: sent[0].id,
+        msg: AgentEvent::Finished {
+            result: OpResult::Done,
+        },
     });
     insta::assert_snapshot!("commit_overlay", screen(&mut r, 100, 20));
     typed(&mut r.app, "Tested: ");
@@ -593,4 +609,71 @@ fn the_viewer_shows_a_short_file_from_line_1_and_scrolls_long_lines_sideways() {
     // F1 works over the viewer too.
     r.app.on_key(key(KeyCode::F(1)));
     assert!(screen(&mut r, 100, 12).contains("keymap:"));
+}
+
+#[test]
+fn a_model_request_between_turns_shows_its_wait_and_ctrl_c_cancels_it() {
+    for (command, says) in [
+        ("/commit", "asking the model for a commit message"),
+        ("/compact", "compacting the conversation"),
+    ] {
+        let mut r = rig();
+        typed(&mut r.app, command);
+        r.app.on_key(key(KeyCode::Enter));
+        let sent = submissions(&mut r);
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        let text = screen(&mut r, 140, 20);
+        let bar = text.lines().last().unwrap();
+        // The wait is said, timed, and its way out shown.
+        assert!(
+            bar.contains(says) && bar.contains(" 0s"),
+            "{command}: {bar}"
+        );
+        assert!(text.contains("Ctrl-C cancels"), "{command}: {text}");
+        // A message typed meanwhile waits for it.
+        typed(&mut r.app, "next one");
+        r.app.on_key(key(KeyCode::Enter));
+        assert!(ops(&mut r).is_empty(), "{command}");
+        r.app.on_key(ctrl('c'));
+        assert!(matches!(&ops(&mut r)[..], [Op::Cancel]), "{command}");
+        assert!(screen(&mut r, 140, 20).contains("cancelling…"), "{command}");
+        r.app.on_event(Event {
+            id: sent[0].id,
+            msg: AgentEvent::Finished {
+                result: OpResult::Done,
+            },
+        });
+        // Over: the queued message goes, and the bar no longer waits.
+        let next = ops(&mut r);
+        assert!(
+            matches!(&next[..], [Op::UserMessage { text }] if text == "next one"),
+            "{command}: {next:?}"
+        );
+        assert!(
+            !screen(&mut r, 140, 20).contains("cancelling…"),
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn a_request_that_waits_behind_another_client_says_so() {
+    let mut r = rig();
+    typed(&mut r.app, "hi");
+    r.app.on_key(key(KeyCode::Enter));
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "hi".into(),
+    });
+    r.app.on_agent(AgentEvent::Generating {
+        turn: 1,
+        tokens: 0,
+        tokens_per_second: None,
+        prompt: None,
+        queued: true,
+    });
+    let text = screen(&mut r, 120, 20);
+    let bar = text.lines().last().unwrap();
+    assert!(bar.contains("server busy with another request"), "{bar}");
+    assert!(!bar.contains("tok"), "{bar}");
 }
