@@ -1106,4 +1106,88 @@ fn a_check_in_a_scratch_copy_cannot_read_the_workspace_itself() {
         "the linked folder is there: {seen}"
     );
     assert!(!seen.contains("SECRET"), "{seen}");
+    // What the workspace's fence masks in a linked folder stays masked.
+    std::fs::write(root.join("node_modules/lib/.env"), "SECRET-IN-MODULES\n").unwrap();
+    let script = format!("cat {r}/node_modules/lib/.env {r}/node_modules/lib/index.js 2>&1; true");
+    let seen = rt.block_on(async {
+        sb.scratch_command(scratch.path(), &script)
+            .unwrap()
+            .output()
+            .await
+            .unwrap()
+    });
+    let seen = String::from_utf8_lossy(&seen.stdout);
+    assert!(
+        seen.contains("LIBRARY") && !seen.contains("SECRET"),
+        "{seen}"
+    );
+    // A `venv` that is a link (to the workspace, to /) is not brought in.
+    std::os::unix::fs::symlink(&root, root.join("venv")).unwrap();
+    let script = format!("cat {r}/venv/.env {r}/venv/.git/config 2>&1; true");
+    let seen = rt.block_on(async {
+        sb.scratch_command(scratch.path(), &script)
+            .unwrap()
+            .output()
+            .await
+            .unwrap()
+    });
+    let seen = String::from_utf8_lossy(&seen.stdout);
+    assert!(!seen.contains("SECRET"), "{seen}");
+}
+
+/// A folder laid out as a git dir under another name than `.git` (HEAD,
+/// objects, refs, a config whose fsmonitor git runs) is a repository git
+/// honours when the user runs it there: made by `-auto` code it is
+/// reported, and the workspace itself laid out so is not taken by mm's
+/// checkpoints for the workspace's repository.
+#[test]
+fn a_git_dir_under_another_name_is_reported_and_not_taken_for_the_workspaces() {
+    if !fence_works() {
+        skip("bwrap cannot start a sandbox here");
+        return;
+    }
+    let ws = Workspace::new();
+    let p = ws.path();
+    let home = ws.home.path().display().to_string();
+    let lay_out = |dir: &str| {
+        format!(
+            "mkdir -p {dir}/objects {dir}/refs && echo 'ref: refs/heads/main' > {dir}/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tworktree = {home}\\n' > {dir}/config"
+        )
+    };
+    let server = Server::start(vec![
+        call("c1", "bash", json!({ "command": lay_out("src") })),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "run it", &["-json", "-auto"]);
+    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    assert!(p.join("src/HEAD").exists());
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0]
+            .1
+            .contains("created or changed a git repository at src"),
+        "{results:?}"
+    );
+    // The workspace itself as a git dir whose work tree is the home.
+    std::fs::write(ws.home.path().join("diary.txt"), "SECRET-DIARY\n").unwrap();
+    let server = Server::start(vec![
+        call("c1", "bash", json!({ "command": lay_out(".") })),
+        text("done"),
+    ]);
+    ws.run(&server, "run it", &["-json", "-auto"]);
+    assert!(p.join("HEAD").exists());
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "b.txt", "content": "b\n"}),
+        ),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "write it", &["-json", "-auto"]);
+    assert_eq!(ws.read("b.txt"), "b\n", "{}", stderr(&run));
+    assert!(
+        !p.join("refs/mm").exists(),
+        "checkpoints were written into the workspace laid out as a git dir"
+    );
 }

@@ -118,8 +118,13 @@ fn owns(repo: &Repository, root: &Path) -> bool {
     if git_dir.join("commondir").exists() && git_dir.starts_with(root) {
         return false;
     }
+    // A git dir in the workspace is its `.git`, whose work tree is the
+    // workspace: one under another name (the workspace itself laid out as
+    // a git dir) or with a `core.worktree` elsewhere (a home folder) was
+    // planted, and checkpoints would copy that work tree.
     if git_dir.starts_with(root) {
-        return true;
+        let workdir = repo.workdir().map(canon);
+        return git_dir == canon(&root.join(".git")) && workdir.as_deref() == Some(root);
     }
     let Some(workdir) = repo.workdir().map(canon) else {
         return false;

@@ -778,11 +778,12 @@ const FILTER_FD: i32 = 3;
 
 impl Launch {
     /// Hides `dir` whole (an empty tmpfs over it) but for the folders in
-    /// `keep`, mounted again read-only: for a check run in a scratch copy
+    /// `keep`, mounted again read-only with the paths given with each
+    /// masked: for a check run in a scratch copy
     /// of the workspace, whose fence masks the copy's files, not the
     /// workspace's own (its credential files, its git settings unredacted).
     /// Nothing changes in a launch a fence did not build or refused.
-    pub fn hide(&mut self, dir: &Path, keep: &[PathBuf]) {
+    pub fn hide(&mut self, dir: &Path, keep: &[(PathBuf, Vec<PathBuf>)]) {
         if self.refused {
             return;
         }
@@ -790,8 +791,19 @@ impl Launch {
             return;
         };
         let mut more: Vec<OsString> = vec!["--tmpfs".into(), dir.into()];
-        for k in keep.iter().filter(|k| k.starts_with(dir) && k.is_dir()) {
+        let real_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
+        for (k, masks) in keep
+            .iter()
+            .filter(|(k, _)| k.starts_with(dir) && real_dir(k))
+        {
             more.extend(["--ro-bind".into(), k.into(), k.into()]);
+            for m in masks {
+                if real_dir(m) {
+                    more.extend(["--tmpfs".into(), m.into()]);
+                } else {
+                    more.extend(["--ro-bind".into(), "/dev/null".into(), m.into()]);
+                }
+            }
         }
         self.args.splice(at..at, more);
     }
@@ -1584,6 +1596,30 @@ fn redacted_copy(text: &str) -> Option<PathBuf> {
     tmp.write_all(text.as_bytes()).ok()?;
     tmp.persist(&path).ok()?;
     Some(path)
+}
+
+/// What the fence of code nobody approved in `root` masks under `dir`
+/// (credential files, files with other names, mm's records); None when a
+/// git dir or a `.mm` lies there, or the walk has not seen all of `root`.
+pub fn masked_under(root: &Path, dir: &Path) -> Option<Vec<PathBuf>> {
+    let found = scan(root);
+    let under = |p: &&PathBuf| p.starts_with(dir);
+    if !found.complete
+        || found.git_dirs.iter().any(|g| g.starts_with(dir))
+        || found.mm.iter().any(|m| m.starts_with(dir))
+    {
+        return None;
+    }
+    Some(
+        found
+            .secrets
+            .iter()
+            .chain(&found.linked)
+            .chain(&found.private)
+            .filter(under)
+            .cloned()
+            .collect(),
+    )
 }
 
 /// What in the workspace needs a mount of its own in the fence.

@@ -450,9 +450,17 @@ impl Sandbox {
             "sh",
             &["-c", script],
         );
-        let keep: Vec<PathBuf> = crate::tools::scratch::LINKED
+        // Only a real folder (a link would bring in whatever it names),
+        // with what the workspace's own fence masks in it masked again; a
+        // folder holding a git dir or not looked through whole is left out.
+        let keep: Vec<(PathBuf, Vec<PathBuf>)> = crate::tools::scratch::LINKED
             .iter()
             .map(|n| self.root.join(n))
+            .filter(|k| std::fs::symlink_metadata(k).is_ok_and(|m| m.is_dir()))
+            .filter_map(|k| {
+                let masks = fence::masked_under(&self.root, &k)?;
+                Some((k, masks))
+            })
             .collect();
         launch.hide(&self.root, &keep);
         let mut cmd = launch.command();
@@ -762,7 +770,8 @@ impl Sandbox {
     }
 
     /// Every git repository in the workspace (a `.git` folder or file,
-    /// nested ones included) with a fingerprint of what makes git run code
+    /// nested ones included, and a folder laid out as a git dir under any
+    /// name, the root too) with a fingerprint of what makes git run code
     /// there or look elsewhere (its config, `config.worktree`, its hooks,
     /// `commondir`, `objects/info/alternates`, where a `.git` file points). None when
     /// the workspace is too big to look through.
@@ -786,10 +795,14 @@ impl Sandbox {
             if n > MAX_WALKED {
                 return None;
             }
-            if e.file_name() != ".git" {
+            let p = e.path();
+            // A git dir under another name (the root itself, `src/` given
+            // a HEAD, objects, refs and a config) is one git honours too.
+            let named = e.file_name() == ".git";
+            let laid_out = e.file_type().is_some_and(|t| t.is_dir()) && crate::paths::is_git_dir(p);
+            if !(named || laid_out) {
                 continue;
             }
-            let p = e.path();
             let mut h = std::collections::hash_map::DefaultHasher::new();
             if p.is_file() {
                 std::fs::read(p).ok().hash(&mut h);

@@ -4,9 +4,10 @@
 //! The harness tries candidate changes this way and writes only the one
 //! whose check passes, through the usual write (and its approval).
 //!
-//! What the copy leaves out: `.git`, `.mm` and what `.gitignore` ignores,
-//! except the folders a check needs and never changes (`node_modules`,
-//! `.venv`, `venv`), which are linked. A workspace of more than
+//! What the copy leaves out: `.git`, `.mm`, what `.gitignore` ignores
+//! and files with other names (hard links), except the folders a check
+//! needs and never changes (`node_modules`, `.venv`, `venv`, real folders,
+//! not links), which are linked. A workspace of more than
 //! `MAX_FILES` files or `MAX_BYTES` bytes is not copied.
 
 use std::path::{Path, PathBuf};
@@ -56,6 +57,14 @@ pub fn copy(env: &ToolEnv) -> Option<Scratch> {
         if kind.is_dir() {
             std::fs::create_dir_all(&target).ok()?;
         } else if kind.is_file() {
+            // A file with another name may be one outside the workspace,
+            // which the fence hides: the copy would not be hidden.
+            if entry
+                .metadata()
+                .is_ok_and(|m| std::os::unix::fs::MetadataExt::nlink(&m) > 1)
+            {
+                continue;
+            }
             files += 1;
             bytes += entry.metadata().map(|m| m.len()).unwrap_or(0);
             if files > MAX_FILES || bytes > MAX_BYTES {
@@ -70,7 +79,9 @@ pub fn copy(env: &ToolEnv) -> Option<Scratch> {
     for name in LINKED {
         let from = root.join(name);
         let to = dir.path().join(name);
-        if from.is_dir() && !to.exists() {
+        // A real folder only: a link would bring in whatever it names.
+        let real = std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_dir());
+        if real && !to.exists() {
             std::os::unix::fs::symlink(&from, &to).ok()?;
         }
     }
