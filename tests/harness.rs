@@ -2984,3 +2984,54 @@ fn a_file_handed_back_unchanged_gets_the_missing_function_asked_for_alone() {
     let alone = side[2]["messages"][1]["content"].as_str().unwrap();
     assert!(alone.contains("It does not have slugify yet."), "{alone}");
 }
+
+/// Writes that are not the same call but put a file back to what it was
+/// (a write undoing an edit, again and again) are a loop too: told once,
+/// then the turn ends with a report.
+#[test]
+fn writes_that_keep_putting_a_file_back_are_a_loop() {
+    let write = |id: &str, v: u32| {
+        call(
+            id,
+            "write_file",
+            json!({"path": "f.py", "content": format!("x = {v}\n")}),
+        )
+    };
+    let edit = |id: &str, a: u32, b: u32| {
+        call(
+            id,
+            "edit_file",
+            json!({"path": "f.py", "old_string": format!("x = {a}"), "replacement": format!("x = {b}")}),
+        )
+    };
+    let server = Server::start(vec![
+        write("c1", 1),
+        edit("c2", 1, 2),
+        edit("c3", 2, 1),
+        write("c4", 2),
+        write("c5", 1),
+        edit("c6", 1, 2),
+        edit("c7", 2, 1),
+        write("c8", 2),
+        text("I set x."),
+        text("never asked"),
+    ]);
+    let ws = Workspace::new();
+    ws.write("f.py", "x = 0\n");
+    let out = ws.run(&server, "Set x in f.py.", &["-no-harness", "-json"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "the model is repeating writes that put a file back to contents it already had"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("stopped a loop: the model kept repeating writes that put a file back"),
+        "{err}"
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 9, "the report closes the turn");
+    let warned = last_user(&reqs[5]);
+    assert!(warned.contains("keep putting the file back"), "{warned}");
+}

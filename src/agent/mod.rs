@@ -62,6 +62,8 @@ const MAX_NUDGES: u32 = 2;
 const MAX_BAD_REPLIES: u32 = 3;
 /// The longest cycle of repeated calls the loop detector looks for.
 const MAX_CYCLE: usize = 8;
+/// Writes back to a file's earlier contents before the loop guard speaks.
+const MAX_REVISITS: u32 = 3;
 /// Harness follow-ups per turn (empty answers, claims the facts do not
 /// back, answers about tool calls, callers left behind), besides the
 /// test runs `verifyAttempts` counts.
@@ -1221,22 +1223,31 @@ impl Agent {
     /// Calls repeated with the same results change nothing: say so once,
     /// then stop the turn if it goes on.
     fn check_cycle(&mut self, st: &mut TurnState) -> Result<(), Stop> {
-        let Some(k) = batch::repeating_cycle(&st.history, MAX_CYCLE) else {
-            return Ok(());
+        // The same calls again, or other calls that write a file back to
+        // what it already was (a write undoing an edit, and again).
+        let (what, told) = match batch::repeating_cycle(&st.history, MAX_CYCLE) {
+            Some(k) => (
+                format!("the same {k} call(s) with the same results"),
+                "You are repeating the same tool calls and getting the same results: this changes nothing.",
+            ),
+            None if st.revisits >= MAX_REVISITS => (
+                "writes that put a file back to contents it already had".to_string(),
+                "Your writes keep putting the file back to versions it already had this turn: this changes nothing.",
+            ),
+            None => return Ok(()),
         };
         if st.cycle_warned {
-            return Err(Stop::Loop(format!(
-                "the model kept repeating the same {k} call(s) with the same results"
-            )));
+            return Err(Stop::Loop(format!("the model kept repeating {what}")));
         }
         st.cycle_warned = true;
         st.history.clear();
+        st.revisits = 0;
         self.notice(
             Level::Warning,
-            "the model is repeating the same calls with the same results; telling it to change course",
+            format!("the model is repeating {what}; telling it to change course"),
         );
-        let mut text = String::from(
-            "You are repeating the same tool calls and getting the same results: this changes nothing. Stop repeating them. Try a different approach, or give your final answer with what you found.",
+        let mut text = format!(
+            "{told} Stop repeating them. Try a different approach, or give your final answer with what you found.",
         );
         if self.harness_on() {
             text.push('\n');
@@ -2248,6 +2259,11 @@ impl Agent {
             if let Some(change) = &out.change {
                 st.mutations += 1;
                 st.note_version(change);
+                if st.versions.get(&change.path).is_some_and(|v| {
+                    v.len() > 2 && v[..v.len() - 2].iter().any(|x| **x == *change.after)
+                }) {
+                    st.revisits += 1;
+                }
                 let removed = tools::guard::removed_names(&change.before, &change.after);
                 for name in removed {
                     if !st.removed.iter().any(|(n, _)| *n == name) {
@@ -2508,6 +2524,10 @@ struct TurnState {
     /// Every call of the turn with its result, hashed, for cycle detection.
     history: Vec<u64>,
     cycle_warned: bool,
+    /// Writes of the model's that brought a file back to contents it had
+    /// before this turn's last change to it (A, B, A): since the last
+    /// warning.
+    revisits: u32,
     nudges: u32,
     /// Why the loop was stopped early, for the turn's result.
     stopped: Option<String>,
