@@ -380,12 +380,16 @@ pub fn git_dir_of(root: &Path) -> Option<PathBuf> {
 
 /// A folder git would take for a git dir (or a common dir).
 pub fn is_git_dir(p: &Path) -> bool {
+    // git asks only that HEAD be read and objects and refs be searchable:
+    // a link, or an executable file, passes too.
     let head = p.join("HEAD").is_file();
-    let objects = p.join("objects").is_dir();
+    let objects = std::fs::symlink_metadata(p.join("objects")).is_ok();
     // A linked worktree's git dir has a `commondir` instead of objects;
     // the common dir may have no HEAD.
     (head && (objects || p.join("commondir").is_file()))
-        || (objects && p.join("refs").is_dir() && p.join("config").is_file())
+        || (objects
+            && std::fs::symlink_metadata(p.join("refs")).is_ok()
+            && p.join("config").is_file())
 }
 
 /// Biggest git file whose text is looked through for a credential; one

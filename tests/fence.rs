@@ -1052,9 +1052,11 @@ fn a_planted_commondir_is_refused_reported_and_not_followed() {
 }
 
 /// A check run in a scratch copy of the workspace (candidates) sees the
-/// copy, with its fence's masks, and of the workspace itself only the
-/// folders the copy links to: not its credential files or git settings
-/// at their own paths (a workspace neither HOME nor /tmp hides).
+/// copy where the workspace is, under the fence the workspace's own
+/// unasked code gets: its credential files masked (in the copy too), its
+/// git settings redacted, the repository it lies in looked through, and
+/// of its ignored folders only real `node_modules`/`.venv`/`venv`, with
+/// what is masked in them masked (a workspace neither HOME nor /tmp hides).
 #[test]
 fn a_check_in_a_scratch_copy_cannot_read_the_workspace_itself() {
     if !fence_works() {
@@ -1062,13 +1064,16 @@ fn a_check_in_a_scratch_copy_cannot_read_the_workspace_itself() {
         return;
     }
     let base = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
-    let root = std::fs::canonicalize(base.path()).unwrap();
-    std::fs::write(root.join(".env"), "API_KEY=SECRET-DOTENV\n").unwrap();
+    let top = std::fs::canonicalize(base.path()).unwrap();
+    git(&top, &["init", "-q"]);
+    std::fs::write(top.join(".env"), "API_KEY=SECRET-ABOVE\n").unwrap();
+    let root = top.join("ws");
     std::fs::create_dir_all(root.join("node_modules/lib")).unwrap();
+    std::fs::write(root.join(".env"), "API_KEY=SECRET-DOTENV\n").unwrap();
     std::fs::write(root.join("node_modules/lib/index.js"), "LIBRARY\n").unwrap();
-    git(&root, &["init", "-q"]);
+    std::fs::write(root.join("node_modules/lib/.env"), "SECRET-IN-MODULES\n").unwrap();
     git(
-        &root,
+        &top,
         &[
             "remote",
             "add",
@@ -1084,55 +1089,35 @@ fn a_check_in_a_scratch_copy_cannot_read_the_workspace_itself() {
     let sb =
         mm::sandbox::Sandbox::with_fence(&root, mm::config::SandboxMode::Workspace, fence, true)
             .unwrap();
+    // The copy, as `tools::scratch` makes it: the workspace's files, its
+    // credential file too.
     let scratch = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(
-        root.join("node_modules"),
-        scratch.path().join("node_modules"),
-    )
-    .unwrap();
-    let r = root.display();
-    let script =
-        format!("cat {r}/.env {r}/.git/config node_modules/lib/index.js 2>&1; ls {r} 2>&1; true");
-    let out = rt.block_on(async {
-        sb.scratch_command(scratch.path(), &script)
-            .unwrap()
-            .output()
-            .await
-            .unwrap()
-    });
-    let seen = String::from_utf8_lossy(&out.stdout);
+    std::fs::write(scratch.path().join(".env"), "API_KEY=SECRET-DOTENV\n").unwrap();
+    std::fs::write(scratch.path().join("calc.py"), "COPY-MARKER\n").unwrap();
+    let t = top.display();
+    let check = |script: &str| -> String {
+        let out = rt.block_on(async {
+            sb.scratch_command(scratch.path(), script)
+                .unwrap()
+                .output()
+                .await
+                .unwrap()
+        });
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let seen = check(&format!(
+        "cat calc.py node_modules/lib/index.js .env node_modules/lib/.env ../.env {t}/.git/config 2>&1; true"
+    ));
     assert!(
-        seen.contains("LIBRARY"),
-        "the linked folder is there: {seen}"
+        seen.contains("COPY-MARKER") && seen.contains("LIBRARY"),
+        "the copy and the linked folder are there: {seen}"
     );
+    assert!(seen.contains("***@example.com"), "redacted: {seen}");
     assert!(!seen.contains("SECRET"), "{seen}");
-    // What the workspace's fence masks in a linked folder stays masked.
-    std::fs::write(root.join("node_modules/lib/.env"), "SECRET-IN-MODULES\n").unwrap();
-    let script = format!("cat {r}/node_modules/lib/.env {r}/node_modules/lib/index.js 2>&1; true");
-    let seen = rt.block_on(async {
-        sb.scratch_command(scratch.path(), &script)
-            .unwrap()
-            .output()
-            .await
-            .unwrap()
-    });
-    let seen = String::from_utf8_lossy(&seen.stdout);
-    assert!(
-        seen.contains("LIBRARY") && !seen.contains("SECRET"),
-        "{seen}"
-    );
     // A `venv` that is a link (to the workspace, to /) is not brought in.
-    std::os::unix::fs::symlink(&root, root.join("venv")).unwrap();
-    let script = format!("cat {r}/venv/.env {r}/venv/.git/config 2>&1; true");
-    let seen = rt.block_on(async {
-        sb.scratch_command(scratch.path(), &script)
-            .unwrap()
-            .output()
-            .await
-            .unwrap()
-    });
-    let seen = String::from_utf8_lossy(&seen.stdout);
-    assert!(!seen.contains("SECRET"), "{seen}");
+    std::os::unix::fs::symlink("/", root.join("venv")).unwrap();
+    let seen = check("cat venv/etc/shadow venv/root/.bashrc 2>&1; ls venv 2>&1; true");
+    assert!(seen.contains("No such file"), "{seen}");
 }
 
 /// A folder laid out as a git dir under another name than `.git` (HEAD,
@@ -1168,6 +1153,24 @@ fn a_git_dir_under_another_name_is_reported_and_not_taken_for_the_workspaces() {
             .contains("created or changed a git repository at src"),
         "{results:?}"
     );
+    // objects and refs as executable files: git takes the folder as a
+    // git dir all the same.
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "bash",
+            json!({ "command": "mkdir -p lib && cd lib && echo 'ref: refs/heads/main' > HEAD && printf '#!/bin/sh\\n' > objects && cp objects refs && chmod +x objects refs && printf '[core]\\n\\trepositoryformatversion = 0\\n' > config" }),
+        ),
+        text("done"),
+    ]);
+    ws.run(&server, "run it", &["-json", "-auto"]);
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0]
+            .1
+            .contains("created or changed a git repository at lib"),
+        "{results:?}"
+    );
     // The workspace itself as a git dir whose work tree is the home.
     std::fs::write(ws.home.path().join("diary.txt"), "SECRET-DIARY\n").unwrap();
     let server = Server::start(vec![
@@ -1189,5 +1192,28 @@ fn a_git_dir_under_another_name_is_reported_and_not_taken_for_the_workspaces() {
     assert!(
         !p.join("refs/mm").exists(),
         "checkpoints were written into the workspace laid out as a git dir"
+    );
+    // A `.git` whose objects are a link out of the workspace: checkpoints
+    // are not written through it.
+    let ws = Workspace::new();
+    let out = tempfile::tempdir().unwrap();
+    let p = ws.path();
+    git(&p, &["init", "-q"]);
+    std::fs::remove_dir_all(p.join(".git/objects")).unwrap();
+    std::os::unix::fs::symlink(out.path(), p.join(".git/objects")).unwrap();
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "c.txt", "content": "c\n"}),
+        ),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "write it", &["-json", "-auto"]);
+    assert_eq!(ws.read("c.txt"), "c\n", "{}", stderr(&run));
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "checkpoint objects were written through the link"
     );
 }

@@ -124,7 +124,14 @@ fn owns(repo: &Repository, root: &Path) -> bool {
     // planted, and checkpoints would copy that work tree.
     if git_dir.starts_with(root) {
         let workdir = repo.workdir().map(canon);
-        return git_dir == canon(&root.join(".git")) && workdir.as_deref() == Some(root);
+        // Its objects and refs are where it is, not a link out of it:
+        // checkpoints write there.
+        let own =
+            |name: &str| std::fs::symlink_metadata(git_dir.join(name)).is_ok_and(|m| m.is_dir());
+        return git_dir == canon(&root.join(".git"))
+            && workdir.as_deref() == Some(root)
+            && own("objects")
+            && own("refs");
     }
     let Some(workdir) = repo.workdir().map(canon) else {
         return false;

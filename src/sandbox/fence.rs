@@ -417,6 +417,31 @@ impl Fence {
         program: &str,
         args: &[&str],
     ) -> Launch {
+        self.argv_from(root, root, cwd, access, net, program, args)
+    }
+
+    /// What runs `program args` in a copy of the workspace, as code nobody
+    /// approved, without network: the copy is mounted where the workspace
+    /// is, and the fence is the one the workspace's own code gets (every
+    /// mask and redacted git setting worked out from the workspace, the
+    /// repository it lies in and the home), over the copy's files. The
+    /// folders a copy does not hold (`COPY_LINKED`) are the workspace's,
+    /// read-only.
+    pub fn argv_copy(&self, root: &Path, copy: &Path, program: &str, args: &[&str]) -> Launch {
+        self.argv_from(root, copy, root, Access::Project, false, program, args)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn argv_from(
+        &self,
+        root: &Path,
+        source: &Path,
+        cwd: &Path,
+        access: Access,
+        net: bool,
+        program: &str,
+        args: &[&str],
+    ) -> Launch {
         let Fence::Bwrap(bwrap) = self else {
             return Launch {
                 program: PathBuf::from(program),
@@ -521,7 +546,19 @@ impl Fence {
             };
             match access {
                 Access::Workspace | Access::Project | Access::Unattended => {
-                    a.pair("--bind", root);
+                    a.push("--bind");
+                    a.push(source);
+                    a.push(root);
+                    if source != root {
+                        // Real folders only: a link would bring in
+                        // whatever it names.
+                        for name in COPY_LINKED {
+                            let dir = root.join(name);
+                            if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+                                a.pair("--ro-bind", &dir);
+                            }
+                        }
+                    }
                     // The caches persist and what lies in them runs later
                     // outside the fence (a pre-commit hook in ~/.cache, a
                     // Gradle init script, a crate's source, an npx
@@ -777,37 +814,6 @@ pub struct Launch {
 const FILTER_FD: i32 = 3;
 
 impl Launch {
-    /// Hides `dir` whole (an empty tmpfs over it) but for the folders in
-    /// `keep`, mounted again read-only with the paths given with each
-    /// masked: for a check run in a scratch copy
-    /// of the workspace, whose fence masks the copy's files, not the
-    /// workspace's own (its credential files, its git settings unredacted).
-    /// Nothing changes in a launch a fence did not build or refused.
-    pub fn hide(&mut self, dir: &Path, keep: &[(PathBuf, Vec<PathBuf>)]) {
-        if self.refused {
-            return;
-        }
-        let Some(at) = self.args.iter().position(|a| a == "--chdir") else {
-            return;
-        };
-        let mut more: Vec<OsString> = vec!["--tmpfs".into(), dir.into()];
-        let real_dir = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_dir());
-        for (k, masks) in keep
-            .iter()
-            .filter(|(k, _)| k.starts_with(dir) && real_dir(k))
-        {
-            more.extend(["--ro-bind".into(), k.into(), k.into()]);
-            for m in masks {
-                if real_dir(m) {
-                    more.extend(["--tmpfs".into(), m.into()]);
-                } else {
-                    more.extend(["--ro-bind".into(), "/dev/null".into(), m.into()]);
-                }
-            }
-        }
-        self.args.splice(at..at, more);
-    }
-
     /// The command. The child gets the filter's descriptor as
     /// `FILTER_FD`, and no other descriptor mm has besides its standard
     /// three: one inherited from mm's parent (a socket, a pipe) would
@@ -1598,29 +1604,9 @@ fn redacted_copy(text: &str) -> Option<PathBuf> {
     Some(path)
 }
 
-/// What the fence of code nobody approved in `root` masks under `dir`
-/// (credential files, files with other names, mm's records); None when a
-/// git dir or a `.mm` lies there, or the walk has not seen all of `root`.
-pub fn masked_under(root: &Path, dir: &Path) -> Option<Vec<PathBuf>> {
-    let found = scan(root);
-    let under = |p: &&PathBuf| p.starts_with(dir);
-    if !found.complete
-        || found.git_dirs.iter().any(|g| g.starts_with(dir))
-        || found.mm.iter().any(|m| m.starts_with(dir))
-    {
-        return None;
-    }
-    Some(
-        found
-            .secrets
-            .iter()
-            .chain(&found.linked)
-            .chain(&found.private)
-            .filter(under)
-            .cloned()
-            .collect(),
-    )
-}
+/// Ignored folders a check in a copy of the workspace reads but does not
+/// write: the workspace's own are mounted into the copy, read-only.
+pub const COPY_LINKED: &[&str] = &["node_modules", ".venv", "venv"];
 
 /// What in the workspace needs a mount of its own in the fence.
 #[derive(Default)]
@@ -1711,9 +1697,11 @@ fn read_folder(root: &Path, dir: &Path, stamp: (i64, i64, i64, i64, u64)) -> Opt
         out.entries += 1;
         let Ok(ft) = e.file_type() else { continue };
         match e.file_name().to_str() {
-            Some("HEAD") => head |= ft.is_file(),
-            Some("objects") => objects |= ft.is_dir(),
-            Some("refs") => refs |= ft.is_dir(),
+            // git asks only that HEAD be read and objects and refs be
+            // searchable: a link or an executable file passes too.
+            Some("HEAD") => head |= !ft.is_dir(),
+            Some("objects") => objects = true,
+            Some("refs") => refs = true,
             Some("commondir") => commondir |= ft.is_file(),
             Some("config") => config |= ft.is_file(),
             _ => {}

@@ -437,33 +437,13 @@ impl Sandbox {
         if !self.fence.is_on() {
             return None;
         }
-        // The workspace itself is hidden from a check run in its copy, but
-        // for the folders the copy links to (see `tools::scratch`).
         if scratch.starts_with(&self.root) || self.root.starts_with(scratch) {
             return None;
         }
-        let mut launch = self.fence.argv(
-            scratch,
-            scratch,
-            Access::Project,
-            false,
-            "sh",
-            &["-c", script],
-        );
-        // Only a real folder (a link would bring in whatever it names),
-        // with what the workspace's own fence masks in it masked again; a
-        // folder holding a git dir or not looked through whole is left out.
-        let keep: Vec<(PathBuf, Vec<PathBuf>)> = crate::tools::scratch::LINKED
-            .iter()
-            .map(|n| self.root.join(n))
-            .filter(|k| std::fs::symlink_metadata(k).is_ok_and(|m| m.is_dir()))
-            .filter_map(|k| {
-                let masks = fence::masked_under(&self.root, &k)?;
-                Some((k, masks))
-            })
-            .collect();
-        launch.hide(&self.root, &keep);
-        let mut cmd = launch.command();
+        let mut cmd = self
+            .fence
+            .argv_copy(&self.root, scratch, "sh", &["-c", script])
+            .command();
         cmd.current_dir(scratch);
         env::apply(&mut cmd);
         cmd.env("TMPDIR", "/tmp");

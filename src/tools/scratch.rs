@@ -5,9 +5,10 @@
 //! whose check passes, through the usual write (and its approval).
 //!
 //! What the copy leaves out: `.git`, `.mm`, what `.gitignore` ignores
-//! and files with other names (hard links), except the folders a check
-//! needs and never changes (`node_modules`, `.venv`, `venv`, real folders,
-//! not links), which are linked. A workspace of more than
+//! and files with other names (hard links). The check's fence mounts the
+//! copy where the workspace is, with the workspace's own masks over it,
+//! and the folders a check needs and never changes (`node_modules`,
+//! `.venv`, `venv`: `fence::COPY_LINKED`) from the workspace, read-only. A workspace of more than
 //! `MAX_FILES` files or `MAX_BYTES` bytes is not copied.
 
 use std::path::{Path, PathBuf};
@@ -20,8 +21,6 @@ use super::bash::Finished;
 
 const MAX_FILES: usize = 3000;
 const MAX_BYTES: u64 = 64 * 1024 * 1024;
-/// Ignored folders a check reads but does not write: linked, not copied.
-pub const LINKED: &[&str] = &["node_modules", ".venv", "venv"];
 
 /// A copy of the workspace, removed when dropped.
 pub struct Scratch {
@@ -74,15 +73,6 @@ pub fn copy(env: &ToolEnv) -> Option<Scratch> {
                 std::fs::create_dir_all(parent).ok()?;
             }
             std::fs::copy(entry.path(), &target).ok()?;
-        }
-    }
-    for name in LINKED {
-        let from = root.join(name);
-        let to = dir.path().join(name);
-        // A real folder only: a link would bring in whatever it names.
-        let real = std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_dir());
-        if real && !to.exists() {
-            std::os::unix::fs::symlink(&from, &to).ok()?;
         }
     }
     Some(Scratch {
