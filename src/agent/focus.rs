@@ -20,7 +20,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Agent, TurnState, harness, recover};
 use crate::llm::{self, ChatRequest, Message};
-use crate::patterns;
 use crate::protocol::Level;
 use crate::tools::guard;
 
@@ -325,14 +324,12 @@ pub fn apply(before: &str, reply: &str, names: &[String]) -> Option<(String, Vec
 
 /// Lines a file may have to be asked for whole.
 pub const MAX_FILE_LINES: usize = 120;
-/// Files a change may be asked for file by file.
-const MAX_CHANGE_FILES: usize = 4;
 
 /// The files of a change the request asks for across two or three
 /// existing, short source files (path and content, in the request's
 /// order); empty when the request is not that.
 pub fn change_files(prompt: &str, sources: &[(String, String)]) -> Vec<(String, String)> {
-    let mut named: Vec<String> = harness::named_files(prompt)
+    let named: Vec<String> = harness::named_files(prompt)
         .into_iter()
         .filter(|f| has_definitions(f))
         .collect();
@@ -341,37 +338,7 @@ pub fn change_files(prompt: &str, sources: &[(String, String)]) -> Vec<(String, 
     let moves = ["move ", "extract", "split ", "merge ", "copy "]
         .iter()
         .any(|w| lower.contains(w));
-    if moves
-        || named.is_empty()
-        || named.len() > 3
-        || named.iter().any(|f| harness::is_test_file(f))
-    {
-        return Vec::new();
-    }
-    // A request about a function's calls ("update every call to it")
-    // reaches the files that call it, named or not: the source files that
-    // call a function the request names and a named file defines.
-    if lower.contains("call") {
-        let defined: Vec<String> = named
-            .iter()
-            .filter_map(|f| sources.iter().find(|(p, _)| p == f))
-            .flat_map(|(_, t)| guard::definitions(t))
-            .filter(|n| patterns::has_word(prompt, &[n.as_str()]))
-            .collect();
-        for (p, t) in sources {
-            if named.len() >= MAX_CHANGE_FILES {
-                break;
-            }
-            if !named.contains(p)
-                && has_definitions(p)
-                && !harness::is_test_file(p)
-                && defined.iter().any(|n| calls(&format!("\n{t}"), n))
-            {
-                named.push(p.clone());
-            }
-        }
-    }
-    if !(2..=MAX_CHANGE_FILES).contains(&named.len()) {
+    if moves || !(2..=3).contains(&named.len()) || named.iter().any(|f| harness::is_test_file(f)) {
         return Vec::new();
     }
     let found: Vec<(String, String)> = named
@@ -955,42 +922,6 @@ mod tests {
         assert!(change_files("Change fmt.py and new.py.", &s).is_empty());
         assert!(change_files("Change fmt.py and test_fmt.py.", &s).is_empty());
         assert!(change_files("Move f from fmt.py to report.py.", &s).is_empty());
-    }
-
-    #[test]
-    fn a_change_to_every_call_of_a_function_takes_in_the_files_that_call_it() {
-        let s = vec![
-            (
-                "logfmt.py".to_string(),
-                "def line(message):\n    return '[INFO] ' + message\n".to_string(),
-            ),
-            (
-                "disk.py".to_string(),
-                "from logfmt import line\n\ndef low():\n    return line('low')\n".to_string(),
-            ),
-            (
-                "net.py".to_string(),
-                "import logfmt\n\ndef ping():\n    return logfmt.line('ping')\n".to_string(),
-            ),
-            (
-                "other.py".to_string(),
-                "def outline(x):\n    return x\n\nprint(outline(1))\n".to_string(),
-            ),
-            (
-                "test_logfmt.py".to_string(),
-                "from logfmt import line\nline('x')\n".to_string(),
-            ),
-        ];
-        let files = change_files(
-            "Give line in logfmt.py a first parameter level, and update every call to it: disk.py passes WARN.",
-            &s,
-        );
-        assert_eq!(
-            files.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(),
-            ["logfmt.py", "disk.py", "net.py"]
-        );
-        // Without a word of its calls, one file is not a change across files.
-        assert!(change_files("Give line in logfmt.py a parameter level.", &s).is_empty());
     }
 
     #[test]
