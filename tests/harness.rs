@@ -699,6 +699,23 @@ fn a_question_about_a_call_gets_the_call_run_in_the_fence() {
         "{told}"
     );
     assert_eq!(stdout(&out), "170.0\n");
+    // Asked again and still not given: mm gives it under the answer.
+    let server = Server::start(vec![
+        text("It returns the discounted price."),
+        text("It applies the gold discount to the price."),
+    ]);
+    let out = ws.run(
+        &server,
+        "What does discount(200, 'gold') return?",
+        &["-sandbox", "read-only"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "It applies the gold discount to the price.\n\nmm ran `discount(200, 'gold')`: it returns 170.0\n",
+        "{}",
+        stderr(&out)
+    );
     // A call with anything but literals is not run.
     let server = Server::start(vec![text("no idea")]);
     let out = ws.run(

@@ -1548,7 +1548,8 @@ impl Agent {
 
     /// However the turn ended, the answer the user reads does not stand
     /// against the facts: output it misquotes gets the output mm saw
-    /// after it, and a claim of files written or tests passing that the
+    /// after it, a value it leaves out that mm got by running the call
+    /// is given, and a claim of files written or tests passing that the
     /// receipt contradicts gets the receipt's words.
     pub(super) fn hold_to_evidence(&self, st: &mut TurnState) {
         if !self.on(crate::config::Behaviour::Evidence) {
@@ -1562,6 +1563,13 @@ impl Agent {
             notes.push(format!(
                 "mm ran `{command}`; it printed:\n```\n{printed}\n```"
             ));
+        }
+        // What a call returns, which mm ran and the answer does not say.
+        if st.question
+            && let Some((call, value)) = &st.probed
+            && !harness::states_value(&st.answer, value)
+        {
+            notes.push(format!("mm ran `{call}`: it returns {value}"));
         }
         if !st.question
             && st.written.is_empty()
