@@ -382,7 +382,7 @@ pub fn git_dir_of(root: &Path) -> Option<PathBuf> {
 pub fn is_git_dir(p: &Path) -> bool {
     // git asks only that HEAD be read and objects and refs be searchable:
     // a link, or an executable file, passes too.
-    let head = p.join("HEAD").is_file();
+    let head = std::fs::symlink_metadata(p.join("HEAD")).is_ok_and(|m| !m.is_dir());
     let objects = std::fs::symlink_metadata(p.join("objects")).is_ok();
     // A linked worktree's git dir has a `commondir` instead of objects;
     // the common dir may have no HEAD.

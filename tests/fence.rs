@@ -1171,6 +1171,29 @@ fn a_git_dir_under_another_name_is_reported_and_not_taken_for_the_workspaces() {
             .contains("created or changed a git repository at lib"),
         "{results:?}"
     );
+    // A hook added to the git dir a `.git` file points at (HEAD a
+    // dangling link, no config: git takes it all the same).
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "bash",
+            json!({ "command": "mkdir -p T WG/objects WG/refs && ln -s refs/heads/main WG/HEAD && echo 'gitdir: ../WG' > T/.git" }),
+        ),
+        call(
+            "c2",
+            "bash",
+            json!({ "command": "mkdir -p WG/hooks && printf '#!/bin/sh\\n' > WG/hooks/pre-commit && chmod +x WG/hooks/pre-commit" }),
+        ),
+        text("done"),
+    ]);
+    ws.run(&server, "run it", &["-json", "-auto"]);
+    let results = tool_results(&server.requests()[2]);
+    let (id, hook) = results.last().unwrap();
+    assert_eq!(id, "c2");
+    assert!(
+        hook.contains("created or changed a git repository at T/.git"),
+        "{results:?}"
+    );
     // The workspace itself as a git dir whose work tree is the home.
     std::fs::write(ws.home.path().join("diary.txt"), "SECRET-DIARY\n").unwrap();
     let server = Server::start(vec![
@@ -1215,5 +1238,26 @@ fn a_git_dir_under_another_name_is_reported_and_not_taken_for_the_workspaces() {
         std::fs::read_dir(out.path()).unwrap().count(),
         0,
         "checkpoint objects were written through the link"
+    );
+    // Nor through a link below refs.
+    let ws = Workspace::new();
+    let out = tempfile::tempdir().unwrap();
+    let p = ws.path();
+    git(&p, &["init", "-q"]);
+    std::os::unix::fs::symlink(out.path(), p.join(".git/refs/mm")).unwrap();
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "c.txt", "content": "c\n"}),
+        ),
+        text("done"),
+    ]);
+    let run = ws.run(&server, "write it", &["-json", "-auto"]);
+    assert_eq!(ws.read("c.txt"), "c\n", "{}", stderr(&run));
+    assert_eq!(
+        std::fs::read_dir(out.path()).unwrap().count(),
+        0,
+        "checkpoint refs were written through the link"
     );
 }

@@ -150,13 +150,13 @@ impl Agent {
                 continue;
             }
             tried.push(after.clone());
-            if copy.is_none() {
-                copy = scratch::copy(&self.tools);
-            }
+            // A fresh copy for each candidate: a check may have changed
+            // the last one (a link put where a file was, which mm's write
+            // would follow; a folder renamed from under its mask).
+            copy = scratch::copy(&self.tools);
             let Some(sc) = copy.as_mut() else {
                 break;
             };
-            sc.reset();
             if !sc.write(&t.file, &after) {
                 break;
             }
@@ -253,10 +253,10 @@ impl Agent {
                 continue;
             }
             tried.push(after.clone());
+            copy = scratch::copy(&self.tools);
             let Some(sc) = copy.as_mut() else {
                 break;
             };
-            sc.reset();
             if !sc.write(&t.file, &after) {
                 break;
             }

@@ -97,6 +97,32 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> GitError + '_ {
     }
 }
 
+/// Whether a folder below `dir` (an object fan-out folder, `refs/mm`) is
+/// a link, or there are too many to look through; `deep`: at any depth
+/// (refs), else only `dir`'s own entries (the fan-out folders, whose
+/// objects are files git only ever adds).
+fn links_below(dir: &Path, deep: bool) -> bool {
+    let mut stack = vec![dir.to_path_buf()];
+    let mut seen = 0usize;
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            seen += 1;
+            if seen > 100_000 {
+                return true;
+            }
+            match e.file_type() {
+                Ok(t) if t.is_symlink() => return true,
+                Ok(t) if t.is_dir() && deep => stack.push(e.path()),
+                _ => {}
+            }
+        }
+    }
+    false
+}
+
 /// Where shadow repositories live: `$XDG_DATA_HOME/mm/shadow` or
 /// `~/.local/share/mm/shadow` (`MM_DATA_DIR` replaces `…/mm`).
 pub fn shadow_dir() -> Option<PathBuf> {
@@ -126,8 +152,10 @@ fn owns(repo: &Repository, root: &Path) -> bool {
         let workdir = repo.workdir().map(canon);
         // Its objects and refs are where it is, not a link out of it:
         // checkpoints write there.
-        let own =
-            |name: &str| std::fs::symlink_metadata(git_dir.join(name)).is_ok_and(|m| m.is_dir());
+        let own = |name: &str| {
+            std::fs::symlink_metadata(git_dir.join(name)).is_ok_and(|m| m.is_dir())
+                && !links_below(&git_dir.join(name), name == "refs")
+        };
         return git_dir == canon(&root.join(".git"))
             && workdir.as_deref() == Some(root)
             && own("objects")

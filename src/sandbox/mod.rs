@@ -785,31 +785,24 @@ impl Sandbox {
             }
             let mut h = std::collections::hash_map::DefaultHasher::new();
             if p.is_file() {
-                std::fs::read(p).ok().hash(&mut h);
-            } else {
-                // What git takes settings, code or the repository's place
-                // from.
-                for f in [
-                    "config",
-                    "commondir",
-                    "config.worktree",
-                    "objects/info/alternates",
-                ] {
-                    std::fs::read(p.join(f)).ok().hash(&mut h);
-                }
-                let mut hooks: Vec<(String, Option<Vec<u8>>)> = std::fs::read_dir(p.join("hooks"))
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .map(|h| {
-                        (
-                            h.file_name().to_string_lossy().into_owned(),
-                            std::fs::read(h.path()).ok(),
-                        )
+                let text = std::fs::read(p).ok();
+                text.hash(&mut h);
+                // And the git dir it points to: a hook planted there runs
+                // as surely as one in a `.git` folder.
+                let target = text
+                    .as_deref()
+                    .map(String::from_utf8_lossy)
+                    .and_then(|t| {
+                        t.trim()
+                            .strip_prefix("gitdir:")
+                            .map(|g| g.trim().to_string())
                     })
-                    .collect();
-                hooks.sort();
-                hooks.hash(&mut h);
+                    .map(|g| p.parent().unwrap_or(p).join(g));
+                if let Some(dir) = target.filter(|d| d.is_dir()) {
+                    git_dir_fingerprint(&dir).hash(&mut h);
+                }
+            } else {
+                git_dir_fingerprint(p).hash(&mut h);
             }
             let rel = p.strip_prefix(&self.root).unwrap_or(p);
             out.insert(rel.to_string_lossy().into_owned(), h.finish());
@@ -930,6 +923,36 @@ fn unsafe_setting(name: &str, value: &str) -> bool {
         "fetch" => last == "uploadpack",
         _ => false,
     }
+}
+
+/// What git takes settings, code or the repository's place from in the
+/// git dir `p`: its config, `commondir`, `config.worktree`, alternates and
+/// hooks.
+fn git_dir_fingerprint(p: &Path) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for f in [
+        "config",
+        "commondir",
+        "config.worktree",
+        "objects/info/alternates",
+    ] {
+        std::fs::read(p.join(f)).ok().hash(&mut h);
+    }
+    let mut hooks: Vec<(String, Option<Vec<u8>>)> = std::fs::read_dir(p.join("hooks"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).ok(),
+            )
+        })
+        .collect();
+    hooks.sort();
+    hooks.hash(&mut h);
+    h.finish()
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@
 //! and files with other names (hard links). The check's fence mounts the
 //! copy where the workspace is, with the workspace's own masks over it,
 //! and the folders a check needs and never changes (`node_modules`,
-//! `.venv`, `venv`: `fence::COPY_LINKED`) from the workspace, read-only. A workspace of more than
+//! `.venv`, `venv`: `fence::COPY_LINKED`) from the workspace, read-only.
+//! Each candidate gets a fresh copy. A workspace of more than
 //! `MAX_FILES` files or `MAX_BYTES` bytes is not copied.
 
 use std::path::{Path, PathBuf};
@@ -25,9 +26,6 @@ const MAX_BYTES: u64 = 64 * 1024 * 1024;
 /// A copy of the workspace, removed when dropped.
 pub struct Scratch {
     dir: tempfile::TempDir,
-    /// The files written into the copy, with their workspace content (None:
-    /// the file is new), to put the copy back between candidates.
-    written: Vec<(String, Option<Vec<u8>>)>,
 }
 
 /// Copies the workspace; None when it is too big, a copy fails, or there
@@ -75,10 +73,7 @@ pub fn copy(env: &ToolEnv) -> Option<Scratch> {
             std::fs::copy(entry.path(), &target).ok()?;
         }
     }
-    Some(Scratch {
-        dir,
-        written: Vec::new(),
-    })
+    Some(Scratch { dir })
 }
 
 impl Scratch {
@@ -96,14 +91,18 @@ impl Scratch {
         (plain && !rel.is_empty()).then(|| self.dir.path().join(p))
     }
 
-    /// Writes `content` to `rel` in the copy.
+    /// Writes `content` to `rel` in the copy, never through a link: a
+    /// check that ran in the copy could have put one on the way.
     pub fn write(&mut self, rel: &str, content: &str) -> bool {
         let Some(path) = self.at(rel) else {
             return false;
         };
-        if !self.written.iter().any(|(r, _)| r == rel) {
-            self.written
-                .push((rel.to_string(), std::fs::read(&path).ok()));
+        let linked = path
+            .ancestors()
+            .take_while(|a| a.starts_with(self.dir.path()) && *a != self.dir.path())
+            .any(|a| std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink()));
+        if linked {
+            return false;
         }
         if let Some(parent) = path.parent()
             && std::fs::create_dir_all(parent).is_err()
@@ -111,19 +110,6 @@ impl Scratch {
             return false;
         }
         std::fs::write(&path, content).is_ok()
-    }
-
-    /// Puts every file written back as it was copied.
-    pub fn reset(&mut self) {
-        for (rel, before) in std::mem::take(&mut self.written) {
-            let Some(path) = self.at(&rel) else {
-                continue;
-            };
-            let _ = match before {
-                Some(b) => std::fs::write(&path, b),
-                None => std::fs::remove_file(&path),
-            };
-        }
     }
 
     /// Runs `command` in the copy, in the fence.
@@ -136,5 +122,33 @@ impl Scratch {
     ) -> Option<Finished> {
         let cmd = env.sandbox.scratch_command(self.dir.path(), command)?;
         super::bash::run(cmd, timeout, cancel).await.ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_write_into_the_copy_never_follows_a_link() {
+        let out = tempfile::tempdir().unwrap();
+        std::fs::write(out.path().join("target.txt"), "untouched\n").unwrap();
+        let mut sc = Scratch {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        // What a check run in the copy could leave: a file, or a folder
+        // on the way, made a link out of it.
+        std::os::unix::fs::symlink(out.path().join("target.txt"), sc.path().join("calc.py"))
+            .unwrap();
+        std::os::unix::fs::symlink(out.path(), sc.path().join("pkg")).unwrap();
+        assert!(!sc.write("calc.py", "def add(a, b): ...\n"));
+        assert!(!sc.write("pkg/mod.py", "x = 1\n"));
+        assert_eq!(
+            std::fs::read_to_string(out.path().join("target.txt")).unwrap(),
+            "untouched\n"
+        );
+        assert!(!out.path().join("mod.py").exists());
+        assert!(sc.write("ok.py", "x = 1\n"));
+        assert!(sc.write("new/dir/ok.py", "x = 1\n"));
     }
 }
