@@ -1216,48 +1216,29 @@ fn a_git_dir_under_another_name_is_reported_and_not_taken_for_the_workspaces() {
         !p.join("refs/mm").exists(),
         "checkpoints were written into the workspace laid out as a git dir"
     );
-    // A `.git` whose objects are a link out of the workspace: checkpoints
-    // are not written through it.
-    let ws = Workspace::new();
-    let out = tempfile::tempdir().unwrap();
-    let p = ws.path();
-    git(&p, &["init", "-q"]);
-    std::fs::remove_dir_all(p.join(".git/objects")).unwrap();
-    std::os::unix::fs::symlink(out.path(), p.join(".git/objects")).unwrap();
-    let server = Server::start(vec![
-        call(
-            "c1",
-            "write_file",
-            json!({"path": "c.txt", "content": "c\n"}),
-        ),
-        text("done"),
-    ]);
-    let run = ws.run(&server, "write it", &["-json", "-auto"]);
-    assert_eq!(ws.read("c.txt"), "c\n", "{}", stderr(&run));
-    assert_eq!(
-        std::fs::read_dir(out.path()).unwrap().count(),
-        0,
-        "checkpoint objects were written through the link"
-    );
-    // Nor through a link below refs.
-    let ws = Workspace::new();
-    let out = tempfile::tempdir().unwrap();
-    let p = ws.path();
-    git(&p, &["init", "-q"]);
-    std::os::unix::fs::symlink(out.path(), p.join(".git/refs/mm")).unwrap();
-    let server = Server::start(vec![
-        call(
-            "c1",
-            "write_file",
-            json!({"path": "c.txt", "content": "c\n"}),
-        ),
-        text("done"),
-    ]);
-    let run = ws.run(&server, "write it", &["-json", "-auto"]);
-    assert_eq!(ws.read("c.txt"), "c\n", "{}", stderr(&run));
-    assert_eq!(
-        std::fs::read_dir(out.path()).unwrap().count(),
-        0,
-        "checkpoint refs were written through the link"
-    );
+    // A `.git` whose objects, or a folder below refs, are a link out of the
+    // workspace: checkpoints are not written through it.
+    for linked in [".git/objects", ".git/refs/mm"] {
+        let ws = Workspace::new();
+        let out = tempfile::tempdir().unwrap();
+        let p = ws.path();
+        git(&p, &["init", "-q"]);
+        let _ = std::fs::remove_dir_all(p.join(linked));
+        std::os::unix::fs::symlink(out.path(), p.join(linked)).unwrap();
+        let server = Server::start(vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "c.txt", "content": "c\n"}),
+            ),
+            text("done"),
+        ]);
+        let run = ws.run(&server, "write it", &["-json", "-auto"]);
+        assert_eq!(ws.read("c.txt"), "c\n", "{}", stderr(&run));
+        assert_eq!(
+            std::fs::read_dir(out.path()).unwrap().count(),
+            0,
+            "checkpoints were written through {linked}"
+        );
+    }
 }
