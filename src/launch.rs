@@ -707,6 +707,12 @@ fn open_checkpoints(
 ) -> Option<Arc<std::sync::Mutex<crate::git::Store>>> {
     match crate::git::Store::open(root, session) {
         Ok(mut s) => {
+            if let Some(found) = s.passed_over() {
+                eprintln!(
+                    "mm: checkpoints go to a shadow repository: the one at {} is not this workspace's own (its work tree is elsewhere, or its objects or refs lead out of it)",
+                    crate::untrusted::displayable(&found.display().to_string())
+                );
+            }
             if keep_days > 0 {
                 let _ = s.prune_older_than(keep_days);
             }

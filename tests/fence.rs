@@ -1240,5 +1240,10 @@ fn a_git_dir_under_another_name_is_reported_and_not_taken_for_the_workspaces() {
             0,
             "checkpoints were written through {linked}"
         );
+        assert!(
+            stderr(&run).contains("checkpoints go to a shadow repository"),
+            "{}",
+            stderr(&run)
+        );
     }
 }

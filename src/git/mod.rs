@@ -73,6 +73,10 @@ pub struct Store {
     prefix: String,
     session: String,
     shadow: bool,
+    /// The git dir found at the workspace that mm did not take for the
+    /// workspace's own (see `owns`): checkpoints went to a shadow
+    /// repository instead.
+    passed_over: Option<PathBuf>,
     /// mm's own folder for this repository's bookkeeping (the shadow
     /// repositories' folder): nothing of mm's goes into a user's `.git`
     /// but refs.
@@ -406,9 +410,13 @@ impl Store {
     /// Like `open`, with shadow repositories kept under `shadows`.
     pub fn open_in(root: &Path, session: &str, shadows: &Path) -> Result<Store> {
         let root = std::fs::canonicalize(root).map_err(io_err(root))?;
-        let (repo, shadow) = match Repository::discover(&root) {
-            Ok(r) if !r.is_bare() && r.workdir().is_some() && owns(&r, &root) => (r, false),
-            _ => (Self::open_shadow(&root, shadows)?, true),
+        let (repo, shadow, passed_over) = match Repository::discover(&root) {
+            Ok(r) if !r.is_bare() && r.workdir().is_some() && owns(&r, &root) => (r, false, None),
+            Ok(r) => {
+                let found = r.path().to_path_buf();
+                (Self::open_shadow(&root, shadows)?, true, Some(found))
+            }
+            Err(_) => (Self::open_shadow(&root, shadows)?, true, None),
         };
         let workdir = repo
             .workdir()
@@ -440,11 +448,18 @@ impl Store {
             prefix,
             session: session.to_string(),
             shadow,
+            passed_over,
             own: shadows.to_path_buf(),
             index,
             last: None,
             count,
         })
+    }
+
+    /// The repository found at the workspace that checkpoints do not go
+    /// to (a planted one, one whose work tree is elsewhere), if any.
+    pub fn passed_over(&self) -> Option<&Path> {
+        self.passed_over.as_deref()
     }
 
     /// Takes up from a checkpoint of an earlier run of this session: an
