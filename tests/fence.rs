@@ -1139,68 +1139,47 @@ fn a_git_dir_under_another_name_is_reported_and_not_taken_for_the_workspaces() {
             "mkdir -p {dir}/objects {dir}/refs && echo 'ref: refs/heads/main' > {dir}/HEAD && printf '[core]\\n\\trepositoryformatversion = 0\\n\\tworktree = {home}\\n' > {dir}/config"
         )
     };
-    let server = Server::start(vec![
-        call("c1", "bash", json!({ "command": lay_out("src") })),
-        text("done"),
-    ]);
-    let run = ws.run(&server, "run it", &["-json", "-auto"]);
-    assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+    // Runs the commands in `-auto`, one a round; the last one's result.
+    let last_result = |commands: &[String]| -> String {
+        let mut script: Vec<Reply> = commands
+            .iter()
+            .enumerate()
+            .map(|(i, c)| call(&format!("c{i}"), "bash", json!({ "command": c })))
+            .collect();
+        script.push(text("done"));
+        let server = Server::start(script);
+        let run = ws.run(&server, "run it", &["-json", "-auto"]);
+        assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
+        let results = tool_results(&server.requests()[commands.len()]);
+        results.last().unwrap().1.clone()
+    };
+    let said = last_result(&[lay_out("src")]);
     assert!(p.join("src/HEAD").exists());
-    let results = tool_results(&server.requests()[1]);
     assert!(
-        results[0]
-            .1
-            .contains("created or changed a git repository at src"),
-        "{results:?}"
+        said.contains("created or changed a git repository at src"),
+        "{said}"
     );
     // objects and refs as executable files: git takes the folder as a
     // git dir all the same.
-    let server = Server::start(vec![
-        call(
-            "c1",
-            "bash",
-            json!({ "command": "mkdir -p lib && cd lib && echo 'ref: refs/heads/main' > HEAD && printf '#!/bin/sh\\n' > objects && cp objects refs && chmod +x objects refs && printf '[core]\\n\\trepositoryformatversion = 0\\n' > config" }),
-        ),
-        text("done"),
-    ]);
-    ws.run(&server, "run it", &["-json", "-auto"]);
-    let results = tool_results(&server.requests()[1]);
+    let said = last_result(&["mkdir -p lib && cd lib && echo 'ref: refs/heads/main' > HEAD && printf '#!/bin/sh\\n' > objects && cp objects refs && chmod +x objects refs && printf '[core]\\n\\trepositoryformatversion = 0\\n' > config".to_string()]);
     assert!(
-        results[0]
-            .1
-            .contains("created or changed a git repository at lib"),
-        "{results:?}"
+        said.contains("created or changed a git repository at lib"),
+        "{said}"
     );
     // A hook added to the git dir a `.git` file points at (HEAD a
-    // dangling link, no config: git takes it all the same).
-    let server = Server::start(vec![
-        call(
-            "c1",
-            "bash",
-            json!({ "command": "mkdir -p T WG/objects WG/refs && ln -s refs/heads/main WG/HEAD && echo 'gitdir: ../WG' > T/.git" }),
-        ),
-        call(
-            "c2",
-            "bash",
-            json!({ "command": "mkdir -p WG/hooks && printf '#!/bin/sh\\n' > WG/hooks/pre-commit && chmod +x WG/hooks/pre-commit" }),
-        ),
-        text("done"),
+    // dangling link, no config: git takes it all the same), in a command
+    // of its own.
+    let said = last_result(&[
+        "mkdir -p T WG/objects WG/refs && ln -s refs/heads/main WG/HEAD && echo 'gitdir: ../WG' > T/.git".to_string(),
+        "mkdir -p WG/hooks && printf '#!/bin/sh\\n' > WG/hooks/pre-commit && chmod +x WG/hooks/pre-commit".to_string(),
     ]);
-    ws.run(&server, "run it", &["-json", "-auto"]);
-    let results = tool_results(&server.requests()[2]);
-    let (id, hook) = results.last().unwrap();
-    assert_eq!(id, "c2");
     assert!(
-        hook.contains("created or changed a git repository at T/.git"),
-        "{results:?}"
+        said.contains("created or changed a git repository at T/.git"),
+        "{said}"
     );
     // The workspace itself as a git dir whose work tree is the home.
     std::fs::write(ws.home.path().join("diary.txt"), "SECRET-DIARY\n").unwrap();
-    let server = Server::start(vec![
-        call("c1", "bash", json!({ "command": lay_out(".") })),
-        text("done"),
-    ]);
-    ws.run(&server, "run it", &["-json", "-auto"]);
+    last_result(&[lay_out(".")]);
     assert!(p.join("HEAD").exists());
     let server = Server::start(vec![
         call(
