@@ -1911,6 +1911,50 @@ fn a_change_across_two_files_is_asked_for_one_file_at_a_time() {
 }
 
 #[test]
+fn a_change_asked_for_file_by_file_brings_the_files_that_call_what_changed() {
+    let server = Server::with_side(
+        vec![text("tag takes a level now; both callers pass one.")],
+        vec![
+            text("```python\ndef tag(level, msg):\n    return f'[{level}] {msg}'\n```"),
+            text("```python\nfrom logs import tag\n\nprint(tag('WARN', 'low'))\n```"),
+            text("```python\nfrom logs import tag\n\nprint(tag('INFO', 'up'))\n```"),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("logs.py", "def tag(msg):\n    return f'[INFO] {msg}'\n");
+    ws.write("disk.py", "from logs import tag\n\nprint(tag('low'))\n");
+    // Not named in the request: it calls tag too.
+    ws.write("net.py", "from logs import tag\n\nprint(tag('up'))\n");
+    let out = ws.run(
+        &server,
+        "Give tag in logs.py a first parameter, level, put in the brackets; disk.py passes 'WARN', every other call 'INFO'.",
+        &["-yolo", "-unfenced"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        ws.read("net.py"),
+        "from logs import tag\n\nprint(tag('INFO', 'up'))\n",
+        "{err}"
+    );
+    assert!(ws.read("disk.py").contains("tag('WARN', 'low')"), "{err}");
+    let side = server.side_requests();
+    assert_eq!(side.len(), 3, "{err}");
+    // The named file after the change, and the caller, see the new tag.
+    for asked in [last_user(&side[1]), last_user(&side[2])] {
+        assert!(
+            asked.contains("logs.py:\n```python\ndef tag(level, msg)"),
+            "{asked}"
+        );
+    }
+    assert!(last_user(&side[2]).contains("net.py is now:"));
+    assert!(
+        err.contains("net.py calls what changed in logs.py"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_question_about_an_attached_file_is_answered_from_it() {
     let server = Server::start(vec![text("3")]);
     let ws = Workspace::new();
@@ -2946,7 +2990,7 @@ fn the_requests_checks_run_again_after_a_later_change_and_the_receipt_gives_the_
     let out = ws.run(
         &server,
         "Implement label in lab.py; RULES.md has the rules.",
-        &["-json", "-harness-off", "candidates"],
+        &["-json", "-harness-off", "candidates,best"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
@@ -2964,6 +3008,62 @@ fn the_requests_checks_run_again_after_a_later_change_and_the_receipt_gives_the_
     // The receipt gives the checks as the turn left the code.
     assert!(err.contains("request checks: 2 of 3 failed"), "{err}");
     assert!(!err.contains("request checks: 1 of 3 failed"), "{err}");
+}
+
+#[test]
+fn a_turn_that_ends_worse_than_it_was_by_the_requests_checks_leaves_its_best_version() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "lab.py", "content": "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one' if n == 1 else 'two'\n"}),
+        ),
+        text("Done."),
+        // Told label(3) fails, the model makes it worse.
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "lab.py", "old_string": "return 'one' if n == 1 else 'two'", "replacement": "return 'many'"}),
+        ),
+        text("Fixed label(3)."),
+        text("label(3) works now; 1 and 2 do not."),
+    ]);
+    let ws = label_workspace();
+    let out = ws.run(
+        &server,
+        "Implement label in lab.py; RULES.md has the rules.",
+        &["-json", "-harness-off", "candidates"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("1 of 3 check(s) from the request's examples fail"),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 5, "{err}");
+    let told = last_user(&server.requests()[4]);
+    assert!(
+        told.contains("mm ran the request's checks again on the code as it is now: 2 of 3 fail. The last change made it worse: 2 fail now, 1 before it.")
+            && told.contains("FAILED: assert label(1) == 'one'  (it gives 'many')"),
+        "{told}"
+    );
+    // The turn ended failing 2; it had failed 1: that version is back,
+    // and the receipt and the next message say so.
+    assert_eq!(
+        ws.read("lab.py"),
+        "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one' if n == 1 else 'two'\n",
+        "{err}"
+    );
+    assert!(
+        err.contains("mm put back lab.py as it was when 1 failed"),
+        "{err}"
+    );
+    assert!(err.contains("request checks: 1 of 3 failed"), "{err}");
+    assert!(!err.contains("request checks: 2 of 3 failed"), "{err}");
 }
 
 #[test]

@@ -838,8 +838,8 @@ fn a_copy_is_confirmed_in_the_status_bar() {
     assert_eq!(s.exit_code(), 0);
 }
 
-/// A command typed while a turn runs, which the agent runs after it,
-/// says that it waits, and then runs.
+/// A query typed while a turn runs answers at once; a command the agent
+/// runs after the turn says that it waits, and then runs.
 #[test]
 fn a_command_typed_during_a_turn_says_it_is_queued() {
     let mut slow: Vec<(u64, String)> = (0..40)
@@ -863,9 +863,12 @@ fn a_command_typed_during_a_turn_says_it_is_queued() {
     s.keys("say many words\r");
     s.wait_for("w2 ");
     s.keys("/stats\r");
-    s.wait_for("queued until the turn ends: /stats");
+    s.wait_for("(1 turn):");
+    assert!(!s.text().contains("w39"), "{}", s.text());
+    s.keys("/model\r");
+    s.wait_for("queued until the turn ends: /model");
     s.wait_for("w39");
-    s.wait_for("last request:");
+    s.wait_for("/model NAME switches");
     s.keys("\x03");
     s.keys("\x03");
     assert_eq!(s.exit_code(), 0);

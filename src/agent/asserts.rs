@@ -164,8 +164,23 @@ fn stated(words: &str, expected: &str) -> bool {
         let bare = l.trim_matches(['"', '\'']);
         match num(l) {
             Some(v) => said.iter().any(|p| num(p) == Some(v)) || words.contains(l.as_str()),
-            None => words.contains(bare),
+            None => said.iter().any(|p| p == l) || standing_alone(words, bare),
         }
+    })
+}
+
+/// Whether `part` appears in `text` with no letter or digit right
+/// before or after it (nor a full stop before it): `A.` and `L.` are not
+/// stated by `"A.L."`, `2 days` is by `` `2 days` ``.
+fn standing_alone(text: &str, part: &str) -> bool {
+    if part.is_empty() {
+        return false;
+    }
+    text.match_indices(part).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + part.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '.')
+            && !after.is_some_and(char::is_alphanumeric)
     })
 }
 
@@ -439,6 +454,7 @@ impl Agent {
             .collect();
         let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAILED: ")).collect();
         st.request_checked = Some((self.written_now(st), failed.len()));
+        self.note_best(st, failures(code, &out, checks.len()));
         let source = if from_examples == checks.len() {
             "the request's examples"
         } else {
@@ -521,6 +537,7 @@ impl Agent {
         let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAILED: ")).collect();
         st.request_checked = Some((now, failed.len()));
         let total = st.request_checks_total;
+        self.note_best(st, failures(code, &out, total));
         st.candidate_notes
             .retain(|n| !n.starts_with("request checks:"));
         if failed.is_empty() && code == Some(0) {
@@ -584,6 +601,111 @@ impl Agent {
     }
 }
 
+/// How many of `total` request checks a run failed, for telling which
+/// version of the code did best: a module that does not load, or a run
+/// that ended with no verdict, fails them all.
+pub(super) fn failures(code: Option<i32>, out: &str, total: usize) -> usize {
+    let failed: Vec<&str> = out.lines().filter(|l| l.starts_with("FAILED: ")).collect();
+    let unloaded = failed
+        .iter()
+        .any(|l| l.starts_with("FAILED: import ") || l.starts_with("FAILED: require("));
+    match (code, failed.len()) {
+        _ if unloaded => total,
+        (Some(0), 0) => 0,
+        (_, 0) => total,
+        (_, n) => n,
+    }
+}
+
+impl Agent {
+    /// Notes the written files as the best of the turn when the request's
+    /// checks failed fewer of them (`failed`) than ever before.
+    pub(super) fn note_best(&self, st: &mut TurnState, failed: usize) {
+        if st.best_checked.as_ref().is_some_and(|(k, _)| *k <= failed) {
+            return;
+        }
+        let files = st
+            .written
+            .iter()
+            .filter_map(|p| Some((p.clone(), self.content_now(p)?)))
+            .collect();
+        st.best_checked = Some((failed, files));
+    }
+
+    /// At the end of a turn whose files fail more of the request's checks
+    /// than they did at some point of it (a correction that made a
+    /// candidate worse, a rewrite that lost a rule), the files go back to
+    /// that version, as a write of mm's own (`/undo` brings the turn's
+    /// last version back) — unless a person approved the change since.
+    pub(super) async fn restore_best(&mut self, st: &mut TurnState, cancel: &CancellationToken) {
+        if !self.on(Behaviour::Best) {
+            return;
+        }
+        let (Some(cmd), Some((best, files))) = (st.request_checks.clone(), st.best_checked.clone())
+        else {
+            return;
+        };
+        let total = st.request_checks_total;
+        let Some((code, out)) = self.run_request_checks(&cmd, cancel).await else {
+            return;
+        };
+        let now = failures(code, &out, total);
+        if now <= best {
+            return;
+        }
+        let back: Vec<&(String, String)> = files
+            .iter()
+            .filter(|(p, c)| self.content_now(p).as_deref() != Some(c.as_str()))
+            .collect();
+        if back.is_empty() {
+            return;
+        }
+        let names: Vec<&str> = back.iter().map(|(p, _)| p.as_str()).collect();
+        if let Some(p) = back.iter().find(|(p, _)| st.approved.contains(p)) {
+            self.notice(
+                Level::Warning,
+                format!(
+                    "{now} of {total} check(s) from the request fail as the turn ends, {best} did earlier in it; {} stays as you approved it (/rewind goes back)",
+                    p.0
+                ),
+            );
+            return;
+        }
+        let mut put = Vec::new();
+        for (path, content) in back {
+            let label =
+                format!("put back {path}: it failed {best} of the request's checks, not {now}");
+            if self
+                .own_write(st, path, content.clone(), &label, cancel)
+                .await
+            {
+                put.push(path.as_str());
+            }
+        }
+        if put.len() != names.len() {
+            return;
+        }
+        self.notice(
+            Level::Warning,
+            format!(
+                "{now} of {total} check(s) from the request failed as the turn ended; mm put back {} as it was when {best} failed (/undo brings the later version back)",
+                put.join(", ")
+            ),
+        );
+        st.candidate_notes
+            .retain(|n| !n.starts_with("request checks:"));
+        st.candidate_notes.push(if best == 0 {
+            format!("request checks: {total} passed")
+        } else {
+            format!("request checks: {best} of {total} failed")
+        });
+        self.carry(format!(
+            "[mm: at the end of the last turn {} failed more of the request's checks ({now} of {total}) than earlier in the turn ({best}), so mm put back that earlier version. Read it again before you edit it.]",
+            put.join(", ")
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -624,6 +746,14 @@ mod tests {
             ]
         );
         assert!(stated("costs 12.50 each", "12.5"));
+        // A string is stated as a literal, or standing alone, not as a
+        // piece of another value.
+        let spec = "Examples: `initials(\"Ada Lovelace\")` is `\"A.L.\"`, and `0 files`.";
+        assert!(stated(spec, "\"A.L.\""));
+        assert!(!stated(spec, "\"A.\""));
+        assert!(!stated(spec, "'L.'"));
+        assert!(stated(spec, "'0 files'"));
+        assert!(stated(spec, "\"Ada\""));
         assert!(!stated("costs 12.50 each", "13"));
     }
 

@@ -324,6 +324,15 @@ impl Agent {
                         st.last_failure = Some(still.clone());
                     }
                     st.request_checked = Some((self.written_now(st), still.lines().count()));
+                    let total = st.request_checks_total;
+                    let count = if still.lines().any(|l| {
+                        l.starts_with("FAILED: import ") || l.starts_with("FAILED: require(")
+                    }) {
+                        total
+                    } else {
+                        still.lines().count()
+                    };
+                    self.note_best(st, count);
                     st.candidate_notes
                         .retain(|n| !n.starts_with("request checks:"));
                     st.candidate_notes.push(format!(
@@ -365,6 +374,7 @@ impl Agent {
         st.candidate_notes.push(words.clone());
         if command == REQUEST_CHECKS {
             st.request_checked = Some((self.written_now(st), doubted.len()));
+            self.note_best(st, doubted.len());
             st.candidate_notes
                 .retain(|n| !n.starts_with("request checks:"));
             st.candidate_notes.push(if doubted.is_empty() {

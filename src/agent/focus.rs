@@ -353,6 +353,77 @@ pub fn change_files(prompt: &str, sources: &[(String, String)]) -> Vec<(String, 
     }
 }
 
+/// A file of a focused change: one the request names, or one that calls
+/// what changed in one it names (`caller`), with the changed files it is
+/// to see beside it.
+struct Part {
+    file: String,
+    before: String,
+    context: Vec<(String, String)>,
+    /// For a caller: the definitions that changed, the only calls its
+    /// change may touch.
+    caller: Option<Vec<String>>,
+}
+
+/// `after` with only the changes that touch a call of one of `names`:
+/// a caller asked to follow a new signature that also rewrote other
+/// lines (a small model wraps a neighbouring value in the call too) gets
+/// those lines back as they were.
+pub fn only_the_calls(before: &str, after: &str, names: &[String]) -> String {
+    use similar::{DiffOp, TextDiff};
+    let old: Vec<&str> = before.split_inclusive('\n').collect();
+    let new: Vec<&str> = after.split_inclusive('\n').collect();
+    let calls = |lines: &[&str]| {
+        lines
+            .iter()
+            .any(|l| names.iter().any(|n| super::stall::calls(l, n)))
+    };
+    let diff = TextDiff::configure().diff_slices(&old, &new);
+    let mut out = String::new();
+    for op in diff.ops() {
+        match *op {
+            DiffOp::Equal { old_index, len, .. } => {
+                out.extend(old[old_index..old_index + len].iter().copied())
+            }
+            DiffOp::Delete {
+                old_index, old_len, ..
+            } => {
+                let lines = &old[old_index..old_index + old_len];
+                if !calls(lines) {
+                    out.extend(lines.iter().copied());
+                }
+            }
+            DiffOp::Insert {
+                new_index, new_len, ..
+            } => {
+                let lines = &new[new_index..new_index + new_len];
+                if calls(lines) {
+                    out.extend(lines.iter().copied());
+                }
+            }
+            DiffOp::Replace {
+                old_index,
+                old_len,
+                new_index,
+                new_len,
+            } => {
+                let was = &old[old_index..old_index + old_len];
+                let now = &new[new_index..new_index + new_len];
+                if old_len == new_len {
+                    // Line for line: each keeps its change only if it
+                    // was a call.
+                    for (w, n) in was.iter().zip(now) {
+                        out.push_str(if calls(&[w]) { n } else { w });
+                    }
+                } else {
+                    out.extend((if calls(was) { now } else { was }).iter().copied());
+                }
+            }
+        }
+    }
+    out
+}
+
 pub const CHANGE_SYSTEM: &str = "You change code as asked. Reply with only the changed code, in full, in one fenced code block.";
 /// The system prompt of a change asked for as search/replace blocks.
 pub const BLOCKS_SYSTEM: &str = "You change code as asked. Reply with only search/replace blocks.";
@@ -589,8 +660,30 @@ impl Agent {
         }
         let mut diffs = Vec::new();
         let mut all = true;
-        for (file, before) in files {
-            let ask = change_request(&st.prompt, &file, &before);
+        let mut written: Vec<String> = Vec::new();
+        let mut callers_added = 0;
+        // Each named file, then the files that call a definition whose
+        // parameters changed, each with the changed file beside it.
+        let mut queue: std::collections::VecDeque<Part> = (files.into_iter())
+            .map(|(file, before)| Part {
+                file,
+                before,
+                context: Vec::new(),
+                caller: None,
+            })
+            .collect();
+        while let Some(Part {
+            file,
+            before,
+            context,
+            caller,
+        }) = queue.pop_front()
+        {
+            let ask = if context.is_empty() {
+                change_request(&st.prompt, &file, &before)
+            } else {
+                super::stall::whole_request(&st.prompt, &file, Some(&before), &context)
+            };
             let mut made = None;
             for temperature in [0.2, 0.7] {
                 let Some(reply) = self
@@ -599,7 +692,15 @@ impl Agent {
                 else {
                     break;
                 };
-                match change_of(&st.prompt, &file, &before, &reply, &st.spelled) {
+                let kept =
+                    change_of(&st.prompt, &file, &before, &reply, &st.spelled).map(|after| {
+                        match &caller {
+                            Some(names) => only_the_calls(&before, &after, names),
+                            None => after,
+                        }
+                    });
+                match kept {
+                    Ok(after) if after == before => break,
                     Ok(after) => {
                         made = Some(after);
                         break;
@@ -609,7 +710,9 @@ impl Agent {
                 }
             }
             let Some(after) = made else {
-                all = false;
+                // A caller left as it was is not a failed part of the
+                // request: the checks say whether it still works.
+                all &= caller.is_some();
                 continue;
             };
             let label = format!("change {file} (asked alone)");
@@ -621,6 +724,34 @@ impl Agent {
                 continue;
             }
             diffs.push(crate::diff::unified(&file, &before, &after, 1, 40));
+            written.push(file.clone());
+            if !self.on(crate::config::Behaviour::Callers) {
+                continue;
+            }
+            // A named file still to come that calls what changed sees it.
+            let changed = guard::signature_changes(&before, &after);
+            for part in queue.iter_mut() {
+                if changed.iter().any(|n| super::stall::calls(&part.before, n)) {
+                    part.context.push((file.clone(), after.clone()));
+                }
+            }
+            let pending: Vec<String> = queue.iter().map(|p| p.file.clone()).collect();
+            for (caller, text) in self.callers_of(&before, &after, &file, &written, &pending) {
+                if callers_added == super::stall::MAX_CALLERS {
+                    break;
+                }
+                callers_added += 1;
+                self.notice(
+                    Level::Info,
+                    format!("{caller} calls what changed in {file}: asking for it too"),
+                );
+                queue.push_back(Part {
+                    file: caller,
+                    before: text,
+                    context: vec![(file.clone(), after.clone())],
+                    caller: Some(changed.clone()),
+                });
+            }
         }
         if diffs.is_empty() {
             return None;
@@ -796,6 +927,25 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_caller_keeps_only_the_changes_to_its_calls() {
+        let names = vec!["make_line".to_string()];
+        let before = "def run():\n    out = [make_line('start')]\n    out.append(check(x) + ' (/)')\n    out.append(make_line('done'))\n    return out\n";
+        let after = "def run():\n    out = [make_line('INFO', 'start')]\n    out.append(make_line('INFO', check(x) + ' (/)'))\n    out.append(make_line('INFO', 'done'))\n    return out\n";
+        assert_eq!(
+            only_the_calls(before, after, &names),
+            "def run():\n    out = [make_line('INFO', 'start')]\n    out.append(check(x) + ' (/)')\n    out.append(make_line('INFO', 'done'))\n    return out\n"
+        );
+        // A call laid over two lines is taken; a line with no call that
+        // was dropped comes back.
+        let before = "x = make_line('a')\ny = 2\nz = 3\n";
+        let after = "x = make_line(\n    'INFO', 'a')\ny = 2\n";
+        assert_eq!(
+            only_the_calls(before, after, &names),
+            "x = make_line(\n    'INFO', 'a')\ny = 2\nz = 3\n"
+        );
+    }
 
     #[test]
     fn search_replace_blocks_are_applied_in_order_and_held_to_the_checks() {

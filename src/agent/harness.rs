@@ -1114,23 +1114,71 @@ pub fn states_value(answer: &str, value: &str) -> bool {
 }
 
 /// Watches a reply as it streams for a runaway: the same block of text
-/// over and over, or a long run of whitespace (a small model inside a
-/// tool call writes thousands of tokens of them, minutes on a CPU).
+/// over and over, a long run of whitespace (a small model inside a
+/// tool call writes thousands of tokens of them, minutes on a CPU), or
+/// the user's message handed back word for word (hundreds of tokens, a
+/// minute and more on a CPU, and nothing in it the model can use).
 #[derive(Default)]
 pub struct RunawayWatch {
     text: String,
     checked: usize,
+    /// The opening of the message a reply must not repeat, its
+    /// whitespace folded; empty when the message is too short to tell.
+    echo: String,
+    /// The reply's text (not its tool calls), whitespace folded, while
+    /// it could still be an echo.
+    said: Option<String>,
+}
+
+/// How much of a message a reply must repeat, in order, to be an echo.
+const ECHO_CHARS: usize = 120;
+
+/// What a runaway was, for the notice and the model.
+pub const REPEATING: &str = "the same text over and over";
+pub const ECHOING: &str = "the request handed back word for word";
+
+fn fold_space(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl RunawayWatch {
-    /// Adds streamed text; true once the reply has run away.
-    pub fn push(&mut self, delta: &str) -> bool {
+    /// A watch that also stops a reply opening with `message`'s first
+    /// words, when it has enough of them to tell.
+    pub fn against(message: &str) -> Self {
+        let folded = fold_space(message);
+        let echo = if folded.chars().count() >= ECHO_CHARS {
+            folded.chars().take(ECHO_CHARS).collect()
+        } else {
+            String::new()
+        };
+        Self {
+            said: (!echo.is_empty()).then(String::new),
+            echo,
+            ..Self::default()
+        }
+    }
+
+    /// Adds streamed text (`content`: the reply's words, not a tool
+    /// call's arguments); what the runaway is, once the reply has run away.
+    pub fn push(&mut self, delta: &str, content: bool) -> Option<&'static str> {
+        if content && let Some(said) = self.said.as_mut() {
+            said.push_str(delta);
+            let folded = fold_space(said);
+            if folded.chars().count() >= self.echo.chars().count() {
+                if folded.starts_with(&self.echo) {
+                    return Some(ECHOING);
+                }
+                self.said = None;
+            } else if !self.echo.starts_with(folded.as_str()) && !folded.is_empty() {
+                self.said = None;
+            }
+        }
         self.text.push_str(delta);
         if self.text.len() < self.checked + 256 {
-            return false;
+            return None;
         }
         self.checked = self.text.len();
-        runaway(&self.text)
+        runaway(&self.text).then_some(REPEATING)
     }
 }
 
@@ -1628,7 +1676,8 @@ mod tests {
         let mut w = RunawayWatch::default();
         let mut stopped_at = None;
         for i in 0..40 {
-            if w.push(block) {
+            if let Some(how) = w.push(block, false) {
+                assert_eq!(how, REPEATING);
                 stopped_at = Some(i);
                 break;
             }
@@ -1642,6 +1691,43 @@ mod tests {
             .collect();
         assert!(!runaway(&file));
         assert!(!runaway(&"}\n".repeat(5)));
+    }
+
+    #[test]
+    fn a_reply_that_hands_the_message_back_is_stopped_early() {
+        let message = "initials() in names.py still raises NotImplementedError. \
+            Implement it following SPEC.md, and keep full_name as it is; \
+            the badges use both.\n\nnames.py:\n```\ndef initials(name):\n    raise NotImplementedError\n```";
+        // Streamed in pieces, with its line breaks laid out differently.
+        let echo = message.replace("\n\n", "\n");
+        let mut w = RunawayWatch::against(message);
+        let mut at = None;
+        for (i, piece) in echo.as_bytes().chunks(7).enumerate() {
+            let piece = std::str::from_utf8(piece).unwrap_or("");
+            if let Some(how) = w.push(piece, true) {
+                assert_eq!(how, ECHOING);
+                at = Some(i * 7);
+                break;
+            }
+        }
+        let at = at.expect("the echo was not stopped");
+        assert!(at < 140, "stopped only at byte {at}");
+        // An answer that opens otherwise, or quotes a little of the
+        // message, runs on; so does the same text inside a tool call.
+        for (reply, content) in [
+            (format!("I will implement it. {message}"), true),
+            (
+                message.chars().take(100).collect::<String>() + " is what you asked.",
+                true,
+            ),
+            (message.to_string(), false),
+        ] {
+            let mut w = RunawayWatch::against(message);
+            assert_eq!(w.push(&reply, content), None, "{reply}");
+        }
+        // A short message is never taken for an echo.
+        let mut w = RunawayWatch::against("Fix the bug in calc.py.");
+        assert_eq!(w.push("Fix the bug in calc.py.", true), None);
     }
 
     #[test]

@@ -196,6 +196,8 @@ pub struct Agent {
     ok_calls: std::collections::HashSet<String>,
     /// The last check mm ran (the tests, the request's command).
     last_check: Option<crate::protocol::TestReport>,
+    /// The figures the queries answered during a turn read (`/stats`).
+    glance_slot: stats::GlanceSlot,
     /// Notes joined to the session's next message: a `turnEnd` hook's
     /// failure, a file mm put back at the end of a turn.
     carried: Vec<String>,
@@ -327,6 +329,7 @@ impl Agent {
             rebuild_from: 0,
             ok_calls,
             last_check: None,
+            glance_slot: Default::default(),
             carried,
             piped_next: false,
         }
@@ -760,6 +763,7 @@ impl Agent {
         // that parses (the broken one stays in the checkpoints).
         if self.harness_on() && outcome != Outcome::Cancelled {
             self.restore_unparsable(&mut state, cancel).await;
+            self.restore_best(&mut state, cancel).await;
         }
         self.publish_context();
         // However the turn ended (an answer, a stopped loop, a budget), the
@@ -849,8 +853,8 @@ impl Agent {
                         Level::Warning,
                         format!("the reply ran away ({how}); stopped it and asking again"),
                     );
-                    let mut again = String::from(
-                        "Your last reply ran away (the same text over and over) and was stopped; nothing from it was used. Reply again, briefly: one tool call, or your answer.",
+                    let mut again = format!(
+                        "Your last reply ran away ({how}) and was stopped; nothing from it was used. Reply again, briefly: one tool call, or your answer.",
                     );
                     if self.harness_on() {
                         again.push('\n');
@@ -1423,6 +1427,10 @@ impl Agent {
         };
         let body_bytes = body.to_string().len();
         let (as_compact, as_rebuild) = self.both_modes();
+        self.refresh_glance(Some((
+            (body_bytes as f64 / self.bytes_per_token).round() as u64,
+            (as_compact, as_rebuild),
+        )));
         // The gauge counts the request being sent, not the last one.
         self.bus.publish(AgentEvent::Context {
             tokens: (body_bytes as f64 / self.bytes_per_token).round() as u64,
@@ -1440,7 +1448,14 @@ impl Agent {
         // A runaway reply is cut here rather than at max_tokens.
         let request_cancel = cancel.child_token();
         let ran_away: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
-        let mut watch = self.harness_on().then(harness::RunawayWatch::default);
+        // The turn's own message: a reply that hands it back is cut too.
+        let message = (self.turn_starts.last())
+            .and_then(|&i| self.messages.get(i))
+            .map(|m| m.text())
+            .unwrap_or("");
+        let mut watch = self
+            .harness_on()
+            .then(|| harness::RunawayWatch::against(message));
         let live = Arc::new(std::sync::Mutex::new(progress::Live::new()));
         let shown_live = live.clone();
         let started = std::time::Instant::now();
@@ -1466,14 +1481,16 @@ impl Agent {
                 }
                 _ => {}
             }
-            if let (
-                Some(w),
-                ClientEvent::Delta(StreamDelta::Content(text) | StreamDelta::ToolArgs { text, .. }),
-            ) = (watch.as_mut(), &ev)
-                && w.push(text)
+            let streamed = match &ev {
+                ClientEvent::Delta(StreamDelta::Content(text)) => Some((text, true)),
+                ClientEvent::Delta(StreamDelta::ToolArgs { text, .. }) => Some((text, false)),
+                _ => None,
+            };
+            if let (Some(w), Some((text, content))) = (watch.as_mut(), streamed)
+                && let Some(how) = w.push(text, content)
             {
                 if let Ok(mut f) = flag.lock() {
-                    f.get_or_insert_with(|| "the same text over and over".into());
+                    f.get_or_insert_with(|| how.into());
                 }
                 stop.cancel();
             }
@@ -2587,6 +2604,10 @@ struct TurnState {
     request_checks_total: usize,
     request_checked: Option<(String, usize)>,
     request_rechecks: u32,
+    /// The fewest of the request's checks that failed this turn, and the
+    /// written files as they were then: a turn that ends worse than that
+    /// gets them back.
+    best_checked: Option<(usize, Vec<(String, String)>)>,
     /// What the request's command printed when it last passed.
     repro_output: Option<String>,
     /// The model was asked once whether a now-passing command's output is

@@ -3,6 +3,7 @@
 //! once and queues the rest for the worker, which runs one at a time. Every
 //! front end (headless, REPL, TUI) drives the agent this way.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::FutureExt;
@@ -57,7 +58,16 @@ pub fn spawn(
     let turns: Arc<Mutex<Vec<CancellationToken>>> = Arc::default();
     let (work_tx, work_rx) = mpsc::unbounded_channel::<(OpId, Work)>();
     let lsp = agent.lsp();
-    let worker = tokio::spawn(worker(agent, bus.clone(), work_rx, turns.clone()));
+    // What the queries answered while the worker is busy read.
+    let glance = agent.glance_slot();
+    let busy: Arc<AtomicBool> = Arc::default();
+    let worker = tokio::spawn(worker(
+        agent,
+        bus.clone(),
+        work_rx,
+        turns.clone(),
+        busy.clone(),
+    ));
     tokio::spawn(async move {
         while let Some(Submission { id, op }) = ops.recv().await {
             tracing::debug!(id, ?op, "op");
@@ -175,6 +185,26 @@ pub fn spawn(
                         bus.publish(AgentEvent::Finished { result });
                     });
                 }
+                // Queries that change nothing answer at once while a turn
+                // runs, from the figures of its last request.
+                op @ (Op::Stats | Op::Cost | Op::Mcp | Op::Skills | Op::Ctx { mode: None })
+                    if busy.load(Ordering::SeqCst)
+                        && let Some(g) = glance.lock().ok().and_then(|g| g.clone()) =>
+                {
+                    let text = match op {
+                        Op::Stats => g.stats(),
+                        Op::Cost => g.cost(),
+                        Op::Mcp => g.mcp.clone(),
+                        Op::Skills => g.skills.clone(),
+                        _ => g.ctx(),
+                    };
+                    bus.for_op(id).publish(AgentEvent::Notice {
+                        turn: Some(g.turn),
+                        level: Level::Info,
+                        text,
+                    });
+                    done(OpResult::Done);
+                }
                 op @ (Op::ListCheckpoints
                 | Op::PreviewRewind { .. }
                 | Op::Rewind { .. }
@@ -204,9 +234,11 @@ async fn worker(
     bus: EventBus,
     mut work: mpsc::UnboundedReceiver<(OpId, Work)>,
     turns: Arc<Mutex<Vec<CancellationToken>>>,
+    busy: Arc<AtomicBool>,
 ) {
     while let Some((id, item)) = work.recv().await {
         bus.set_worker_op(id);
+        busy.store(true, Ordering::SeqCst);
         // A bug that panics ends this op with an error the front end can
         // show, and stops the worker (the agent's state is unknown): the
         // ops after it end at once instead of waiting forever.
@@ -231,6 +263,7 @@ async fn worker(
             }
         };
         tracing::debug!(id, ?result, "op finished");
+        busy.store(false, Ordering::SeqCst);
         bus.publish(AgentEvent::Finished { result });
         bus.set_worker_op(0);
         if stop {

@@ -34,7 +34,7 @@ const BAD_ROUNDS: u32 = 2;
 /// Context files (a specification, notes) sent with the request, at most.
 const MAX_CONTEXT_BYTES: usize = 12 * 1024;
 /// Files that call a changed definition, asked for after it, at most.
-const MAX_CALLERS: usize = 3;
+pub(super) const MAX_CALLERS: usize = 3;
 /// Tokens a whole-file reply may take.
 const WHOLE_CAP: u64 = 3072;
 
@@ -115,7 +115,7 @@ pub fn whole_request(
 }
 
 /// The files that call `name`: a call is the name followed by `(`.
-fn calls(text: &str, name: &str) -> bool {
+pub(super) fn calls(text: &str, name: &str) -> bool {
     harness::regex(&format!(r"\b{}\s*\(", regex::escape(name)))
         .is_ok_and(|re| text.lines().any(|l| re.is_match(l)))
 }
@@ -140,7 +140,7 @@ impl Agent {
     /// The short source files, other than `file`, not written this turn
     /// nor about to be, that call a definition whose parameters changed
     /// from `before` to `after` (test files are left as they are).
-    fn callers_of(
+    pub(super) fn callers_of(
         &self,
         before: &str,
         after: &str,

@@ -232,86 +232,33 @@ impl Agent {
         }
     }
 
-    fn logged_requests(&self) -> Vec<Req> {
-        let root = self.tools.sandbox.root();
-        crate::session::read_records(root, self.log.id())
-            .map(|(_, r)| requests(&r))
-            .unwrap_or_default()
-    }
-
-    /// What the session has cost so far, in words.
-    fn cost_words(&self, usage: &Usage) -> String {
-        if self.settings.provider_info.local {
-            return "cost: $0 (a local server)".into();
-        }
-        match self.settings.prices.get(&self.model) {
-            Some(p) => format!("cost: ${:.4}", dollars(usage, p)),
-            None => format!(
-                "cost: unknown: no price for {m} (add prices: {{{m}: {{input: …, cached: …, output: …}}}} in dollars per million tokens to the config)",
-                m = self.model
-            ),
-        }
-    }
-
     /// `/stats`: the session's requests, the last turn's and the last
     /// request's, how full the window is, and the cost.
     pub fn stats(&self) {
-        let reqs = self.logged_requests();
-        let all = Sum::of(&reqs);
-        let mut text = format!(
-            "session {} ({} turn{}): {}",
-            self.log.id(),
-            self.turn,
-            if self.turn == 1 { "" } else { "s" },
-            all.words()
-        );
-        if let Some(last) = reqs.last() {
-            let turn = Sum::of(reqs.iter().filter(|r| r.turn == last.turn));
-            text.push_str(&format!("\nlast turn: {}", turn.words()));
-            text.push_str(&format!(
-                "\nlast request: {}",
-                Sum::of(std::iter::once(last)).words()
-            ));
-        }
-        let next = self.next_request_tokens();
-        match self.context_window {
-            Some(w) => text.push_str(&format!(
-                "\ncontext window: {w} tokens; the next request ~{next} ({}%){}",
-                next * 100 / w.max(1),
-                if self.compacted() {
-                    ", the conversation compacted"
-                } else {
-                    ""
-                }
-            )),
-            None => text.push_str(&format!("\nthe next request ~{next} tokens")),
-        }
-        text.push_str(&format!(
-            "\ncontext mode: {} (/ctx compact|rebuild switches)",
-            self.ctx_mode.as_str()
-        ));
-        if let Some(modes) = modes_words(&reqs) {
-            text.push('\n');
-            text.push_str(&modes);
-        }
-        text.push('\n');
-        text.push_str(&self.cost_words(&all.usage));
-        self.notice(Level::Info, text);
+        self.notice(Level::Info, self.glance().stats());
     }
 
     /// `/mcp`: the MCP servers and their tools, as a notice.
     pub fn mcp_status(&self) {
-        let text = match &self.tools.mcp {
-            Some(m) => m.describe(),
-            None => "no MCP servers (mcpServers in the config or the agent file adds them)".into(),
-        };
-        self.notice(Level::Info, text);
+        self.notice(Level::Info, self.glance().mcp);
     }
 
     /// `/skills`: the skills offered, as a notice.
     pub fn skills_list(&self) {
+        self.notice(Level::Info, self.glance().skills);
+    }
+
+    /// The figures `/stats`, `/cost`, `/ctx`, `/mcp` and `/skills` are
+    /// made from, as the agent stands; `next` is the next request's size
+    /// when the caller has just measured it (with both modes').
+    pub(super) fn glance_with(&self, next: Option<(u64, (u64, u64))>) -> Glance {
+        let (next, both) = next.unwrap_or_else(|| (self.next_request_tokens(), self.both_modes()));
+        let mcp = match &self.tools.mcp {
+            Some(m) => m.describe(),
+            None => "no MCP servers (mcpServers in the config or the agent file adds them)".into(),
+        };
         let skills = &self.tools.skills;
-        let text = if skills.is_empty() {
+        let skills = if skills.is_empty() {
             "no skills (.mm/skills/NAME/SKILL.md or NAME.md, ~/.config/mm/skills/, skillsDir)"
                 .into()
         } else {
@@ -330,7 +277,39 @@ impl Agent {
             }
             t
         };
-        self.notice(Level::Info, text);
+        Glance {
+            root: self.tools.sandbox.root().to_path_buf(),
+            session: self.log.id().to_string(),
+            turn: self.turn,
+            next,
+            both,
+            window: self.context_window,
+            compacted: self.compacted(),
+            ctx_mode: self.ctx_mode.as_str(),
+            model: self.model.clone(),
+            local: self.settings.provider_info.local,
+            price: self.settings.prices.get(&self.model).copied(),
+            mcp,
+            skills,
+        }
+    }
+
+    fn glance(&self) -> Glance {
+        self.glance_with(None)
+    }
+
+    /// Keeps the shared glance current, for the queries answered while a
+    /// turn runs.
+    pub(super) fn refresh_glance(&self, next: Option<(u64, (u64, u64))>) {
+        let g = self.glance_with(next);
+        if let Ok(mut slot) = self.glance_slot.lock() {
+            *slot = Some(g);
+        }
+    }
+
+    /// The slot the queries answered at once read.
+    pub fn glance_slot(&self) -> GlanceSlot {
+        self.glance_slot.clone()
     }
 
     /// `/ctx [mode]`: switches the context mode (when given) and says
@@ -347,14 +326,7 @@ impl Agent {
             }
             _ => format!("context mode: {}", self.ctx_mode.as_str()),
         };
-        let (c, b) = self.both_modes();
-        text.push_str(&format!(
-            "; the next request ~{c} tokens as compact, ~{b} as rebuild"
-        ));
-        if let Some(modes) = modes_words(&self.logged_requests()) {
-            text.push('\n');
-            text.push_str(&modes);
-        }
+        text.push_str(&self.glance().ctx_figures());
         self.notice(Level::Info, text);
     }
 
@@ -429,9 +401,105 @@ impl Agent {
 
     /// `/cost`: the session's tokens and what they cost.
     pub fn cost(&self) {
+        self.notice(Level::Info, self.glance().cost());
+    }
+}
+
+/// Where the agent keeps its latest glance for the router.
+pub type GlanceSlot = std::sync::Arc<std::sync::Mutex<Option<Glance>>>;
+
+/// What `/stats`, `/cost`, `/ctx`, `/mcp` and `/skills` say, from the
+/// agent's state as of its last request and the session log read when
+/// asked: a copy the router keeps, so they answer at once while a turn
+/// runs.
+#[derive(Clone, Debug)]
+pub struct Glance {
+    root: std::path::PathBuf,
+    session: String,
+    pub turn: u64,
+    next: u64,
+    both: (u64, u64),
+    window: Option<u64>,
+    compacted: bool,
+    ctx_mode: &'static str,
+    model: String,
+    local: bool,
+    price: Option<Price>,
+    pub mcp: String,
+    pub skills: String,
+}
+
+impl Glance {
+    fn logged_requests(&self) -> Vec<Req> {
+        crate::session::read_records(&self.root, &self.session)
+            .map(|(_, r)| requests(&r))
+            .unwrap_or_default()
+    }
+
+    /// What the session has cost so far, in words.
+    fn cost_words(&self, usage: &Usage) -> String {
+        if self.local {
+            return "cost: $0 (a local server)".into();
+        }
+        match &self.price {
+            Some(p) => format!("cost: ${:.4}", dollars(usage, p)),
+            None => format!(
+                "cost: unknown: no price for {m} (add prices: {{{m}: {{input: …, cached: …, output: …}}}} in dollars per million tokens to the config)",
+                m = self.model
+            ),
+        }
+    }
+
+    /// `/stats`'s text.
+    pub fn stats(&self) -> String {
+        let reqs = self.logged_requests();
+        let all = Sum::of(&reqs);
+        let mut text = format!(
+            "session {} ({} turn{}): {}",
+            self.session,
+            self.turn,
+            if self.turn == 1 { "" } else { "s" },
+            all.words()
+        );
+        if let Some(last) = reqs.last() {
+            let turn = Sum::of(reqs.iter().filter(|r| r.turn == last.turn));
+            text.push_str(&format!("\nlast turn: {}", turn.words()));
+            text.push_str(&format!(
+                "\nlast request: {}",
+                Sum::of(std::iter::once(last)).words()
+            ));
+        }
+        let next = self.next;
+        match self.window {
+            Some(w) => text.push_str(&format!(
+                "\ncontext window: {w} tokens; the next request ~{next} ({}%){}",
+                next * 100 / w.max(1),
+                if self.compacted {
+                    ", the conversation compacted"
+                } else {
+                    ""
+                }
+            )),
+            None => text.push_str(&format!("\nthe next request ~{next} tokens")),
+        }
+        text.push_str(&format!(
+            "\ncontext mode: {} (/ctx compact|rebuild switches)",
+            self.ctx_mode
+        ));
+        if let Some(modes) = modes_words(&reqs) {
+            text.push('\n');
+            text.push_str(&modes);
+        }
+        text.push('\n');
+        text.push_str(&self.cost_words(&all.usage));
+        text
+    }
+
+    /// `/cost`'s text.
+    pub fn cost(&self) -> String {
         let all = Sum::of(&self.logged_requests());
         let u = &all.usage;
-        let text = format!(
+        format!(
             "{} — {} prompt tokens ({} cached), {} generated over {} request{}",
             self.cost_words(u),
             u.prompt,
@@ -439,8 +507,24 @@ impl Agent {
             u.completion,
             all.requests,
             if all.requests == 1 { "" } else { "s" }
-        );
-        self.notice(Level::Info, text);
+        )
+    }
+
+    /// `/ctx`'s figures after the mode: the next request in each mode,
+    /// and the turns so far.
+    fn ctx_figures(&self) -> String {
+        let (c, b) = self.both;
+        let mut text = format!("; the next request ~{c} tokens as compact, ~{b} as rebuild");
+        if let Some(modes) = modes_words(&self.logged_requests()) {
+            text.push('\n');
+            text.push_str(&modes);
+        }
+        text
+    }
+
+    /// `/ctx` with no mode's text.
+    pub fn ctx(&self) -> String {
+        format!("context mode: {}{}", self.ctx_mode, self.ctx_figures())
     }
 }
 

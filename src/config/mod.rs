@@ -103,10 +103,16 @@ pub enum Behaviour {
     Rename,
     /// A write to another file than the one the request names is refused.
     Named,
+    /// A turn that ends failing more of the request's checks than it did
+    /// earlier gets that earlier version back.
+    Best,
+    /// A change asked for file by file brings the files that call what
+    /// changed.
+    Callers,
 }
 
 impl Behaviour {
-    pub const ALL: [Behaviour; 9] = [
+    pub const ALL: [Behaviour; 11] = [
         Behaviour::Reread,
         Behaviour::Stall,
         Behaviour::Asserts,
@@ -116,6 +122,8 @@ impl Behaviour {
         Behaviour::Evidence,
         Behaviour::Rename,
         Behaviour::Named,
+        Behaviour::Best,
+        Behaviour::Callers,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -129,6 +137,8 @@ impl Behaviour {
             Behaviour::Evidence => "evidence",
             Behaviour::Rename => "rename",
             Behaviour::Named => "named",
+            Behaviour::Best => "best",
+            Behaviour::Callers => "callers",
         }
     }
 

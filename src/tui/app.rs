@@ -685,21 +685,19 @@ impl App {
 }
 
 /// The command an op that the agent runs after the running turn came
-/// from, for "queued until the turn ends: /stats".
+/// from, for "queued until the turn ends: /model". The queries that
+/// change nothing (`/stats`, `/cost`, `/ctx`, `/mcp`, `/skills`) are
+/// answered at once.
 fn queued_name(op: &Op) -> Option<&'static str> {
     Some(match op {
-        Op::Stats => "/stats",
-        Op::Cost => "/cost",
         Op::Model { .. } => "/model",
-        Op::Mcp => "/mcp",
-        Op::Skills => "/skills",
         Op::Init => "/init",
         Op::Export { .. } => "/export",
         Op::SessionDiff { .. } => "/diff",
         Op::ProposeCommit => "/commit",
         Op::Undo => "/undo",
         Op::ListCheckpoints => "/rewind",
-        Op::Ctx { .. } => "/ctx",
+        Op::Ctx { mode: Some(_) } => "/ctx",
         Op::Compact { .. } => "/compact",
         Op::NewSession => "/new",
         _ => return None,

@@ -298,6 +298,17 @@ impl App {
         match self.keymap.lookup::<ComposerAction>(key) {
             Some(ComposerAction::Send) => self.submit_composer(),
             Some(ComposerAction::Newline) => self.composer.insert_newline(),
+            // With nothing typed, the last queued message comes back to
+            // be edited or cleared (Enter queues it again).
+            Some(ComposerAction::HistoryPrev)
+                if self.composer.is_empty() && !self.queued.is_empty() =>
+            {
+                if let Some(last) = self.queued.pop_back() {
+                    self.status.queued = self.queued.len();
+                    self.composer.set_text(&last);
+                    self.flash("taken out of the queue: edit it and Enter, or clear it");
+                }
+            }
             Some(ComposerAction::HistoryPrev) if self.composer.on_first_line() => {
                 self.composer.history_prev()
             }
@@ -358,7 +369,7 @@ impl App {
         if self.working {
             self.queued.push_back(text);
             self.status.queued = self.queued.len();
-            self.flash("queued: sent when this turn ends");
+            self.flash("queued: sent when this turn ends (↑ takes it back)");
             return;
         }
         self.send(text);

@@ -19,6 +19,32 @@ use crate::tui::theme::Theme;
 
 /// Lines of a collapsed tool output, and of reasoning while it streams.
 const PREVIEW_LINES: usize = 4;
+/// A prompt longer than this many lines is folded in the transcript…
+const FOLD_PROMPT_LINES: usize = 12;
+/// …to this many, and a line that says how large it is.
+const FOLD_PROMPT_SHOWN: usize = 4;
+
+/// 1500 as "1,500".
+pub(super) fn group(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A size in bytes as people read it: "812 bytes", "146 KB", "2.1 MB".
+pub(super) fn size(bytes: usize) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} bytes"),
+        1_000..1_000_000 => format!("{} KB", (bytes + 500) / 1_000),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
+    }
+}
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum ToolState {
@@ -228,7 +254,15 @@ impl Cell {
             CellKind::User(text) => {
                 let st = Style::new().fg(th.accent).add_modifier(Modifier::BOLD);
                 let mut v = vec![Logical::word(Line::default())];
-                for (i, line) in text.lines().enumerate() {
+                // A long paste shows its opening and its size until the
+                // cell is expanded (Enter on it).
+                let total = text.lines().count();
+                let shown = if self.expanded || total <= FOLD_PROMPT_LINES {
+                    total
+                } else {
+                    FOLD_PROMPT_SHOWN
+                };
+                for (i, line) in text.lines().take(shown).enumerate() {
                     let prefix = if i == 0 { "› " } else { "  " };
                     let mut l = Logical::word(Line::from(vec![
                         Span::styled(prefix, st),
@@ -239,6 +273,17 @@ impl Cell {
                     ]));
                     l.hang = vec![Span::raw("  ")];
                     v.push(l);
+                }
+                if shown < total {
+                    v.push(Logical::chars(Line::styled(
+                        format!(
+                            "  [pasted {} lines, {}; {} more · Enter on it expands]",
+                            group(total),
+                            size(text.len()),
+                            group(total - shown),
+                        ),
+                        dim,
+                    )));
                 }
                 v
             }
@@ -605,6 +650,48 @@ mod tests {
             stable_boundary("```\na\n\nb"),
             0,
             "a blank line inside a fence is no boundary"
+        );
+    }
+
+    #[test]
+    fn a_long_paste_is_folded_to_its_opening_and_its_size_until_expanded() {
+        let dir = tempfile::tempdir().unwrap();
+        let th = load("dark", dir.path(), ColorDepth::TrueColor).unwrap();
+        let paste: String = (1..=1500)
+            .map(|i| format!("line {i} of the log\n"))
+            .collect();
+        let mut cell = Cell::new(1, CellKind::User(format!("why does this fail?\n{paste}")));
+        let plain = |c: &Cell| {
+            c.lines(80, &th, false)
+                .iter()
+                .map(|l| {
+                    let t: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+                    t.trim().to_string()
+                })
+                .collect::<Vec<_>>()
+        };
+        let folded = plain(&cell);
+        assert_eq!(folded.len(), 1 + FOLD_PROMPT_SHOWN + 1, "{folded:?}");
+        assert_eq!(folded[1], "› why does this fail?");
+        assert_eq!(
+            folded.last().map(String::as_str),
+            Some("[pasted 1,501 lines, 30 KB; 1,497 more · Enter on it expands]")
+        );
+        cell.expanded = true;
+        cell.touch();
+        let whole = plain(&cell);
+        assert_eq!(whole.len(), 1 + 1501, "{:?}", &whole[..3]);
+        assert_eq!(whole[1501], "line 1500 of the log");
+        // A short prompt is shown whole.
+        let short = Cell::new(1, CellKind::User("a\nb\nc".into()));
+        assert_eq!(plain(&short).len(), 4);
+        assert_eq!(
+            (group(999), group(1000), group(1234567)),
+            ("999".into(), "1,000".into(), "1,234,567".into())
+        );
+        assert_eq!(
+            (size(812), size(146_300), size(2_100_000)),
+            ("812 bytes".into(), "146 KB".into(), "2.1 MB".into())
         );
     }
 }

@@ -221,6 +221,20 @@ impl Composer {
         }
     }
 
+    /// "1,500 lines, 146 KB" when the text has more lines than `rows`.
+    pub fn size_note(&self, rows: u16) -> Option<String> {
+        let lines = self.area.lines();
+        if lines.len() <= usize::from(rows) {
+            return None;
+        }
+        let bytes: usize = lines.iter().map(|l| l.len() + 1).sum::<usize>() - 1;
+        Some(format!(
+            " {} lines, {} ",
+            super::cell::group(lines.len()),
+            super::cell::size(bytes)
+        ))
+    }
+
     /// Height the composer wants for its text (borders included).
     pub fn height(&self, max: u16) -> u16 {
         (self.area.lines().len() as u16 + 2).clamp(3, max.max(3))
@@ -228,12 +242,17 @@ impl Composer {
 
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, th: &Theme, focused: bool, title: &str) {
         let border = if focused { th.accent } else { th.border };
-        self.area.set_block(
-            Block::default()
-                .borders(Borders::TOP | Borders::BOTTOM)
-                .border_style(Style::new().fg(border))
-                .title(Span::styled(title.to_string(), Style::new().fg(th.dim))),
-        );
+        let mut block = Block::default()
+            .borders(Borders::TOP | Borders::BOTTOM)
+            .border_style(Style::new().fg(border))
+            .title(Span::styled(title.to_string(), Style::new().fg(th.dim)));
+        // More lines than show (a paste): say how many there are.
+        if let Some(count) = self.size_note(area.height.saturating_sub(2)) {
+            block = block.title_bottom(
+                Line::from(Span::styled(count, Style::new().fg(th.dim))).right_aligned(),
+            );
+        }
+        self.area.set_block(block);
         self.area.set_style(Style::new().fg(th.text));
         self.area.set_placeholder_style(Style::new().fg(th.dim));
         self.area.set_cursor_style(if focused {
@@ -303,6 +322,16 @@ impl Composer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_paste_taller_than_the_composer_has_its_size_said() {
+        let mut c = Composer::new();
+        c.set_text("one line");
+        assert_eq!(c.size_note(8), None);
+        let paste: String = (0..1500).map(|i| format!("row {i:04}\n")).collect();
+        c.set_text(paste.trim_end());
+        assert_eq!(c.size_note(8).as_deref(), Some(" 1,500 lines, 13 KB "));
+    }
 
     #[test]
     fn history_walks_back_and_returns_to_the_draft() {
