@@ -159,3 +159,161 @@ fn no_module_uses_one_above_it() {
     );
     assert!(seen.len() > 20, "the walk found the modules: {seen:?}");
 }
+
+/// A file's module path from `src/`: `tui/panes/cell.rs` is
+/// `["tui", "panes", "cell"]`, `tui/mod.rs` is `["tui"]`.
+fn module_path(rel: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if let Some(last) = parts.pop() {
+        let stem = last.trim_end_matches(".rs").to_string();
+        if stem != "mod" && stem != "lib" {
+            parts.push(stem);
+        }
+    }
+    parts
+}
+
+/// The modules a file names (`crate::a::b`, `super::x`, `super::{x, y}`),
+/// resolved against the modules there are, each as deep as it exists.
+fn module_uses(
+    text: &str,
+    me: &[String],
+    modules: &BTreeSet<Vec<String>>,
+) -> BTreeSet<Vec<String>> {
+    let mut code = text;
+    if let Some(i) = text.find("#[cfg(test)]\nmod tests") {
+        code = &text[..i];
+    }
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    let mut rest = code;
+    loop {
+        let next = [rest.find("crate::"), rest.find("super::")]
+            .into_iter()
+            .flatten()
+            .min();
+        let Some(i) = next else { break };
+        // Not the tail of another word (`my_crate::`).
+        let boundary = rest[..i]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'));
+        // `super::` is the module's parent (a file's module path already
+        // is its own, `mod.rs` or not); each more `super` one up again.
+        let (base, tail): (Vec<String>, &str) = match rest[i..].strip_prefix("crate::") {
+            Some(t) => (Vec::new(), t),
+            None => {
+                let mut base = me.to_vec();
+                let mut t = &rest[i..];
+                while let Some(x) = t.strip_prefix("super::") {
+                    base.pop();
+                    t = x;
+                }
+                (base, t)
+            }
+        };
+        rest = tail;
+        if !boundary {
+            continue;
+        }
+        let names: Vec<Vec<String>> = if let Some(group) = tail.strip_prefix('{') {
+            let end = group.find('}').unwrap_or(group.len());
+            group[..end]
+                .split(',')
+                .map(|p| p.trim().split("::").take(2).map(ident).collect())
+                .collect()
+        } else {
+            let mut v = Vec::new();
+            let mut t = tail;
+            for _ in 0..2 {
+                let name = ident(t);
+                if name.is_empty() {
+                    break;
+                }
+                t = t[name.len()..].strip_prefix("::").unwrap_or("");
+                v.push(name);
+            }
+            vec![v]
+        };
+        for segs in names {
+            let mut p = base.clone();
+            for seg in segs {
+                let mut q = p.clone();
+                q.push(seg);
+                if modules.contains(&q) {
+                    p = q;
+                } else {
+                    break;
+                }
+            }
+            if !p.is_empty() && modules.contains(&p) {
+                out.insert(p);
+            }
+        }
+    }
+    out
+}
+
+/// No cycle among modules side by side at any depth (`tui::app` →
+/// `tui::panes` → `tui::commands` → `tui::app` was one): an arrow between
+/// two modules counts between their ancestors just under the nearest
+/// module they share; a module and its own parent or children are one.
+#[test]
+fn no_cycle_among_modules_side_by_side() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    walk(&src, &mut files);
+    let paths: Vec<(Vec<String>, String)> = files
+        .iter()
+        .map(|f| {
+            let rel = f.strip_prefix(&src).unwrap();
+            (module_path(rel), std::fs::read_to_string(f).unwrap())
+        })
+        .filter(|(p, _)| p.first().is_none_or(|m| m != "main"))
+        .collect();
+    let modules: BTreeSet<Vec<String>> = paths.iter().map(|(p, _)| p.clone()).collect();
+    let mut edges: std::collections::BTreeMap<Vec<String>, BTreeSet<Vec<String>>> =
+        Default::default();
+    for (me, text) in &paths {
+        for used in module_uses(text, me, &modules) {
+            let k = me.iter().zip(&used).take_while(|(a, b)| a == b).count();
+            if k == me.len() || k == used.len() {
+                continue; // itself, a parent or a child
+            }
+            edges
+                .entry(me[..=k].to_vec())
+                .or_default()
+                .insert(used[..=k].to_vec());
+        }
+    }
+    // A cycle: a node that reaches itself.
+    let mut cycles = Vec::new();
+    for start in edges.keys() {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<Vec<String>> = edges[start].iter().cloned().collect();
+        while let Some(n) = stack.pop() {
+            if &n == start {
+                cycles.push(start.join("::"));
+                break;
+            }
+            if seen.insert(n.clone())
+                && let Some(next) = edges.get(&n)
+            {
+                stack.extend(next.iter().cloned());
+            }
+        }
+    }
+    assert!(
+        edges.len() > 30,
+        "the walk found the modules: {:?}",
+        edges.keys()
+    );
+    assert!(cycles.is_empty(), "modules on a cycle: {cycles:?}");
+}

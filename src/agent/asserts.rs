@@ -18,6 +18,9 @@ use crate::config::Behaviour;
 use crate::protocol::Level;
 use crate::tools::guard;
 
+/// What the request's own checks are called where a failure is reported.
+pub const REQUEST_CHECKS: &str = "the request's checks";
+
 pub const SYSTEM: &str = "You write test checks from a request. Reply with one fenced code block of Python lines and nothing else.";
 
 /// The system prompt of the request for checks in `lang`.
@@ -489,7 +492,7 @@ impl Agent {
         if self.on(Behaviour::Candidates) && !st.tried_candidates {
             st.tried_candidates = true;
             if let Some(text) = self
-                .fix_by_candidates(st, super::candidates::REQUEST_CHECKS, &failure, cancel)
+                .fix_by_candidates(st, REQUEST_CHECKS, &failure, cancel)
                 .await
             {
                 made = text;

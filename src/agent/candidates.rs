@@ -11,14 +11,12 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use super::asserts::REQUEST_CHECKS;
 use super::focus::{self, SYSTEM};
 use super::{Agent, TurnState, harness};
 use crate::config::Behaviour;
 use crate::protocol::Level;
 use crate::tools::{guard, scratch};
-
-/// What the request's own checks are called where a failure is reported.
-pub const REQUEST_CHECKS: &str = "the request's checks";
 
 /// The temperatures the candidates are asked at, in order: the first is
 /// the model's best guess, the others spread out.

@@ -353,6 +353,44 @@ pub fn change_files(prompt: &str, sources: &[(String, String)]) -> Vec<(String, 
     }
 }
 
+/// Files that call a changed definition, asked for after it, at most.
+pub(super) const MAX_CALLERS: usize = 3;
+
+/// The request for one file, whole: the request, the context files, the
+/// file as it is (or that it is new), and what to write.
+pub fn whole_request(
+    prompt: &str,
+    file: &str,
+    before: Option<&str>,
+    context: &[(String, String)],
+) -> String {
+    let mut text = format!("The request: {}\n", prompt.trim());
+    for (name, body) in context {
+        text.push_str(&format!(
+            "\n{name}:\n```{}\n{}\n```\n",
+            fence_language(name),
+            body.trim_end()
+        ));
+    }
+    match before {
+        Some(b) => text.push_str(&format!(
+            "\n{file} is now:\n```{}\n{}\n```\nWrite {file} in full, with the part of the request that is in {file} done. Keep everything else in it as it is.",
+            fence_language(file),
+            b.trim_end()
+        )),
+        None => text.push_str(&format!(
+            "\n{file} does not exist yet. Write {file} in full, as the request asks."
+        )),
+    }
+    text
+}
+
+/// `name` called on any line of `text`: the name followed by `(`.
+pub(super) fn calls_in(text: &str, name: &str) -> bool {
+    harness::regex(&format!(r"\b{}\s*\(", regex::escape(name)))
+        .is_ok_and(|re| text.lines().any(|l| re.is_match(l)))
+}
+
 /// A file of a focused change: one the request names, or one that calls
 /// what changed in one it names (`caller`), with the changed files it is
 /// to see beside it.
@@ -373,11 +411,7 @@ pub fn only_the_calls(before: &str, after: &str, names: &[String]) -> String {
     use similar::{DiffOp, TextDiff};
     let old: Vec<&str> = before.split_inclusive('\n').collect();
     let new: Vec<&str> = after.split_inclusive('\n').collect();
-    let calls = |lines: &[&str]| {
-        lines
-            .iter()
-            .any(|l| names.iter().any(|n| super::stall::calls(l, n)))
-    };
+    let calls = |lines: &[&str]| lines.iter().any(|l| names.iter().any(|n| calls_in(l, n)));
     let diff = TextDiff::configure().diff_slices(&old, &new);
     let mut out = String::new();
     for op in diff.ops() {
@@ -682,7 +716,7 @@ impl Agent {
             let ask = if context.is_empty() {
                 change_request(&st.prompt, &file, &before)
             } else {
-                super::stall::whole_request(&st.prompt, &file, Some(&before), &context)
+                whole_request(&st.prompt, &file, Some(&before), &context)
             };
             let mut made = None;
             for temperature in [0.2, 0.7] {
@@ -731,13 +765,13 @@ impl Agent {
             // A named file still to come that calls what changed sees it.
             let changed = guard::signature_changes(&before, &after);
             for part in queue.iter_mut() {
-                if changed.iter().any(|n| super::stall::calls(&part.before, n)) {
+                if changed.iter().any(|n| calls_in(&part.before, n)) {
                     part.context.push((file.clone(), after.clone()));
                 }
             }
             let pending: Vec<String> = queue.iter().map(|p| p.file.clone()).collect();
             for (caller, text) in self.callers_of(&before, &after, &file, &written, &pending) {
-                if callers_added == super::stall::MAX_CALLERS {
+                if callers_added == MAX_CALLERS {
                     break;
                 }
                 callers_added += 1;
@@ -905,6 +939,36 @@ impl Agent {
             }
         }
         None
+    }
+}
+
+impl Agent {
+    /// The short source files, other than `file`, not written this turn
+    /// nor about to be, that call a definition whose parameters changed
+    /// from `before` to `after` (test files are left as they are).
+    pub(super) fn callers_of(
+        &self,
+        before: &str,
+        after: &str,
+        file: &str,
+        written: &[String],
+        pending: &[String],
+    ) -> Vec<(String, String)> {
+        let changed = crate::tools::guard::signature_changes(before, after);
+        if changed.is_empty() {
+            return Vec::new();
+        }
+        self.sources_now()
+            .into_iter()
+            .filter(|(p, t)| {
+                p != file
+                    && !written.contains(p)
+                    && !pending.contains(p)
+                    && !harness::is_test_file(p)
+                    && t.lines().count() <= MAX_FILE_LINES * 2
+                    && changed.iter().any(|n| calls_in(t, n))
+            })
+            .collect()
     }
 }
 

@@ -16,7 +16,8 @@ use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
 use super::focus::{
-    BLOCKS_SYSTEM, CHANGE_SYSTEM, MAX_FILE_LINES, blocks_change, change_of, fence_language,
+    BLOCKS_SYSTEM, CHANGE_SYSTEM, MAX_CALLERS, MAX_FILE_LINES, blocks_change, change_of,
+    whole_request,
 };
 use super::{Agent, TurnState, harness};
 use crate::config::Behaviour;
@@ -33,8 +34,6 @@ const IDLE_ROUNDS: u32 = 5;
 const BAD_ROUNDS: u32 = 2;
 /// Context files (a specification, notes) sent with the request, at most.
 const MAX_CONTEXT_BYTES: usize = 12 * 1024;
-/// Files that call a changed definition, asked for after it, at most.
-pub(super) const MAX_CALLERS: usize = 3;
 /// Tokens a whole-file reply may take.
 const WHOLE_CAP: u64 = 3072;
 
@@ -85,41 +84,6 @@ pub fn blocks_request(
     text
 }
 
-/// The request for one file, whole: the request, the context files, the
-/// file as it is (or that it is new), and what to write.
-pub fn whole_request(
-    prompt: &str,
-    file: &str,
-    before: Option<&str>,
-    context: &[(String, String)],
-) -> String {
-    let mut text = format!("The request: {}\n", prompt.trim());
-    for (name, body) in context {
-        text.push_str(&format!(
-            "\n{name}:\n```{}\n{}\n```\n",
-            fence_language(name),
-            body.trim_end()
-        ));
-    }
-    match before {
-        Some(b) => text.push_str(&format!(
-            "\n{file} is now:\n```{}\n{}\n```\nWrite {file} in full, with the part of the request that is in {file} done. Keep everything else in it as it is.",
-            fence_language(file),
-            b.trim_end()
-        )),
-        None => text.push_str(&format!(
-            "\n{file} does not exist yet. Write {file} in full, as the request asks."
-        )),
-    }
-    text
-}
-
-/// The files that call `name`: a call is the name followed by `(`.
-pub(super) fn calls(text: &str, name: &str) -> bool {
-    harness::regex(&format!(r"\b{}\s*\(", regex::escape(name)))
-        .is_ok_and(|re| text.lines().any(|l| re.is_match(l)))
-}
-
 impl Agent {
     /// The documents the request names (a SPEC.md) with their text, as
     /// many as fit in `MAX_CONTEXT_BYTES`.
@@ -135,34 +99,6 @@ impl Agent {
             }
         }
         out
-    }
-
-    /// The short source files, other than `file`, not written this turn
-    /// nor about to be, that call a definition whose parameters changed
-    /// from `before` to `after` (test files are left as they are).
-    pub(super) fn callers_of(
-        &self,
-        before: &str,
-        after: &str,
-        file: &str,
-        written: &[String],
-        pending: &[String],
-    ) -> Vec<(String, String)> {
-        let changed = crate::tools::guard::signature_changes(before, after);
-        if changed.is_empty() {
-            return Vec::new();
-        }
-        self.sources_now()
-            .into_iter()
-            .filter(|(p, t)| {
-                p != file
-                    && !written.contains(p)
-                    && !pending.contains(p)
-                    && !harness::is_test_file(p)
-                    && t.lines().count() <= MAX_FILE_LINES * 2
-                    && changed.iter().any(|n| calls(t, n))
-            })
-            .collect()
     }
 
     /// An edit task: not a question, not a request for text, and the

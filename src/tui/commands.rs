@@ -1,6 +1,5 @@
-//! The TUI's slash commands: the table the palette, completion and F1
-//! show, and what each does. A new command is a line in the table and an
-//! arm in `command`; nothing else changes.
+//! What the TUI's slash commands do. A new command is a line in the
+//! table (`slash`) and an arm in `command`; nothing else changes.
 
 use super::app::App;
 use super::component::Handled;
@@ -10,83 +9,7 @@ use super::panes::rewind::RewindOverlay;
 use super::theme;
 use crate::protocol::Op;
 
-/// The slash commands the TUI knows, with what they do.
-pub const COMMANDS: &[(&str, &str)] = &[
-    ("/help", "keys and commands"),
-    ("/new", "start a new session"),
-    (
-        "/sessions",
-        "pick one of this workspace's sessions to resume here",
-    ),
-    (
-        "/theme",
-        "switch theme: /theme dark | light | high-contrast",
-    ),
-    ("/keymap", "switch keymap: /keymap default | vim | emacs"),
-    (
-        "/mouse",
-        "mouse capture on/off (off: select text with the terminal)",
-    ),
-    ("/tree", "show or hide the file tree"),
-    ("/diff", "review the session's changes in the diff pane"),
-    (
-        "/rewind",
-        "go back to a checkpoint: files, conversation or both",
-    ),
-    ("/undo", "revert the last edit"),
-    (
-        "/stats",
-        "requests, tokens, cache share and speeds; the window; the cost",
-    ),
-    ("/cost", "the session's tokens and what they cost"),
-    (
-        "/compact",
-        "summarize the conversation so far (/compact FOCUS: what to keep)",
-    ),
-    ("/mcp", "the MCP servers, how each stands, and their tools"),
-    ("/skills", "the skills the model may load"),
-    (
-        "/init",
-        "write a starting AGENTS.md from a look at the repository",
-    ),
-    (
-        "/model",
-        "the server's models; /model NAME switches from the next request",
-    ),
-    (
-        "/ctx",
-        "how requests are made: /ctx compact | rebuild; what each sends",
-    ),
-    (
-        "/copy",
-        "copy the last answer (/copy N: the N-th counting back)",
-    ),
-    (
-        "/export",
-        "write the session as Markdown (/export PATH; .jsonl: events)",
-    ),
-    (
-        "/diagnostics",
-        "the language servers' errors and warnings (F8); Enter opens one",
-    ),
-    (
-        "/commit",
-        "commit the session's changes with a message the model writes",
-    ),
-    ("/quit", "leave"),
-];
-
-/// The built-in commands, then `extra` (`/ask-NAME` for each agent under
-/// `mmConfigs`, the custom commands: `protocol::extra_commands`).
-pub fn all(extra: &[(String, String)]) -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = COMMANDS
-        .iter()
-        .map(|(c, d)| (c.to_string(), d.to_string()))
-        .collect();
-    v.extend(extra.iter().cloned());
-    v
-}
-
+use super::slash::COMMANDS;
 pub use crate::protocol::parse_ask;
 
 impl App {
@@ -280,7 +203,7 @@ mod built_in {
     /// A custom command may not take a name the TUI uses.
     #[test]
     fn every_tui_command_is_built_in() {
-        for (c, _) in super::all(&[]) {
+        for (c, _) in crate::tui::slash::all(&[]) {
             let name = c.trim_start_matches('/');
             assert!(crate::commands::BUILT_IN.contains(&name), "{name}");
         }

@@ -14,6 +14,7 @@ mod layout;
 pub mod panes;
 pub mod partial_json;
 pub mod render;
+mod slash;
 pub mod theme;
 
 use std::io::{Stdout, Write};

@@ -11,7 +11,7 @@ use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use crate::tui::theme::Theme;
 
-use crate::tui::commands::all;
+use crate::tui::slash::all;
 
 /// What the popup above the composer offers.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -67,7 +67,7 @@ pub fn help_lines(keys: &Keymap, th: &Theme, agents: &[(String, String)]) -> Vec
     }
     lines.push(Line::default());
     lines.push(Line::styled("[commands]", head));
-    for (c, d) in crate::tui::commands::all(agents) {
+    for (c, d) in crate::tui::slash::all(agents) {
         lines.push(Line::from(vec![
             Span::styled(
                 format!("  {c:<22}"),
