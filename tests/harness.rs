@@ -2284,6 +2284,45 @@ fn candidates_are_tried_in_a_scratch_copy_and_only_the_one_that_passes_is_writte
     assert_eq!(json_result(&out)["tests"]["passed"], true);
 }
 
+/// A candidate the model hands back twice is tried once and does not use
+/// up a place: the next request is another try.
+#[test]
+fn a_candidate_handed_back_again_does_not_count_as_another() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let greet = "def greet(name):\n    return 'Hello ' + name\n";
+    let test = "import unittest\n\nfrom greet import greet\n\n\nclass T(unittest.TestCase):\n    def test_greet(self):\n        self.assertEqual(greet('Ann'), 'Hello, Ann!')\n";
+    let wrong = "```python\ndef greet(name):\n    return 'Hi, ' + name + '!'\n```";
+    let server = Server::with_side(
+        vec![text("greet now puts a comma and an exclamation mark.")],
+        vec![
+            text(wrong),
+            text(wrong),
+            text(wrong),
+            text("```python\ndef greet(name):\n    return 'Hello, ' + name + '!'\n```"),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("greet.py", greet);
+    ws.write("test_greet.py", test);
+    let out = ws.run(
+        &server,
+        "The tests in test_greet.py fail. Fix greet.py.",
+        &["-yolo", "-json", "-harness-off", "refine"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        ws.read("greet.py")
+            .contains("return 'Hello, ' + name + '!'"),
+        "{err}"
+    );
+    assert!(err.contains("2 candidates tried, the 2nd passed"), "{err}");
+    assert_eq!(server.side_requests().len(), 4, "{err}");
+}
+
 #[test]
 fn a_fix_that_only_catches_the_error_is_asked_about_its_cause() {
     let app = "prices = {'apple': 3, 'pear': 2}\ntotal = 0\nfor item in ['apple', 'pear']:\n    total += prices[item.upper()]\nprint(f'total: {total}')\n";

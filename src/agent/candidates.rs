@@ -130,8 +130,14 @@ impl Agent {
         // The candidate that fails fewest of the request's checks, and
         // those checks' failure lines.
         let mut best: Option<(usize, String, Vec<String>, String)> = None;
-        for (i, temperature) in TEMPERATURES.iter().take(count).enumerate() {
-            if started.elapsed() >= budget || cancel.is_cancelled() {
+        // A small model at a higher temperature still often hands back a
+        // candidate already tried: those do not count, up to twice as
+        // many requests as candidates.
+        let temperatures = TEMPERATURES
+            .iter()
+            .chain(std::iter::repeat(&TEMPERATURES[7]));
+        for (i, temperature) in temperatures.take(2 * count).enumerate() {
+            if tried.len() >= count || started.elapsed() >= budget || cancel.is_cancelled() {
                 break;
             }
             let (system, user) = match &fresh {
