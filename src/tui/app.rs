@@ -91,7 +91,9 @@ pub struct App {
     pub show_tree: bool,
     pub show_diff: bool,
     pub mouse_capture: bool,
-    pub(super) queued: VecDeque<String>,
+    /// What waits for the running turn to end, in order: messages, and
+    /// commands the agent runs between turns.
+    pub(super) queued: VecDeque<Queued>,
     pub(super) cancel_armed: Option<Instant>,
     /// When Esc was pressed in a composer with text (a second press clears).
     pub(super) esc_armed: Option<Instant>,
@@ -238,11 +240,18 @@ impl App {
             )),
             _ => None,
         };
-        // What waits behind the running turn says so, or it seems lost.
-        let waiting = match (self.working, queued_name(&op)) {
-            (true, Some(name)) => Some(format!("queued until the turn ends: {name}")),
-            _ => waiting,
-        };
+        // What the agent runs after the running turn waits here, where
+        // it shows in the queue and ↑ can take it out.
+        if self.working
+            && let Some(name) = queued_name(&op)
+        {
+            self.queued.push_back(Queued::Command(op, name));
+            self.status.queued = self.queued.len();
+            self.flash(format!(
+                "queued until the turn ends: {name} (↑ takes it out)"
+            ));
+            return None;
+        }
         let restore = matches!(op, Op::Rewind { .. } | Op::Undo | Op::SwitchSession { .. });
         let model_request = matches!(op, Op::Compact { .. } | Op::ProposeCommit);
         // A language server's answer says itself how it went.
@@ -381,9 +390,22 @@ impl App {
         {
             self.status.flash = None;
         }
-        if let Some(next) = self.queued.pop_front() {
+        // Commands run in order; the first message starts the next turn,
+        // and what is queued after it waits for that turn.
+        while let Some(next) = self.queued.pop_front() {
             self.status.queued = self.queued.len();
-            self.send(next);
+            match next {
+                Queued::Message(text) => {
+                    self.send(text);
+                    break;
+                }
+                Queued::Command(op, _) => {
+                    self.submit(op);
+                    if self.working {
+                        break;
+                    }
+                }
+            }
         }
     }
 
@@ -682,6 +704,14 @@ impl App {
         }
         self.dirty || self.animating()
     }
+}
+
+/// What waits in the TUI for the running turn to end.
+pub(crate) enum Queued {
+    /// A message, sent as the next turn.
+    Message(String),
+    /// A command the agent runs between turns, and what it was typed as.
+    Command(Op, &'static str),
 }
 
 /// The command an op that the agent runs after the running turn came

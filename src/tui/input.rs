@@ -8,7 +8,7 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
-use super::app::{App, DOUBLE_PRESS, Focus, GUARD};
+use super::app::{App, DOUBLE_PRESS, Focus, GUARD, Queued};
 use super::component::{Effect, Handled};
 use super::keymap::{ApprovalAction, ComposerAction, GlobalAction, Key, KeyCodeKey};
 use super::panes::composer::Popup;
@@ -303,11 +303,17 @@ impl App {
             Some(ComposerAction::HistoryPrev)
                 if self.composer.is_empty() && !self.queued.is_empty() =>
             {
-                if let Some(last) = self.queued.pop_back() {
-                    self.status.queued = self.queued.len();
-                    self.composer.set_text(&last);
-                    self.flash("taken out of the queue: edit it and Enter, or clear it");
+                match self.queued.pop_back() {
+                    Some(Queued::Message(last)) => {
+                        self.composer.set_text(&last);
+                        self.flash("taken out of the queue: edit it and Enter, or clear it");
+                    }
+                    Some(Queued::Command(_, name)) => {
+                        self.flash(format!("{name} taken out of the queue"));
+                    }
+                    None => {}
                 }
+                self.status.queued = self.queued.len();
             }
             Some(ComposerAction::HistoryPrev) if self.composer.on_first_line() => {
                 self.composer.history_prev()
@@ -367,7 +373,7 @@ impl App {
         }
         self.transcript.follow();
         if self.working {
-            self.queued.push_back(text);
+            self.queued.push_back(Queued::Message(text));
             self.status.queued = self.queued.len();
             self.flash("queued: sent when this turn ends (↑ takes it back)");
             return;

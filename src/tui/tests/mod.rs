@@ -394,6 +394,57 @@ fn enter_sends_and_typing_while_working_queues() {
     assert!(matches!(&ops(&mut r)[..], [Op::UserMessage { text }] if text == "second"));
 }
 
+/// Commands and messages typed during a turn wait in the TUI's queue, in
+/// order; ↑ with nothing typed takes the last one out (a message back into
+/// the composer); queries that change nothing are sent at once.
+#[test]
+fn what_waits_for_the_turn_can_be_taken_out_of_the_queue() {
+    let mut r = rig();
+    typed(&mut r.app, "first");
+    r.app.on_key(key(KeyCode::Enter));
+    let _ = ops(&mut r);
+    typed(&mut r.app, "/stats");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(
+        matches!(&ops(&mut r)[..], [Op::Stats]),
+        "a query goes at once"
+    );
+    typed(&mut r.app, "/model");
+    r.app.on_key(key(KeyCode::Enter));
+    typed(&mut r.app, "/diff");
+    r.app.on_key(key(KeyCode::Enter));
+    typed(&mut r.app, "second");
+    r.app.on_key(key(KeyCode::Enter));
+    typed(&mut r.app, "third");
+    r.app.on_key(key(KeyCode::Enter));
+    assert!(ops(&mut r).is_empty(), "all of them wait");
+    assert!(screen(&mut r, 100, 20).contains("4 queued"));
+    // ↑: "third" comes back to be edited; again: the one before.
+    r.app.on_key(key(KeyCode::Up));
+    assert_eq!(r.app.composer.text(), "third");
+    r.app.composer.set_text("");
+    r.app.on_key(key(KeyCode::Up));
+    assert_eq!(r.app.composer.text(), "second");
+    r.app.composer.set_text("");
+    r.app.on_key(key(KeyCode::Up));
+    assert!(screen(&mut r, 100, 20).contains("/diff taken out of the queue"));
+    assert!(screen(&mut r, 100, 20).contains("1 queued"));
+    typed(&mut r.app, "again");
+    r.app.on_key(key(KeyCode::Enter));
+    r.app.on_agent(AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: Outcome::Done,
+        answer: String::new(),
+        error: None,
+    });
+    // The command runs, then the message starts the next turn.
+    assert!(
+        matches!(&ops(&mut r)[..], [Op::Model { .. }, Op::UserMessage { text }] if text == "again"),
+        "{:?}",
+        ops(&mut r)
+    );
+}
+
 #[test]
 fn shift_enter_makes_a_new_line_and_up_recalls_history() {
     let mut r = rig();
