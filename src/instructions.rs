@@ -62,15 +62,12 @@ fn read_text(path: &Path) -> Option<String> {
 fn folder_file(dir: &Path, within: &Path) -> Option<(PathBuf, String)> {
     for name in NAMES {
         let path = dir.join(name);
-        let Ok(real) = std::fs::canonicalize(&path) else {
+        // Inside, and nothing the file tools would refuse under another
+        // name (an AGENTS.md linked to `.env`, to `.git/config`, to a
+        // session log).
+        let Ok(real) = crate::paths::own_file(&path, within) else {
             continue;
         };
-        // Inside, and not a credential under another name (an AGENTS.md
-        // linked to `.env`).
-        match real.strip_prefix(within) {
-            Ok(rel) if crate::paths::credential_reason(&rel.to_string_lossy()).is_none() => {}
-            _ => continue,
-        }
         if let Some(text) = read_text(&real) {
             return Some((path, text));
         }

@@ -817,6 +817,87 @@ fn setting_is_secret(key: &str, value: &str) -> bool {
                 || value.split_whitespace().count() > 1))
 }
 
+/// Names git looks for in a git dir.
+const GIT_DIR_PARTS: [&str; 6] = [
+    "HEAD",
+    "config",
+    "commondir",
+    "objects",
+    "refs",
+    "packed-refs",
+];
+
+/// Why the file tools may not write `rel`: it lies in a folder laid out
+/// as a git dir (under any name: `vendor/lib.git`), or writing it would
+/// make one (a `HEAD` beside an `objects`, a `refs/…` beside `objects`
+/// and a `config`): git would run what such a folder's config names the
+/// next time the user runs git there.
+pub fn git_layout_reason(root: &Path, rel: &str) -> Option<String> {
+    let parts: Vec<&str> = rel
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    for k in 0..parts.len() {
+        let dir = root.join(parts[..k].join("/"));
+        if k > 0 && is_git_dir(&dir) {
+            return Some(format!(
+                "{} is laid out as a git dir: the file tools do not write git's internals",
+                parts[..k].join("/")
+            ));
+        }
+        let child = parts[k];
+        // The folder's git parts once this one is there, read as
+        // `is_git_dir` reads them.
+        let has = |name: &str| name == child || std::fs::symlink_metadata(dir.join(name)).is_ok();
+        let would = (has("HEAD") && (has("objects") || has("commondir")))
+            || (has("objects") && has("refs") && has("config"));
+        if GIT_DIR_PARTS.contains(&child) && would {
+            let at = if k == 0 {
+                ".".to_string()
+            } else {
+                parts[..k].join("/")
+            };
+            return Some(format!(
+                "writing {rel} would lay {at} out as a git dir (it has git's other parts): the file tools do not"
+            ));
+        }
+    }
+    None
+}
+
+/// A file mm reads on its own account and sends to the model (AGENTS.md,
+/// CLAUDE.md, a prompt override): where it really is, when it is a
+/// regular file of one name inside `within` that the file tools could
+/// read too — not credential-shaped, not in a git dir under any name, not
+/// mm's records; else why not. A link inside the workspace to such a file
+/// (`AGENTS.md -> .git/config`) is read no more than the file itself.
+pub fn own_file(path: &Path, within: &Path) -> Result<PathBuf, String> {
+    let shown = path.display();
+    let real = std::fs::canonicalize(path).map_err(|e| format!("{shown}: {e}"))?;
+    let within = std::fs::canonicalize(within).unwrap_or_else(|_| within.to_path_buf());
+    let rel = real
+        .strip_prefix(&within)
+        .map_err(|_| format!("{shown} leads outside the workspace"))?
+        .to_string_lossy()
+        .into_owned();
+    if let Some(why) = credential_reason(&rel)
+        .or_else(|| reserved_reason(&rel, false))
+        .or_else(|| hard_link_reason(&rel, &real))
+    {
+        return Err(why);
+    }
+    let in_git = rel.split('/').any(|c| c == ".git")
+        || real
+            .ancestors()
+            .skip(1)
+            .take_while(|a| a.starts_with(&within))
+            .any(is_git_dir);
+    if in_git {
+        return Err(format!("{rel} is git's, not the project's"));
+    }
+    Ok(real)
+}
+
 /// A file with other names (hard links): where they lie cannot be seen,
 /// so it is treated as outside the workspace (a hard link to a file
 /// outside would read or change that file).

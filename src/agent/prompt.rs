@@ -49,10 +49,7 @@ fn read_text(path: &Path) -> Option<String> {
 /// model).
 fn workspace_text(root: &Path, rel: &str) -> Option<String> {
     let r = crate::paths::resolve(root, rel).ok()?;
-    if crate::paths::credential_reason(&r.rel).is_some() {
-        return None;
-    }
-    read_text(&r.abs)
+    read_text(&crate::paths::own_file(&r.abs, root).ok()?)
 }
 
 fn sandbox_line(mode: SandboxMode, env: &PromptEnv<'_>, bash: bool) -> String {

@@ -482,7 +482,9 @@ pub fn starter_agents_md(root: &std::path::Path) -> String {
     out.push_str("\n## Conventions\n- (How code here is written and named, what must not be changed, what to check before a change is done.)\n");
     // CLAUDE.md is read only where there is no AGENTS.md: its rules move
     // in here, or they would stop counting.
-    if let Ok(bytes) = crate::paths::read_regular(&root.join("CLAUDE.md"), 256 * 1024) {
+    if let Ok(real) = crate::paths::own_file(&root.join("CLAUDE.md"), root)
+        && let Ok(bytes) = crate::paths::read_regular(&real, 256 * 1024)
+    {
         let claude = String::from_utf8_lossy(&bytes);
         if !claude.trim().is_empty() {
             out.push_str("\n## From CLAUDE.md\n\n");
@@ -599,6 +601,17 @@ mod tests {
             !text.contains("Build:") && !text.contains("CLAUDE"),
             "{text}"
         );
+        // A CLAUDE.md that is a link out of the workspace, or to git's
+        // config, is not copied in (red-team round 13).
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "SECRET-OUTSIDE\n").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("secret"), root.join("CLAUDE.md")).unwrap();
+        assert!(!starter_agents_md(root).contains("SECRET"));
+        std::fs::remove_file(root.join("CLAUDE.md")).unwrap();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/config"), "url = https://x:SECRET@h/r\n").unwrap();
+        std::os::unix::fs::symlink(".git/config", root.join("CLAUDE.md")).unwrap();
+        assert!(!starter_agents_md(root).contains("SECRET"));
     }
 
     #[test]

@@ -23,8 +23,9 @@ impl Store {
     /// The tree of the work tree as it is now (untracked, not ignored files
     /// included). Left out, and so never restored or deleted by a rewind:
     /// files over `MAX_FILE_BYTES`, anything but files and symlinks (a
-    /// FIFO), and credential-shaped files (`.env`, keys), which must not
-    /// land in the user's object store.
+    /// FIFO), files with other names (hard links), files in a folder laid
+    /// out as a git dir, and credential-shaped files (`.env`, keys), which
+    /// must not land in the user's object store.
     pub(super) fn snapshot_tree(&mut self) -> Result<Oid> {
         let workdir = self
             .repo
@@ -32,6 +33,22 @@ impl Store {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| self.root.clone());
         let spec = self.pathspec();
+        // Whether a folder is laid out as a git dir, each asked once.
+        let git_dirs: std::cell::RefCell<std::collections::HashMap<std::path::PathBuf, bool>> =
+            Default::default();
+        let in_git_dir = |path: &Path| -> bool {
+            path.ancestors().skip(1).any(|a| {
+                if a.as_os_str().is_empty() {
+                    return false;
+                }
+                if let Some(&known) = git_dirs.borrow().get(a) {
+                    return known;
+                }
+                let is = crate::paths::is_git_dir(&workdir.join(a));
+                git_dirs.borrow_mut().insert(a.to_path_buf(), is);
+                is
+            })
+        };
         let left_out = |path: &Path| -> i32 {
             if crate::paths::credential_reason(&path.to_string_lossy()).is_some() {
                 return 1;
@@ -39,6 +56,12 @@ impl Store {
             match std::fs::symlink_metadata(workdir.join(path)) {
                 Ok(m) if m.is_file() && m.len() > MAX_FILE_BYTES => 1,
                 Ok(m) if !m.is_file() && !m.file_type().is_symlink() && !m.is_dir() => 1,
+                // A file with other names may be one outside the workspace.
+                Ok(m) if m.is_file() && std::os::unix::fs::MetadataExt::nlink(&m) > 1 => 1,
+                // A repository's insides under another name than `.git`
+                // (a bare mirror, a git dir laid out in a folder): its
+                // config holds tokens, and it is not the project's.
+                _ if in_git_dir(path) => 1,
                 _ => 0,
             }
         };

@@ -214,6 +214,9 @@ impl Sandbox {
         {
             return Err(PathError::Reserved(why));
         }
+        if write && let Some(why) = path::git_layout_reason(&self.root, &r.rel) {
+            return Err(PathError::Reserved(why));
+        }
         Ok(())
     }
 
@@ -251,11 +254,12 @@ impl Sandbox {
             // have said yes to writes as an approved command does in it, and
             // sees what unasked code sees (no credential file, nothing the
             // user let through).
-            (SandboxMode::Auto, _) if fenced => ExecDecision::Run(RunPlan {
-                access: Some(Access::Unattended),
-                net: self.net,
-                git_guard: false,
-            }),
+            (SandboxMode::Auto, _) if fenced => match self.unattended_plan() {
+                Some(plan) => ExecDecision::Run(plan),
+                None => ExecDecision::Deny {
+                    reason: "there is no fence (bubblewrap) to run this command in".into(),
+                },
+            },
             (SandboxMode::Auto, _) => ExecDecision::Deny {
                 reason: "the sandbox is auto and there is no fence (bubblewrap) to run this command in".into(),
             },
@@ -328,6 +332,18 @@ impl Sandbox {
             net: !fenced && self.net,
             git_guard: false,
         }
+    }
+
+    /// How what nobody is asked about runs in `-auto` (a command, a
+    /// command tool): in the fence with the workspace writable, seeing no
+    /// credential file and nothing the user let through; None without a
+    /// fence (it does not run).
+    pub fn unattended_plan(&self) -> Option<RunPlan> {
+        self.fence.is_on().then_some(RunPlan {
+            access: Some(Access::Unattended),
+            net: self.net,
+            git_guard: false,
+        })
     }
 
     pub fn approved_plan(&self) -> RunPlan {
@@ -605,10 +621,17 @@ impl Sandbox {
         }
         let r = path::resolve(&self.root, &join(dir, text))
             .map_err(|e| format!("a git operand outside the workspace ({e})"))?;
-        if let Some(why) = path::credential_reason(&r.rel) {
+        if let Some(why) = path::credential_reason(&r.rel).or_else(|| {
+            path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
+        }) {
             return Err(format!("it reads a credential file ({why})"));
         }
         if let Some(why) = path::reserved_reason(&r.rel, false) {
+            return Err(why);
+        }
+        // `git diff REV:PATH FILE` prints FILE: a file with other names is
+        // as good as one outside.
+        if let Some(why) = path::hard_link_reason(&r.rel, &r.abs) {
             return Err(why);
         }
         Ok(())

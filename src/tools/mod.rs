@@ -479,7 +479,9 @@ async fn run_one(
 /// A command tool: its program with the arguments as flags and as JSON
 /// on stdin. `readOnly` runs at once in a read-only fence without the
 /// network; the others ask like a shell command (not in a read-only
-/// sandbox; at once in `full`) and run with the workspace writable.
+/// sandbox; at once in `full`, outside the fence; unasked in `auto`, in
+/// the fence as an unasked command runs) and run with the workspace
+/// writable.
 async fn run_command_tool(
     env: &ToolEnv,
     tool: &custom::CommandTool,
@@ -514,7 +516,16 @@ async fn run_command_tool(
                     "{name} may change files and the sandbox is read-only (a readOnly tool needs the fence)"
                 ));
             }
-            SandboxMode::Full | SandboxMode::Auto => sandbox.approved_plan(),
+            SandboxMode::Full => sandbox.approved_plan(),
+            // Nobody is asked: it runs as an unasked command does.
+            SandboxMode::Auto => match sandbox.unattended_plan() {
+                Some(plan) => plan,
+                None => {
+                    return ToolOutput::refused(format!(
+                        "{name} may change files, the sandbox is auto and there is no fence (bubblewrap) to run it in"
+                    ));
+                }
+            },
             SandboxMode::Workspace => {
                 let asked = ask_tool(
                     env,

@@ -133,7 +133,10 @@ pub fn grep(sandbox: &Sandbox, args: &Map<String, Value>) -> ToolOutput {
     };
     for path in files {
         let rel = rel_of(root, &path);
-        if crate::paths::credential_reason(&rel).is_some() {
+        // What read_file would refuse is not searched either: a
+        // credential, a git dir's token under any name, a file with
+        // other names, mm's records.
+        if sandbox.check_read(&rel).is_err() {
             continue;
         }
         if let Some(f) = &filter
