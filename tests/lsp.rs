@@ -546,3 +546,58 @@ async fn a_file_put_back_is_told_to_the_server_and_its_errors_go() {
     }
     lsp.shutdown().await;
 }
+
+/// A language server that cannot start (a rustup proxy with no component
+/// behind it) is turned off for the session, and its tools are offered
+/// no more: a small model kept calling them for their error.
+#[test]
+fn the_lsp_tools_leave_the_request_once_no_server_can_answer() {
+    let bin = tempfile::tempdir().unwrap();
+    let fake = bin.path().join("pyright-langserver");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\necho 'error: Unknown binary' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "lsp_hover",
+            json!({"path": "calc.py", "symbol": "add"}),
+        ),
+        call(
+            "c2",
+            "lsp_hover",
+            json!({"path": "calc.py", "symbol": "add"}),
+        ),
+        text("add adds."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a + b\n");
+    let out = ws
+        .mm()
+        .env("PATH", path_with(&fake))
+        .args([
+            "-p",
+            "What does add in calc.py do?",
+            "-url",
+            &server.url(),
+            "-no-harness",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let offered = |req: &serde_json::Value| -> bool {
+        req["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["function"]["name"] == "lsp_hover"))
+    };
+    // The first call starts the server (or the attached file did); its
+    // failure takes the tools out of every request after it.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "{}", stderr(&out));
+    let shown: Vec<bool> = reqs.iter().map(offered).collect();
+    assert_eq!(&shown[1..], [false, false], "{}", stderr(&out));
+    assert!(reqs[1]["tools"].as_array().is_some_and(|t| t.len() > 3));
+}

@@ -846,6 +846,15 @@ impl Agent {
             let tools_on = !(st.answer_in_text
                 || (st.settled && round == 1)
                 || std::mem::take(&mut st.answer_next));
+            // Every language server turned off: its tools are offered no
+            // more (a small model kept calling them for their error).
+            if self.specs.iter().any(|s| s.name.starts_with("lsp_"))
+                && let Some(lsp) = self.lsp()
+                && !lsp.usable().await
+            {
+                self.specs.retain(|s| !s.name.starts_with("lsp_"));
+                tracing::info!("no language server left: the lsp tools are no longer offered");
+            }
             let reply = match self.request(round, tools_on, cancel).await {
                 Err(Stop::Runaway(how)) if st.runaways < 2 => {
                     st.runaways += 1;

@@ -244,6 +244,18 @@ impl Lsp {
         self.programs.values().any(Option::is_some)
     }
 
+    /// A server answers, or none has failed yet: once one is turned off
+    /// for the session (a rustup proxy named rust-analyzer with no
+    /// component behind it fails its start) and none runs, the language
+    /// tools are taken to be of no use.
+    pub async fn usable(&self) -> bool {
+        let st = self.state.lock().await;
+        let running = (st.slots.values())
+            .any(|s| matches!(s, Slot::Running { client, .. } if !client.exited()));
+        let off = st.slots.values().any(|s| matches!(s, Slot::Off));
+        self.available() && (running || !off)
+    }
+
     /// The names of the installed servers.
     pub fn installed(&self) -> Vec<String> {
         let mut v: Vec<String> = self
