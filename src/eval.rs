@@ -596,7 +596,7 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
         })
         .unwrap_or_default();
     let _ = std::fs::write(&answer_path, &answer);
-    r.pass = check(case, &work, &answer_path).await;
+    r.pass = check(case, &work, &answer, !(cli.yolo || cli.unfenced)).await;
     if r.pass {
         let _ = std::fs::remove_dir_all(&slot);
     } else {
@@ -626,14 +626,48 @@ async fn prepare(case: &Case, work: &Path) -> Result<(), String> {
     Ok(())
 }
 
-async fn check(case: &Case, work: &Path, answer: &Path) -> bool {
-    shell(
-        &case.file.check,
-        work,
-        &[("MM_EVAL_ANSWER", answer.as_os_str())],
+/// The case's check, on the work tree. It runs the code the model wrote
+/// (`python3 -c 'import calc …'`), so where the runs were fenced it runs
+/// in the fence too, as unasked code does in `-auto` (no credential, no
+/// home, nothing written outside the work tree, no network), with the
+/// answer in a file of the fence's own /tmp. No fence on this machine:
+/// the check does not run, and the case fails.
+async fn check(case: &Case, work: &Path, answer: &str, fenced: bool) -> bool {
+    const ANSWER: &str = "/tmp/mm-eval-answer.txt";
+    if !fenced {
+        let file = work.with_file_name("answer.txt");
+        return shell(
+            &case.file.check,
+            work,
+            &[("MM_EVAL_ANSWER", file.as_os_str())],
+        )
+        .await
+        .is_ok();
+    }
+    let fence = crate::sandbox::fence::Fence::detect_in(work).await;
+    if !fence.is_on() {
+        return false;
+    }
+    let Ok(sandbox) =
+        crate::sandbox::Sandbox::with_fence(work, crate::config::SandboxMode::Auto, fence, false)
+    else {
+        return false;
+    };
+    let Some(plan) = sandbox.unattended_plan() else {
+        return false;
+    };
+    let script = format!(
+        "printf '%s' \"$MM_EVAL_ANSWER_TEXT\" > {ANSWER}; MM_EVAL_ANSWER={ANSWER}; export MM_EVAL_ANSWER; unset MM_EVAL_ANSWER_TEXT\n{}",
+        case.file.check
+    );
+    let mut cmd = sandbox.command("sh", &["-c", &script], sandbox.root(), plan);
+    cmd.env("MM_EVAL_ANSWER_TEXT", answer)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    matches!(
+        tokio::time::timeout(Duration::from_secs(300), cmd.output()).await,
+        Ok(Ok(out)) if out.status.success()
     )
-    .await
-    .is_ok()
 }
 
 async fn shell(script: &str, cwd: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Result<(), String> {
@@ -717,10 +751,51 @@ mod tests {
         let work = dir.path().join("work");
         prepare(&case, &work).await.unwrap();
         assert!(work.join(".git").is_dir());
+        // Unfenced (-yolo, -unfenced): the answer file beside the work tree.
         let answer = dir.path().join("answer.txt");
         std::fs::write(&answer, "it is 42").unwrap();
-        assert!(check(&case, &work, &answer).await);
+        assert!(check(&case, &work, "it is 42", false).await);
         std::fs::write(&answer, "it is 41").unwrap();
-        assert!(!check(&case, &work, &answer).await);
+        assert!(!check(&case, &work, "it is 41", false).await);
+    }
+
+    /// The check runs the model's code: where the runs were fenced, it
+    /// runs in the fence, and what it writes outside the work tree is
+    /// thrown away (red-team round 14: it ran with the real home).
+    #[tokio::test]
+    async fn a_fenced_check_runs_in_the_fence_with_the_answer() {
+        if !crate::sandbox::fence::Fence::detect().await.is_on() {
+            assert!(
+                std::env::var_os("MM_REQUIRE_FENCE").is_none(),
+                "no working fence here"
+            );
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let case_dir = dir.path().join("c");
+        std::fs::create_dir_all(case_dir.join("files")).unwrap();
+        std::fs::write(case_dir.join("files/a.txt"), "one\n").unwrap();
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        let marker = format!("mm-eval-escaped-{}", std::process::id());
+        std::fs::write(
+            case_dir.join("case.yaml"),
+            format!(
+                "prompt: x\ncheck: touch \"$HOME/{marker}\"; touch /tmp/{marker}; grep -q one a.txt && grep -q 42 \"$MM_EVAL_ANSWER\"\n"
+            ),
+        )
+        .unwrap();
+        let case = load_case(&case_dir).unwrap();
+        let work = dir.path().join("work");
+        prepare(&case, &work).await.unwrap();
+        assert!(check(&case, &work, "it's 42, with a ' and a \"", true).await);
+        assert!(!check(&case, &work, "it is 41", true).await);
+        assert!(
+            !Path::new(&home).join(&marker).exists(),
+            "wrote the real home"
+        );
+        assert!(
+            !Path::new("/tmp").join(&marker).exists(),
+            "wrote the real /tmp"
+        );
     }
 }
