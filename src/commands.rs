@@ -147,11 +147,12 @@ fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Command>, warnings: &
         if found.iter().any(|c| c.name == name) {
             continue;
         }
-        if within.is_some_and(|w| !crate::paths::resolves_inside(&file, w)) {
-            warnings.push(format!(
-                "command {} left out: it links outside the workspace",
-                file.display()
-            ));
+        // Inside, links resolved, and nothing the file tools would refuse
+        // (a command linked to `.env` or to git's config).
+        if let Some(w) = within
+            && let Err(why) = crate::paths::own_file(&file, w)
+        {
+            warnings.push(format!("command {} left out: {why}", file.display()));
             continue;
         }
         match read_command(&file, name) {

@@ -877,7 +877,7 @@ pub fn own_file(path: &Path, within: &Path) -> Result<PathBuf, String> {
     let within = std::fs::canonicalize(within).unwrap_or_else(|_| within.to_path_buf());
     let rel = real
         .strip_prefix(&within)
-        .map_err(|_| format!("{shown} leads outside the workspace"))?
+        .map_err(|_| "it links outside the workspace".to_string())?
         .to_string_lossy()
         .into_owned();
     if let Some(why) = credential_reason(&rel)

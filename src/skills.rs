@@ -110,6 +110,14 @@ fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Skill>, warnings: &mu
             ));
             continue;
         }
+        // The file itself, links resolved: inside, and nothing the file
+        // tools would refuse (a SKILL.md linked out, or to git's config).
+        if let Some(w) = within
+            && let Err(why) = crate::paths::own_file(&file, w)
+        {
+            warnings.push(format!("skill {} left out: {why}", file.display()));
+            continue;
+        }
         match read_skill_file(&file, name) {
             Ok(mut s) => {
                 s.dir = folder;

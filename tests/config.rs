@@ -1048,6 +1048,25 @@ fn a_repository_s_links_and_fifos_under_mm_are_not_read() {
         nix::sys::stat::Mode::from_bits_truncate(0o600),
     )
     .unwrap();
+    // Red-team round 14: a command linked to git's config (a remote's
+    // token) or to `.env`, and a real skill folder whose SKILL.md links
+    // out, are left out too.
+    let p = ws.dir.path();
+    std::fs::create_dir_all(p.join(".git")).unwrap();
+    std::fs::write(
+        p.join(".git/config"),
+        "[remote \"origin\"]\n\turl = https://x:ghp_R14TOKEN@github.com/a/b\n",
+    )
+    .unwrap();
+    std::fs::write(p.join(".env"), "KEY=R14ENVSECRET\n").unwrap();
+    std::os::unix::fs::symlink("../../.git/config", p.join(".mm/commands/cfg.md")).unwrap();
+    std::os::unix::fs::symlink("../../.env", p.join(".mm/commands/envcmd.md")).unwrap();
+    std::fs::create_dir_all(p.join(".mm/skills/helper")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("skill/SKILL.md"),
+        p.join(".mm/skills/helper/SKILL.md"),
+    )
+    .unwrap();
     let server = Server::start(vec![text("Hi."), text("Hi.")]);
     let started = std::time::Instant::now();
     let out = ws.run(&server, "/review", &[]);
@@ -1063,9 +1082,13 @@ fn a_repository_s_links_and_fifos_under_mm_are_not_read() {
         "{err}"
     );
     assert!(err.contains("hang.md left out"), "{err}");
+    assert!(err.contains("cfg.md left out"), "{err}");
+    assert!(err.contains("envcmd.md left out"), "{err}");
+    assert!(err.contains("helper/SKILL.md left out"), "{err}");
     let body = serde_json::to_string(&server.requests()).unwrap();
     assert!(!body.contains("FAKEKEYMATERIAL123"));
     assert!(!body.contains("A skill from elsewhere"));
+    assert!(!body.contains("ghp_R14TOKEN") && !body.contains("R14ENVSECRET"));
     // A command tool manifest linked outside stops mm, named.
     std::fs::create_dir_all(ws.dir.path().join(".mm/tools")).unwrap();
     std::fs::write(outside.path().join("t.json"), "{}").unwrap();

@@ -12,6 +12,45 @@ use crate::git::PlannedChange;
 use crate::llm::{self, ChatRequest, ClientEvent, LlmError, Message};
 use crate::protocol::{AgentEvent, ChangeKind, FileChange, Level};
 
+/// Writes an export where the user said, but never through what the
+/// model may have made: a link there (`session.md -> ~/.bashrc`), a file
+/// with other names, or, for a path relative to the workspace, a folder
+/// that leads out of it.
+fn write_export(
+    root: &std::path::Path,
+    given: &std::path::Path,
+    target: &std::path::Path,
+    text: &str,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let refuse = |why: String| Err(std::io::Error::other(why));
+    if let Ok(m) = std::fs::symlink_metadata(target) {
+        if m.file_type().is_symlink() {
+            return refuse("it is a link; give another name".into());
+        }
+        if m.is_file() && m.nlink() > 1 {
+            return refuse(format!(
+                "it has {} names (hard links); give another name",
+                m.nlink()
+            ));
+        }
+    }
+    if given.is_relative()
+        && let Some(parent) = target.parent()
+        && !crate::paths::resolves_inside(parent, root)
+    {
+        return refuse("its folder leads outside the workspace".into());
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(nix::libc::O_NOFOLLOW)
+        .open(target)?;
+    f.write_all(text.as_bytes())
+}
+
 impl Agent {
     /// Writes the session to a file: Markdown with the session's diff, or
     /// JSONL events for a `.jsonl` path. With no path it goes to
@@ -44,8 +83,8 @@ impl Agent {
             _ => Vec::new(),
         };
         let text = crate::session::export::document(&root, &records, changes, Some(&target), jsonl);
-        let written = match named {
-            Some(_) => std::fs::write(&target, text),
+        let written = match &named {
+            Some(p) => write_export(&root, std::path::Path::new(p.trim()), &target, &text),
             None => crate::mmdir::MmDir::open(&root.join(".mm"))
                 .and_then(|d| d.subdir("exports"))
                 .and_then(|d| d.write(&default_name, text.as_bytes())),
@@ -572,6 +611,33 @@ impl Agent {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Red-team round 14: `/export session.md` over a link the model
+    /// made wrote the transcript into the file it named (a `.bashrc`).
+    #[test]
+    fn an_export_never_writes_through_a_link_or_a_second_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("bashrc");
+        std::fs::write(&victim, "original\n").unwrap();
+        std::os::unix::fs::symlink(&victim, root.join("session.md")).unwrap();
+        let rel = std::path::Path::new("session.md");
+        assert!(write_export(&root, rel, &root.join(rel), "transcript").is_err());
+        std::fs::hard_link(&victim, root.join("hl.md")).unwrap();
+        let rel = std::path::Path::new("hl.md");
+        assert!(write_export(&root, rel, &root.join(rel), "transcript").is_err());
+        std::os::unix::fs::symlink(outside.path(), root.join("out")).unwrap();
+        let rel = std::path::Path::new("out/new.md");
+        assert!(write_export(&root, rel, &root.join(rel), "transcript").is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "original\n");
+        assert!(!outside.path().join("new.md").exists());
+        // A plain name is written, and written over.
+        let rel = std::path::Path::new("notes.md");
+        write_export(&root, rel, &root.join(rel), "one").unwrap();
+        write_export(&root, rel, &root.join(rel), "two").unwrap();
+        assert_eq!(std::fs::read_to_string(root.join(rel)).unwrap(), "two");
+    }
 
     #[test]
     fn init_takes_make_targets_and_keeps_claude_md() {

@@ -362,6 +362,14 @@ impl AgentFile {
             checkpoint_days => "checkpointDays",
             bash_timeout => "bashTimeout"
         );
+        // Turning a tool on widens what mm may do (the user's own config
+        // may have turned it off); turning it off narrows it.
+        if self.bash_tool == Some(true) {
+            keys.push("bashTool");
+        }
+        if self.edit_tools == Some(true) {
+            keys.push("editTools");
+        }
         keys
     }
 
@@ -386,6 +394,12 @@ impl AgentFile {
         self.checkpoint_days = None;
         self.bash_timeout = None;
         self.verify = None;
+        if self.bash_tool == Some(true) {
+            self.bash_tool = None;
+        }
+        if self.edit_tools == Some(true) {
+            self.edit_tools = None;
+        }
     }
 
     /// Reads and checks one YAML file.
@@ -499,6 +513,21 @@ pub fn closest<'a>(field: &str, expected: &[&'a str]) -> Option<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Red-team round 14: a repository's config turned the bash tool back
+    /// on over the user's `bashTool: false`, untrusted.
+    #[test]
+    fn turning_a_tool_on_waits_for_trust_and_turning_it_off_does_not() {
+        let parse = |t: &str| AgentFile::parse(Path::new("c.yaml"), t).unwrap();
+        let mut on = parse("bashTool: true\neditTools: true\n");
+        assert_eq!(on.trusted_only_keys(), ["bashTool", "editTools"]);
+        on.drop_trusted_only();
+        assert_eq!((on.bash_tool, on.edit_tools), (None, None));
+        let mut off = parse("bashTool: false\n");
+        assert!(off.trusted_only_keys().is_empty());
+        off.drop_trusted_only();
+        assert_eq!(off.bash_tool, Some(false));
+    }
 
     #[test]
     fn yaml_errors_say_what_to_change_at_the_right_line() {

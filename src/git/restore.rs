@@ -268,10 +268,14 @@ impl Store {
         // files are written where it was), then writes. Every path is
         // checked as it is used: one that leads through a symlink out of
         // the workspace stops the rewind before anything is written there.
-        let escapes = |rel: &str| {
-            crate::paths::resolve(&self.root, rel)
-                .err()
-                .map(|e| GitError::Other(format!("the rewind stopped at {rel}: {e}")))
+        // A path that leads, through a link made inside the workspace, into
+        // git's or mm's own folders (`a -> .git/hooks`) stops it too: a
+        // hook written there would run outside the fence.
+        let escapes = |rel: &str| match crate::paths::resolve(&self.root, rel) {
+            Err(e) => Some(GitError::Other(format!("the rewind stopped at {rel}: {e}"))),
+            Ok(r) => crate::paths::reserved_reason(&r.rel, true)
+                .or_else(|| crate::paths::git_layout_reason(&self.root, &r.rel))
+                .map(|why| GitError::Other(format!("the rewind stopped at {rel}: {why}"))),
         };
         for c in plan.changes.iter().filter(|c| c.blob.is_none()) {
             let parent = Path::new(&c.path)

@@ -625,6 +625,31 @@ fn a_rewind_never_writes_through_a_symlink_that_leaves() {
         "{err}"
     );
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+
+    // Red-team round 14: an ignored link that stays inside the workspace
+    // but leads into `.git/hooks`: the hook the checkpoint holds as
+    // `a/pre-commit` is not written there.
+    let d = repo();
+    let p = d.path();
+    std::fs::create_dir(p.join("a")).unwrap();
+    std::fs::write(p.join("a/pre-commit"), "#!/bin/sh\ntouch pwned\n").unwrap();
+    let mut store = Store::open_in(p, "s3", sh.path()).unwrap();
+    let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
+    std::fs::write(p.join(".gitignore"), "a\n").unwrap();
+    std::fs::remove_dir_all(p.join("a")).unwrap();
+    std::fs::create_dir_all(p.join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink(".git/hooks", p.join("a")).unwrap();
+    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let err = store.apply(&plan).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("the rewind stopped at a/pre-commit"),
+        "{err}"
+    );
+    assert!(
+        !p.join(".git/hooks/pre-commit").exists(),
+        "a hook was written"
+    );
 }
 
 #[test]
