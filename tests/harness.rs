@@ -3003,12 +3003,10 @@ fn the_best_candidate_is_corrected_against_the_checks_it_still_fails() {
     );
 }
 
-#[test]
-fn the_requests_checks_run_again_after_a_later_change_and_the_receipt_gives_the_end() {
-    if !fence_works() {
-        skip("no working fence here");
-        return;
-    }
+/// A turn whose second change makes the request's checks worse: `label`
+/// written failing 1 of 3, then "fixed" to fail 2. The server, the
+/// workspace and mm's output.
+fn a_turn_made_worse(off: &str) -> (Server, Workspace, std::process::Output) {
     let server = Server::start(vec![
         call(
             "c1",
@@ -3029,9 +3027,19 @@ fn the_requests_checks_run_again_after_a_later_change_and_the_receipt_gives_the_
     let out = ws.run(
         &server,
         "Implement label in lab.py; RULES.md has the rules.",
-        &["-json", "-harness-off", "candidates,best"],
+        &["-json", "-harness-off", off],
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    (server, ws, out)
+}
+
+#[test]
+fn the_requests_checks_run_again_after_a_later_change_and_the_receipt_gives_the_end() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let (server, _ws, out) = a_turn_made_worse("candidates,best");
     let err = stderr(&out);
     assert!(
         err.contains("1 of 3 check(s) from the request's examples fail"),
@@ -3055,41 +3063,8 @@ fn a_turn_that_ends_worse_than_it_was_by_the_requests_checks_leaves_its_best_ver
         skip("no working fence here");
         return;
     }
-    let server = Server::start(vec![
-        call(
-            "c1",
-            "write_file",
-            json!({"path": "lab.py", "content": "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one' if n == 1 else 'two'\n"}),
-        ),
-        text("Done."),
-        // Told label(3) fails, the model makes it worse.
-        call(
-            "c2",
-            "edit_file",
-            json!({"path": "lab.py", "old_string": "return 'one' if n == 1 else 'two'", "replacement": "return 'many'"}),
-        ),
-        text("Fixed label(3)."),
-        text("label(3) works now; 1 and 2 do not."),
-    ]);
-    let ws = label_workspace();
-    let out = ws.run(
-        &server,
-        "Implement label in lab.py; RULES.md has the rules.",
-        &["-json", "-harness-off", "candidates"],
-    );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (_server, ws, out) = a_turn_made_worse("candidates");
     let err = stderr(&out);
-    assert!(
-        err.contains("1 of 3 check(s) from the request's examples fail"),
-        "{err}"
-    );
-    assert_eq!(server.requests().len(), 5, "{err}");
-    let told = last_user(&server.requests()[4]);
-    assert!(
-        told.contains("mm ran the request's checks again on the code as it is now: 2 of 3 fail. The last change made it worse: 2 fail now, 1 before it.")
-            && told.contains("FAILED: assert label(1) == 'one'  (it gives 'many')"),
-        "{told}"
-    );
     // The turn ended failing 2; it had failed 1: that version is back,
     // and the receipt and the next message say so.
     assert_eq!(

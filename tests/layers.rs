@@ -51,11 +51,6 @@ fn uses(text: &str) -> BTreeSet<String> {
         }
         from = at + 1;
     }
-    let ident = |s: &str| -> String {
-        s.chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect()
-    };
     let mut out = BTreeSet::new();
     let mut rest = code;
     while let Some(i) = rest.find("crate::") {
@@ -88,6 +83,13 @@ fn uses(text: &str) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// The identifier `s` starts with.
+fn ident(s: &str) -> String {
+    s.chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect()
 }
 
 fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
@@ -187,11 +189,6 @@ fn module_uses(
     if let Some(i) = text.find("#[cfg(test)]\nmod tests") {
         code = &text[..i];
     }
-    let ident = |s: &str| -> String {
-        s.chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-            .collect()
-    };
     let mut out = BTreeSet::new();
     let mut rest = code;
     loop {
