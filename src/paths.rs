@@ -749,10 +749,25 @@ fn redact_config_line(raw: &str) -> String {
         .replace("\\\r\n", "")
         .replace("\\\n", "");
     if let Some((key, value)) = setting(&joined)
-        && setting_is_secret(&key, &value)
+        && setting_is_secret(shell_name(&key), &value)
     {
         let cut = joined.find('=').map_or(joined.len(), |i| i + 1);
         return format!("{} ***{ending}", &joined[..cut]);
+    }
+    // A hook or another script of the git dir: `"api_token": "…"` (JSON)
+    // and `api_token: …` (YAML) hold a credential the same way.
+    static COLON: std::sync::LazyLock<Option<regex::Regex>> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r#"^\s*"?([A-Za-z][A-Za-z0-9._-]*)"?\s*:\s*\S"#).ok()
+    });
+    if let Some(c) = COLON.as_ref().and_then(|re| re.captures(&joined))
+        && !joined.contains("://")
+        && setting_is_secret(&c[1], "")
+    {
+        let cut = joined.find(':').map_or(joined.len(), |i| i + 1);
+        return format!("{} ***{ending}", &joined[..cut]);
+    }
+    if let Some(scripted) = redact_script_line(&joined) {
+        return format!("{scripted}{ending}");
     }
     let Some(re) = URL.as_ref() else {
         return raw.to_string();
@@ -791,6 +806,49 @@ fn redact_config_line(raw: &str) -> String {
         raw.to_string()
     } else {
         format!("{redacted}{ending}")
+    }
+}
+
+/// A line of a hook (a script in the git dir) with its credentials as
+/// `***`: `"api_token": "…"` anywhere in it, a `DEPLOY_TOKEN=…` after a
+/// `;` or `&&`, `curl -u user:password`; None when it holds none.
+fn redact_script_line(line: &str) -> Option<String> {
+    use std::sync::LazyLock;
+    static JSON: LazyLock<Option<regex::Regex>> =
+        LazyLock::new(|| regex::Regex::new(r#""([A-Za-z][A-Za-z0-9._-]*)"(\s*:\s*)"[^"]*""#).ok());
+    static ASSIGN: LazyLock<Option<regex::Regex>> =
+        LazyLock::new(|| regex::Regex::new(r"(^|[;&|(\s])([A-Za-z_][A-Za-z0-9_]*)=(\S+)").ok());
+    static USER: LazyLock<Option<regex::Regex>> =
+        LazyLock::new(|| regex::Regex::new(r"(\s(?:-u|--user)[\s=]+)[^\s:]+:\S+").ok());
+    let (json, assign, user) = (JSON.as_ref()?, ASSIGN.as_ref()?, USER.as_ref()?);
+    let out = json.replace_all(line, |c: &regex::Captures| {
+        if setting_is_secret(&c[1], "") {
+            format!("\"{}\"{}\"***\"", &c[1], &c[2])
+        } else {
+            c[0].to_string()
+        }
+    });
+    let out = assign.replace_all(&out, |c: &regex::Captures| {
+        if setting_is_secret(&c[2], "") {
+            format!("{}{}=***", &c[1], &c[2])
+        } else {
+            c[0].to_string()
+        }
+    });
+    let out = user.replace_all(&out, "${1}***");
+    (out != line).then(|| out.into_owned())
+}
+
+/// The variable a shell line assigns (`export DEPLOY_TOKEN`, `local
+/// DB_PASSWORD`, `readonly X`, `declare -x Y`): its name, for a hook in a
+/// git dir; anything else as it is.
+fn shell_name(key: &str) -> &str {
+    let mut words = key.split_whitespace();
+    match words.next() {
+        Some("export" | "local" | "readonly" | "declare" | "typeset") => {
+            words.rfind(|w| !w.starts_with('-')).unwrap_or(key)
+        }
+        _ => key,
     }
 }
 
@@ -1071,6 +1129,11 @@ mod tests {
         ] {
             assert_eq!(redact_git_config(plain), plain);
         }
+        // A hook's shell, JSON and YAML forms (red-team round 14).
+        let hook = "export DEPLOY_TOKEN=R14A\nlocal DB_PASSWORD=R14B\nreadonly API_SECRET=R14C\n  \"api_token\": \"R14D\",\napi_token: R14E\nname: plain\n{\"api_token\": \"R14F\"}\nset -x; TOKEN=R14G ./deploy\ncurl -u admin:R14H https://x\n";
+        let out = redact_git_config(hook);
+        assert!(!out.contains("R14"), "{out}");
+        assert!(out.contains("name: plain"), "{out}");
     }
 
     #[test]
