@@ -299,7 +299,7 @@ impl App {
             Handled::Open { path, line, col } => self.open_place(&path, line, col),
             Handled::Copy { what, text } => self.effects.push(Effect::Copy { what, text }),
             Handled::Flash(text) => self.flash(text),
-            Handled::Help => self.overlays.push(Overlay::Help { scroll: 0 }),
+            Handled::Help => self.overlays.push(Overlay::help()),
         }
     }
 

@@ -43,7 +43,7 @@ impl App {
         }
         match name {
             "/quit" | "/exit" | "/q" => self.global(GlobalAction::Quit),
-            "/help" | "/?" => self.overlays.push(Overlay::Help { scroll: 0 }),
+            "/help" | "/?" => self.overlays.push(Overlay::help()),
             "/new" => {
                 self.submit(Op::NewSession);
             }

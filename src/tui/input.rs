@@ -171,7 +171,7 @@ impl App {
             }
             GlobalAction::ToggleMouse => self.toggle_mouse(),
             GlobalAction::Diagnostics => self.show_diagnostics(),
-            GlobalAction::Help => self.overlays.push(Overlay::Help { scroll: 0 }),
+            GlobalAction::Help => self.overlays.push(Overlay::help()),
             GlobalAction::Palette => {
                 self.focus = Focus::Composer;
                 if self.composer.is_empty() {

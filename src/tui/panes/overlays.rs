@@ -18,7 +18,13 @@ use crate::tui::render::highlight;
 use crate::tui::theme::Theme;
 
 pub enum Overlay {
-    Help { scroll: usize },
+    /// F1: the keys and commands; `page` is what the last draw showed (a
+    /// page for PgUp/PgDn), `lines` how many there are.
+    Help {
+        scroll: usize,
+        page: std::cell::Cell<usize>,
+        lines: std::cell::Cell<usize>,
+    },
     Viewer(Viewer),
     Places(PlaceList),
     Rewind(super::rewind::RewindOverlay),
@@ -559,6 +565,15 @@ impl PlaceList {
 }
 
 impl Overlay {
+    /// F1's help, at its top.
+    pub fn help() -> Overlay {
+        Overlay::Help {
+            scroll: 0,
+            page: std::cell::Cell::new(10),
+            lines: std::cell::Cell::new(usize::MAX),
+        }
+    }
+
     /// A key while this overlay is on top of the stack.
     pub fn handle_key(
         &mut self,
@@ -567,13 +582,22 @@ impl Overlay {
         keys: &Keymap,
     ) -> Handled {
         match self {
-            Overlay::Help { scroll } => match keys.lookup::<HelpAction>(key) {
-                Some(HelpAction::ScrollUp) => *scroll = scroll.saturating_sub(1),
-                Some(HelpAction::ScrollDown) => *scroll += 1,
-                Some(HelpAction::PageUp) => *scroll = scroll.saturating_sub(10),
-                Some(HelpAction::PageDown) => *scroll += 10,
-                Some(HelpAction::Close) | None => return Handled::Close,
-            },
+            Overlay::Help {
+                scroll,
+                page,
+                lines,
+            } => {
+                // A page is what shows; the last line stops at the bottom.
+                let step = page.get().max(1);
+                let last = lines.get().saturating_sub(page.get());
+                match keys.lookup::<HelpAction>(key) {
+                    Some(HelpAction::ScrollUp) => *scroll = scroll.saturating_sub(1),
+                    Some(HelpAction::ScrollDown) => *scroll = (*scroll + 1).min(last),
+                    Some(HelpAction::PageUp) => *scroll = scroll.saturating_sub(step),
+                    Some(HelpAction::PageDown) => *scroll = (*scroll + step).min(last),
+                    Some(HelpAction::Close) | None => return Handled::Close,
+                }
+            }
             Overlay::Viewer(v) => return v.handle_key(key, keys),
             Overlay::Places(p) => match keys.lookup::<PlacesAction>(key) {
                 Some(PlacesAction::Up) => p.move_by(-1),
@@ -626,13 +650,17 @@ impl Overlay {
                 };
                 c.render(rect, buf, th, keys);
             }
-            Overlay::Help { scroll } => {
+            Overlay::Help {
+                scroll,
+                page,
+                lines,
+            } => {
                 let inner = frame(area, buf, th, " help ".into());
-                let lines: Vec<Line<'static>> = help_lines(keys, th, agents)
-                    .into_iter()
-                    .skip(*scroll)
-                    .collect();
-                Paragraph::new(lines).render(inner, buf);
+                let all = help_lines(keys, th, agents);
+                page.set(usize::from(inner.height));
+                lines.set(all.len());
+                let shown: Vec<Line<'static>> = all.into_iter().skip(*scroll).collect();
+                Paragraph::new(shown).render(inner, buf);
             }
             Overlay::Viewer(v) => v.render(area, buf, th),
             Overlay::Places(p) => p.render(area, buf, th),

@@ -445,6 +445,42 @@ fn what_waits_for_the_turn_can_be_taken_out_of_the_queue() {
     );
 }
 
+/// F1's PgDn moves a page (what shows), and no paging goes past the last
+/// line into blank rows (issue 33, item 10).
+#[test]
+fn help_pages_by_what_shows_and_stops_at_its_end() {
+    let mut r = rig();
+    r.app.on_key(key(KeyCode::F(1)));
+    let first = screen(&mut r, 100, 20);
+    r.app.on_key(key(KeyCode::PageDown));
+    let second = screen(&mut r, 100, 20);
+    assert_ne!(first, second);
+    // The box's own lines with text.
+    let shown = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.starts_with('│'))
+            .map(|l| {
+                l.trim_matches(|c: char| c == '│' || c.is_whitespace())
+                    .to_string()
+            })
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    // No line of the first page shows on the second: it moved a page,
+    // not ten lines.
+    let (a, b) = (shown(&first), shown(&second));
+    assert!(a.len() > 12, "{first}");
+    assert!(
+        b.iter().filter(|l| a.contains(l)).count() <= 2,
+        "{first}\n{second}"
+    );
+    for _ in 0..50 {
+        r.app.on_key(key(KeyCode::PageDown));
+    }
+    let end = screen(&mut r, 100, 20);
+    assert!(shown(&end).len() > 10, "paged into blank rows:\n{end}");
+}
+
 #[test]
 fn shift_enter_makes_a_new_line_and_up_recalls_history() {
     let mut r = rig();
