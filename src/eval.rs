@@ -596,7 +596,14 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
         })
         .unwrap_or_default();
     let _ = std::fs::write(&answer_path, &answer);
-    r.pass = check(case, &work, &answer, !(cli.yolo || cli.unfenced)).await;
+    r.pass = check(
+        case,
+        &work,
+        &answer_path,
+        &answer,
+        !(cli.yolo || cli.unfenced),
+    )
+    .await;
     if r.pass {
         let _ = std::fs::remove_dir_all(&slot);
     } else {
@@ -630,12 +637,11 @@ async fn prepare(case: &Case, work: &Path) -> Result<(), String> {
 /// (`python3 -c 'import calc …'`), so where the runs were fenced it runs
 /// in the fence too, as unasked code does in `-auto` (no credential, no
 /// home, nothing written outside the work tree, no network), with the
-/// answer in a file of the fence's own /tmp. No fence on this machine:
+/// answer in a file of the fence's own /tmp (outside it, in `file`). No fence on this machine:
 /// the check does not run, and the case fails.
-async fn check(case: &Case, work: &Path, answer: &str, fenced: bool) -> bool {
+async fn check(case: &Case, work: &Path, file: &Path, answer: &str, fenced: bool) -> bool {
     const ANSWER: &str = "/tmp/mm-eval-answer.txt";
     if !fenced {
-        let file = work.with_file_name("answer.txt");
         return shell(
             &case.file.check,
             work,
@@ -754,9 +760,9 @@ mod tests {
         // Unfenced (-yolo, -unfenced): the answer file beside the work tree.
         let answer = dir.path().join("answer.txt");
         std::fs::write(&answer, "it is 42").unwrap();
-        assert!(check(&case, &work, "it is 42", false).await);
+        assert!(check(&case, &work, &answer, "it is 42", false).await);
         std::fs::write(&answer, "it is 41").unwrap();
-        assert!(!check(&case, &work, "it is 41", false).await);
+        assert!(!check(&case, &work, &answer, "it is 41", false).await);
     }
 
     /// The check runs the model's code: where the runs were fenced, it
@@ -787,8 +793,17 @@ mod tests {
         let case = load_case(&case_dir).unwrap();
         let work = dir.path().join("work");
         prepare(&case, &work).await.unwrap();
-        assert!(check(&case, &work, "it's 42, with a ' and a \"", true).await);
-        assert!(!check(&case, &work, "it is 41", true).await);
+        assert!(
+            check(
+                &case,
+                &work,
+                Path::new("/nonexistent"),
+                "it's 42, with a ' and a \"",
+                true
+            )
+            .await
+        );
+        assert!(!check(&case, &work, Path::new("/nonexistent"), "it is 41", true).await);
         assert!(
             !Path::new(&home).join(&marker).exists(),
             "wrote the real home"
