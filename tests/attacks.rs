@@ -45,6 +45,8 @@ const SETUP_WORDS: &[&str] = &[
     "same",
     "ran",
     "repl",
+    "args",
+    "prompt",
 ];
 
 /// One line of the corpus.
@@ -160,6 +162,11 @@ fn parse_call(text: &str, line: usize) -> (String, Value) {
         ("list", [p]) => ("list_dir", json!({"path": p})),
         ("grep", [pat, p]) => ("grep", json!({"pattern": pat, "path": p})),
         ("glob", [pat]) => ("glob", json!({"pattern": pat})),
+        ("tool", [name, args]) => (
+            *name,
+            serde_json::from_str(args)
+                .unwrap_or_else(|e| panic!("corpus line {line}: {args} is not JSON: {e}")),
+        ),
         _ => panic!("corpus line {line}: cannot read the call {text}"),
     };
     (v.0.to_string(), v.1)
@@ -229,7 +236,7 @@ fn set_up(case: &Case, pl: &Places) {
         let item = pl.fill(item);
         let (kind, arg) = item.split_once(' ').unwrap_or((item.as_str(), ""));
         match kind {
-            "nogit" | "env" => {}
+            "nogit" | "env" | "args" | "prompt" => {}
             "file" => {
                 let (p, text) = arg.split_once('=').expect("file P=TEXT");
                 write(&pl.ws.join(p), text);
@@ -408,9 +415,10 @@ fn run_mm(
     server: &Server,
     args: &[&str],
     envs: &[(String, String)],
+    prompt: &str,
 ) -> (Option<i32>, String, String, bool) {
     let mut cmd = ws.mm();
-    cmd.args(["-p", "go", "-json", "-url", &server.url()])
+    cmd.args(["-p", prompt, "-json", "-url", &server.url()])
         .args(args)
         .envs(mm_env(envs));
     cmd.stdout(std::process::Stdio::piped())
@@ -465,6 +473,7 @@ fn run_repl(
     args: &[&str],
     envs: &[(String, String)],
     answers: &[String],
+    prompt: &str,
 ) -> (Option<i32>, String, String, bool) {
     let url = server.url();
     let mut argv = vec!["-url", url.as_str()];
@@ -476,7 +485,7 @@ fn run_repl(
     let mut hung = t.expect_any(&["› "], wait).is_none();
     let mut answers = answers.iter();
     if !hung {
-        t.send("go\r");
+        t.send(&format!("{prompt}\r"));
         loop {
             match t.expect_any(&["allow?", "› "], wait) {
                 Some(0) => {
@@ -541,7 +550,23 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
         .collect();
     script.extend([text("done"), text("done"), text("done")]);
     let server = Server::start(script);
-    let extra: &[&str] = if fenced { &[] } else { &["-unfenced"] };
+    // `args A B` for both runs; `-auto` without a fence refuses to start,
+    // so its unfenced run checks only that nothing happened.
+    let mut extra: Vec<String> = case
+        .setup
+        .iter()
+        .filter_map(|s| s.strip_prefix("args "))
+        .flat_map(|a| a.split_whitespace().map(|w| pl.fill(w)))
+        .collect();
+    if !fenced {
+        extra.push("-unfenced".into());
+    }
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let prompt = case
+        .setup
+        .iter()
+        .find_map(|s| s.strip_prefix("prompt "))
+        .map_or_else(|| "go".to_string(), |p| pl.fill(p));
     let envs: Vec<(String, String)> = case
         .setup
         .iter()
@@ -550,8 +575,8 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
         .map(|(k, v)| (k.to_string(), pl.fill(v)))
         .collect();
     let (code, stdout, stderr, hung) = match &case.repl {
-        Some(answers) => run_repl(&ws, &server, extra, &envs, answers),
-        None => run_mm(&ws, &server, extra, &envs),
+        Some(answers) => run_repl(&ws, &server, &extra, &envs, answers, &prompt),
+        None => run_mm(&ws, &server, &extra, &envs, &prompt),
     };
     let mut bad = Vec::new();
     let mode = if fenced { "fenced" } else { "unfenced" };
