@@ -3,41 +3,11 @@
 //! it). Front matter: `description`, optional `model` and `allowedTools`;
 //! the body is the prompt, with `$ARGUMENTS` (all that follows the
 //! command) and `$1`…`$9` (its words) replaced. A built-in command of the
-//! same name always wins.
+//! same name always wins (`slash::Slash`).
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-
-/// Every built-in command name of the REPL and the TUI (without `/`).
-pub const BUILT_IN: &[&str] = &[
-    "help",
-    "?",
-    "new",
-    "sessions",
-    "theme",
-    "keymap",
-    "mouse",
-    "tree",
-    "diff",
-    "rewind",
-    "undo",
-    "stats",
-    "cost",
-    "compact",
-    "mcp",
-    "skills",
-    "ctx",
-    "model",
-    "init",
-    "copy",
-    "export",
-    "diagnostics",
-    "commit",
-    "quit",
-    "exit",
-    "q",
-];
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Command {
@@ -137,7 +107,7 @@ fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Command>, warnings: &
             ));
             continue;
         }
-        if BUILT_IN.contains(&name) || name.starts_with("ask-") {
+        if crate::slash::Slash::is_built_in(name) || name.starts_with("ask-") {
             warnings.push(format!(
                 "command {} left out: /{name} is built in",
                 file.display()

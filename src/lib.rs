@@ -28,6 +28,7 @@ pub mod protocol;
 pub mod sandbox;
 pub mod session;
 pub mod skills;
+pub mod slash;
 pub mod startup;
 pub mod tools;
 pub mod tui;

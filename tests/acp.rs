@@ -407,7 +407,8 @@ async fn without_a_model_server_the_client_is_told_why() {
 
 /// A custom command is offered to the client as one of the session's
 /// commands, and `/NAME args` typed there runs it with its prompt; a
-/// skill's tool is offered too.
+/// skill's tool is offered too. The built-ins an editor can use are
+/// offered beside it, and `/skills` answers with the list as a reply.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn custom_commands_are_offered_and_run_over_acp() {
     let server = Server::start(vec![text("Reviewed over ACP.")]);
@@ -454,6 +455,16 @@ async fn custom_commands_are_offered_and_run_over_acp() {
                 .block_task()
                 .await?;
             assert_eq!(done.stop_reason, StopReason::EndTurn);
+            let listed = cx
+                .send_request(prompt(&sid, "/skills"))
+                .block_task()
+                .await?;
+            assert_eq!(listed.stop_reason, StopReason::EndTurn);
+            let bad = cx
+                .send_request(prompt(&sid, "/ctx sideways"))
+                .block_task()
+                .await;
+            assert!(bad.is_err(), "a bad argument is an error: {bad:?}");
             Ok(())
         })
         .await
@@ -471,8 +482,25 @@ async fn custom_commands_are_offered_and_run_over_acp() {
             .iter()
             .any(|c| c.name == "review" && c.description == "Review one file")
     );
+    for built_in in ["compact", "stats", "init", "model"] {
+        assert!(
+            offered.iter().any(|c| c.name == built_in),
+            "{built_in} is offered: {offered:?}"
+        );
+    }
+    assert!(
+        !offered
+            .iter()
+            .any(|c| c.name == "quit" || c.name == "theme"),
+        "only what an editor can use is offered: {offered:?}"
+    );
     let said: String = updates.iter().filter_map(text_of).collect();
     assert!(said.contains("Reviewed over ACP."), "{said}");
+    assert!(
+        said.contains("style") && said.contains("The house style."),
+        "/skills answered with the list: {said}"
+    );
+    assert_eq!(server.requests().len(), 1, "no command asked the model");
     let req = &server.requests()[0];
     let user = req["messages"].as_array().unwrap().last().unwrap()["content"]
         .as_str()

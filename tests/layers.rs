@@ -9,7 +9,14 @@ use std::path::Path;
 /// Layers from the bottom; modules of one layer may not use each other
 /// unless listed in `SIDEWAYS`.
 const LAYERS: &[&[&str]] = &[
-    &["protocol", "diff", "patterns", "untrusted", "mmdir"],
+    &[
+        "protocol",
+        "diff",
+        "patterns",
+        "untrusted",
+        "mmdir",
+        "slash",
+    ],
     &["paths", "config", "bus"],
     &["llm", "git", "clipboard", "notify"],
     &["sandbox", "skills", "instructions"],

@@ -112,7 +112,9 @@ fn slash_commands() {
     let mut t = Term::start(&ws, &["-url", &url]);
     t.expect("› ");
     t.send("/help\r");
-    t.expect("/sessions");
+    t.expect("/compact [FOCUS]");
+    t.send("/theme dark\r");
+    t.expect("a command of the TUI");
     t.send("first question\r");
     t.expect("reply one");
     t.send("/new\r");

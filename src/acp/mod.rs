@@ -31,12 +31,13 @@ use crate::launch::{Opened, Runtime, open_session};
 use crate::protocol::{
     AgentEvent, ApprovalDecision, ApprovalKind, ApprovalRequest, Op, OpId, OpResult, Outcome,
 };
+use crate::slash::{Face, Slash};
 
 /// One mm session an ACP client opened.
 struct Live {
     ops: OpSender,
-    /// The prompt waiting for its turn to end: its op and the client's request.
-    pending: Mutex<Option<(OpId, Responder<PromptResponse>)>>,
+    /// The prompt waiting for its turn to end.
+    pending: Mutex<Option<Pending>>,
     handle: Mutex<Option<tokio::task::JoinHandle<()>>>,
     lsp: Option<Arc<crate::lsp::Lsp>>,
     /// The agents under `mmConfigs`, which `/ask-NAME` asks.
@@ -45,6 +46,15 @@ struct Live {
     commands: Vec<(String, String)>,
     /// The session's workspace (canonical).
     root: PathBuf,
+}
+
+/// A prompt waiting for its op to finish.
+struct Pending {
+    op: OpId,
+    responder: Responder<PromptResponse>,
+    /// A built-in command (`/stats`): the notices it answers with are
+    /// the reply the editor shows.
+    command: bool,
 }
 
 struct State {
@@ -205,9 +215,23 @@ fn agent(
                             .data("a prompt is already running in this session"),
                     );
                 }
+                // A built-in command (`/compact`, `/stats`) runs as in the TUI.
+                let built_in = Slash::parse(text.trim())
+                    .filter(|(c, _)| !asked && c.on(Face::Acp))
+                    .map(|(c, rest)| command_op(c, rest));
+                let command = built_in.is_some();
                 // `/ask-NAME PROMPT` (offered as a command) asks that agent.
-                let op = match crate::protocol::parse_ask(text.trim()).filter(|_| !asked) {
-                    Some((name, with_context, prompt))
+                let op = match (
+                    built_in,
+                    crate::protocol::parse_ask(text.trim()).filter(|_| !asked),
+                ) {
+                    (Some(Ok(op)), _) => op,
+                    (Some(Err(why)), _) => {
+                        return responder.respond_with_error(
+                            agent_client_protocol::Error::invalid_params().data(why),
+                        );
+                    }
+                    (None, Some((name, with_context, prompt)))
                         if live.agents.iter().any(|(n, _)| *n == name) && !prompt.is_empty() =>
                     {
                         Op::AskAgent {
@@ -228,7 +252,11 @@ fn agent(
                 };
                 match live.ops.submit(op) {
                     Some(op) => {
-                        *pending = Some((op, responder));
+                        *pending = Some(Pending {
+                            op,
+                            responder,
+                            command,
+                        });
                         Ok(())
                     }
                     None => responder.respond_with_error(
@@ -462,32 +490,68 @@ impl crate::tools::EditorFiles for Editor {
     }
 }
 
-/// Tells the client the `/ask-NAME` commands (after the session's id
-/// reached it).
+/// Tells the client the session's commands: the built-ins an editor can
+/// use, `/ask-NAME` for each agent, the custom commands (after the
+/// session's id reached it).
 fn offer_commands(cx: &ConnectionTo<Client>, id: &str, live: &Live) {
-    let info_agents = &live.agents;
-    if !info_agents.is_empty() || !live.commands.is_empty() {
-        let mut commands: Vec<AvailableCommand> = crate::protocol::ask_commands(info_agents)
+    let input = |hint: &str| {
+        AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(hint.to_string()))
+    };
+    let mut commands: Vec<AvailableCommand> = Slash::of(Face::Acp)
+        .map(|c| {
+            let offered = AvailableCommand::new(c.name(), c.about());
+            match c.args() {
+                "" => offered,
+                a => offered.input(input(a)),
+            }
+        })
+        .collect();
+    commands.extend(
+        crate::protocol::ask_commands(&live.agents)
             .into_iter()
             .filter_map(|(c, d)| {
                 let name = c.strip_prefix("/ask-")?.to_string();
-                Some(AvailableCommand::new(format!("ask-{name}"), d).input(
-                    AvailableCommandInput::Unstructured(UnstructuredCommandInput::new(
-                        "the question, with everything the agent needs",
-                    )),
-                ))
-            })
-            .collect();
-        commands.extend(live.commands.iter().map(|(n, d)| {
-            AvailableCommand::new(n.clone(), d.clone()).input(AvailableCommandInput::Unstructured(
-                UnstructuredCommandInput::new("arguments"),
-            ))
-        }));
-        let _ = cx.send_notification(SessionNotification::new(
-            id.to_string(),
-            SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)),
-        ));
-    }
+                Some(
+                    AvailableCommand::new(format!("ask-{name}"), d)
+                        .input(input("the question, with everything the agent needs")),
+                )
+            }),
+    );
+    commands.extend(
+        live.commands
+            .iter()
+            .map(|(n, d)| AvailableCommand::new(n.clone(), d.clone()).input(input("arguments"))),
+    );
+    let _ = cx.send_notification(SessionNotification::new(
+        id.to_string(),
+        SessionUpdate::AvailableCommandsUpdate(AvailableCommandsUpdate::new(commands)),
+    ));
+}
+
+/// The op a built-in command typed in the editor runs, or why it cannot.
+fn command_op(command: Slash, rest: &str) -> Result<Op, String> {
+    let arg = Some(rest.trim()).filter(|a| !a.is_empty());
+    Ok(match command {
+        Slash::Stats => Op::Stats,
+        Slash::Cost => Op::Cost,
+        Slash::Mcp => Op::Mcp,
+        Slash::Skills => Op::Skills,
+        Slash::Init => Op::Init,
+        Slash::Compact => Op::Compact {
+            focus: arg.map(str::to_string),
+        },
+        Slash::Model => Op::Model {
+            name: arg.map(str::to_string),
+        },
+        Slash::Ctx => match arg {
+            None => Op::Ctx { mode: None },
+            Some(a) => match crate::config::ContextMode::parse(a) {
+                Some(mode) => Op::Ctx { mode: Some(mode) },
+                None => return Err(format!("/ctx takes compact or rebuild, not {a}")),
+            },
+        },
+        other => return Err(format!("/{} is not a command of the editor", other.name())),
+    })
 }
 
 /// Turns the session's events into the client's notifications, asks the
@@ -521,11 +585,23 @@ async fn pump(
             }
             AgentEvent::Finished { result } => {
                 let waiting = live.pending.lock().ok().and_then(|mut p| match p.as_ref() {
-                    Some((op, _)) if *op == ev.id => p.take(),
+                    Some(w) if w.op == ev.id => p.take(),
                     _ => None,
                 });
-                if let Some((_, responder)) = waiting {
-                    let _ = answer(responder, result);
+                if let Some(w) = waiting {
+                    let _ = answer(w.responder, result);
+                }
+            }
+            // What a built-in command answers is its reply.
+            AgentEvent::Notice { text, .. }
+                if live
+                    .pending
+                    .lock()
+                    .is_ok_and(|p| p.as_ref().is_some_and(|w| w.command && w.op == ev.id)) =>
+            {
+                let said = SessionNotification::new(id.clone(), updates::said(format!("{text}\n")));
+                if cx.send_notification(said).is_err() {
+                    return;
                 }
             }
             msg => {

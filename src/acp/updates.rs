@@ -60,6 +60,11 @@ fn text(s: impl Into<String>) -> ContentBlock {
     ContentBlock::Text(TextContent::new(s))
 }
 
+/// Text the editor shows as the agent's reply.
+pub fn said(text: String) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(chunk(text))
+}
+
 fn chunk(s: impl Into<String>) -> ContentChunk {
     ContentChunk::new(text(s))
 }

@@ -12,29 +12,21 @@ use rustyline::error::ReadlineError;
 use super::printer::{PrintMode, Printer};
 use crate::bus::{EventReceiver, OpSender};
 use crate::protocol::{AgentEvent, ApprovalDecision, Op, OpId, SessionInfo};
+use crate::slash::{Face, Slash};
 
-const HELP: &str = "\
-Commands:
-  /new        start a new session (the current one stays in .mm/sessions)
-  /sessions   list this workspace's sessions
-  /diff       the session's changes since it began
-  /rewind     go back to a checkpoint (files, conversation or both)
-  /undo       revert the last edit
-  /stats      requests, tokens, cache share, speeds of the session, its last turn and request
-  /cost       the session's tokens and what they cost
-  /compact [F] summarize the conversation so far into one message (F: what to keep above all)
-  /mcp        the MCP servers, how each stands, and their tools
-  /skills     the skills the model may load
-  /ctx [M]    how requests are made (M: compact or rebuild) and what each mode sends
-  /model [N]  the server's models; N: switch to it from the next request
-  /init       write a starting AGENTS.md from a look at the repository
-  /commit     commit the session's changes with a message the model writes
-  /copy [N]   copy the last answer (N: the N-th counting back) to the clipboard
-  /export [P] write the session as Markdown to P (default .mm/exports/mm-<session>.md; .jsonl: events)
-  /help       this help
-  /quit       leave (also Ctrl-D, or Ctrl-C twice)
-Type \"\"\" on a line of its own to start and to end a multi-line message.
-Ctrl-C while the agent works cancels the turn; every tool call still gets an answer.";
+/// `/help`: the REPL's commands from the one table, then its keys.
+fn help() -> String {
+    let mut out = String::from("Commands:\n");
+    for c in Slash::of(Face::Repl) {
+        out.push_str(&format!("  {:<16} {}\n", c.usage(), c.about()));
+    }
+    out.push_str(
+        "Type \"\"\" on a line of its own to start and to end a multi-line message.\n\
+         Ctrl-C while the agent works cancels the turn; every tool call still gets an answer;\n\
+         Ctrl-C twice at the prompt, Ctrl-D or /quit leaves.",
+    );
+    out
+}
 
 type Printer2 = Printer<std::io::Stdout, std::io::Stderr>;
 
@@ -145,7 +137,7 @@ pub async fn run(
             continue;
         }
         if let Some((name, args)) = crate::commands::parse(trimmed, &banner.commands)
-            .filter(|(n, _)| !crate::commands::BUILT_IN.contains(&n.as_str()))
+            .filter(|(n, _)| !Slash::is_built_in(n))
         {
             let Some(id) = ops.submit(Op::RunCommand {
                 name,
@@ -181,11 +173,9 @@ pub async fn run(
             };
             continue;
         }
-        if let Some(cmd) = trimmed.strip_prefix('/')
-            && !cmd.contains('\n')
-        {
+        if trimmed.starts_with('/') && !trimmed.contains('\n') {
             let (done, ed) = slash(
-                cmd,
+                trimmed,
                 &ops,
                 &mut events,
                 &root,
@@ -196,8 +186,8 @@ pub async fn run(
             .await;
             editor = ed;
             match done {
-                Slash::Quit => break,
-                Slash::Done => continue,
+                After::Quit => break,
+                After::Done => continue,
             }
         }
         let Some(id) = ops.submit(Op::UserMessage { text }) else {
@@ -227,7 +217,8 @@ async fn read_block(mut editor: DefaultEditor) -> (DefaultEditor, Option<String>
     }
 }
 
-enum Slash {
+/// What the REPL does after a command.
+enum After {
     Quit,
     Done,
 }
@@ -240,16 +231,27 @@ async fn slash(
     session: &mut String,
     extra: &[(String, String)],
     mut editor: DefaultEditor,
-) -> (Slash, DefaultEditor) {
+) -> (After, DefaultEditor) {
     let name = cmd.split_whitespace().next().unwrap_or("");
-    let arg = cmd.split_once(char::is_whitespace).map(|(_, a)| a.trim());
-    match name {
-        "quit" | "exit" | "q" => return (Slash::Quit, editor),
-        "rewind" => editor = super::git_cmds::rewind(ops, events, editor).await,
-        "diff" => super::git_cmds::diff(ops, events).await,
-        "commit" => editor = super::git_cmds::commit(ops, events, editor).await,
-        "undo" => super::git_cmds::undo(ops, events).await,
-        "ctx" => match arg
+    let Some((command, rest)) = Slash::parse(cmd) else {
+        println!(
+            "unknown command {}; /help lists them",
+            crate::untrusted::displayable(name)
+        );
+        return (After::Done, editor);
+    };
+    if !command.on(Face::Repl) {
+        println!("{name} is a command of the TUI (mm -tui)");
+        return (After::Done, editor);
+    }
+    let arg = Some(rest).filter(|a| !a.is_empty());
+    match command {
+        Slash::Quit => return (After::Quit, editor),
+        Slash::Rewind => editor = super::git_cmds::rewind(ops, events, editor).await,
+        Slash::Diff => super::git_cmds::diff(ops, events).await,
+        Slash::Commit => editor = super::git_cmds::commit(ops, events, editor).await,
+        Slash::Undo => super::git_cmds::undo(ops, events).await,
+        Slash::Ctx => match arg
             .filter(|a| !a.is_empty())
             .map(|a| (a, crate::config::ContextMode::parse(a)))
         {
@@ -266,7 +268,7 @@ async fn slash(
                 }
             }
         },
-        "model" => {
+        Slash::Model => {
             let name = arg
                 .map(str::trim)
                 .filter(|a| !a.is_empty())
@@ -277,12 +279,12 @@ async fn slash(
                 }
             }
         }
-        "stats" | "cost" | "mcp" | "skills" | "init" => {
-            let op = match name {
-                "cost" => Op::Cost,
-                "init" => Op::Init,
-                "mcp" => Op::Mcp,
-                "skills" => Op::Skills,
+        Slash::Stats | Slash::Cost | Slash::Mcp | Slash::Skills | Slash::Init => {
+            let op = match command {
+                Slash::Cost => Op::Cost,
+                Slash::Init => Op::Init,
+                Slash::Mcp => Op::Mcp,
+                Slash::Skills => Op::Skills,
                 _ => Op::Stats,
             };
             for ev in super::git_cmds::events_of(ops, events, op).await {
@@ -291,7 +293,7 @@ async fn slash(
                 }
             }
         }
-        "compact" => {
+        Slash::Compact => {
             for ev in super::git_cmds::collect(
                 ops,
                 events,
@@ -316,8 +318,8 @@ async fn slash(
                 }
             }
         }
-        "copy" => copy(root, session, arg),
-        "export" => {
+        Slash::Copy => copy(root, session, arg),
+        Slash::Export => {
             super::git_cmds::collect(
                 ops,
                 events,
@@ -327,8 +329,8 @@ async fn slash(
             )
             .await;
         }
-        "help" | "?" => {
-            println!("{HELP}");
+        Slash::Help => {
+            println!("{}", help());
             for (c, d) in extra {
                 println!(
                     "  {:<11} {}",
@@ -337,8 +339,8 @@ async fn slash(
                 );
             }
         }
-        "sessions" => print_sessions(root),
-        "new" => {
+        Slash::Sessions => print_sessions(root),
+        Slash::New => {
             for ev in super::git_cmds::collect(ops, events, Op::NewSession).await {
                 if let AgentEvent::SessionCleared { session: id } = ev {
                     println!("new session {id}");
@@ -346,9 +348,11 @@ async fn slash(
                 }
             }
         }
-        other => println!("unknown command /{other}; /help lists them"),
+        Slash::Theme | Slash::Keymap | Slash::Mouse | Slash::Tree | Slash::Diagnostics => {
+            println!("{name} is a command of the TUI (mm -tui)")
+        }
     }
-    (Slash::Done, editor)
+    (After::Done, editor)
 }
 
 /// `/copy [N]`: an answer of this session to the clipboard, or wherever

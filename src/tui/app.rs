@@ -27,6 +27,7 @@ use super::panes::transcript::Transcript;
 use super::theme::Theme;
 use crate::bus::OpSender;
 use crate::protocol::{AgentEvent, DiagItem, Event, NavKind, Op, OpId, OpResult, SessionInfo};
+use crate::slash::Slash;
 
 /// Typing this recently when an approval opens guards it…
 pub(super) const TYPING: Duration = Duration::from_secs(1);
@@ -245,11 +246,11 @@ impl App {
         if self.working
             && let Some(name) = queued_name(&op)
         {
-            self.queued.push_back(Queued::Command(op, name));
-            self.status.queued = self.queued.len();
             self.flash(format!(
                 "queued until the turn ends: {name} (↑ takes it out)"
             ));
+            self.queued.push_back(Queued::Command(op, name));
+            self.status.queued = self.queued.len();
             return None;
         }
         let restore = matches!(op, Op::Rewind { .. } | Op::Undo | Op::SwitchSession { .. });
@@ -711,25 +712,31 @@ pub(crate) enum Queued {
     /// A message, sent as the next turn.
     Message(String),
     /// A command the agent runs between turns, and what it was typed as.
-    Command(Op, &'static str),
+    Command(Op, String),
 }
 
 /// The command an op that the agent runs after the running turn came
-/// from, for "queued until the turn ends: /model". The queries that
-/// change nothing (`/stats`, `/cost`, `/ctx`, `/mcp`, `/skills`) are
-/// answered at once.
-fn queued_name(op: &Op) -> Option<&'static str> {
-    Some(match op {
-        Op::Model { .. } => "/model",
-        Op::Init => "/init",
-        Op::Export { .. } => "/export",
-        Op::SessionDiff { .. } => "/diff",
-        Op::ProposeCommit => "/commit",
-        Op::Undo => "/undo",
-        Op::ListCheckpoints => "/rewind",
-        Op::Ctx { mode: Some(_) } => "/ctx",
-        Op::Compact { .. } => "/compact",
-        Op::NewSession => "/new",
+/// from, for "queued until the turn ends: /model". What only reads
+/// (`Slash::glance`: `/stats`, `/cost`, `/ctx`, `/mcp`, `/skills`) is
+/// answered at once; `/ctx MODE` changes how requests are made and waits.
+fn queued_name(op: &Op) -> Option<String> {
+    let slash = match op {
+        Op::Model { .. } => Slash::Model,
+        Op::Init => Slash::Init,
+        Op::Export { .. } => Slash::Export,
+        Op::SessionDiff { .. } => Slash::Diff,
+        Op::ProposeCommit => Slash::Commit,
+        Op::Undo => Slash::Undo,
+        Op::ListCheckpoints => Slash::Rewind,
+        Op::Ctx { mode: Some(_) } => return Some("/ctx".into()),
+        Op::Ctx { mode: None } => Slash::Ctx,
+        Op::Compact { .. } => Slash::Compact,
+        Op::NewSession => Slash::New,
+        Op::Stats => Slash::Stats,
+        Op::Cost => Slash::Cost,
+        Op::Mcp => Slash::Mcp,
+        Op::Skills => Slash::Skills,
         _ => return None,
-    })
+    };
+    (!slash.glance()).then(|| format!("/{}", slash.name()))
 }

@@ -1,5 +1,5 @@
-//! What the TUI's slash commands do. A new command is a line in the
-//! table (`slash`) and an arm in `command`; nothing else changes.
+//! What the TUI's slash commands do. A new command is a variant of
+//! `crate::slash::Slash` and an arm in `command`; nothing else changes.
 
 use super::app::App;
 use super::component::Handled;
@@ -9,17 +9,15 @@ use super::panes::rewind::RewindOverlay;
 use super::theme;
 use crate::protocol::Op;
 
-use super::slash::COMMANDS;
 pub use crate::protocol::parse_ask;
+use crate::slash::{Face, Slash};
 
 impl App {
     /// A slash command typed in the composer.
     pub fn command(&mut self, line: &str) {
-        let mut parts = line.split_whitespace();
-        let name = parts.next().unwrap_or("");
-        let arg = parts.next();
+        let name = line.split_whitespace().next().unwrap_or("");
         if let Some((name, args)) = crate::commands::parse(line, &self.status.info.commands)
-            .filter(|(n, _)| !COMMANDS.iter().any(|(c, _)| c.strip_prefix('/') == Some(n)))
+            .filter(|(n, _)| !Slash::is_built_in(n))
         {
             self.submit(Op::RunCommand {
                 name,
@@ -41,14 +39,22 @@ impl App {
             }
             return;
         }
-        match name {
-            "/quit" | "/exit" | "/q" => self.global(GlobalAction::Quit),
-            "/help" | "/?" => self.overlays.push(Overlay::help()),
-            "/new" => {
+        let Some((slash, rest)) = Slash::parse(line).filter(|(s, _)| s.on(Face::Tui)) else {
+            return self.flash(format!(
+                "unknown command {}; /help lists them",
+                crate::untrusted::displayable(name)
+            ));
+        };
+        // The first word after the name, for commands that take one.
+        let arg = rest.split_whitespace().next();
+        match slash {
+            Slash::Quit => self.global(GlobalAction::Quit),
+            Slash::Help => self.overlays.push(Overlay::help()),
+            Slash::New => {
                 self.submit(Op::NewSession);
             }
-            "/sessions" => self.jobs.list_sessions(),
-            "/theme" => match arg {
+            Slash::Sessions => self.jobs.list_sessions(),
+            Slash::Theme => match arg {
                 Some(n) => match theme::load(n, &self.root, self.theme.depth) {
                     Ok(t) => {
                         self.theme = t;
@@ -62,7 +68,7 @@ impl App {
                     self.theme.name
                 )),
             },
-            "/keymap" => match arg {
+            Slash::Keymap => match arg {
                 Some(n) => match keymap::load(n, &self.root) {
                     Ok(k) => {
                         self.keymap = k;
@@ -75,46 +81,46 @@ impl App {
                     self.keymap.name
                 )),
             },
-            "/mouse" => self.toggle_mouse(),
-            "/tree" => self.global(GlobalAction::ToggleTree),
-            "/rewind" => {
+            Slash::Mouse => self.toggle_mouse(),
+            Slash::Tree => self.global(GlobalAction::ToggleTree),
+            Slash::Rewind => {
                 self.overlays
                     .push(Overlay::Rewind(RewindOverlay::default()));
                 self.show_diff = true;
                 self.submit(Op::ListCheckpoints);
             }
-            "/diff" => {
+            Slash::Diff => {
                 self.submit(Op::SessionDiff { from: None });
             }
-            "/commit" => {
+            Slash::Commit => {
                 self.submit(Op::ProposeCommit);
             }
-            "/undo" => {
+            Slash::Undo => {
                 self.submit(Op::Undo);
             }
-            "/stats" => {
+            Slash::Stats => {
                 self.submit(Op::Stats);
             }
-            "/cost" => {
+            Slash::Cost => {
                 self.submit(Op::Cost);
             }
-            "/mcp" => {
+            Slash::Mcp => {
                 self.submit(Op::Mcp);
             }
-            "/skills" => {
+            Slash::Skills => {
                 self.submit(Op::Skills);
             }
-            "/init" => {
+            Slash::Init => {
                 self.submit(Op::Init);
             }
-            "/model" => {
+            Slash::Model => {
                 let name = arg
                     .map(str::trim)
                     .filter(|a| !a.is_empty())
                     .map(str::to_string);
                 self.submit(Op::Model { name });
             }
-            "/ctx" => match arg.map(|a| (a, crate::config::ContextMode::parse(a))) {
+            Slash::Ctx => match arg.map(|a| (a, crate::config::ContextMode::parse(a))) {
                 Some((a, None)) => self.flash(format!(
                     "/ctx takes compact or rebuild, not {}",
                     crate::untrusted::displayable(a)
@@ -124,24 +130,18 @@ impl App {
                     self.submit(Op::Ctx { mode });
                 }
             },
-            "/compact" => {
-                let focus = line
-                    .trim()
-                    .strip_prefix("/compact")
-                    .map(str::trim)
-                    .filter(|f| !f.is_empty())
-                    .map(str::to_string);
+            Slash::Compact => {
+                let focus = Some(rest.to_string()).filter(|f| !f.is_empty());
                 self.flash("compacting the conversation…".to_string());
                 self.submit(Op::Compact { focus });
             }
-            "/diagnostics" => self.show_diagnostics(),
-            "/copy" => self.copy_answer(arg),
-            "/export" => {
+            Slash::Diagnostics => self.show_diagnostics(),
+            Slash::Copy => self.copy_answer(arg),
+            Slash::Export => {
                 self.submit(Op::Export {
                     path: arg.map(str::to_string),
                 });
             }
-            other => self.flash(format!("unknown command {other}; /help lists them")),
         }
     }
 
@@ -205,7 +205,7 @@ mod built_in {
     fn every_tui_command_is_built_in() {
         for (c, _) in crate::tui::slash::all(&[]) {
             let name = c.trim_start_matches('/');
-            assert!(crate::commands::BUILT_IN.contains(&name), "{name}");
+            assert!(crate::slash::Slash::is_built_in(name), "{name}");
         }
     }
 }

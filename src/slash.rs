@@ -1,0 +1,376 @@
+//! The built-in slash commands, once for every face: their names and
+//! aliases, what they take, what they do, where they exist (the TUI, the
+//! line REPL, an editor over ACP) and whether they answer during a turn.
+//! The TUI's palette and help, the REPL's `/help`, ACP's offered
+//! commands and the names a custom command may not take all come from
+//! [`Slash::ALL`]; each face matches on the enum, so a new command is a
+//! variant here and an arm where it runs.
+
+/// Where a command exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Face {
+    Tui,
+    Repl,
+    Acp,
+}
+
+/// A built-in slash command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Slash {
+    Help,
+    New,
+    Sessions,
+    Theme,
+    Keymap,
+    Mouse,
+    Tree,
+    Diff,
+    Rewind,
+    Undo,
+    Stats,
+    Cost,
+    Compact,
+    Mcp,
+    Skills,
+    Init,
+    Model,
+    Ctx,
+    Copy,
+    Export,
+    Diagnostics,
+    Commit,
+    Quit,
+}
+
+use Face::{Acp, Repl, Tui};
+
+/// One command's card.
+struct Card {
+    name: &'static str,
+    aliases: &'static [&'static str],
+    /// What follows the name, as `/help` shows it (`""`: nothing).
+    args: &'static str,
+    about: &'static str,
+    faces: &'static [Face],
+    /// It only reads the session's state: it answers at once while a turn
+    /// runs instead of waiting for the turn's end.
+    glance: bool,
+}
+
+impl Slash {
+    /// Every command, in the order help lists them.
+    pub const ALL: &'static [Slash] = &[
+        Slash::Help,
+        Slash::New,
+        Slash::Sessions,
+        Slash::Theme,
+        Slash::Keymap,
+        Slash::Mouse,
+        Slash::Tree,
+        Slash::Diff,
+        Slash::Rewind,
+        Slash::Undo,
+        Slash::Stats,
+        Slash::Cost,
+        Slash::Compact,
+        Slash::Mcp,
+        Slash::Skills,
+        Slash::Init,
+        Slash::Model,
+        Slash::Ctx,
+        Slash::Copy,
+        Slash::Export,
+        Slash::Diagnostics,
+        Slash::Commit,
+        Slash::Quit,
+    ];
+
+    fn card(self) -> Card {
+        let c = |name, aliases, args, about, faces, glance| Card {
+            name,
+            aliases,
+            args,
+            about,
+            faces,
+            glance,
+        };
+        const ALL3: &[Face] = &[Tui, Repl, Acp];
+        const LOCAL: &[Face] = &[Tui, Repl];
+        const TUI: &[Face] = &[Tui];
+        match self {
+            Slash::Help => c("help", &["?"], "", "keys and commands", LOCAL, false),
+            Slash::New => c(
+                "new",
+                &[],
+                "",
+                "start a new session (the current one stays in .mm/sessions)",
+                LOCAL,
+                false,
+            ),
+            Slash::Sessions => c(
+                "sessions",
+                &[],
+                "",
+                "this workspace's sessions (the TUI: pick one to resume here)",
+                LOCAL,
+                false,
+            ),
+            Slash::Theme => c(
+                "theme",
+                &[],
+                "[NAME]",
+                "switch theme: dark | light | high-contrast",
+                TUI,
+                false,
+            ),
+            Slash::Keymap => c(
+                "keymap",
+                &[],
+                "[NAME]",
+                "switch keymap: default | vim | emacs",
+                TUI,
+                false,
+            ),
+            Slash::Mouse => c(
+                "mouse",
+                &[],
+                "",
+                "mouse capture on/off (off: select text with the terminal)",
+                TUI,
+                false,
+            ),
+            Slash::Tree => c("tree", &[], "", "show or hide the file tree", TUI, false),
+            Slash::Diff => c(
+                "diff",
+                &[],
+                "",
+                "the session's changes since it began",
+                LOCAL,
+                false,
+            ),
+            Slash::Rewind => c(
+                "rewind",
+                &[],
+                "",
+                "go back to a checkpoint: files, conversation or both",
+                LOCAL,
+                false,
+            ),
+            Slash::Undo => c("undo", &[], "", "revert the last edit", LOCAL, false),
+            Slash::Stats => c(
+                "stats",
+                &[],
+                "",
+                "requests, tokens, cache share and speeds; the window; the cost",
+                ALL3,
+                true,
+            ),
+            Slash::Cost => c(
+                "cost",
+                &[],
+                "",
+                "the session's tokens and what they cost",
+                ALL3,
+                true,
+            ),
+            Slash::Compact => c(
+                "compact",
+                &[],
+                "[FOCUS]",
+                "summarize the conversation so far (FOCUS: what to keep above all)",
+                ALL3,
+                false,
+            ),
+            Slash::Mcp => c(
+                "mcp",
+                &[],
+                "",
+                "the MCP servers, how each stands, and their tools",
+                ALL3,
+                true,
+            ),
+            Slash::Skills => c(
+                "skills",
+                &[],
+                "",
+                "the skills the model may load",
+                ALL3,
+                true,
+            ),
+            Slash::Init => c(
+                "init",
+                &[],
+                "",
+                "write a starting AGENTS.md from a look at the repository",
+                ALL3,
+                false,
+            ),
+            Slash::Model => c(
+                "model",
+                &[],
+                "[NAME]",
+                "the server's models; NAME: switch to it from the next request",
+                ALL3,
+                false,
+            ),
+            Slash::Ctx => c(
+                "ctx",
+                &[],
+                "[MODE]",
+                "how requests are made (MODE: compact | rebuild) and what each sends",
+                ALL3,
+                true,
+            ),
+            Slash::Copy => c(
+                "copy",
+                &[],
+                "[N]",
+                "copy the last answer (N: the N-th counting back)",
+                LOCAL,
+                false,
+            ),
+            Slash::Export => c(
+                "export",
+                &[],
+                "[PATH]",
+                "write the session as Markdown (default .mm/exports/; .jsonl: events)",
+                LOCAL,
+                false,
+            ),
+            Slash::Diagnostics => c(
+                "diagnostics",
+                &[],
+                "",
+                "the language servers' errors and warnings (F8); Enter opens one",
+                TUI,
+                false,
+            ),
+            Slash::Commit => c(
+                "commit",
+                &[],
+                "",
+                "commit the session's changes with a message the model writes",
+                LOCAL,
+                false,
+            ),
+            Slash::Quit => c(
+                "quit",
+                &["exit", "q"],
+                "",
+                "leave (also Ctrl-D)",
+                LOCAL,
+                false,
+            ),
+        }
+    }
+
+    /// The name, without `/`.
+    pub fn name(self) -> &'static str {
+        self.card().name
+    }
+
+    /// What it does, in one line.
+    pub fn about(self) -> &'static str {
+        self.card().about
+    }
+
+    /// What follows the name (`[FOCUS]`), or `""`.
+    pub fn args(self) -> &'static str {
+        self.card().args
+    }
+
+    pub fn on(self, face: Face) -> bool {
+        self.card().faces.contains(&face)
+    }
+
+    /// It answers at once during a turn (it only reads).
+    pub fn glance(self) -> bool {
+        self.card().glance
+    }
+
+    /// The command a name (without `/`, an alias too) stands for.
+    pub fn named(name: &str) -> Option<Slash> {
+        Slash::ALL
+            .iter()
+            .copied()
+            .find(|s| s.name() == name || s.card().aliases.contains(&name))
+    }
+
+    /// `/NAME ARGS` → the command and what follows it (trimmed). None for
+    /// text that is not a built-in command.
+    pub fn parse(line: &str) -> Option<(Slash, &str)> {
+        let rest = line.trim().strip_prefix('/')?;
+        let (name, arg) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        Some((Slash::named(name)?, arg.trim()))
+    }
+
+    /// Whether a name (without `/`) is a built-in's or an alias of one: a
+    /// custom command may not take it, on any face.
+    pub fn is_built_in(name: &str) -> bool {
+        Slash::named(name).is_some()
+    }
+
+    /// The commands of one face, in help order.
+    pub fn of(face: Face) -> impl Iterator<Item = Slash> {
+        Slash::ALL.iter().copied().filter(move |s| s.on(face))
+    }
+
+    /// `/name [ARGS]`, as help lists it.
+    pub fn usage(self) -> String {
+        match self.args() {
+            "" => format!("/{}", self.name()),
+            a => format!("/{} {a}", self.name()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_aliases_are_unique_and_parse_back() {
+        let mut seen = std::collections::BTreeSet::new();
+        for s in Slash::ALL {
+            let card = s.card();
+            for n in std::iter::once(card.name).chain(card.aliases.iter().copied()) {
+                assert!(seen.insert(n), "{n} is taken twice");
+                assert_eq!(Slash::named(n), Some(*s));
+                assert!(!n.contains(char::is_whitespace));
+            }
+            assert!(!card.faces.is_empty(), "{} is on no face", card.name);
+            assert!(!card.about.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_line_parses_to_its_command_and_argument() {
+        assert_eq!(
+            Slash::parse("/compact  keep the plan "),
+            Some((Slash::Compact, "keep the plan"))
+        );
+        assert_eq!(Slash::parse("/q"), Some((Slash::Quit, "")));
+        assert_eq!(Slash::parse("  /?"), Some((Slash::Help, "")));
+        assert_eq!(Slash::parse("/review src"), None);
+        assert_eq!(Slash::parse("stats"), None);
+        assert!(Slash::is_built_in("exit"));
+        assert!(!Slash::is_built_in("review"));
+    }
+
+    #[test]
+    fn only_what_reads_answers_during_a_turn() {
+        let glance: Vec<&str> = Slash::ALL
+            .iter()
+            .filter(|s| s.glance())
+            .map(|s| s.name())
+            .collect();
+        assert_eq!(glance, ["stats", "cost", "mcp", "skills", "ctx"]);
+        // An editor has its own ways to leave and to look at changes.
+        let acp: Vec<&str> = Slash::of(Face::Acp).map(|s| s.name()).collect();
+        assert!(
+            !acp.contains(&"quit") && !acp.contains(&"rewind"),
+            "{acp:?}"
+        );
+        assert!(acp.contains(&"compact"), "{acp:?}");
+    }
+}
