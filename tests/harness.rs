@@ -2678,6 +2678,79 @@ fn whole_format_updates_the_callers_of_a_definition_whose_parameters_changed() {
     );
 }
 
+/// Red-team round 15: the files a change's callers are looked for in,
+/// and the files read earlier that a request is sent with, are read as
+/// `read_file` reads them: not a file with a second name outside the
+/// workspace, not a credential-shaped one, not through a link made since.
+#[test]
+fn callers_and_files_read_are_only_what_read_file_would_show() {
+    let server = Server::with_side(
+        vec![
+            call("r1", "read_file", json!({"path": "notes.py"})),
+            call(
+                "b1",
+                "bash",
+                json!({"command": "ln -sf ../outside/key.txt notes.py"}),
+            ),
+            text("line takes a level now; app.py passes INFO."),
+        ],
+        vec![
+            text("```python\ndef line(level, msg):\n    return f'[{level}] {msg}'\n```"),
+            text("```python\nfrom logfmt import line\n\nprint(line('INFO', 'start'))\n```"),
+            text("```python\nprint(1)\n```"),
+            text("```python\nprint(1)\n```"),
+        ],
+    );
+    let ws = Workspace::new();
+    let outside = ws.path().parent().unwrap().join(format!(
+        "outside-{}",
+        ws.path().file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&outside).unwrap();
+    let ws_dir = ws.path();
+    std::fs::write(
+        outside.join("tool.py"),
+        "# SECRET-HARDLINK-1\nfrom logfmt import line\nX = line('a')\n",
+    )
+    .unwrap();
+    std::fs::write(outside.join("key.txt"), "SECRET-LINKED-1\n").unwrap();
+    ws.write("logfmt.py", "def line(msg):\n    return f'[INFO] {msg}'\n");
+    ws.write(
+        "app.py",
+        "from logfmt import line\n\nprint(line('start'))\n",
+    );
+    ws.write("notes.py", "def unrelated():\n    return 1\n");
+    ws.write(
+        ".env.py",
+        "TOKEN = 'SECRET-ENVPY-1'\nfrom logfmt import line\nY = line('b')\n",
+    );
+    std::fs::hard_link(outside.join("tool.py"), ws_dir.join("shared.py")).unwrap();
+    let out = ws.run(
+        &server,
+        "Give line in logfmt.py a new first parameter, level, and put it in the brackets. Every caller passes 'INFO'.",
+        &["-yolo", "-json", "-edit-format", "whole"],
+    );
+    let err = stderr(&out);
+    let _ = std::fs::remove_dir_all(&outside);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let all: Vec<String> = server
+        .requests()
+        .iter()
+        .chain(server.side_requests().iter())
+        .map(|r| r.to_string())
+        .collect();
+    for body in &all {
+        for secret in ["SECRET-HARDLINK-1", "SECRET-ENVPY-1", "SECRET-LINKED-1"] {
+            assert!(!body.contains(secret), "{secret} reached the model: {body}");
+        }
+    }
+    assert_eq!(
+        ws.read("app.py"),
+        "from logfmt import line\n\nprint(line('INFO', 'start'))\n",
+        "{err}"
+    );
+}
+
 #[test]
 fn whole_format_writes_a_new_file_then_the_named_files_that_use_it() {
     let server = Server::with_side(

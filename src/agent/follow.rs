@@ -659,7 +659,16 @@ impl Agent {
             else {
                 continue;
             };
-            let Ok(text) = std::fs::read_to_string(&user) else {
+            // What read_file would refuse (a link out, a credential, a
+            // file with other names) is not read here either.
+            let Some(text) = self
+                .tools
+                .sandbox
+                .check_read(&rel)
+                .ok()
+                .and_then(|r| crate::paths::read_regular(&r.abs, 256 * 1024).ok())
+                .and_then(|b| String::from_utf8(b).ok())
+            else {
                 continue;
             };
             let imports_it = tools::guard::local_imports(&root, &rel, &text)

@@ -970,16 +970,26 @@ impl ToolEnv {
         paths.sort();
         paths
             .into_iter()
-            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= 64 * 1024))
             .filter_map(|p| {
-                let text = std::fs::read_to_string(&p).ok()?;
                 let rel = p
                     .strip_prefix(self.sandbox.root())
-                    .map(|r| r.to_string_lossy().into_owned())
-                    .unwrap_or_else(|_| p.display().to_string());
+                    .ok()?
+                    .to_string_lossy()
+                    .into_owned();
+                let text = self.small_text_now(&rel)?;
                 Some((rel, text))
             })
             .collect()
+    }
+
+    /// A small file's text as it is now, when `read_file` would show it:
+    /// the gate is asked again, since what was read may have become a
+    /// link out of the workspace, to a credential or to a file with other
+    /// names since (red-team round 15).
+    fn small_text_now(&self, rel: &str) -> Option<String> {
+        let r = self.sandbox.check_read(rel).ok()?;
+        let bytes = crate::paths::read_regular(&r.abs, 64 * 1024).ok()?;
+        String::from_utf8(bytes).ok().filter(|t| !t.contains('\0'))
     }
 
     /// The workspace's source files that were not read this session,
@@ -1014,8 +1024,8 @@ impl ToolEnv {
                     .ok()?
                     .to_string_lossy()
                     .into_owned();
-                let text = read_text(e.path(), &rel).ok()?;
-                (text.len() <= 64 * 1024).then_some((rel, text))
+                let text = self.small_text_now(&rel)?;
+                Some((rel, text))
             })
             .collect()
     }
