@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::cli::Cli;
+use crate::untrusted::displayable;
 
 /// One case as its `case.yaml` declares it.
 #[derive(Debug, Deserialize)]
@@ -160,10 +161,17 @@ pub struct RunResult {
 
 /// Runs `mm -eval` as the flags say and returns the exit code.
 pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
+    if cli.no_net && (cli.yolo || cli.unfenced) {
+        eprintln!(
+            "mm: eval: -no-net needs the fence, and {} runs commands outside it",
+            if cli.yolo { "-yolo" } else { "-unfenced" }
+        );
+        return 2;
+    }
     let cases = match load_cases(cases_path) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("mm: eval: {e}");
+            eprintln!("mm: eval: {}", displayable(&e.to_string()));
             return 2;
         }
     };
@@ -219,7 +227,7 @@ pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
             let r = run_once(cli, &exe, case, n, &base).await;
             eprintln!(
                 "  {:<28} run {n}: {} {:>5.0}s  {} req  prompt {} (cached {}) gen {}{}{}",
-                case.name,
+                displayable(&case.name),
                 if r.pass { "PASS" } else { "fail" },
                 r.secs,
                 r.requests,
@@ -228,15 +236,17 @@ pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
                 r.completion_tokens,
                 r.tests
                     .as_deref()
-                    .map(|t| format!("  tests: {t}"))
+                    .map(|t| format!("  tests: {}", displayable(t)))
                     .unwrap_or_default(),
                 r.kept
                     .as_deref()
                     .map(|k| format!("  kept {}", k.display()))
                     .unwrap_or_default(),
             );
+            // A case's files, its setup's output and mm's report are
+            // not mm's own words: no escape byte reaches the terminal.
             if let Some(note) = &r.note {
-                eprintln!("      {note}");
+                eprintln!("      {}", displayable(note));
             }
             if let Some(path) = &out_file {
                 append_jsonl(
@@ -250,9 +260,9 @@ pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
     }
     let summary = summarize(&table, started.elapsed(), harness, off.as_deref(), ctx);
     if cli.json {
-        println!("{}", summary.json);
+        println!("{}", crate::untrusted::json_line(&summary.json));
     } else {
-        print!("{}", summary.text);
+        print!("{}", displayable(&summary.text));
     }
     if let Some(path) = &out_file {
         eprintln!("mm: eval: results appended to {}", path.display());
@@ -284,7 +294,7 @@ fn summarize(
         gen_tokens += results.iter().map(|r| r.completion_tokens).sum::<u64>();
         text.push_str(&format!(
             "{:<30} {:<8} {p}/{}  {:>5.0}s a run\n",
-            case.name,
+            displayable(&case.name),
             case.half.as_str(),
             results.len(),
             secs / n as f64
@@ -320,7 +330,7 @@ fn summarize(
         text.push_str("by class:\n");
         for class in &classes {
             let t = tally(&|c| c.file.class.clone().unwrap_or_default() == *class);
-            text.push_str(&format!("  {:<44} {}\n", class, t.words()));
+            text.push_str(&format!("  {:<44} {}\n", displayable(class), t.words()));
             class_json.push(json!({"class": class, "passed": t.passed, "runs": t.runs}));
         }
     }
@@ -445,18 +455,23 @@ fn result_json(
     })
 }
 
+/// Appends a line to `.mm/eval-results.jsonl`, never through a link nor
+/// into a file with other names (a cloned repository's
+/// `.mm/eval-results.jsonl -> ~/.bashrc` was appended to).
 fn append_jsonl(path: &Path, value: &Value) {
     use std::io::Write;
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let written = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return;
+    };
+    let written = crate::mmdir::MmDir::open(dir)
+        .and_then(|d| d.file(name, crate::mmdir::Open::Append))
         .and_then(|mut f| writeln!(f, "{value}"));
     if let Err(e) = written {
-        eprintln!("mm: eval: cannot append to {}: {e}", path.display());
+        eprintln!(
+            "mm: eval: cannot append to {}: {}",
+            path.display(),
+            displayable(&e.to_string())
+        );
     }
 }
 
@@ -506,6 +521,9 @@ fn child_args(cli: &Cli, case: &Case, work: &Path) -> Vec<String> {
     if cli.unfenced {
         args.push("-unfenced".into());
     }
+    if cli.no_net {
+        args.push("-no-net".into());
+    }
     if cli.no_harness {
         args.push("-no-harness".into());
     }
@@ -527,7 +545,8 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
     let slot = base.join(format!("{}-{n}", case.name));
     let work = slot.join("work");
     let mut r = RunResult::default();
-    if let Err(e) = prepare(case, &work).await {
+    let fenced = !(cli.yolo || cli.unfenced);
+    if let Err(e) = prepare(case, &work, fenced).await {
         r.outcome = "setup-failed".into();
         r.note = Some(e);
         r.kept = Some(work);
@@ -596,14 +615,7 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
         })
         .unwrap_or_default();
     let _ = std::fs::write(&answer_path, &answer);
-    r.pass = check(
-        case,
-        &work,
-        &answer_path,
-        &answer,
-        !(cli.yolo || cli.unfenced),
-    )
-    .await;
+    r.pass = check(case, &work, &answer_path, &answer, fenced).await;
     if r.pass {
         let _ = std::fs::remove_dir_all(&slot);
     } else {
@@ -612,19 +624,27 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
     r
 }
 
-/// A fresh work tree: the case's files, its setup, one commit.
-async fn prepare(case: &Case, work: &Path) -> Result<(), String> {
+/// A fresh work tree: the case's files, its setup, one commit. The setup
+/// runs where the case's check does (in the fence when the runs are
+/// fenced); neither the case's files nor its setup may bring a `.git`,
+/// whose hooks and config mm's own commit would run.
+async fn prepare(case: &Case, work: &Path, fenced: bool) -> Result<(), String> {
     std::fs::create_dir_all(work).map_err(|e| format!("{}: {e}", work.display()))?;
     let files = case.dir.join("files");
     if files.is_dir() {
         copy_tree(&files, work).map_err(|e| format!("copying {}: {e}", files.display()))?;
     }
     if let Some(setup) = &case.file.setup {
-        shell(setup, work, &[]).await?;
+        run_case_script(setup, work, fenced, None).await?;
+    }
+    if std::fs::symlink_metadata(work.join(".git")).is_ok() {
+        return Err(
+            "the case's setup made a .git: mm makes the repository itself (git: true)".into(),
+        );
     }
     if case.file.git {
         shell(
-            "git init -q && git add -A && git -c user.name=mm-eval -c user.email=eval@mm.invalid commit -qm setup --allow-empty",
+            "git init -q && git add -A && git -c core.hooksPath=/dev/null -c user.name=mm-eval -c user.email=eval@mm.invalid commit -qm setup --allow-empty --no-verify",
             work,
             &[],
         )
@@ -635,45 +655,67 @@ async fn prepare(case: &Case, work: &Path) -> Result<(), String> {
 
 /// The case's check, on the work tree. It runs the code the model wrote
 /// (`python3 -c 'import calc …'`), so where the runs were fenced it runs
-/// in the fence too, as unasked code does in `-auto` (no credential, no
-/// home, nothing written outside the work tree, no network), with the
-/// answer in a file of the fence's own /tmp (outside it, in `file`). No fence on this machine:
-/// the check does not run, and the case fails.
+/// in the fence too, with the answer in a file of the fence's own /tmp
+/// (outside it, in `file`).
 async fn check(case: &Case, work: &Path, file: &Path, answer: &str, fenced: bool) -> bool {
+    run_case_script(&case.file.check, work, fenced, Some((file, answer)))
+        .await
+        .is_ok()
+}
+
+/// Runs a case's script (its setup or check) in the work tree: in the
+/// fence when the runs were fenced, as unasked code does in `-auto` (no
+/// credential, no home, nothing written outside the work tree, no
+/// network); outside it otherwise. `answer`: the answer's file outside
+/// the fence and its text, as `$MM_EVAL_ANSWER`. No fence on this
+/// machine: the script does not run.
+async fn run_case_script(
+    script: &str,
+    work: &Path,
+    fenced: bool,
+    answer: Option<(&Path, &str)>,
+) -> Result<(), String> {
     const ANSWER: &str = "/tmp/mm-eval-answer.txt";
     if !fenced {
-        return shell(
-            &case.file.check,
-            work,
-            &[("MM_EVAL_ANSWER", file.as_os_str())],
-        )
-        .await
-        .is_ok();
+        let env: Vec<(&str, &std::ffi::OsStr)> = answer
+            .map(|(file, _)| ("MM_EVAL_ANSWER", file.as_os_str()))
+            .into_iter()
+            .collect();
+        return shell(script, work, &env).await;
     }
     let fence = crate::sandbox::fence::Fence::detect_in(work).await;
     if !fence.is_on() {
-        return false;
+        return Err("no OS fence here to run the case's script in (add -unfenced)".into());
     }
-    let Ok(sandbox) =
+    let sandbox =
         crate::sandbox::Sandbox::with_fence(work, crate::config::SandboxMode::Auto, fence, false)
-    else {
-        return false;
+            .map_err(|e| e.to_string())?;
+    let plan = sandbox
+        .unattended_plan()
+        .ok_or("the fence cannot run the case's script")?;
+    let script = match answer {
+        Some(_) => format!(
+            "printf '%s' \"$MM_EVAL_ANSWER_TEXT\" > {ANSWER}; MM_EVAL_ANSWER={ANSWER}; export MM_EVAL_ANSWER; unset MM_EVAL_ANSWER_TEXT\n{script}"
+        ),
+        None => script.to_string(),
     };
-    let Some(plan) = sandbox.unattended_plan() else {
-        return false;
-    };
-    let script = format!(
-        "printf '%s' \"$MM_EVAL_ANSWER_TEXT\" > {ANSWER}; MM_EVAL_ANSWER={ANSWER}; export MM_EVAL_ANSWER; unset MM_EVAL_ANSWER_TEXT\n{}",
-        case.file.check
-    );
     let mut cmd = sandbox.command("sh", &["-c", &script], sandbox.root(), plan);
-    cmd.env("MM_EVAL_ANSWER_TEXT", answer)
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    matches!(
-        tokio::time::timeout(Duration::from_secs(300), cmd.output()).await,
-        Ok(Ok(out)) if out.status.success()
-    )
+    if let Some((_, text)) = answer {
+        cmd.env("MM_EVAL_ANSWER_TEXT", text);
+    }
+    cmd.stdin(std::process::Stdio::null()).kill_on_drop(true);
+    let out = tokio::time::timeout(Duration::from_secs(300), cmd.output())
+        .await
+        .map_err(|_| format!("`{script}` ran over 300s"))?
+        .map_err(|e| format!("`{script}`: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{script}` failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
 }
 
 async fn shell(script: &str, cwd: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Result<(), String> {
@@ -703,6 +745,10 @@ async fn shell(script: &str, cwd: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Re
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
+        // The case's own `.git` (hooks, config) never comes along.
+        if entry.file_name() == ".git" {
+            continue;
+        }
         let target = to.join(entry.file_name());
         let kind = entry.file_type()?;
         if kind.is_dir() {
@@ -755,7 +801,7 @@ mod tests {
         .unwrap();
         let case = load_case(&case_dir).unwrap();
         let work = dir.path().join("work");
-        prepare(&case, &work).await.unwrap();
+        prepare(&case, &work, false).await.unwrap();
         assert!(work.join(".git").is_dir());
         // Unfenced (-yolo, -unfenced): the answer file beside the work tree.
         let answer = dir.path().join("answer.txt");
@@ -792,7 +838,7 @@ mod tests {
         .unwrap();
         let case = load_case(&case_dir).unwrap();
         let work = dir.path().join("work");
-        prepare(&case, &work).await.unwrap();
+        prepare(&case, &work, true).await.unwrap();
         assert!(
             check(
                 &case,
@@ -812,5 +858,91 @@ mod tests {
             !Path::new("/tmp").join(&marker).exists(),
             "wrote the real /tmp"
         );
+    }
+
+    /// Red-team round 15: a case's own `.git` (a hook) came along with its
+    /// files, and mm's commit ran the hook outside the fence; a setup
+    /// that makes one is refused, and a fenced setup writes no home.
+    #[tokio::test]
+    async fn a_case_brings_no_git_dir_and_its_setup_runs_in_the_fence() {
+        let dir = tempfile::tempdir().unwrap();
+        let case_dir = dir.path().join("c");
+        let marker = dir.path().join("hook-ran");
+        std::fs::create_dir_all(case_dir.join("files/.git/hooks")).unwrap();
+        std::fs::write(case_dir.join("files/a.txt"), "one\n").unwrap();
+        std::fs::write(
+            case_dir.join("files/.git/hooks/pre-commit"),
+            format!("#!/bin/sh\ntouch {}\n", marker.display()),
+        )
+        .unwrap();
+        std::fs::write(case_dir.join("case.yaml"), "prompt: x\ncheck: true\n").unwrap();
+        let case = load_case(&case_dir).unwrap();
+        let work = dir.path().join("work");
+        prepare(&case, &work, false).await.unwrap();
+        assert!(!marker.exists(), "the case's hook ran");
+        assert!(!work.join(".git/hooks/pre-commit").exists());
+        assert_eq!(
+            std::fs::read_to_string(work.join("a.txt")).unwrap(),
+            "one\n"
+        );
+
+        std::fs::write(
+            case_dir.join("case.yaml"),
+            "prompt: x\nsetup: mkdir -p .git/hooks && printf x > .git/HEAD\ncheck: true\n",
+        )
+        .unwrap();
+        let case = load_case(&case_dir).unwrap();
+        let work = dir.path().join("work2");
+        let e = prepare(&case, &work, false).await.unwrap_err();
+        assert!(e.contains(".git"), "{e}");
+
+        if !crate::sandbox::fence::Fence::detect().await.is_on() {
+            return;
+        }
+        let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+        let name = format!("mm-eval-setup-{}", std::process::id());
+        std::fs::write(
+            case_dir.join("case.yaml"),
+            format!("prompt: x\nsetup: touch \"$HOME/{name}\"; echo made > b.txt\ncheck: true\n"),
+        )
+        .unwrap();
+        let case = load_case(&case_dir).unwrap();
+        let work = dir.path().join("work3");
+        prepare(&case, &work, true).await.unwrap();
+        assert_eq!(
+            std::fs::read_to_string(work.join("b.txt")).unwrap(),
+            "made\n"
+        );
+        assert!(
+            !Path::new(&home).join(&name).exists(),
+            "the setup wrote the home"
+        );
+    }
+
+    /// Red-team round 15: a case's class reached the terminal with its
+    /// escape bytes (it is the case author's text, not mm's).
+    #[test]
+    fn a_case_s_words_are_shown_without_their_escapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cases = Vec::new();
+        for (name, class) in [("a", "\\e]0;pwned\\a"), ("b", "\\e[2Jplain")] {
+            let case_dir = dir.path().join(name);
+            std::fs::create_dir_all(&case_dir).unwrap();
+            std::fs::write(
+                case_dir.join("case.yaml"),
+                format!("prompt: x\ncheck: true\nclass: \"{class}\"\n"),
+            )
+            .unwrap();
+            cases.push(load_case(&case_dir).unwrap());
+        }
+        assert!(cases[0].file.class.as_deref().unwrap().contains('\x1b'));
+        let table: Vec<(&Case, Vec<RunResult>)> = cases
+            .iter()
+            .map(|c| (c, vec![RunResult::default()]))
+            .collect();
+        let summary = summarize(&table, Duration::from_secs(1), true, None, None);
+        assert!(summary.text.contains("by class"), "{}", summary.text);
+        assert!(!summary.text.contains('\x1b'), "{:?}", summary.text);
+        assert!(!summary.text.contains('\x07'), "{:?}", summary.text);
     }
 }

@@ -97,7 +97,8 @@ impl MmDir {
                 Open::Update => OFlag::O_RDWR,
                 Open::Append => OFlag::O_WRONLY | OFlag::O_APPEND | OFlag::O_CREAT,
                 Open::CreateNew => OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL,
-                Open::Replace => OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC,
+                // Emptied once it is known to be a file of one name.
+                Open::Replace => OFlag::O_WRONLY | OFlag::O_CREAT,
             };
         let path = self.path.join(name);
         let fd = openat(&self.fd, name, flags, Mode::from_bits_truncate(0o600)).map_err(|e| {
@@ -110,11 +111,22 @@ impl MmDir {
             }
         })?;
         let file = File::from(fd);
-        if !file.metadata()?.is_file() {
+        let meta = file.metadata()?;
+        if !meta.is_file() {
             return Err(io::Error::other(format!(
                 "{} is not a regular file",
                 path.display()
             )));
+        }
+        // A file with other names may be one outside the workspace.
+        if how != Open::Read && std::os::unix::fs::MetadataExt::nlink(&meta) > 1 {
+            return Err(io::Error::other(format!(
+                "{} has other names (a hard link): mm does not write through it",
+                path.display()
+            )));
+        }
+        if how == Open::Replace {
+            file.set_len(0)?;
         }
         // Back to blocking I/O for a regular file.
         nix::fcntl::fcntl(
@@ -165,6 +177,23 @@ mod tests {
         std::os::unix::fs::symlink(outside.path(), ws2.path().join(".mm")).unwrap();
         let e = MmDir::open(&ws2.path().join(".mm")).unwrap_err();
         assert!(e.to_string().contains("symlink"), "{e}");
+    }
+
+    #[test]
+    fn a_file_with_other_names_is_not_written_nor_emptied() {
+        let ws = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("bashrc");
+        std::fs::write(&target, "mine\n").unwrap();
+        let mm = MmDir::open(&ws.path().join(".mm")).unwrap();
+        std::fs::hard_link(&target, ws.path().join(".mm/results.jsonl")).unwrap();
+        assert!(mm.file("results.jsonl", Open::Append).is_err());
+        assert!(mm.write("results.jsonl", b"x").is_err());
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "mine\n");
+        assert_eq!(mm.read("results.jsonl").unwrap(), b"mine\n");
+        mm.write("fresh", b"one").unwrap();
+        mm.write("fresh", b"2").unwrap();
+        assert_eq!(mm.read("fresh").unwrap(), b"2");
     }
 
     #[test]
