@@ -970,6 +970,15 @@ pub fn hard_link_reason(rel: &str, abs: &Path) -> Option<String> {
     })
 }
 
+/// Whether the harness may look into a workspace file it found by a walk
+/// (for names, line numbers, imports): what `read_file` would refuse for
+/// its name or its other names is left out.
+pub fn scannable(rel: &str, abs: &Path) -> bool {
+    credential_reason(rel).is_none()
+        && reserved_reason(rel, false).is_none()
+        && hard_link_reason(rel, abs).is_none()
+}
+
 /// A shell glob (one path component) in globset's syntax, matching what
 /// `sh` matches: braces and commas are plain characters there (globset
 /// reads `{a,b}` as a choice), a backslash is a plain character (the lexer

@@ -771,6 +771,10 @@ fn not_found_hint(env: &ToolEnv, r: &Resolved, current: &str, old: &str) -> Stri
         let mut found: Vec<(String, usize)> = candidates
             .iter()
             .filter(|p| **p != r.abs)
+            .filter(|p| {
+                p.strip_prefix(env.sandbox.root())
+                    .is_ok_and(|rel| env.sandbox.check_read(&rel.to_string_lossy()).is_ok())
+            })
             .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= 256 * 1024))
             .filter_map(|p| {
                 let text = std::fs::read_to_string(p).ok()?;

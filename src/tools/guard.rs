@@ -854,6 +854,10 @@ fn sibling_modules(root: &Path, rel: &str) -> Vec<(String, Vec<String>)> {
         {
             continue;
         }
+        let rel_here = dir.join(e.file_name()).to_string_lossy().into_owned();
+        if !crate::paths::scannable(&rel_here, &path) {
+            continue;
+        }
         let Ok(code) = std::fs::read_to_string(&path) else {
             continue;
         };
@@ -987,7 +991,7 @@ pub fn references(root: &Path, names: &[String], skip: &str) -> Vec<(String, Vec
             continue;
         };
         let rel = rel.to_string_lossy().into_owned();
-        if rel == skip || rel.starts_with(".mm/") {
+        if rel == skip || !crate::paths::scannable(&rel, entry.path()) {
             continue;
         }
         if entry
