@@ -36,17 +36,17 @@ fn fence(c: &mut Criterion) {
         git_guard: false,
     };
     g.bench_function("sh -c true, no fence", |b| {
-        b.iter(|| run(&sb, &rt, plan(None, true)))
+        b.iter(|| run(&sb, &rt, plan(None, true)));
     });
     if sb.fence().is_on() {
         g.bench_function("sh -c true, fence, read-only", |b| {
-            b.iter(|| run(&sb, &rt, plan(Some(Access::Listed), true)))
+            b.iter(|| run(&sb, &rt, plan(Some(Access::Listed), true)));
         });
         g.bench_function("sh -c true, fence, workspace writable", |b| {
-            b.iter(|| run(&sb, &rt, plan(Some(Access::Workspace), true)))
+            b.iter(|| run(&sb, &rt, plan(Some(Access::Workspace), true)));
         });
         g.bench_function("sh -c true, fence, no network", |b| {
-            b.iter(|| run(&sb, &rt, plan(Some(Access::Workspace), false)))
+            b.iter(|| run(&sb, &rt, plan(Some(Access::Workspace), false)));
         });
         // Unasked code gets a walk of the workspace (credential files,
         // hard links, nested `.mm`): 5,000 files in 100 folders.
@@ -62,7 +62,7 @@ fn fence(c: &mut Criterion) {
         let fence = rt.block_on(Fence::detect());
         let sb = Sandbox::with_fence(big.path(), SandboxMode::Workspace, fence, true).unwrap();
         g.bench_function("sh -c true, fence, unasked, 5,000-file workspace", |b| {
-            b.iter(|| run(&sb, &rt, plan(Some(Access::Project), false)))
+            b.iter(|| run(&sb, &rt, plan(Some(Access::Project), false)));
         });
     } else {
         eprintln!("fence: bwrap cannot start here; only the unfenced figure is measured");

@@ -58,10 +58,10 @@ fn checkpoints(c: &mut Criterion) {
             )
             .unwrap();
             black_box(store.checkpoint(Kind::Command, n, "bench").unwrap())
-        })
+        });
     });
     g.bench_function("checkpoint of a 10,000-file repo, nothing changed", |b| {
-        b.iter(|| black_box(store.checkpoint(Kind::Command, n, "bench").unwrap()))
+        b.iter(|| black_box(store.checkpoint(Kind::Command, n, "bench").unwrap()));
     });
     g.finish();
 }

@@ -27,7 +27,7 @@ fn sse(c: &mut Criterion) {
                 black_box(a.push(p).unwrap());
             }
             black_box(a.finish())
-        })
+        });
     });
     let calls = recorded("llama-server-tool-call.sse");
     c.bench_function("sse: fold a recorded tool call", |b| {
@@ -37,7 +37,7 @@ fn sse(c: &mut Criterion) {
                 black_box(a.push(p).unwrap());
             }
             black_box(a.finish())
-        })
+        });
     });
 }
 
@@ -45,7 +45,7 @@ fn policy(c: &mut Criterion) {
     let cmd =
         "git --no-pager log --oneline -20 && grep -rn 'fn main' src | head -5 && cargo check 2>&1";
     c.bench_function("policy: judge a three-part command", |b| {
-        b.iter(|| black_box(mm::sandbox::policy::judge(black_box(cmd))))
+        b.iter(|| black_box(mm::sandbox::policy::judge(black_box(cmd))));
     });
 }
 
@@ -55,11 +55,11 @@ fn edits(c: &mut Criterion) {
         .collect();
     let old = "let value_1500 = compute(1500, \"text 1500\");\nlet value_1501 = compute(1501, \"text 1501\");";
     c.bench_function("edit: indentation-forgiving match in 2,000 lines", |b| {
-        b.iter(|| black_box(mm::tools::edit_match::find(&file, black_box(old), "x").unwrap()))
+        b.iter(|| black_box(mm::tools::edit_match::find(&file, black_box(old), "x").unwrap()));
     });
     let changed = file.replace("compute(1000,", "compute(1001,");
     c.bench_function("diff: line counts of 2,000 lines, one changed", |b| {
-        b.iter(|| black_box(mm::diff::line_counts(&file, &changed)))
+        b.iter(|| black_box(mm::diff::line_counts(&file, &changed)));
     });
 }
 
@@ -69,7 +69,7 @@ fn session(c: &mut Criterion) {
     let msg =
         mm::llm::Message::assistant("a reply of a few dozen words, as most replies are ".repeat(4));
     c.bench_function("session: append one message (fsync)", |b| {
-        b.iter(|| log.append_message(black_box(&msg), None).unwrap())
+        b.iter(|| log.append_message(black_box(&msg), None).unwrap());
     });
 }
 

@@ -56,7 +56,7 @@ fn frames(c: &mut Criterion) {
             buf.reset();
             a.draw(area, &mut buf);
             black_box(&buf);
-        })
+        });
     });
 
     let mut s = app(dir.path());
@@ -80,7 +80,7 @@ fn frames(c: &mut Criterion) {
             buf.reset();
             s.draw(area, &mut buf);
             black_box(&buf);
-        })
+        });
     });
 }
 

@@ -354,7 +354,10 @@ pub fn normalize<I: IntoIterator<Item = OsString>>(args: I) -> Vec<OsString> {
         .filter_map(|a| a.get_long().map(str::to_string))
         .collect();
     longs.extend(["help".to_string(), "version".to_string()]);
-    let mut shorts: Vec<char> = cmd.get_arguments().filter_map(|a| a.get_short()).collect();
+    let mut shorts: Vec<char> = cmd
+        .get_arguments()
+        .filter_map(clap::Arg::get_short)
+        .collect();
     shorts.extend(['h', 'V']);
     let mut out = Vec::new();
     let mut rest_is_positional = false;

@@ -89,7 +89,7 @@ fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Command>, warnings: &
         return;
     };
     let mut entries: Vec<_> = entries.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
+    entries.sort_by_key(std::fs::DirEntry::file_name);
     for e in entries {
         let file = e.path();
         let fname = e.file_name().to_string_lossy().to_string();

@@ -171,7 +171,7 @@ pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
     let cases = match load_cases(cases_path) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("mm: eval: {}", displayable(&e.to_string()));
+            eprintln!("mm: eval: {}", displayable(&e.clone()));
             return 2;
         }
     };
@@ -208,7 +208,7 @@ pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
     let started = Instant::now();
     let date = jiff::Timestamp::now().to_string();
     let harness = !cli.no_harness;
-    let ctx = cli.ctx.map(|m| m.as_str());
+    let ctx = cli.ctx.map(super::protocol::ContextMode::as_str);
     let off = harness_off(cli);
     eprintln!(
         "mm: eval: {} case(s) × {runs} run(s), harness {}{}, context mode {}; work trees under {}",

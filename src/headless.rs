@@ -111,7 +111,7 @@ pub async fn run(
                             per_request.push(*stats);
                         }
                         if !quiet || shown_when_quiet(&msg) {
-                            p.print(&msg)
+                            p.print(&msg);
                         }
                     }
                 }

@@ -215,7 +215,11 @@ impl McpServers {
                     ),
                 ));
             }
-            match &*s.status.lock().unwrap_or_else(|e| e.into_inner()) {
+            match &*s
+                .status
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+            {
                 Status::Running => notices.push((
                     false,
                     format!(
@@ -261,7 +265,9 @@ impl McpServers {
     fn running(&self) -> impl Iterator<Item = &Server> {
         self.servers.iter().filter(|s| {
             matches!(
-                *s.status.lock().unwrap_or_else(|e| e.into_inner()),
+                *s.status
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
                 Status::Running
             )
         })
@@ -320,8 +326,10 @@ impl McpServers {
         let Some(server) = self.servers.iter().find(|s| s.name == tool.server) else {
             return Err(format!("no MCP server {}", tool.server));
         };
-        if let Status::Stopped(why) | Status::Failed(why) =
-            &*server.status.lock().unwrap_or_else(|e| e.into_inner())
+        if let Status::Stopped(why) | Status::Failed(why) = &*server
+            .status
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
         {
             return Err(format!(
                 "the MCP server {} is not running ({why}); its tools are gone for this session",
@@ -355,7 +363,10 @@ impl McpServers {
                 );
                 if !alive || peer.is_transport_closed() {
                     let why = format!("stopped: {e}");
-                    *server.status.lock().unwrap_or_else(|e| e.into_inner()) =
+                    *server
+                        .status
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) =
                         Status::Stopped(why.clone());
                     return Err(format!(
                         "the MCP server {} {why}; its tools are gone for this session",
@@ -366,7 +377,10 @@ impl McpServers {
             }
             Err(_) => {
                 let why = format!("no answer within {} s", limit.as_secs());
-                *server.status.lock().unwrap_or_else(|e| e.into_inner()) =
+                *server
+                    .status
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) =
                     Status::Stopped(why.clone());
                 Err(format!(
                     "the MCP server {} gave {why}; its tools are gone for this session",
@@ -383,7 +397,11 @@ impl McpServers {
         }
         let mut out = String::new();
         for s in &self.servers {
-            let how = match &*s.status.lock().unwrap_or_else(|e| e.into_inner()) {
+            let how = match &*s
+                .status
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+            {
                 Status::Running => "running".to_string(),
                 Status::Failed(why) => format!("did not start: {why}"),
                 Status::Stopped(why) => format!("stopped: {why}"),
@@ -590,6 +608,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(unsafe_code)] // the SAFETY notes below say why
     fn variables_are_expanded_and_unknown_ones_are_empty() {
         // SAFETY: a test-only variable no other test reads.
         unsafe { std::env::set_var("MM_MCP_TEST_TOKEN", "s3cret") };

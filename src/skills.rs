@@ -87,7 +87,7 @@ fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Skill>, warnings: &mu
         return;
     };
     let mut entries: Vec<_> = entries.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
+    entries.sort_by_key(std::fs::DirEntry::file_name);
     for e in entries {
         let path = e.path();
         let stem = e.file_name().to_string_lossy().to_string();

@@ -366,7 +366,7 @@ mod tests {
             .collect();
         assert_eq!(glance, ["stats", "cost", "mcp", "skills", "ctx"]);
         // An editor has its own ways to leave and to look at changes.
-        let acp: Vec<&str> = Slash::of(Face::Acp).map(|s| s.name()).collect();
+        let acp: Vec<&str> = Slash::of(Face::Acp).map(super::Slash::name).collect();
         assert!(
             !acp.contains(&"quit") && !acp.contains(&"rewind"),
             "{acp:?}"

@@ -204,16 +204,14 @@ async fn auto_detect(settings: &mut Settings) -> Result<Connected, StartupError>
             continue;
         }
         let client = client_for(settings, &url, None)?;
-        let ids = match client.list_models(Duration::from_secs(2)).await {
-            Ok(ids) => ids,
-            Err(_) => continue,
+        let Ok(ids) = client.list_models(Duration::from_secs(2)).await else {
+            continue;
         };
         settings.provider = name.to_string();
         settings.provider_info = info;
         settings.base_url = url.clone();
-        let model = match settings.model.clone().or_else(|| first_chat_model(&ids)) {
-            Some(m) => m,
-            None => continue,
+        let Some(model) = settings.model.clone().or_else(|| first_chat_model(&ids)) else {
+            continue;
         };
         let (context_window, window_note) = context_window(settings, &client, &model).await;
         // `-m` with a name the server does not list: a typo is said now,

@@ -904,6 +904,7 @@ fn fenced_code_has_no_capabilities_and_no_host_sockets() {
 /// sending to a socket file, vsock, the host's kernel keyring, a
 /// descriptor inherited from mm's parent, the host's password hashes.
 #[test]
+#[allow(unsafe_code)] // the SAFETY notes below say why
 fn fenced_code_reaches_no_host_service_keyring_or_inherited_descriptor() {
     use std::os::unix::process::CommandExt;
     if !fence_works() {

@@ -2737,7 +2737,7 @@ fn callers_and_files_read_are_only_what_read_file_would_show() {
         .requests()
         .iter()
         .chain(server.side_requests().iter())
-        .map(|r| r.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
     for body in &all {
         for secret in ["SECRET-HARDLINK-1", "SECRET-ENVPY-1", "SECRET-LINKED-1"] {

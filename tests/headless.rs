@@ -312,8 +312,7 @@ fn calls_cut_by_the_token_limit_are_answered_not_executed() {
         results[0]
             .1
             .starts_with("not executed: your reply was cut by the token limit"),
-        "{:?}",
-        results
+        "{results:?}"
     );
 }
 
@@ -450,10 +449,9 @@ fn unknown_tools_and_bad_json_are_answered_to_the_model() {
         results[0]
             .1
             .contains("there is no tool named delete_everything"),
-        "{:?}",
-        results
+        "{results:?}"
     );
-    assert!(results[1].1.contains("not valid JSON"), "{:?}", results);
+    assert!(results[1].1.contains("not valid JSON"), "{results:?}");
 }
 
 #[test]
@@ -467,13 +465,12 @@ fn a_failing_call_repeated_right_after_is_not_run_again() {
     let out = ws.run(&server, "read missing.txt", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = tool_results(&server.requests()[2]);
-    assert!(results[0].1.contains("no such file"), "{:?}", results);
+    assert!(results[0].1.contains("no such file"), "{results:?}");
     assert!(
         results[1]
             .1
             .starts_with("not run again: this exact call failed just before"),
-        "{:?}",
-        results
+        "{results:?}"
     );
 }
 
@@ -553,8 +550,7 @@ fn headless_refuses_commands_that_need_approval_and_says_so_once() {
         results[0]
             .1
             .starts_with("not run: this call needs the user's approval"),
-        "{:?}",
-        results
+        "{results:?}"
     );
 }
 

@@ -257,8 +257,10 @@ fn a_server_killed_mid_session_loses_its_tools_and_mm_goes_on() {
         .collect();
     assert!(!pids.is_empty(), "the server runs in the workspace");
     for pid in pids {
-        // SAFETY: a plain kill(2) of a server this test started.
-        unsafe { libc_kill(pid, 9) };
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
     t.send("echo again\r");
@@ -279,11 +281,6 @@ fn a_server_killed_mid_session_loses_its_tools_and_mm_goes_on() {
         !tool_names(&reqs[4]).contains(&"everything__echo".to_string()),
         "the dead server's tools are no longer offered"
     );
-}
-
-unsafe extern "C" {
-    #[link_name = "kill"]
-    fn libc_kill(pid: i32, sig: i32) -> i32;
 }
 
 /// The same server over streamable HTTP on 127.0.0.1, with a header whose

@@ -51,7 +51,7 @@ fn llama() -> Option<LlamaServer> {
         .unwrap()
         .port();
     let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
+        .map(std::num::NonZero::get)
         .unwrap_or(2)
         .to_string();
     let log =

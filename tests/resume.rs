@@ -60,7 +60,7 @@ fn a_session_killed_mid_batch_resumes_with_the_batch_closed() {
     let results = tool_results(req);
     assert_eq!(results.len(), 1);
     assert_eq!(results[0].0, "c1");
-    assert!(results[0].1.starts_with("outcome unknown"), "{:?}", results);
+    assert!(results[0].1.starts_with("outcome unknown"), "{results:?}");
     let msgs = req["messages"].as_array().unwrap();
     assert!(
         msgs[1]["content"]

@@ -202,12 +202,9 @@ fn agent(
                     .as_ref()
                     .and_then(|m| m.get("mm"))
                     .is_some_and(|m| m["asked"] == true);
-                let mut pending = match live.pending.lock() {
-                    Ok(p) => p,
-                    Err(_) => {
-                        return responder
-                            .respond_with_error(agent_client_protocol::Error::internal_error());
-                    }
+                let Ok(mut pending) = live.pending.lock() else {
+                    return responder
+                        .respond_with_error(agent_client_protocol::Error::internal_error());
                 };
                 if pending.is_some() {
                     return responder.respond_with_error(

@@ -113,7 +113,11 @@ impl Mapper {
             return Vec::new();
         }
         let mut loc = ToolCallLocation::new(self.root.join(p));
-        if let Some(line) = args.get("line").and_then(|v| v.as_u64()).filter(|l| *l > 0) {
+        if let Some(line) = args
+            .get("line")
+            .and_then(serde_json::Value::as_u64)
+            .filter(|l| *l > 0)
+        {
             loc = loc.line(u32::try_from(line).unwrap_or(u32::MAX));
         }
         vec![loc]

@@ -263,7 +263,7 @@ pub fn is_placeholder(block: &str) -> bool {
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("\"\"\""))
         .collect();
-    matches!(body.as_slice(), ["pass"] | ["..."])
+    matches!(body.as_slice(), ["pass" | "..."])
 }
 
 /// The checks' module for a file: `pkg/util.py` is `pkg.util`.

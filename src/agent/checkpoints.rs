@@ -339,7 +339,11 @@ impl Agent {
         match with_store(&store, move |s| s.plan(oid, &made)).await {
             Ok(plan) => self.bus.publish(AgentEvent::RewindPreview {
                 id: id.to_string(),
-                foreign: plan.foreign().iter().map(|s| s.to_string()).collect(),
+                foreign: plan
+                    .foreign()
+                    .iter()
+                    .map(std::string::ToString::to_string)
+                    .collect(),
                 changes: plan.changes.iter().map(PlannedChange::backward).collect(),
             }),
             Err(e) => self.git_notice(Level::Error, format!("cannot preview the rewind: {e}")),
@@ -366,7 +370,7 @@ impl Agent {
         if mode != RewindMode::Code {
             match &target.conversation {
                 Some(session) if session != self.log.id() => {
-                    self.restore_conversation(session.clone())
+                    self.restore_conversation(session.clone());
                 }
                 _ => self.trim_conversation(target.turn),
             }
@@ -649,14 +653,14 @@ impl Agent {
 
     /// The session's changes since its first checkpoint (or `from`).
     pub async fn session_diff(&mut self, from: Option<String>) {
-        self.session_diff_of(from, false).await
+        self.session_diff_of(from, false).await;
     }
 
     /// What the tree marks: the changes since the last `/commit` to files
     /// mm made (its tools, its commands), not those made beside it.
     pub async fn uncommitted_diff(&mut self) {
         let from = self.last_commit_checkpoint();
-        self.session_diff_of(from, true).await
+        self.session_diff_of(from, true).await;
     }
 
     async fn session_diff_of(&mut self, from: Option<String>, only_made: bool) {

@@ -164,10 +164,7 @@ fn value_at(s: &str) -> Option<&str> {
 
 /// Whether `rest` starts with a word that joins a sentence's parts.
 fn joins_a_sentence(rest: &str) -> bool {
-    let word: String = rest
-        .chars()
-        .take_while(|c| c.is_ascii_alphabetic())
-        .collect();
+    let word: String = rest.chars().take_while(char::is_ascii_alphabetic).collect();
     matches!(
         word.as_str(),
         "and" | "or" | "but" | "so" | "when" | "while" | "because" | "then" | "since" | "unless"
@@ -493,7 +490,7 @@ mod tests {
     use super::*;
 
     fn names(n: &[&str]) -> Vec<String> {
-        n.iter().map(|s| s.to_string()).collect()
+        n.iter().map(std::string::ToString::to_string).collect()
     }
 
     fn value(call: &str, v: &str) -> Example {

@@ -417,7 +417,7 @@ pub fn only_the_calls(before: &str, after: &str, names: &[String]) -> String {
     for op in diff.ops() {
         match *op {
             DiffOp::Equal { old_index, len, .. } => {
-                out.extend(old[old_index..old_index + len].iter().copied())
+                out.extend(old[old_index..old_index + len].iter().copied());
             }
             DiffOp::Delete {
                 old_index, old_len, ..
@@ -764,7 +764,7 @@ impl Agent {
             }
             // A named file still to come that calls what changed sees it.
             let changed = guard::signature_changes(&before, &after);
-            for part in queue.iter_mut() {
+            for part in &mut queue {
                 if changed.iter().any(|n| calls_in(&part.before, n)) {
                     part.context.push((file.clone(), after.clone()));
                 }

@@ -1625,7 +1625,7 @@ impl Agent {
                     t.command
                 )),
                 None if st.model_checked.is_none() => {
-                    flags.push("the answer says the tests pass, but no test ran".to_string())
+                    flags.push("the answer says the tests pass, but no test ran".to_string());
                 }
                 _ => {}
             }

@@ -481,7 +481,7 @@ pub fn trim_failure(output: &str, root: &Path, max: usize) -> String {
     if lines.len() <= max / 2 {
         // Short enough to keep whole: the values a message names (`0 !==
         // 10`) are often on lines no pattern knows.
-        keep.iter_mut().for_each(|k| *k = true);
+        keep.fill(true);
     }
     let mut skip_next = false;
     for (i, line) in lines.iter().enumerate() {
@@ -955,7 +955,7 @@ impl<'a> Literals<'a> {
     }
 
     fn ws(&mut self) {
-        while self.s.get(self.at).is_some_and(|c| c.is_ascii_whitespace()) {
+        while self.s.get(self.at).is_some_and(u8::is_ascii_whitespace) {
             self.at += 1;
         }
     }
@@ -1057,7 +1057,7 @@ impl<'a> Literals<'a> {
             }
             _ => {
                 let start = self.at;
-                while self.s.get(self.at).is_some_and(|b| b.is_ascii_alphabetic()) {
+                while self.s.get(self.at).is_some_and(u8::is_ascii_alphabetic) {
                     self.at += 1;
                 }
                 match &self.s[start..self.at] {
@@ -1187,7 +1187,7 @@ impl RunawayWatch {
 pub fn runaway(text: &str) -> bool {
     let b = text.as_bytes();
     let n = b.len();
-    if n >= 400 && b[n - 400..].iter().all(|c| c.is_ascii_whitespace()) {
+    if n >= 400 && b[n - 400..].iter().all(u8::is_ascii_whitespace) {
         return true;
     }
     const TIMES: usize = 6;
@@ -1270,7 +1270,7 @@ pub fn unasked_rename(prompt: &str, old: &str, new: &str) -> Option<(String, Str
     let named = Regex::new(&format!(r"(?-u:\b){}(?-u:\b)", regex::escape(gone))).ok()?;
     named
         .is_match(prompt)
-        .then(|| (gone.to_string(), added.to_string()))
+        .then(|| ((*gone).clone(), (*added).clone()))
 }
 
 /// Code the request spells out as `name=value` (a keyword argument or

@@ -257,7 +257,13 @@ impl Agent {
         if !parts.tools.skills.is_empty() {
             specs.push(crate::skills::spec());
         }
-        specs.extend(parts.tools.command_tools.iter().map(|t| t.spec()));
+        specs.extend(
+            parts
+                .tools
+                .command_tools
+                .iter()
+                .map(super::tools::custom::CommandTool::spec),
+        );
         if parts.tools.fetch.is_some() {
             specs.push(tools::fetch::spec());
         }
@@ -1460,7 +1466,7 @@ impl Agent {
         // The turn's own message: a reply that hands it back is cut too.
         let message = (self.turn_starts.last())
             .and_then(|&i| self.messages.get(i))
-            .map(|m| m.text())
+            .map(super::llm::types::Message::text)
             .unwrap_or("");
         let mut watch = self
             .harness_on()

@@ -415,10 +415,16 @@ mod tests {
             Message::tool_result("r2", "3: y"),
         ];
         // The edit failed: the read still stands.
-        let ok: HashSet<String> = ["r1", "r2"].iter().map(|s| s.to_string()).collect();
+        let ok: HashSet<String> = ["r1", "r2"]
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         assert_eq!(stale_reads(&msgs, 1, &ok), Stale::default());
         // It went through: the read is stale; the other file's is not.
-        let ok: HashSet<String> = ["r1", "w1", "r2"].iter().map(|s| s.to_string()).collect();
+        let ok: HashSet<String> = ["r1", "w1", "r2"]
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         assert_eq!(stale_reads(&msgs, 1, &ok).results, HashSet::from([3]));
     }
 
@@ -433,9 +439,15 @@ mod tests {
             call("r3", "read_file", r#"{"path":"a.py"}"#),
             Message::tool_result("r3", "all again"),
         ];
-        let ok: HashSet<String> = ["r1", "r2", "r3"].iter().map(|s| s.to_string()).collect();
+        let ok: HashSet<String> = ["r1", "r2", "r3"]
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         assert_eq!(stale_reads(&msgs, 1, &ok).results, HashSet::from([2, 4]));
-        let ok: HashSet<String> = ["r1", "r2"].iter().map(|s| s.to_string()).collect();
+        let ok: HashSet<String> = ["r1", "r2"]
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         assert_eq!(
             stale_reads(&msgs, 1, &ok),
             Stale::default(),
@@ -498,7 +510,10 @@ mod tests {
                 "(500 of 900 lines shown; read on with offset=501)\n1: head",
             ),
         ];
-        let ok: HashSet<String> = ["r1", "r2"].iter().map(|s| s.to_string()).collect();
+        let ok: HashSet<String> = ["r1", "r2"]
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect();
         assert_eq!(stale_reads(&msgs, 1, &ok), Stale::default());
     }
 

@@ -250,7 +250,7 @@ async fn worker(
             Err(panic) => {
                 let why = panic
                     .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
+                    .map(std::string::ToString::to_string)
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "a panic".into());
                 let error = format!("mm hit a bug and stopped the agent: {why}");

@@ -182,7 +182,7 @@ impl Agent {
                 });
             }
             Err(LlmError::Cancelled) => {
-                self.git_notice(Level::Info, "/commit cancelled: nothing committed")
+                self.git_notice(Level::Info, "/commit cancelled: nothing committed");
             }
             Err(e) => self.git_notice(
                 Level::Error,

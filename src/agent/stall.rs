@@ -383,7 +383,7 @@ impl Agent {
             ));
             // A new file is what the files after it are to use.
             if before.is_none() {
-                for (_, ctx) in queue.iter_mut() {
+                for (_, ctx) in &mut queue {
                     ctx.push((file.clone(), after.clone()));
                 }
             }

@@ -32,8 +32,11 @@ pub(crate) fn spec(name: &str, command: &str, args: &[&str], languages: &[&str])
     ServerSpec {
         name: name.into(),
         command: command.into(),
-        args: args.iter().map(|s| s.to_string()).collect(),
-        languages: languages.iter().map(|s| s.to_string()).collect(),
+        args: args.iter().map(std::string::ToString::to_string).collect(),
+        languages: languages
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
         initialization_options: None,
         enabled: true,
     }

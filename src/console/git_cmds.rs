@@ -190,9 +190,9 @@ pub async fn rewind(
     )
     .await;
     let mode = match mode.as_deref().map(str::trim) {
-        Some("c") | Some("code") => RewindMode::Code,
-        Some("v") | Some("conversation") => RewindMode::Conversation,
-        Some("b") | Some("both") => RewindMode::Both,
+        Some("c" | "code") => RewindMode::Code,
+        Some("v" | "conversation") => RewindMode::Conversation,
+        Some("b" | "both") => RewindMode::Both,
         _ => {
             println!("not rewound");
             return editor;
@@ -210,7 +210,7 @@ pub async fn rewind(
         )
         .await;
         editor = ed;
-        overwrite = matches!(yes.as_deref().map(str::trim), Some("y") | Some("yes"));
+        overwrite = matches!(yes.as_deref().map(str::trim), Some("y" | "yes"));
         if !overwrite {
             println!("not rewound");
             return editor;
@@ -249,8 +249,8 @@ pub async fn commit(
     let (mut editor, answer) =
         ask(editor, "commit with this message? [y]es / [e]dit / [N]o ").await;
     match answer.as_deref().map(str::trim) {
-        Some("y") | Some("yes") => {}
-        Some("e") | Some("edit") => {
+        Some("y" | "yes") => {}
+        Some("e" | "edit") => {
             println!("type the message; a line with \"\"\" alone ends it");
             let mut lines = Vec::new();
             loop {

@@ -125,7 +125,7 @@ fn write_json(v: &serde_json::Value, depth: usize, st: &Styles, out: &mut String
         }
         Value::String(_) => out.push_str(&paint(st.ok, &v.to_string())),
         Value::Number(_) | Value::Bool(_) | Value::Null => {
-            out.push_str(&paint(st.warn, &v.to_string()))
+            out.push_str(&paint(st.warn, &v.to_string()));
         }
         other => out.push_str(&other.to_string()),
     }
@@ -533,7 +533,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         match outcome {
             Outcome::Done => {}
             Outcome::Failed => {
-                self.note(e, &format!("error: {}", error.unwrap_or("the turn failed")))
+                self.note(e, &format!("error: {}", error.unwrap_or("the turn failed")));
             }
             Outcome::Budget => self.note(w, error.unwrap_or("the round budget is used up")),
             Outcome::Truncated => self.note(

@@ -349,7 +349,7 @@ async fn slash(
             }
         }
         Slash::Theme | Slash::Keymap | Slash::Mouse | Slash::Tree | Slash::Diagnostics => {
-            println!("{name} is a command of the TUI (mm -tui)")
+            println!("{name} is a command of the TUI (mm -tui)");
         }
     }
     (After::Done, editor)

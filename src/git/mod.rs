@@ -92,6 +92,7 @@ pub struct Store {
 // libgit2 objects may move between threads as long as no two threads use
 // them at once. The index is owned by this `Store`, never handed out, and
 // the agent only reaches a `Store` through a `Mutex`, one thread at a time.
+#[allow(unsafe_code)] // the SAFETY note above says why
 unsafe impl Send for Store {}
 
 fn io_err(path: &Path) -> impl Fn(std::io::Error) -> GitError + '_ {

@@ -552,7 +552,7 @@ impl LlmClient {
                                 continue;
                             }
                             Err(why) => {
-                                on_event(ClientEvent::Notice(format!("fallback not tried: {why}")))
+                                on_event(ClientEvent::Notice(format!("fallback not tried: {why}")));
                             }
                         }
                     }
@@ -1044,7 +1044,7 @@ mod tests {
             .into_iter()
             .map(|p| p.unwrap())
             .collect();
-        let texts: Vec<&[u8]> = parts.iter().map(|p| p.as_ref()).collect();
+        let texts: Vec<&[u8]> = parts.iter().map(std::convert::AsRef::as_ref).collect();
         assert_eq!(texts, vec![&b"data: a\n"[..], b"\n", b"data: b\n", b"part"]);
         assert_eq!(parts.concat(), whole.to_vec());
         assert!(by_lines::<&str>(Err("cut")).pop().unwrap().is_err());

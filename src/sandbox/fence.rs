@@ -757,7 +757,7 @@ impl Fence {
                 Err(e) => {
                     refused = refused.or(Some(format!(
                         "the fence's socket filter could not be made: {e}"
-                    )))
+                    )));
                 }
             }
         }
@@ -818,6 +818,7 @@ impl Launch {
     /// `FILTER_FD`, and no other descriptor mm has besides its standard
     /// three: one inherited from mm's parent (a socket, a pipe) would
     /// reach past the fence.
+    #[allow(unsafe_code)] // the SAFETY notes below say why
     pub fn command(self) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(&self.program);
         cmd.args(&self.args);
@@ -933,7 +934,7 @@ fn socket_filter_program() -> Result<&'static [u8], String> {
             Ok(bytes)
         })
         .as_ref()
-        .map(|v| v.as_slice())
+        .map(std::vec::Vec::as_slice)
         .map_err(Clone::clone)
 }
 

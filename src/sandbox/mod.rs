@@ -364,6 +364,7 @@ impl Sandbox {
     /// The command that runs `program args` in `cwd` as `plan` says: in
     /// the fence or not, with the scrubbed environment, in a session and
     /// process group of its own.
+    #[allow(unsafe_code)] // the SAFETY notes below say why
     pub fn command(
         &self,
         program: &str,

@@ -979,7 +979,7 @@ mod tests {
             .collect();
         assert_eq!(
             reads,
-            vec![("../a.txt", &vec!["sub".to_string(), "".to_string()])]
+            vec![("../a.txt", &vec!["sub".to_string(), String::new()])]
         );
         let v = judge("cd sub && cat ../a.txt && cat ../b.txt || cat c.txt");
         let seen: Vec<(&str, Vec<&str>)> = v
@@ -1004,12 +1004,12 @@ mod tests {
         );
         // `cd` is logical, as in the shell: `d/..` is where it started.
         let v = judge("cd d/.. && cat ../x");
-        assert!(v.checks.iter().any(|c| matches!(c, Check::Read { word, dirs } if word.text == "../x" && dirs == &vec!["".to_string()])), "{v:?}");
+        assert!(v.checks.iter().any(|c| matches!(c, Check::Read { word, dirs } if word.text == "../x" && dirs == &vec![String::new()])), "{v:?}");
         assert_eq!(cd_to("a/b", "../c/./d"), "a/c/d");
         assert_eq!(cd_to("", ".."), "..");
         assert_eq!(cd_to("/w", "x/../.."), "/");
         let v = judge("cd sub | cat ../a.txt; cat ../b.txt");
-        assert!(v.checks.iter().any(|c| matches!(c, Check::Read { word, dirs } if word.text == "../b.txt" && dirs == &vec!["".to_string()])));
+        assert!(v.checks.iter().any(|c| matches!(c, Check::Read { word, dirs } if word.text == "../b.txt" && dirs == &vec![String::new()])));
         let v = judge("grep -e x -f pats.txt src");
         let n = v
             .checks

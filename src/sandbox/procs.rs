@@ -89,6 +89,7 @@ pub fn kill_all() {
 /// (so the group can be killed whole) and no controlling terminal (so it
 /// cannot read the user's keys or push input into mm's terminal). It gets
 /// the signals mm keeps for its exit watcher back.
+#[allow(unsafe_code)] // the SAFETY notes below say why
 pub fn own_session(cmd: &mut tokio::process::Command) {
     // SAFETY: setsid and sigprocmask are async-signal-safe and touch no
     // memory of the parent; they run in the child between fork and exec.
@@ -110,6 +111,7 @@ pub fn own_session(cmd: &mut tokio::process::Command) {
 /// Marks every descriptor from `first` up close-on-exec, so a program mm
 /// starts inherits none of them (one mm's parent left open included).
 /// Async-signal-safe: for use between fork and exec.
+#[allow(unsafe_code)] // the SAFETY notes below say why
 pub fn close_on_exec_from(first: i32) {
     let Ok(low) = u32::try_from(first) else {
         return;

@@ -132,7 +132,7 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
             }
             Record::Note { text } => out.push_str(&format!("\n*mm: {text}*\n")),
             Record::Model { model } => {
-                out.push_str(&format!("\n*mm: model {model} from here on*\n"))
+                out.push_str(&format!("\n*mm: model {model} from here on*\n"));
             }
             Record::Carried { text } => out.push_str(&format!(
                 "\n*mm, for the next message:*\n\n{}\n",

@@ -552,7 +552,7 @@ fn note(u: &SessionUpdate, text: &Shared<String>, progress: Option<&Progress>) {
             let status = u.fields.status;
             if matches!(
                 status,
-                Some(ToolCallStatus::Completed) | Some(ToolCallStatus::Failed)
+                Some(ToolCallStatus::Completed | ToolCallStatus::Failed)
             ) {
                 let title = u.fields.title.clone().unwrap_or_else(|| "tool".into());
                 let mark = if status == Some(ToolCallStatus::Failed) {

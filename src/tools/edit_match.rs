@@ -456,7 +456,7 @@ mod tests {
         .unwrap_err();
         match e {
             MatchError::NotFound { closest: Some(c) } => {
-                assert!(c.contains("1\tdef add(a, b):"), "{c}")
+                assert!(c.contains("1\tdef add(a, b):"), "{c}");
             }
             other => panic!("{other:?}"),
         }

@@ -161,7 +161,7 @@ pub fn workspace_overview(sandbox: &Sandbox) -> Option<String> {
     let mut total = 0usize;
     let walker = crate::paths::walk(root)
         .max_depth(Some(4))
-        .sort_by_file_name(|a, b| a.cmp(b))
+        .sort_by_file_name(std::cmp::Ord::cmp)
         .build();
     for e in walker.flatten() {
         if !e.file_type().is_some_and(|t| t.is_file()) {
@@ -755,15 +755,17 @@ fn not_found_hint(env: &ToolEnv, r: &Resolved, current: &str, old: &str) -> Stri
             .lock()
             .map(|m| m.keys().cloned().collect())
             .unwrap_or_default();
-        let ext = r.abs.extension().map(|e| e.to_os_string());
+        let ext = r.abs.extension().map(std::ffi::OsStr::to_os_string);
         candidates.extend(
             ignore::WalkBuilder::new(env.sandbox.root())
                 .build()
                 .flatten()
                 .take(2000)
                 .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-                .map(|e| e.into_path())
-                .filter(|p| ext.is_some() && p.extension().map(|e| e.to_os_string()) == ext)
+                .map(ignore::DirEntry::into_path)
+                .filter(|p| {
+                    ext.is_some() && p.extension().map(std::ffi::OsStr::to_os_string) == ext
+                })
                 .take(300),
         );
         candidates.sort();
@@ -908,7 +910,7 @@ pub fn list_dir(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
     let mut entries: Vec<String> = Vec::new();
     let walker = crate::paths::walk(&r.abs)
         .max_depth(Some(1))
-        .sort_by_file_name(|a, b| a.cmp(b))
+        .sort_by_file_name(std::cmp::Ord::cmp)
         .build();
     for entry in walker.flatten() {
         if entry.depth() == 0 {

@@ -772,7 +772,7 @@ async fn approve_change(
         let answered = answered.clone();
         tokio::spawn(async move {
             lsp.preview(&call_id, &abs, &current, &proposed, &answered)
-                .await
+                .await;
         });
     }
     let _answered = answered.drop_guard();

@@ -260,7 +260,12 @@ fn python_script(env: &ToolEnv, command: &str) -> Option<Vec<String>> {
         return None;
     }
     crate::lsp::find_program("python3")?;
-    Some(words[1..].iter().map(|w| w.to_string()).collect())
+    Some(
+        words[1..]
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
+    )
 }
 
 /// The values of the local variables where `command` (a plain

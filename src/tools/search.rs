@@ -17,7 +17,7 @@ const MAX_GREP_FILE: u64 = 2 * 1024 * 1024;
 
 fn walker(base: &Path) -> ignore::Walk {
     crate::paths::walk(base)
-        .sort_by_file_name(|a, b| a.cmp(b))
+        .sort_by_file_name(std::cmp::Ord::cmp)
         .build()
 }
 
@@ -128,7 +128,7 @@ pub fn grep(sandbox: &Sandbox, args: &Map<String, Value>) -> ToolOutput {
             walker(&base.abs)
                 .flatten()
                 .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
-                .map(|e| e.into_path()),
+                .map(ignore::DirEntry::into_path),
         )
     };
     for path in files {

@@ -282,12 +282,12 @@ impl App {
         match ev.code {
             KeyCode::Up => self.composer.popup_sel = self.composer.popup_sel.saturating_sub(1),
             KeyCode::Down => {
-                self.composer.popup_sel = (self.composer.popup_sel + 1).min(n.saturating_sub(1))
+                self.composer.popup_sel = (self.composer.popup_sel + 1).min(n.saturating_sub(1));
             }
             KeyCode::Tab => self.composer.complete(&popup),
             KeyCode::Enter if matches!(popup, Popup::Files(_)) => self.composer.complete(&popup),
             KeyCode::Enter if matches!(&popup, Popup::Commands(m) if m.len() > 1) => {
-                self.composer.complete(&popup)
+                self.composer.complete(&popup);
             }
             _ => return false,
         }
@@ -316,10 +316,10 @@ impl App {
                 self.status.queued = self.queued.len();
             }
             Some(ComposerAction::HistoryPrev) if self.composer.on_first_line() => {
-                self.composer.history_prev()
+                self.composer.history_prev();
             }
             Some(ComposerAction::HistoryNext) if self.composer.on_last_line() => {
-                self.composer.history_next()
+                self.composer.history_next();
             }
             Some(ComposerAction::Complete) => {}
             // The composer is a line or two: page keys belong to the

@@ -167,7 +167,7 @@ impl Cell {
         if !fresh {
             match &self.kind {
                 CellKind::Answer { text, done: false } => {
-                    self.stream_into_cache(text, width, theme, selected)
+                    self.stream_into_cache(text, width, theme, selected);
                 }
                 _ => {
                     let lines = wrap_all(&self.logical(theme, selected), width as usize);

@@ -79,7 +79,7 @@ pub fn help_lines(keys: &Keymap, th: &Theme, agents: &[(String, String)]) -> Vec
                 format!("  {c:<22}"),
                 Style::new().fg(th.text).add_modifier(Modifier::BOLD),
             ),
-            Span::styled(d.to_string(), Style::new().fg(th.dim)),
+            Span::styled(d.clone(), Style::new().fg(th.dim)),
         ]));
     }
     lines.push(Line::default());

@@ -62,7 +62,7 @@ impl RewindOverlay {
             (Stage::Choose, RewindAction::Up) => return preview(self.move_by(-1)),
             (Stage::Choose, RewindAction::Down) => return preview(self.move_by(1)),
             (Stage::Choose, RewindAction::Choose) if !self.list.is_empty() => {
-                self.stage = Stage::Mode
+                self.stage = Stage::Mode;
             }
             (Stage::Mode, RewindAction::Cancel) => self.stage = Stage::Choose,
             (
@@ -94,7 +94,7 @@ impl RewindOverlay {
                 }
             }
             (Stage::Confirm(_), RewindAction::Keep | RewindAction::Cancel) => {
-                self.stage = Stage::Choose
+                self.stage = Stage::Choose;
             }
             _ => {}
         }

@@ -94,7 +94,7 @@ impl Status {
                 self.context_used = 0;
             }
             AgentEvent::ConversationTrimmed { session, .. } => {
-                self.info.session.clone_from(session)
+                self.info.session.clone_from(session);
             }
             AgentEvent::Usage {
                 stats,
@@ -121,10 +121,10 @@ impl Status {
                     tokens_per_second: *tokens_per_second,
                     prompt: *prompt,
                     queued: *queued,
-                })
+                });
             }
             AgentEvent::RequestStarted { .. } | AgentEvent::TurnFinished { .. } => {
-                self.generating = None
+                self.generating = None;
             }
             AgentEvent::CheckpointCreated { .. } => self.checkpoints += 1,
             AgentEvent::Committed { id, summary, .. } => {

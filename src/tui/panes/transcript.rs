@@ -341,7 +341,7 @@ impl Transcript {
         };
         self.update(idx, |k| match k {
             CellKind::Answer { text: t, .. } | CellKind::Reasoning { text: t, .. } => {
-                t.push_str(text)
+                t.push_str(text);
             }
             _ => {}
         });

@@ -18,7 +18,7 @@ fn summary(id: &str, turn: u64, label: &str, files: &[&str]) -> CheckpointSummar
             time: "2026-11-30T10:42:07Z".into(),
             label: label.into(),
         },
-        files: files.iter().map(|f| f.to_string()).collect(),
+        files: files.iter().map(std::string::ToString::to_string).collect(),
         added: 2,
         removed: 3,
     }
