@@ -240,7 +240,7 @@ pub async fn run(cli: &Cli, cases_path: &Path) -> i32 {
                     .unwrap_or_default(),
                 r.kept
                     .as_deref()
-                    .map(|k| format!("  kept {}", k.display()))
+                    .map(|k| format!("  kept {}", displayable(&k.display().to_string())))
                     .unwrap_or_default(),
             );
             // A case's files, its setup's output and mm's report are
@@ -546,6 +546,17 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
     let work = slot.join("work");
     let mut r = RunResult::default();
     let fenced = !(cli.yolo || cli.unfenced);
+    // A case may not take its runs out of the fence by itself: `full`
+    // needs the eval's own `-yolo` or `-sandbox full`.
+    if case.file.sandbox.as_deref() == Some("full")
+        && !(cli.yolo || cli.sandbox == Some(crate::config::SandboxMode::Full))
+    {
+        r.outcome = "refused".into();
+        r.note = Some(
+            "the case asks for sandbox: full (commands outside the fence); run the eval with -sandbox full to allow it".into(),
+        );
+        return r;
+    }
     if let Err(e) = prepare(case, &work, fenced).await {
         r.outcome = "setup-failed".into();
         r.note = Some(e);
@@ -631,6 +642,14 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
 async fn prepare(case: &Case, work: &Path, fenced: bool) -> Result<(), String> {
     std::fs::create_dir_all(work).map_err(|e| format!("{}: {e}", work.display()))?;
     let files = case.dir.join("files");
+    // `files` is a folder of the case, not a link to one elsewhere (a
+    // case's `files -> ~/.config/gh` put the home's token in the work tree).
+    if std::fs::symlink_metadata(&files).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(format!(
+            "{} is a link: a case's files are a folder of its own",
+            files.display()
+        ));
+    }
     if files.is_dir() {
         copy_tree(&files, work).map_err(|e| format!("copying {}: {e}", files.display()))?;
     }
@@ -944,5 +963,57 @@ mod tests {
         assert!(summary.text.contains("by class"), "{}", summary.text);
         assert!(!summary.text.contains('\x1b'), "{:?}", summary.text);
         assert!(!summary.text.contains('\x07'), "{:?}", summary.text);
+    }
+
+    /// Red-team round 16: a case's `files` linked to a folder of the
+    /// home put its token in the work tree, where the model read it.
+    #[tokio::test]
+    async fn a_case_s_files_are_a_folder_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = dir.path().join("home-config");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("hosts.yml"), "oauth_token: SECRET\n").unwrap();
+        let case_dir = dir.path().join("c");
+        std::fs::create_dir_all(&case_dir).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, case_dir.join("files")).unwrap();
+        std::fs::write(case_dir.join("case.yaml"), "prompt: x\ncheck: true\n").unwrap();
+        let case = load_case(&case_dir).unwrap();
+        let work = dir.path().join("work");
+        let e = prepare(&case, &work, false).await.unwrap_err();
+        assert!(e.contains("is a link"), "{e}");
+        assert!(!work.join("hosts.yml").exists());
+    }
+
+    /// Red-team round 16: a case's own `sandbox: full` took its runs out
+    /// of the fence; it needs the eval's `-sandbox full` (or `-yolo`).
+    #[tokio::test]
+    async fn a_case_cannot_take_its_runs_out_of_the_fence_by_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        let case_dir = dir.path().join("c");
+        std::fs::create_dir_all(&case_dir).unwrap();
+        std::fs::write(
+            case_dir.join("case.yaml"),
+            "prompt: x\ncheck: true\nsandbox: full\n",
+        )
+        .unwrap();
+        let case = load_case(&case_dir).unwrap();
+        let args = |extra: &[&str]| {
+            let mut v: Vec<std::ffi::OsString> = vec!["mm".into(), "-eval".into(), "c".into()];
+            v.extend(extra.iter().map(Into::into));
+            Cli::try_parse_args(v).unwrap()
+        };
+        let base = dir.path().join("runs");
+        let r = run_once(&args(&[]), Path::new("/bin/true"), &case, 1, &base).await;
+        assert_eq!(r.outcome, "refused", "{:?}", r.note);
+        assert!(!base.join("c-1/work").exists(), "nothing was prepared");
+        let r = run_once(
+            &args(&["-sandbox", "full"]),
+            Path::new("/bin/true"),
+            &case,
+            1,
+            &base,
+        )
+        .await;
+        assert_ne!(r.outcome, "refused", "{:?}", r.note);
     }
 }

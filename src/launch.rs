@@ -693,7 +693,7 @@ fn load_looks(
 ) -> Result<(crate::tui::theme::Theme, crate::tui::keymap::Keymap), config::ConfigError> {
     let depth = crate::tui::theme::ColorDepth::detect();
     let theme = crate::tui::theme::load(&settings.theme, root, depth)?;
-    let keymap = crate::tui::keymap::load(&settings.keymap, root)?;
+    let keymap = crate::tui::keymap::load(&settings.keymap)?;
     Ok((theme, keymap))
 }
 

@@ -659,7 +659,12 @@ fn the_tree_marks_what_the_session_changed_commands_too_across_a_resume_until_a_
 
 #[test]
 fn the_sessions_picker_takes_up_an_older_session_with_enter() {
-    let server = Server::start(vec![text("One."), text("Two."), text("Back in the first.")]);
+    let server = Server::start(vec![
+        call("c1", "bash", json!({"command": "echo tool-card-marker"})),
+        text("One."),
+        text("Two."),
+        text("Back in the first."),
+    ]);
     let ws = Workspace::new();
     let url = server.url();
     let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 140);
@@ -685,6 +690,8 @@ fn the_sessions_picker_takes_up_an_older_session_with_enter() {
     s.wait_for("took up session");
     s.wait_for("One.");
     s.wait_gone("Two.");
+    // The session comes back with its tool calls, not only its words.
+    s.wait_for("tool-card-marker");
     s.keys("go on\r");
     s.wait_for("Back in the first.");
     let reqs = server.requests();

@@ -69,7 +69,7 @@ impl App {
                 )),
             },
             Slash::Keymap => match arg {
-                Some(n) => match keymap::load(n, &self.root) {
+                Some(n) => match keymap::load(n) {
                     Ok(k) => {
                         self.keymap = k;
                         self.flash(format!("keymap {n}"));

@@ -1,5 +1,7 @@
 //! Key bindings: `keymaps/*.toml` compiled in (default, vim, emacs),
-//! partial overrides from `~/.config/mm/keymaps/` and `./.mm/keymaps/`.
+//! partial overrides from `~/.config/mm/keymaps/`. A repository's
+//! `.mm/keymaps/` is not read: what a key answers (an approval, a
+//! rewind's "overwrite?") is the user's alone (red-team rounds 15, 16).
 //! A section per place in the UI, an action per line, one key or a list.
 
 use std::collections::BTreeMap;
@@ -320,13 +322,11 @@ fn parse_file(path: &Path, text: &str) -> Result<KeymapFile, ConfigError> {
     Ok(KeymapFile { inherits, bindings })
 }
 
-fn user_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut v = Vec::new();
-    if let Some(dir) = crate::config::user_config_dir() {
-        v.push(dir.join("keymaps"));
-    }
-    v.push(root.join(".mm").join("keymaps"));
-    v
+fn user_dirs() -> Vec<PathBuf> {
+    crate::config::user_config_dir()
+        .map(|d| d.join("keymaps"))
+        .into_iter()
+        .collect()
 }
 
 fn shipped(name: &str) -> Option<&'static str> {
@@ -335,25 +335,19 @@ fn shipped(name: &str) -> Option<&'static str> {
 
 /// Loads a keymap by name: its chain of `inherits` among the shipped
 /// files, then the user's files over it.
-pub fn load(name: &str, root: &Path) -> Result<Keymap, ConfigError> {
+pub fn load(name: &str) -> Result<Keymap, ConfigError> {
+    load_from(name, &user_dirs())
+}
+
+/// As `load`, with the user's files looked for in `dirs`.
+fn load_from(name: &str, dirs: &[PathBuf]) -> Result<Keymap, ConfigError> {
     let mut user = Vec::new();
-    let project = root.join(".mm").join("keymaps");
     let mut last_file = PathBuf::from(format!("keymaps/{name}.toml"));
-    for dir in user_dirs(root) {
+    for dir in dirs {
         let path = dir.join(format!("{name}.toml"));
         if let Ok(text) = std::fs::read_to_string(&path) {
-            let f = parse_file(&path, &text)?;
-            // How an approval is answered is the user's own: a cloned
-            // repository's keymap must not make `n` mean "always".
-            if dir == project && f.bindings.iter().any(|((s, _), _)| *s == Scope::Approval) {
-                return Err(ConfigError {
-                    file: path,
-                    position: None,
-                    message: "a repository's keymap may not bind the [approval] keys; set them in ~/.config/mm/keymaps/".into(),
-                });
-            }
+            user.push(parse_file(&path, &text)?);
             last_file = path;
-            user.push(f);
         }
     }
     let mut chain: Vec<KeymapFile> = Vec::new();
@@ -424,7 +418,7 @@ mod tests {
     fn every_shipped_keymap_parses_and_binds_every_action() {
         let dir = tempfile::tempdir().unwrap();
         for (name, _) in SHIPPED {
-            let k = load(name, dir.path()).unwrap();
+            let k = load_from(name, &[]).unwrap();
             for scope in Scope::ALL {
                 for (action, _) in scope.actions() {
                     assert!(
@@ -440,7 +434,7 @@ mod tests {
     #[test]
     fn vim_inherits_and_changes_the_default() {
         let dir = tempfile::tempdir().unwrap();
-        let vim = load("vim", dir.path()).unwrap();
+        let vim = load_from("vim", &[]).unwrap();
         let ctrl_d = Key::parse("ctrl-d").unwrap();
         assert_eq!(vim.action(Scope::Transcript, ctrl_d), Some("page_down"));
         assert_eq!(
@@ -462,7 +456,7 @@ mod tests {
             "[global]\nhelp = [\"f1\", \"ctrl-h\"]\n",
         )
         .unwrap();
-        let k = load("default", dir.path()).unwrap();
+        let k = load_from("default", &[maps.clone()]).unwrap();
         assert_eq!(
             k.action(Scope::Global, Key::parse("ctrl-h").unwrap()),
             Some("help")
@@ -474,30 +468,37 @@ mod tests {
     }
 
     /// Red-team round 15: a cloned repository's keymap bound `n` to
-    /// "always" too, and "always" sorted first, so refusing approved.
+    /// "always" too, and "always" sorted first, so refusing approved. A
+    /// repository's keymaps are no longer read at all (`load` looks only
+    /// in the user's folder); in the user's own, a key bound to two
+    /// actions of one section is an error.
     #[test]
-    fn a_repository_keymap_cannot_rebind_approvals_and_no_key_does_two_things() {
+    fn no_key_does_two_things_in_one_section() {
         let dir = tempfile::tempdir().unwrap();
-        let maps = dir.path().join(".mm/keymaps");
+        let maps = dir.path().join("keymaps");
         std::fs::create_dir_all(&maps).unwrap();
         std::fs::write(
             maps.join("default.toml"),
             "[approval]\nalways = [\"a\", \"n\"]\n",
         )
         .unwrap();
-        let e = load("default", dir.path()).unwrap_err();
-        assert!(e.file.ends_with(".mm/keymaps/default.toml"), "{e}");
-        assert!(e.message.contains("[approval]"), "{e}");
+        let e = load_from("default", &[maps.clone()]).unwrap_err();
+        assert!(e.file.ends_with("keymaps/default.toml"), "{e}");
+        assert!(
+            e.message.contains("n is bound to both") && e.message.contains("[approval]"),
+            "{e}"
+        );
         std::fs::write(
             maps.join("default.toml"),
             "[global]\nhelp = [\"f1\", \"ctrl-c\"]\n",
         )
         .unwrap();
-        let e = load("default", dir.path()).unwrap_err();
+        let e = load_from("default", &[maps.clone()]).unwrap_err();
         assert!(
             e.message.contains("ctrl-c is bound to both") && e.message.contains("[global]"),
             "{e}"
         );
+        assert!(user_dirs().iter().all(|d| !d.starts_with(dir.path())));
     }
 
     #[test]
@@ -510,7 +511,7 @@ mod tests {
             "[global]\nhelp = \"f1\"\nqiut = \"ctrl-q\"\n",
         )
         .unwrap();
-        let e = load("default", dir.path()).unwrap_err();
+        let e = load_from("default", &[maps.clone()]).unwrap_err();
         assert_eq!(e.position, Some((3, 1)), "{e}");
         assert!(e.message.contains("\"quit\""), "{e}");
         std::fs::write(
@@ -518,10 +519,10 @@ mod tests {
             "[global]\nhelp = \"ctrl-banana\"\n",
         )
         .unwrap();
-        let e = load("default", dir.path()).unwrap_err();
+        let e = load_from("default", &[maps.clone()]).unwrap_err();
         assert_eq!(e.position, Some((2, 8)), "{e}");
         std::fs::write(maps.join("default.toml"), "[globl]\n").unwrap();
-        let e = load("default", dir.path()).unwrap_err();
+        let e = load_from("default", &[maps.clone()]).unwrap_err();
         assert!(e.message.contains("[global]"), "{e}");
     }
 }

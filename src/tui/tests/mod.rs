@@ -36,7 +36,7 @@ fn rig() -> Rig {
     std::fs::write(dir.path().join("src/lib.rs"), "pub fn one() -> u32 { 1 }\n").unwrap();
     let root = std::fs::canonicalize(dir.path()).unwrap();
     let theme = theme::load("dark", &root, ColorDepth::TrueColor).unwrap();
-    let keys = keymap::load("default", &root).unwrap();
+    let keys = keymap::load("default").unwrap();
     let (tx, rx) = OpSender::channel();
     let info = SessionInfo {
         provider: "local".into(),
@@ -622,7 +622,7 @@ fn every_shipped_theme_and_keymap_draws() {
         }
     }
     for (name, _) in keymap::SHIPPED {
-        r.app.keymap = keymap::load(name, &r.app.root).unwrap();
+        r.app.keymap = keymap::load(name).unwrap();
         r.app.on_key(key(KeyCode::F(1)));
         let text = screen(&mut r, 100, 30);
         assert!(text.contains(&format!("keymap: {name}")), "{text}");
@@ -705,7 +705,7 @@ fn status_messages_go_after_a_while_and_never_hide_the_figures() {
 #[test]
 fn a_tree_filter_takes_every_letter_in_the_vim_keymap() {
     let mut r = rig();
-    r.app.keymap = keymap::load("vim", &r.app.root).unwrap();
+    r.app.keymap = keymap::load("vim").unwrap();
     r.app.focus = Focus::Tree;
     r.app.on_key(key(KeyCode::Char('c')));
     typed(&mut r.app, "alc");
@@ -724,7 +724,7 @@ fn a_tree_filter_starts_with_the_first_letter_typed() {
     assert_eq!(r.app.tree.filter, "kel");
     // Vim keymap: `j` moves, `/` starts a filter in which `h` is a letter.
     let mut r = rig();
-    r.app.keymap = keymap::load("vim", &r.app.root).unwrap();
+    r.app.keymap = keymap::load("vim").unwrap();
     r.app.focus = Focus::Tree;
     let at = r.app.tree.selected;
     r.app.on_key(key(KeyCode::Char('j')));
