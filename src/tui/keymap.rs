@@ -416,7 +416,6 @@ mod tests {
 
     #[test]
     fn every_shipped_keymap_parses_and_binds_every_action() {
-        let dir = tempfile::tempdir().unwrap();
         for (name, _) in SHIPPED {
             let k = load_from(name, &[]).unwrap();
             for scope in Scope::ALL {
@@ -433,7 +432,6 @@ mod tests {
 
     #[test]
     fn vim_inherits_and_changes_the_default() {
-        let dir = tempfile::tempdir().unwrap();
         let vim = load_from("vim", &[]).unwrap();
         let ctrl_d = Key::parse("ctrl-d").unwrap();
         assert_eq!(vim.action(Scope::Transcript, ctrl_d), Some("page_down"));
