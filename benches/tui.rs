@@ -17,7 +17,7 @@ use mm::tui::{keymap, theme};
 
 fn app(dir: &std::path::Path) -> App {
     let theme = theme::load("dark", dir, theme::ColorDepth::TrueColor).unwrap();
-    let keys = keymap::load("default", dir).unwrap();
+    let keys = keymap::load("default").unwrap();
     let (tx, rx) = OpSender::channel();
     std::mem::forget(rx);
     App::new(theme, keys, tx, dir.to_path_buf(), SessionInfo::default())
