@@ -454,7 +454,7 @@ mod tests {
             "[global]\nhelp = [\"f1\", \"ctrl-h\"]\n",
         )
         .unwrap();
-        let k = load_from("default", &[maps.clone()]).unwrap();
+        let k = load_from("default", std::slice::from_ref(&maps)).unwrap();
         assert_eq!(
             k.action(Scope::Global, Key::parse("ctrl-h").unwrap()),
             Some("help")
@@ -480,7 +480,7 @@ mod tests {
             "[approval]\nalways = [\"a\", \"n\"]\n",
         )
         .unwrap();
-        let e = load_from("default", &[maps.clone()]).unwrap_err();
+        let e = load_from("default", std::slice::from_ref(&maps)).unwrap_err();
         assert!(e.file.ends_with("keymaps/default.toml"), "{e}");
         assert!(
             e.message.contains("n is bound to both") && e.message.contains("[approval]"),
@@ -491,7 +491,7 @@ mod tests {
             "[global]\nhelp = [\"f1\", \"ctrl-c\"]\n",
         )
         .unwrap();
-        let e = load_from("default", &[maps.clone()]).unwrap_err();
+        let e = load_from("default", std::slice::from_ref(&maps)).unwrap_err();
         assert!(
             e.message.contains("ctrl-c is bound to both") && e.message.contains("[global]"),
             "{e}"
@@ -509,7 +509,7 @@ mod tests {
             "[global]\nhelp = \"f1\"\nqiut = \"ctrl-q\"\n",
         )
         .unwrap();
-        let e = load_from("default", &[maps.clone()]).unwrap_err();
+        let e = load_from("default", std::slice::from_ref(&maps)).unwrap_err();
         assert_eq!(e.position, Some((3, 1)), "{e}");
         assert!(e.message.contains("\"quit\""), "{e}");
         std::fs::write(
@@ -517,10 +517,10 @@ mod tests {
             "[global]\nhelp = \"ctrl-banana\"\n",
         )
         .unwrap();
-        let e = load_from("default", &[maps.clone()]).unwrap_err();
+        let e = load_from("default", std::slice::from_ref(&maps)).unwrap_err();
         assert_eq!(e.position, Some((2, 8)), "{e}");
         std::fs::write(maps.join("default.toml"), "[globl]\n").unwrap();
-        let e = load_from("default", &[maps.clone()]).unwrap_err();
+        let e = load_from("default", std::slice::from_ref(&maps)).unwrap_err();
         assert!(e.message.contains("[global]"), "{e}");
     }
 }
