@@ -30,6 +30,11 @@ impl Drop for LlamaServer {
 }
 
 fn llama() -> Option<LlamaServer> {
+    llama_with_window(16384)
+}
+
+/// A llama-server of its own with a context window of `ctx` tokens.
+fn llama_with_window(ctx: u32) -> Option<LlamaServer> {
     let (Ok(bin), Ok(model), Ok(template)) = (
         std::env::var("MM_LLAMA_BIN"),
         std::env::var("MM_LLAMA_MODEL"),
@@ -65,7 +70,15 @@ fn llama() -> Option<LlamaServer> {
         ])
         .args(["--host", "127.0.0.1", "--port", &port.to_string()])
         .args(["--jinja", "--chat-template-file", &template])
-        .args(["-c", "16384", "-t", &threads, "-np", "1", "--no-webui"])
+        .args([
+            "-c",
+            &ctx.to_string(),
+            "-t",
+            &threads,
+            "-np",
+            "1",
+            "--no-webui",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
@@ -399,4 +412,51 @@ fn a_session_on_a_small_window_compacts_and_finishes_its_task() {
         }
     }
     assert!(fixed, "the task was not finished in two attempts");
+}
+
+/// On a llama-server started with `-c 4096`, a command that prints 1,500
+/// lines reaches the model cut to the window, and no request goes over it
+/// (mm learns the window from the server itself: no `contextWindow`
+/// here). Sampled, so two chances for the model to run the command; every
+/// attempt must stay inside the window.
+#[test]
+fn on_a_4k_window_no_request_goes_over_it() {
+    let Some(server) = llama_with_window(4096) else {
+        return;
+    };
+    let mut ran = false;
+    for attempt in 1..=2 {
+        let ws = Workspace::new();
+        ws.write(
+            "gen.py",
+            "for i in range(1, 1501):\n    print(f'line {i}: ' + 'x' * 40)\n",
+        );
+        let out = ws
+            .mm()
+            .args([
+                "-p",
+                "Run `python3 gen.py` and tell me the last line it prints.",
+            ])
+            .args(["-url", &server.url, "-json", "-max-rounds", "4"])
+            .env("MM_LOG", "info")
+            .output()
+            .unwrap();
+        let err = stderr(&out);
+        eprintln!("attempt {attempt}: {}\nstderr:\n{err}", stdout(&out));
+        let debug = std::fs::read_to_string(ws.path().join(".mm/debug.log")).unwrap_or_default();
+        assert!(
+            !debug.contains("overflow") && !err.contains("does not fit the model's context window"),
+            "attempt {attempt}: a request went over the window:\n{err}"
+        );
+        let log = std::fs::read_to_string(&ws.sessions()[0]).unwrap();
+        assert!(
+            !log.contains("exceed_context_size"),
+            "attempt {attempt}: the server refused a request"
+        );
+        if log.contains("left out to fit the 4096-token context window") {
+            ran = true;
+            break;
+        }
+    }
+    assert!(ran, "the model never ran the command in two attempts");
 }

@@ -338,6 +338,9 @@ fn three_turns_then_diff_rewind_rewind_back_and_commit_in_the_tui() {
     s.keys("/rewind\r");
     s.wait_for("enter rewind");
     s.wait_for("add src/c.txt");
+    // Each row counts what going back there adds and removes, as its
+    // preview does: back before turn 3 deletes src/c.txt's one line.
+    s.wait_for("+0 -1");
     // Most recent first: turn 3, turn 2, turn 1.
     s.keys("\x1b[B");
     std::thread::sleep(Duration::from_millis(100));
@@ -347,7 +350,8 @@ fn three_turns_then_diff_rewind_rewind_back_and_commit_in_the_tui() {
     s.keys("\r");
     s.wait_for("c code");
     s.keys("c");
-    s.wait_for("rewound to turn 1");
+    s.wait_for("rewound to turn 1: deleted notes.txt, src/c.txt;");
+    s.wait_for("restored a.txt");
     eventually("the new files are gone", || {
         !p.join("notes.txt").exists() && !p.join("src/c.txt").exists()
     });

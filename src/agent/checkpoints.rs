@@ -308,14 +308,16 @@ impl Agent {
                     .into_iter()
                     .zip(plans)
                     .map(|(info, changes)| {
+                        // What going back adds and removes, as its
+                        // preview counts it (`backward` is already the
+                        // change the rewind makes).
                         let counts = changes
                             .iter()
                             .map(PlannedChange::backward)
-                            .fold((0, 0), |(a, r), c| (a + c.removed, r + c.added));
+                            .fold((0, 0), |(a, r), c| (a + c.added, r + c.removed));
                         CheckpointSummary {
                             info,
                             files: changes.iter().map(|c| c.path.clone()).collect(),
-                            // Going back removes what was added since, and the other way round.
                             added: counts.0,
                             removed: counts.1,
                         }
@@ -459,7 +461,14 @@ impl Agent {
                 change: Arc::new(change.clone()),
             });
         }
-        let files: Vec<&str> = changes.iter().map(|c| c.path.as_str()).collect();
+        let named = |deleted: bool| -> Vec<&str> {
+            changes
+                .iter()
+                .filter(|c| (c.kind == crate::protocol::ChangeKind::Deleted) == deleted)
+                .map(|c| c.path.as_str())
+                .collect()
+        };
+        let (deleted, restored) = (named(true), named(false));
         let to = if target.kind == Kind::Safety {
             // Forward, to where a rewind started.
             format!("went back to the checkpoint {:?}", target.label)
@@ -468,10 +477,15 @@ impl Agent {
         };
         self.git_notice(
             Level::Info,
-            if files.is_empty() {
-                format!("{to}: no file differed")
-            } else {
-                format!("{to}: restored {}", files.join(", "))
+            match (deleted.is_empty(), restored.is_empty()) {
+                (true, true) => format!("{to}: no file differed"),
+                (true, false) => format!("{to}: restored {}", restored.join(", ")),
+                (false, true) => format!("{to}: deleted {}", deleted.join(", ")),
+                (false, false) => format!(
+                    "{to}: deleted {}; restored {}",
+                    deleted.join(", "),
+                    restored.join(", ")
+                ),
             },
         );
         true

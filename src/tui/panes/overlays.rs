@@ -48,6 +48,30 @@ fn frame(area: Rect, buf: &mut Buffer, th: &Theme, title: String) -> Rect {
     inner
 }
 
+/// What the marks in the tree and the status bar mean (F1 lists them).
+const MARKS: &[(&str, &str)] = &[
+    (
+        "A  M  D",
+        "in the tree: a file this session created, modified or deleted; a folder's number counts the files changed under it",
+    ),
+    (
+        "✗N  ⚠N",
+        "the language servers' errors and warnings (in the tree: per file; F8 lists them)",
+    ),
+    (
+        "⟲N",
+        "the session's checkpoints: /rewind goes back to one, /diff shows what changed since the first",
+    ),
+    (
+        "ctx N/M (P%)",
+        "the next request's size in tokens, the model's window, and how full it is",
+    ),
+    (
+        "N queued",
+        "messages and commands waiting for the turn to end (↑ on an empty composer takes the last out)",
+    ),
+];
+
 pub fn help_lines(keys: &Keymap, th: &Theme, agents: &[(String, String)]) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     let head = Style::new().fg(th.accent).add_modifier(Modifier::BOLD);
@@ -80,6 +104,17 @@ pub fn help_lines(keys: &Keymap, th: &Theme, agents: &[(String, String)]) -> Vec
                 Style::new().fg(th.text).add_modifier(Modifier::BOLD),
             ),
             Span::styled(d.clone(), Style::new().fg(th.dim)),
+        ]));
+    }
+    lines.push(Line::default());
+    lines.push(Line::styled("[marks]", head));
+    for (mark, what) in MARKS {
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("  {mark:<22}"),
+                Style::new().fg(th.text).add_modifier(Modifier::BOLD),
+            ),
+            Span::styled((*what).to_string(), Style::new().fg(th.dim)),
         ]));
     }
     lines.push(Line::default());

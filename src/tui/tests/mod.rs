@@ -550,6 +550,10 @@ fn help_lists_every_key_of_the_active_keymap() {
             assert!(text.contains(&keys) && text.contains(desc), "{action}");
         }
     }
+    // The marks the tree and the status bar show are explained too.
+    for mark in ["⟲N", "✗N", "A  M  D", "ctx N/M", "N queued"] {
+        assert!(text.contains(mark), "{mark} is not explained");
+    }
     insta::assert_snapshot!("help", screen(&mut r, 100, 24));
     r.app.on_key(key(KeyCode::Esc));
     assert!(r.app.overlay().is_none());
