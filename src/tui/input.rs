@@ -244,7 +244,10 @@ impl App {
             Some(ApprovalAction::No) => self.approvals.reason = Some(String::new()),
             Some(ApprovalAction::Always) => self.answer(ApprovalDecision::Always),
             Some(ApprovalAction::Defer) => self.approvals.deferred = true,
-            Some(ApprovalAction::ToggleHunk) => self.approvals.toggle_hunk(),
+            Some(ApprovalAction::ToggleHunk) => {
+                let said = self.approvals.toggle_hunk();
+                self.flash(said);
+            }
             Some(ApprovalAction::NextHunk) => self.approvals.move_cursor(1),
             Some(ApprovalAction::PrevHunk) => self.approvals.move_cursor(-1),
             None => {

@@ -116,10 +116,26 @@ impl Approvals {
         self.answer(decision)
     }
 
-    pub fn toggle_hunk(&mut self) {
-        if let Some(a) = self.accepted.get_mut(self.cursor) {
-            *a = !*a;
+    /// Accepts or rejects the selected hunk; says what it did. An edit of
+    /// one hunk has nothing to pick: y or n answers it whole.
+    pub fn toggle_hunk(&mut self) -> String {
+        let n = self.accepted.len();
+        if n <= 1 {
+            return match n {
+                0 => "nothing to pick here: y allows, n refuses".into(),
+                _ => "one hunk: y applies it, n refuses it".into(),
+            };
         }
+        let Some(a) = self.accepted.get_mut(self.cursor) else {
+            return String::new();
+        };
+        *a = !*a;
+        let now = if *a { "accepted" } else { "rejected" };
+        let kept = self.accepted.iter().filter(|a| **a).count();
+        format!(
+            "hunk {} of {n} {now} · y applies the {kept} accepted",
+            self.cursor + 1
+        )
     }
 
     pub fn move_cursor(&mut self, delta: isize) {

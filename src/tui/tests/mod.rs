@@ -341,11 +341,49 @@ fn hunks_can_be_rejected_one_by_one() {
     // The second hunk is rejected: down, space, then y.
     r.app.on_key(key(KeyCode::Down));
     r.app.on_key(key(KeyCode::Char(' ')));
+    assert_eq!(
+        r.app.status.flash.as_deref(),
+        Some("hunk 2 of 2 rejected · y applies the 1 accepted")
+    );
     insta::assert_snapshot!("approval_edit_hunks", screen(&mut r, 100, 30));
     r.app.on_key(key(KeyCode::Char('y')));
     let sent = ops(&mut r);
     assert!(
         matches!(&sent[..], [Op::Approval { id: 3, decision: ApprovalDecision::Hunks { accepted } }] if accepted == &vec![0]),
+        "{sent:?}"
+    );
+}
+
+/// An edit of one hunk has nothing to pick: Space says so and changes
+/// nothing (it used to reject the hunk silently, so `y` applied nothing).
+#[test]
+fn space_on_a_single_hunk_says_y_or_n_and_changes_nothing() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 4,
+            turn: 1,
+            call_id: "c1".into(),
+            kind: ApprovalKind::Edit {
+                change: change("one\ntwo\n", "one\n2\n"),
+            },
+        },
+    });
+    r.app.on_key(key(KeyCode::Char(' ')));
+    assert_eq!(
+        r.app.status.flash.as_deref(),
+        Some("one hunk: y applies it, n refuses it")
+    );
+    r.app.on_key(key(KeyCode::Char('y')));
+    let sent = ops(&mut r);
+    assert!(
+        matches!(
+            &sent[..],
+            [Op::Approval {
+                id: 4,
+                decision: ApprovalDecision::Yes
+            }]
+        ),
         "{sent:?}"
     );
 }
