@@ -1,6 +1,7 @@
 //! Picks a front end and builds what it needs: settings, the connection,
 //! the session, the agent. Everything here runs once per process.
 
+use crate::toolname::ToolName;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -526,7 +527,14 @@ pub async fn open_session(
     })
     .into_iter()
     .map(|s| s.name.into_owned())
-    .chain(["ask_agent", "read_skill", "fetch_content"].map(String::from))
+    .chain(
+        [
+            ToolName::AskAgent,
+            ToolName::ReadSkill,
+            ToolName::FetchContent,
+        ]
+        .map(|t| t.as_str().to_string()),
+    )
     .collect();
     let taken: Vec<&str> = built_in.iter().map(String::as_str).collect();
     if settings.bash_tool || settings.edit_tools {

@@ -30,6 +30,7 @@ pub mod session;
 pub mod skills;
 pub mod slash;
 pub mod startup;
+pub mod toolname;
 pub mod tools;
 pub mod tui;
 pub mod untrusted;

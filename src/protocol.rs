@@ -638,9 +638,10 @@ pub fn receipt_text(written: &[String], commands: u32, notes: &[String]) -> Stri
 /// A tool call in one line: its key argument (the path, the command, the
 /// pattern), cut at 120 characters.
 pub fn call_summary(name: &str, args: &serde_json::Map<String, serde_json::Value>) -> String {
-    if name == "ask_agent" {
-        let agent = args.get("agent").and_then(|v| v.as_str()).unwrap_or("");
-        let prompt = args.get("prompt").and_then(|v| v.as_str()).unwrap_or("");
+    use crate::toolname::{ToolName, arg};
+    if name == ToolName::AskAgent {
+        let agent = args.get(arg::AGENT).and_then(|v| v.as_str()).unwrap_or("");
+        let prompt = args.get(arg::PROMPT).and_then(|v| v.as_str()).unwrap_or("");
         let first = prompt.lines().next().unwrap_or("");
         let mut p: String = first.chars().take(60).collect();
         if p.len() < prompt.len() {
@@ -648,16 +649,11 @@ pub fn call_summary(name: &str, args: &serde_json::Map<String, serde_json::Value
         }
         return format!("{agent} — {p}");
     }
-    let key = match name {
-        "bash" => "command",
-        "glob" | "grep" => "pattern",
-        "lsp_workspace_symbols" => "query",
-        _ => "path",
-    };
+    let key = ToolName::parse(name).map_or(arg::PATH, ToolName::key_arg);
     let text = args
         .get(key)
         .and_then(|v| v.as_str())
-        .unwrap_or(if key == "path" { "." } else { "" });
+        .unwrap_or(if key == arg::PATH { "." } else { "" });
     let one_line = text.lines().next().unwrap_or("");
     let mut s: String = one_line.chars().take(120).collect();
     if s.len() < text.len() {

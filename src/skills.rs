@@ -190,7 +190,7 @@ pub fn catalog(skills: &[Skill]) -> String {
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "read_skill".into(),
+        name: crate::toolname::ToolName::ReadSkill.as_str().into(),
         description: "Load a skill's instructions by name (see Skills), or one of its files."
             .into(),
         parameters: json!({

@@ -16,6 +16,7 @@ const LAYERS: &[&[&str]] = &[
         "untrusted",
         "mmdir",
         "slash",
+        "toolname",
     ],
     &["paths", "config", "bus"],
     &["llm", "git", "clipboard", "notify"],
@@ -32,6 +33,8 @@ const LAYERS: &[&[&str]] = &[
 
 /// Uses within a layer that are allowed (caller, callee).
 const SIDEWAYS: &[(&str, &str)] = &[
+    // A call's one-line summary names its key argument.
+    ("protocol", "toolname"),
     ("headless", "console"),
     ("eval", "cli"),
     // A notification goes through tmux and screen as the clipboard's does.

@@ -44,15 +44,15 @@ impl Call {
 }
 
 pub fn kind(name: &str) -> ToolKind {
-    match name {
-        "read_file" | "list_dir" | "lsp_hover" => ToolKind::Read,
-        "glob" | "grep" | "lsp_definition" | "lsp_references" | "lsp_workspace_symbols" => {
-            ToolKind::Search
-        }
-        "write_file" | "edit_file" => ToolKind::Edit,
-        "bash" => ToolKind::Execute,
-        "ask_agent" => ToolKind::Think,
-        _ => ToolKind::Other,
+    use crate::toolname::{Kind, ToolName};
+    match ToolName::parse(name).map(ToolName::kind) {
+        Some(Kind::Read) => ToolKind::Read,
+        Some(Kind::Search) => ToolKind::Search,
+        Some(Kind::Edit) => ToolKind::Edit,
+        Some(Kind::Execute) => ToolKind::Execute,
+        Some(Kind::Think) => ToolKind::Think,
+        Some(Kind::Fetch) => ToolKind::Fetch,
+        None => ToolKind::Other,
     }
 }
 
@@ -100,7 +100,10 @@ impl Mapper {
         let Ok(serde_json::Value::Object(args)) = serde_json::from_str(arguments) else {
             return Vec::new();
         };
-        let Some(path) = args.get("path").and_then(|v| v.as_str()) else {
+        let Some(path) = args
+            .get(crate::toolname::arg::PATH)
+            .and_then(|v| v.as_str())
+        else {
             return Vec::new();
         };
         // Only a place inside the workspace: an editor that follows the

@@ -2,6 +2,7 @@
 //! join the conversation as a user/assistant pair, so the model sees them
 //! in the turns that follow, and the log keeps them for `-resume`.
 
+use crate::toolname::ToolName;
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
@@ -55,16 +56,16 @@ impl Agent {
                 ]
                 .into_iter()
                 .collect();
-                let summary = crate::tools::summary("ask_agent", &args);
+                let summary = crate::tools::summary(ToolName::AskAgent.as_str(), &args);
                 self.bus.publish(AgentEvent::ToolCallStarted {
                     turn,
                     call_id: call_id.clone(),
-                    name: "ask_agent".into(),
+                    name: ToolName::AskAgent.as_str().into(),
                 });
                 self.bus.publish(AgentEvent::ToolCallRunning {
                     turn,
                     call_id: call_id.clone(),
-                    name: "ask_agent".into(),
+                    name: ToolName::AskAgent.as_str().into(),
                     summary: summary.clone(),
                     arguments: serde_json::Value::Object(args.clone()).to_string(),
                 });
@@ -89,7 +90,7 @@ impl Agent {
                 self.bus.publish(AgentEvent::ToolCallFinished {
                     turn,
                     call_id,
-                    name: "ask_agent".into(),
+                    name: ToolName::AskAgent.as_str().into(),
                     summary,
                     status: out.status,
                     // The answer shows as the turn's answer, not twice.

@@ -48,8 +48,8 @@ pub fn check_calls(calls: &[ToolCall], specs: &[ToolSpec]) -> Vec<Checked> {
             let Some(spec) = specs.iter().find(|s| s.name == c.name) else {
                 let names: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();
                 // The write tools are left out of a read-only session.
-                if matches!(c.name.as_str(), "write_file" | "edit_file")
-                    && names.contains(&"read_file")
+                if crate::toolname::edits(c.name.as_str())
+                    && names.contains(&crate::toolname::ToolName::ReadFile.as_str())
                 {
                     return Checked::Invalid(format!(
                         "{} not run: the sandbox is read-only: no file may be written in this session. Answer from what you read.",

@@ -11,6 +11,7 @@ use super::{
     Agent, FAILURE_LINES, MAX_FOLLOW_UPS, MAX_NUDGES, Stop, TestReport, TurnState, batch, harness,
 };
 use crate::protocol::{AgentEvent, Level, ToolStatus};
+use crate::toolname::ToolName;
 use crate::tools::{self, CallCtx, ToolOutput};
 
 impl TestReport {
@@ -331,20 +332,23 @@ impl Agent {
         if !self
             .specs
             .iter()
-            .any(|s| matches!(s.name.as_ref(), "write_file" | "edit_file"))
+            .any(|s| crate::toolname::edits(s.name.as_ref()))
         {
             return false;
         }
         self.tools.note_read(rel);
         let (call_id, summary) = self.card_start_as(
             st,
-            "write_file",
+            ToolName::WriteFile.as_str(),
             label.to_string(),
-            json!({"path": rel}).to_string(),
+            json!({ (crate::toolname::arg::PATH): rel }).to_string(),
         );
         let mut args = Map::new();
-        args.insert("path".into(), Value::String(rel.to_string()));
-        args.insert("content".into(), Value::String(content));
+        args.insert(
+            crate::toolname::arg::PATH.into(),
+            Value::String(rel.to_string()),
+        );
+        args.insert(crate::toolname::arg::CONTENT.into(), Value::String(content));
         let ctx = CallCtx {
             turn: self.turn,
             call_id: &call_id,
@@ -354,16 +358,16 @@ impl Agent {
             tools::write_own(
                 &self.tools,
                 rel,
-                tools::arg_str(&args, "content").unwrap_or(""),
+                tools::arg_str(&args, crate::toolname::arg::CONTENT).unwrap_or(""),
                 &ctx,
             )
             .await
         } else {
-            tools::run(&self.tools, "write_file", &args, &ctx).await
+            tools::run(&self.tools, ToolName::WriteFile.as_str(), &args, &ctx).await
         };
         let change = out.change.clone().map(|c| *c);
         self.card_finish_as(
-            "write_file",
+            ToolName::WriteFile.as_str(),
             call_id.clone(),
             summary,
             out.status,
@@ -597,9 +601,9 @@ impl Agent {
     fn card_start(&self, st: &mut TurnState, command: &str) -> (String, String) {
         let mut card = Map::new();
         card.insert("command".into(), Value::String(command.to_string()));
-        let summary = tools::summary("bash", &card);
+        let summary = tools::summary(ToolName::Bash.as_str(), &card);
         let arguments = json!({"command": command}).to_string();
-        self.card_start_as(st, "bash", summary, arguments)
+        self.card_start_as(st, ToolName::Bash.as_str(), summary, arguments)
     }
 
     /// Starts the tool card of a call the harness makes itself, under the
@@ -695,7 +699,7 @@ impl Agent {
 
     /// Ends a tool card `card_start` began.
     fn card_finish(&self, call_id: String, summary: String, status: ToolStatus, output: &str) {
-        self.card_finish_as("bash", call_id, summary, status, output);
+        self.card_finish_as(ToolName::Bash.as_str(), call_id, summary, status, output);
     }
 
     fn card_finish_as(
@@ -739,7 +743,7 @@ impl Agent {
             call_id: &call_id,
             cancel,
         };
-        let out = tools::run(&self.tools, "bash", &args, &ctx).await;
+        let out = tools::run(&self.tools, ToolName::Bash.as_str(), &args, &ctx).await;
         if !read_only {
             self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
                 .await;
@@ -1050,7 +1054,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<Option<String>, Stop> {
         let ask = harness::restate(&st.prompt);
-        let can_edit = self.specs.iter().any(|s| s.name == "edit_file");
+        let can_edit = self.specs.iter().any(|s| s.name == ToolName::EditFile);
         if st.follow_ups >= MAX_FOLLOW_UPS {
             return Ok(None);
         }

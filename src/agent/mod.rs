@@ -45,6 +45,7 @@ use crate::protocol::{
     AgentEvent, Level, Outcome, RequestStats, SessionInfo, ToolStatus, TurnId, Usage,
 };
 use crate::session::{Record, SessionError, SessionLog};
+use crate::toolname::ToolName;
 use crate::tools::{self, CallCtx, ToolEnv, ToolOutput, ToolSet};
 
 use batch::Checked;
@@ -1182,7 +1183,7 @@ impl Agent {
     /// What to tell a model that stopped on a promise, or claimed a change
     /// this turn never made.
     fn nudge_for(&self, st: &mut TurnState) -> Option<String> {
-        let can_edit = self.specs.iter().any(|s| s.name == "edit_file");
+        let can_edit = self.specs.iter().any(|s| s.name == ToolName::EditFile);
         if let Some(text) = self.lsp_follow_up(st) {
             return Some(text);
         }
@@ -1726,7 +1727,7 @@ impl Agent {
         if calls.is_empty()
             && !truncated
             && recover_code
-            && self.specs.iter().any(|s| s.name == "write_file")
+            && self.specs.iter().any(|s| s.name == ToolName::WriteFile)
             && content.contains("```")
             && let Some(p) = recover::code_proposal(
                 &content,
@@ -1746,7 +1747,7 @@ impl Agent {
             );
             calls.push(ToolCall {
                 id: format!("text_edit_{}_{round}", self.turn),
-                name: "write_file".into(),
+                name: ToolName::WriteFile.as_str().into(),
                 arguments: serde_json::json!({"path": p.path, "content": p.content}).to_string(),
             });
         }
@@ -1799,15 +1800,15 @@ impl Agent {
         args: &serde_json::Map<String, serde_json::Value>,
     ) -> Option<String> {
         if !self.on(crate::config::Behaviour::Reread)
-            || tools::arg_u64(args, "offset").is_some_and(|o| o > 1)
-            || tools::arg_u64(args, "limit").is_some()
+            || tools::arg_u64(args, crate::toolname::arg::OFFSET).is_some_and(|o| o > 1)
+            || tools::arg_u64(args, crate::toolname::arg::LIMIT).is_some()
         {
             return None;
         }
         let r = self
             .tools
             .sandbox
-            .check_read(tools::arg_str(args, "path")?)
+            .check_read(tools::arg_str(args, crate::toolname::arg::PATH)?)
             .ok()?;
         let seen = st.shown.get(&r.rel)?;
         let still_sent = self
@@ -2038,9 +2039,11 @@ impl Agent {
                     .unwrap_or("")
                     .trim()
                     .to_string();
-                let check = call.name == "bash"
+                let check = call.name == ToolName::Bash
                     && self.harness_on()
-                    && st.is_check_command(tools::arg_str(&args, "command").unwrap_or_default());
+                    && st.is_check_command(
+                        tools::arg_str(&args, crate::toolname::arg::COMMAND).unwrap_or_default(),
+                    );
                 let out = ToolOutput::not_run(if check {
                     format!(
                         "not run again: nothing has changed since it failed just before ({first}), so it would fail the same way. Change the code first with edit_file, then run it again.\n{}",
@@ -2057,15 +2060,15 @@ impl Agent {
                 continue;
             }
             all_repeats = false;
-            let writing_command = (call.name == "bash")
-                .then(|| tools::arg_str(&args, "command"))
+            let writing_command = (call.name == ToolName::Bash)
+                .then(|| tools::arg_str(&args, crate::toolname::arg::COMMAND))
                 .flatten()
                 .filter(|c| !crate::sandbox::Sandbox::is_read_only_command(c))
                 .map(str::to_string)
                 // An asked agent may change files too: what it changed
                 // is found like a command's.
                 .or_else(|| {
-                    (call.name == "ask_agent").then(|| {
+                    (call.name == ToolName::AskAgent).then(|| {
                         format!("ask_agent {}", tools::arg_str(&args, "agent").unwrap_or(""))
                     })
                 });
@@ -2091,8 +2094,8 @@ impl Agent {
             // Asked to make failing tests pass, a small model weakens the
             // test: changing an existing test file is refused unless the
             // request asks for test changes.
-            let test_file = matches!(call.name.as_str(), "edit_file" | "write_file")
-                .then(|| tools::arg_str(&args, "path"))
+            let test_file = crate::toolname::edits(call.name.as_str())
+                .then(|| tools::arg_str(&args, crate::toolname::arg::PATH))
                 .flatten()
                 .map(|p| p.trim_start_matches("./").to_string())
                 .filter(|p| {
@@ -2105,19 +2108,20 @@ impl Agent {
             // The same edit made a second time changes the file again (its
             // replacement holds its old_string): a small model repeats one
             // and grows the file at each round.
-            let edit_again = call.name == "edit_file"
+            let edit_again = call.name == ToolName::EditFile
                 && st.edits_made.contains(&key)
                 && matches!(
-                    (tools::arg_str(&args, "old_string"), tools::arg_str(&args, "replacement")),
+                    (tools::arg_str(&args, crate::toolname::arg::OLD_STRING), tools::arg_str(&args, crate::toolname::arg::REPLACEMENT)),
                     (Some(o), Some(n)) if !o.is_empty() && n.contains(o)
                 );
             // An edit that reverses one made this turn: a small model
             // swings a change back and forth until the rounds run out.
-            let undo = (call.name == "edit_file" && self.harness_on())
+            let undo = (call.name == ToolName::EditFile && self.harness_on())
                 .then(|| {
-                    let path = tools::arg_str(&args, "path")?.trim_start_matches("./");
-                    let old = tools::arg_str(&args, "old_string")?;
-                    let new = tools::arg_str(&args, "replacement")?;
+                    let path =
+                        tools::arg_str(&args, crate::toolname::arg::PATH)?.trim_start_matches("./");
+                    let old = tools::arg_str(&args, crate::toolname::arg::OLD_STRING)?;
+                    let new = tools::arg_str(&args, crate::toolname::arg::REPLACEMENT)?;
                     st.edit_pairs
                         .iter()
                         .find(|(p, o, n)| p == path && o == new && n == old)
@@ -2127,22 +2131,22 @@ impl Agent {
             // Asked to change a function it names, a small model renames
             // it (`format_list` to `format_list_with_sep`): the user's code
             // calls it by the name the request used.
-            let renames_named = (call.name == "edit_file" && self.harness_on())
+            let renames_named = (call.name == ToolName::EditFile && self.harness_on())
                 .then(|| {
-                    let old = tools::arg_str(&args, "old_string")?;
-                    let new = tools::arg_str(&args, "replacement")?;
+                    let old = tools::arg_str(&args, crate::toolname::arg::OLD_STRING)?;
+                    let new = tools::arg_str(&args, crate::toolname::arg::REPLACEMENT)?;
                     harness::unasked_rename(&st.prompt, old, new)
                 })
                 .flatten();
             // Asked to fix a failure, a small model renames a variable
             // (`times` to `times_int` everywhere): a rename changes nothing
             // the code does, and it broke a command-line flag.
-            let rename_only = (call.name == "edit_file" && self.harness_on())
+            let rename_only = (call.name == ToolName::EditFile && self.harness_on())
                 .then(|| {
-                    let old = tools::arg_str(&args, "old_string")?;
-                    let new = tools::arg_str(&args, "replacement")?;
+                    let old = tools::arg_str(&args, crate::toolname::arg::OLD_STRING)?;
+                    let new = tools::arg_str(&args, crate::toolname::arg::REPLACEMENT)?;
                     let fail = st.last_failure.as_deref()?;
-                    let path = tools::arg_str(&args, "path")?;
+                    let path = tools::arg_str(&args, crate::toolname::arg::PATH)?;
                     let r = self.tools.sandbox.check_read(path).ok()?;
                     let file = std::fs::read_to_string(&r.abs).ok()?;
                     harness::rename_only_refusal(old, new, &file, fail, &st.prompt)
@@ -2151,19 +2155,18 @@ impl Agent {
             // Asked for a commit message or a summary of piped text, a
             // small model writes the text (or the diff it was given) over
             // a file instead of answering.
-            let text_only = matches!(call.name.as_str(), "edit_file" | "write_file")
-                && self.harness_on()
-                && st.text_only;
+            let text_only =
+                crate::toolname::edits(call.name.as_str()) && self.harness_on() && st.text_only;
             // A file the model has in view, unchanged since: one line, not
             // the file again (a small model rereads what it was given).
-            let reread = (call.name == "read_file")
+            let reread = (call.name == ToolName::ReadFile)
                 .then(|| self.unchanged_read(st, &args))
                 .flatten();
             st.rereads += u32::from(reread.is_some());
             // The request names a file to create, and the model writes to
             // another one it does not name (tests into the module).
-            let elsewhere = matches!(call.name.as_str(), "edit_file" | "write_file")
-                .then(|| tools::arg_str(&args, "path"))
+            let elsewhere = crate::toolname::edits(call.name.as_str())
+                .then(|| tools::arg_str(&args, crate::toolname::arg::PATH))
                 .flatten()
                 .filter(|_| self.on(crate::config::Behaviour::Named))
                 .and_then(|p| self.named_elsewhere(st, p));
@@ -2212,17 +2215,17 @@ impl Agent {
                 }
                 None if edit_again => ToolOutput::refused(format!(
                     "refused: this exact edit was already made in this turn; making it again would change the file a second time. Nothing was written. read_file {} to see it as it is now.\n{}",
-                    tools::arg_str(&args, "path").unwrap_or_default(),
+                    tools::arg_str(&args, crate::toolname::arg::PATH).unwrap_or_default(),
                     harness::restate(&st.prompt)
                 )),
                 None => tools::run(&self.tools, &call.name, &args, &ctx).await,
             };
-            if call.name == "edit_file" && out.change.is_some() {
+            if call.name == ToolName::EditFile && out.change.is_some() {
                 st.edits_made.insert(key.clone());
                 if let (Some(p), Some(o), Some(n)) = (
-                    tools::arg_str(&args, "path"),
-                    tools::arg_str(&args, "old_string"),
-                    tools::arg_str(&args, "replacement"),
+                    tools::arg_str(&args, crate::toolname::arg::PATH),
+                    tools::arg_str(&args, crate::toolname::arg::OLD_STRING),
+                    tools::arg_str(&args, crate::toolname::arg::REPLACEMENT),
                 ) {
                     st.edit_pairs.push((
                         p.trim_start_matches("./").to_string(),
@@ -2234,11 +2237,11 @@ impl Agent {
             // The error message sent as the code to replace: say so, and
             // name the line the error points at.
             if self.harness_on()
-                && call.name == "edit_file"
+                && call.name == ToolName::EditFile
                 && out.status == ToolStatus::Error
                 && out.text.contains("was not found")
                 && let (Some(old), Some(fail)) = (
-                    tools::arg_str(&args, "old_string"),
+                    tools::arg_str(&args, crate::toolname::arg::OLD_STRING),
                     st.last_failure.as_deref(),
                 )
                 && let Some(told) = harness::error_not_code(old, fail)
@@ -2257,7 +2260,7 @@ impl Agent {
             // The same content written again: the change is made already,
             // which a small model that loops on it needs to hear.
             if self.harness_on()
-                && call.name == "write_file"
+                && call.name == ToolName::WriteFile
                 && out.status == ToolStatus::Ok
                 && out
                     .text
@@ -2271,13 +2274,14 @@ impl Agent {
             if matches!(out.status, ToolStatus::Error | ToolStatus::Refused) {
                 st.failures.insert(key, out.text.clone());
             }
-            if call.name == "bash"
+            if call.name == ToolName::Bash
                 && matches!(out.status, ToolStatus::Ok | ToolStatus::Error)
-                && tools::arg_str(&args, "command")
+                && tools::arg_str(&args, crate::toolname::arg::COMMAND)
                     .is_some_and(|c| !crate::sandbox::Sandbox::is_read_only_command(c))
             {
                 st.commands += 1;
-                let command = tools::arg_str(&args, "command").unwrap_or_default();
+                let command =
+                    tools::arg_str(&args, crate::toolname::arg::COMMAND).unwrap_or_default();
                 if st.is_check_command(command) {
                     st.model_checked = Some((
                         command.to_string(),
@@ -2390,7 +2394,7 @@ impl Agent {
                     None => {
                         out.text.push_str(&text);
                         // An edit that broke a passing check may be undone.
-                        if broke && call.name == "edit_file" {
+                        if broke && call.name == ToolName::EditFile {
                             st.edit_pairs.pop();
                         }
                     }
@@ -2415,14 +2419,14 @@ impl Agent {
                     ));
                 }
             }
-            let full_read = call.name == "read_file"
+            let full_read = call.name == ToolName::ReadFile
                 && reread.is_none()
                 && out.status == ToolStatus::Ok
-                && tools::arg_u64(&args, "offset").is_none_or(|o| o <= 1)
-                && tools::arg_u64(&args, "limit").is_none();
+                && tools::arg_u64(&args, crate::toolname::arg::OFFSET).is_none_or(|o| o <= 1)
+                && tools::arg_u64(&args, crate::toolname::arg::LIMIT).is_none();
             self.finish_call(call, &summary, out)?;
             if full_read
-                && let Some(path) = tools::arg_str(&args, "path")
+                && let Some(path) = tools::arg_str(&args, crate::toolname::arg::PATH)
                 && let Ok(r) = self.tools.sandbox.check_read(path)
             {
                 self.note_shown(st, &r.rel, st.round);

@@ -18,6 +18,7 @@ use super::Agent;
 use crate::config::ContextMode;
 use crate::llm::{Message, Role};
 use crate::protocol::TestReport;
+use crate::toolname::ToolName;
 
 /// Older turns are left out once the request passes this share of the
 /// window…
@@ -40,15 +41,16 @@ const STALE: &str = "[file contents left out: the file changed, or was read agai
 
 /// A file tool call: its name and the path it names.
 fn file_call(name: &str, arguments: &str) -> Option<(String, bool)> {
-    if !matches!(name, "read_file" | "write_file" | "edit_file") {
+    if !(name == ToolName::ReadFile || crate::toolname::edits(name)) {
         return None;
     }
     let args: serde_json::Value = serde_json::from_str(arguments).ok()?;
-    let path = args.get("path")?.as_str()?;
+    let path = args.get(crate::toolname::arg::PATH)?.as_str()?;
     let path = path.trim().trim_start_matches("./").to_string();
     // A read of part of a file does not stand for all of it.
-    let whole =
-        name != "read_file" || (args.get("offset").is_none() && args.get("limit").is_none());
+    let whole = name != ToolName::ReadFile
+        || (args.get(crate::toolname::arg::OFFSET).is_none()
+            && args.get(crate::toolname::arg::LIMIT).is_none());
     Some((path, whole))
 }
 
@@ -172,7 +174,7 @@ pub(super) fn stale_reads(messages: &[Message], from: usize, ok: &HashSet<String
         };
         let id = m.tool_call_id.as_deref().unwrap_or_default();
         match *name {
-            "read_file" => {
+            n if n == ToolName::ReadFile => {
                 let reads = open_reads.entry(path.clone()).or_default();
                 // A long file read without a range shows only its start.
                 let whole = *whole && !m.text().contains("lines shown; read on with offset");

@@ -22,6 +22,7 @@ use super::focus::{
 use super::{Agent, TurnState, harness};
 use crate::config::Behaviour;
 use crate::protocol::Level;
+use crate::toolname::ToolName;
 
 /// Rounds of reads only before mm asks for the file itself.
 const STALL_ROUNDS: u32 = 3;
@@ -42,10 +43,7 @@ type Target = (String, Option<String>);
 
 /// A call that only looks: it changes nothing.
 pub fn is_read_call(name: &str) -> bool {
-    matches!(
-        name,
-        "read_file" | "list_dir" | "glob" | "grep" | "read_skill"
-    ) || (name.starts_with("lsp_") && name != "lsp_rename")
+    ToolName::parse(name).is_some_and(ToolName::only_looks)
 }
 
 static DOC_FILE: LazyLock<Option<Regex>> =
@@ -107,7 +105,7 @@ impl Agent {
         !st.question
             && !st.text_only
             && !st.answer_in_text
-            && self.specs.iter().any(|s| s.name == "write_file")
+            && self.specs.iter().any(|s| s.name == ToolName::WriteFile)
     }
 
     /// The turn has stalled: an edit task with nothing written after

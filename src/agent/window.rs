@@ -91,10 +91,16 @@ fn placeholder(bytes: usize) -> String {
 
 /// The config key that turns a tool off.
 fn off_key(tool: &str) -> &'static str {
-    match tool {
-        "bash" => "bashTool: false",
-        "ask_agent" => "no mmConfigs",
-        t if t.starts_with("lsp_") => "enabled: false under lsp:",
+    use crate::toolname::ToolName;
+    match ToolName::parse(tool) {
+        Some(ToolName::Bash) => "bashTool: false",
+        Some(ToolName::AskAgent) => "no mmConfigs",
+        Some(
+            ToolName::LspDefinition
+            | ToolName::LspReferences
+            | ToolName::LspHover
+            | ToolName::LspWorkspaceSymbols,
+        ) => "enabled: false under lsp:",
         _ => "editTools: false",
     }
 }

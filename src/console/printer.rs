@@ -6,6 +6,7 @@ use std::io::Write;
 use anstyle::{AnsiColor, Style};
 
 use crate::protocol::{AgentEvent, ApprovalKind, Level, Outcome, ToolStatus, Usage};
+use crate::toolname::ToolName;
 use crate::untrusted::displayable;
 
 /// Where things go and what is shown.
@@ -478,9 +479,13 @@ impl<O: Write, E: Write> Printer<O, E> {
 
     fn tool_finished(&mut self, name: &str, summary: &str, status: ToolStatus, output: &str) {
         let (style, line) = match status {
-            ToolStatus::Ok if name == "bash" => (self.st.dim, last_line(output).to_string()),
+            ToolStatus::Ok if name == ToolName::Bash => {
+                (self.st.dim, last_line(output).to_string())
+            }
             ToolStatus::Ok => return,
-            ToolStatus::Error if name == "bash" => (self.st.err, last_line(output).to_string()),
+            ToolStatus::Error if name == ToolName::Bash => {
+                (self.st.err, last_line(output).to_string())
+            }
             ToolStatus::Error => (self.st.err, first_line(output).to_string()),
             ToolStatus::Refused | ToolStatus::NotRun => {
                 (self.st.warn, first_line(output).to_string())

@@ -36,7 +36,7 @@ pub fn spec(agents: &BTreeMap<String, SubAgent>) -> ToolSpec {
         })
         .collect();
     ToolSpec {
-        name: "ask_agent".into(),
+        name: crate::toolname::ToolName::AskAgent.as_str().into(),
         description: DESCRIPTION.into(),
         parameters: json!({
             "type": "object",

@@ -24,7 +24,7 @@ const AGENT: &str = concat!("mm/", env!("CARGO_PKG_VERSION"));
 
 pub fn spec() -> ToolSpec {
     ToolSpec {
-        name: "fetch_content".into(),
+        name: crate::toolname::ToolName::FetchContent.as_str().into(),
         description: "Fetch a web page (http or https) as text; HTML comes back as Markdown."
             .into(),
         parameters: json!({

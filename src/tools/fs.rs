@@ -55,7 +55,7 @@ fn io_reason(e: &std::io::Error) -> String {
 }
 
 pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
-    let path = arg_str(args, "path").unwrap_or_default();
+    let path = arg_str(args, crate::toolname::arg::PATH).unwrap_or_default();
     let r = match env.sandbox.check_read(path) {
         Ok(r) => r,
         Err(e) => return ToolOutput::refused(e),
@@ -68,8 +68,10 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
     if text.is_empty() {
         return ToolOutput::ok(format!("{} is empty", r.rel));
     }
-    let mut offset = arg_u64(args, "offset").unwrap_or(1).max(1) as usize;
-    let mut limit = arg_u64(args, "limit")
+    let mut offset = arg_u64(args, crate::toolname::arg::OFFSET)
+        .unwrap_or(1)
+        .max(1) as usize;
+    let mut limit = arg_u64(args, crate::toolname::arg::LIMIT)
         .map(|l| l as usize)
         .unwrap_or(DEFAULT_READ_LINES)
         .max(1);
@@ -402,8 +404,8 @@ fn tidy(env: &ToolEnv, mut p: Pending) -> Pending {
 }
 
 fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
-    let path = arg_str(args, "path").unwrap_or_default();
-    let content = arg_str(args, "content").unwrap_or_default();
+    let path = arg_str(args, crate::toolname::arg::PATH).unwrap_or_default();
+    let content = arg_str(args, crate::toolname::arg::CONTENT).unwrap_or_default();
     let r = env.sandbox.check_write(path).map_err(ToolOutput::refused)?;
     let before = if std::fs::symlink_metadata(&r.abs).is_ok() {
         let current = read_text(&r.abs, &r.rel)
@@ -557,9 +559,9 @@ pub fn prepare_edit(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending,
 }
 
 fn edit_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
-    let path = arg_str(args, "path").unwrap_or_default();
-    let old = arg_str(args, "old_string").unwrap_or_default();
-    let new = arg_str(args, "replacement").unwrap_or_default();
+    let path = arg_str(args, crate::toolname::arg::PATH).unwrap_or_default();
+    let old = arg_str(args, crate::toolname::arg::OLD_STRING).unwrap_or_default();
+    let new = arg_str(args, crate::toolname::arg::REPLACEMENT).unwrap_or_default();
     if old.is_empty() {
         return Err(ToolOutput::error(
             "old_string is empty: give the exact text to replace, or use write_file for a new file",
@@ -895,7 +897,7 @@ pub fn atomic_write(path: &Path, content: &str) -> std::io::Result<()> {
 }
 
 pub fn list_dir(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
-    let path = arg_str(args, "path").unwrap_or(".");
+    let path = arg_str(args, crate::toolname::arg::PATH).unwrap_or(".");
     let r = match env
         .sandbox
         .check_read(if path.is_empty() { "." } else { path })

@@ -17,6 +17,7 @@ pub mod search;
 pub mod syntax;
 
 use crate::approval::{Answer, HEADLESS_REFUSAL};
+use crate::toolname::ToolName;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -190,7 +191,7 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
     if set.edit {
         v.extend([
         ToolSpec {
-            name: "read_file".into(),
+            name: ToolName::ReadFile.as_str().into(),
             description: "Read a text file; returns numbered lines. A file must be read before you edit or overwrite it.".into(),
             parameters: object(
                 json!({
@@ -202,12 +203,12 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
             ),
         },
         ToolSpec {
-            name: "list_dir".into(),
+            name: ToolName::ListDir.as_str().into(),
             description: "List a folder (default: the workspace root). Folders end with /.".into(),
             parameters: object(json!({"path": string("Folder path")}), &[]),
         },
         ToolSpec {
-            name: "glob".into(),
+            name: ToolName::Glob.as_str().into(),
             description: "Find files whose path matches a glob pattern. A pattern without / matches file names at any depth.".into(),
             parameters: object(
                 json!({"pattern": string("Glob pattern"), "path": string("Folder to search in")}),
@@ -215,7 +216,7 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
             ),
         },
         ToolSpec {
-            name: "grep".into(),
+            name: ToolName::Grep.as_str().into(),
             description: "Search file contents with a regular expression; returns path:line: text.".into(),
             parameters: object(
                 json!({
@@ -230,7 +231,7 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
     }
     if set.edit && set.write {
         v.push(ToolSpec {
-            name: "write_file".into(),
+            name: ToolName::WriteFile.as_str().into(),
             description: "Create a file, or replace the whole content of a file you have read. Creates parent folders.".into(),
             parameters: object(
                 json!({"path": string("Path relative to the workspace"), "content": string("The complete file content")}),
@@ -238,7 +239,7 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
             ),
         });
         v.push(ToolSpec {
-            name: "edit_file".into(),
+            name: ToolName::EditFile.as_str().into(),
             description: "Replace one block of text in a file you have read. old_string must occur exactly once (copy it from the file, with enough lines to be unique), unless replace_all is true.".into(),
             parameters: object(
                 json!({
@@ -256,7 +257,7 @@ pub fn specs(set: ToolSet) -> Vec<ToolSpec> {
     }
     if set.bash {
         v.push(ToolSpec {
-            name: "bash".into(),
+            name: ToolName::Bash.as_str().into(),
             description: "Run a shell command in the workspace with sh -c; stdin is closed and long output is cut. Read-only commands run at once; others may need the user's approval.".into(),
             parameters: object(
                 json!({"command": string("The command line"), "timeout": integer("Seconds before it is killed (at most the user's limit)")}),
@@ -343,7 +344,10 @@ pub use crate::protocol::call_summary as summary;
 /// model and the user hear of it: mm reads and writes the file on disk.
 async fn unsaved_note(env: &ToolEnv, args: &Map<String, Value>) -> Option<String> {
     let editor = env.editor.get()?.clone();
-    let r = env.sandbox.check_read(arg_str(args, "path")?).ok()?;
+    let r = env
+        .sandbox
+        .check_read(arg_str(args, crate::toolname::arg::PATH)?)
+        .ok()?;
     let held = tokio::time::timeout(Duration::from_secs(2), editor.read(r.abs.clone()))
         .await
         .ok()??;
@@ -369,11 +373,11 @@ pub async fn run(
     let mut out = run_one(env, name, args, ctx).await;
     // A folder's own instructions come with the first file the model
     // reads or changes under it.
-    if matches!(name, "read_file" | "write_file" | "edit_file")
+    if (name == ToolName::ReadFile || crate::toolname::edits(name))
         && out.status == ToolStatus::Ok
         && let Ok(r) = env
             .sandbox
-            .check_read(arg_str(args, "path").unwrap_or_default())
+            .check_read(arg_str(args, crate::toolname::arg::PATH).unwrap_or_default())
     {
         out.text
             .push_str(&env.nested.for_file(env.sandbox.root(), &r.abs));
@@ -395,8 +399,11 @@ async fn run_one(
     args: &Map<String, Value>,
     ctx: &CallCtx<'_>,
 ) -> ToolOutput {
-    match name {
-        "read_file" => {
+    let Some(tool) = ToolName::parse(name) else {
+        return run_other(env, name, args, ctx).await;
+    };
+    match tool {
+        ToolName::ReadFile => {
             let mut out = fs::read_file(env, args);
             if out.status == ToolStatus::Ok
                 && let Some(note) = unsaved_note(env, args).await
@@ -408,7 +415,7 @@ async fn run_one(
                 && let Some(lsp) = env.lsp.clone()
                 && let Ok(r) = env
                     .sandbox
-                    .check_read(arg_str(args, "path").unwrap_or_default())
+                    .check_read(arg_str(args, crate::toolname::arg::PATH).unwrap_or_default())
                 && crate::lsp::language_of(&r.abs).is_some()
                 && let Ok(text) = std::fs::read_to_string(&r.abs)
             {
@@ -418,22 +425,23 @@ async fn run_one(
             }
             out
         }
-        "lsp_definition" | "lsp_references" | "lsp_hover" | "lsp_workspace_symbols" => {
-            nav::run(env, name, args).await
-        }
-        "write_file" | "edit_file" => {
-            let prepared = if name == "write_file" {
+        ToolName::LspDefinition
+        | ToolName::LspReferences
+        | ToolName::LspHover
+        | ToolName::LspWorkspaceSymbols => nav::run(env, name, args).await,
+        ToolName::WriteFile | ToolName::EditFile => {
+            let prepared = if tool == ToolName::WriteFile {
                 fs::prepare_write(env, args)
             } else {
                 fs::prepare_edit(env, args)
             };
             write_pending(env, prepared, ctx).await
         }
-        "list_dir" => fs::list_dir(env, args),
-        "glob" | "grep" => {
+        ToolName::ListDir => fs::list_dir(env, args),
+        ToolName::Glob | ToolName::Grep => {
             let sandbox = env.sandbox.clone();
             let args = args.clone();
-            let glob = name == "glob";
+            let glob = tool == ToolName::Glob;
             let res = tokio::task::spawn_blocking(move || {
                 if glob {
                     search::glob(&sandbox, &args)
@@ -444,8 +452,8 @@ async fn run_one(
             .await;
             res.unwrap_or_else(|e| ToolOutput::error(format!("search failed: {e}")))
         }
-        "bash" => run_bash(env, args, ctx).await,
-        "fetch_content" => match &env.fetch {
+        ToolName::Bash => run_bash(env, args, ctx).await,
+        ToolName::FetchContent => match &env.fetch {
             Some(allow_private) => tokio::select! {
                 r = fetch::fetch(args, *allow_private) => match r {
                     Ok(text) => ToolOutput::ok(text),
@@ -455,14 +463,25 @@ async fn run_one(
             },
             None => ToolOutput::error("fetch_content is off (fetchContent: true turns it on)"),
         },
-        "read_skill" => match crate::skills::read(&env.skills, args) {
+        ToolName::ReadSkill => match crate::skills::read(&env.skills, args) {
             Ok(text) => ToolOutput::ok(text),
             Err(e) => ToolOutput::error(e),
         },
-        "ask_agent" => match &env.ask {
+        ToolName::AskAgent => match &env.ask {
             Some(a) => a.run(args, ctx).await,
             None => ToolOutput::error("no agents to ask: this agent declares no mmConfigs"),
         },
+    }
+}
+
+/// A tool that is none of mm's own: a command tool, or an MCP server's.
+async fn run_other(
+    env: &ToolEnv,
+    name: &str,
+    args: &Map<String, Value>,
+    ctx: &CallCtx<'_>,
+) -> ToolOutput {
+    match name {
         other if env.command_tools.iter().any(|t| t.manifest.name == other) => {
             match env.command_tools.iter().find(|t| t.manifest.name == other) {
                 Some(t) => run_command_tool(env, t, args, ctx).await,
@@ -834,7 +853,7 @@ async fn approve_change(
 }
 
 async fn run_bash(env: &ToolEnv, args: &Map<String, Value>, ctx: &CallCtx<'_>) -> ToolOutput {
-    let command = arg_str(args, "command").unwrap_or_default();
+    let command = arg_str(args, crate::toolname::arg::COMMAND).unwrap_or_default();
     if command.trim().is_empty() {
         return ToolOutput::error("empty command");
     }

@@ -3,6 +3,7 @@
 //! paths and line numbers, a neighbourhood of the code instead of a map of
 //! the whole repository a small model's window cannot hold.
 
+use crate::toolname::ToolName;
 use serde_json::{Map, Value, json};
 
 use super::{ToolEnv, ToolOutput, arg_str, arg_u64, integer, object, string};
@@ -27,22 +28,22 @@ fn place() -> Value {
 pub fn specs() -> Vec<ToolSpec> {
     vec![
         ToolSpec {
-            name: "lsp_definition".into(),
+            name: ToolName::LspDefinition.as_str().into(),
             description: "Find where a symbol is defined (language server). Give path and symbol, or path, line and col.".into(),
             parameters: object(place(), &["path"]),
         },
         ToolSpec {
-            name: "lsp_references".into(),
+            name: ToolName::LspReferences.as_str().into(),
             description: "Find every use of a symbol (language server). Arguments as lsp_definition.".into(),
             parameters: object(place(), &["path"]),
         },
         ToolSpec {
-            name: "lsp_hover".into(),
+            name: ToolName::LspHover.as_str().into(),
             description: "Type and docs of a symbol (language server). Arguments as lsp_definition.".into(),
             parameters: object(place(), &["path"]),
         },
         ToolSpec {
-            name: "lsp_workspace_symbols".into(),
+            name: ToolName::LspWorkspaceSymbols.as_str().into(),
             description: "Find symbols by name in the workspace (language server).".into(),
             parameters: object(
                 json!({"query": string("Name or part of it"), "path": string("A file of that language")}),
@@ -62,8 +63,8 @@ pub async fn run(env: &ToolEnv, name: &str, args: &Map<String, Value>) -> ToolOu
             None => Ok(None),
         }
     };
-    if name == "lsp_workspace_symbols" {
-        let query = arg_str(args, "query").unwrap_or_default();
+    if name == ToolName::LspWorkspaceSymbols {
+        let query = arg_str(args, crate::toolname::arg::QUERY).unwrap_or_default();
         let hint = match resolve("path") {
             Ok(r) => r.map(|r| r.abs),
             Err(e) => return ToolOutput::refused(e),
@@ -97,8 +98,8 @@ pub async fn run(env: &ToolEnv, name: &str, args: &Map<String, Value>) -> ToolOu
         Some(s) => format!("`{s}`"),
         None => format!("{}:{}:{}", r.rel, line.unwrap_or(0), col.unwrap_or(0)),
     };
-    match name {
-        "lsp_hover" => match lsp.hover(&r.abs, symbol, line, col).await {
+    match ToolName::parse(name) {
+        Some(ToolName::LspHover) => match lsp.hover(&r.abs, symbol, line, col).await {
             Ok(t) if t.trim().is_empty() => {
                 ToolOutput::ok(format!("the server knows nothing about {what}"))
             }
@@ -113,7 +114,7 @@ pub async fn run(env: &ToolEnv, name: &str, args: &Map<String, Value>) -> ToolOu
             Err(e) => ToolOutput::error(e),
         },
         _ => {
-            let defs = name == "lsp_definition";
+            let defs = name == ToolName::LspDefinition;
             let kind = if defs {
                 NavKind::Definition
             } else {

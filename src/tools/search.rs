@@ -34,7 +34,7 @@ fn existing(
     args: &Map<String, Value>,
 ) -> Result<crate::sandbox::Resolved, ToolOutput> {
     let r = sandbox
-        .check_read(arg_str(args, "path").unwrap_or("."))
+        .check_read(arg_str(args, crate::toolname::arg::PATH).unwrap_or("."))
         .map_err(ToolOutput::refused)?;
     if !r.abs.exists() {
         return Err(ToolOutput::error(format!(
@@ -47,7 +47,9 @@ fn existing(
 }
 
 pub fn glob(sandbox: &Sandbox, args: &Map<String, Value>) -> ToolOutput {
-    let pattern = arg_str(args, "pattern").unwrap_or_default().trim();
+    let pattern = arg_str(args, crate::toolname::arg::PATTERN)
+        .unwrap_or_default()
+        .trim();
     let base = match existing(sandbox, args) {
         Ok(r) => r,
         Err(out) => return out,
@@ -91,7 +93,7 @@ pub fn glob(sandbox: &Sandbox, args: &Map<String, Value>) -> ToolOutput {
 }
 
 pub fn grep(sandbox: &Sandbox, args: &Map<String, Value>) -> ToolOutput {
-    let pattern = arg_str(args, "pattern").unwrap_or_default();
+    let pattern = arg_str(args, crate::toolname::arg::PATTERN).unwrap_or_default();
     let base = match existing(sandbox, args) {
         Ok(r) => r,
         Err(out) => return out,

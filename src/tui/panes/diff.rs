@@ -15,6 +15,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use crate::diff::{self, Hunk};
 use crate::protocol::{AgentEvent, ApprovalKind, ChangeKind, FileChange, ToolStatus};
+use crate::toolname::ToolName;
 use crate::tui::component::Handled;
 use crate::tui::keymap::DiffAction;
 use crate::tui::partial_json;
@@ -245,7 +246,7 @@ impl DiffPane {
 
     /// A write_file or edit_file call started streaming.
     pub fn begin_live(&mut self, call_id: &str, tool: &str) {
-        if !matches!(tool, "write_file" | "edit_file") {
+        if !crate::toolname::edits(tool) {
             return;
         }
         self.clear_review();
@@ -286,7 +287,9 @@ impl DiffPane {
         // llama.cpp's grammar sends keys in alphabetical order, so a
         // write_file's content streams before its path: show it as new text
         // until the path says what it replaces.
-        if let Some(path) = fields.get("path").filter(|p| p.complete)
+        if let Some(path) = fields
+            .get(crate::toolname::arg::PATH)
+            .filter(|p| p.complete)
             && e.path != path.value
         {
             e.path = path
@@ -299,10 +302,15 @@ impl DiffPane {
             e.before = Arc::from("");
             self.wants.push((call_id.to_string(), e.path.clone()));
         }
-        let after = if e.tool == "write_file" {
-            fields.get("content").map(|c| c.value.clone())
+        let after = if e.tool == ToolName::WriteFile {
+            fields
+                .get(crate::toolname::arg::CONTENT)
+                .map(|c| c.value.clone())
         } else {
-            match (fields.get("old_string"), fields.get("replacement")) {
+            match (
+                fields.get(crate::toolname::arg::OLD_STRING),
+                fields.get(crate::toolname::arg::REPLACEMENT),
+            ) {
                 (Some(old), Some(new)) if old.complete && !old.value.is_empty() => {
                     // Shown only where the old text is found as is.
                     e.before.find(&old.value).map(|at| {
@@ -440,7 +448,7 @@ impl DiffPane {
         let i = match i {
             Some(i) => i,
             None => {
-                self.begin_live(call_id, "write_file");
+                self.begin_live(call_id, ToolName::WriteFile.as_str());
                 self.entries.len() - 1
             }
         };
