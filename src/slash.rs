@@ -46,6 +46,7 @@ use Face::{Acp, Repl, Tui};
 
 /// One command's card.
 struct Card {
+    slash: Slash,
     name: &'static str,
     aliases: &'static [&'static str],
     /// What follows the name, as `/help` shows it (`""`: nothing).
@@ -56,6 +57,221 @@ struct Card {
     /// runs instead of waiting for the turn's end.
     glance: bool,
 }
+
+const ALL3: &[Face] = &[Tui, Repl, Acp];
+const LOCAL: &[Face] = &[Tui, Repl];
+const TUI: &[Face] = &[Tui];
+
+/// The cards, in the order of `Slash::ALL` (a test holds them to it).
+const CARDS: &[Card] = &[
+    Card {
+        slash: Slash::Help,
+        name: "help",
+        aliases: &["?"],
+        args: "",
+        about: "keys and commands",
+        faces: LOCAL,
+        glance: false,
+    },
+    Card {
+        slash: Slash::New,
+        name: "new",
+        aliases: &[],
+        args: "",
+        about: "start a new session (the current one stays in .mm/sessions)",
+        faces: LOCAL,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Sessions,
+        name: "sessions",
+        aliases: &[],
+        args: "",
+        about: "this workspace's sessions (the TUI: pick one to resume here)",
+        faces: LOCAL,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Theme,
+        name: "theme",
+        aliases: &[],
+        args: "[NAME]",
+        about: "switch theme: dark | light | high-contrast",
+        faces: TUI,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Keymap,
+        name: "keymap",
+        aliases: &[],
+        args: "[NAME]",
+        about: "switch keymap: default | vim | emacs",
+        faces: TUI,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Mouse,
+        name: "mouse",
+        aliases: &[],
+        args: "",
+        about: "mouse capture on/off (off: select text with the terminal)",
+        faces: TUI,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Tree,
+        name: "tree",
+        aliases: &[],
+        args: "",
+        about: "show or hide the file tree",
+        faces: TUI,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Diff,
+        name: "diff",
+        aliases: &[],
+        args: "",
+        about: "the session's changes since it began",
+        faces: LOCAL,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Rewind,
+        name: "rewind",
+        aliases: &[],
+        args: "",
+        about: "go back to a checkpoint: files, conversation or both",
+        faces: LOCAL,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Undo,
+        name: "undo",
+        aliases: &[],
+        args: "",
+        about: "revert the last edit",
+        faces: LOCAL,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Stats,
+        name: "stats",
+        aliases: &[],
+        args: "",
+        about: "requests, tokens, cache share and speeds; the window; the cost",
+        faces: ALL3,
+        glance: true,
+    },
+    Card {
+        slash: Slash::Cost,
+        name: "cost",
+        aliases: &[],
+        args: "",
+        about: "the session's tokens and what they cost",
+        faces: ALL3,
+        glance: true,
+    },
+    Card {
+        slash: Slash::Compact,
+        name: "compact",
+        aliases: &[],
+        args: "[FOCUS]",
+        about: "summarize the conversation so far (FOCUS: what to keep above all)",
+        faces: ALL3,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Mcp,
+        name: "mcp",
+        aliases: &[],
+        args: "",
+        about: "the MCP servers, how each stands, and their tools",
+        faces: ALL3,
+        glance: true,
+    },
+    Card {
+        slash: Slash::Skills,
+        name: "skills",
+        aliases: &[],
+        args: "",
+        about: "the skills the model may load",
+        faces: ALL3,
+        glance: true,
+    },
+    Card {
+        slash: Slash::Init,
+        name: "init",
+        aliases: &[],
+        args: "",
+        about: "write a starting AGENTS.md from a look at the repository",
+        faces: ALL3,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Model,
+        name: "model",
+        aliases: &[],
+        args: "[NAME]",
+        about: "the server's models; NAME: switch to it from the next request",
+        faces: ALL3,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Ctx,
+        name: "ctx",
+        aliases: &[],
+        args: "[MODE]",
+        about: "how requests are made (MODE: compact | rebuild) and what each sends",
+        faces: ALL3,
+        glance: true,
+    },
+    Card {
+        slash: Slash::Copy,
+        name: "copy",
+        aliases: &[],
+        args: "[N]",
+        about: "copy the last answer (N: the N-th counting back)",
+        faces: LOCAL,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Export,
+        name: "export",
+        aliases: &[],
+        args: "[PATH]",
+        about: "write the session as Markdown (default .mm/exports/; .jsonl: events)",
+        faces: LOCAL,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Diagnostics,
+        name: "diagnostics",
+        aliases: &[],
+        args: "",
+        about: "the language servers' errors and warnings (F8); Enter opens one",
+        faces: TUI,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Commit,
+        name: "commit",
+        aliases: &[],
+        args: "",
+        about: "commit the session's changes with a message the model writes",
+        faces: LOCAL,
+        glance: false,
+    },
+    Card {
+        slash: Slash::Quit,
+        name: "quit",
+        aliases: &["exit", "q"],
+        args: "",
+        about: "leave (also Ctrl-D)",
+        faces: LOCAL,
+        glance: false,
+    },
+];
 
 impl Slash {
     /// Every command, in the order help lists them.
@@ -85,183 +301,10 @@ impl Slash {
         Slash::Quit,
     ];
 
-    fn card(self) -> Card {
-        let c = |name, aliases, args, about, faces, glance| Card {
-            name,
-            aliases,
-            args,
-            about,
-            faces,
-            glance,
-        };
-        const ALL3: &[Face] = &[Tui, Repl, Acp];
-        const LOCAL: &[Face] = &[Tui, Repl];
-        const TUI: &[Face] = &[Tui];
-        match self {
-            Slash::Help => c("help", &["?"], "", "keys and commands", LOCAL, false),
-            Slash::New => c(
-                "new",
-                &[],
-                "",
-                "start a new session (the current one stays in .mm/sessions)",
-                LOCAL,
-                false,
-            ),
-            Slash::Sessions => c(
-                "sessions",
-                &[],
-                "",
-                "this workspace's sessions (the TUI: pick one to resume here)",
-                LOCAL,
-                false,
-            ),
-            Slash::Theme => c(
-                "theme",
-                &[],
-                "[NAME]",
-                "switch theme: dark | light | high-contrast",
-                TUI,
-                false,
-            ),
-            Slash::Keymap => c(
-                "keymap",
-                &[],
-                "[NAME]",
-                "switch keymap: default | vim | emacs",
-                TUI,
-                false,
-            ),
-            Slash::Mouse => c(
-                "mouse",
-                &[],
-                "",
-                "mouse capture on/off (off: select text with the terminal)",
-                TUI,
-                false,
-            ),
-            Slash::Tree => c("tree", &[], "", "show or hide the file tree", TUI, false),
-            Slash::Diff => c(
-                "diff",
-                &[],
-                "",
-                "the session's changes since it began",
-                LOCAL,
-                false,
-            ),
-            Slash::Rewind => c(
-                "rewind",
-                &[],
-                "",
-                "go back to a checkpoint: files, conversation or both",
-                LOCAL,
-                false,
-            ),
-            Slash::Undo => c("undo", &[], "", "revert the last edit", LOCAL, false),
-            Slash::Stats => c(
-                "stats",
-                &[],
-                "",
-                "requests, tokens, cache share and speeds; the window; the cost",
-                ALL3,
-                true,
-            ),
-            Slash::Cost => c(
-                "cost",
-                &[],
-                "",
-                "the session's tokens and what they cost",
-                ALL3,
-                true,
-            ),
-            Slash::Compact => c(
-                "compact",
-                &[],
-                "[FOCUS]",
-                "summarize the conversation so far (FOCUS: what to keep above all)",
-                ALL3,
-                false,
-            ),
-            Slash::Mcp => c(
-                "mcp",
-                &[],
-                "",
-                "the MCP servers, how each stands, and their tools",
-                ALL3,
-                true,
-            ),
-            Slash::Skills => c(
-                "skills",
-                &[],
-                "",
-                "the skills the model may load",
-                ALL3,
-                true,
-            ),
-            Slash::Init => c(
-                "init",
-                &[],
-                "",
-                "write a starting AGENTS.md from a look at the repository",
-                ALL3,
-                false,
-            ),
-            Slash::Model => c(
-                "model",
-                &[],
-                "[NAME]",
-                "the server's models; NAME: switch to it from the next request",
-                ALL3,
-                false,
-            ),
-            Slash::Ctx => c(
-                "ctx",
-                &[],
-                "[MODE]",
-                "how requests are made (MODE: compact | rebuild) and what each sends",
-                ALL3,
-                true,
-            ),
-            Slash::Copy => c(
-                "copy",
-                &[],
-                "[N]",
-                "copy the last answer (N: the N-th counting back)",
-                LOCAL,
-                false,
-            ),
-            Slash::Export => c(
-                "export",
-                &[],
-                "[PATH]",
-                "write the session as Markdown (default .mm/exports/; .jsonl: events)",
-                LOCAL,
-                false,
-            ),
-            Slash::Diagnostics => c(
-                "diagnostics",
-                &[],
-                "",
-                "the language servers' errors and warnings (F8); Enter opens one",
-                TUI,
-                false,
-            ),
-            Slash::Commit => c(
-                "commit",
-                &[],
-                "",
-                "commit the session's changes with a message the model writes",
-                LOCAL,
-                false,
-            ),
-            Slash::Quit => c(
-                "quit",
-                &["exit", "q"],
-                "",
-                "leave (also Ctrl-D)",
-                LOCAL,
-                false,
-            ),
-        }
+    fn card(self) -> &'static Card {
+        let card = &CARDS[self as usize];
+        debug_assert_eq!(card.slash, self, "CARDS is out of order");
+        card
     }
 
     /// The name, without `/`.
@@ -327,6 +370,15 @@ impl Slash {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_command_has_its_own_card_in_order() {
+        assert_eq!(CARDS.len(), Slash::ALL.len());
+        for (i, s) in Slash::ALL.iter().enumerate() {
+            assert_eq!(CARDS[i].slash, *s);
+            assert_eq!(*s as usize, i);
+        }
+    }
 
     #[test]
     fn names_and_aliases_are_unique_and_parse_back() {
