@@ -79,6 +79,18 @@ impl TurnState {
     }
 }
 
+/// What the ending rules share, worked out as the turn ended.
+struct EndingFacts {
+    /// The model may edit files (edit_file is offered).
+    can_edit: bool,
+    /// No write succeeded and no command changed a file in this turn.
+    unchanged: bool,
+    /// Unchanged, and not because a person said no.
+    idle: bool,
+    /// The whole-file fallback for a stalled edit has not been tried.
+    whole_left: bool,
+}
+
 impl Agent {
     pub(super) fn harness_on(&self) -> bool {
         self.settings.harness && !self.specs.is_empty()
@@ -1058,6 +1070,54 @@ impl Agent {
         if st.follow_ups >= MAX_FOLLOW_UPS {
             return Ok(None);
         }
+        let mut f = EndingFacts {
+            can_edit,
+            unchanged: false,
+            idle: false,
+            whole_left: false,
+        };
+        // Each rule says what goes back to the model, or None to go on;
+        // the first that has something to say wins.
+        macro_rules! rule {
+            ($name:ident) => {
+                if let Some(text) = self.$name(st, cancel, &ask, &f).await? {
+                    return Ok(Some(text));
+                }
+            };
+        }
+        rule!(ending_reask);
+        rule!(ending_left_references);
+        if let Some(text) = self.verify_step(st, cancel, false).await {
+            return Ok(Some(text));
+        }
+        // Nothing changed in this turn: no write succeeded and no command
+        // changed a file (the harness's own runs of the failing command
+        // are not changes).
+        f.unchanged = st.written.is_empty() && st.command_changes.is_empty() && st.mutations == 0;
+        // Nothing changed because a person said no (or nobody could be
+        // asked): theirs to decide, so nothing presses for the change.
+        f.idle = f.unchanged && !st.declined;
+        rule!(ending_claimed_change);
+        // A function or method the request asks to add that its file does
+        // not define (or, in JavaScript, does not export): not done.
+        f.whole_left = self.on(crate::config::Behaviour::Stall) && !st.stall_tried;
+        rule!(ending_missing_parts);
+        rule!(ending_fix_owed);
+        rule!(ending_claims);
+        rule!(ending_exit_zero);
+        rule!(ending_answers);
+        Ok(None)
+    }
+
+    /// The answer is empty or only echoes an instruction, or the
+    /// language server has something to say.
+    async fn ending_reask(
+        &mut self,
+        st: &mut TurnState,
+        _cancel: &CancellationToken,
+        ask: &str,
+        _f: &EndingFacts,
+    ) -> Result<Option<String>, Stop> {
         if st.answer.trim().is_empty() && !st.reasked {
             st.reasked = true;
             self.tell(
@@ -1084,6 +1144,17 @@ impl Agent {
             st.follow_ups += 1;
             return Ok(Some(format!("{text}\n{ask}")));
         }
+        Ok(None)
+    }
+
+    /// A name the turn removed is still used elsewhere.
+    async fn ending_left_references(
+        &mut self,
+        st: &mut TurnState,
+        _cancel: &CancellationToken,
+        ask: &str,
+        _f: &EndingFacts,
+    ) -> Result<Option<String>, Stop> {
         if !st.told_refs && !st.removed.is_empty() {
             let left = self.left_references(st);
             if !left.is_empty() {
@@ -1108,19 +1179,20 @@ impl Agent {
                 )));
             }
         }
-        if let Some(text) = self.verify_step(st, cancel, false).await {
-            return Ok(Some(text));
-        }
-        // Nothing changed in this turn: no write succeeded and no command
-        // changed a file (the harness's own runs of the failing command
-        // are not changes).
-        let unchanged = st.written.is_empty() && st.command_changes.is_empty() && st.mutations == 0;
-        // Nothing changed because a person said no (or nobody could be
-        // asked): theirs to decide, so nothing presses for the change.
-        let idle = unchanged && !st.declined;
-        if can_edit
+        Ok(None)
+    }
+
+    /// The model says it changed something, and nothing was written.
+    async fn ending_claimed_change(
+        &mut self,
+        st: &mut TurnState,
+        _cancel: &CancellationToken,
+        ask: &str,
+        f: &EndingFacts,
+    ) -> Result<Option<String>, Stop> {
+        if f.can_edit
             && !st.question
-            && unchanged
+            && f.unchanged
             && !st.told_claim
             && batch::claims_a_change(&st.answer)
         {
@@ -1133,10 +1205,18 @@ impl Agent {
                 "You said you changed something, but nothing was written in this turn: no write_file or edit_file call succeeded and no command changed a file.\n{ask}\nMake the change now with a tool call, or say plainly that nothing was changed."
             )));
         }
-        // A function or method the request asks to add that its file does
-        // not define (or, in JavaScript, does not export): not done.
-        let whole_left = self.on(crate::config::Behaviour::Stall) && !st.stall_tried;
-        if can_edit && (!st.told_spelled || whole_left) && !st.question && !st.declined {
+        Ok(None)
+    }
+
+    /// What the request asks to add, or spelled out, is not in any file yet.
+    async fn ending_missing_parts(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+        ask: &str,
+        f: &EndingFacts,
+    ) -> Result<Option<String>, Stop> {
+        if f.can_edit && (!st.told_spelled || f.whole_left) && !st.question && !st.declined {
             let sources = self.sources_now();
             let mut missing = Vec::new();
             for (name, file) in harness::asked_definitions(&st.prompt) {
@@ -1177,7 +1257,7 @@ impl Agent {
         }
         // The request spelled out code (`sep=" | "`) that no file has yet:
         // a part of it is not done.
-        if can_edit && !st.told_spelled && !st.spelled.is_empty() {
+        if f.can_edit && !st.told_spelled && !st.spelled.is_empty() {
             let sources = self.sources_now();
             // In the file the request named for it, when it named one
             // that exists; anywhere otherwise.
@@ -1213,13 +1293,24 @@ impl Agent {
                 )));
             }
         }
+        Ok(None)
+    }
+
+    /// Asked for a fix, the turn ends with nothing written or still failing.
+    async fn ending_fix_owed(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+        ask: &str,
+        f: &EndingFacts,
+    ) -> Result<Option<String>, Stop> {
         // Asked for a fix, the model stops with nothing written and nothing
         // checked in this turn: the project's tests say whether the fix
         // is still owed; their failure goes back with what mm found.
-        if can_edit
+        if f.can_edit
             && !st.question
             && !st.told_unfinished
-            && idle
+            && f.idle
             && st.tests.is_none()
             && harness::asks_for_fix(&st.prompt)
             && let Some((command, out)) = self.run_checks(st, cancel).await
@@ -1253,10 +1344,10 @@ impl Agent {
         }
         // Asked for a fix, the model stops with nothing written while what
         // the request says fails still fails: not done, whatever it says.
-        if can_edit
+        if f.can_edit
             && !st.question
             && !st.told_unfinished
-            && idle
+            && f.idle
             && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))
         {
             st.told_unfinished = true;
@@ -1278,8 +1369,8 @@ impl Agent {
         }
         // An edit task that ends with nothing changed, told once already:
         // the file asked for whole, as text, so the turn still delivers.
-        if can_edit
-            && idle
+        if f.can_edit
+            && f.idle
             && self.edit_task(st)
             && harness::asks_for_change(&st.prompt)
             && self.on(crate::config::Behaviour::Stall)
@@ -1304,6 +1395,18 @@ impl Agent {
                 return Ok(Some(text));
             }
         }
+        Ok(None)
+    }
+
+    /// Claims of passing tests, arithmetic and answers that the tools
+    /// do not bear out.
+    async fn ending_claims(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+        ask: &str,
+        _f: &EndingFacts,
+    ) -> Result<Option<String>, Stop> {
         if !st.told_tests_claim
             && harness::claims_tests_pass(&st.answer)
             && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))
@@ -1415,11 +1518,22 @@ impl Agent {
                 )));
             }
         }
+        Ok(None)
+    }
+
+    /// A failing command now exits 0, and checks written from the request.
+    async fn ending_exit_zero(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+        ask: &str,
+        f: &EndingFacts,
+    ) -> Result<Option<String>, Stop> {
         // The command the request said fails exits 0 now: exit 0 is not
         // the task's success. The model sees what it printed and is asked
         // whether that is what the request expects; a change that only
         // catches, defaults or deletes is asked about the cause.
-        if can_edit
+        if f.can_edit
             && !st.told_exit0
             && !st.question
             && self.on(crate::config::Behaviour::Exit0)
@@ -1490,10 +1604,24 @@ impl Agent {
         }
         // A change with no test to run: checks written from the request's
         // own words, run against it.
-        if can_edit && let Some(text) = self.request_checks(st, cancel).await {
+        if f.can_edit
+            && let Some(text) = self.request_checks(st, cancel).await
+        {
             st.follow_ups += 1;
             return Ok(Some(text));
         }
+        Ok(None)
+    }
+
+    /// A question answered with other output, or without the value mm
+    /// knows; a step announced and not taken.
+    async fn ending_answers(
+        &mut self,
+        st: &mut TurnState,
+        _cancel: &CancellationToken,
+        ask: &str,
+        _f: &EndingFacts,
+    ) -> Result<Option<String>, Stop> {
         // A question about what a command prints, answered with other
         // output than mm saw it print: back once, with the evidence.
         if !st.told_printed
