@@ -723,6 +723,12 @@ async fn run_case_script(
         cmd.env("MM_EVAL_ANSWER_TEXT", text);
     }
     cmd.stdin(std::process::Stdio::null()).kill_on_drop(true);
+    finish(cmd, &script).await
+}
+
+/// Runs a case's script to its end (300 s at most): Ok when it exits 0,
+/// else what it said on stderr.
+async fn finish(mut cmd: tokio::process::Command, script: &str) -> Result<(), String> {
     let out = tokio::time::timeout(Duration::from_secs(300), cmd.output())
         .await
         .map_err(|_| format!("`{script}` ran over 300s"))?
@@ -747,18 +753,7 @@ async fn shell(script: &str, cwd: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Re
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = tokio::time::timeout(Duration::from_secs(300), cmd.output())
-        .await
-        .map_err(|_| format!("`{script}` ran over 300s"))?
-        .map_err(|e| format!("`{script}`: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{script}` failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+    finish(cmd, script).await
 }
 
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
