@@ -288,81 +288,118 @@ impl Agent {
         if n == 0 {
             return None;
         }
-        let Some((after, changed)) = winner else {
-            // None passes every check; one that fails fewer of the
-            // request's checks than the code does now is a step forward.
-            if let Some((k, after, changed, _)) = best
-                && command == REQUEST_CHECKS
-                && now > 0
-                && k < now
-            {
-                let words = format!(
-                    "{}, none passed every check",
-                    tally(n, None).trim_end_matches(", none passed")
-                );
-                let label = format!(
-                    "{} in {} ({words}; {k} of the request's checks fail instead of {now})",
-                    changed.join(", "),
-                    t.file
-                );
-                if self.own_write(st, &t.file, after, &label, cancel).await {
-                    st.candidate_notes.push(format!("{words}; the best kept"));
-                    self.notice(
+        let Some(won) = winner else {
+            return self.keep_best(st, &t, n, best, command, now, cancel).await;
+        };
+        self.adopt_winner(st, &t, n, won, doubted, command, &checks, cancel)
+            .await
+    }
+
+    /// No candidate passed every check: the best, when it fails fewer of
+    /// the request's checks than the code does now, is kept as a step
+    /// forward; else nothing is written. `n` candidates were tried.
+    #[allow(clippy::too_many_arguments)]
+    async fn keep_best(
+        &mut self,
+        st: &mut TurnState,
+        t: &focus::Target,
+        n: usize,
+        best: Option<(usize, String, Vec<String>, String)>,
+        command: &str,
+        now: usize,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        // None passes every check; one that fails fewer of the
+        // request's checks than the code does now is a step forward.
+        if let Some((k, after, changed, _)) = best
+            && command == REQUEST_CHECKS
+            && now > 0
+            && k < now
+        {
+            let words = format!(
+                "{}, none passed every check",
+                tally(n, None).trim_end_matches(", none passed")
+            );
+            let label = format!(
+                "{} in {} ({words}; {k} of the request's checks fail instead of {now})",
+                changed.join(", "),
+                t.file
+            );
+            if self.own_write(st, &t.file, after, &label, cancel).await {
+                st.candidate_notes.push(format!("{words}; the best kept"));
+                self.notice(
                         Level::Info,
                         format!("{words}: the one that fails {k} of the request's checks (not {now}) is in {} now", t.file),
                     );
-                    let still = match st.request_checks.clone() {
-                        Some(cmd) => self
-                            .run_request_checks(&cmd, cancel)
-                            .await
-                            .map(|(_, out)| {
-                                out.lines()
-                                    .filter(|l| l.starts_with("FAILED: "))
-                                    .collect::<Vec<_>>()
-                                    .join("\n")
-                            })
-                            .unwrap_or_default(),
-                        None => String::new(),
-                    };
-                    if !still.is_empty() {
-                        st.last_failure = Some(still.clone());
-                    }
-                    st.request_checked = Some((self.written_now(st), still.lines().count()));
-                    let total = st.request_checks_total;
-                    let count = if still.lines().any(|l| {
-                        l.starts_with("FAILED: import ") || l.starts_with("FAILED: require(")
-                    }) {
-                        total
-                    } else {
-                        still.lines().count()
-                    };
-                    self.note_best(st, count);
-                    st.candidate_notes
-                        .retain(|n| !n.starts_with("request checks:"));
-                    st.candidate_notes.push(format!(
-                        "request checks: {} of {} failed",
-                        still.lines().count(),
-                        st.request_checks_total
-                    ));
-                    return Some(format!(
-                        "\n[mm asked for {} {n} time(s) and tried each in a scratch copy: none passes every check; the one that fails fewest ({k}, not {now}) is in {} now. What still fails:]\n{still}\nFix that with edit_file, or say why a check is wrong.",
-                        changed.join(", "),
-                        t.file
-                    ));
+                let still = match st.request_checks.clone() {
+                    Some(cmd) => self
+                        .run_request_checks(&cmd, cancel)
+                        .await
+                        .map(|(_, out)| {
+                            out.lines()
+                                .filter(|l| l.starts_with("FAILED: "))
+                                .collect::<Vec<_>>()
+                                .join("\n")
+                        })
+                        .unwrap_or_default(),
+                    None => String::new(),
+                };
+                if !still.is_empty() {
+                    st.last_failure = Some(still.clone());
                 }
-            }
-            self.notice(
-                Level::Info,
-                format!(
-                    "{} for {} in {} (scratch copies; nothing written)",
-                    tally(n, None),
-                    t.names.join(", "),
+                st.request_checked = Some((self.written_now(st), still.lines().count()));
+                let total = st.request_checks_total;
+                let count = if still
+                    .lines()
+                    .any(|l| l.starts_with("FAILED: import ") || l.starts_with("FAILED: require("))
+                {
+                    total
+                } else {
+                    still.lines().count()
+                };
+                self.note_best(st, count);
+                st.candidate_notes
+                    .retain(|n| !n.starts_with("request checks:"));
+                st.candidate_notes.push(format!(
+                    "request checks: {} of {} failed",
+                    still.lines().count(),
+                    st.request_checks_total
+                ));
+                return Some(format!(
+                    "\n[mm asked for {} {n} time(s) and tried each in a scratch copy: none passes every check; the one that fails fewest ({k}, not {now}) is in {} now. What still fails:]\n{still}\nFix that with edit_file, or say why a check is wrong.",
+                    changed.join(", "),
                     t.file
-                ),
-            );
-            st.candidate_notes.push(tally(n, None));
-            return None;
-        };
+                ));
+            }
+        }
+        self.notice(
+            Level::Info,
+            format!(
+                "{} for {} in {} (scratch copies; nothing written)",
+                tally(n, None),
+                t.names.join(", "),
+                t.file
+            ),
+        );
+        st.candidate_notes.push(tally(n, None));
+        None
+    }
+
+    /// A candidate passed (or failed only checks mm wrote that every
+    /// candidate failed, `doubted`): it goes into the workspace, whose
+    /// checks judge it again, and the model is told what was done.
+    #[allow(clippy::too_many_arguments)]
+    async fn adopt_winner(
+        &mut self,
+        st: &mut TurnState,
+        t: &focus::Target,
+        n: usize,
+        (after, changed): (String, Vec<String>),
+        doubted: Vec<String>,
+        command: &str,
+        checks: &[String],
+        cancel: &CancellationToken,
+    ) -> Option<String> {
         let words = if doubted.is_empty() {
             tally(n, Some(n))
         } else {
