@@ -505,7 +505,13 @@ pub async fn open_session(
     let broker = Arc::new(ApprovalBroker::new(mode, bus.clone()));
     let mut tool_env = ToolEnv::new(sandbox, broker.clone(), settings.bash_timeout);
     tool_env.guard_writes = settings.harness;
-    if settings.edit_tools {
+    // A language server runs the project's code (a toolchain file's
+    // programs, build scripts, proc macros): without the fence it would
+    // run unasked on the host, so only `full` starts one there.
+    let lsp_unfenced = !tool_env.sandbox.fence().is_on()
+        && tool_env.sandbox.mode() != crate::config::SandboxMode::Full
+        && settings.lsp.iter().any(|s| s.enabled);
+    if settings.edit_tools && !lsp_unfenced {
         tool_env.lsp = Some(Arc::new(
             crate::lsp::Lsp::new(
                 &root,
@@ -583,6 +589,11 @@ pub async fn open_session(
     let (commands, command_warnings) = crate::commands::for_session(&root);
     tool_env.commands = commands;
     if let Ok(mut notes) = tool_env.start_notes.lock() {
+        if lsp_unfenced && settings.edit_tools {
+            notes.push(
+                "language servers are off: without the OS fence they would run the project's code unasked (-yolo starts them outside it)".into(),
+            );
+        }
         notes.extend(skill_warnings);
         notes.extend(command_warnings);
         if settings.bash_tool || settings.edit_tools {

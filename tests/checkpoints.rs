@@ -171,6 +171,34 @@ fn undo_reverts_the_last_edit_only() {
     assert_eq!(t.exit_code(), 0);
 }
 
+/// Red-team round 17: an empty file mm wrote, which the user then filled
+/// with bytes that are not text, was deleted by /undo (the failed read
+/// counted as empty, so as the edit left it).
+#[test]
+fn undo_leaves_a_file_the_user_filled_with_binary_bytes() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "data.bin", "content": ""}),
+        ),
+        text("Made data.bin."),
+    ]);
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url, "-yolo"]);
+    t.expect("› ");
+    t.send("make data.bin\r");
+    t.expect("Made data.bin.");
+    let bytes: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8 | 0x80).collect();
+    std::fs::write(ws.path().join("data.bin"), &bytes).unwrap();
+    t.send("/undo\r");
+    t.expect("not undone: data.bin changed since that edit");
+    assert_eq!(std::fs::read(ws.path().join("data.bin")).unwrap(), bytes);
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}
+
 #[test]
 fn a_file_mm_wrote_and_the_user_changed_between_sessions_is_confirmed_before_a_rewind() {
     let ws = Workspace::new();

@@ -1384,3 +1384,51 @@ fn a_secret_refused_to_read_file_is_refused_every_other_way() {
         "the turn's checkpoint was made: {all}"
     );
 }
+
+/// Red-team round 17: a language server runs the project's code (a
+/// `rust-toolchain.toml` can name the workspace's own programs). Without
+/// the fence, outside `full`, mm starts none and says so; with the fence
+/// it starts one there.
+#[test]
+fn without_the_fence_no_language_server_runs_the_project_s_code() {
+    let ws = Workspace::new();
+    ws.write("a.py", "print(1)\n");
+    ws.write("fake-lsp.sh", "#!/bin/sh\ntouch server-started\nsleep 2\n");
+    let script = ws.path().join("fake-lsp.sh");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let cfg = ws.home.path().join(".config/mm");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("config.yaml"),
+        format!(
+            "lsp:\n  pyright:\n    enabled: false\n  pylsp:\n    enabled: false\n  fake:\n    command: {}\n    languages: [python]\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let _ = std::fs::remove_file(ws.path().join("server-started"));
+        let server = Server::start(vec![
+            call("c1", "read_file", json!({"path": "a.py"})),
+            text("It prints 1."),
+        ]);
+        let out = ws.run(&server, "what does a.py print?", extra);
+        std::thread::sleep(Duration::from_millis(300));
+        (out, ws.path().join("server-started").exists())
+    };
+    let (out, started) = run(&["-unfenced", "-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!started, "the server ran unfenced: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("language servers are off"),
+        "{}",
+        stderr(&out)
+    );
+    if !fence_works() {
+        skip("bwrap cannot start a sandbox here");
+        return;
+    }
+    let (out, started) = run(&["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(started, "the control: in the fence the server starts");
+}

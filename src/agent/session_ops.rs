@@ -274,8 +274,15 @@ impl Agent {
             Ok(r) => r.abs,
             Err(e) => return self.git_notice(Level::Warning, format!("not undone: {e}")),
         };
-        let current = std::fs::read_to_string(&path).unwrap_or_default();
-        if current != *change.after {
+        // Byte for byte: a file the user filled with bytes that are not
+        // text, or made a FIFO, is changed, not empty (red-team round
+        // 17: a failed read counted as "" and the file was deleted).
+        let same = match crate::paths::read_regular(&path, change.after.len() as u64 + 1) {
+            Ok(bytes) => bytes == change.after.as_bytes(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => change.after.is_empty(),
+            Err(_) => false,
+        };
+        if !same {
             // After a rewind, what undoes it is its safety checkpoint.
             let rewound = self
                 .checkpoints
