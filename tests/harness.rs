@@ -2868,6 +2868,12 @@ fn a_stubs_specification_examples_judge_fresh_candidates() {
         "{err}"
     );
     assert!(err.contains("2 candidates tried, the 2nd passed"), "{err}");
+    // The request's checks are named, not printed (a 50-line script).
+    assert!(
+        err.contains("the request's checks pass in a scratch copy"),
+        "{err}"
+    );
+    assert!(!err.contains("MM_REQUEST_CHECKS"), "{err}");
     let now = ws.read("dur.py");
     assert!(now.contains("\"\"\"Durations.\"\"\"\nimport re\n"), "{now}");
     assert!(

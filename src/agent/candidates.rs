@@ -428,13 +428,29 @@ impl Agent {
                 )
             });
         }
+        // The request's checks are a script mm wrote: named, not shown.
+        let named: Vec<String> = checks
+            .iter()
+            .map(|c| {
+                if st.request_checks.as_deref() == Some(c.as_str()) {
+                    "the request's checks".to_string()
+                } else {
+                    format!("`{c}`")
+                }
+            })
+            .collect();
         self.notice(
             Level::Info,
             format!(
-                "{words}: {} in {} changed; `{}` passes in a scratch copy",
+                "{words}: {} in {} changed; {} {} in a scratch copy",
                 changed.join(", "),
                 t.file,
-                checks.join("`, `")
+                named.join(", "),
+                if named.len() == 1 && named[0].starts_with('`') {
+                    "passes"
+                } else {
+                    "pass"
+                }
             ),
         );
         // The workspace is the judge: run the checks there too.
