@@ -558,11 +558,18 @@ impl Transcript {
             return;
         }
         let last = self.cells.len() as isize - 1;
-        let cur = self.selected.map(|s| s as isize).unwrap_or(last + 1);
+        let cur = match (self.selected, self.anchor) {
+            (Some(s), _) => s as isize,
+            // Nothing selected in a scrolled view (after Home): the first
+            // step takes the cell at the top of the view, not the last one.
+            (None, Some((top, _))) => top as isize - delta.signum(),
+            (None, None) => last + 1,
+        };
         let next = (cur + delta).clamp(0, last) as usize;
         self.selected = Some(next);
-        // Bring it into view: put it at the top unless it is already near the end.
-        self.anchor = Some((next, 0));
+        // Bring it into view at the top; the last cell is shown with the
+        // end of the transcript under it, not blank rows.
+        self.anchor = (next as isize != last).then_some((next, 0));
     }
 
     pub fn toggle_selected(&mut self) {

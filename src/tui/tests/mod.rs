@@ -676,6 +676,40 @@ fn every_shipped_theme_and_keymap_draws() {
 
 mod review;
 
+/// Issue 33: after Home, `j` took the last cell and scrolled it to the
+/// top, with blank rows under it. It takes the cell at the top of the
+/// view; the last cell is shown with the end under it.
+#[test]
+fn after_home_j_selects_the_top_cell_and_the_last_cell_fills_the_view() {
+    let mut r = rig();
+    for turn in 1..=40u64 {
+        r.app.on_agent(AgentEvent::TurnStarted {
+            turn,
+            prompt: format!("question {turn}"),
+        });
+        r.app.on_agent(AgentEvent::TurnFinished {
+            turn,
+            outcome: Outcome::Done,
+            answer: String::new(),
+            error: None,
+        });
+    }
+    r.app.on_key(key(KeyCode::Tab));
+    assert_eq!(r.app.focus, Focus::Transcript);
+    r.app.on_key(key(KeyCode::Home));
+    r.app.on_key(key(KeyCode::Char('j')));
+    assert_eq!(r.app.transcript.selected, Some(0));
+    assert!(screen(&mut r, 100, 20).contains("question 1"));
+    r.app.on_key(key(KeyCode::End));
+    for _ in 0..60 {
+        r.app.on_key(key(KeyCode::Char('j')));
+    }
+    let last = r.app.transcript.cells.len() - 1;
+    assert_eq!(r.app.transcript.selected, Some(last));
+    let text = screen(&mut r, 100, 20);
+    assert!(text.contains("question 39"), "the view is full: {text}");
+}
+
 #[test]
 fn page_keys_scroll_the_transcript_while_the_composer_has_the_focus() {
     let mut r = rig();
