@@ -762,6 +762,10 @@ fn ctrl_t_ctrl_g_f2_and_alt_enter_do_what_the_readme_says() {
     eventually("F2 turns mouse capture off", || {
         mouse(&s) == vt100::MouseProtocolMode::None
     });
+    // Said once, whole, at 120 columns: the status bar's "mouse off" and
+    // a short line beside it.
+    s.wait_for("select with the terminal; F2: back");
+    s.wait_for("mouse off");
     s.keys("\x1bOQ");
     eventually("F2 turns it on again", || {
         mouse(&s) != vt100::MouseProtocolMode::None

@@ -185,10 +185,11 @@ impl App {
         self.mouse_capture = !self.mouse_capture;
         self.effects.push(Effect::MouseCapture(self.mouse_capture));
         self.status.mouse_off = !self.mouse_capture;
+        // Short: the status bar says "mouse off" beside it already.
         self.flash(if self.mouse_capture {
-            "mouse capture on"
+            "mouse on: the wheel scrolls"
         } else {
-            "mouse capture off: select text with the terminal"
+            "select with the terminal; F2: back"
         });
     }
 
