@@ -572,10 +572,13 @@ pub(super) fn welcome(area: Rect, buf: &mut Buffer, th: &Theme, structured: bool
             dim,
         ));
     } else {
+        // A sentence a line: wrapped together, "attach it." was left
+        // alone on a row in a narrow pane.
         lines.push(Line::styled(
-            "Ask for a fix, a change or an explanation. Name a file to attach it.",
+            "Ask for a fix, a change or an explanation.",
             text,
         ));
+        lines.push(Line::styled("Name a file to attach it.", text));
         lines.push(Line::styled(
             "Edits stream into the diff pane; you approve each one (y, n, a).",
             dim,
