@@ -1432,3 +1432,59 @@ fn without_the_fence_no_language_server_runs_the_project_s_code() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(started, "the control: in the fence the server starts");
 }
+
+/// Red-team round 18: the parser mm runs on a written file is found on
+/// PATH, and a version manager's shim there can pick the project's own
+/// interpreter (`.python-version` → a venv's `python3`). Without the
+/// fence, outside `full`, no parser runs; in the fence one does.
+#[test]
+fn without_the_fence_no_parser_runs_on_a_written_file() {
+    if crate_program("python3").is_none() {
+        skip("no python3");
+        return;
+    }
+    let ws = Workspace::new();
+    let run = |extra: &[&str]| {
+        let _ = std::fs::remove_file(ws.path().join("broken.py"));
+        let server = Server::start(vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "broken.py", "content": "def (:\n"}),
+            ),
+            text("Wrote it."),
+            text("Wrote it."),
+            text("Wrote it."),
+            text("Wrote it."),
+        ]);
+        let out = ws.run(&server, "write broken.py", extra);
+        let seen = tool_results(&server.requests()[1])
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect::<String>();
+        (out, seen)
+    };
+    let (out, seen) = run(&["-unfenced", "-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !seen.contains("does not parse"),
+        "a parser ran without the fence: {seen}"
+    );
+    if !fence_works() {
+        skip("bwrap cannot start a sandbox here");
+        return;
+    }
+    let (_, seen) = run(&["-json"]);
+    assert!(
+        seen.contains("[broken.py does not parse (python3):]"),
+        "the control: in the fence the parser runs: {seen}"
+    );
+}
+
+fn crate_program(name: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(name))
+            .find(|f| f.is_file())
+    })
+}

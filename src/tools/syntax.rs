@@ -1,7 +1,8 @@
 //! Where no language server checks a file, the interpreter's own parser
 //! does: `node --check` for JavaScript, Python's `ast.parse` for Python.
-//! Neither runs the file's code; both run in the fence, read-only, when
-//! there is one. The verdict has the language server's shape, so the
+//! Neither runs the file's code; both run in the fence, read-only, and
+//! without a fence only under `full` (the interpreter may be the
+//! project's own). The verdict has the language server's shape, so the
 //! turn's end-of-turn check treats both alike.
 
 use std::path::Path;
@@ -13,6 +14,20 @@ use super::ToolEnv;
 use crate::sandbox::{Access, RunPlan};
 
 const PY_PARSE: &str = "import ast, sys\nsrc = open(sys.argv[1], encoding='utf-8').read()\nast.parse(src, sys.argv[1])\n";
+
+/// How a parser runs: in the fence, read-only; without one only under
+/// `full`. An interpreter found on PATH can still be the project's (a
+/// pyenv shim reads the workspace's `.python-version` and runs a venv's
+/// `python3`), so without the fence nothing runs unasked (red-team
+/// round 18).
+fn parser_plan(env: &ToolEnv) -> Option<RunPlan> {
+    let fenced = env.sandbox.fence().is_on();
+    (fenced || env.sandbox.mode() == crate::config::SandboxMode::Full).then_some(RunPlan {
+        access: fenced.then_some(Access::ReadOnly),
+        net: false,
+        git_guard: false,
+    })
+}
 
 /// The parser's verdict on the file as written, or None when there is
 /// no parser for its language here.
@@ -30,11 +45,7 @@ pub async fn check(
     };
     crate::lsp::find_program(program)?;
     let root = env.sandbox.root();
-    let plan = RunPlan {
-        access: env.sandbox.fence().is_on().then_some(Access::ReadOnly),
-        net: false,
-        git_guard: false,
-    };
+    let plan = parser_plan(env)?;
     let cmd = env.sandbox.command(program, &args, root, plan);
     let f = super::bash::run(cmd, Duration::from_secs(20), cancel)
         .await
@@ -164,11 +175,7 @@ pub async fn parses(
         _ => return None,
     };
     let root = env.sandbox.root();
-    let plan = RunPlan {
-        access: env.sandbox.fence().is_on().then_some(Access::ReadOnly),
-        net: false,
-        git_guard: false,
-    };
+    let plan = parser_plan(env)?;
     let mut answered = false;
     for (program, args) in tries {
         crate::lsp::find_program(program)?;
