@@ -2087,8 +2087,12 @@ impl Agent {
             // An asked agent may change files too: what it changed
             // is found like a command's.
             .or_else(|| {
-                (call.name == ToolName::AskAgent)
-                    .then(|| format!("ask_agent {}", tools::arg_str(&args, "agent").unwrap_or("")))
+                (call.name == ToolName::AskAgent).then(|| {
+                    format!(
+                        "ask_agent {}",
+                        tools::arg_str(&args, crate::toolname::arg::AGENT).unwrap_or("")
+                    )
+                })
             });
         let mut before = None;
         if let Some(command) = &writing_command {
@@ -2110,12 +2114,56 @@ impl Agent {
             cancel,
         };
         let (mut out, reread) = self.guarded_run(call, &args, st, &ctx, &key).await;
+        self.take_outcome(
+            call,
+            &args,
+            st,
+            &mut out,
+            key,
+            writing_command,
+            before,
+            cancel,
+        )
+        .await?;
+        let full_read = call.name == ToolName::ReadFile
+            && !reread
+            && out.status == ToolStatus::Ok
+            && tools::arg_u64(&args, crate::toolname::arg::OFFSET).is_none_or(|o| o <= 1)
+            && tools::arg_u64(&args, crate::toolname::arg::LIMIT).is_none();
+        self.finish_call(call, &summary, out)?;
+        if full_read
+            && let Some(path) = tools::arg_str(&args, crate::toolname::arg::PATH)
+            && let Ok(r) = self.tools.sandbox.check_read(path)
+        {
+            self.note_shown(st, &r.rel, st.round);
+        }
+        Ok(())
+    }
+
+    /// What a call that ran came to, taken into the turn: the notes
+    /// that go with its output (an edit made again, an error pasted as
+    /// code, what a command changed, a write that changed nothing), the
+    /// files written, removed names, approvals, the language server's
+    /// verdicts, the follow-ups a change brings (callers, checks, a
+    /// roll-back) and the afterEdit hook.
+    #[allow(clippy::too_many_arguments)]
+    async fn take_outcome(
+        &mut self,
+        call: &ToolCall,
+        args: &serde_json::Map<String, serde_json::Value>,
+        st: &mut TurnState,
+        out: &mut ToolOutput,
+        key: String,
+        writing_command: Option<String>,
+        before: Option<crate::git::CheckpointId>,
+        cancel: &CancellationToken,
+    ) -> Result<(), Stop> {
         if call.name == ToolName::EditFile && out.change.is_some() {
             st.edits_made.insert(key.clone());
             if let (Some(p), Some(o), Some(n)) = (
-                tools::arg_str(&args, crate::toolname::arg::PATH),
-                tools::arg_str(&args, crate::toolname::arg::OLD_STRING),
-                tools::arg_str(&args, crate::toolname::arg::REPLACEMENT),
+                tools::arg_str(args, crate::toolname::arg::PATH),
+                tools::arg_str(args, crate::toolname::arg::OLD_STRING),
+                tools::arg_str(args, crate::toolname::arg::REPLACEMENT),
             ) {
                 st.edit_pairs.push((
                     p.trim_start_matches("./").to_string(),
@@ -2131,7 +2179,7 @@ impl Agent {
             && out.status == ToolStatus::Error
             && out.text.contains("was not found")
             && let (Some(old), Some(fail)) = (
-                tools::arg_str(&args, crate::toolname::arg::OLD_STRING),
+                tools::arg_str(args, crate::toolname::arg::OLD_STRING),
                 st.last_failure.as_deref(),
             )
             && let Some(told) = harness::error_not_code(old, fail)
@@ -2166,11 +2214,11 @@ impl Agent {
         }
         if call.name == ToolName::Bash
             && matches!(out.status, ToolStatus::Ok | ToolStatus::Error)
-            && tools::arg_str(&args, crate::toolname::arg::COMMAND)
+            && tools::arg_str(args, crate::toolname::arg::COMMAND)
                 .is_some_and(|c| !crate::sandbox::Sandbox::is_read_only_command(c))
         {
             st.commands += 1;
-            let command = tools::arg_str(&args, crate::toolname::arg::COMMAND).unwrap_or_default();
+            let command = tools::arg_str(args, crate::toolname::arg::COMMAND).unwrap_or_default();
             if st.is_check_command(command) {
                 st.model_checked = Some((
                     command.to_string(),
@@ -2307,18 +2355,6 @@ impl Agent {
                     change.path
                 ));
             }
-        }
-        let full_read = call.name == ToolName::ReadFile
-            && !reread
-            && out.status == ToolStatus::Ok
-            && tools::arg_u64(&args, crate::toolname::arg::OFFSET).is_none_or(|o| o <= 1)
-            && tools::arg_u64(&args, crate::toolname::arg::LIMIT).is_none();
-        self.finish_call(call, &summary, out)?;
-        if full_read
-            && let Some(path) = tools::arg_str(&args, crate::toolname::arg::PATH)
-            && let Ok(r) = self.tools.sandbox.check_read(path)
-        {
-            self.note_shown(st, &r.rel, st.round);
         }
         Ok(())
     }
