@@ -1488,3 +1488,36 @@ fn crate_program(name: &str) -> Option<std::path::PathBuf> {
             .find(|f| f.is_file())
     })
 }
+
+/// Red-team round 19: in read-only mode without the fence, a hook from
+/// the user's config (`turnEnd: make check`) ran the project's Makefile
+/// with full rights. Read-only promises nothing is written: it does not
+/// run, and mm says so.
+#[test]
+fn read_only_without_the_fence_runs_no_hook() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "alpha\n");
+    let cfg = ws.home.path().join(".config/mm");
+    std::fs::create_dir_all(&cfg).unwrap();
+    std::fs::write(
+        cfg.join("config.yaml"),
+        "hooks:\n  turnEnd: touch hook-ran\n",
+    )
+    .unwrap();
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "a.txt"})),
+        text("It says alpha."),
+    ]);
+    let out = ws.run(
+        &server,
+        "what does a.txt say?",
+        &["-sandbox", "read-only", "-unfenced", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!ws.path().join("hook-ran").exists(), "the hook ran");
+    assert!(
+        stderr(&out).contains("the turnEnd hook did not run"),
+        "{}",
+        stderr(&out)
+    );
+}

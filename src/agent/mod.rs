@@ -552,7 +552,14 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Option<String> {
         let sandbox = &self.tools.sandbox;
-        let cmd = sandbox.command("sh", &["-c", command], sandbox.root(), sandbox.hook_plan());
+        let Some(plan) = sandbox.hook_plan() else {
+            self.notice(
+                Level::Warning,
+                format!("the {which} hook did not run: read-only mode without the OS fence runs no project code"),
+            );
+            return None;
+        };
+        let cmd = sandbox.command("sh", &["-c", command], sandbox.root(), plan);
         let (ok, output) = match tools::bash::run(cmd, self.settings.bash_timeout, cancel).await {
             Ok(f) if f.exit_code == Some(0) => (true, f.output),
             Ok(f) if f.timed_out => (

@@ -200,6 +200,20 @@ pub const GIT_GUARD: &[(&str, &str)] = &[
     // opened unless named.
     ("safe.bareRepository", "explicit"),
     ("core.fsmonitor", "false"),
+    // Verifying a signature runs a program the repository picks with
+    // `gpg.format` (`ssh-keygen`, `gpgsm`, `gpg`), on `log.showSignature`
+    // or a `%G` placeholder (red-team round 19): none runs.
+    ("log.showSignature", "false"),
+    // The work tree's `.gitattributes` is not read: it can send every file
+    // to a textconv or filter the user's own config defines (a PDF
+    // converter, git-lfs), which would then run on the repository's
+    // bytes (red-team round 19). git 2.46+; `GIT_ATTR_SOURCE` below for
+    // 2.40+. The empty tree: no attributes at all.
+    ("attr.tree", EMPTY_TREE),
+    ("gpg.program", "false"),
+    ("gpg.openpgp.program", "false"),
+    ("gpg.ssh.program", "false"),
+    ("gpg.x509.program", "false"),
     ("core.hooksPath", "/dev/null"),
     ("core.pager", "cat"),
     ("core.sshCommand", "false"),
@@ -217,6 +231,9 @@ pub const GIT_GUARD: &[(&str, &str)] = &[
     ("protocol.https.allow", "never"),
 ];
 
+/// git's empty tree, which every git knows without its object.
+const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
 /// The environment variables that carry `GIT_GUARD`.
 pub fn git_guard() -> Vec<(String, String)> {
     let mut v = vec![
@@ -225,6 +242,7 @@ pub fn git_guard() -> Vec<(String, String)> {
         ("GIT_TERMINAL_PROMPT".to_string(), "0".to_string()),
         // A missing object is not fetched from a promisor remote (git 2.44+).
         ("GIT_NO_LAZY_FETCH".to_string(), "1".to_string()),
+        ("GIT_ATTR_SOURCE".to_string(), EMPTY_TREE.to_string()),
     ];
     for (i, (k, val)) in GIT_GUARD.iter().enumerate() {
         v.push((format!("GIT_CONFIG_KEY_{i}"), k.to_string()));

@@ -320,18 +320,21 @@ impl Sandbox {
     /// command, but it runs the project's code (`make test`) unasked, so
     /// it gets what tests and builds get — the workspace without `.git`,
     /// no network — read-only in a read-only sandbox; `full` as approved.
-    pub fn hook_plan(&self) -> RunPlan {
+    pub fn hook_plan(&self) -> Option<RunPlan> {
         let fenced = self.fence.is_on();
         let access = match self.mode {
-            SandboxMode::Full => return self.approved_plan(),
+            SandboxMode::Full => return Some(self.approved_plan()),
+            // Read-only promises nothing is written: without the fence a
+            // hook (`make check`) could write anything (red-team round 19).
+            SandboxMode::ReadOnly if !fenced => return None,
             SandboxMode::ReadOnly => Access::ReadOnly,
             SandboxMode::Workspace | SandboxMode::Auto => Access::Project,
         };
-        RunPlan {
+        Some(RunPlan {
             access: fenced.then_some(access),
             net: !fenced && self.net,
             git_guard: false,
-        }
+        })
     }
 
     /// How what nobody is asked about runs in `-auto` (a command, a

@@ -110,10 +110,12 @@ pub const COMMANDS: &[Spec] = &[
     spec("pwd", "-L -P", Nothing),
     spec("echo", "-n -e -E", Text),
     spec("printf", "", Text),
+    // Not `-z`/`--uncompress`: the file's bytes pick a decompressor that
+    // file runs on it (red-team round 19).
     spec(
         "file",
-        "-b -i -k -l -n -N -p -r -s -z -0 -E --brief --mime --mime-type --mime-encoding --keep-going \
---no-buffer --no-pad --preserve-date --raw --special-files --uncompress --print0 --extension --apple",
+        "-b -i -k -l -n -N -p -r -s -0 -E --brief --mime --mime-type --mime-encoding --keep-going \
+--no-buffer --no-pad --preserve-date --raw --special-files --print0 --extension --apple",
         Paths,
     ),
     spec(
@@ -586,6 +588,8 @@ mod tests {
             ("sort", vec!["-o", "x"]),
             ("sort", vec!["-ro", "x"]),
             ("file", vec!["-C", "-m", "x"]),
+            ("file", vec!["-z", "x"]),
+            ("file", vec!["--uncompress", "x"]),
             ("ls", vec!["--colo"]),
             ("grep", vec!["-R", "x"]),
             ("rg", vec!["--pre", "sh", "x"]),
