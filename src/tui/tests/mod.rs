@@ -676,13 +676,10 @@ fn every_shipped_theme_and_keymap_draws() {
 
 mod review;
 
-/// Issue 33: after Home, `j` took the last cell and scrolled it to the
-/// top, with blank rows under it. It takes the cell at the top of the
-/// view; the last cell is shown with the end under it.
-#[test]
-fn after_home_j_selects_the_top_cell_and_the_last_cell_fills_the_view() {
+/// A rig whose transcript holds `n` finished turns, "question 1" on.
+fn rig_with_questions(n: u64) -> Rig {
     let mut r = rig();
-    for turn in 1..=40u64 {
+    for turn in 1..=n {
         r.app.on_agent(AgentEvent::TurnStarted {
             turn,
             prompt: format!("question {turn}"),
@@ -694,6 +691,15 @@ fn after_home_j_selects_the_top_cell_and_the_last_cell_fills_the_view() {
             error: None,
         });
     }
+    r
+}
+
+/// Issue 33: after Home, `j` took the last cell and scrolled it to the
+/// top, with blank rows under it. It takes the cell at the top of the
+/// view; the last cell is shown with the end under it.
+#[test]
+fn after_home_j_selects_the_top_cell_and_the_last_cell_fills_the_view() {
+    let mut r = rig_with_questions(40);
     r.app.on_key(key(KeyCode::Tab));
     assert_eq!(r.app.focus, Focus::Transcript);
     r.app.on_key(key(KeyCode::Home));
@@ -712,19 +718,7 @@ fn after_home_j_selects_the_top_cell_and_the_last_cell_fills_the_view() {
 
 #[test]
 fn page_keys_scroll_the_transcript_while_the_composer_has_the_focus() {
-    let mut r = rig();
-    for turn in 1..=40u64 {
-        r.app.on_agent(AgentEvent::TurnStarted {
-            turn,
-            prompt: format!("question {turn}"),
-        });
-        r.app.on_agent(AgentEvent::TurnFinished {
-            turn,
-            outcome: Outcome::Done,
-            answer: String::new(),
-            error: None,
-        });
-    }
+    let mut r = rig_with_questions(40);
     assert!(screen(&mut r, 100, 20).contains("question 40"));
     assert_eq!(r.app.focus, Focus::Composer);
     r.app.on_key(key(KeyCode::Home));
