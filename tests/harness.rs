@@ -1553,6 +1553,36 @@ fn an_edit_that_undoes_one_made_this_turn_is_refused() {
     assert_eq!(ws.read("client.py").matches("timeout=60").count(), 2);
 }
 
+/// An edit that left the file unparsable may be taken back: undoing
+/// it is the repair, not going back on the work.
+#[test]
+fn an_edit_that_undoes_a_change_that_broke_the_parse_is_run() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let forth = json!({"path": "stats.py", "old_string": "def mean(values):", "replacement": "def mean(values) + 1:"});
+    let back = json!({"path": "stats.py", "old_string": "def mean(values) + 1:", "replacement": "def mean(values):"});
+    let server = Server::start(vec![
+        call("c1", "edit_file", forth),
+        call("c2", "edit_file", back),
+        text("Done."),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    let original = "def mean(values):\n    return sum(values) / len(values)\n";
+    ws.write("stats.py", original);
+    let out = ws.run(&server, "tidy the mean function in stats.py", &[]);
+    assert!(out.status.code().is_some(), "{}", stderr(&out));
+    let back = tool_results(&server.requests()[2])
+        .last()
+        .unwrap()
+        .1
+        .clone();
+    assert!(!back.starts_with("refused"), "{back}");
+    assert_eq!(ws.read("stats.py"), original);
+}
+
 #[test]
 fn an_edit_naming_a_definition_with_more_definitions_puts_each_in_place() {
     let server = Server::start(vec![

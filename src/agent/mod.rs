@@ -2410,6 +2410,16 @@ impl Agent {
                     tools::arg_str(args, crate::toolname::arg::PATH)?.trim_start_matches("./");
                 let old = tools::arg_str(args, crate::toolname::arg::OLD_STRING)?;
                 let new = tools::arg_str(args, crate::toolname::arg::REPLACEMENT)?;
+                // Undoing a change that left errors (a line that no
+                // longer parses) is the repair, not going back on it.
+                let rel = self.tools.sandbox.check_read(path).ok()?.rel;
+                let broke = st
+                    .checks
+                    .get(&rel)
+                    .is_some_and(|c| turn_new_errors(st, &rel, c) > 0);
+                if broke {
+                    return None;
+                }
                 st.edit_pairs
                     .iter()
                     .find(|(p, o, n)| p == path && o == new && n == old)
