@@ -85,6 +85,11 @@ fn client_for(
     base_url: &str,
     fallback: Option<String>,
 ) -> Result<LlmClient, LlmError> {
+    // The key goes to the server, never to a command's environment, under
+    // whatever name the user keeps it.
+    if let Some(key) = &settings.api_key {
+        crate::sandbox::env::mark_secret(key);
+    }
     LlmClient::new(ClientOptions {
         base_url: base_url.to_string(),
         fallback,

@@ -401,8 +401,10 @@ fn tree(root: &Path, skip: &[&str]) -> BTreeMap<String, String> {
     out
 }
 
+/// Marker files anywhere, `.git` too (a branch or tag named `pwned` is
+/// a file in `refs`); object names are hashes.
 fn markers(root: &Path) -> Vec<String> {
-    tree(root, &[".git"])
+    tree(root, &[".git/objects"])
         .keys()
         .filter(|k| k.rsplit('/').next().is_some_and(|n| n.starts_with("pwned")))
         .cloned()

@@ -167,6 +167,51 @@ fn read_only_mode_runs_project_code_with_the_workspace_read_only() {
     );
 }
 
+/// The API key mm sends, read from the variable `apiKeyEnv` names (a
+/// name no list knows, a value with no known shape), never reaches a
+/// command's environment; the server still gets it.
+#[test]
+fn the_key_under_the_name_apikeyenv_gives_is_not_passed_to_commands() {
+    if !fence_works() {
+        skip("bwrap cannot start a sandbox here");
+        return;
+    }
+    let key = "q7w8e9r0t1y2u3i4o5p6a7s8d9f0g1h2";
+    let ws = Workspace::new();
+    ws.write("agent.yaml", "apiKeyEnv: LLM_API\n");
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "bash",
+            json!({ "command": "env > env.txt; echo LLM_API=$LLM_API >> env.txt" }),
+        ),
+        text("done"),
+    ]);
+    let out = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-p",
+            "run it",
+            "-json",
+            "-auto",
+            "-url",
+            &server.url(),
+        ])
+        .env("LLM_API", key)
+        .env("OTHER_NAME", format!("x{key}"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let seen = ws.read("env.txt");
+    assert!(seen.contains("LLM_API=\n"), "{seen}");
+    assert!(!seen.contains(key), "the key reached the command: {seen}");
+    assert!(
+        server.authorizations()[0] == format!("Bearer {key}"),
+        "the server gets the key"
+    );
+}
+
 /// `-auto`: nothing is asked, and what runs stays in the box — a command
 /// that is not on any list (headless would refuse it in `workspace`) runs,
 /// writes the workspace and reaches the network, but not the SSH key, the

@@ -56,6 +56,28 @@ const SHELL_STEERING: &[&str] = &["CDPATH", "ENV", "BASH_ENV"];
 /// mm's environment without secrets, and with a PATH of absolute
 /// folders only: `.` or `node_modules/.bin` in PATH would make `ls` or
 /// `python3` a program from the workspace.
+/// Values mm itself holds as secrets (the API key it sends, read from
+/// whatever variable `apiKeyEnv` names): any variable holding one is
+/// left out, whatever its name.
+static MARKED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Marks a value as a secret for every scrub from now on (values shorter
+/// than 8 bytes are too common to match on).
+pub fn mark_secret(value: &str) {
+    if value.len() < 8 {
+        return;
+    }
+    if let Ok(mut m) = MARKED.lock()
+        && !m.iter().any(|v| v == value)
+    {
+        m.push(value.to_string());
+    }
+}
+
+fn marked() -> Vec<String> {
+    MARKED.lock().map(|m| m.clone()).unwrap_or_default()
+}
+
 pub fn scrubbed() -> Vec<(OsString, OsString)> {
     scrub(std::env::vars_os())
 }
@@ -139,16 +161,15 @@ pub fn is_secret_value(v: &str) -> bool {
 /// holding what a secret-named one holds (`DEPLOY=$API_KEY`) goes too.
 pub fn scrub(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
     let vars: Vec<(OsString, OsString)> = vars.collect();
-    let secrets: std::collections::HashSet<&OsString> = vars
+    let mut secrets: Vec<String> = vars
         .iter()
         .filter(|(k, v)| is_secret_var(&k.to_string_lossy()) && v.len() >= 8)
-        .map(|(_, v)| v)
+        .map(|(_, v)| v.to_string_lossy().into_owned())
         .collect();
+    secrets.extend(marked());
     let holds_secret = |v: &OsString| {
         let v = v.to_string_lossy();
-        secrets
-            .iter()
-            .any(|s| v.contains(s.to_string_lossy().as_ref()))
+        secrets.iter().any(|s| v.contains(s.as_str()))
     };
     vars.iter()
         .filter(|(k, v)| {

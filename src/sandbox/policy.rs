@@ -505,9 +505,11 @@ fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), St
         return Err(format!("`{name} {}` is not on the read-only list", w.text));
     }
     let first = parsed.operands.first().map(|w| w.text.as_str());
-    let listing = sub_args
+    // From what parsed as options: `--format -l` is a format, not a list.
+    let listing = parsed
+        .options
         .iter()
-        .any(|a| matches!(a.text.as_str(), "-l" | "--list"));
+        .any(|o| matches!(o.as_str(), "-l" | "--list"));
     match sub.text.as_str() {
         "branch" | "tag" if first.is_some() && !listing => {
             return Err(format!("`{name}` with a name creates or changes one"));
@@ -830,6 +832,8 @@ mod tests {
             "git diff HEAD~1 -- src",
             "git -C sub log -n 3",
             "git branch --list 'feat*'",
+            "git tag -n -l 'v*'",
+            "git branch --format '%(refname)' -l 'feat*'",
             "git show HEAD@{1}",
             "ls missing 2>/dev/null",
             "sort -r file.txt",
@@ -894,6 +898,10 @@ mod tests {
             "git commit -m x",
             "git branch new-feature",
             "git branch -D main",
+            "git branch --format -l new-feature",
+            "git tag --format -l v2",
+            "git describe --always --dirty",
+            "git describe --broken",
             "git reflog expire --expire=now --all",
             "git reflog delete HEAD@{0}",
             "git -c core.pager=sh log",

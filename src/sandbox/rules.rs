@@ -326,7 +326,7 @@ pub const GIT: &[Spec] = &[
     ),
     spec(
         "describe",
-        "--all --tags --contains --long --always --dirty=? --broken=? --exact-match --first-parent \
+        "--all --tags --contains --long --always --exact-match --first-parent \
 --abbrev= --candidates= --match= --exclude=",
         GitRevs,
     ),
@@ -426,6 +426,9 @@ pub struct Args {
     pub path_values: Vec<Word>,
     /// An option gave the pattern (grep -e), so every operand is a path.
     pub pattern_given: bool,
+    /// The options given, by name (`-l`, `--list`), values left out: a
+    /// word that is an option's value (`--format -l`) is not one.
+    pub options: Vec<String>,
 }
 
 /// An option's value as its own word: it must be what it looks like. A
@@ -469,6 +472,7 @@ pub fn parse_args(prog: &str, spec: &Spec, args: &[Word]) -> Result<Args, String
                 None => (long, None),
             };
             let full = format!("--{name}");
+            out.options.push(full.clone());
             match lookup(spec, &full) {
                 None => return unknown(&full),
                 Some(Takes::Nothing) if value.is_some() => return unknown(a),
@@ -504,12 +508,17 @@ pub fn parse_args(prog: &str, spec: &Spec, args: &[Word]) -> Result<Args, String
                 None | Some(Takes::Optional) => {
                     // `-vv` style repeats are listed whole.
                     if lookup(spec, a) == Some(Takes::Nothing) {
+                        out.options.push(a.to_string());
                         break;
                     }
                     return unknown(&name);
                 }
-                Some(Takes::Nothing) => j += 1,
+                Some(Takes::Nothing) => {
+                    out.options.push(name);
+                    j += 1;
+                }
                 Some(Takes::Value { path, pattern }) => {
+                    out.options.push(name.clone());
                     let rest: String = chars[j + 1..].iter().collect();
                     let value = if rest.is_empty() {
                         match args.get(i) {

@@ -48,6 +48,8 @@ struct State {
     /// Replies to mm's focused requests of its own (see `is_side`).
     side: Vec<Reply>,
     side_requests: Vec<Value>,
+    /// The `Authorization` header of each chat request ("" when none).
+    authorizations: Vec<String>,
     /// `/slots` as a llama-server busy with the latest chat request that
     /// generates this many tokens a second, streamed or not (None: 404).
     slots_rate: Option<u64>,
@@ -95,6 +97,7 @@ impl Server {
             raw: Vec::new(),
             side: side.into_iter().rev().collect(),
             side_requests: Vec::new(),
+            authorizations: Vec::new(),
             slots_rate: None,
             slots_other: false,
             last_chat: None,
@@ -124,6 +127,11 @@ impl Server {
     /// The chat requests' bodies byte for byte, as mm sent them.
     pub fn raw_requests(&self) -> Vec<String> {
         self.state.lock().unwrap().raw.clone()
+    }
+
+    /// The `Authorization` header of each chat request so far.
+    pub fn authorizations(&self) -> Vec<String> {
+        self.state.lock().unwrap().authorizations.clone()
     }
 
     /// Bodies of mm's focused requests received so far.
@@ -167,6 +175,7 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         return;
     }
     let mut content_length = 0usize;
+    let mut authorization = String::new();
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap_or(0) == 0 {
@@ -178,6 +187,9 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         }
         if let Some(v) = l.to_ascii_lowercase().strip_prefix("content-length:") {
             content_length = v.trim().parse().unwrap_or(0);
+        }
+        if l.to_ascii_lowercase().starts_with("authorization:") {
+            authorization = l["authorization:".len()..].trim().to_string();
         }
     }
     let mut body = vec![0u8; content_length];
@@ -238,6 +250,7 @@ fn handle(mut stream: TcpStream, state: Arc<Mutex<State>>) {
         let raw = String::from_utf8_lossy(&body).into_owned();
         let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
         st.last_chat = Some(std::time::Instant::now());
+        st.authorizations.push(authorization);
         st.last_shape = (
             raw.len(),
             body.get("max_tokens").cloned().unwrap_or(json!(-1)),
