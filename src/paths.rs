@@ -210,6 +210,201 @@ pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Opens the folder `dir` one component at a time from `/`, with
+/// `O_NOFOLLOW` on each: `dir` is a path `resolve` made (links resolved,
+/// the root canonical), so a link met now is a folder swapped for one
+/// after the check, and the open is refused instead of followed out of
+/// the workspace. `create` makes missing folders (0755) on the way.
+pub fn open_dir_strict(dir: &Path, create: bool) -> std::io::Result<std::os::fd::OwnedFd> {
+    use nix::errno::Errno;
+    use nix::fcntl::{OFlag, open, openat};
+    use nix::sys::stat::{Mode, mkdirat};
+    let flags = OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC | OFlag::O_RDONLY;
+    let swapped = |e: Errno| match e {
+        Errno::ELOOP | Errno::ENOTDIR => std::io::Error::other(format!(
+            "a folder on the way to {} is not one any more (a link was put in its place)",
+            dir.display()
+        )),
+        e => std::io::Error::from(e),
+    };
+    let mut fd = open("/", flags, Mode::empty()).map_err(swapped)?;
+    for comp in dir.components() {
+        match comp {
+            Component::RootDir => {}
+            Component::Normal(name) => {
+                let next = match openat(&fd, name, flags, Mode::empty()) {
+                    Err(Errno::ENOENT) if create => {
+                        match mkdirat(&fd, name, Mode::from_bits_truncate(0o755)) {
+                            Ok(()) | Err(Errno::EEXIST) => {}
+                            Err(e) => return Err(swapped(e)),
+                        }
+                        openat(&fd, name, flags, Mode::empty())
+                    }
+                    r => r,
+                };
+                fd = next.map_err(swapped)?;
+            }
+            _ => {
+                return Err(std::io::Error::other(format!(
+                    "{} is not a plain absolute path",
+                    dir.display()
+                )));
+            }
+        }
+    }
+    Ok(fd)
+}
+
+/// The folder a file lies in, opened strictly, and the file's name.
+fn parent_strict(
+    path: &Path,
+    create: bool,
+) -> std::io::Result<(std::os::fd::OwnedFd, std::ffi::OsString)> {
+    let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::Error::other(format!(
+            "{} has no folder",
+            path.display()
+        )));
+    };
+    Ok((open_dir_strict(parent, create)?, name.to_os_string()))
+}
+
+/// `read_regular` for a path the sandbox checked (`Resolved::abs`): no
+/// link is followed on the way or at the end, and a file that has other
+/// names by now is refused, so swapping a folder or the file for a link
+/// (or a hard link) between the check and the read reads nothing outside.
+pub fn read_checked(abs: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use nix::fcntl::{OFlag, openat};
+    use nix::sys::stat::Mode;
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
+    let (dir, name) = parent_strict(abs, false)?;
+    let fd = openat(
+        &dir,
+        name.as_os_str(),
+        OFlag::O_RDONLY | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| match e {
+        nix::errno::Errno::ELOOP => {
+            std::io::Error::other("is a link now (it was not when checked)")
+        }
+        e => std::io::Error::from(e),
+    })?;
+    let file = std::fs::File::from(fd);
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(std::io::Error::other("is a directory"));
+    }
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "is not a regular file (a FIFO, device or socket)",
+        ));
+    }
+    if meta.nlink() > 1 {
+        return Err(std::io::Error::other(
+            "has other names (hard links) now, which may lie outside the workspace",
+        ));
+    }
+    if meta.len() > limit {
+        return Err(std::io::Error::other(format!(
+            "is {} bytes: too big to read",
+            meta.len()
+        )));
+    }
+    let mut out = Vec::with_capacity(meta.len() as usize);
+    file.take(limit + 1).read_to_end(&mut out)?;
+    if out.len() as u64 > limit {
+        return Err(std::io::Error::other("grew too big while it was read"));
+    }
+    Ok(out)
+}
+
+/// `read_checked` as UTF-8 text, up to 8 MiB.
+pub fn read_checked_text(abs: &Path) -> std::io::Result<String> {
+    String::from_utf8(read_checked(abs, 8 << 20)?)
+        .map_err(|_| std::io::Error::other("is not UTF-8 text"))
+}
+
+/// Writes `content` to `path` (a path the sandbox checked) through a
+/// private temp file in the same folder and a rename, so a crash leaves
+/// the old file or the new one. The folder is opened strictly (see
+/// `open_dir_strict`, missing ones made) and the temp file and the rename
+/// go through it: a folder swapped for a link after the check cannot send
+/// the write outside. `mode` None keeps the old file's permissions (0644
+/// for a new one).
+pub fn write_checked(path: &Path, content: &[u8], mode: Option<u32>) -> std::io::Result<()> {
+    use nix::errno::Errno;
+    use nix::fcntl::{AtFlags, OFlag, openat, renameat};
+    use nix::sys::stat::{Mode, SFlag, fchmod, fstatat};
+    use nix::unistd::{UnlinkatFlags, unlinkat};
+    use std::io::Write;
+    let (dir, name) = parent_strict(path, true)?;
+    let mode = mode.unwrap_or_else(|| {
+        match fstatat(&dir, name.as_os_str(), AtFlags::AT_SYMLINK_NOFOLLOW) {
+            Ok(st) if SFlag::from_bits_truncate(st.st_mode) & SFlag::S_IFMT == SFlag::S_IFREG => {
+                st.st_mode & 0o7777
+            }
+            _ => 0o644,
+        }
+    });
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let (tmp, fd) = (0..64u32)
+        .find_map(|i| {
+            let tmp = format!(
+                ".mm-write-{}-{:08x}",
+                std::process::id(),
+                stamp.wrapping_add(i.wrapping_mul(0x9e37_79b9))
+            );
+            match openat(
+                &dir,
+                tmp.as_str(),
+                OFlag::O_WRONLY
+                    | OFlag::O_CREAT
+                    | OFlag::O_EXCL
+                    | OFlag::O_NOFOLLOW
+                    | OFlag::O_CLOEXEC,
+                Mode::from_bits_truncate(0o600),
+            ) {
+                Err(Errno::EEXIST) => None,
+                r => Some(r.map(|fd| (tmp, fd))),
+            }
+        })
+        .unwrap_or(Err(Errno::EEXIST))?;
+    let written = (|| -> std::io::Result<()> {
+        let mut file = std::fs::File::from(fd);
+        file.write_all(content)?;
+        file.sync_all()?;
+        fchmod(&file, Mode::from_bits_truncate(mode))?;
+        renameat(&dir, tmp.as_str(), &dir, name.as_os_str())?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = unlinkat(&dir, tmp.as_str(), UnlinkatFlags::NoRemoveDir);
+    }
+    written
+}
+
+/// Removes the file (or link) `path` names, through its folder opened
+/// strictly: a folder swapped for a link removes nothing outside.
+pub fn remove_checked(path: &Path) -> std::io::Result<()> {
+    use nix::unistd::{UnlinkatFlags, unlinkat};
+    let (dir, name) = parent_strict(path, false)?;
+    unlinkat(&dir, name.as_os_str(), UnlinkatFlags::NoRemoveDir).map_err(std::io::Error::from)
+}
+
+/// Makes `path` a symbolic link to `target` (what was there goes),
+/// through its folder opened strictly.
+pub fn symlink_checked(target: &Path, path: &Path) -> std::io::Result<()> {
+    use nix::unistd::{UnlinkatFlags, symlinkat, unlinkat};
+    let (dir, name) = parent_strict(path, true)?;
+    let _ = unlinkat(&dir, name.as_os_str(), UnlinkatFlags::NoRemoveDir);
+    symlinkat(target, &dir, name.as_os_str()).map_err(std::io::Error::from)
+}
+
 /// The ignore files a directory walk reads in `dir`: when one is not a
 /// regular file (a FIFO), reading it would block (git itself hangs on a
 /// FIFO named .gitignore).
@@ -1425,6 +1620,72 @@ mod tests {
         assert!(read_regular(&root.join("fifo"), 100).is_err());
         assert!(started.elapsed() < std::time::Duration::from_secs(1));
         assert!(read_regular(&root, 100).is_err());
+    }
+
+    /// What a process beside mm (a language server in the fence) can do
+    /// between the sandbox's check and the read or write: swap a folder
+    /// or the file itself for a link out of the workspace. The checked
+    /// calls then read, write and remove nothing outside.
+    #[test]
+    fn a_link_swapped_in_after_the_check_is_not_followed() {
+        let (_o, out) = root();
+        let (_d, root) = root();
+        std::fs::write(out.join("n.txt"), "SECRET-OUT").unwrap();
+        std::fs::create_dir_all(root.join("notes")).unwrap();
+        std::fs::write(root.join("notes/n.txt"), "mine").unwrap();
+        let r = resolve(&root, "notes/n.txt").unwrap();
+        assert_eq!(read_checked(&r.abs, 100).unwrap(), b"mine");
+        // The folder becomes a link out.
+        std::fs::rename(root.join("notes"), root.join("kept")).unwrap();
+        std::os::unix::fs::symlink(&out, root.join("notes")).unwrap();
+        assert_eq!(
+            read_regular(&r.abs, 100).unwrap(),
+            b"SECRET-OUT",
+            "the race is real"
+        );
+        let e = read_checked(&r.abs, 100).unwrap_err();
+        assert!(e.to_string().contains("a link was put in its place"), "{e}");
+        assert!(write_checked(&r.abs, b"pwned", None).is_err());
+        assert!(remove_checked(&r.abs).is_err());
+        assert!(symlink_checked(Path::new("/etc/passwd"), &r.abs).is_err());
+        assert_eq!(
+            std::fs::read_to_string(out.join("n.txt")).unwrap(),
+            "SECRET-OUT"
+        );
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1);
+        // The file itself becomes a link out, or a second name of a file.
+        std::fs::remove_file(root.join("notes")).unwrap();
+        std::fs::rename(root.join("kept"), root.join("notes")).unwrap();
+        std::fs::remove_file(root.join("notes/n.txt")).unwrap();
+        std::os::unix::fs::symlink(out.join("n.txt"), root.join("notes/n.txt")).unwrap();
+        assert!(read_checked(&r.abs, 100).is_err());
+        std::fs::remove_file(root.join("notes/n.txt")).unwrap();
+        std::fs::hard_link(out.join("n.txt"), root.join("notes/n.txt")).unwrap();
+        assert!(read_checked(&r.abs, 100).is_err());
+        // Writing replaces the name, never the file it links to.
+        write_checked(&r.abs, b"new", None).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.join("n.txt")).unwrap(),
+            "SECRET-OUT"
+        );
+        assert_eq!(read_checked(&r.abs, 100).unwrap(), b"new");
+        // Missing folders are made; the old mode is kept; no temp file stays.
+        let deep = resolve(&root, "a/b/c.txt").unwrap();
+        write_checked(&deep.abs, b"x", None).unwrap();
+        std::fs::set_permissions(
+            &deep.abs,
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .unwrap();
+        write_checked(&deep.abs, b"y", None).unwrap();
+        let meta = std::fs::metadata(&deep.abs).unwrap();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+            0o700
+        );
+        assert_eq!(std::fs::read_dir(root.join("a/b")).unwrap().count(), 1);
+        remove_checked(&deep.abs).unwrap();
+        assert!(!deep.abs.exists());
     }
 
     #[test]

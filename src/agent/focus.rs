@@ -889,7 +889,7 @@ impl Agent {
                         .sandbox
                         .check_read(&t.file)
                         .ok()
-                        .and_then(|r| crate::paths::read_regular(&r.abs, 1024 * 1024).ok());
+                        .and_then(|r| crate::paths::read_checked(&r.abs, 1024 * 1024).ok());
                     let body = String::from_utf8_lossy(file.as_deref().unwrap_or_default());
                     let now: Vec<String> = changed
                         .iter()

@@ -435,7 +435,7 @@ impl Agent {
             // that it does not parse.
             if st.approved.contains(&path) {
                 if let Ok(r) = self.tools.sandbox.check_read(&path)
-                    && let Ok(bytes) = crate::paths::read_regular(&r.abs, 4 * 1024 * 1024)
+                    && let Ok(bytes) = crate::paths::read_checked(&r.abs, 4 * 1024 * 1024)
                     && let Ok(now) = String::from_utf8(bytes)
                     && tools::syntax::parses(&self.tools, &path, &now, cancel).await == Some(false)
                 {
@@ -452,7 +452,7 @@ impl Agent {
             let Ok(r) = self.tools.sandbox.check_read(&path) else {
                 continue;
             };
-            let Ok(bytes) = crate::paths::read_regular(&r.abs, 4 * 1024 * 1024) else {
+            let Ok(bytes) = crate::paths::read_checked(&r.abs, 4 * 1024 * 1024) else {
                 continue;
             };
             let Ok(now) = String::from_utf8(bytes) else {
@@ -567,7 +567,7 @@ impl Agent {
     ) -> Option<String> {
         let fix = st.fix.clone()?;
         let r = self.tools.sandbox.check_read(&fix.file).ok()?;
-        let bytes = crate::paths::read_regular(&r.abs, 1024 * 1024).ok()?;
+        let bytes = crate::paths::read_checked(&r.abs, 1024 * 1024).ok()?;
         let text = String::from_utf8(bytes).ok()?;
         let mut lines: Vec<&str> = text.split('\n').collect();
         let at = fix.line.checked_sub(1)?;
@@ -682,7 +682,7 @@ impl Agent {
                 .sandbox
                 .check_read(&rel)
                 .ok()
-                .and_then(|r| crate::paths::read_regular(&r.abs, 256 * 1024).ok())
+                .and_then(|r| crate::paths::read_checked(&r.abs, 256 * 1024).ok())
                 .and_then(|b| String::from_utf8(b).ok())
             else {
                 continue;
@@ -818,7 +818,7 @@ impl Agent {
             let Ok(r) = self.tools.sandbox.check_read(test) else {
                 continue;
             };
-            let Ok(bytes) = crate::paths::read_regular(&r.abs, 256 * 1024) else {
+            let Ok(bytes) = crate::paths::read_checked(&r.abs, 256 * 1024) else {
                 continue;
             };
             let code = String::from_utf8_lossy(&bytes);
@@ -850,7 +850,7 @@ impl Agent {
             let Ok(r) = self.tools.sandbox.check_read(&path) else {
                 continue;
             };
-            let Ok(bytes) = crate::paths::read_regular(&r.abs, 256 * 1024) else {
+            let Ok(bytes) = crate::paths::read_checked(&r.abs, 256 * 1024) else {
                 continue;
             };
             let content = String::from_utf8_lossy(&bytes);

@@ -1773,7 +1773,7 @@ impl Agent {
     /// The file's content as it is now, when it is a small regular file.
     fn content_now(&self, rel: &str) -> Option<String> {
         let r = self.tools.sandbox.check_read(rel).ok()?;
-        let bytes = crate::paths::read_regular(&r.abs, 256 * 1024).ok()?;
+        let bytes = crate::paths::read_checked(&r.abs, 256 * 1024).ok()?;
         String::from_utf8(bytes).ok()
     }
 
@@ -2446,7 +2446,7 @@ impl Agent {
                 let fail = st.last_failure.as_deref()?;
                 let path = tools::arg_str(args, crate::toolname::arg::PATH)?;
                 let r = self.tools.sandbox.check_read(path).ok()?;
-                let file = std::fs::read_to_string(&r.abs).ok()?;
+                let file = crate::paths::read_checked_text(&r.abs).ok()?;
                 harness::rename_only_refusal(old, new, &file, fail, &st.prompt)
             })
             .flatten();

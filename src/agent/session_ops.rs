@@ -302,7 +302,7 @@ impl Agent {
             return;
         }
         let result = if change.kind == ChangeKind::Created {
-            std::fs::remove_file(&path).map_err(|e| e.to_string())
+            crate::paths::remove_checked(&path).map_err(|e| e.to_string())
         } else {
             crate::tools::fs::atomic_write(&path, &change.before).map_err(|e| e.to_string())
         };

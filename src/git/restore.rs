@@ -313,36 +313,17 @@ fn left_out(path: &Path) -> bool {
 }
 
 fn write_file(path: &Path, content: &[u8], mode: u32) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::PermissionsExt;
-    let parent = path
-        .parent()
-        .ok_or_else(|| GitError::Other(format!("{} has no parent", path.display())))?;
-    std::fs::create_dir_all(parent).map_err(io_err(parent))?;
     if mode == 0o120000 {
         // A symlink: its blob is the target.
         let target = PathBuf::from(String::from_utf8_lossy(content).into_owned());
-        let _ = std::fs::remove_file(path);
-        return std::os::unix::fs::symlink(target, path).map_err(io_err(path));
+        return crate::paths::symlink_checked(&target, path).map_err(io_err(path));
     }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".mm-rewind-")
-        .tempfile_in(parent)
-        .map_err(io_err(parent))?;
-    tmp.write_all(content).map_err(io_err(path))?;
     let perm = if mode & 0o111 != 0 { 0o755 } else { 0o644 };
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(perm))
-        .map_err(io_err(path))?;
-    tmp.persist(path).map_err(|e| GitError::Io {
-        path: path.to_path_buf(),
-        source: e.error,
-    })?;
-    Ok(())
+    crate::paths::write_checked(path, content, Some(perm)).map_err(io_err(path))
 }
 
 fn remove_file_and_empty_dirs(path: &Path, root: &Path) -> Result<()> {
-    match std::fs::remove_file(path) {
+    match crate::paths::remove_checked(path) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
         Err(e) => return Err(io_err(path)(e)),

@@ -94,7 +94,7 @@ pub fn location_line(root: &Path, loc: &Location) -> Option<(String, u32, u32, S
                 && crate::paths::reserved_reason(&r.rel, false).is_none()
         });
     let text = readable
-        .and_then(|r| crate::paths::read_regular(&r.abs, 8 << 20).ok())
+        .and_then(|r| crate::paths::read_checked(&r.abs, 8 << 20).ok())
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     let line = loc.range.start.line as usize;

@@ -2,7 +2,6 @@
 //! the sandbox. Reading is what makes a file editable: a write over an
 //! existing file or an edit needs a read of its current content first.
 
-use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -33,7 +32,7 @@ fn content_hash(text: &str) -> u64 {
 /// Reads a file as UTF-8 text; binary files, huge files and anything but
 /// a regular file are refused.
 fn read_text(path: &Path, rel: &str) -> Result<String, String> {
-    let bytes = crate::paths::read_regular(path, MAX_FILE_BYTES).map_err(|e| match e.kind() {
+    let bytes = crate::paths::read_checked(path, MAX_FILE_BYTES).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied => {
             format!("cannot read {rel}: {}", io_reason(&e))
         }
@@ -873,27 +872,12 @@ fn file_change(rel: &str, before: Option<&str>, after: &str) -> FileChange {
     }
 }
 
-/// Writes through a private temp file in the same directory (random name,
-/// created exclusively, mode 0600) and a rename, so a crash leaves either
-/// the old file or the new one. The old file's permissions are kept.
+/// Writes through a private temp file in the same directory (created
+/// exclusively, mode 0600) and a rename, so a crash leaves either the old
+/// file or the new one; the old file's permissions are kept. The folder
+/// is opened without following links (see `paths::write_checked`).
 pub fn atomic_write(path: &Path, content: &str) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let parent = path
-        .parent()
-        .ok_or_else(|| std::io::Error::other("no parent directory"))?;
-    std::fs::create_dir_all(parent)?;
-    let mode = std::fs::metadata(path)
-        .map(|m| m.permissions().mode() & 0o7777)
-        .unwrap_or(0o644);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".mm-write-")
-        .tempfile_in(parent)?;
-    tmp.write_all(content.as_bytes())?;
-    tmp.as_file().sync_all()?;
-    tmp.as_file()
-        .set_permissions(std::fs::Permissions::from_mode(mode))?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::paths::write_checked(path, content.as_bytes(), None)
 }
 
 pub fn list_dir(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
@@ -945,7 +929,7 @@ impl ToolEnv {
     /// Returns its text, when it can be read.
     pub fn reread(&self, rel: &str) -> Option<String> {
         let r = self.sandbox.check_read(rel).ok()?;
-        let text = std::fs::read_to_string(&r.abs).ok()?;
+        let text = crate::paths::read_checked_text(&r.abs).ok()?;
         self.remember_read(&r, &text);
         Some(text)
     }
@@ -996,7 +980,7 @@ impl ToolEnv {
     /// names since (red-team round 15).
     fn small_text_now(&self, rel: &str) -> Option<String> {
         let r = self.sandbox.check_read(rel).ok()?;
-        let bytes = crate::paths::read_regular(&r.abs, 64 * 1024).ok()?;
+        let bytes = crate::paths::read_checked(&r.abs, 64 * 1024).ok()?;
         String::from_utf8(bytes).ok().filter(|t| !t.contains('\0'))
     }
 

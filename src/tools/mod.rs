@@ -351,7 +351,7 @@ async fn unsaved_note(env: &ToolEnv, args: &Map<String, Value>) -> Option<String
     let held = tokio::time::timeout(Duration::from_secs(2), editor.read(r.abs.clone()))
         .await
         .ok()??;
-    let disk = tokio::fs::read_to_string(&r.abs).await.ok()?;
+    let disk = crate::paths::read_checked_text(&r.abs).ok()?;
     // Editors hold lines ending in \n whatever the file has.
     let same = held.replace("\r\n", "\n") == disk.replace("\r\n", "\n");
     (!same).then(|| {
@@ -417,7 +417,7 @@ async fn run_one(
                     .sandbox
                     .check_read(arg_str(args, crate::toolname::arg::PATH).unwrap_or_default())
                 && crate::lsp::language_of(&r.abs).is_some()
-                && let Ok(text) = std::fs::read_to_string(&r.abs)
+                && let Ok(text) = crate::paths::read_checked_text(&r.abs)
             {
                 // The server learns the file as it was, so the next edit's
                 // errors can be told apart from old ones.

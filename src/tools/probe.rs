@@ -54,7 +54,7 @@ pub struct Fix {
 /// as it is. None when the file or the line is not there.
 fn fix_at(env: &ToolEnv, file: &str, line: usize, code: &str, note: String) -> Option<Fix> {
     let r = env.sandbox.check_read(file).ok()?;
-    let bytes = crate::paths::read_regular(&r.abs, 1024 * 1024).ok()?;
+    let bytes = crate::paths::read_checked(&r.abs, 1024 * 1024).ok()?;
     let text = String::from_utf8(bytes).ok()?;
     let was = text.lines().nth(line.checked_sub(1)?)?.to_string();
     let indent = &was[..was.len() - was.trim_start().len()];
