@@ -3116,6 +3116,12 @@ fn the_best_candidate_is_corrected_against_the_checks_it_still_fails() {
 /// written failing 1 of 3, then "fixed" to fail 2. The server, the
 /// workspace and mm's output.
 fn a_turn_made_worse(off: &str) -> (Server, Workspace, std::process::Output) {
+    a_turn_made_worse_by(off, "return 'many'")
+}
+
+/// `a_turn_made_worse`, the second change replacing label's return line
+/// with `worse`.
+fn a_turn_made_worse_by(off: &str, worse: &str) -> (Server, Workspace, std::process::Output) {
     let server = Server::start(vec![
         call(
             "c1",
@@ -3127,7 +3133,7 @@ fn a_turn_made_worse(off: &str) -> (Server, Workspace, std::process::Output) {
         call(
             "c2",
             "edit_file",
-            json!({"path": "lab.py", "old_string": "return 'one' if n == 1 else 'two'", "replacement": "return 'many'"}),
+            json!({"path": "lab.py", "old_string": "return 'one' if n == 1 else 'two'", "replacement": worse}),
         ),
         text("Fixed label(3)."),
         text("label(3) works now; 1 and 2 do not."),
@@ -3187,6 +3193,29 @@ fn a_turn_that_ends_worse_than_it_was_by_the_requests_checks_leaves_its_best_ver
     );
     assert!(err.contains("request checks: 1 of 3 failed"), "{err}");
     assert!(!err.contains("request checks: 2 of 3 failed"), "{err}");
+}
+
+/// The worse version added a definition: putting back the better one
+/// drops it, which a model's whole-file write would be refused for. mm's
+/// own version of the turn is put back all the same.
+#[test]
+fn the_best_version_is_put_back_even_when_the_worse_one_added_a_definition() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let worse = "return helper(n)\n\n\ndef helper(n):\n    return 'many'";
+    let (_server, ws, out) = a_turn_made_worse_by("candidates", worse);
+    let err = stderr(&out);
+    assert_eq!(
+        ws.read("lab.py"),
+        "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one' if n == 1 else 'two'\n",
+        "{err}"
+    );
+    assert!(
+        err.contains("mm put back lab.py as it was when 1 failed"),
+        "{err}"
+    );
 }
 
 #[test]

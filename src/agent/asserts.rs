@@ -678,8 +678,10 @@ impl Agent {
         for (path, content) in back {
             let label =
                 format!("put back {path}: it failed {best} of the request's checks, not {now}");
+            // A version of this turn's own: written as it was, not held to
+            // the guards for a model's whole-file write.
             if self
-                .own_write(st, path, content.clone(), &label, cancel)
+                .own_write_with(st, path, content.clone(), &label, true, cancel)
                 .await
             {
                 put.push(path.as_str());

@@ -489,7 +489,7 @@ impl Agent {
             };
             let label = format!("put back {path}: it does not parse");
             if !self
-                .own_write(st, &path, content.to_string(), &label, cancel)
+                .own_write_with(st, &path, content.to_string(), &label, true, cancel)
                 .await
             {
                 continue;
