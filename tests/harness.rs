@@ -2932,22 +2932,85 @@ fn a_written_check_every_candidate_fails_is_doubted_not_obeyed() {
         skip("no working fence here");
         return;
     }
+    let (server, ws, out) = clamp_settled_by_candidates(vec![
+        text("Implemented clamp."),
+        text("clamp follows SPEC.md now."),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("each failed the same 1 check(s) mm wrote, set aside as doubtful"),
+        "{err}"
+    );
+    let now = ws.read("clamp.py");
+    assert!(
+        now.contains("raise ValueError('lo > hi')") && now.contains("def unit():"),
+        "{now}"
+    );
+    let reqs = server.requests();
+    let told = last_user(reqs.last().unwrap());
+    assert!(told.contains("assert clamp(10, 0, 10) == 0"), "{told}");
+    assert!(
+        reqs.last().unwrap().get("tools").is_none(),
+        "answer asked without tools"
+    );
+}
+
+/// Asked for its answer without tools once mm's candidate settled the
+/// request, the model writes a tool call as text: it is not run (it
+/// would write over the change), and the answer is asked for again,
+/// still without tools.
+#[test]
+fn a_call_written_as_text_where_the_answer_was_asked_is_not_run() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let (server, ws, out) = clamp_settled_by_candidates(vec![
+        text("Implemented clamp."),
+        text(
+            "{\"name\": \"write_file\", \"arguments\": {\"path\": \"clamp.py\", \"content\": \"def clamp(x, lo, hi):\\n    return x\\n\"}}",
+        ),
+        text("clamp raises ValueError when lo > hi and clamps x otherwise."),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "the model wrote a write_file call as text where its answer was asked for; not run"
+        ),
+        "{err}"
+    );
+    let now = ws.read("clamp.py");
+    assert!(now.contains("raise ValueError('lo > hi')"), "{now}");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4, "{err}");
+    assert!(reqs[3].get("tools").is_none(), "asked again without tools");
+    assert_eq!(
+        json_result(&out)["answer"],
+        "clamp raises ValueError when lo > hi and clamps x otherwise."
+    );
+}
+
+/// A clamp stub and its spec; the model writes a wrong clamp, the checks
+/// mm has written from the spec (one of them wrong) fail, and the three
+/// candidates pass all but the wrong one: the best is written and the
+/// turn is settled. `after`: the model's replies from its second on.
+fn clamp_settled_by_candidates(after: Vec<Reply>) -> (Server, Workspace, std::process::Output) {
     let stub = "def clamp(x, lo, hi):\n    \"\"\"See SPEC.md.\"\"\"\n    raise NotImplementedError\n\n\ndef unit():\n    return 'm'\n";
     let spec = "# clamp(x, lo, hi)\n\nclamp(5, 0, 10) is 5 and clamp(-3, 0, 10) is 0.\nWhen lo is greater than hi, raise ValueError.\n";
     let wrong = stub.replace(
         "    raise NotImplementedError\n",
         "    return max(lo, min(x, hi))\n",
     );
+    let mut script = vec![call(
+        "c1",
+        "write_file",
+        json!({"path": "clamp.py", "content": wrong}),
+    )];
+    script.extend(after);
     let server = Server::with_side(
-        vec![
-            call(
-                "c1",
-                "write_file",
-                json!({"path": "clamp.py", "content": wrong}),
-            ),
-            text("Implemented clamp."),
-            text("clamp follows SPEC.md now."),
-        ],
+        script,
         vec![
             // The checks from the spec's words: the last one is wrong.
             text(
@@ -2973,24 +3036,7 @@ fn a_written_check_every_candidate_fails_is_doubted_not_obeyed() {
         "Implement clamp in clamp.py as SPEC.md says.",
         &["-json"],
     );
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let err = stderr(&out);
-    assert!(
-        err.contains("each failed the same 1 check(s) mm wrote, set aside as doubtful"),
-        "{err}"
-    );
-    let now = ws.read("clamp.py");
-    assert!(
-        now.contains("raise ValueError('lo > hi')") && now.contains("def unit():"),
-        "{now}"
-    );
-    let reqs = server.requests();
-    let told = last_user(reqs.last().unwrap());
-    assert!(told.contains("assert clamp(10, 0, 10) == 0"), "{told}");
-    assert!(
-        reqs.last().unwrap().get("tools").is_none(),
-        "answer asked without tools"
-    );
+    (server, ws, out)
 }
 
 /// A stub whose rules file gives three examples, for the tests of

@@ -1125,6 +1125,14 @@ impl Agent {
                 Level::Info,
                 "the model's answer was empty; asking again",
             );
+            // mm's own change settled the request: the answer is asked
+            // for again without tools, as it was the first time.
+            if st.settled {
+                st.answer_next = true;
+                return Ok(Some(format!(
+                    "Your reply was empty.\n{ask}\nThe change is made and checked. Answer in words now: what changed, and how it was checked. No tool calls."
+                )));
+            }
             return Ok(Some(format!(
                 "Your reply was empty.\n{ask}\nAnswer it now, or make the change with a tool call."
             )));

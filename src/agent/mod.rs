@@ -924,7 +924,7 @@ impl Agent {
                 other => other?,
             };
             let recover_code = self.harness_on() && !st.question;
-            let (msg, truncated) = self.assistant_message(reply, round, recover_code);
+            let (msg, truncated) = self.assistant_message(reply, round, recover_code, tools_on);
             let calls = msg.tool_calls.clone();
             st.answer = msg.text().to_string();
             if calls.is_empty() {
@@ -1338,7 +1338,7 @@ impl Agent {
         if self.harness_on() && reply.reply.content.trim().is_empty() {
             reply = self.request(round + 1, false, cancel).await?;
         }
-        let (mut msg, _) = self.assistant_message(reply, round + 1, false);
+        let (mut msg, _) = self.assistant_message(reply, round + 1, false, true);
         msg.tool_calls.clear();
         st.answer = msg.text().to_string();
         self.push(msg)?;
@@ -1360,7 +1360,7 @@ impl Agent {
                 harness::restate(&st.prompt)
             )))?;
             let reply = self.request(round + 2, false, cancel).await?;
-            let (mut msg, _) = self.assistant_message(reply, round + 2, false);
+            let (mut msg, _) = self.assistant_message(reply, round + 2, false, true);
             msg.tool_calls.clear();
             if !msg.text().trim().is_empty() {
                 st.answer = msg.text().to_string();
@@ -1694,12 +1694,15 @@ impl Agent {
     }
 
     /// The assistant message of a reply, with a tool call the model wrote
-    /// as text turned into a real one. Returns whether it was truncated.
+    /// as text turned into a real one when the request offered tools
+    /// (`tools_on`); else the call is left out of the answer, not run (an
+    /// answer was asked for). Returns whether it was truncated.
     fn assistant_message(
         &self,
         streamed: Streamed,
         round: u32,
         recover_code: bool,
+        tools_on: bool,
     ) -> (Message, bool) {
         let reply = streamed.reply;
         let truncated = reply.truncated();
@@ -1716,18 +1719,28 @@ impl Agent {
         if calls.is_empty() && !truncated && !self.specs.is_empty() {
             let names: Vec<&str> = self.specs.iter().map(|s| s.name.as_ref()).collect();
             if let Some(r) = recover::fenced_call(&content, &names) {
-                self.notice(
-                    Level::Info,
-                    format!(
-                        "the model wrote a {} call as text; running it as a real call",
-                        r.name
-                    ),
-                );
-                calls.push(ToolCall {
-                    id: format!("text_call_{}_{round}", self.turn),
-                    name: r.name,
-                    arguments: r.arguments,
-                });
+                if tools_on {
+                    self.notice(
+                        Level::Info,
+                        format!(
+                            "the model wrote a {} call as text; running it as a real call",
+                            r.name
+                        ),
+                    );
+                    calls.push(ToolCall {
+                        id: format!("text_call_{}_{round}", self.turn),
+                        name: r.name,
+                        arguments: r.arguments,
+                    });
+                } else {
+                    self.notice(
+                        Level::Info,
+                        format!(
+                            "the model wrote a {} call as text where its answer was asked for; not run",
+                            r.name
+                        ),
+                    );
+                }
                 content = r.remaining_text;
             }
         }
