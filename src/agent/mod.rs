@@ -1444,12 +1444,14 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<Sent, Stop> {
         self.advance_rebuild();
-        let body = {
-            let view = self.view();
-            llm::build_body(&self.chat_request(&view, with_tools))
-        };
-        let body_bytes = body.to_string().len();
-        let (as_compact, as_rebuild) = self.both_modes();
+        let view = self.view();
+        let body = llm::build_body(&self.chat_request(&view, with_tools));
+        // Serialised once: measured here, sent as it is.
+        let text = body.to_string();
+        let body_bytes = text.len();
+        let (as_compact, as_rebuild) =
+            self.both_modes_given(&view, with_tools.then_some(body_bytes));
+        drop(view);
         self.refresh_glance(Some((
             (body_bytes as f64 / self.bytes_per_token).round() as u64,
             (as_compact, as_rebuild),
@@ -1579,7 +1581,7 @@ impl Agent {
         }));
         let result = self
             .client
-            .stream_chat(&body, &self.budget, &request_cancel, &mut on_event)
+            .stream_chat_text(text, &self.budget, &request_cancel, &mut on_event)
             .await;
         ticker.abort();
         // A cancel is a cancel, whatever the connection said as it closed.

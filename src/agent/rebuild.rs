@@ -379,6 +379,26 @@ impl Agent {
         )
     }
 
+    /// `both_modes`, knowing the size in bytes of `view` sent with the
+    /// tools (the request being sent): a mode whose view is the same is
+    /// not serialised again, nor the second when both views are one.
+    pub(super) fn both_modes_given(&self, view: &[Message], bytes: Option<usize>) -> (u64, u64) {
+        let compact = self.view_as(ContextMode::Compact);
+        let rebuild = self.view_as(ContextMode::Rebuild);
+        let known = |v: &[Message]| {
+            bytes
+                .filter(|_| v == view)
+                .map(|b| (b as f64 / self.bytes_per_token).round() as u64)
+        };
+        let a = known(&compact).unwrap_or_else(|| self.tokens_of(&compact));
+        let b = if rebuild == compact {
+            a
+        } else {
+            known(&rebuild).unwrap_or_else(|| self.tokens_of(&rebuild))
+        };
+        (a, b)
+    }
+
     /// Forgets which turns rebuilt requests leave out.
     pub(super) fn reset_rebuild(&mut self) {
         self.rebuild_from = 0;

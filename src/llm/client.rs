@@ -330,6 +330,20 @@ impl LlmClient {
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(ClientEvent) + Send),
     ) -> Result<Streamed, LlmError> {
+        self.stream_chat_text(body.to_string(), budget, cancel, on_event)
+            .await
+    }
+
+    /// `stream_chat` of a body already serialised (the agent measured it):
+    /// sent as it is, on every attempt, never serialised again.
+    pub async fn stream_chat_text(
+        &self,
+        body: String,
+        budget: &RequestBudget,
+        cancel: &CancellationToken,
+        on_event: &mut (dyn FnMut(ClientEvent) + Send),
+    ) -> Result<Streamed, LlmError> {
+        let body = body.as_str();
         let mut attempt = 0;
         loop {
             attempt += 1;
@@ -366,7 +380,7 @@ impl LlmClient {
 
     async fn attempt(
         &self,
-        body: &Value,
+        body: &str,
         cancel: &CancellationToken,
         on_event: &mut (dyn FnMut(ClientEvent) + Send),
     ) -> Result<Attempt, LlmError> {
@@ -531,7 +545,7 @@ impl LlmClient {
     /// the fallback (when it is allowed) and tries there.
     async fn send_with_fallback(
         &self,
-        body: &Value,
+        body: &str,
         on_event: &mut (dyn FnMut(ClientEvent) + Send),
     ) -> Result<reqwest::Response, SendError> {
         loop {
@@ -583,12 +597,13 @@ impl LlmClient {
         }
     }
 
-    async fn post(&self, base: &str, body: &Value) -> Result<reqwest::Response, reqwest::Error> {
+    async fn post(&self, base: &str, body: &str) -> Result<reqwest::Response, reqwest::Error> {
         let mut req = self
             .http
             .post(format!("{base}/chat/completions"))
             .header("Accept", "text/event-stream")
-            .json(body);
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string());
         if let Some(key) = &self.api_key {
             req = req.bearer_auth(key);
         }
