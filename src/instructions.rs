@@ -68,7 +68,14 @@ fn folder_file(dir: &Path, within: &Path) -> Option<(PathBuf, String)> {
         let Ok(real) = crate::paths::own_file(&path, within) else {
             continue;
         };
-        if let Some(text) = read_text(&real) {
+        // Opened as checked: a folder swapped for a link since is not
+        // followed (a language server in the fence runs beside mm).
+        let text = crate::paths::read_checked(&real, 256 * 1024)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty());
+        if let Some(text) = text {
             return Some((path, text));
         }
     }

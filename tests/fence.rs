@@ -1433,12 +1433,16 @@ fn a_secret_refused_to_read_file_is_refused_every_other_way() {
 /// Red-team round 17: a language server runs the project's code (a
 /// `rust-toolchain.toml` can name the workspace's own programs). Without
 /// the fence, outside `full`, mm starts none and says so; with the fence
-/// it starts one there.
+/// it starts one there, with the workspace read-only (round 21: a server
+/// beside mm swapped folders for links between mm's checks and reads).
 #[test]
 fn without_the_fence_no_language_server_runs_the_project_s_code() {
     let ws = Workspace::new();
     ws.write("a.py", "print(1)\n");
-    ws.write("fake-lsp.sh", "#!/bin/sh\ntouch server-started\nsleep 2\n");
+    ws.write(
+        "fake-lsp.sh",
+        "#!/bin/sh\necho fake-server-started >&2\ntouch server-started\nsleep 2\n",
+    );
     let script = ws.path().join("fake-lsp.sh");
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let cfg = ws.home.path().join(".config/mm");
@@ -1473,9 +1477,14 @@ fn without_the_fence_no_language_server_runs_the_project_s_code() {
         skip("bwrap cannot start a sandbox here");
         return;
     }
-    let (out, started) = run(&["-json"]);
+    let (out, wrote) = run(&["-json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert!(started, "the control: in the fence the server starts");
+    let log = std::fs::read_to_string(ws.path().join(".mm/lsp.log")).unwrap_or_default();
+    assert!(
+        log.contains("fake-server-started"),
+        "the control: in the fence the server starts: {log}"
+    );
+    assert!(!wrote, "the server wrote the workspace");
 }
 
 /// Red-team round 18: the parser mm runs on a written file is found on

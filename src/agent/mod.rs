@@ -1080,7 +1080,7 @@ impl Agent {
             for (rel, _) in &attached {
                 let abs = self.tools.sandbox.root().join(rel);
                 if crate::lsp::language_of(&abs).is_some()
-                    && let Ok(content) = std::fs::read_to_string(&abs)
+                    && let Ok(content) = crate::paths::read_checked_text(&abs)
                 {
                     let lsp = lsp.clone();
                     tokio::spawn(async move { lsp.opened(&abs, &content).await });

@@ -49,7 +49,8 @@ fn read_text(path: &Path) -> Option<String> {
 /// model).
 fn workspace_text(root: &Path, rel: &str) -> Option<String> {
     let r = crate::paths::resolve(root, rel).ok()?;
-    read_text(&crate::paths::own_file(&r.abs, root).ok()?)
+    let real = crate::paths::own_file(&r.abs, root).ok()?;
+    String::from_utf8(crate::paths::read_checked(&real, 256 * 1024).ok()?).ok()
 }
 
 fn sandbox_line(mode: SandboxMode, env: &PromptEnv<'_>, bash: bool) -> String {

@@ -154,7 +154,7 @@ pub fn spawn(
                         if let Some(lsp) = lsp {
                             let abs = lsp.root().join(&path);
                             if crate::lsp::language_of(&abs).is_some()
-                                && let Ok(text) = tokio::fs::read_to_string(&abs).await
+                                && let Ok(text) = crate::paths::read_checked_text(&abs)
                             {
                                 lsp.opened(&abs, &text).await;
                             }

@@ -42,6 +42,28 @@ fn write_export(
     {
         return refuse("its folder leads outside the workspace".into());
     }
+    // Inside the workspace, the folder is opened as it was checked: one
+    // swapped for a link since (by a process beside mm) is not followed.
+    if given.is_relative()
+        && let (Some(parent), Some(name)) = (target.parent(), target.file_name())
+    {
+        use nix::fcntl::{OFlag, openat};
+        let dir = crate::paths::open_dir_strict(&std::fs::canonicalize(parent)?, false)?;
+        let fd = openat(
+            &dir,
+            name,
+            OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )?;
+        let mut f = std::fs::File::from(fd);
+        // Checked before a byte changes: truncating a second name would
+        // empty the file it names.
+        if f.metadata()?.nlink() > 1 {
+            return refuse("it has other names (hard links); give another name".into());
+        }
+        f.set_len(0)?;
+        return f.write_all(text.as_bytes());
+    }
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create(true)

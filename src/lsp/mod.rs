@@ -204,8 +204,12 @@ impl Lsp {
     }
 
     /// The command that starts a server: in the fence with the workspace
-    /// writable (rust-analyzer's cargo check writes target/), the secrets
-    /// scrubbed from its environment. Also says mm's pid as the server
+    /// read-only, the secrets scrubbed from its environment. A server
+    /// lives as long as the session, beside mm: one that could write the
+    /// workspace could swap a folder for a link between mm's check of a
+    /// path and mm's own read of it (a grep, a checkpoint, a hover). Its
+    /// edits come back to mm as edits; rust-analyzer's cargo check builds
+    /// into the fence's private /tmp. Also says mm's pid as the server
     /// will see it: none inside the fence, which has a pid namespace of its
     /// own.
     fn server_command(&self, program: &Path, args: &[String]) -> client::Launch {
@@ -213,17 +217,18 @@ impl Lsp {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         match &self.sandbox {
             Some(sb) => {
-                // Like unasked code: the workspace (read-only in read-only
-                // mode), never .git, no network.
+                // Like unasked code in read-only mode: the workspace to
+                // read, never .git, no network, only its own /tmp to write.
                 let mut plan = sb.approved_plan();
                 plan.net = plan.access.is_none() && plan.net;
-                plan.access = plan.access.map(|_| match sb.mode() {
-                    crate::config::SandboxMode::ReadOnly => crate::sandbox::Access::ReadOnly,
-                    _ => crate::sandbox::Access::Project,
-                });
+                plan.access = plan.access.map(|_| crate::sandbox::Access::ReadOnly);
+                let mut cmd = sb.command(&program, &args, &self.root, plan);
+                if plan.access.is_some() {
+                    cmd.env("CARGO_TARGET_DIR", "/tmp/mm-lsp-target");
+                }
                 client::Launch {
                     parent_pid: plan.access.is_none().then(std::process::id),
-                    cmd: sb.command(&program, &args, &self.root, plan),
+                    cmd,
                 }
             }
             None => {
@@ -300,7 +305,7 @@ impl Lsp {
             let content = if d.items.is_empty() {
                 String::new()
             } else {
-                std::fs::read_to_string(path).unwrap_or_default()
+                crate::paths::read_checked_text(path).unwrap_or_default()
             };
             bus.publish(AgentEvent::Diagnostics {
                 path: text::rel(&root, path),
@@ -618,7 +623,7 @@ impl Lsp {
             let Ok((client, lang, _)) = self.server_for(path).await else {
                 continue;
             };
-            let Ok(content) = std::fs::read_to_string(path) else {
+            let Ok(content) = crate::paths::read_checked_text(path) else {
                 continue;
             };
             if !client.is_open(path).await {
@@ -657,7 +662,7 @@ impl Lsp {
                 )
                 .await?;
             let client = self.server_for(&d.path).await.ok()?.0;
-            let content = std::fs::read_to_string(&d.path).ok()?;
+            let content = crate::paths::read_checked_text(&d.path).ok()?;
             let rel = text::rel(&self.root, &d.path);
             let (note, errors, new) = text::error_report(
                 &client.name,
@@ -706,7 +711,8 @@ impl Lsp {
     ) {
         let _one = self.checking.lock().await;
         // Answered already, or the file changed: nothing to preview.
-        if answered.is_cancelled() || std::fs::read_to_string(path).ok().as_deref() != Some(current)
+        if answered.is_cancelled()
+            || crate::paths::read_checked_text(path).ok().as_deref() != Some(current)
         {
             return;
         }
@@ -767,7 +773,7 @@ impl Lsp {
         line: Option<usize>,
         col: Option<usize>,
     ) -> Result<(Arc<Client>, TextDocumentPositionParams), String> {
-        let content = std::fs::read_to_string(path)
+        let content = crate::paths::read_checked_text(path)
             .map_err(|e| format!("cannot read {}: {e}", text::rel(&self.root, path)))?;
         let pos = match (symbol, line, col) {
             (_, Some(l), Some(c)) => text::position(&content, l, c)

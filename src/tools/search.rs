@@ -138,21 +138,20 @@ pub fn grep(sandbox: &Sandbox, args: &Map<String, Value>) -> ToolOutput {
         // What read_file would refuse is not searched either: a
         // credential, a git dir's token under any name, a file with
         // other names, mm's records.
-        if sandbox.check_read(&rel).is_err() {
+        let Ok(checked) = sandbox.check_read(&rel) else {
             continue;
-        }
+        };
         if let Some(f) = &filter
             && !f.is_match(&rel)
         {
             continue;
         }
-        if std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0) > MAX_GREP_FILE {
-            continue;
-        }
-        let Ok(file) = std::fs::File::open(&path) else {
+        // Opened as checked: no link followed, nothing but a regular
+        // file (a FIFO swapped in would block), no other names.
+        let Ok(bytes) = crate::paths::read_checked(&checked.abs, MAX_GREP_FILE) else {
             continue;
         };
-        let mut reader = BufReader::new(file);
+        let mut reader = BufReader::new(std::io::Cursor::new(bytes));
         let mut buf = Vec::new();
         let mut line_no = 0;
         loop {
