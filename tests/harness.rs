@@ -2278,6 +2278,54 @@ fn an_edit_task_stalled_on_reads_gets_the_file_asked_for_whole() {
     );
 }
 
+/// After mm's own tries (here the file asked for whole and written), a
+/// model whose rounds change nothing (edits that match nothing, each
+/// different, so no repeat is seen) is stopped after five such rounds
+/// and asked for its report, instead of running to the round budget.
+#[test]
+fn rounds_that_change_nothing_after_mms_own_tries_end_the_turn() {
+    let stub = "def parse(s):\n    raise NotImplementedError\n\n\ndef unit():\n    return 's'\n";
+    let spec = "# Durations\n\nparse('90') is 90; parse('2m') is 120.\n";
+    let done = "def parse(s):\n    return int(s)\n\n\ndef unit():\n    return 's'\n";
+    let mut script = vec![
+        call("c1", "read_file", json!({"path": "dur.py"})),
+        call("c2", "read_file", json!({"path": "SPEC.md"})),
+    ];
+    for i in 0..7 {
+        script.push(call(
+            &format!("e{i}"),
+            "edit_file",
+            json!({"path": "dur.py", "old_string": format!("no such line {i}"), "replacement": "x = 1"}),
+        ));
+    }
+    script.push(text("parse reads whole numbers."));
+    let server = Server::with_side(script, vec![text(&format!("```python\n{done}```"))]);
+    let ws = Workspace::new();
+    ws.write("dur.py", stub);
+    ws.write("SPEC.md", spec);
+    let out = ws.run(
+        &server,
+        "Implement parse in dur.py as SPEC.md says.",
+        &["-yolo", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(3), "a stopped loop: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "the model changed nothing in 5 rounds after mm's own tries: asking for a final report"
+        ),
+        "{err}"
+    );
+    let ran: Vec<String> = server
+        .requests()
+        .iter()
+        .flat_map(|r| tool_results(r).into_iter().map(|(id, _)| id))
+        .collect();
+    assert!(ran.contains(&"e4".to_string()), "{ran:?}");
+    assert!(!ran.contains(&"e5".to_string()), "{ran:?}");
+    assert_eq!(ws.read("dur.py"), done);
+}
+
 #[test]
 fn candidates_are_tried_in_a_scratch_copy_and_only_the_one_that_passes_is_written() {
     if !fence_works() {

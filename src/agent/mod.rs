@@ -54,6 +54,9 @@ use batch::Checked;
 /// refused repeat: the model is looping (seen: 52 and 106 identical calls
 /// in a row from other agents' small models).
 const MAX_REPEAT_ROUNDS: u32 = 3;
+/// Rounds in a row that change nothing, after mm's own tries, before the
+/// turn ends with a report.
+const MAX_UNCHANGED_ROUNDS: u32 = 5;
 /// Nudges per turn when the model stops on a promise or claims a change
 /// it never made (Qwen2.5-Coder 1.5B ends on "Let's fix the bug." after a
 /// read about one time in three).
@@ -1017,8 +1020,27 @@ impl Agent {
                     st.history.clear();
                 }
             }
+            // Rounds since the last change, the model's or mm's own.
+            if st.mutations == st.seen_mutations {
+                st.unchanged_rounds += 1;
+            } else {
+                st.unchanged_rounds = 0;
+                st.seen_mutations = st.mutations;
+            }
             let looping = if st.repeat_rounds >= MAX_REPEAT_ROUNDS {
                 Some("the model kept repeating calls that had already failed".to_string())
+            } else if self.harness_on()
+                && (st.stall_tried || st.tried_candidates)
+                && st.unchanged_rounds >= MAX_UNCHANGED_ROUNDS
+            {
+                // mm's own tries (the file asked for whole, candidates
+                // run against the checks) are behind it, and the model's
+                // rounds since change nothing: refused writes, edits that
+                // do not match, the same files read again.
+                Some(format!(
+                    "the model changed nothing in {} rounds after mm's own tries",
+                    st.unchanged_rounds
+                ))
             } else {
                 match self.check_cycle(st) {
                     Err(Stop::Loop(why)) => Some(why),
@@ -2704,6 +2726,11 @@ struct TurnState {
     bad_rounds: u32,
     /// Rounds in a row whose calls changed no file.
     idle_rounds: u32,
+    /// Rounds in a row whose calls changed nothing (no write went through,
+    /// no command changed a file).
+    unchanged_rounds: u32,
+    /// `mutations` when `unchanged_rounds` was last counted.
+    seen_mutations: usize,
     /// The whole file was asked for this turn (see `stall`).
     stall_tried: bool,
     /// The request's command failed before the turn changed anything:
