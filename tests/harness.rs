@@ -2123,6 +2123,35 @@ fn a_python_file_left_unparsable_goes_back_to_its_last_version_that_parses() {
     );
 }
 
+/// A definition the turn removed, which mm's put-back brought back, is
+/// not reported as removed and still used: the receipt says what the
+/// files are at the end.
+#[test]
+fn a_definition_put_back_by_mm_is_not_reported_removed() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "util.py", "old_string": "def helper():\n    return 1\n", "replacement": "def other2(:\n"}),
+        ),
+        text("Done."),
+        text("Done."),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    let util = "def helper():\n    return 1\n\n\ndef other():\n    return 2\n";
+    ws.write("util.py", util);
+    ws.write("main.py", "from util import helper\n\nprint(helper())\n");
+    let out = ws.run(&server, "tidy util.py", &["-yolo", "-json"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("util.py did not parse at the end of the turn"),
+        "{err}"
+    );
+    assert_eq!(ws.read("util.py"), util);
+    assert!(!err.contains("helper was removed"), "{err}");
+}
+
 #[test]
 fn without_the_harness_an_unparsable_file_is_left_as_the_model_wrote_it() {
     let server = Server::start(vec![
@@ -2308,7 +2337,12 @@ fn rounds_that_change_nothing_after_mms_own_tries_end_the_turn() {
         "Implement parse in dur.py as SPEC.md says.",
         &["-yolo", "-json"],
     );
-    assert_eq!(out.status.code(), Some(3), "a stopped loop: {}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "a stopped loop: {}",
+        stderr(&out)
+    );
     let err = stderr(&out);
     assert!(
         err.contains(

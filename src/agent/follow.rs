@@ -1037,7 +1037,17 @@ impl Agent {
 
     /// Where names this turn removed are still used.
     fn left_references(&self, st: &TurnState) -> Vec<(String, String, Vec<String>)> {
-        let names: Vec<String> = st.removed.iter().map(|(n, _)| n.clone()).collect();
+        // Removed as the file is now: a later change (or mm putting an
+        // earlier version back) may have brought the definition back.
+        let names: Vec<String> = st
+            .removed
+            .iter()
+            .filter(|(n, f)| {
+                self.content_now(f)
+                    .is_none_or(|now| !tools::guard::definitions(&now).contains(n))
+            })
+            .map(|(n, _)| n.clone())
+            .collect();
         tools::guard::references(self.tools.sandbox.root(), &names, "")
             .into_iter()
             .map(|(name, hits)| {
