@@ -26,6 +26,10 @@ pub struct Skill {
     pub file: PathBuf,
     /// The skill's folder (`<name>/SKILL.md`), whose other files it may read.
     pub dir: Option<PathBuf>,
+    /// `file` with its links resolved when it was loaded (and checked
+    /// inside its folder): read again from there without following a link,
+    /// so a folder or file swapped for one since is not read.
+    pub real: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
@@ -76,6 +80,7 @@ fn read_skill_file(file: &Path, fallback_name: &str) -> Result<Skill, String> {
         description: description.split_whitespace().collect::<Vec<_>>().join(" "),
         file: file.to_path_buf(),
         dir: None,
+        real: std::fs::canonicalize(file).ok(),
     })
 }
 
@@ -270,19 +275,27 @@ pub fn read(skills: &[Skill], args: &serde_json::Map<String, Value>) -> Result<S
         if !other_files(dir).iter().any(|f| f == file) {
             return Err(format!("the skill {name} has no file {file:?}"));
         }
-        // Only what lies inside the skill's folder, links resolved.
-        let inside = match (dir.join(file).canonicalize(), dir.canonicalize()) {
-            (Ok(f), Ok(d)) => f.starts_with(&d),
-            _ => false,
+        // Only what lies inside the skill's folder, links resolved; read
+        // from there with no link followed on the way (one swapped in
+        // since the look is not).
+        let home = match skill.real.as_deref().and_then(Path::parent) {
+            Some(d) => Ok(d.to_path_buf()),
+            None => dir.canonicalize(),
         };
-        if !inside {
-            return Err(format!("the skill {name} has no file {file:?}"));
-        }
-        let text =
-            crate::paths::read_small_text(&dir.join(file)).map_err(|e| format!("{file}: {e}"))?;
+        let real = match (dir.join(file).canonicalize(), home) {
+            (Ok(f), Ok(d)) if f.starts_with(&d) => f,
+            _ => return Err(format!("the skill {name} has no file {file:?}")),
+        };
+        let text = crate::paths::read_checked(&real, 1024 * 1024)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .ok_or_else(|| format!("the skill {name} has no file {file:?}"))?;
         return Ok(capped(text));
     }
-    let text = crate::paths::read_small_text(&skill.file).map_err(|e| e.to_string())?;
+    let real = skill.real.as_deref().unwrap_or(&skill.file);
+    let text = crate::paths::read_checked(real, 1024 * 1024)
+        .map_err(|e| e.to_string())
+        .and_then(|b| String::from_utf8(b).map_err(|_| "is not UTF-8 text".to_string()))?;
     let body = split_front(&text)
         .map(|(_, b)| b)
         .unwrap_or(&text)
@@ -313,6 +326,36 @@ mod tests {
         assert_eq!(f, "name: x\ndescription: y\n");
         assert_eq!(b, "body\n");
         assert!(split_front("no front").is_none());
+    }
+
+    /// Red-team round 22: a command swapped the skill's folder for a link
+    /// out after mm loaded it; `read_skill` reads nothing outside.
+    #[test]
+    fn a_skill_folder_swapped_for_a_link_after_loading_is_not_read() {
+        let t = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let t = t.path().canonicalize().unwrap_or_else(|e| panic!("{e}"));
+        let root = t.join("ws");
+        let out = t.join("out");
+        let skill = root.join(".mm/skills/rel");
+        std::fs::create_dir_all(&skill).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(&out).unwrap_or_else(|e| panic!("{e}"));
+        let md = "---\nname: rel\ndescription: Release.\n---\nSteps.\n";
+        std::fs::write(skill.join("SKILL.md"), md).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(skill.join("notes.txt"), "mine").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            out.join("SKILL.md"),
+            "---\nname: rel\ndescription: x\n---\nSECRET\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(out.join("notes.txt"), "SECRET").unwrap_or_else(|e| panic!("{e}"));
+        let (skills, _) = load(None, &root, None);
+        let args = |v: Value| v.as_object().cloned().unwrap_or_default();
+        std::fs::rename(&skill, root.join(".mm/skills/kept")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(&out, &skill).unwrap_or_else(|e| panic!("{e}"));
+        let body = read(&skills, &args(json!({"name": "rel"})));
+        assert!(!format!("{body:?}").contains("SECRET"), "{body:?}");
+        let file = read(&skills, &args(json!({"name": "rel", "file": "notes.txt"})));
+        assert!(!format!("{file:?}").contains("SECRET"), "{file:?}");
     }
 
     #[test]

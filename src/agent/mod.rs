@@ -1935,7 +1935,13 @@ impl Agent {
 
     fn test_file_refusal(&self, path: &str, prompt: &str) -> String {
         let root = self.tools.sandbox.root();
-        let code = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+        let code = self
+            .tools
+            .sandbox
+            .check_read(path)
+            .ok()
+            .and_then(|r| crate::paths::read_checked_text(&r.abs).ok())
+            .unwrap_or_default();
         let sources: Vec<String> = tools::guard::local_imports(root, path, &code)
             .into_iter()
             .map(|(f, _)| f)

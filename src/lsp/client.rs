@@ -189,7 +189,7 @@ impl Client {
     /// in-memory duplex in tests). Not initialized yet.
     pub fn over(
         name: &str,
-        input: impl futures::AsyncRead + Send + 'static,
+        input: impl futures::AsyncRead + Unpin + Send + 'static,
         output: impl futures::AsyncWrite + Send + 'static,
         store: Arc<DiagStore>,
         on_report: OnReport,
@@ -201,7 +201,10 @@ impl Client {
         let exit_reason = Arc::new(std::sync::Mutex::new(None));
         let (a, why) = (alive.clone(), exit_reason.clone());
         tokio::spawn(async move {
-            let res = main.run_buffered(input, output).await;
+            // What the server sends is held to a frame size first.
+            let res = main
+                .run_buffered(super::frames::Guarded::new(input), output)
+                .await;
             a.store(false, Ordering::SeqCst);
             if let Ok(mut w) = why.lock() {
                 *w = Some(match res {

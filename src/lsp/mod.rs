@@ -8,6 +8,7 @@
 //! with one notice. Nothing here waits without a time limit.
 
 pub mod client;
+mod frames;
 pub mod store;
 pub mod text;
 

@@ -952,6 +952,42 @@ fn unsafe_setting(name: &str, value: &str) -> bool {
     }
 }
 
+/// What a git file is, for a fingerprint: a link's target, then the
+/// file's bytes when it is a regular file of at most 1 MiB (else its size
+/// and time), or its type. Nothing here blocks or reads without end: a
+/// command may have put a FIFO or a link to `/dev/zero` there.
+fn fingerprint_file(path: &Path) -> Option<Vec<u8>> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let mut out = Vec::new();
+    if meta.file_type().is_symlink() {
+        out.extend_from_slice(b"link:");
+        out.extend_from_slice(
+            std::fs::read_link(path)
+                .ok()?
+                .as_os_str()
+                .as_encoded_bytes(),
+        );
+    }
+    match crate::paths::read_regular(path, 1 << 20) {
+        Ok(bytes) => out.extend_from_slice(&bytes),
+        Err(_) => {
+            let m = std::fs::metadata(path).unwrap_or(meta);
+            out.extend_from_slice(
+                format!(
+                    "{:o} {} {} {}",
+                    m.mode(),
+                    m.len(),
+                    m.mtime(),
+                    m.mtime_nsec()
+                )
+                .as_bytes(),
+            );
+        }
+    }
+    Some(out)
+}
+
 /// What git takes settings, code or the repository's place from in the
 /// git dir `p`: its config, `commondir`, `config.worktree`, alternates and
 /// hooks.
@@ -964,7 +1000,7 @@ fn git_dir_fingerprint(p: &Path) -> u64 {
         "config.worktree",
         "objects/info/alternates",
     ] {
-        std::fs::read(p.join(f)).ok().hash(&mut h);
+        fingerprint_file(&p.join(f)).hash(&mut h);
     }
     let mut hooks: Vec<(String, Option<Vec<u8>>)> = std::fs::read_dir(p.join("hooks"))
         .into_iter()
@@ -973,7 +1009,7 @@ fn git_dir_fingerprint(p: &Path) -> u64 {
         .map(|e| {
             (
                 e.file_name().to_string_lossy().into_owned(),
-                std::fs::read(e.path()).ok(),
+                fingerprint_file(&e.path()),
             )
         })
         .collect();
@@ -985,6 +1021,24 @@ fn git_dir_fingerprint(p: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Red-team round 22: a FIFO or a link to `/dev/zero` among a planted
+    /// repository's hooks neither blocks the fingerprint nor reads without
+    /// end.
+    #[test]
+    fn a_git_dir_fingerprint_reads_no_fifo_and_no_endless_file() {
+        let t = tempfile::tempdir().unwrap();
+        let g = t.path().join(".git");
+        std::fs::create_dir_all(g.join("hooks")).unwrap();
+        std::fs::write(g.join("config"), "[core]\n").unwrap();
+        nix::unistd::mkfifo(&g.join("hooks/post-commit"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", g.join("hooks/pre-push")).unwrap();
+        let started = std::time::Instant::now();
+        let a = git_dir_fingerprint(&g);
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        std::fs::write(g.join("hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+        assert_ne!(a, git_dir_fingerprint(&g), "a new hook changes it");
+    }
 
     fn sandbox(mode: SandboxMode) -> (tempfile::TempDir, Sandbox) {
         let dir = tempfile::tempdir().unwrap();

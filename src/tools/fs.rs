@@ -778,9 +778,11 @@ fn not_found_hint(env: &ToolEnv, r: &Resolved, current: &str, old: &str) -> Stri
                 p.strip_prefix(env.sandbox.root())
                     .is_ok_and(|rel| env.sandbox.check_read(&rel.to_string_lossy()).is_ok())
             })
-            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() <= 256 * 1024))
             .filter_map(|p| {
-                let text = std::fs::read_to_string(p).ok()?;
+                // As read_file would: no link, no FIFO, no second name.
+                let text = crate::paths::read_checked(p, 256 * 1024)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())?;
                 let line = text.lines().position(|l| l.contains(first))? + 1;
                 let rel = p.strip_prefix(env.sandbox.root()).ok()?;
                 Some((rel.to_string_lossy().into_owned(), line))

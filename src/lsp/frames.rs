@@ -1,0 +1,146 @@
+//! A guard on what a language server sends: its messages are framed by a
+//! `Content-Length` header, and the LSP library reserves that many bytes
+//! before it reads the body. A server (the project's own program, in the
+//! fence) that announces a terabyte aborts mm. The guard reads the headers
+//! as they pass and fails the stream on a length over `MAX_FRAME` or a
+//! header line that never ends, before the library sees either.
+
+use std::io;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures::AsyncRead;
+
+/// The largest message a server may send (a workspace's symbols, a long
+/// file's diagnostics are far below it).
+pub const MAX_FRAME: u64 = 64 << 20;
+/// The longest header line.
+const MAX_HEADER_LINE: usize = 8 * 1024;
+
+/// Where the reader is in the stream of messages.
+enum State {
+    /// In the headers: the current line so far.
+    Header(Vec<u8>),
+    /// In a body, with this many bytes of it to come.
+    Body(u64),
+}
+
+pub struct Guarded<R> {
+    inner: R,
+    state: State,
+    /// The length the headers of the current message gave.
+    length: u64,
+}
+
+impl<R> Guarded<R> {
+    pub fn new(inner: R) -> Self {
+        Guarded {
+            inner,
+            state: State::Header(Vec::new()),
+            length: 0,
+        }
+    }
+
+    /// Follows the framing through `bytes`; an error when a message breaks
+    /// the limits.
+    fn scan(&mut self, mut bytes: &[u8]) -> io::Result<()> {
+        let bad = |why: String| io::Error::new(io::ErrorKind::InvalidData, why);
+        while !bytes.is_empty() {
+            match &mut self.state {
+                State::Body(left) => {
+                    let n = (*left).min(bytes.len() as u64);
+                    *left -= n;
+                    bytes = &bytes[n as usize..];
+                    if *left == 0 {
+                        self.state = State::Header(Vec::new());
+                    }
+                }
+                State::Header(line) => {
+                    let b = bytes[0];
+                    bytes = &bytes[1..];
+                    if b != b'\n' {
+                        line.push(b);
+                        if line.len() > MAX_HEADER_LINE {
+                            return Err(bad("a header line of the server's is too long".into()));
+                        }
+                        continue;
+                    }
+                    let text = String::from_utf8_lossy(line)
+                        .trim_end_matches('\r')
+                        .to_string();
+                    if text.is_empty() {
+                        let length = std::mem::take(&mut self.length);
+                        self.state = if length == 0 {
+                            State::Header(Vec::new())
+                        } else {
+                            State::Body(length)
+                        };
+                        continue;
+                    }
+                    line.clear();
+                    if let Some((k, v)) = text.split_once(':')
+                        && k.trim().eq_ignore_ascii_case("content-length")
+                    {
+                        let n: u64 = v.trim().parse().map_err(|_| {
+                            bad(format!("a Content-Length that is no number: {v:?}"))
+                        })?;
+                        if n > MAX_FRAME {
+                            return Err(bad(format!(
+                                "the server announced a message of {n} bytes (at most {MAX_FRAME})"
+                            )));
+                        }
+                        self.length = n;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for Guarded<R> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(n)) => Poll::Ready(this.scan(&buf[..n]).map(|()| n)),
+            other => other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::AsyncReadExt;
+
+    fn read_all(input: &[u8]) -> io::Result<Vec<u8>> {
+        futures::executor::block_on(async {
+            let mut g = Guarded::new(input);
+            let mut out = Vec::new();
+            g.read_to_end(&mut out).await.map(|_| out)
+        })
+    }
+
+    #[test]
+    fn messages_pass_as_they_are_and_a_huge_length_stops_the_stream() {
+        let body = r#"{"jsonrpc":"2.0","id":1,"result":null}"#;
+        let two = format!(
+            "Content-Length: {}\r\n\r\n{body}content-length: {}\r\nContent-Type: x\r\n\r\n{body}",
+            body.len(),
+            body.len()
+        );
+        assert_eq!(read_all(two.as_bytes()).unwrap(), two.as_bytes());
+        // A body holding header-like text is a body.
+        let tricky = "Content-Length: 40\r\n\r\nContent-Length: 1099511627776\r\n\r\n12345";
+        assert!(read_all(tricky.as_bytes()).is_ok());
+        let huge = "Content-Length: 1099511627776\r\n\r\n";
+        let e = read_all(huge.as_bytes()).unwrap_err();
+        assert!(e.to_string().contains("1099511627776 bytes"), "{e}");
+        let endless = vec![b'x'; MAX_HEADER_LINE + 10];
+        assert!(read_all(&endless).is_err());
+    }
+}
