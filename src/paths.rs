@@ -181,12 +181,19 @@ pub fn read_small_text(path: &Path) -> std::io::Result<String> {
 /// froze mm, Ctrl-C included (issue 9). Opened non-blocking and checked on
 /// the open descriptor, so a swap after a check cannot slip in.
 pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
         .open(path)?;
+    read_opened(file, limit, false)
+}
+
+/// The bytes of an open file when it is a regular file of at most
+/// `limit` bytes (and, with `one_name`, has no other names).
+fn read_opened(file: std::fs::File, limit: u64, one_name: bool) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::MetadataExt;
     let meta = file.metadata()?;
     if meta.is_dir() {
         return Err(std::io::Error::other("is a directory"));
@@ -194,6 +201,11 @@ pub fn read_regular(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     if !meta.is_file() {
         return Err(std::io::Error::other(
             "is not a regular file (a FIFO, device or socket)",
+        ));
+    }
+    if one_name && meta.nlink() > 1 {
+        return Err(std::io::Error::other(
+            "has other names (hard links) now, which may lie outside the workspace",
         ));
     }
     if meta.len() > limit {
@@ -276,8 +288,6 @@ fn parent_strict(
 pub fn read_checked(abs: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
     use nix::fcntl::{OFlag, openat};
     use nix::sys::stat::Mode;
-    use std::io::Read;
-    use std::os::unix::fs::MetadataExt;
     let (dir, name) = parent_strict(abs, false)?;
     let fd = openat(
         &dir,
@@ -291,33 +301,7 @@ pub fn read_checked(abs: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
         }
         e => std::io::Error::from(e),
     })?;
-    let file = std::fs::File::from(fd);
-    let meta = file.metadata()?;
-    if meta.is_dir() {
-        return Err(std::io::Error::other("is a directory"));
-    }
-    if !meta.is_file() {
-        return Err(std::io::Error::other(
-            "is not a regular file (a FIFO, device or socket)",
-        ));
-    }
-    if meta.nlink() > 1 {
-        return Err(std::io::Error::other(
-            "has other names (hard links) now, which may lie outside the workspace",
-        ));
-    }
-    if meta.len() > limit {
-        return Err(std::io::Error::other(format!(
-            "is {} bytes: too big to read",
-            meta.len()
-        )));
-    }
-    let mut out = Vec::with_capacity(meta.len() as usize);
-    file.take(limit + 1).read_to_end(&mut out)?;
-    if out.len() as u64 > limit {
-        return Err(std::io::Error::other("grew too big while it was read"));
-    }
-    Ok(out)
+    read_opened(std::fs::File::from(fd), limit, true)
 }
 
 /// `read_checked` as UTF-8 text, up to 8 MiB.

@@ -3300,50 +3300,35 @@ fn the_requests_checks_run_again_after_a_later_change_and_the_receipt_gives_the_
     assert!(!err.contains("request checks: 1 of 3 failed"), "{err}");
 }
 
+/// The turn ends failing 2 of the request's checks; it had failed 1: that
+/// version is back, and the receipt says so. Also when the worse version
+/// added a definition, which putting back the better one drops (a
+/// model's whole-file write would be refused for that; mm's own version
+/// of the turn is put back all the same).
 #[test]
 fn a_turn_that_ends_worse_than_it_was_by_the_requests_checks_leaves_its_best_version() {
     if !fence_works() {
         skip("no working fence here");
         return;
     }
-    let (_server, ws, out) = a_turn_made_worse("candidates");
-    let err = stderr(&out);
-    // The turn ended failing 2; it had failed 1: that version is back,
-    // and the receipt and the next message say so.
-    assert_eq!(
-        ws.read("lab.py"),
-        "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one' if n == 1 else 'two'\n",
-        "{err}"
-    );
-    assert!(
-        err.contains("mm put back lab.py as it was when 1 failed"),
-        "{err}"
-    );
-    assert!(err.contains("request checks: 1 of 3 failed"), "{err}");
-    assert!(!err.contains("request checks: 2 of 3 failed"), "{err}");
-}
-
-/// The worse version added a definition: putting back the better one
-/// drops it, which a model's whole-file write would be refused for. mm's
-/// own version of the turn is put back all the same.
-#[test]
-fn the_best_version_is_put_back_even_when_the_worse_one_added_a_definition() {
-    if !fence_works() {
-        skip("no working fence here");
-        return;
+    for worse in [
+        "return 'many'",
+        "return helper(n)\n\n\ndef helper(n):\n    return 'many'",
+    ] {
+        let (_server, ws, out) = a_turn_made_worse_by("candidates", worse);
+        let err = stderr(&out);
+        assert_eq!(
+            ws.read("lab.py"),
+            "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one' if n == 1 else 'two'\n",
+            "{err}"
+        );
+        assert!(
+            err.contains("mm put back lab.py as it was when 1 failed"),
+            "{err}"
+        );
+        assert!(err.contains("request checks: 1 of 3 failed"), "{err}");
+        assert!(!err.contains("request checks: 2 of 3 failed"), "{err}");
     }
-    let worse = "return helper(n)\n\n\ndef helper(n):\n    return 'many'";
-    let (_server, ws, out) = a_turn_made_worse_by("candidates", worse);
-    let err = stderr(&out);
-    assert_eq!(
-        ws.read("lab.py"),
-        "def label(n):\n    \"\"\"See RULES.md.\"\"\"\n    return 'one' if n == 1 else 'two'\n",
-        "{err}"
-    );
-    assert!(
-        err.contains("mm put back lab.py as it was when 1 failed"),
-        "{err}"
-    );
 }
 
 #[test]
