@@ -396,6 +396,31 @@ fn special_ignore_file(dir: &Path) -> bool {
     [".gitignore", ".ignore", ".git/info/exclude"]
         .iter()
         .any(|n| std::fs::symlink_metadata(dir.join(n)).is_ok_and(|m| !m.is_file() && !m.is_dir()))
+        || odd_git_file(dir)
+}
+
+/// A `.git` file (a worktree's or submodule's pointer) the walker would
+/// follow to a `commondir` that is not a short regular file: git's ignore
+/// rules read that file as a line, and a link to `/dev/zero` there is
+/// read without end. Such a folder is not walked into.
+fn odd_git_file(dir: &Path) -> bool {
+    let git = dir.join(".git");
+    let Ok(meta) = std::fs::symlink_metadata(&git) else {
+        return false;
+    };
+    if meta.is_dir() {
+        return false;
+    }
+    let Ok(bytes) = read_regular(&git, 4096) else {
+        return true;
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) else {
+        return false;
+    };
+    let gitdir = dir.join(target.trim());
+    std::fs::symlink_metadata(gitdir.join("commondir"))
+        .is_ok_and(|m| !m.is_file() || m.len() > 4096)
 }
 
 /// The walker every listing and search uses: hidden files seen, .gitignore
@@ -1670,6 +1695,37 @@ mod tests {
         assert_eq!(std::fs::read_dir(root.join("a/b")).unwrap().count(), 1);
         remove_checked(&deep.abs).unwrap();
         assert!(!deep.abs.exists());
+    }
+
+    /// Red-team round 23: a `.git` file pointing at a git dir whose
+    /// `commondir` is a link to `/dev/zero` (git's ignore rules read it as
+    /// a line, without end): the walk does not go into that folder.
+    #[test]
+    fn a_walk_does_not_follow_a_git_file_to_an_endless_commondir() {
+        let (_d, root) = root();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(root.join("gd")).unwrap();
+        std::fs::write(root.join("sub/a.txt"), "").unwrap();
+        std::fs::write(root.join("b.txt"), "").unwrap();
+        std::fs::write(
+            root.join("sub/.git"),
+            format!("gitdir: {}\n", root.join("gd").display()),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.join("gd/commondir")).unwrap();
+        let seen: Vec<String> = walk(&root)
+            .build()
+            .flatten()
+            .map(|e| {
+                e.path()
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect();
+        assert!(seen.contains(&"b.txt".to_string()), "{seen:?}");
+        assert!(!seen.contains(&"sub/a.txt".to_string()), "{seen:?}");
     }
 
     #[test]

@@ -231,6 +231,12 @@ fn other_files(dir: &Path) -> Vec<String> {
         };
         for e in entries.flatten() {
             let p = e.path();
+            // Nothing hidden (`.git`, `.env`, `.mm`) and nothing shaped like
+            // a credential: a skill folder linked to the workspace's top
+            // would offer those.
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
             // A link could lead out of the skill (a secret, a loop).
             let Ok(kind) = e.file_type() else { continue };
             if kind.is_symlink() {
@@ -240,6 +246,7 @@ fn other_files(dir: &Path) -> Vec<String> {
                 stack.push(p);
             } else if let Ok(rel) = p.strip_prefix(dir)
                 && rel != Path::new("SKILL.md")
+                && crate::paths::credential_reason(&rel.to_string_lossy()).is_none()
             {
                 out.push(rel.to_string_lossy().to_string());
             }
@@ -286,6 +293,13 @@ pub fn read(skills: &[Skill], args: &serde_json::Map<String, Value>) -> Result<S
             (Ok(f), Ok(d)) if f.starts_with(&d) => f,
             _ => return Err(format!("the skill {name} has no file {file:?}")),
         };
+        // As listed: nothing hidden, nothing shaped like a credential.
+        let shown = file.trim_start_matches("./");
+        if shown.split('/').any(|c| c.starts_with('.'))
+            || crate::paths::credential_reason(shown).is_some()
+        {
+            return Err(format!("the skill {name} has no file {file:?}"));
+        }
         let text = crate::paths::read_checked(&real, 1024 * 1024)
             .ok()
             .and_then(|b| String::from_utf8(b).ok())
@@ -356,6 +370,23 @@ mod tests {
         assert!(!format!("{body:?}").contains("SECRET"), "{body:?}");
         let file = read(&skills, &args(json!({"name": "rel", "file": "notes.txt"})));
         assert!(!format!("{file:?}").contains("SECRET"), "{file:?}");
+        // Red-team round 23: a skill folder that is the workspace's top
+        // (a link `.mm/skills/top -> ../..`) offers no hidden file and no
+        // credential.
+        std::fs::write(
+            root.join("SKILL.md"),
+            "---\nname: top\ndescription: Top.\n---\nx\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join(".env"), "TOKEN=DOTENV").unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("id_rsa"), "KEY").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("../..", root.join(".mm/skills/top"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let (skills, _) = load(None, &root, None);
+        for f in [".env", "id_rsa", ".mm/skills/kept/notes.txt"] {
+            let got = read(&skills, &args(json!({"name": "top", "file": f})));
+            assert!(got.is_err(), "{f}: {got:?}");
+        }
     }
 
     #[test]

@@ -812,7 +812,9 @@ impl Sandbox {
             }
             let mut h = std::collections::hash_map::DefaultHasher::new();
             if p.is_file() {
-                let text = std::fs::read(p).ok();
+                // A `gitdir:` line is short; a link to /proc or a sparse
+                // file named `.git` is not read without end.
+                let text = crate::paths::read_regular(p, 64 * 1024).ok();
                 text.hash(&mut h);
                 // And the git dir it points to: a hook planted there runs
                 // as surely as one in a `.git` folder.
