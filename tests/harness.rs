@@ -2658,6 +2658,52 @@ fn checks_written_from_the_request_catch_a_rule_the_change_left_out() {
     assert_eq!(left, ["nums.py"], "{left:?}");
 }
 
+/// An answer that says the change works while checks mm wrote from the
+/// request still fail gets the count after it, however the turn ends.
+#[test]
+fn a_claim_that_it_works_against_failing_request_checks_gets_the_count() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let mut script = vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "nums.py", "content": "def double(x):\n    return 2 * x\n\n\ndef clamp_pct(x):\n    return min(x, 100)\n"}),
+        ),
+        text("Added clamp_pct."),
+    ];
+    for _ in 0..6 {
+        script.push(text("clamp_pct works correctly now: the checks pass."));
+    }
+    let server = Server::with_side(
+        script,
+        vec![text(
+            "```python\nassert clamp_pct(150) == 100\nassert clamp_pct(-5) == 0\n```",
+        )],
+    );
+    let ws = Workspace::new();
+    ws.write("nums.py", "def double(x):\n    return 2 * x\n");
+    let out = ws.run(
+        &server,
+        "Add a function clamp_pct(x) to nums.py: values below 0 give 0 and values above 100 give 100, so clamp_pct(150) is 100 and clamp_pct(-5) is 0.",
+        &["-yolo", "-json", "-max-rounds", "8"],
+    );
+    let r = json_result(&out);
+    let answer = r["answer"].as_str().unwrap_or_default();
+    assert!(
+        answer.contains("mm: 1 of the 2 checks mm wrote from the request fail"),
+        "{r}\n{}",
+        stderr(&out)
+    );
+    let flagged = r["unbacked_claims"].to_string();
+    assert!(
+        flagged.contains("the answer says the change works, but 1 of the 2 checks"),
+        "{flagged}"
+    );
+}
+
 /// llama-server answers 500 when the model's tool call is not valid JSON
 /// ("Failed to parse tool call arguments as JSON"). That is the model's
 /// reply, not a server down: not sent again as it was (the same request

@@ -583,6 +583,40 @@ impl Agent {
         ))
     }
 
+    /// At the end of a turn, the request's checks on the files as they
+    /// are now, when they changed since the checks last ran: the receipt
+    /// and the answer's claims are held to the code the turn leaves.
+    pub(super) async fn settle_request_checks(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) {
+        let Some(cmd) = st.request_checks.clone() else {
+            return;
+        };
+        let now = self.written_now(st);
+        if st
+            .request_checked
+            .as_ref()
+            .is_some_and(|(seen, _)| *seen == now)
+        {
+            return;
+        }
+        let Some((code, out)) = self.run_request_checks(&cmd, cancel).await else {
+            return;
+        };
+        let total = st.request_checks_total;
+        let failed = failures(code, &out, total);
+        st.request_checked = Some((now, failed));
+        st.candidate_notes
+            .retain(|n| !n.starts_with("request checks:"));
+        st.candidate_notes.push(if failed == 0 {
+            format!("request checks: {total} passed")
+        } else {
+            format!("request checks: {failed} of {total} failed")
+        });
+    }
+
     /// Runs the request's checks in the fence, read-only, without
     /// network; their output (None: they could not run).
     pub(super) async fn run_request_checks(

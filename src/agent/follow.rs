@@ -1740,6 +1740,12 @@ impl Agent {
             && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))
         {
             notes.push(format!("mm: `{}` fails ({}).", t.command, t.summary));
+        } else if harness::claims_it_works(&st.answer)
+            && let Some((failed, total)) = st.request_checks_failing()
+        {
+            notes.push(format!(
+                "mm: {failed} of the {total} checks mm wrote from the request fail on the code as it is."
+            ));
         }
         if notes.is_empty() {
             return;
@@ -1779,6 +1785,13 @@ impl Agent {
                 }
                 _ => {}
             }
+        }
+        if harness::claims_it_works(&st.answer)
+            && let Some((failed, total)) = st.request_checks_failing()
+        {
+            flags.push(format!(
+                "the answer says the change works, but {failed} of the {total} checks from the request fail"
+            ));
         }
         if let Some((call, v)) = &st.probed
             && st.question

@@ -697,6 +697,16 @@ pub fn claims_tests_pass(text: &str) -> bool {
     holds_any(text, &["test"]) && RE.as_ref().is_some_and(|r| r.is_match(text.as_bytes()))
 }
 
+/// The answer says the change works: tests or checks pass, "it
+/// works", "correctly handles". Checked against the checks mm ran from
+/// the request, which may say otherwise.
+pub fn claims_it_works(text: &str) -> bool {
+    static RE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(r"(?i)(?-u:\b)(checks?|examples?|assertions?|cases?)(?-u:\b)(?-u:[^.\n]){0,40}(?-u:\b)(now )?(pass|passes|passed|passing|succeed|succeeds|succeeded|hold)(?-u:\b)|(?-u:\b)(it|this|they|function|code|implementation|change|fix)(?-u:\b)(?-u:[^.\n]){0,30}(?-u:\b)(now )?(works|worked|passes|passed)(?-u:\b)|(?-u:\b)(works|working) (correctly|as expected|as described|as specified)(?-u:\b)|(?-u:\b)correctly (handles|implements|returns|computes|produces)(?-u:\b)").ok()
+    });
+    claims_tests_pass(text) || RE.as_ref().is_some_and(|r| r.is_match(text.as_bytes()))
+}
+
 /// An answer that reports the tool calls instead of answering: "the
 /// read_file tool was called with…", "I called list_dir".
 pub fn talks_about_tools(text: &str, tools: &[&str]) -> bool {
@@ -1855,6 +1865,17 @@ mod tests {
         assert!(claims_tests_pass("I fixed it and the tests now pass."));
         assert!(claims_tests_pass("All tests passed."));
         assert!(!claims_tests_pass("The function returns 4."));
+        assert!(claims_it_works(
+            "I checked the implementation against the provided examples and checks, and it passed."
+        ));
+        assert!(claims_it_works(
+            "The function now correctly handles the pluralization rules."
+        ));
+        assert!(claims_it_works("All tests passed."));
+        assert!(!claims_it_works(
+            "I changed pluralize; 3 checks still fail."
+        ));
+        assert!(!claims_it_works("The function returns 4."));
         let tools = ["read_file", "list_dir"];
         assert!(talks_about_tools(
             "The read_file tool was called with the path shapes.py.",

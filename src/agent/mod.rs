@@ -781,6 +781,7 @@ impl Agent {
         if self.harness_on() && outcome != Outcome::Cancelled {
             self.restore_unparsable(&mut state, cancel).await;
             self.restore_best(&mut state, cancel).await;
+            self.settle_request_checks(&mut state, cancel).await;
         }
         self.publish_context();
         // However the turn ended (an answer, a stopped loop, a budget), the
@@ -1319,16 +1320,11 @@ impl Agent {
         if self.harness_on() {
             ask.push('\n');
             ask.push_str(&harness::restate(&st.prompt));
+            let mut notes: Vec<String> = st.tests.iter().map(TestReport::receipt_words).collect();
+            notes.extend(st.candidate_notes.iter().cloned());
             ask.push_str(&format!(
                 "\nFacts: {}.",
-                crate::protocol::receipt_text(
-                    &st.written,
-                    st.commands,
-                    &st.tests
-                        .iter()
-                        .map(TestReport::receipt_words)
-                        .collect::<Vec<_>>()
-                )
+                crate::protocol::receipt_text(&st.written, st.commands, &notes)
             ));
         }
         // The report must not claim a clean build the server contradicts.
@@ -2777,6 +2773,16 @@ struct TurnState {
 }
 
 impl TurnState {
+    /// How many of the request's checks fail on the code as they last
+    /// ran, of how many, when any does.
+    fn request_checks_failing(&self) -> Option<(usize, usize)> {
+        self.request_checked
+            .as_ref()
+            .map(|(_, k)| *k)
+            .filter(|k| *k > 0)
+            .map(|k| (k, self.request_checks_total))
+    }
+
     /// Keeps `change`'s contents among the file's versions of this turn.
     fn note_version(&mut self, change: &crate::protocol::FileChange) {
         let v = self.versions.entry(change.path.clone()).or_default();
