@@ -389,58 +389,56 @@ pub fn symlink_checked(target: &Path, path: &Path) -> std::io::Result<()> {
     symlinkat(target, &dir, name.as_os_str()).map_err(std::io::Error::from)
 }
 
+/// The largest ignore file a walk reads: a sparse `.gitignore` of 6 GB
+/// was read as one line.
+const MAX_IGNORE_FILE: u64 = 1 << 20;
+
 /// The ignore files a directory walk reads in `dir`: when one is not a
-/// regular file (a FIFO), reading it would block (git itself hangs on a
-/// FIFO named .gitignore).
+/// regular file (a FIFO, a link) or is too big, reading it would block
+/// or take all memory (git itself hangs on a FIFO named .gitignore).
 fn special_ignore_file(dir: &Path) -> bool {
     [".gitignore", ".ignore", ".git/info/exclude"]
         .iter()
-        .any(|n| std::fs::symlink_metadata(dir.join(n)).is_ok_and(|m| !m.is_file() && !m.is_dir()))
-        || odd_git_file(dir)
-}
-
-/// A `.git` file (a worktree's or submodule's pointer) the walker would
-/// follow to a `commondir` that is not a short regular file: git's ignore
-/// rules read that file as a line, and a link to `/dev/zero` there is
-/// read without end. Such a folder is not walked into.
-fn odd_git_file(dir: &Path) -> bool {
-    let git = dir.join(".git");
-    let Ok(meta) = std::fs::symlink_metadata(&git) else {
-        return false;
-    };
-    if meta.is_dir() {
-        return false;
-    }
-    let Ok(bytes) = read_regular(&git, 4096) else {
-        return true;
-    };
-    let text = String::from_utf8_lossy(&bytes);
-    let Some(target) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) else {
-        return false;
-    };
-    let gitdir = dir.join(target.trim());
-    std::fs::symlink_metadata(gitdir.join("commondir"))
-        .is_ok_and(|m| !m.is_file() || m.len() > 4096)
+        .any(|n| {
+            std::fs::symlink_metadata(dir.join(n))
+                .is_ok_and(|m| (!m.is_file() && !m.is_dir()) || m.len() > MAX_IGNORE_FILE)
+        })
 }
 
 /// The walker every listing and search uses: hidden files seen, .gitignore
 /// honoured even outside git, `.git` and `.mm` left out, and a folder whose
 /// ignore file is not a regular file never entered. When the start folder
 /// or one above it has such a file, ignore files are not read at all.
+///
+/// The library's own `info/exclude` lookup is off: for a folder whose
+/// `.git` is a file it follows `gitdir:` (from the process's working
+/// folder) and `commondir` wherever they lead, links and `/dev/zero`
+/// included. The exclude file of the repository the walk is in is added
+/// instead, when it is a regular file of bounded size.
 pub fn walk(base: &Path) -> ignore::WalkBuilder {
     let mut b = ignore::WalkBuilder::new(base);
-    b.hidden(false).require_git(false).filter_entry(|e| {
-        let n = e.file_name();
-        if n == ".git" || n == ".mm" {
-            return false;
-        }
-        !(e.file_type().is_some_and(|t| t.is_dir()) && special_ignore_file(e.path()))
-    });
+    b.hidden(false)
+        .require_git(false)
+        .git_exclude(false)
+        .filter_entry(|e| {
+            let n = e.file_name();
+            if n == ".git" || n == ".mm" {
+                return false;
+            }
+            !(e.file_type().is_some_and(|t| t.is_dir()) && special_ignore_file(e.path()))
+        });
     if base.ancestors().any(special_ignore_file) {
-        b.git_ignore(false)
-            .git_exclude(false)
-            .ignore(false)
-            .parents(false);
+        b.git_ignore(false).ignore(false).parents(false);
+        return b;
+    }
+    let exclude = base
+        .ancestors()
+        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok_and(|m| m.is_dir()))
+        .map(|d| d.join(".git/info/exclude"));
+    if let Some(exclude) = exclude
+        && std::fs::symlink_metadata(&exclude).is_ok_and(|m| m.is_file())
+    {
+        let _ = b.add_ignore(exclude);
     }
     b
 }
@@ -636,6 +634,18 @@ pub fn read_git_text(p: &Path) -> Option<String> {
         return None;
     }
     Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Why the model may not read the resolved path `r` of the workspace
+/// `root`, by the file tools' rule (a credential, mm's records, a file
+/// with other names, git's files that hold a token), if it may not.
+/// Whatever reads for the model on its behalf (a language server's
+/// locations, a skill's files in the workspace) holds to it too.
+pub fn read_refusal(root: &Path, r: &Resolved) -> Option<String> {
+    credential_reason(&r.rel)
+        .or_else(|| reserved_reason(&r.rel, false))
+        .or_else(|| hard_link_reason(&r.rel, &r.abs))
+        .or_else(|| git_secret_reason(&r.rel, &r.abs, git_dir_of(root).as_deref()))
 }
 
 /// A file of git's (in a `.git` folder, or in the git dir `git`) that
@@ -1697,14 +1707,38 @@ mod tests {
         assert!(!deep.abs.exists());
     }
 
-    /// Red-team round 23: a `.git` file pointing at a git dir whose
-    /// `commondir` is a link to `/dev/zero` (git's ignore rules read it as
-    /// a line, without end): the walk does not go into that folder.
+    fn walked(root: &Path) -> Vec<String> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let base = root.to_path_buf();
+        std::thread::spawn(move || {
+            let seen: Vec<String> = walk(&base)
+                .build()
+                .flatten()
+                .map(|e| {
+                    e.path()
+                        .strip_prefix(&base)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect();
+            let _ = tx.send(seen);
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(10))
+            .expect("the walk finished")
+    }
+
+    /// Red-team rounds 23 and 24: a `.git` file pointing at a git dir
+    /// whose `commondir` is a link to `/dev/zero`, or names a folder whose
+    /// `info/exclude` is a FIFO: the library read the one as a line
+    /// without end and waited on the other. Neither is opened now, and
+    /// the folder is walked as any other.
     #[test]
-    fn a_walk_does_not_follow_a_git_file_to_an_endless_commondir() {
+    fn a_walk_does_not_follow_a_git_file_to_its_commondir() {
         let (_d, root) = root();
         std::fs::create_dir_all(root.join("sub")).unwrap();
         std::fs::create_dir_all(root.join("gd")).unwrap();
+        std::fs::create_dir_all(root.join("common/info")).unwrap();
         std::fs::write(root.join("sub/a.txt"), "").unwrap();
         std::fs::write(root.join("b.txt"), "").unwrap();
         std::fs::write(
@@ -1713,19 +1747,50 @@ mod tests {
         )
         .unwrap();
         std::os::unix::fs::symlink("/dev/zero", root.join("gd/commondir")).unwrap();
-        let seen: Vec<String> = walk(&root)
-            .build()
-            .flatten()
-            .map(|e| {
-                e.path()
-                    .strip_prefix(&root)
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned()
-            })
-            .collect();
+        let seen = walked(&root);
+        assert!(seen.contains(&"b.txt".to_string()), "{seen:?}");
+        assert!(seen.contains(&"sub/a.txt".to_string()), "{seen:?}");
+        std::fs::remove_file(root.join("gd/commondir")).unwrap();
+        std::fs::write(
+            root.join("gd/commondir"),
+            format!("{}\n", root.join("common").display()),
+        )
+        .unwrap();
+        nix::unistd::mkfifo(
+            &root.join("common/info/exclude"),
+            nix::sys::stat::Mode::S_IRWXU,
+        )
+        .unwrap();
+        let seen = walked(&root);
+        assert!(seen.contains(&"sub/a.txt".to_string()), "{seen:?}");
+    }
+
+    /// Red-team round 24: a sparse `.gitignore` of 6 GB was read as one
+    /// line. A folder with an ignore file over 1 MiB is not walked into.
+    #[test]
+    fn a_walk_does_not_read_a_huge_ignore_file() {
+        let (_d, root) = root();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/a.txt"), "").unwrap();
+        std::fs::write(root.join("b.txt"), "").unwrap();
+        let f = std::fs::File::create(root.join("sub/.gitignore")).unwrap();
+        f.set_len(6 << 30).unwrap();
+        let seen = walked(&root);
         assert!(seen.contains(&"b.txt".to_string()), "{seen:?}");
         assert!(!seen.contains(&"sub/a.txt".to_string()), "{seen:?}");
+    }
+
+    /// The repository's own `info/exclude` still hides what it names.
+    #[test]
+    fn a_walk_honours_the_repositorys_exclude_file() {
+        let (_d, root) = root();
+        std::fs::create_dir_all(root.join(".git/info")).unwrap();
+        std::fs::write(root.join(".git/info/exclude"), "local.txt\n").unwrap();
+        std::fs::write(root.join("local.txt"), "").unwrap();
+        std::fs::write(root.join("b.txt"), "").unwrap();
+        let seen = walked(&root);
+        assert!(seen.contains(&"b.txt".to_string()), "{seen:?}");
+        assert!(!seen.contains(&"local.txt".to_string()), "{seen:?}");
     }
 
     #[test]

@@ -257,8 +257,38 @@ fn other_files(dir: &Path) -> Vec<String> {
     out
 }
 
+/// Where a skill's other files are read from: its folder as it was when
+/// mm loaded the skill, links resolved then (a link in the way swapped
+/// since is not followed).
+fn home(skill: &Skill) -> Option<&Path> {
+    skill.dir.as_ref()?;
+    skill.real.as_deref()?.parent()
+}
+
+/// Reads a skill's file: from where it was at load, with no link
+/// followed, and, when the skill lies in the workspace `root`, only what
+/// `read_file` would read there (no token from git's config, no file with
+/// other names, none of mm's records).
+fn read_file_of(root: &Path, path: &Path) -> Result<String, String> {
+    if let Ok(rel) = path.strip_prefix(root) {
+        let r = crate::paths::Resolved {
+            abs: path.to_path_buf(),
+            rel: rel.to_string_lossy().into_owned(),
+        };
+        if let Some(why) = crate::paths::read_refusal(root, &r) {
+            return Err(why);
+        }
+    }
+    let bytes = crate::paths::read_checked(path, 1024 * 1024).map_err(|e| e.to_string())?;
+    String::from_utf8(bytes).map_err(|_| "is not UTF-8 text".to_string())
+}
+
 /// `read_skill`: the body and the skill's other files, or one of those.
-pub fn read(skills: &[Skill], args: &serde_json::Map<String, Value>) -> Result<String, String> {
+pub fn read(
+    skills: &[Skill],
+    args: &serde_json::Map<String, Value>,
+    root: &Path,
+) -> Result<String, String> {
     let name = args
         .get("name")
         .and_then(Value::as_str)
@@ -276,40 +306,21 @@ pub fn read(skills: &[Skill], args: &serde_json::Map<String, Value>) -> Result<S
         .and_then(Value::as_str)
         .filter(|f| !f.is_empty())
     {
-        let Some(dir) = &skill.dir else {
+        let Some(home) = home(skill) else {
             return Err(format!("the skill {name} has no other files"));
         };
-        if !other_files(dir).iter().any(|f| f == file) {
-            return Err(format!("the skill {name} has no file {file:?}"));
+        let none = || format!("the skill {name} has no file {file:?}");
+        // As listed: nothing hidden, nothing shaped like a credential, no
+        // link, nothing outside the folder.
+        if !other_files(home).iter().any(|f| f == file) {
+            return Err(none());
         }
-        // Only what lies inside the skill's folder, links resolved; read
-        // from there with no link followed on the way (one swapped in
-        // since the look is not).
-        let home = match skill.real.as_deref().and_then(Path::parent) {
-            Some(d) => Ok(d.to_path_buf()),
-            None => dir.canonicalize(),
-        };
-        let real = match (dir.join(file).canonicalize(), home) {
-            (Ok(f), Ok(d)) if f.starts_with(&d) => f,
-            _ => return Err(format!("the skill {name} has no file {file:?}")),
-        };
-        // As listed: nothing hidden, nothing shaped like a credential.
-        let shown = file.trim_start_matches("./");
-        if shown.split('/').any(|c| c.starts_with('.'))
-            || crate::paths::credential_reason(shown).is_some()
-        {
-            return Err(format!("the skill {name} has no file {file:?}"));
-        }
-        let text = crate::paths::read_checked(&real, 1024 * 1024)
-            .ok()
-            .and_then(|b| String::from_utf8(b).ok())
-            .ok_or_else(|| format!("the skill {name} has no file {file:?}"))?;
-        return Ok(capped(text));
+        return read_file_of(root, &home.join(file))
+            .map(capped)
+            .map_err(|_| none());
     }
     let real = skill.real.as_deref().unwrap_or(&skill.file);
-    let text = crate::paths::read_checked(real, 1024 * 1024)
-        .map_err(|e| e.to_string())
-        .and_then(|b| String::from_utf8(b).map_err(|_| "is not UTF-8 text".to_string()))?;
+    let text = read_file_of(root, real)?;
     let body = split_front(&text)
         .map(|(_, b)| b)
         .unwrap_or(&text)
@@ -318,7 +329,7 @@ pub fn read(skills: &[Skill], args: &serde_json::Map<String, Value>) -> Result<S
         "[skill {name}: follow it now; it is loaded, do not load it again]\n{}",
         capped(body)
     );
-    if let Some(dir) = &skill.dir {
+    if let Some(dir) = home(skill) {
         let files = other_files(dir);
         if !files.is_empty() {
             out.push_str(&format!(
@@ -366,9 +377,13 @@ mod tests {
         let args = |v: Value| v.as_object().cloned().unwrap_or_default();
         std::fs::rename(&skill, root.join(".mm/skills/kept")).unwrap_or_else(|e| panic!("{e}"));
         std::os::unix::fs::symlink(&out, &skill).unwrap_or_else(|e| panic!("{e}"));
-        let body = read(&skills, &args(json!({"name": "rel"})));
+        let body = read(&skills, &args(json!({"name": "rel"})), &root);
         assert!(!format!("{body:?}").contains("SECRET"), "{body:?}");
-        let file = read(&skills, &args(json!({"name": "rel", "file": "notes.txt"})));
+        let file = read(
+            &skills,
+            &args(json!({"name": "rel", "file": "notes.txt"})),
+            &root,
+        );
         assert!(!format!("{file:?}").contains("SECRET"), "{file:?}");
         // Red-team round 23: a skill folder that is the workspace's top
         // (a link `.mm/skills/top -> ../..`) offers no hidden file and no
@@ -384,9 +399,53 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}"));
         let (skills, _) = load(None, &root, None);
         for f in [".env", "id_rsa", ".mm/skills/kept/notes.txt"] {
-            let got = read(&skills, &args(json!({"name": "top", "file": f})));
+            let got = read(&skills, &args(json!({"name": "top", "file": f})), &root);
             assert!(got.is_err(), "{f}: {got:?}");
         }
+        // Round 24: a git dir under another name in that folder holds a
+        // token: read_file's rule holds (it refuses it).
+        std::fs::create_dir_all(root.join("repo.d/objects")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::create_dir_all(root.join("repo.d/refs")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("repo.d/HEAD"), "ref: refs/heads/main\n")
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            root.join("repo.d/config"),
+            "[remote \"o\"]\n\turl = https://u:TOKEN9@example.com/r\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let got = read(
+            &skills,
+            &args(json!({"name": "top", "file": "repo.d/config"})),
+            &root,
+        );
+        assert!(!format!("{got:?}").contains("TOKEN9"), "{got:?}");
+        // Round 24: the link chain to the skill's folder repointed after
+        // load (`c -> .` became `c -> secrets`): its files are read from
+        // where the folder was at load, not where the links lead now.
+        std::fs::create_dir_all(root.join("secrets")).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(root.join("secrets/pw.txt"), "PW=hunter2").unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink(".", root.join("c")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("../../c", root.join(".mm/skills/chain"))
+            .unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(
+            root.join("SKILL.md"),
+            "---\nname: chain\ndescription: Chain.\n---\nx\n",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let (skills, _) = load(None, &root, None);
+        std::fs::remove_file(root.join("c")).unwrap_or_else(|e| panic!("{e}"));
+        std::os::unix::fs::symlink("secrets", root.join("c")).unwrap_or_else(|e| panic!("{e}"));
+        let got = read(
+            &skills,
+            &args(json!({"name": "chain", "file": "pw.txt"})),
+            &root,
+        );
+        assert!(!format!("{got:?}").contains("hunter2"), "{got:?}");
+        let body = read(&skills, &args(json!({"name": "chain"})), &root).unwrap_or_default();
+        assert!(
+            !body.contains(": pw.txt") && !body.contains(", pw.txt"),
+            "{body}"
+        );
     }
 
     #[test]
@@ -419,7 +478,7 @@ mod tests {
         assert_eq!(warnings.len(), 1, "{warnings:?}");
         assert!(warnings[0].contains("broken.md"), "{warnings:?}");
         let args = |v: Value| v.as_object().cloned().unwrap_or_default();
-        let body = read(&skills, &args(json!({"name": "release"}))).unwrap_or_default();
+        let body = read(&skills, &args(json!({"name": "release"})), &root).unwrap_or_default();
         assert!(
             body.contains("Steps.") && body.contains("checklist.txt"),
             "{body}"
@@ -427,10 +486,18 @@ mod tests {
         let file = read(
             &skills,
             &args(json!({"name": "release", "file": "checklist.txt"})),
+            &root,
         );
         assert_eq!(file.as_deref(), Ok("1. tag\n"));
-        assert!(read(&skills, &args(json!({"name": "release", "file": "../x"}))).is_err());
-        assert!(read(&skills, &args(json!({"name": "nope"}))).is_err());
+        assert!(
+            read(
+                &skills,
+                &args(json!({"name": "release", "file": "../x"})),
+                &root
+            )
+            .is_err()
+        );
+        assert!(read(&skills, &args(json!({"name": "nope"})), &root).is_err());
         // A link in a skill's folder (to a secret outside it) is not offered.
         std::fs::write(t.path().join("secret"), "key=1\n").ok();
         #[cfg(unix)]
@@ -439,8 +506,15 @@ mod tests {
             root.join(".mm/skills/release/notes"),
         )
         .ok();
-        let body = read(&skills, &args(json!({"name": "release"}))).unwrap_or_default();
+        let body = read(&skills, &args(json!({"name": "release"})), &root).unwrap_or_default();
         assert!(!body.contains("notes"), "{body}");
-        assert!(read(&skills, &args(json!({"name": "release", "file": "notes"}))).is_err());
+        assert!(
+            read(
+                &skills,
+                &args(json!({"name": "release", "file": "notes"})),
+                &root
+            )
+            .is_err()
+        );
     }
 }

@@ -182,7 +182,7 @@ fn owns(repo: &Repository, root: &Path) -> bool {
         return false;
     }
     // A linked worktree: its git dir says where its `.git` file is.
-    if let Ok(back) = std::fs::read_to_string(git_dir.join("gitdir")) {
+    if let Some(back) = small_text(&git_dir.join("gitdir")) {
         return canon(Path::new(back.trim())) == canon(&dot_git);
     }
     // A submodule checkout: its git dir's config names this work tree.
@@ -268,13 +268,13 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
         ..RepoFacts::default()
     };
     let git_dir = repo.path().to_path_buf();
-    if let Ok(c) = std::fs::read_to_string(git_dir.join("commondir")) {
+    if let Some(c) = small_text(&git_dir.join("commondir")) {
         facts.elsewhere.push(git_dir.join(c.trim()));
     }
     let common = repo.commondir().to_path_buf();
     for g in [&git_dir, &common] {
         let objects = g.join("objects");
-        if let Ok(list) = std::fs::read_to_string(objects.join("info/alternates")) {
+        if let Some(list) = small_text(&objects.join("info/alternates")) {
             facts.elsewhere.extend(
                 list.lines()
                     .map(str::trim)
@@ -325,6 +325,14 @@ pub fn submodule_paths(root: &Path) -> Vec<String> {
         .collect()
 }
 
+/// A small file git keeps (`commondir`, `HEAD`, a `.git` pointer) as
+/// text: a regular file of at most 64 KiB, opened without waiting (a
+/// workspace can plant a link to `/dev/zero` or a FIFO in its place).
+fn small_text(path: &Path) -> Option<String> {
+    let bytes = crate::paths::read_regular(path, 64 << 10).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// The git directory the git command line finds from `dir`, by its own
 /// rules (setup.c): in each folder up from `dir`, a `.git` file names it;
 /// a `.git` folder or the folder itself counts only when it has `objects`,
@@ -334,7 +342,7 @@ fn git_would_open(dir: &Path) -> Option<PathBuf> {
         let dot = d.join(".git");
         match std::fs::metadata(&dot) {
             Ok(m) if m.is_file() => {
-                let text = std::fs::read_to_string(&dot).ok()?;
+                let text = small_text(&dot)?;
                 let g = text
                     .lines()
                     .next()?
@@ -356,9 +364,9 @@ fn git_would_open(dir: &Path) -> Option<PathBuf> {
 /// git's `is_git_directory`: objects and refs (where `commondir` says)
 /// and a HEAD that is a symbolic ref under refs/ or an object id.
 fn is_git_directory(g: &Path) -> bool {
-    let common = std::fs::read_to_string(g.join("commondir"))
+    let common = small_text(&g.join("commondir"))
         .map(|c| g.join(c.trim()))
-        .unwrap_or_else(|_| g.to_path_buf());
+        .unwrap_or_else(|| g.to_path_buf());
     if !common.join("objects").is_dir() || !common.join("refs").is_dir() {
         return false;
     }
@@ -366,7 +374,7 @@ fn is_git_directory(g: &Path) -> bool {
     if let Ok(t) = std::fs::read_link(&head) {
         return t.starts_with("refs/");
     }
-    let Ok(text) = std::fs::read_to_string(&head) else {
+    let Some(text) = small_text(&head) else {
         return false;
     };
     match text.strip_prefix("ref:") {

@@ -167,7 +167,10 @@ impl Store {
                             Err(_) => continue,
                         }
                     } else if meta.is_file() {
-                        match std::fs::read(&abs) {
+                        // Opened without following a link anywhere on
+                        // the way, and only while it has one name: what was
+                        // checked above is what is read.
+                        match crate::paths::read_checked(&abs, MAX_FILE_BYTES) {
                             Ok(c) => c,
                             Err(_) => continue,
                         }

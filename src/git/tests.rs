@@ -841,3 +841,35 @@ fn many_new_files_go_into_one_pack_that_git_reads_and_a_rewind_removes() {
     assert_eq!(std::fs::read_to_string(p.join("a.txt")).unwrap(), "one\n");
     assert_eq!(std::fs::read_to_string(p.join("b.txt")).unwrap(), "two\n");
 }
+
+/// Red-team round 24: `commondir`, `HEAD` or a `.git` file planted as a
+/// link to `/dev/zero` (or a FIFO) made the git gate read without end
+/// (2 GB before it failed). They are read only as small regular files.
+#[test]
+fn the_gate_reads_no_endless_git_file() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    for (name, link) in [("commondir", "commondir"), ("head", "HEAD")] {
+        let g = root.join(name).join(".git");
+        std::fs::create_dir_all(g.join("objects")).unwrap();
+        std::fs::create_dir_all(g.join("refs")).unwrap();
+        if link != "HEAD" {
+            std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        }
+        std::os::unix::fs::symlink("/dev/zero", g.join(link)).unwrap();
+    }
+    let pointer = root.join("pointer");
+    std::fs::create_dir_all(&pointer).unwrap();
+    nix::unistd::mkfifo(&pointer.join(".git"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let base = root.to_path_buf();
+    std::thread::spawn(move || {
+        for name in ["commondir", "head", "pointer"] {
+            let _ = git_would_open(&base.join(name));
+            let _ = inspect(&base.join(name));
+        }
+        let _ = tx.send(());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(10))
+        .expect("the gate finished");
+}

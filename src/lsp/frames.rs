@@ -3,7 +3,10 @@
 //! before it reads the body. A server (the project's own program, in the
 //! fence) that announces a terabyte aborts mm. The guard reads the headers
 //! as they pass and fails the stream on a length over `MAX_FRAME` or a
-//! header line that never ends, before the library sees either.
+//! header line that never ends, before the library sees either. It also
+//! counts the JSON values of each body as it passes: the library's tree of
+//! a message costs some 150 bytes a value, and a message of tiny values
+//! (`[{"":0},{"":0},…]`) under the length limit cost mm over a gigabyte.
 
 use std::io;
 use std::pin::Pin;
@@ -18,6 +21,10 @@ use futures::AsyncRead;
 pub const MAX_FRAME: u64 = 8 << 20;
 /// The longest header line.
 const MAX_HEADER_LINE: usize = 8 * 1024;
+/// The most JSON values (counted by the `{`, `[`, `,` and `:` outside
+/// strings) a message may hold: some 75 MB of the library's tree at most.
+/// A file's diagnostics or a workspace's symbols hold far fewer.
+pub const MAX_VALUES: u64 = 500_000;
 
 /// Where the reader is in the stream of messages.
 enum State {
@@ -32,6 +39,11 @@ pub struct Guarded<R> {
     state: State,
     /// The length the headers of the current message gave.
     length: u64,
+    /// In the current body: inside a JSON string, after a backslash in
+    /// one, and the values counted so far.
+    in_string: bool,
+    escaped: bool,
+    values: u64,
 }
 
 impl<R> Guarded<R> {
@@ -40,6 +52,9 @@ impl<R> Guarded<R> {
             inner,
             state: State::Header(Vec::new()),
             length: 0,
+            in_string: false,
+            escaped: false,
+            values: 0,
         }
     }
 
@@ -52,9 +67,20 @@ impl<R> Guarded<R> {
                 State::Body(left) => {
                     let n = (*left).min(bytes.len() as u64);
                     *left -= n;
-                    bytes = &bytes[n as usize..];
-                    if *left == 0 {
+                    let done = *left == 0;
+                    let (body, rest) = bytes.split_at(n as usize);
+                    bytes = rest;
+                    self.count_values(body);
+                    if self.values > MAX_VALUES {
+                        return Err(bad(format!(
+                            "the server sent a message of more than {MAX_VALUES} JSON values"
+                        )));
+                    }
+                    if done {
                         self.state = State::Header(Vec::new());
+                        self.in_string = false;
+                        self.escaped = false;
+                        self.values = 0;
                     }
                 }
                 State::Header(line) => {
@@ -112,6 +138,29 @@ impl<R> Guarded<R> {
     }
 }
 
+impl<R> Guarded<R> {
+    /// Counts the structural bytes of a piece of the current body.
+    fn count_values(&mut self, body: &[u8]) {
+        for &b in body {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' | b',' | b':' => self.values += 1,
+                _ => {}
+            }
+        }
+    }
+}
+
 impl<R: AsyncRead + Unpin> AsyncRead for Guarded<R> {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -163,5 +212,21 @@ mod tests {
         assert!(read_all(skewed.as_bytes()).is_err());
         assert!(read_all(b"Content-Length:2\r\n\r\n{}").is_err());
         assert!(read_all(b"Content-Length: 2\n\n{}").is_err());
+    }
+
+    /// Red-team round 24: a message of tiny values under the length limit
+    /// cost mm over a gigabyte while the library parsed it. Values are
+    /// counted as the body passes; those in strings are text, not values.
+    #[test]
+    fn a_message_of_too_many_values_stops_the_stream() {
+        let frame = |body: &str| format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        let tiny = format!("[{}{{\"\":0}}]", "{\"\":0},".repeat(200_000));
+        let e = read_all(frame(&tiny).as_bytes()).unwrap_err();
+        assert!(e.to_string().contains("JSON values"), "{e}");
+        // The same bytes as a string's text, escaped quotes and all.
+        let text = format!("{{\"a\":\"{}\\\"\"}}", "{\\\":0},".repeat(200_000));
+        assert!(serde_json::from_str::<serde_json::Value>(&text).is_ok());
+        let two = format!("{}{}", frame(&text), frame("{\"id\":1}"));
+        assert_eq!(read_all(two.as_bytes()).unwrap(), two.as_bytes());
     }
 }

@@ -89,10 +89,7 @@ pub fn location_line(root: &Path, loc: &Location) -> Option<(String, u32, u32, S
         .strip_prefix(root)
         .ok()
         .and_then(|r| crate::paths::resolve(root, &r.to_string_lossy()).ok())
-        .filter(|r| {
-            crate::paths::credential_reason(&r.rel).is_none()
-                && crate::paths::reserved_reason(&r.rel, false).is_none()
-        });
+        .filter(|r| crate::paths::read_refusal(root, r).is_none());
     let text = readable
         .and_then(|r| crate::paths::read_checked(&r.abs, 8 << 20).ok())
         .map(|b| String::from_utf8_lossy(&b).into_owned())
@@ -284,6 +281,15 @@ mod tests {
         assert_eq!(at(&format!("{base}/leak.py")), "");
         assert_eq!(at(&format!("{base}/.env")), "");
         assert_eq!(at(&format!("file://{}", secret.display())), "");
+        // Red-team round 24: a definition in git's config, which holds a
+        // token, showed the token; the file tools' rule holds here too.
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(
+            root.join(".git/config"),
+            "\turl = https://oauth2:TOKEN123@example.com/r.git\n",
+        )
+        .unwrap();
+        assert_eq!(at(&format!("{base}/.git/config")), "");
     }
 
     fn loc_path(uri: &str) -> std::path::PathBuf {

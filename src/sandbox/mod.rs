@@ -200,18 +200,10 @@ impl Sandbox {
     }
 
     fn gate(&self, r: &Resolved, write: bool) -> Result<(), PathError> {
-        if let Some(why) = path::credential_reason(&r.rel) {
+        if write && let Some(why) = path::reserved_reason(&r.rel, true) {
             return Err(PathError::Reserved(why));
         }
-        if let Some(why) = path::reserved_reason(&r.rel, write) {
-            return Err(PathError::Reserved(why));
-        }
-        if let Some(why) = path::hard_link_reason(&r.rel, &r.abs) {
-            return Err(PathError::Reserved(why));
-        }
-        if let Some(why) =
-            path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
-        {
+        if let Some(why) = path::read_refusal(&self.root, r) {
             return Err(PathError::Reserved(why));
         }
         if write && let Some(why) = path::git_layout_reason(&self.root, &r.rel) {

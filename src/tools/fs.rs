@@ -758,7 +758,7 @@ fn not_found_hint(env: &ToolEnv, r: &Resolved, current: &str, old: &str) -> Stri
             .unwrap_or_default();
         let ext = r.abs.extension().map(std::ffi::OsStr::to_os_string);
         candidates.extend(
-            ignore::WalkBuilder::new(env.sandbox.root())
+            crate::paths::walk(env.sandbox.root())
                 .build()
                 .flatten()
                 .take(2000)

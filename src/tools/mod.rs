@@ -463,7 +463,7 @@ async fn run_one(
             },
             None => ToolOutput::error("fetch_content is off (fetchContent: true turns it on)"),
         },
-        ToolName::ReadSkill => match crate::skills::read(&env.skills, args) {
+        ToolName::ReadSkill => match crate::skills::read(&env.skills, args, env.sandbox.root()) {
             Ok(text) => ToolOutput::ok(text),
             Err(e) => ToolOutput::error(e),
         },
