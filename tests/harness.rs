@@ -188,6 +188,63 @@ fn a_write_of_only_the_new_function_is_merged_into_the_file() {
     );
 }
 
+/// A whole-file write of only the import the change needs (a 1.5B model
+/// asked to make a file use a new constant) adds that import; the rest
+/// of the file stays.
+#[test]
+fn a_write_of_only_an_import_adds_it_to_the_file() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "banner.py", "content": "from config import LINE_WIDTH\n"}),
+        ),
+        text("Added the import."),
+    ]);
+    let ws = Workspace::new();
+    let before = "import textwrap\n\n\ndef rule():\n    return '-' * 72\n\n\ndef banner(t):\n    return t.center(72)\n";
+    ws.write("banner.py", before);
+    ws.write("config.py", "LINE_WIDTH = 72\n");
+    let out = ws.run(
+        &server,
+        "make banner.py use LINE_WIDTH from config.py",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = &tool_results(&server.requests()[1])[0].1;
+    assert!(said.contains("applied only your part"), "{said}");
+    assert_eq!(
+        ws.read("banner.py"),
+        before.replace(
+            "import textwrap\n",
+            "import textwrap\nfrom config import LINE_WIDTH\n"
+        )
+    );
+}
+
+/// A tool result copied back as a file's content ("banner.py is unchanged
+/// since you saw it…", written into config.py by a 1.5B model) is refused.
+#[test]
+fn a_write_of_mms_own_message_is_refused() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "config.py", "content": "banner.py is unchanged since you saw it (it is attached to the request above). It is not sent again."}),
+        ),
+        text("Wrote config.py."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("banner.py", "def rule():\n    return '-' * 72\n");
+    let out = ws.run(&server, "add config.py with LINE_WIDTH = 72", &["-json"]);
+    let said = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        said.contains("refused: this content holds mm's own message"),
+        "{said}"
+    );
+    assert!(!ws.path().join("config.py").exists(), "{}", stderr(&out));
+}
+
 #[test]
 fn a_write_that_would_delete_functions_and_adds_none_is_refused() {
     let server = Server::start(vec![

@@ -402,6 +402,14 @@ fn tidy(env: &ToolEnv, mut p: Pending) -> Pending {
     p
 }
 
+/// The refusal of content that copies one of mm's own messages (into a
+/// file that did not hold it).
+fn mm_words_refusal(rel: &str, words: &str) -> String {
+    format!(
+        "refused: this content holds mm's own message ({words:?}), copied from a tool result; it is not {rel}'s text. Nothing was written. Write the code {rel} should hold."
+    )
+}
+
 fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
     let path = arg_str(args, crate::toolname::arg::PATH).unwrap_or_default();
     let content = arg_str(args, crate::toolname::arg::CONTENT).unwrap_or_default();
@@ -421,6 +429,11 @@ fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolO
         )));
     }
     if env.guard_writes {
+        if let Some(words) = super::guard::mm_words(content)
+            && !before.as_deref().is_some_and(|b| b.contains(words))
+        {
+            return Err(ToolOutput::refused(mm_words_refusal(&r.rel, words)));
+        }
         let shadowed = super::guard::shadowed_imports(before.as_deref().unwrap_or(""), content);
         // In a test file the copies are taken out instead (see `tidy`).
         let taken_out = crate::patterns::is_test_file(&r.rel)
@@ -574,6 +587,14 @@ fn edit_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOu
     let r = env.sandbox.check_write(path).map_err(ToolOutput::refused)?;
     let current = read_text(&r.abs, &r.rel)
         .map_err(|e| ToolOutput::error(format!("{e}{}", missing_hint(&env.sandbox, &r))))?;
+    // (A file that already holds those words, mm's own source, is
+    // edited as any other.)
+    if env.guard_writes
+        && let Some(words) = super::guard::mm_words(new)
+        && !current.contains(words)
+    {
+        return Err(ToolOutput::refused(mm_words_refusal(&r.rel, words)));
+    }
     check_fresh(env, &r, &current, "edit").map_err(ToolOutput::refused)?;
     let replace_all = args
         .get("replace_all")

@@ -222,6 +222,30 @@ pub fn copied_from(after: &str, others: &[(String, String)]) -> Option<String> {
         .map(|(p, _)| p.clone())
 }
 
+/// A whole-file write of import lines only: what it meant is those
+/// imports added to the file, the rest kept. None when it holds anything
+/// else, or nothing the file lacks.
+fn merge_imports(before: &str, after: &str) -> Option<(String, Vec<String>)> {
+    let lines: Vec<&str> = after
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    if lines.is_empty() || !lines.iter().all(|l| is_import(l)) {
+        return None;
+    }
+    let have: BTreeSet<&str> = before.lines().map(str::trim_end).collect();
+    let new: Vec<String> = lines
+        .iter()
+        .filter(|l| !have.contains(**l))
+        .map(|l| (*l).to_string())
+        .collect();
+    if new.is_empty() {
+        return None;
+    }
+    Some((add_imports(before, &new), new))
+}
+
 /// What a whole-file write that drops definitions most likely meant:
 /// the file as it is, with the write's definitions put in place of their
 /// namesakes or added after the file's last definition, its new import
@@ -232,7 +256,7 @@ pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
     let old_defs = definitions(before);
     let new_defs = definitions(after);
     if new_defs.is_empty() {
-        return None;
+        return merge_imports(before, after);
     }
     let mut content = before.to_string();
     let mut applied = Vec::new();
@@ -578,6 +602,26 @@ fn docstring_end(text: &str) -> usize {
         }
     }
     0
+}
+
+/// Words only mm's own messages use (tool results, refusals, the
+/// request restated): content that holds one is a tool result copied
+/// back, not a file's text. A small model wrote "banner.py is unchanged
+/// since you saw it…" into a file.
+const MM_WORDS: &[&str] = &[
+    "is unchanged since you saw it",
+    "It is not sent again.",
+    "Nothing was written.",
+    "not run again: this exact call",
+    "The user's request: \"",
+    "read_file it and copy the text exactly",
+    "That call is done; do not repeat it.",
+    "[mm: ",
+];
+
+/// The first of mm's own phrases `text` holds, if any.
+pub fn mm_words(text: &str) -> Option<&'static str> {
+    MM_WORDS.iter().copied().find(|w| text.contains(w))
 }
 
 pub fn is_import(line: &str) -> bool {
