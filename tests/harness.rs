@@ -2453,6 +2453,44 @@ fn candidates_are_tried_in_a_scratch_copy_and_only_the_one_that_passes_is_writte
     assert_eq!(json_result(&out)["tests"]["passed"], true);
 }
 
+/// Failing tests of three functions where the one the others call is
+/// wrong: the first candidate is asked for that one alone, with the
+/// values the tests got from it.
+#[test]
+fn a_candidate_is_asked_for_the_function_the_others_call_with_its_wrong_values() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let pager = "def page_count(total, per_page):\n    return max(1, total // per_page)\n\n\ndef last_page(items, per_page):\n    return page_count(len(items), per_page)\n\n\ndef label(page, total):\n    return f'Page {page} of {page_count(total, 10)}'\n";
+    let test = "import unittest\n\nfrom pager import page_count, last_page, label\n\n\nclass T(unittest.TestCase):\n    def test_count(self):\n        self.assertEqual(page_count(31, 10), 4)\n\n    def test_last(self):\n        self.assertEqual(last_page(list(range(25)), 10), 3)\n\n    def test_label(self):\n        self.assertEqual(label(3, 25), 'Page 3 of 3')\n";
+    let server = Server::with_side(
+        vec![text("page_count rounds up now.")],
+        vec![text(
+            "```python\ndef page_count(total, per_page):\n    return max(1, -(-total // per_page))\n```",
+        )],
+    );
+    let ws = Workspace::new();
+    ws.write("pager.py", pager);
+    ws.write("test_pager.py", test);
+    let out = ws.run(
+        &server,
+        "The tests in test_pager.py fail. Fix pager.py.",
+        &["-yolo", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let side = server.side_requests();
+    let asked = side[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        asked.contains("page_count(31, 10) gives 3; the test expects 4"),
+        "{asked}"
+    );
+    assert!(!asked.contains("def label"), "{asked}");
+    assert!(ws.read("pager.py").contains("-(-total // per_page)"));
+    assert!(ws.read("pager.py").contains("def label(page, total)"));
+    assert_eq!(json_result(&out)["tests"]["passed"], true);
+}
+
 /// A candidate the model hands back twice is tried once and does not use
 /// up a place: the next request is another try.
 #[test]

@@ -120,6 +120,17 @@ impl Agent {
         if checks.is_empty() {
             return None;
         }
+        // The one function the others call, alone with its wrong values,
+        // asked for every other time (from the first).
+        let narrow = focus::narrow(&t, &before, failure).map(|n| {
+            let values = focus::wrong_values(failure, &n.names[0]);
+            let ask = if values.is_empty() {
+                focus::request(&st.prompt, command, failure, &n, &docs)
+            } else {
+                focus::values_request(&st.prompt, command, &n, &values)
+            };
+            (n.names, ask)
+        });
         let started = Instant::now();
         let budget = self.settings.candidate_time;
         let mut copy: Option<scratch::Scratch> = None;
@@ -140,14 +151,15 @@ impl Agent {
             if tried.len() >= count || started.elapsed() >= budget || cancel.is_cancelled() {
                 break;
             }
-            let (system, user) = match &fresh {
-                Some(f) if i > 0 => (focus::IMPLEMENT_SYSTEM, f.as_str()),
-                _ => (SYSTEM, ask.as_str()),
+            let (system, user, names) = match (&fresh, &narrow) {
+                (Some(f), _) if i > 0 => (focus::IMPLEMENT_SYSTEM, f.as_str(), &t.names),
+                (_, Some((names, a))) if i % 2 == 0 => (SYSTEM, a.as_str(), names),
+                _ => (SYSTEM, ask.as_str(), &t.names),
             };
             let Some(reply) = self.side_request(system, user, *temperature, cancel).await else {
                 break;
             };
-            let Some((after, changed)) = focus::apply(&before, &reply, &t.names) else {
+            let Some((after, changed)) = focus::apply(&before, &reply, names) else {
                 continue;
             };
             if tried.contains(&after) {

@@ -137,6 +137,128 @@ pub fn target(failure: &str, prompt: &str, sources: &[(String, String)]) -> Opti
     })
 }
 
+/// The one function of a target that the others call and that the
+/// failure calls itself: its wrong value explains theirs, and a small
+/// model shown all of them hands them back unchanged (`page_count` wrong
+/// made `paginate` and `page_label` fail too). None when no single one
+/// is.
+pub fn narrow(t: &Target, text: &str, failure: &str) -> Option<Target> {
+    if t.names.len() < 2 {
+        return None;
+    }
+    let blocks: Vec<(&String, String)> = t
+        .names
+        .iter()
+        .filter_map(|n| Some((n, guard::block_of(text, n)?)))
+        .collect();
+    let roots: Vec<&String> = t
+        .names
+        .iter()
+        .filter(|n| blocks.iter().any(|(m, b)| m != n && calls(b, n)) && calls_in(failure, n))
+        .collect();
+    let [one] = roots.as_slice() else {
+        return None;
+    };
+    Some(Target {
+        file: t.file.clone(),
+        names: vec![(*one).clone()],
+        code: with_comments(text, one)?,
+    })
+}
+
+/// The wrong values a test failure shows, as "CALL gives GOT; the test
+/// expects WANT", for the calls of `name`: unittest's `assertEqual(CALL,
+/// WANT)` with its `AssertionError: GOT != WANT`, pytest's `assert CALL
+/// == WANT` with its `assert GOT == WANT`.
+pub fn wrong_values(failure: &str, name: &str) -> Vec<String> {
+    let lines: Vec<&str> = failure.lines().map(str::trim).collect();
+    let mut out: Vec<String> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let (call, want) = if let Some(args) = line
+            .strip_prefix("self.assertEqual(")
+            .and_then(|a| a.strip_suffix(')'))
+        {
+            match split_top_comma(args) {
+                Some((c, w)) => (c, w),
+                None => continue,
+            }
+        } else if let Some(rest) = line.strip_prefix("assert ") {
+            match rest.split_once(" == ") {
+                Some((c, w)) => (c.trim(), w.trim()),
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        if !calls_in(call, name) || !call.trim_start().starts_with(name) {
+            continue;
+        }
+        let got = lines[i + 1..].iter().take(6).find_map(|l| {
+            l.strip_prefix("AssertionError: ")
+                .and_then(|r| r.split_once(" != "))
+                .or_else(|| {
+                    l.strip_prefix("E")
+                        .map(str::trim)
+                        .and_then(|r| r.strip_prefix("assert "))
+                        .and_then(|r| r.split_once(" == "))
+                })
+                .map(|(g, _)| g.trim())
+        });
+        let Some(got) = got else {
+            continue;
+        };
+        let said = format!(
+            "{} gives {got}; the test expects {}",
+            call.trim(),
+            want.trim()
+        );
+        if !out.contains(&said) {
+            out.push(said);
+        }
+    }
+    out
+}
+
+/// `a, b` split at its one comma outside brackets and quotes.
+fn split_top_comma(args: &str) -> Option<(&str, &str)> {
+    let mut depth = 0i32;
+    let mut quote: Option<char> = None;
+    let mut at = None;
+    for (i, c) in args.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                if at.is_some() {
+                    return None;
+                }
+                at = Some(i);
+            }
+            _ => {}
+        }
+    }
+    let i = at?;
+    Some((args[..i].trim(), args[i + 1..].trim()))
+}
+
+/// A request for one function alone, with the wrong values the tests
+/// got from it: a small model that echoes three functions shown with a
+/// traceback writes the fix of one shown with its values.
+pub fn values_request(prompt: &str, command: &str, t: &Target, values: &[String]) -> String {
+    let name = t.names.first().map(String::as_str).unwrap_or_default();
+    format!(
+        "The request: {}\n\n{name} in {}:\n```{}\n{}```\n`{command}` calls it and gets wrong values:\n```\n{}\n```\nWrite {name} corrected, in full.",
+        prompt.trim(),
+        t.file,
+        fence_language(&t.file),
+        t.code,
+        values.join("\n")
+    )
+}
+
 pub(super) fn has_definitions(path: &str) -> bool {
     [".py", ".rs", ".js", ".cjs", ".mjs", ".ts", ".go"]
         .iter()
@@ -974,6 +1096,41 @@ impl Agent {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_function_the_others_call_is_narrowed_to_with_its_wrong_values() {
+        let text = "def count(total, per):\n    return max(1, total // per)\n\n\ndef pages(items, per):\n    return count(len(items), per)\n\n\ndef label(p, total):\n    return f'{p} of {count(total, 10)}'\n";
+        let failure = "FAIL: test_last (t.T.test_last)\nTraceback (most recent call last):\n  File \"./t.py\", line 9, in test_last\n    self.assertEqual(count(31, 10), 4)\nAssertionError: 3 != 4\nFAIL: test_label\n    self.assertEqual(label(3, 25), \"3 of 3\")\nAssertionError: '3 of 2' != '3 of 3'\n";
+        let t = super::Target {
+            file: "pager.py".into(),
+            names: vec!["count".into(), "pages".into(), "label".into()],
+            code: text.into(),
+        };
+        let n = narrow(&t, text, failure).unwrap();
+        assert_eq!(n.names, ["count"]);
+        assert!(n.code.starts_with("def count"), "{}", n.code);
+        assert_eq!(
+            wrong_values(failure, "count"),
+            ["count(31, 10) gives 3; the test expects 4"]
+        );
+        assert_eq!(
+            wrong_values(
+                "    assert count(31, 10) == 4\nE       assert 3 == 4\n",
+                "count"
+            ),
+            ["count(31, 10) gives 3; the test expects 4"]
+        );
+        // A failure that calls none of the called ones, or a set with no
+        // single callee: nothing to narrow to.
+        assert!(narrow(&t, text, "AssertionError: pages").is_none());
+        let apart = "def a():\n    return 1\n\n\ndef b():\n    return 2\n";
+        let t2 = super::Target {
+            file: "x.py".into(),
+            names: vec!["a".into(), "b".into()],
+            code: apart.into(),
+        };
+        assert!(narrow(&t2, apart, "a() b()").is_none());
+    }
+
     #[test]
     fn a_corrected_function_may_bring_the_import_it_needs() {
         let before = "\"\"\"Blog.\"\"\"\nfrom datetime import date\n\n\ndef slug(t):\n    raise NotImplementedError\n\n\ndef other():\n    return 1\n";
