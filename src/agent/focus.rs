@@ -711,8 +711,22 @@ fn vet(
     brought: &str,
     spelled: &[(Option<String>, String)],
 ) -> Result<String, &'static str> {
+    // The request copied into the file (a comment `# The request: …`
+    // after it) is not a change: those lines go.
+    let asked = prompt.trim();
+    let after = if asked.len() >= 30 && after.contains(asked) && !before.contains(asked) {
+        after
+            .split_inclusive('\n')
+            .filter(|l| !l.contains(asked))
+            .collect::<String>()
+    } else {
+        after
+    };
     if after.trim_end() == before.trim_end() {
         return Err("no change");
+    }
+    if guard::mm_words(&after).is_some_and(|w| !before.contains(w)) {
+        return Err("mm's own words copied in");
     }
     // Judged on what came back: a merge keeps the old name beside the
     // new one.
@@ -1129,6 +1143,22 @@ mod tests {
             code: apart.into(),
         };
         assert!(narrow(&t2, apart, "a() b()").is_none());
+    }
+
+    #[test]
+    fn the_request_copied_into_a_file_is_no_change() {
+        let prompt = "test_checkout.py has failures: some receipts come out wrong.";
+        let before = "def f():\n    return 1\n";
+        let after = format!("{before}\n# The request: {prompt}\n");
+        assert_eq!(
+            vet(prompt, "c.py", before, after, "", &[]),
+            Err("no change")
+        );
+        let after = format!("def f():\n    return 2\n# The request: {prompt}\n");
+        assert_eq!(
+            vet(prompt, "c.py", before, after, "", &[]).as_deref(),
+            Ok("def f():\n    return 2\n")
+        );
     }
 
     #[test]
