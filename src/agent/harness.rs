@@ -343,6 +343,48 @@ pub fn hides_symptom(before: &str, after: &str) -> Option<&'static str> {
         .iter()
         .find(|(re, _)| added.iter().any(|l| re.is_match(l)))
         .map(|(_, w)| *w)
+        .or_else(|| {
+            added
+                .iter()
+                .any(|l| cuts_itself(l))
+                .then_some("cuts part of the input away")
+        })
+}
+
+/// A line that sets a name to a piece of itself: `text = text[:-1]`,
+/// `s = s.replace("x", "")`, `v = v.slice(1)` — the failing input made to
+/// fit instead of the code that reads it fixed. (`s = s.strip()` with no
+/// argument, trimming whitespace, is not.)
+fn cuts_itself(line: &str) -> bool {
+    let t = line
+        .trim()
+        .trim_start_matches("let ")
+        .trim_start_matches("const ");
+    let Some((name, rest)) = t.split_once('=') else {
+        return false;
+    };
+    let name = name.trim();
+    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+        return false;
+    }
+    let rest = rest.trim().trim_end_matches(';');
+    let Some(after) = rest.strip_prefix(name) else {
+        return false;
+    };
+    if after.starts_with('[') {
+        return after.contains(':') && after.ends_with(']');
+    }
+    [
+        ".strip(",
+        ".rstrip(",
+        ".lstrip(",
+        ".replace(",
+        ".slice(",
+        ".substring(",
+        ".substr(",
+    ]
+    .iter()
+    .any(|m| after.starts_with(m) && !after.starts_with(&format!("{m})")))
 }
 
 /// The question is about what something prints or outputs.
@@ -1858,6 +1900,23 @@ mod tests {
             ["tests/leap.rs"]
         );
         assert!(failing_test_files("  File \"./app.py\", line 3").is_empty());
+    }
+
+    #[test]
+    fn cutting_the_input_to_fit_hides_the_symptom() {
+        let before = "def parse(text):\n    return strptime(text, FMT)\n";
+        let cut = "def parse(text):\n    text = text[:-1]\n    return strptime(text, FMT)\n";
+        assert_eq!(
+            hides_symptom(before, cut),
+            Some("cuts part of the input away")
+        );
+        let replaced =
+            "def parse(text):\n    text = text.replace('5', '')\n    return strptime(text, FMT)\n";
+        assert!(hides_symptom(before, replaced).is_some());
+        let trimmed = "def parse(text):\n    text = text.strip()\n    return strptime(text, FMT)\n";
+        assert_eq!(hides_symptom(before, trimmed), None);
+        let fixed = "def parse(text):\n    return strptime(text, '%Y-%m-%d')\n";
+        assert_eq!(hides_symptom(before, fixed), None);
     }
 
     #[test]
