@@ -854,10 +854,46 @@ pub fn missing_imports(root: &Path, rel: &str, text: &str) -> Vec<String> {
             }
         }
     }
-    if wanted.is_empty() {
+    // `config.LINE_WIDTH`: a module used by name, never imported.
+    static ATTR: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"(?:^|[^\w.])([A-Za-z_]\w*)\.[A-Za-z_]").ok());
+    static QUOTED: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r#""[^"]*"|'[^']*'"#).ok());
+    let mut used_modules: Vec<String> = Vec::new();
+    if let (Some(attr), Some(quoted)) = (ATTR.as_ref(), QUOTED.as_ref()) {
+        for line in text.lines() {
+            let code = line.split('#').next().unwrap_or(line);
+            if code.trim_start().starts_with(['"', '\'']) || is_import(code.trim_start()) {
+                continue;
+            }
+            // "see config.py" names a file, not the module.
+            let code = quoted.replace_all(code, "\"\"");
+            for c in attr.captures_iter(&code) {
+                if let Some(m) = c.get(1).map(|m| m.as_str())
+                    && !bound.contains(m)
+                    && !used_modules.iter().any(|u| u == m)
+                {
+                    used_modules.push(m.to_string());
+                }
+            }
+        }
+    }
+    if wanted.is_empty() && used_modules.is_empty() {
         return Vec::new();
     }
     let modules = sibling_modules(root, rel);
+    let imported = |m: &str| {
+        text.lines().any(|l| {
+            let l = l.trim_start();
+            l.strip_prefix("import ")
+                .is_some_and(|r| r.split(',').any(|p| p.split_whitespace().last() == Some(m)))
+        })
+    };
+    let whole: Vec<String> = used_modules
+        .iter()
+        .filter(|m| modules.iter().any(|(name, _)| name == *m) && !imported(m))
+        .map(|m| format!("import {m}"))
+        .collect();
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     for name in &wanted {
         let holders: Vec<&String> = modules
@@ -872,8 +908,12 @@ pub fn missing_imports(root: &Path, rel: &str, text: &str) -> Vec<String> {
             }
         }
     }
-    out.into_iter()
-        .map(|(m, names)| format!("from {m} import {}", names.join(", ")))
+    whole
+        .into_iter()
+        .chain(
+            out.into_iter()
+                .map(|(m, names)| format!("from {m} import {}", names.join(", "))),
+        )
         .collect()
 }
 
@@ -1481,6 +1521,25 @@ mod tests {
             one_exports("module.exports = { a: 1 };\nmodule.exports = { b };\n"),
             None
         );
+    }
+
+    /// A file that uses a module beside it by name (`config.LINE_WIDTH`)
+    /// without importing it gets `import config`; a module imported, a
+    /// name bound, or a file name in a string does not.
+    #[test]
+    fn a_module_used_by_name_gets_imported() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("config.py"), "LINE_WIDTH = 72\n").unwrap();
+        let wrap =
+            "import textwrap\n\n\ndef fill(t):\n    return textwrap.fill(t, config.LINE_WIDTH)\n";
+        assert_eq!(missing_imports(root, "wrap.py", wrap), ["import config"]);
+        let imported = format!("import config\n{wrap}");
+        assert!(missing_imports(root, "wrap.py", &imported).is_empty());
+        let bound = "def f(config):\n    return config.LINE_WIDTH\n";
+        assert!(missing_imports(root, "wrap.py", bound).is_empty());
+        let named = "def f():\n    print('see config.py')\n";
+        assert!(missing_imports(root, "wrap.py", named).is_empty());
     }
 
     #[test]
