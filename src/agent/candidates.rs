@@ -159,7 +159,8 @@ impl Agent {
             let Some(reply) = self.side_request(system, user, *temperature, cancel).await else {
                 break;
             };
-            let Some((after, changed)) = focus::apply(&before, &reply, names) else {
+            let allowed: Vec<String> = names.iter().chain(&t.consts).cloned().collect();
+            let Some((after, changed)) = focus::apply(&before, &reply, &allowed) else {
                 continue;
             };
             if tried.contains(&after) {
@@ -260,7 +261,8 @@ impl Agent {
             else {
                 break;
             };
-            let Some((after, changed)) = focus::apply(&base, &reply, &t.names) else {
+            let allowed: Vec<String> = t.names.iter().chain(&t.consts).cloned().collect();
+            let Some((after, changed)) = focus::apply(&base, &reply, &allowed) else {
                 stale += 1;
                 continue;
             };

@@ -42,6 +42,50 @@ pub struct Target {
     pub file: String,
     pub names: Vec<String>,
     pub code: String,
+    /// The file's one-line top-level constants the functions use, shown
+    /// above them in `code`: a reply may change them too (the bug can be
+    /// `DATE_FORMAT`, not the function that uses it).
+    pub consts: Vec<String>,
+}
+
+/// The one-line top-level assignments of `text` whose names `code` uses
+/// (`DATE_FORMAT = "%Y-%d-%m"`), as (name, line), at most five.
+fn constants_used(text: &str, code: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter(|l| guard::leading(l) == 0 && !guard::is_import(l))
+        .filter_map(|l| {
+            let (target, value) = l.split_once(" = ")?;
+            let name = target
+                .trim()
+                .trim_start_matches("const ")
+                .trim_start_matches("let ")
+                .trim_start_matches("var ");
+            let ident = !name.is_empty()
+                && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+                && !value.trim().is_empty()
+                && !value.trim_end().ends_with(['(', '[', '{']);
+            (ident && !name.starts_with("__") && calls_word(code, name))
+                .then(|| (name.to_string(), l.to_string()))
+        })
+        .take(5)
+        .collect()
+}
+
+fn calls_word(code: &str, name: &str) -> bool {
+    harness::regex(&format!(r"\b{}\b", regex::escape(name))).is_ok_and(|re| re.is_match(code))
+}
+
+/// `code` with the constants it uses from `text` above it.
+fn with_constants(text: &str, code: String) -> (String, Vec<String>) {
+    let consts = constants_used(text, &code);
+    if consts.is_empty() {
+        return (code, Vec::new());
+    }
+    let head: Vec<&str> = consts.iter().map(|(_, l)| l.as_str()).collect();
+    (
+        format!("{}\n\n{code}", head.join("\n")),
+        consts.into_iter().map(|(n, _)| n).collect(),
+    )
 }
 
 /// The file and functions a failure points at: the first name it calls
@@ -130,10 +174,12 @@ pub fn target(failure: &str, prompt: &str, sources: &[(String, String)]) -> Opti
     if blocks.is_empty() {
         return None;
     }
+    let (code, consts) = with_constants(text, blocks.join("\n"));
     Some(Target {
         file: file.clone(),
         names: kept,
-        code: blocks.join("\n"),
+        code,
+        consts,
     })
 }
 
@@ -159,10 +205,12 @@ pub fn narrow(t: &Target, text: &str, failure: &str) -> Option<Target> {
     let [one] = roots.as_slice() else {
         return None;
     };
+    let (code, consts) = with_constants(text, with_comments(text, one)?);
     Some(Target {
         file: t.file.clone(),
         names: vec![(*one).clone()],
-        code: with_comments(text, one)?,
+        code,
+        consts,
     })
 }
 
@@ -331,11 +379,16 @@ pub fn request(
 ) -> String {
     let mut text = request_head(prompt, docs);
     text.push_str(&format!(
-        "\n`{command}` fails:\n```\n{}\n```\nThe code it runs, from {}:\n```{}\n{}```\nWrite the function that has the bug, corrected, in full.",
+        "\n`{command}` fails:\n```\n{}\n```\nThe code it runs, from {}:\n```{}\n{}```\n{}",
         failure.trim_end(),
         t.file,
         fence_language(&t.file),
-        t.code
+        t.code,
+        if t.consts.is_empty() {
+            "Write the function that has the bug, corrected, in full."
+        } else {
+            "Write what has the bug, corrected, in full: the function, or the constant line above the functions."
+        }
     ));
     text
 }
@@ -430,10 +483,21 @@ pub fn new_functions_request(
 pub fn apply(before: &str, reply: &str, names: &[String]) -> Option<(String, Vec<String>)> {
     let block = recover::fenced_blocks(reply).first().map(|(_, _, b)| *b)?;
     let (merged, applied) = guard::merge_write(before, block)?;
+    // "changed `DATE_FORMAT = …`" names the constant.
     let changed: Vec<String> = applied
         .iter()
         .filter_map(|a| a.strip_prefix("changed "))
-        .map(str::to_string)
+        .map(|c| {
+            c.strip_prefix('`')
+                .and_then(|c| c.strip_suffix(" = …`"))
+                .map(|c| {
+                    c.trim_start_matches("const ")
+                        .trim_start_matches("let ")
+                        .trim_start_matches("var ")
+                })
+                .unwrap_or(c)
+                .to_string()
+        })
         .collect();
     let imports = applied
         .iter()
@@ -1118,6 +1182,7 @@ mod tests {
             file: "pager.py".into(),
             names: vec!["count".into(), "pages".into(), "label".into()],
             code: text.into(),
+            consts: Vec::new(),
         };
         let n = narrow(&t, text, failure).unwrap();
         assert_eq!(n.names, ["count"]);
@@ -1141,8 +1206,31 @@ mod tests {
             file: "x.py".into(),
             names: vec!["a".into(), "b".into()],
             code: apart.into(),
+            consts: Vec::new(),
         };
         assert!(narrow(&t2, apart, "a() b()").is_none());
+    }
+
+    #[test]
+    fn constants_the_functions_use_are_shown_and_may_change() {
+        let text = "from datetime import datetime\n\nDATE_FORMAT = \"%Y-%d-%m\"\nUNUSED = 3\n\n\ndef parse(text):\n    return datetime.strptime(text, DATE_FORMAT).date()\n\n\ndef main():\n    print(parse('2024-12-25'))\n";
+        let failure = "Traceback (most recent call last):\n  File \"./c.py\", line 12, in main\n    print(parse('2024-12-25'))\n  File \"./c.py\", line 8, in parse\n    return datetime.strptime(text, DATE_FORMAT).date()\nValueError: unconverted data remains: 5\n";
+        let sources = vec![("c.py".to_string(), text.to_string())];
+        let t = target(failure, "fix c.py", &sources).unwrap();
+        assert_eq!(t.consts, ["DATE_FORMAT"]);
+        assert!(
+            t.code.starts_with("DATE_FORMAT = \"%Y-%d-%m\"\n\n"),
+            "{}",
+            t.code
+        );
+        assert!(!t.code.contains("UNUSED"), "{}", t.code);
+        let allowed: Vec<String> = t.names.iter().chain(&t.consts).cloned().collect();
+        let reply = "```python\nDATE_FORMAT = \"%Y-%m-%d\"\n```";
+        let (after, changed) = apply(text, reply, &allowed).unwrap();
+        assert!(after.contains("DATE_FORMAT = \"%Y-%m-%d\"\n"), "{after}");
+        assert_eq!(changed, ["DATE_FORMAT"]);
+        // Without the constant allowed, the same reply is not applied.
+        assert!(apply(text, reply, &t.names).is_none());
     }
 
     #[test]

@@ -256,7 +256,15 @@ pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
     let old_defs = definitions(before);
     let new_defs = definitions(after);
     if new_defs.is_empty() {
-        return merge_imports(before, after);
+        // Only lines at the top level, imports and assignments: those
+        // are merged below (`DATE_FORMAT = …` in place of the old one).
+        let top_only = after
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .all(|l| leading(l) == 0 && (is_import(l) || l.contains(" = ")));
+        if !top_only || after.lines().all(|l| l.trim().is_empty() || is_import(l)) {
+            return merge_imports(before, after);
+        }
     }
     let mut content = before.to_string();
     let mut applied = Vec::new();
