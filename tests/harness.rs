@@ -2417,6 +2417,53 @@ fn rounds_that_change_nothing_after_mms_own_tries_end_the_turn() {
     assert_eq!(ws.read("dur.py"), done);
 }
 
+/// A loop that ends a turn with one named file written and another not
+/// (a small model repeating a refused write to the second): the files
+/// are asked for whole before the report, and the second is written.
+#[test]
+fn a_loop_with_a_named_file_still_unwritten_asks_for_the_files_whole() {
+    let wrap = "def fill(t):\n    return t[:72]\n";
+    let banner = "def rule():\n    return '-' * 72\n";
+    let mut script = vec![call(
+        "w1",
+        "write_file",
+        json!({"path": "config.py", "content": "LINE_WIDTH = 72\n"}),
+    )];
+    for i in 0..8 {
+        script.push(call(
+            &format!("b{i}"),
+            "write_file",
+            json!({"path": "banner.py", "content": "banner.py is unchanged since you saw it. It is not sent again."}),
+        ));
+    }
+    for _ in 0..3 {
+        script.push(text("config.py added; banner.py uses it."));
+    }
+    let server = Server::with_side(
+        script,
+        vec![
+            text(
+                "```python\nfrom config import LINE_WIDTH\n\n\ndef fill(t):\n    return t[:LINE_WIDTH]\n```",
+            ),
+            text(
+                "```python\nfrom config import LINE_WIDTH\n\n\ndef rule():\n    return '-' * LINE_WIDTH\n```",
+            ),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("wrap.py", wrap);
+    ws.write("banner.py", banner);
+    let out = ws.run(
+        &server,
+        "Add a constant LINE_WIDTH = 72 to config.py and make wrap.py and banner.py use it.",
+        &["-yolo", "-json"],
+    );
+    let err = stderr(&out);
+    assert!(err.contains("asking for"), "{err}");
+    assert!(ws.read("banner.py").contains("'-' * LINE_WIDTH"), "{err}");
+    assert!(ws.read("wrap.py").contains("t[:LINE_WIDTH]"), "{err}");
+}
+
 #[test]
 fn candidates_are_tried_in_a_scratch_copy_and_only_the_one_that_passes_is_written() {
     if !fence_works() {

@@ -1054,11 +1054,13 @@ impl Agent {
             if let Some(why) = looping {
                 st.stopped = Some(format!("stopped a loop: {why}"));
                 self.notice(Level::Warning, format!("{why}: asking for a final report"));
-                // An edit task about to end with nothing written: the file
-                // asked for whole first, so the turn still delivers.
+                // An edit task about to end with nothing written, or with
+                // a source file the request names still unwritten (one
+                // file of a two-file change done): the files asked for
+                // whole first, so the turn still delivers.
                 if self.on(crate::config::Behaviour::Stall)
                     && !st.stall_tried
-                    && st.written.is_empty()
+                    && (st.written.is_empty() || self.named_unwritten(st))
                     && self.edit_task(st)
                     && let Some(text) = self
                         .deliver_whole(st, "the model was going round in circles", cancel)

@@ -108,6 +108,18 @@ impl Agent {
             && self.specs.iter().any(|s| s.name == ToolName::WriteFile)
     }
 
+    /// A source file the request names (to change or to create) that the
+    /// turn has not written.
+    pub(super) fn named_unwritten(&self, st: &TurnState) -> bool {
+        let tests_asked = harness::asks_for_tests(&st.prompt);
+        harness::named_files(&st.prompt)
+            .iter()
+            .filter(|f| super::focus::has_definitions(f))
+            .filter(|f| tests_asked || !harness::is_test_file(f))
+            .filter(|f| !harness::only_in_quoted_command(&st.prompt, f))
+            .any(|f| !st.written.contains(f))
+    }
+
     /// The turn has stalled: an edit task with nothing written after
     /// rounds of reads only, or of calls that did not parse.
     pub(super) fn stalled(&self, st: &TurnState) -> bool {
@@ -176,6 +188,7 @@ impl Agent {
                 match body {
                     Some(b)
                         if !tests_asked
+                            && !st.written.contains(f)
                             && targets.len() < 3
                             && super::focus::has_definitions(f)
                             && !harness::is_test_file(f)
@@ -188,9 +201,16 @@ impl Agent {
             }
             return (targets, context);
         }
+        // A file this turn already wrote is what the others are to fit:
+        // context, not asked for again (one file of a two-file change
+        // done, the other not).
+        for f in named.iter().filter(|f| st.written.contains(*f)) {
+            add_context(&mut context, f);
+        }
         let mut targets: Vec<Target> = named
             .iter()
             .filter(|f| exists(f) && (tests_asked || !harness::is_test_file(f)))
+            .filter(|f| !st.written.contains(*f))
             .filter_map(|f| {
                 let body = self.content_now(f)?;
                 (body.lines().count() <= MAX_FILE_LINES * 2).then(|| (f.clone(), Some(body)))
