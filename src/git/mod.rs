@@ -268,19 +268,35 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
         ..RepoFacts::default()
     };
     let git_dir = repo.path().to_path_buf();
+    // libgit2 trims these files' lines and git does not: a value with
+    // spaces around it names one place to mm and another to git (`c `
+    // with a planted config beside the harmless `c`). Nothing is said of
+    // such a repository.
+    let odd = |what: &str| {
+        GitError::Other(format!(
+            "the repository's {what} has spaces around a path, which git and mm would read apart"
+        ))
+    };
     if let Some(c) = small_text(&git_dir.join("commondir")) {
-        facts.elsewhere.push(git_dir.join(c.trim()));
+        let line = git_line(&c);
+        if line != line.trim() {
+            return Err(odd("commondir"));
+        }
+        facts.elsewhere.push(git_dir.join(line));
     }
     let common = repo.commondir().to_path_buf();
     for g in [&git_dir, &common] {
         let objects = g.join("objects");
         if let Some(list) = small_text(&objects.join("info/alternates")) {
-            facts.elsewhere.extend(
-                list.lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                    .map(|l| objects.join(l)),
-            );
+            for l in list.lines().map(|l| l.trim_end_matches('\r')) {
+                if l.trim().is_empty() || l.starts_with('#') {
+                    continue;
+                }
+                if l != l.trim() {
+                    return Err(odd("objects/info/alternates"));
+                }
+                facts.elsewhere.push(objects.join(l));
+            }
         }
     }
     let config = repo.config()?;
@@ -333,6 +349,12 @@ fn small_text(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
+/// A file of git's as git takes its value: the trailing line ends (`\n`,
+/// `\r`) dropped, nothing else.
+fn git_line(text: &str) -> &str {
+    text.trim_end_matches(['\n', '\r'])
+}
+
 /// The git directory the git command line finds from `dir`, by its own
 /// rules (setup.c): in each folder up from `dir`, a `.git` file names it;
 /// a `.git` folder or the folder itself counts only when it has `objects`,
@@ -342,13 +364,10 @@ fn git_would_open(dir: &Path) -> Option<PathBuf> {
         let dot = d.join(".git");
         match std::fs::metadata(&dot) {
             Ok(m) if m.is_file() => {
+                // As setup.c reads it: trailing line ends dropped, then
+                // `gitdir: ` and the path as it stands, spaces and all.
                 let text = small_text(&dot)?;
-                let g = text
-                    .lines()
-                    .next()?
-                    .strip_prefix("gitdir:")?
-                    .trim()
-                    .to_string();
+                let g = git_line(&text).strip_prefix("gitdir: ")?.to_string();
                 return Some(d.join(g));
             }
             Ok(m) if m.is_dir() && is_git_directory(&dot) => return Some(dot),
@@ -365,7 +384,7 @@ fn git_would_open(dir: &Path) -> Option<PathBuf> {
 /// and a HEAD that is a symbolic ref under refs/ or an object id.
 fn is_git_directory(g: &Path) -> bool {
     let common = small_text(&g.join("commondir"))
-        .map(|c| g.join(c.trim()))
+        .map(|c| g.join(git_line(&c)))
         .unwrap_or_else(|| g.to_path_buf());
     if !common.join("objects").is_dir() || !common.join("refs").is_dir() {
         return false;

@@ -873,3 +873,40 @@ fn the_gate_reads_no_endless_git_file() {
     rx.recv_timeout(std::time::Duration::from_secs(10))
         .expect("the gate finished");
 }
+
+/// Red-team round 25: a `.git` file whose `gitdir:` path, or a
+/// `commondir`, has a space after it names one repository to git (which
+/// keeps the space) and another to libgit2 (which trims it). The gate
+/// refuses such a repository instead of vouching for the harmless one.
+#[test]
+fn a_git_path_with_spaces_around_it_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path();
+    let make_git_dir = |g: &Path| {
+        std::fs::create_dir_all(g.join("objects")).unwrap();
+        std::fs::create_dir_all(g.join("refs")).unwrap();
+        std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    };
+    let sub = root.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    make_git_dir(&root.join("sub/gd"));
+    make_git_dir(&root.join("sub/gd "));
+    std::fs::write(sub.join(".git"), "gitdir: gd \n").unwrap();
+    assert!(
+        inspect(&sub).is_err(),
+        "{:?}",
+        inspect(&sub).map(|f| f.is_some())
+    );
+    // As git reads it, without the space: the one repository.
+    std::fs::write(sub.join(".git"), "gitdir: gd\n").unwrap();
+    assert!(matches!(inspect(&sub), Ok(Some(_))));
+    // A commondir with a space after it.
+    let wt = root.join("wt");
+    std::fs::create_dir_all(&wt).unwrap();
+    let g = wt.join(".git");
+    std::fs::create_dir_all(&g).unwrap();
+    std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    make_git_dir(&wt.join("c"));
+    std::fs::write(g.join("commondir"), "../c \n").unwrap();
+    assert!(inspect(&wt).is_err());
+}

@@ -48,10 +48,12 @@ pub fn router(store: Arc<DiagStore>, on_report: OnReport, root: PathBuf) -> Rout
     let state = Arc::new(state);
     let s = state.clone();
     r.notification::<PublishDiagnostics>(move |_, p| {
-        // Reports for files outside the workspace are not kept (a server
-        // could fill mm's memory with made-up paths).
+        // Reports for files outside the workspace, or for none at all,
+        // are not kept (a server could fill mm's memory with made-up
+        // paths); the store caps the rest.
         if let Ok(path) = p.uri.to_file_path()
             && path.starts_with(&s.root)
+            && path.is_file()
         {
             let now = s.store.publish(path.clone(), p.version, p.diagnostics);
             (s.on_report)(&path, &now);

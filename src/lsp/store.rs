@@ -41,6 +41,46 @@ pub fn is_error(d: &Diagnostic) -> bool {
     matches!(d.severity, None | Some(DiagnosticSeverity::ERROR))
 }
 
+/// What the store keeps, whatever a server sends: files (a server can
+/// report on made-up paths without end), diagnostics a file, and bytes of
+/// a message (one of 8 MB a report took 2 GB over 250 reports).
+const MAX_FILES: usize = 5_000;
+const MAX_ITEMS: usize = 500;
+const MAX_MESSAGE: usize = 2_048;
+const MAX_RELATED: usize = 8;
+
+/// `text` cut to `max` bytes at a character boundary.
+fn cut(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+}
+
+/// A diagnostic as kept: its message cut, a few related notes, no
+/// server data.
+fn bounded(mut d: Diagnostic) -> Diagnostic {
+    cut(&mut d.message, MAX_MESSAGE);
+    d.data = None;
+    if let Some(related) = d.related_information.as_mut() {
+        related.truncate(MAX_RELATED);
+        for r in related {
+            cut(&mut r.message, MAX_MESSAGE);
+        }
+    }
+    if let Some(lsp_types::NumberOrString::String(code)) = d.code.as_mut() {
+        cut(code, 200);
+    }
+    if let Some(source) = d.source.as_mut() {
+        cut(source, 200);
+    }
+    d
+}
+
 pub struct DiagStore {
     files: Mutex<HashMap<PathBuf, FileDiags>>,
     /// Counts every report, for waiters.
@@ -68,10 +108,13 @@ impl DiagStore {
             let Ok(mut files) = self.files.lock() else {
                 return FileDiags::default();
             };
+            if !files.contains_key(&path) && files.len() >= MAX_FILES {
+                return FileDiags::default();
+            }
             let f = files.entry(path).or_default();
             f.generation += 1;
             f.version = version;
-            f.items = items;
+            f.items = items.into_iter().take(MAX_ITEMS).map(bounded).collect();
             f.clone()
         };
         self.tick.send_modify(|n| *n += 1);
@@ -168,6 +211,41 @@ mod tests {
             message: msg.into(),
             ..Default::default()
         }
+    }
+
+    /// Red-team round 25: 250 reports of an 8 MB message each, on
+    /// made-up files, took 2 GB. What is kept is bounded.
+    #[test]
+    fn what_a_server_reports_is_kept_within_bounds() {
+        let store = DiagStore::default();
+        let huge = "x".repeat(1 << 20);
+        let many: Vec<Diagnostic> = (0..2_000)
+            .map(|i| {
+                diag(
+                    i,
+                    DiagnosticSeverity::ERROR,
+                    if i < 3 { &huge } else { "e" },
+                )
+            })
+            .collect();
+        let kept = store.publish(PathBuf::from("/w/a.py"), None, many);
+        assert_eq!(kept.items.len(), MAX_ITEMS);
+        assert!(
+            kept.items
+                .iter()
+                .all(|d| d.message.len() <= MAX_MESSAGE + 3)
+        );
+        for i in 0..(MAX_FILES + 10) {
+            store.publish(PathBuf::from(format!("/w/f{i}.py")), None, vec![]);
+        }
+        assert!(store.files.lock().unwrap().len() <= MAX_FILES);
+        // A file kept already is still updated.
+        let again = store.publish(
+            PathBuf::from("/w/a.py"),
+            None,
+            vec![diag(1, DiagnosticSeverity::ERROR, "boom")],
+        );
+        assert_eq!(again.items.len(), 1);
     }
 
     #[tokio::test]

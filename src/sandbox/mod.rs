@@ -738,7 +738,15 @@ impl Sandbox {
         // A repository that reads objects or refs from elsewhere shows
         // what lies there.
         for e in &facts.elsewhere {
-            let e = std::fs::canonicalize(e).unwrap_or_else(|_| e.clone());
+            // A place that cannot be resolved is not taken to be inside
+            // by its spelling (`<ws>/sub/.git/objects/../../x` is wherever
+            // the link `x` leads).
+            let Ok(e) = std::fs::canonicalize(e) else {
+                return Err(format!(
+                    "the repository reads objects or refs from {}, which mm cannot resolve",
+                    e.display()
+                ));
+            };
             let inside = |w: &Path| {
                 let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf());
                 e.starts_with(&w)
