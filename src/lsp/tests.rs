@@ -143,7 +143,10 @@ async fn diagnostics_follow_each_change_and_server_requests_are_answered() {
     c.initialize(root.path(), &fake_spec(), Duration::from_secs(5))
         .await
         .unwrap();
+    // On disk, as every file mm syncs is: reports on files that do not
+    // exist are not kept.
     let file = root.path().join("a.py");
+    std::fs::write(&file, "x = 1\ny = BAD\n").unwrap();
 
     let v1 = c
         .sync(&file, "python", "x = 1\ny = BAD\n", true)
