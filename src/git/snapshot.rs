@@ -53,6 +53,15 @@ impl Store {
             if crate::paths::credential_reason(&path.to_string_lossy()).is_some() {
                 return 1;
             }
+            // A folder git would keep as a nested repository (`sub/`, with
+            // a `.git` in it) that is none (a planted `.git` file leading
+            // nowhere): libgit2 fails the whole snapshot on it, so it is
+            // left out.
+            if path.as_os_str().as_encoded_bytes().ends_with(b"/")
+                && git2::Repository::open(workdir.join(path)).is_err()
+            {
+                return 1;
+            }
             match std::fs::symlink_metadata(workdir.join(path)) {
                 Ok(m) if m.is_file() && m.len() > MAX_FILE_BYTES => 1,
                 Ok(m) if !m.is_file() && !m.file_type().is_symlink() && !m.is_dir() => 1,

@@ -910,3 +910,19 @@ fn a_git_path_with_spaces_around_it_is_refused() {
     std::fs::write(g.join("commondir"), "../c \n").unwrap();
     assert!(inspect(&wt).is_err());
 }
+
+/// A folder with a `.git` file that leads nowhere (planted by a command):
+/// checkpoints go on, the folder's files kept as files.
+#[test]
+fn a_planted_git_file_does_not_stop_checkpoints() {
+    let d = repo();
+    let p = d.path();
+    let sh = shadows();
+    let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
+    std::fs::create_dir_all(p.join("sub")).unwrap();
+    std::fs::write(p.join("sub/.git"), "gitdir: nowhere\n").unwrap();
+    std::fs::write(p.join("sub/x.txt"), "x\n").unwrap();
+    std::fs::write(p.join("a.txt"), "changed\n").unwrap();
+    let got = store.checkpoint(Kind::Turn, 1, "after");
+    assert!(got.is_ok(), "{:?}", got.err());
+}
