@@ -608,13 +608,7 @@ impl Agent {
         let total = st.request_checks_total;
         let failed = failures(code, &out, total);
         st.request_checked = Some((now, failed));
-        st.candidate_notes
-            .retain(|n| !n.starts_with("request checks:"));
-        st.candidate_notes.push(if failed == 0 {
-            format!("request checks: {total} passed")
-        } else {
-            format!("request checks: {failed} of {total} failed")
-        });
+        note_request_checks(st, failed, total);
     }
 
     /// Runs the request's checks in the fence, read-only, without
@@ -636,6 +630,17 @@ impl Agent {
             .ok()?;
         (!f.timed_out && !f.cancelled).then_some((f.exit_code, f.output))
     }
+}
+
+/// The receipt's line on the request's checks, replacing any before it.
+fn note_request_checks(st: &mut TurnState, failed: usize, total: usize) {
+    st.candidate_notes
+        .retain(|n| !n.starts_with("request checks:"));
+    st.candidate_notes.push(if failed == 0 {
+        format!("request checks: {total} passed")
+    } else {
+        format!("request checks: {failed} of {total} failed")
+    });
 }
 
 /// How many of `total` request checks a run failed, for telling which
@@ -731,13 +736,7 @@ impl Agent {
                 put.join(", ")
             ),
         );
-        st.candidate_notes
-            .retain(|n| !n.starts_with("request checks:"));
-        st.candidate_notes.push(if best == 0 {
-            format!("request checks: {total} passed")
-        } else {
-            format!("request checks: {best} of {total} failed")
-        });
+        note_request_checks(st, best, total);
         self.carry(format!(
             "[mm: at the end of the last turn {} failed more of the request's checks ({now} of {total}) than earlier in the turn ({best}), so mm put back that earlier version. Read it again before you edit it.]",
             put.join(", ")
