@@ -277,7 +277,8 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
             "the repository's {what} has spaces around a path, which git and mm would read apart"
         ))
     };
-    if let Some(c) = small_text(&git_dir.join("commondir")) {
+    control_text(&git_dir.join("HEAD"))?;
+    if let Some(c) = control_text(&git_dir.join("commondir"))? {
         let line = git_line(&c);
         if line != line.trim() {
             return Err(odd("commondir"));
@@ -287,7 +288,7 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
     let common = repo.commondir().to_path_buf();
     for g in [&git_dir, &common] {
         let objects = g.join("objects");
-        if let Some(list) = small_text(&objects.join("info/alternates")) {
+        if let Some(list) = control_text(&objects.join("info/alternates"))? {
             for l in list.lines().map(|l| l.trim_end_matches('\r')) {
                 if l.trim().is_empty() || l.starts_with('#') {
                     continue;
@@ -347,6 +348,26 @@ pub fn submodule_paths(root: &Path) -> Vec<String> {
 fn small_text(path: &Path) -> Option<String> {
     let bytes = crate::paths::read_regular(path, 64 << 10).ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A file git reads to the end whenever it opens the repository
+/// (`commondir`, `objects/info/alternates`, `HEAD`): None when there is
+/// none, Err when something is there that is not a small regular file.
+/// git itself would read a link to `/dev/zero` or a FIFO there forever.
+fn control_text(path: &Path) -> Result<Option<String>> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(None);
+    }
+    match crate::paths::read_regular(path, 64 << 10) {
+        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        // A link to nothing: git finds no file there either.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(GitError::Other(format!(
+            "the repository's {} {e}",
+            path.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        ))),
+    }
 }
 
 /// A file of git's as git takes its value: the trailing line ends (`\n`,
