@@ -2800,6 +2800,57 @@ fn checks_written_from_the_request_catch_a_rule_the_change_left_out() {
     assert_eq!(left, ["nums.py"], "{left:?}");
 }
 
+/// A model that writes and then goes round in circles never ends the
+/// turn, so the checks an ending runs would never run: they run when the
+/// circling is noticed, and the model hears their failures instead of
+/// "stop repeating".
+#[test]
+fn a_model_circling_after_a_write_hears_the_request_checks_fail() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let mut script = vec![call(
+        "c1",
+        "write_file",
+        json!({"path": "nums.py", "content": "def double(x):\n    return 2 * x\n\n\ndef clamp_pct(x):\n    return min(x, 100)\n"}),
+    )];
+    for k in 0..8 {
+        script.push(call(
+            &format!("r{k}"),
+            "read_file",
+            json!({"path": "nums.py"}),
+        ));
+    }
+    script.push(text("Added clamp_pct."));
+    let server = Server::with_side(
+        script,
+        vec![text(
+            "```python\nassert clamp_pct(150) == 100\nassert clamp_pct(-5) == 0\n```",
+        )],
+    );
+    let ws = Workspace::new();
+    ws.write("nums.py", "def double(x):\n    return 2 * x\n");
+    let out = ws.run(
+        &server,
+        "Add a function clamp_pct(x) to nums.py: values below 0 give 0 and values above 100 give 100, so clamp_pct(150) is 100 and clamp_pct(-5) is 0.",
+        &["-yolo", "-json", "-harness-off", "candidates"],
+    );
+    let told: Vec<String> = server.requests().iter().map(last_user).collect();
+    assert!(
+        told.iter()
+            .any(|t| t.contains("FAILED: assert clamp_pct(-5) == 0  (it gives -5)")),
+        "{told:#?}\n{}",
+        stderr(&out)
+    );
+    assert!(
+        !told
+            .iter()
+            .any(|t| t.contains("You are repeating the same tool calls")),
+        "the checks' failures are said instead: {told:#?}"
+    );
+}
+
 /// An answer that says the change works while checks mm wrote from the
 /// request still fail gets the count after it, however the turn ends.
 #[test]

@@ -1045,13 +1045,39 @@ impl Agent {
             } else {
                 match self.check_cycle(st) {
                     Err(Stop::Loop(why)) => Some(why),
-                    other => {
-                        other?;
+                    Ok(Some(told)) => {
+                        // A model going round in circles after a write
+                        // never ends the turn, so the checks an ending
+                        // runs never would: they run now, and their
+                        // failures (with candidates tried) are what it
+                        // hears instead of "stop repeating".
+                        let text = match self.checks_now(st, cancel).await {
+                            Some(checks) => checks,
+                            None => told,
+                        };
+                        self.push(Message::user(text))?;
                         None
                     }
+                    Ok(None) => None,
+                    Err(e) => return Err(e),
                 }
             };
             if let Some(why) = looping {
+                // A change the request's checks never ran on: they run
+                // before the turn is given up, and the model hears their
+                // failures (candidates tried) once.
+                if let Some(text) = self.checks_now(st, cancel).await {
+                    self.notice(
+                        Level::Warning,
+                        format!("{why}: running the request's checks on the change first"),
+                    );
+                    self.push(Message::user(text))?;
+                    st.history.clear();
+                    st.repeat_rounds = 0;
+                    st.unchanged_rounds = 0;
+                    st.cycle_warned = false;
+                    continue;
+                }
                 st.stopped = Some(format!("stopped a loop: {why}"));
                 self.notice(Level::Warning, format!("{why}: asking for a final report"));
                 // An edit task about to end with nothing written, or with
@@ -1272,9 +1298,31 @@ impl Agent {
         Some(text)
     }
 
-    /// Calls repeated with the same results change nothing: say so once,
-    /// then stop the turn if it goes on.
-    fn check_cycle(&mut self, st: &mut TurnState) -> Result<(), Stop> {
+    /// The request's checks on a change the model made and has not ended
+    /// on: once a turn, for an edit task with files written and no
+    /// checks run yet.
+    async fn checks_now(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        if !self.harness_on()
+            || st.asserts_tried
+            || st.written.is_empty()
+            || !self.specs.iter().any(|s| s.name == ToolName::EditFile)
+            || !self.edit_task(st)
+        {
+            return None;
+        }
+        let text = self.request_checks(st, cancel).await?;
+        st.follow_ups += 1;
+        Some(text)
+    }
+
+    /// Calls repeated with the same results change nothing: say so once
+    /// (the words to say, for the caller to send), then stop the turn if
+    /// it goes on.
+    fn check_cycle(&mut self, st: &mut TurnState) -> Result<Option<String>, Stop> {
         // The same calls again, or other calls that write a file back to
         // what it already was (a write undoing an edit, and again).
         let (what, told) = match batch::repeating_cycle(&st.history, MAX_CYCLE) {
@@ -1286,7 +1334,7 @@ impl Agent {
                 "writes that put a file back to contents it already had".to_string(),
                 "Your writes keep putting the file back to versions it already had this turn: this changes nothing.",
             ),
-            None => return Ok(()),
+            None => return Ok(None),
         };
         if st.cycle_warned {
             return Err(Stop::Loop(format!("the model kept repeating {what}")));
@@ -1305,8 +1353,7 @@ impl Agent {
             text.push('\n');
             text.push_str(&harness::restate(&st.prompt));
         }
-        self.push(Message::user(text))?;
-        Ok(())
+        Ok(Some(text))
     }
 
     /// One tool-less request for a final report when the rounds run out.
