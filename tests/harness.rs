@@ -2851,6 +2851,53 @@ fn a_model_circling_after_a_write_hears_the_request_checks_fail() {
     );
 }
 
+/// The same with tests that fail on the change: candidates are tried
+/// against them before the turn is given up, as an ending would.
+#[test]
+fn a_model_circling_after_a_failing_write_gets_candidates_tried() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let mut script = vec![call(
+        "c1",
+        "edit_file",
+        json!({"path": "greet.py", "old_string": "    raise NotImplementedError", "replacement": "    return 'Hi ' + name"}),
+    )];
+    for k in 0..8 {
+        script.push(call(
+            &format!("r{k}"),
+            "read_file",
+            json!({"path": "greet.py"}),
+        ));
+    }
+    script.push(text("greet is implemented."));
+    let server = Server::with_side(
+        script,
+        vec![text(
+            "```python\ndef greet(name):\n    return 'Hello, ' + name + '!'\n```",
+        )],
+    );
+    let ws = Workspace::new();
+    ws.write(
+        "greet.py",
+        "def greet(name):\n    raise NotImplementedError\n\n\ndef bye(name):\n    return 'Bye ' + name\n",
+    );
+    ws.write(
+        "test_greet.py",
+        "import unittest\n\nfrom greet import greet, bye\n\n\nclass T(unittest.TestCase):\n    def test_greet(self):\n        self.assertEqual(greet('Ann'), 'Hello, Ann!')\n\n    def test_bye(self):\n        self.assertEqual(bye('Ann'), 'Bye Ann')\n",
+    );
+    let out = ws.run(&server, "Implement greet in greet.py.", &["-yolo", "-json"]);
+    let err = stderr(&out);
+    assert!(
+        ws.read("greet.py")
+            .contains("return 'Hello, ' + name + '!'"),
+        "{err}"
+    );
+    assert!(err.contains("the 1st passed"), "{err}");
+    assert_eq!(json_result(&out)["tests"]["passed"], true, "{err}");
+}
+
 /// An answer that says the change works while checks mm wrote from the
 /// request still fail gets the count after it, however the turn ends.
 #[test]

@@ -944,7 +944,7 @@ impl Agent {
 
     /// After changes (or when the answer claims passing tests), runs the
     /// checks; a failure goes back to the model while attempts last.
-    async fn verify_step(
+    pub(super) async fn verify_step(
         &mut self,
         st: &mut TurnState,
         cancel: &CancellationToken,

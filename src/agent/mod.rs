@@ -1298,20 +1298,48 @@ impl Agent {
         Some(text)
     }
 
-    /// The request's checks on a change the model made and has not ended
-    /// on: once a turn, for an edit task with files written and no
-    /// checks run yet.
+    /// What an ending would have checked, on a change the model made and
+    /// has not ended on (for an edit task with files written): candidates
+    /// against the failing tests, or the request's checks, each once a
+    /// turn.
     async fn checks_now(
         &mut self,
         st: &mut TurnState,
         cancel: &CancellationToken,
     ) -> Option<String> {
         if !self.harness_on()
-            || st.asserts_tried
             || st.written.is_empty()
             || !self.specs.iter().any(|s| s.name == ToolName::EditFile)
             || !self.edit_task(st)
         {
+            return None;
+        }
+        // The tests on the change, as an ending runs them (candidates
+        // tried when they fail).
+        if let Some(text) = self.verify_step(st, cancel, false).await {
+            st.follow_ups += 1;
+            return Some(text);
+        }
+        // Tests that failed on it already: candidates tried against them.
+        if self.on(crate::config::Behaviour::Candidates)
+            && !st.tried_candidates
+            && let Some(command) = st
+                .tests
+                .as_ref()
+                .filter(|t| t.passed == Some(false))
+                .map(|t| t.command.clone())
+            && let Some(failure) = st.last_failure.clone()
+        {
+            st.tried_candidates = true;
+            if let Some(made) = self.fix_by_candidates(st, &command, &failure, cancel).await {
+                st.follow_ups += 1;
+                return Some(format!(
+                    "`{command}` fails on your change:\n{failure}{made}\n\n{}",
+                    harness::restate(&st.prompt)
+                ));
+            }
+        }
+        if st.asserts_tried {
             return None;
         }
         let text = self.request_checks(st, cancel).await?;
