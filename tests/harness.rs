@@ -1569,6 +1569,100 @@ fn without_a_fix_that_passes_every_test_the_wrong_value_is_traced_to_its_parts()
     assert!(!first.contains("mm tried small changes"), "{first}");
 }
 
+/// The wrong value comes from a function the called one uses, in another
+/// file: what that one got and returned is traced too.
+#[test]
+fn a_wrong_value_is_traced_one_call_down_into_another_file() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::start(vec![text("I do not know."), text("Still not.")]);
+    let ws = Workspace::new();
+    ws.write(
+        "money.py",
+        "def cents(text):\n    whole, part = text.split('.')\n    return int(whole) * 100 + int(part)\n",
+    );
+    ws.write(
+        "till.py",
+        "from money import cents\n\n\ndef total(prices):\n    return sum(cents(p) for p in prices)\n",
+    );
+    ws.write(
+        "test_till.py",
+        "import unittest\n\nfrom till import total\n\n\nclass T(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(total(['2.5', '1.25']), 375)\n",
+    );
+    let out = ws.run(
+        &server,
+        "The tests in test_till.py fail. Fix the cause.",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.contains("total(prices=['2.5', '1.25']) in till.py returned 330"),
+        "{first}"
+    );
+    assert!(
+        first.contains("  it called cents(text='2.5') in money.py, which returned 205\n  it called cents(text='1.25') in money.py, which returned 125"),
+        "{first}"
+    );
+    // A comprehension's own name has no value at the return line.
+    assert!(!first.contains("raises NameError"), "{first}");
+}
+
+/// The function the failing call used, in a file the failure never
+/// names, is asked for as a candidate too, and written when it passes.
+#[test]
+fn a_candidate_one_call_down_in_another_file_fixes_the_cause() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::with_side(
+        vec![text("cents now reads one decimal as tens of cents.")],
+        vec![
+            // The function the test calls, handed back as it was.
+            text("```python\ndef total(prices):\n    return sum(cents(p) for p in prices)\n```"),
+            text(
+                "```python\ndef cents(text):\n    whole, part = text.split('.')\n    return int(whole) * 100 + int(part.ljust(2, '0'))\n```",
+            ),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write(
+        "money.py",
+        "def cents(text):\n    whole, part = text.split('.')\n    return int(whole) * 100 + int(part)\n",
+    );
+    ws.write(
+        "till.py",
+        "from money import cents\n\n\ndef total(prices):\n    return sum(cents(p) for p in prices)\n",
+    );
+    ws.write(
+        "test_till.py",
+        "import unittest\n\nfrom till import total\n\n\nclass T(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(total(['2.5', '1.25']), 375)\n",
+    );
+    let out = ws.run(
+        &server,
+        "The tests in test_till.py fail. Fix the cause.",
+        &["-yolo", "-json"],
+    );
+    let err = stderr(&out);
+    let side = server.side_requests();
+    let asked = side[1]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        asked.contains("A function it uses, from money.py:") && asked.contains("def cents(text):"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("it called cents(text='2.5') in money.py, which returned 205"),
+        "{asked}"
+    );
+    assert!(ws.read("money.py").contains("part.ljust(2, '0')"), "{err}");
+    // The first reply changed nothing: not a candidate.
+    assert!(err.contains("1 candidate tried, the 1st passed"), "{err}");
+    assert_eq!(json_result(&out)["tests"]["passed"], true, "{err}");
+}
+
 #[test]
 fn an_edit_that_undoes_one_made_this_turn_is_refused() {
     let forth = json!({"path": "client.py", "old_string": "timeout=30", "replacement": "timeout=60", "replace_all": true});

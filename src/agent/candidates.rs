@@ -131,11 +131,25 @@ impl Agent {
             };
             (n.names, ask)
         });
+        // A function in another file that the failing call used (from
+        // the value trace): asked for on odd tries, when no placeholder
+        // is being written afresh.
+        let down = st
+            .last_trace
+            .as_deref()
+            .filter(|_| fresh.is_none())
+            .and_then(|trace| {
+                let d = focus::down_target(trace, &t.file, &sources)?;
+                let text = sources.iter().find(|(p, _)| *p == d.file)?.1.clone();
+                let ask = focus::down_request(&st.prompt, command, failure, trace, &d, &docs);
+                Some((d, text, ask))
+            });
         let started = Instant::now();
         let budget = self.settings.candidate_time;
         let mut copy: Option<scratch::Scratch> = None;
         let mut tried: Vec<String> = Vec::new();
         let mut winner: Option<(String, Vec<String>)> = None;
+        let mut winner_down: Option<(focus::Target, String, Vec<String>)> = None;
         // Which of the request's checks each tried candidate failed.
         let mut every_fails: Vec<Vec<String>> = Vec::new();
         // The candidate that fails fewest of the request's checks, and
@@ -151,16 +165,19 @@ impl Agent {
             if tried.len() >= count || started.elapsed() >= budget || cancel.is_cancelled() {
                 break;
             }
-            let (system, user, names) = match (&fresh, &narrow) {
-                (Some(f), _) if i > 0 => (focus::IMPLEMENT_SYSTEM, f.as_str(), &t.names),
-                (_, Some((names, a))) if i % 2 == 0 => (SYSTEM, a.as_str(), names),
-                _ => (SYSTEM, ask.as_str(), &t.names),
+            let (system, user, names, target, base) = match (&fresh, &narrow, &down) {
+                (Some(f), ..) if i > 0 => {
+                    (focus::IMPLEMENT_SYSTEM, f.as_str(), &t.names, &t, &before)
+                }
+                (_, _, Some((d, text, a))) if i % 2 == 1 => (SYSTEM, a.as_str(), &d.names, d, text),
+                (_, Some((names, a)), _) if i % 2 == 0 => (SYSTEM, a.as_str(), names, &t, &before),
+                _ => (SYSTEM, ask.as_str(), &t.names, &t, &before),
             };
             let Some(reply) = self.side_request(system, user, *temperature, cancel).await else {
                 break;
             };
-            let allowed: Vec<String> = names.iter().chain(&t.consts).cloned().collect();
-            let Some((after, changed)) = focus::apply(&before, &reply, &allowed) else {
+            let allowed: Vec<String> = names.iter().chain(&target.consts).cloned().collect();
+            let Some((after, changed)) = focus::apply(base, &reply, &allowed) else {
                 continue;
             };
             if tried.contains(&after) {
@@ -174,14 +191,22 @@ impl Agent {
             let Some(sc) = copy.as_mut() else {
                 break;
             };
-            if !sc.write(&t.file, &after) {
+            if !sc.write(&target.file, &after) {
                 break;
             }
             let left = budget.saturating_sub(started.elapsed());
-            match self
+            let result = self
                 .failures_in_scratch(sc, &checks, st.request_checks.as_deref(), left, cancel)
-                .await
-            {
+                .await;
+            if target.file != t.file {
+                // One step down: kept only when it passes.
+                if let Some((0, _)) = result {
+                    winner_down = Some((target.clone(), after, changed));
+                    break;
+                }
+                continue;
+            }
+            match result {
                 Some((0, _)) => {
                     winner = Some((after, changed));
                     break;
@@ -194,6 +219,21 @@ impl Agent {
                 }
                 _ => {}
             }
+        }
+        if let Some((d, after, changed)) = winner_down {
+            let n = tried.len();
+            return self
+                .adopt_winner(
+                    st,
+                    &d,
+                    n,
+                    (after, changed),
+                    Vec::new(),
+                    command,
+                    &checks,
+                    cancel,
+                )
+                .await;
         }
         // Checks the model wrote that every candidate fails, each written
         // apart from the others: more likely a wrong check than a task

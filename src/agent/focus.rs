@@ -37,7 +37,7 @@ const MAX_LINES: usize = 80;
 
 /// What a focused request shows: one file's functions that the failure
 /// points at, with the comments above them.
-#[derive(Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Target {
     pub file: String,
     pub names: Vec<String>,
@@ -119,7 +119,7 @@ pub fn target(failure: &str, prompt: &str, sources: &[(String, String)]) -> Opti
             _ => None,
         }
     });
-    let (file, text, mut names) = match found {
+    let (file, text, names) = match found {
         Some((file, text)) => {
             let names: Vec<String> = called
                 .iter()
@@ -136,6 +136,12 @@ pub fn target(failure: &str, prompt: &str, sources: &[(String, String)]) -> Opti
             (file, text, guard::definitions(text))
         }
     };
+    build(file, text, names)
+}
+
+/// A target in `file` (whose text is `text`) for `names`, with the
+/// file's functions those call, in file order, as many as fit.
+fn build(file: &str, text: &str, mut names: Vec<String>) -> Option<Target> {
     // The functions those call in the same file: the bug may be one
     // step down (`days_in` is wrong because `is_leap` is).
     let defs = guard::definitions(text);
@@ -176,11 +182,57 @@ pub fn target(failure: &str, prompt: &str, sources: &[(String, String)]) -> Opti
     }
     let (code, consts) = with_constants(text, blocks.join("\n"));
     Some(Target {
-        file: file.clone(),
+        file: file.to_string(),
         names: kept,
         code,
         consts,
     })
+}
+
+static CALLED_DOWN: LazyLock<Option<Regex>> =
+    LazyLock::new(|| harness::regex(r"^\s*it called (\w+)\(.*\) in (\S+), which ").ok());
+
+/// The function in another file that the failing call used, from a value
+/// trace's "it called NAME(…) in FILE, which returned …" lines: the bug
+/// may be one step down in a file the failure never names (a total wrong
+/// because the price parser it sums is). The first such function that
+/// one non-test file other than `main` defines.
+pub fn down_target(trace: &str, main: &str, sources: &[(String, String)]) -> Option<Target> {
+    let re = CALLED_DOWN.as_ref()?;
+    trace.lines().find_map(|l| {
+        let c = re.captures(l)?;
+        let (name, file) = (c.get(1)?.as_str(), c.get(2)?.as_str());
+        if file == main || harness::is_test_file(file) {
+            return None;
+        }
+        let (_, text) = sources.iter().find(|(p, _)| p == file)?;
+        if !guard::definitions(text).iter().any(|d| d == name) {
+            return None;
+        }
+        build(file, text, vec![name.to_string()])
+    })
+}
+
+/// The request for a function one step down: the failure, what the
+/// failing call got from the functions it uses, and the function.
+pub fn down_request(
+    prompt: &str,
+    command: &str,
+    failure: &str,
+    trace: &str,
+    t: &Target,
+    docs: &[(String, String)],
+) -> String {
+    let mut text = request_head(prompt, docs);
+    text.push_str(&format!(
+        "\n`{command}` fails:\n```\n{}\n```\nWhat the failing call got from the functions it uses:\n```\n{}\n```\nA function it uses, from {}:\n```{}\n{}```\nThe bug may be here. Write this function, corrected, in full.",
+        failure.trim_end(),
+        trace.trim(),
+        t.file,
+        fence_language(&t.file),
+        t.code,
+    ));
+    text
 }
 
 /// The one function of a target that the others call and that the
@@ -1174,6 +1226,28 @@ impl Agent {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_function_one_call_down_is_the_first_another_file_defines() {
+        let sources = vec![
+            ("till.py".to_string(), "def total(p):\n    return sum(cents(x) for x in p)\n\n\ndef fee():\n    return 1\n".to_string()),
+            ("money.py".to_string(), "def cents(t):\n    return int(t)\n".to_string()),
+            ("test_money.py".to_string(), "def helper(t):\n    return t\n".to_string()),
+        ];
+        let trace = "total(p=['1']) in till.py returned 1\n  it called fee() in till.py, which returned 1\n  it called helper(t='1') in test_money.py, which returned '1'\n  it called gone(t='1') in money.py, which returned 1\n  it called cents(t='1') in money.py, which returned 1\n";
+        let d = down_target(trace, "till.py", &sources).unwrap();
+        assert_eq!(d.file, "money.py");
+        assert_eq!(d.names, ["cents"]);
+        assert!(d.code.contains("def cents(t):"), "{}", d.code);
+        assert!(
+            down_target(
+                "it called fee() in till.py, which returned 1",
+                "till.py",
+                &sources
+            )
+            .is_none()
+        );
+    }
+
     #[test]
     fn the_function_the_others_call_is_narrowed_to_with_its_wrong_values() {
         let text = "def count(total, per):\n    return max(1, total // per)\n\n\ndef pages(items, per):\n    return count(len(items), per)\n\n\ndef label(p, total):\n    return f'{p} of {count(total, 10)}'\n";

@@ -288,6 +288,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> String {
         st.fix = None;
+        st.last_trace = None;
         let Some(trace) = tools::probe::wrong_value_trace(&self.tools, output, cancel).await else {
             // A script that crashed on a value of the wrong type: a
             // conversion where the text comes in that makes it run. A
@@ -302,6 +303,7 @@ impl Agent {
             }
             return String::new();
         };
+        st.last_trace = Some(trace.clone());
         match tools::probe::repair_candidate(&self.tools, output, cancel).await {
             // With a fix in hand, what the call returned is enough: the
             // first request stays small.

@@ -2745,6 +2745,9 @@ struct TurnState {
     /// The last failure output of the request's command or the tests, as
     /// shown to the model.
     last_failure: Option<String>,
+    /// The last value trace of a failing test (what the failing call
+    /// got, returned and called), for candidates one step down.
+    last_trace: Option<String>,
     runaways: u32,
     told_tests_claim: bool,
     told_refs: bool,
