@@ -134,6 +134,18 @@ pub struct Cli {
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u32>,
 
+    /// Completion cap per reply, in tokens (the config's maxTokens; local default 4096).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u64>,
+
+    /// The model's context window in tokens, instead of asking the server (the config's contextWindow).
+    #[arg(long, value_name = "N")]
+    pub context: Option<u64>,
+
+    /// Thinking: off, low, medium, high, xhigh or max (a local server's enable_thinking; a hosted API's reasoning_effort).
+    #[arg(long, value_name = "LEVEL")]
+    pub think: Option<String>,
+
     /// Workspace root (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -341,6 +353,9 @@ impl Cli {
             edit_format: self.edit_format,
             context_mode: self.ctx,
             no_skills: self.no_skills,
+            max_tokens: self.max_tokens,
+            context_window: self.context,
+            think: self.think.clone(),
         }
     }
 }
@@ -388,8 +403,10 @@ pub fn normalize<I: IntoIterator<Item = OsString>>(args: I) -> Vec<OsString> {
             // as `--jsn` clap names the flag it is close to.
             let flag_like = name.starts_with(|c: char| c.is_ascii_lowercase())
                 && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
-            let first = name.chars().next().unwrap_or(' ');
-            if flag_like && !shorts.contains(&first) {
+            // A word that is not one of our flags is never a short flag
+            // with its value run on (`-max-tokens` is not `-m ax-tokens`):
+            // as `--word`, clap names the flag it is close to.
+            if flag_like {
                 out.push(OsString::from(format!("-{s}")));
                 continue;
             }
@@ -463,8 +480,29 @@ mod tests {
         // A mistyped single-dash long flag is named with the one it is near.
         let e = Cli::try_parse_args(v(&["-jsn", "-p", "hi"])).unwrap_err();
         assert!(e.to_string().contains("'--json'"), "{e}");
-        // Short flags with their values stay short.
-        let c = Cli::try_parse_args(v(&["-mgpt-4", "-q", "-p", "hi"])).unwrap();
+        // A word that is not a flag is never a short flag with its value
+        // run on: `-max-tokenz` is not `-m ax-tokenz`.
+        let e = Cli::try_parse_args(v(&["-max-tokenz", "10", "-p", "hi"])).unwrap_err();
+        assert!(e.to_string().contains("'--max-tokens'"), "{e}");
+        assert!(Cli::try_parse_args(v(&["-mgpt-4", "-p", "hi"])).is_err());
+        let c = Cli::try_parse_args(v(&["-m", "gpt-4", "-q", "-p", "hi"])).unwrap();
         assert_eq!(c.model.as_deref(), Some("gpt-4"));
+        // mingo's flags.
+        let c = Cli::try_parse_args(v(&[
+            "-max-tokens",
+            "10",
+            "-context",
+            "8192",
+            "-think",
+            "off",
+            "-p",
+            "hi",
+        ]))
+        .unwrap();
+        let o = c.overrides();
+        assert_eq!(
+            (o.max_tokens, o.context_window, o.think.as_deref()),
+            (Some(10), Some(8192), Some("off"))
+        );
     }
 }

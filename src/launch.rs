@@ -1450,6 +1450,15 @@ fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) -> i32 {
             "contextMode",
             o.context_mode.map(|v| format!("-ctx {}", v.as_str())),
         ),
+        (
+            "maxTokens",
+            o.max_tokens.map(|v| format!("-max-tokens {v}")),
+        ),
+        (
+            "contextWindow",
+            o.context_window.map(|v| format!("-context {v}")),
+        ),
+        ("sampling", o.think.as_ref().map(|v| format!("-think {v}"))),
     ]
     .into_iter()
     .filter_map(|(k, f)| f.map(|f| (k, f)))
@@ -1511,6 +1520,22 @@ fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) -> i32 {
         settings.context_mode.as_str(),
         flag_of("contextMode")
     ));
+    if let Some(n) = settings.max_tokens {
+        out.push_str(&format!("  maxTokens     {n}{}\n", flag_of("maxTokens")));
+    }
+    if let Some(n) = settings.context_window {
+        out.push_str(&format!(
+            "  contextWindow {n}{}\n",
+            flag_of("contextWindow")
+        ));
+    }
+    if !settings.sampling.is_empty() {
+        out.push_str(&format!(
+            "  sampling      {}{}\n",
+            crate::untrusted::json_line(&serde_json::Value::Object(settings.sampling.clone())),
+            flag_of("sampling")
+        ));
+    }
     out.push_str(&format!(
         "  harness       {}{}\n",
         if settings.harness { "on" } else { "off" },

@@ -46,6 +46,12 @@ pub struct Overrides {
     pub context_mode: Option<file::ContextMode>,
     /// `-no-skills`.
     pub no_skills: bool,
+    /// `-max-tokens N`: the completion cap (`maxTokens`).
+    pub max_tokens: Option<u64>,
+    /// `-context N`: the context window (`contextWindow`).
+    pub context_window: Option<u64>,
+    /// `-think LEVEL` (mingo's): off, low, medium, high, xhigh, max.
+    pub think: Option<String>,
 }
 
 /// The environment that carries an asker's limits to the agent it asks:
@@ -478,6 +484,36 @@ fn yaml_place(text: &str, at: u64, go_line: usize, go_col: usize) -> Option<(u64
 
 /// Merges the layers (lowest first) and the flags; `env` reads the
 /// process environment (`MM_BASE_URL`, the key variables).
+/// mingo's `-think LEVEL` as the request's sampling fields: a local
+/// server's chat template switch (`chat_template_kwargs.enable_thinking`),
+/// a hosted API's `reasoning_effort`.
+fn think(
+    sampling: &mut serde_json::Map<String, serde_json::Value>,
+    level: &str,
+    local: bool,
+) -> Result<(), String> {
+    const LEVELS: [&str; 6] = ["off", "low", "medium", "high", "xhigh", "max"];
+    if !LEVELS.contains(&level) {
+        return Err(format!(
+            "-think takes one of {}, not {level:?}",
+            LEVELS.join(", ")
+        ));
+    }
+    if local {
+        let kwargs = sampling
+            .entry("chat_template_kwargs")
+            .or_insert_with(|| serde_json::json!({}));
+        if let Some(k) = kwargs.as_object_mut() {
+            k.insert("enable_thinking".into(), serde_json::json!(level != "off"));
+        }
+    } else if level == "off" {
+        sampling.remove("reasoning_effort");
+    } else {
+        sampling.insert("reasoning_effort".into(), serde_json::json!(level));
+    }
+    Ok(())
+}
+
 pub fn resolve(
     layers: &[(Option<PathBuf>, AgentFile)],
     flags: &Overrides,
@@ -619,11 +655,15 @@ pub fn resolve(
             "compactAt is a percentage of the context window up to 95 (0: only /compact), not {compact_at}"
         )));
     }
-    let max_tokens = merged
+    let max_tokens = flags
         .max_tokens
+        .or(merged.max_tokens)
         .or(provider_info.local.then_some(LOCAL_COMPLETION_CAP));
     let acp = merged.acp.clone().unwrap_or_default();
     let mut sampling = merged.sampling.clone().unwrap_or_default();
+    if let Some(level) = &flags.think {
+        think(&mut sampling, level, provider_info.local).map_err(err)?;
+    }
     if provider_info.local && !sampling.contains_key("temperature") {
         sampling.insert("temperature".into(), serde_json::json!(LOCAL_TEMPERATURE));
     }
@@ -664,7 +704,7 @@ pub fn resolve(
             .map(|d| d.0)
             .unwrap_or(Duration::from_secs(120)),
         structured: None,
-        context_window: merged.context_window,
+        context_window: flags.context_window.or(merged.context_window),
         max_tokens,
         sub_agents,
         hooks: merged.hooks.clone().unwrap_or_default(),
@@ -826,6 +866,44 @@ mod tests {
         assert_eq!(s.sampling["temperature"], 0.5);
         assert_eq!(s.sampling["max_tokens"], 100);
         assert_eq!(s.max_rounds, 3);
+    }
+
+    #[test]
+    fn mingos_flags_set_the_cap_the_window_and_thinking() {
+        let flags = Overrides {
+            max_tokens: Some(10),
+            context_window: Some(8192),
+            think: Some("high".into()),
+            ..Default::default()
+        };
+        let s = resolve(&[layer("maxTokens: 99\n")], &flags, None, &no_env).unwrap();
+        assert_eq!((s.max_tokens, s.context_window), (Some(10), Some(8192)));
+        assert_eq!(s.sampling["chat_template_kwargs"]["enable_thinking"], true);
+        let off = Overrides {
+            think: Some("off".into()),
+            ..Default::default()
+        };
+        let s = resolve(&[], &off, None, &no_env).unwrap();
+        assert_eq!(s.sampling["chat_template_kwargs"]["enable_thinking"], false);
+        let hosted = resolve(
+            &[],
+            &Overrides {
+                provider: Some("openai".into()),
+                model: Some("gpt-5".into()),
+                think: Some("low".into()),
+                ..Default::default()
+            },
+            None,
+            &|k| (k == "OPENAI_API_KEY").then(|| "k".to_string()),
+        )
+        .unwrap();
+        assert_eq!(hosted.sampling["reasoning_effort"], "low");
+        let bad = Overrides {
+            think: Some("lots".into()),
+            ..Default::default()
+        };
+        let e = resolve(&[], &bad, None, &no_env).unwrap_err();
+        assert!(e.to_string().contains("-think takes one of"), "{e}");
     }
 
     #[test]
