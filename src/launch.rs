@@ -36,6 +36,23 @@ pub struct AcpEntry {
 }
 
 /// Runs mm as the flags say and returns the exit code.
+/// A run that ends before its first request: the reason on stderr and,
+/// for `-p … -json`, the result object on stdout (outcome `error`), so a
+/// script reading stdout learns why. Returns `code`.
+fn early_exit(cli: &Cli, code: i32, msg: &str) -> i32 {
+    eprintln!("mm: {}", crate::untrusted::displayable(msg));
+    if cli.json && cli.prompt.is_some() {
+        let v = serde_json::json!({
+            "outcome": "error",
+            "answer": "",
+            "written": [],
+            "error": msg,
+        });
+        println!("{v}");
+    }
+    code
+}
+
 pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
     kill_children_on_panic();
     if let Some(shell) = &cli.completions {
@@ -147,10 +164,7 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
     }
     let project = match project_config(&root, &cli) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("mm: config error: {}", crate::untrusted::displayable(&e));
-            return 2;
-        }
+        Err(e) => return early_exit(&cli, 2, &format!("config error: {e}")),
     };
     if cli.show_config {
         return show_config(&cli, project.as_ref());
@@ -228,8 +242,7 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
     };
     let (fence, connected) = tokio::join!(fence, startup::connect(&mut settings));
     if let Err(msg) = fence_required(&cli, &settings, &fence) {
-        eprintln!("mm: {msg}");
-        return 2;
+        return early_exit(&cli, 2, &msg.to_string());
     }
     if let Fence::Off(why) = &fence
         && !cli.unfenced
@@ -240,11 +253,11 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
     let connected = match connected {
         Ok(c) => c,
         Err(msg) => {
-            eprintln!("mm: {msg}");
             if cli.acp {
+                eprintln!("mm: {msg}");
                 return (acp.unavailable)(settings, msg.to_string()).await;
             }
-            return 1;
+            return early_exit(&cli, 1, &msg.to_string());
         }
     };
     let rt = Runtime {
@@ -269,11 +282,9 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
         ..
     } = match open_session(&rt, &root, cli.resume.as_deref(), unattended).await {
         Ok(o) => o,
-        Err((code, msg)) => {
-            // It may name files and keys of the workspace's own files.
-            eprintln!("mm: {}", crate::untrusted::displayable(&msg));
-            return code;
-        }
+        // It may name files and keys of the workspace's own files:
+        // shown as text, never raw.
+        Err((code, msg)) => return early_exit(&cli, code, &msg),
     };
     if let Some(prompt) = &cli.prompt {
         let output = if cli.json_stream {
@@ -1034,14 +1045,8 @@ fn read_stdin_prompt() -> Result<String, String> {
 }
 
 fn load_settings(cli: &Cli, project: Option<&config::ProjectConfig>) -> Result<Settings, i32> {
-    let settings =
-        config::load_with(cli.config.as_deref(), project, &cli.overrides()).map_err(|e| {
-            eprintln!(
-                "mm: config error: {}",
-                crate::untrusted::displayable(&e.to_string())
-            );
-            2
-        })?;
+    let settings = config::load_with(cli.config.as_deref(), project, &cli.overrides())
+        .map_err(|e| early_exit(cli, 2, &format!("config error: {e}")))?;
     // Every agent file this one can reach, as it is now: none may be run
     // later if it changed (a model could rewrite one to send a key away).
     crate::tools::asking::pin(&settings.sub_agents);

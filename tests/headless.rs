@@ -99,6 +99,27 @@ fn files_named_in_the_prompt_are_attached_and_count_as_read() {
     assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a + b\n");
 }
 
+/// A run that ends before its first request still prints its JSON
+/// object, with the reason, for a script reading stdout.
+#[test]
+fn json_says_why_a_run_ended_before_its_first_request() {
+    let ws = Workspace::new();
+    ws.write(".mm/config.yaml", "maxTurns: [\n");
+    let out = ws.mm().args(["-p", "hi", "-json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(v["outcome"], "error", "{v}");
+    let why = v["error"].as_str().unwrap();
+    assert!(
+        why.contains("config error") && why.contains("config.yaml"),
+        "{why}"
+    );
+    // Without -json, stdout stays empty.
+    let out = ws.mm().args(["-p", "hi"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).is_empty());
+}
+
 #[test]
 fn a_cut_stream_runs_no_tool_and_fails() {
     let server = Server::start(vec![cut_calls(&[(
