@@ -242,7 +242,7 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
     };
     let (fence, connected) = tokio::join!(fence, startup::connect(&mut settings));
     if let Err(msg) = fence_required(&cli, &settings, &fence) {
-        return early_exit(&cli, 2, &msg.to_string());
+        return early_exit(&cli, 2, &msg);
     }
     if let Fence::Off(why) = &fence
         && !cli.unfenced
