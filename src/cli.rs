@@ -182,7 +182,7 @@ pub struct Cli {
 
     /// Turn off some of the harness's behaviours, to measure each one
     /// (comma-separated: reread, stall, asserts, candidates, refine,
-    /// exit0, evidence, rename, named, best, callers; see docs/small-models.md).
+    /// exit0, evidence, rename, named, best, callers, extract; see docs/small-models.md).
     #[arg(long, value_name = "LIST")]
     pub harness_off: Option<String>,
 

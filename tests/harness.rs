@@ -2803,6 +2803,51 @@ fn a_rename_request_is_done_by_mm_in_every_file_that_uses_the_name() {
 }
 
 #[test]
+fn a_literal_made_a_constant_in_a_new_module_is_done_by_mm() {
+    let server = Server::start(vec![text("TIMEOUT is in settings.py now.")]);
+    let ws = Workspace::new();
+    ws.write(
+        "client.py",
+        "\"\"\"HTTP client.\"\"\"\nimport time\n\n\ndef wait(tries):\n    # 30 seconds each\n    return [30 * t for t in range(tries)] + ['30']\n",
+    );
+    ws.write("server.py", "def serve(loop):\n    loop.run(timeout=30)\n");
+    ws.write(
+        "test_client.py",
+        "from client import wait\nassert wait(2) == [0, 30, '30']\n",
+    );
+    let out = ws.run(
+        &server,
+        "The timeout 30 is hard-coded in client.py and server.py. Add a settings.py with TIMEOUT = 30 and use it instead of the literal in both.",
+        &["-yolo", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("settings.py"), "TIMEOUT = 30\n");
+    assert_eq!(
+        ws.read("client.py"),
+        "\"\"\"HTTP client.\"\"\"\nimport time\nfrom settings import TIMEOUT\n\n\ndef wait(tries):\n    # 30 seconds each\n    return [TIMEOUT * t for t in range(tries)] + ['30']\n"
+    );
+    assert_eq!(
+        ws.read("server.py"),
+        "from settings import TIMEOUT\n\ndef serve(loop):\n    loop.run(timeout=TIMEOUT)\n"
+    );
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.contains("[mm added `TIMEOUT = 30` to settings.py and, in client.py, server.py, replaced every 30"),
+        "{first}"
+    );
+    // Off, the model does it.
+    let server = Server::start(vec![text("Not done.")]);
+    let ws = Workspace::new();
+    ws.write("server.py", "def serve(loop):\n    loop.run(timeout=30)\n");
+    ws.run(
+        &server,
+        "The timeout 30 is hard-coded in server.py. Add a settings.py with TIMEOUT = 30 and use it instead of the literal.",
+        &["-yolo", "-json", "-harness-off", "extract"],
+    );
+    assert!(ws.read("server.py").contains("timeout=30"));
+}
+
+#[test]
 fn a_write_to_another_file_than_the_one_the_request_creates_is_refused() {
     let slug = "def slugify(s):\n    return s.lower().replace(' ', '-')\n";
     let tests = "import unittest\n\nfrom slug import slugify\n\n\nclass T(unittest.TestCase):\n    def test_spaces(self):\n        self.assertEqual(slugify('A B'), 'a-b')\n";
@@ -3259,7 +3304,15 @@ fn whole_format_writes_a_new_file_then_the_named_files_that_use_it() {
     let out = ws.run(
         &server,
         "Add a config.py with WIDTH = 72 and make wrap.py use it instead of the literal.",
-        &["-yolo", "-json", "-edit-format", "whole"],
+        // mm would do this extraction itself: off, to see the format.
+        &[
+            "-yolo",
+            "-json",
+            "-edit-format",
+            "whole",
+            "-harness-off",
+            "extract",
+        ],
     );
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(0), "{err}");

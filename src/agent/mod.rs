@@ -14,6 +14,7 @@ mod candidates;
 mod checkpoints;
 mod compact;
 mod examples;
+mod extract;
 mod focus;
 mod follow;
 pub mod harness;
@@ -666,6 +667,9 @@ impl Agent {
                 found.push_str(&f);
             }
             if let Some(f) = self.mechanical_rename(&mut state, cancel).await {
+                found.push_str(&f);
+            }
+            if let Some(f) = self.mechanical_extract(&mut state, cancel).await {
                 found.push_str(&f);
             }
             if let Some(f) = self.focused_change(&mut state, cancel).await {

@@ -260,7 +260,7 @@ pub struct AgentFile {
     pub harness: Option<bool>,
     /// Harness behaviours turned off one by one, to measure each
     /// (`reread`, `stall`, `asserts`, `candidates`, `refine`, `exit0`,
-    /// `evidence`, `rename`, `named`, `best`, `callers`).
+    /// `evidence`, `rename`, `named`, `best`, `callers`, `extract`).
     pub harness_off: Option<Vec<String>>,
     /// How an edit task's change is asked for: `tools` (default) or
     /// `whole` (each named file in full, as text).

@@ -115,10 +115,12 @@ pub enum Behaviour {
     /// A change asked for file by file brings the files that call what
     /// changed.
     Callers,
+    /// A hard-coded literal made a constant in a new module by mm itself.
+    Extract,
 }
 
 impl Behaviour {
-    pub const ALL: [Behaviour; 11] = [
+    pub const ALL: [Behaviour; 12] = [
         Behaviour::Reread,
         Behaviour::Stall,
         Behaviour::Asserts,
@@ -130,6 +132,7 @@ impl Behaviour {
         Behaviour::Named,
         Behaviour::Best,
         Behaviour::Callers,
+        Behaviour::Extract,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -145,6 +148,7 @@ impl Behaviour {
             Behaviour::Named => "named",
             Behaviour::Best => "best",
             Behaviour::Callers => "callers",
+            Behaviour::Extract => "extract",
         }
     }
 
