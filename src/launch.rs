@@ -211,7 +211,7 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
             }
         };
         let fenced = !cli.unfenced && Fence::detect().await.is_on();
-        show_prompt(&settings, &root, unattended, fenced, cli.json);
+        show_prompt(&settings, &root, unattended, fenced, cli.json, cli.no_net);
         return 0;
     }
     let tui = cli.tui || (settings.ui == config::file::Ui::Tui && !cli.repl && !cli.acp);
@@ -1091,6 +1091,7 @@ fn show_prompt(
     unattended: bool,
     fenced: bool,
     json: bool,
+    no_net: bool,
 ) {
     // What was cut or left out of the instructions, as a run says it.
     if settings.bash_tool || settings.edit_tools {
@@ -1100,16 +1101,18 @@ fn show_prompt(
             eprintln!("mm: {}", crate::untrusted::displayable(&note));
         }
     }
+    let skills = crate::skills::for_session(settings, root).0;
     let system = prompt::system_prompt(
         settings,
         &prompt::PromptEnv {
             root,
             unattended,
             fenced,
-            skills: &crate::skills::for_session(settings, root).0,
+            skills: &skills,
         },
     );
-    let specs = tools::specs(ToolSet {
+    // The tools a session offers, in the order it offers them.
+    let mut specs = tools::specs(ToolSet {
         bash: settings.bash_tool,
         edit: settings.edit_tools,
         write: settings.sandbox != crate::config::SandboxMode::ReadOnly,
@@ -1118,6 +1121,27 @@ fn show_prompt(
             .iter()
             .any(|s| s.enabled && crate::lsp::find_program(&s.command).is_some()),
     });
+    if !settings.sub_agents.is_empty() {
+        specs.push(tools::ask::spec(&settings.sub_agents));
+    }
+    if !skills.is_empty() {
+        specs.push(crate::skills::spec());
+    }
+    if settings.bash_tool || settings.edit_tools {
+        let taken: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();
+        match tools::custom::load(root, &taken) {
+            Ok(custom) => specs.extend(custom.iter().map(tools::custom::CommandTool::spec)),
+            Err(e) => eprintln!("mm: {}", crate::untrusted::displayable(&e)),
+        }
+    }
+    if settings.fetch_content && !no_net && (settings.edit_tools || settings.bash_tool) {
+        specs.push(tools::fetch::spec());
+    }
+    let mcp: Vec<&str> = settings
+        .mcp_servers
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
     let messages = [Message::system(system.clone()), Message::user("")];
     let rf = settings.structured.as_ref().map(|s| {
         serde_json::json!({
@@ -1148,11 +1172,19 @@ fn show_prompt(
             );
         }
     }
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_ref()).collect();
     eprintln!(
-        "mm: first request {size} bytes (system prompt {} bytes, {} tools)",
+        "mm: first request {size} bytes (system prompt {} bytes, {} tools: {})",
         system.len(),
-        specs.len()
+        specs.len(),
+        names.join(", ")
     );
+    if !mcp.is_empty() && (settings.bash_tool || settings.edit_tools) {
+        eprintln!(
+            "mm: and the tools of the MCP servers {}, which a session starts (not counted here)",
+            crate::untrusted::displayable(&mcp.join(", "))
+        );
+    }
 }
 
 /// `mm doctor`: every check, one table, exit 1 when one failed.

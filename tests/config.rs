@@ -38,6 +38,13 @@ fn the_go_mm_agent_files_load_unchanged() {
         "{}",
         stdout(&bob)
     );
+    // Every tool the request carries is counted and named, the agents it
+    // may ask too.
+    assert!(
+        stderr(&bob).contains("tools: read_file,") && stderr(&bob).contains(", ask_agent"),
+        "{}",
+        stderr(&bob)
+    );
     let countries = ws
         .mm()
         .args(["-show-prompt", "agent.countries.yaml"])
