@@ -1137,11 +1137,7 @@ fn show_prompt(
     if settings.fetch_content && !no_net && (settings.edit_tools || settings.bash_tool) {
         specs.push(tools::fetch::spec());
     }
-    let mcp: Vec<&str> = settings
-        .mcp_servers
-        .iter()
-        .map(|(n, _)| n.as_str())
-        .collect();
+    let mcp: Vec<&str> = settings.mcp_servers.keys().map(String::as_str).collect();
     let messages = [Message::system(system.clone()), Message::user("")];
     let rf = settings.structured.as_ref().map(|s| {
         serde_json::json!({
