@@ -98,8 +98,8 @@ pub struct Cli {
     #[arg(long, value_name = "MODE", value_parser = sandbox_values())]
     pub sandbox: Option<SandboxMode>,
 
-    /// Never ask, and run every command inside the fence (same as -sandbox auto): the mode for unattended runs.
-    #[arg(long, conflicts_with_all = ["yolo", "sandbox"])]
+    /// Never ask, and run every command inside the fence (same as -sandbox auto): the mode for unattended runs. -yes (the Go agent's) means the same.
+    #[arg(long, visible_alias = "yes", conflicts_with_all = ["yolo", "sandbox"])]
     pub auto: bool,
 
     /// Full access and never ask, commands outside the fence (same as -sandbox full).
@@ -487,6 +487,8 @@ mod tests {
         assert!(Cli::try_parse_args(v(&["-mgpt-4", "-p", "hi"])).is_err());
         let c = Cli::try_parse_args(v(&["-m", "gpt-4", "-q", "-p", "hi"])).unwrap();
         assert_eq!(c.model.as_deref(), Some("gpt-4"));
+        // The Go agent's -yes is -auto: never asked, inside the fence.
+        assert!(Cli::try_parse_args(v(&["-p", "hi", "-yes"])).unwrap().auto);
         // mingo's flags.
         let c = Cli::try_parse_args(v(&[
             "-max-tokens",

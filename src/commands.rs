@@ -1,6 +1,7 @@
 //! Custom slash commands: `.mm/commands/NAME.md` (the repository's) and
 //! `~/.config/mm/commands/NAME.md` (personal; the repository's shadows
-//! it). Front matter: `description`, optional `model` and `allowedTools`;
+//! it), and the Go agent's `.agent/commands/` and `~/.agent/commands/`
+//! after each. Front matter: `description`, optional `model` and `allowedTools`;
 //! the body is the prompt, with `$ARGUMENTS` (all that follows the
 //! command) and `$1`…`$9` (its words) replaced. A built-in command of the
 //! same name always wins (`slash::Slash`).
@@ -133,25 +134,39 @@ fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Command>, warnings: &
 }
 
 /// The repository's commands, then the personal ones it does not shadow.
-pub fn load(root: &Path, personal: Option<&Path>) -> (Vec<Command>, Vec<String>) {
+/// The repository's (`.mm/commands`, then the Go agent's
+/// `.agent/commands`), then the personal folders' in order, each shadowing
+/// the same name further on.
+pub fn load(root: &Path, personal: &[PathBuf]) -> (Vec<Command>, Vec<String>) {
     let (mut found, mut warnings) = (Vec::new(), Vec::new());
-    scan(
-        &root.join(".mm").join("commands"),
-        Some(root),
-        &mut found,
-        &mut warnings,
-    );
-    if let Some(p) = personal {
+    for dir in [".mm", ".agent"] {
+        scan(
+            &root.join(dir).join("commands"),
+            Some(root),
+            &mut found,
+            &mut warnings,
+        );
+    }
+    for p in personal {
         scan(p, None, &mut found, &mut warnings);
     }
     found.sort_by(|a, b| a.name.cmp(&b.name));
     (found, warnings)
 }
 
-/// The commands of a session in `root`.
+/// The commands of a session in `root`: personal ones from
+/// `~/.config/mm/commands`, then the Go agent's `~/.agent/commands`.
 pub fn for_session(root: &Path) -> (Vec<Command>, Vec<String>) {
-    let personal = crate::config::user_config_dir().map(|d| d.join("commands"));
-    load(root, personal.as_deref())
+    let personal: Vec<PathBuf> = crate::config::user_config_dir()
+        .map(|d| d.join("commands"))
+        .into_iter()
+        .chain(
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".agent").join("commands")),
+        )
+        .collect();
+    load(root, &personal)
 }
 
 /// The prompt a command sends for `args`.
@@ -239,9 +254,23 @@ mod tests {
         );
         write(personal.join("diff.md"), "Shadowed by the built-in.\n");
         write(personal.join("bad.md"), "---\nmodle: x\n---\nBody\n");
-        let (cmds, warnings) = load(&root, Some(&personal));
+        // The Go agent's folders: after ours, shadowed by them.
+        write(root.join(".agent/commands/review.md"), "Go review.\n");
+        write(
+            root.join(".agent/commands/migrate.md"),
+            "Migrate $ARGUMENTS.\n",
+        );
+        let go_personal = t.path().join("go-personal");
+        write(go_personal.join("fixup.md"), "Go fixup.\n");
+        write(go_personal.join("tidy.md"), "Tidy up.\n");
+        let (cmds, warnings) = load(&root, &[personal, go_personal]);
         let names: Vec<&str> = cmds.iter().map(|c| c.name.as_str()).collect();
-        assert_eq!(names, ["fixup", "review"]);
+        assert_eq!(names, ["fixup", "migrate", "review", "tidy"]);
+        assert_eq!(cmds[1].body, "Migrate $ARGUMENTS.");
+        let cmds: Vec<Command> = cmds
+            .into_iter()
+            .filter(|c| c.name == "fixup" || c.name == "review")
+            .collect();
         assert_eq!(cmds[1].description, "Review a file");
         assert_eq!(
             cmds[1].allowed_tools,

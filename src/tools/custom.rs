@@ -87,19 +87,26 @@ fn check(m: &Manifest, taken: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
-/// The manifests in the workspace's `.mm/tools/`, sorted by name. `taken`
+/// The manifests in the workspace's `.mm/tools/` and `.agent/tools/`,
+/// sorted by name in each. `taken`
 /// holds the names already in use (the built-in tools).
 pub fn load(root: &Path, taken: &[&str]) -> Result<Vec<CommandTool>, String> {
-    let dir = root.join(".mm").join("tools");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Ok(Vec::new());
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+    let mut files: Vec<PathBuf> = Vec::new();
+    // Ours, then the Go agent's `.agent/tools/` where ours has no file of
+    // that name.
+    for dir in [".mm", ".agent"] {
+        let Ok(entries) = std::fs::read_dir(root.join(dir).join("tools")) else {
+            continue;
+        };
+        let mut found: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .filter(|p| !files.iter().any(|f| f.file_name() == p.file_name()))
+            .collect();
+        found.sort();
+        files.extend(found);
+    }
     let mut tools: Vec<CommandTool> = Vec::new();
     for file in files {
         let shown = file
@@ -264,5 +271,40 @@ mod tests {
         .ok();
         let err = load(dir.path(), &[]).unwrap_err();
         assert!(err.contains("parameters.n.type"), "{err}");
+    }
+
+    #[test]
+    fn the_go_agents_manifests_load_after_ours() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let ours = dir.path().join(".mm/tools");
+        let go = dir.path().join(".agent/tools");
+        std::fs::create_dir_all(&ours).ok();
+        std::fs::create_dir_all(&go).ok();
+        std::fs::write(
+            ours.join("status.json"),
+            r#"{"name": "status", "description": "ours", "command": ["true"]}"#,
+        )
+        .ok();
+        std::fs::write(
+            go.join("status.json"),
+            r#"{"name": "status", "description": "theirs", "command": ["true"]}"#,
+        )
+        .ok();
+        std::fs::write(
+            go.join("deploy_status.json"),
+            r#"{"name": "deploy_status", "description": "Check a deploy.", "command": ["sh", "x.sh"],
+               "parameters": {"service": {"type": "string", "required": true}}, "read_only": true, "timeout_sec": 60}"#,
+        )
+        .ok();
+        let tools = load(dir.path(), &[]).unwrap_or_else(|e| panic!("{e}"));
+        let names: Vec<(&str, &str)> = tools
+            .iter()
+            .map(|t| (t.manifest.name.as_str(), t.manifest.description.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            [("status", "ours"), ("deploy_status", "Check a deploy.")]
+        );
+        assert!(tools[1].manifest.read_only);
     }
 }
