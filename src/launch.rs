@@ -194,6 +194,9 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
             eprintln!("mm: {note}");
         }
     }
+    for note in &settings.notes {
+        eprintln!("mm: {}", crate::untrusted::displayable(note));
+    }
     let inert = settings.inert_keys();
     if !inert.is_empty() {
         eprintln!(
@@ -1393,6 +1396,15 @@ fn ask_trust(shown: &str, keys: &[&str]) -> bool {
 /// and the layer it comes from; the flags last.
 fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) -> i32 {
     let mut layers: Vec<(String, String, Vec<&str>)> = Vec::new();
+    // The Go agent's config, its keys as it names them.
+    if let Some(p) = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| std::path::PathBuf::from(h).join(".agent/config.json"))
+        .filter(|p| p.is_file())
+        && let Ok(t) = crate::paths::read_small_text(&p)
+    {
+        layers.push((p.display().to_string(), t, Vec::new()));
+    }
     if let Some(p) = config::user_config_dir().map(|d| d.join("config.yaml"))
         && p.is_file()
     {
@@ -1426,6 +1438,9 @@ fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) -> i32 {
         Ok(s) => s,
         Err(code) => return code,
     };
+    for note in &settings.notes {
+        eprintln!("mm: {}", crate::untrusted::displayable(note));
+    }
     let mut out = String::from("layers, lowest first:\n  defaults\n");
     let mut keys: Vec<(String, String, String)> = Vec::new();
     for (name, text, left_out) in &layers {

@@ -16,6 +16,50 @@ fn compat(ws: &Workspace) {
     }
 }
 
+/// The Go agent's `~/.agent/config.json` is a layer below ours, its keys
+/// mapped, the ones mm does not use named.
+#[test]
+fn the_go_agents_config_json_is_read_below_ours() {
+    let ws = Workspace::new();
+    let dir = ws.home.path().join(".agent");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"url": "http://127.0.0.1:1235", "model": "gemma-12b", "command_timeout_sec": 45, "compact_tokens": 9000}"#,
+    )
+    .unwrap();
+    let out = ws.mm().arg("-show-config").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let shown = stdout(&out);
+    assert!(
+        shown.contains("baseUrl       http://127.0.0.1:1235/v1"),
+        "{shown}"
+    );
+    assert!(shown.contains("model         gemma-12b"), "{shown}");
+    assert!(
+        stderr(&out).contains("compact_tokens not used by mm"),
+        "{}",
+        stderr(&out)
+    );
+    // Ours wins over it.
+    ws.write(".mm/config.yaml", "model: qwen\n");
+    let out = ws.mm().args(["-show-config", "-trust"]).output().unwrap();
+    assert!(
+        stdout(&out).contains("model         qwen"),
+        "{}",
+        stdout(&out)
+    );
+    // A broken file is named with its line and column.
+    std::fs::write(dir.join("config.json"), "{\n  \"url\": ,\n}").unwrap();
+    let out = ws.mm().arg("-show-config").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(".agent/config.json:2:"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn the_go_mm_agent_files_load_unchanged() {
     let ws = Workspace::new();

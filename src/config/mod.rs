@@ -186,6 +186,9 @@ fn behaviours_off(flag: Option<&str>, key: Option<&[String]>) -> Result<Vec<Beha
 /// The resolved settings of one agent.
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// What loading said that is worth a line at start (keys of the Go
+    /// agent's config that mm does not use).
+    pub notes: Vec<String>,
     /// The provider name as the user wrote it (`llmman`, `local`, ...).
     pub provider: String,
     pub provider_info: ProviderInfo,
@@ -357,6 +360,23 @@ pub fn load_with(
     flags: &Overrides,
 ) -> Result<Settings, ConfigError> {
     let mut layers: Vec<(Option<PathBuf>, AgentFile)> = Vec::new();
+    // The Go agent's own config, below ours.
+    let mut notes = Vec::new();
+    if let Some(path) = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(|h| PathBuf::from(h).join(".agent").join("config.json"))
+        .filter(|p| p.is_file())
+    {
+        let (file, unused) = go_agent_layer(&path)?;
+        if !unused.is_empty() {
+            notes.push(format!(
+                "{}: {} not used by mm",
+                path.display(),
+                unused.join(", ")
+            ));
+        }
+        layers.push((Some(path), file));
+    }
     if let Some(dir) = user_config_dir() {
         let path = dir.join("config.yaml");
         if path.is_file() {
@@ -380,6 +400,7 @@ pub fn load_with(
     let mut settings = resolve(&layers, flags, agent_file, &|name: &str| {
         std::env::var(name).ok()
     })?;
+    settings.notes = notes;
     // The last layer that declares `structuredOutput` gives it, and its
     // errors' places.
     if let Some((path, decl)) = layers.iter().rev().find_map(|(p, l)| {
@@ -394,6 +415,57 @@ pub fn load_with(
         settings.harness = false;
     }
     Ok(settings)
+}
+
+/// The Go agent's `~/.agent/config.json` as a layer: its keys as mm's
+/// (`url` → `baseUrl`, `/v1` added; `model`; `command_timeout_sec` →
+/// `bashTimeout`; `verify_command` → `verify`; `mcp_servers`; `aux_model`;
+/// `notify_sec` → `notifyAfter`), and the names of those mm has no use
+/// for.
+pub fn go_agent_layer(path: &Path) -> Result<(AgentFile, Vec<String>), ConfigError> {
+    use serde_json::{Value, json};
+    let text = crate::paths::read_small_text(path).map_err(|e| ConfigError {
+        file: path.to_path_buf(),
+        position: None,
+        message: e.to_string(),
+    })?;
+    let go: serde_json::Map<String, Value> =
+        serde_json::from_str(&text).map_err(|e| ConfigError {
+            file: path.to_path_buf(),
+            position: Some((e.line() as u64, e.column() as u64)),
+            message: e.to_string(),
+        })?;
+    let mut ours = serde_json::Map::new();
+    let mut unused = Vec::new();
+    let seconds = |v: &Value| v.as_u64().map(|n| json!(format!("{n}s")));
+    for (key, value) in go {
+        let mapped = match key.as_str() {
+            "url" => value.as_str().map(|u| {
+                let u = u.trim_end_matches('/');
+                let u = if u.ends_with("/v1") {
+                    u.to_string()
+                } else {
+                    format!("{u}/v1")
+                };
+                ("baseUrl", json!(u))
+            }),
+            "model" => Some(("model", value)),
+            "command_timeout_sec" => seconds(&value).map(|v| ("bashTimeout", v)),
+            "verify_command" => Some(("verify", value)),
+            "mcp_servers" => Some(("mcpServers", value)),
+            "aux_model" => Some(("auxModel", value)),
+            "notify_sec" => seconds(&value).map(|v| ("notifyAfter", v)),
+            _ => None,
+        };
+        match mapped {
+            Some((k, v)) => {
+                ours.insert(k.to_string(), v);
+            }
+            None => unused.push(key),
+        }
+    }
+    let file = AgentFile::parse(path, &Value::Object(ours).to_string())?;
+    Ok((file, unused))
 }
 
 /// Compiles `structuredOutput`; an error names its place in the YAML file.
@@ -673,6 +745,7 @@ pub fn resolve(
     }
 
     Ok(Settings {
+        notes: Vec::new(),
         provider,
         provider_info,
         model,
