@@ -391,7 +391,21 @@ pub fn symlink_checked(target: &Path, path: &Path) -> std::io::Result<()> {
 
 /// The largest ignore file a walk reads: a sparse `.gitignore` of 6 GB
 /// was read as one line.
-const MAX_IGNORE_FILE: u64 = 1 << 20;
+const MAX_IGNORE_FILE: u64 = 256 << 10;
+/// The most bytes of ignore files a walk keeps compiled at once, along one
+/// path (the walker holds the matchers of every folder above the one it
+/// is in; a pattern costs it over a hundred times its bytes).
+const MAX_IGNORE_PATH: u64 = 512 << 10;
+
+/// The bytes of the ignore files a walk reads in `dir`.
+fn ignore_bytes(dir: &Path) -> u64 {
+    [".gitignore", ".ignore"]
+        .iter()
+        .filter_map(|n| std::fs::symlink_metadata(dir.join(n)).ok())
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.len())
+        .sum()
+}
 
 /// The ignore files a directory walk reads in `dir`: when one is not a
 /// regular file (a FIFO, a link) or is too big, reading it would block
@@ -417,17 +431,33 @@ fn special_ignore_file(dir: &Path) -> bool {
 /// instead, when it is a regular file of bounded size.
 pub fn walk(base: &Path) -> ignore::WalkBuilder {
     let mut b = ignore::WalkBuilder::new(base);
+    let above: u64 = base.ancestors().skip(1).map(ignore_bytes).sum();
+    let start = base.to_path_buf();
     b.hidden(false)
         .require_git(false)
         .git_exclude(false)
-        .filter_entry(|e| {
+        .filter_entry(move |e| {
             let n = e.file_name();
             if n == ".git" || n == ".mm" {
                 return false;
             }
-            !(e.file_type().is_some_and(|t| t.is_dir()) && special_ignore_file(e.path()))
+            if !e.file_type().is_some_and(|t| t.is_dir()) {
+                return true;
+            }
+            if special_ignore_file(e.path()) {
+                return false;
+            }
+            // Ignore files along the path, together, within bounds: a
+            // folder that would pass them is not entered.
+            let along: u64 = e
+                .path()
+                .ancestors()
+                .take_while(|a| a.starts_with(&start))
+                .map(ignore_bytes)
+                .sum();
+            above + along <= MAX_IGNORE_PATH
         });
-    if base.ancestors().any(special_ignore_file) {
+    if above > MAX_IGNORE_PATH || base.ancestors().any(special_ignore_file) {
         b.git_ignore(false).ignore(false).parents(false);
         return b;
     }
@@ -656,8 +686,16 @@ pub fn read_refusal(root: &Path, r: &Resolved) -> Option<String> {
 /// approved sees [`redact_git_config`]'s copy of it instead.
 pub fn git_secret_reason(rel: &str, abs: &Path, git: Option<&Path>) -> Option<String> {
     let parts: Vec<&str> = rel.split('/').collect();
-    // Objects are compressed and the index is binary: no text to look at.
-    if parts.contains(&"objects") || parts.last() == Some(&"index") {
+    // A git dir's objects are compressed and its index is binary: no text
+    // to look at. (A folder that happens to be named `objects` is not
+    // that: `objects/.git/config` is a repository's config.)
+    let git_objects = abs.ancestors().skip(1).take(parts.len()).any(|a| {
+        a.file_name() == Some(std::ffi::OsStr::new("objects"))
+            && a.parent().is_some_and(|g| {
+                g.file_name() == Some(std::ffi::OsStr::new(".git")) || is_git_dir(g)
+            })
+    });
+    if git_objects || parts.last() == Some(&"index") {
         return None;
     }
     let in_git = parts.contains(&".git")
@@ -1504,6 +1542,16 @@ mod tests {
         assert_eq!(git_secret_reason(".git/config", &config, None), None);
         std::fs::write(&config, text).unwrap();
         assert!(git_secret_reason(".git/config", &config, None).is_some());
+        // A repository inside a folder that is merely named `objects`.
+        std::fs::create_dir_all(d.path().join("objects/.git")).unwrap();
+        let nested = d.path().join("objects/.git/config");
+        std::fs::write(&nested, text).unwrap();
+        assert!(git_secret_reason("objects/.git/config", &nested, None).is_some());
+        // A git dir's own objects are not text.
+        std::fs::create_dir_all(d.path().join(".git/objects/ab")).unwrap();
+        let obj = d.path().join(".git/objects/ab/cd");
+        std::fs::write(&obj, text).unwrap();
+        assert_eq!(git_secret_reason(".git/objects/ab/cd", &obj, None), None);
         // Only git's own config files are read for it.
         std::fs::write(d.path().join("config"), text).unwrap();
         assert_eq!(
@@ -1765,8 +1813,29 @@ mod tests {
         assert!(seen.contains(&"sub/a.txt".to_string()), "{seen:?}");
     }
 
+    /// Red-team round 26: nested ignore files of 1 MiB each, each under
+    /// the cap, took 2.2 GB compiled at depth 12 (the walker keeps every
+    /// folder's above it). Past 512 KiB along a path, a folder is not
+    /// entered.
+    #[test]
+    fn a_walk_bounds_the_ignore_files_along_a_path() {
+        let (_d, root) = root();
+        let mut dir = root.clone();
+        let big = "x\n".repeat(100 << 10);
+        for k in 0..4 {
+            dir = dir.join(format!("d{k}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(".gitignore"), &big).unwrap();
+            std::fs::write(dir.join("f.txt"), "").unwrap();
+        }
+        let seen = walked(&root);
+        // 200 KiB, 400 KiB: entered; 600 KiB: not.
+        assert!(seen.contains(&"d0/d1/f.txt".to_string()), "{seen:?}");
+        assert!(!seen.iter().any(|p| p.starts_with("d0/d1/d2")), "{seen:?}");
+    }
+
     /// Red-team round 24: a sparse `.gitignore` of 6 GB was read as one
-    /// line. A folder with an ignore file over 1 MiB is not walked into.
+    /// line. A folder with an ignore file over 256 KiB is not walked into.
     #[test]
     fn a_walk_does_not_read_a_huge_ignore_file() {
         let (_d, root) = root();

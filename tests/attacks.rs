@@ -262,6 +262,8 @@ fn set_up(case: &Case, pl: &Places) {
             "fifo" => {
                 let at = pl.ws.join(arg);
                 std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+                // In place of a file git made (an index, info/exclude).
+                let _ = std::fs::remove_file(&at);
                 let ok = std::process::Command::new("mkfifo")
                     .arg(&at)
                     .status()

@@ -240,6 +240,10 @@ pub struct RepoFacts {
 /// (the git command line may still open it, and nothing could be said
 /// of its settings).
 pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
+    // Before libgit2 opens anything: it opens git's files blocking.
+    if let Some(why) = blocking_file(dir) {
+        return Err(GitError::Other(why));
+    }
     let repo = match Repository::discover(dir) {
         Ok(r) => r,
         Err(e) if dir.ancestors().any(looks_like_git) => return Err(e.into()),
@@ -370,6 +374,159 @@ fn control_text(path: &Path) -> Result<Option<String>> {
     }
 }
 
+/// What a path is when it is something git would wait on forever if it
+/// opened it: a FIFO, a socket or a device (a link followed). None for a
+/// regular file, a folder, or nothing.
+fn blocking_kind(p: &Path) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::symlink_metadata(p).ok()?;
+    let t = std::fs::metadata(p).ok()?.file_type();
+    if t.is_file() || t.is_dir() {
+        None
+    } else if t.is_fifo() {
+        Some("a FIFO")
+    } else if t.is_socket() {
+        Some("a socket")
+    } else {
+        Some("a device")
+    }
+}
+
+/// The first file of git dir `g` that git or libgit2 opens when it uses
+/// the repository and that would block them: its control files, its
+/// loose refs, its pack and info files (at most `MAX` entries looked at).
+fn blocking_control_file(g: &Path) -> Option<PathBuf> {
+    const FILES: &[&str] = &[
+        "HEAD",
+        "config",
+        "config.worktree",
+        "index",
+        "packed-refs",
+        "commondir",
+        "gitdir",
+        "shallow",
+        "FETCH_HEAD",
+        "ORIG_HEAD",
+        "MERGE_HEAD",
+        "CHERRY_PICK_HEAD",
+        "REVERT_HEAD",
+        "info/exclude",
+        "info/grafts",
+        "info/attributes",
+        "info/sparse-checkout",
+        "info/refs",
+    ];
+    const MAX: usize = 20_000;
+    if let Some(f) = FILES
+        .iter()
+        .map(|f| g.join(f))
+        .find(|p| blocking_kind(p).is_some())
+    {
+        return Some(f);
+    }
+    let mut seen = 0;
+    let mut stack: Vec<PathBuf> = ["refs", "objects/info", "objects/pack", "worktrees"]
+        .iter()
+        .map(|d| g.join(d))
+        .collect();
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            seen += 1;
+            if seen > MAX {
+                return None;
+            }
+            let p = e.path();
+            match e.file_type() {
+                Ok(t) if t.is_dir() => stack.push(p),
+                _ if blocking_kind(&p).is_some() => return Some(p),
+                _ => {}
+            }
+        }
+    }
+    None
+}
+
+/// Why git (or libgit2) would wait forever on the repository it finds
+/// from `dir`: a file of a git dir on the way up (the one git settles on
+/// and every one it looks at before) that is a FIFO, a socket or a
+/// device, or a link to one. None when there is none.
+pub fn blocking_file(dir: &Path) -> Option<String> {
+    let say = |p: &Path| {
+        format!(
+            "the repository's {} is {}, which git would wait on forever",
+            p.display(),
+            blocking_kind(p).unwrap_or("not a regular file")
+        )
+    };
+    for d in dir.ancestors() {
+        let dot = d.join(".git");
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        match std::fs::metadata(&dot) {
+            Ok(m) if m.is_dir() => dirs.push(dot),
+            Ok(m) if m.is_file() => {
+                if let Some(t) = small_text(&dot)
+                    && let Some(g) = git_line(&t).strip_prefix("gitdir: ")
+                {
+                    dirs.push(d.join(g));
+                }
+            }
+            _ => {}
+        }
+        dirs.push(d.to_path_buf());
+        for g in dirs {
+            let laid_out = ["HEAD", "objects", "refs", "commondir"]
+                .iter()
+                .any(|f| std::fs::symlink_metadata(g.join(f)).is_ok());
+            if !laid_out {
+                continue;
+            }
+            if let Some(p) = blocking_control_file(&g) {
+                return Some(say(&p));
+            }
+            if let Some(c) = small_text(&g.join("commondir"))
+                && let Some(p) = blocking_control_file(&g.join(git_line(&c)))
+            {
+                return Some(say(&p));
+            }
+            if is_git_directory(&g) {
+                return None;
+            }
+        }
+    }
+    None
+}
+
+/// A work-tree file git reads on its own (`.gitignore` in any folder,
+/// `.gitattributes`, `.mailmap`, `.gitmodules`) that would block it, under
+/// `workdir` (at most `MAX` entries looked at; git dirs passed over).
+pub fn blocking_worktree_file(workdir: &Path) -> Option<String> {
+    const MAX: usize = 200_000;
+    const NAMES: &[&str] = &[".gitignore", ".gitattributes", ".mailmap", ".gitmodules"];
+    let walk = ignore::WalkBuilder::new(workdir)
+        .standard_filters(false)
+        .follow_links(false)
+        .filter_entry(|e| e.depth() == 0 || e.file_name() != ".git")
+        .build();
+    for (n, e) in walk.flatten().enumerate() {
+        if n > MAX {
+            return None;
+        }
+        let name = e.file_name().to_string_lossy();
+        if NAMES.contains(&name.as_ref())
+            && let Some(kind) = blocking_kind(e.path())
+        {
+            return Some(format!(
+                "{} is {kind}, which git would wait on forever",
+                e.path().display()
+            ));
+        }
+    }
+    None
+}
+
 /// A file of git's as git takes its value: the trailing line ends (`\n`,
 /// `\r`) dropped, nothing else.
 fn git_line(text: &str) -> &str {
@@ -407,7 +564,15 @@ fn is_git_directory(g: &Path) -> bool {
     let common = small_text(&g.join("commondir"))
         .map(|c| g.join(git_line(&c)))
         .unwrap_or_else(|| g.to_path_buf());
-    if !common.join("objects").is_dir() || !common.join("refs").is_dir() {
+    // git asks `access(X_OK)` of them: a folder, or an executable file
+    // (which libgit2 passes over: the two then mean different
+    // repositories, and the gate refuses).
+    let searchable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(p)
+            .is_ok_and(|m| m.is_dir() || (m.is_file() && m.permissions().mode() & 0o111 != 0))
+    };
+    if !searchable(&common.join("objects")) || !searchable(&common.join("refs")) {
         return false;
     }
     let head = g.join("HEAD");
@@ -459,6 +624,19 @@ impl Store {
     /// Like `open`, with shadow repositories kept under `shadows`.
     pub fn open_in(root: &Path, session: &str, shadows: &Path) -> Result<Store> {
         let root = std::fs::canonicalize(root).map_err(io_err(root))?;
+        // A repository with a file that would block libgit2 (a FIFO for
+        // `packed-refs`) is not opened: checkpoints go to a shadow one.
+        if blocking_file(&root).is_some() {
+            let found = git_would_open(&root).unwrap_or_else(|| root.join(".git"));
+            return Self::finish_open(
+                Self::open_shadow(&root, shadows)?,
+                root,
+                session,
+                shadows,
+                true,
+                Some(found),
+            );
+        }
         let (repo, shadow, passed_over) = match Repository::discover(&root) {
             Ok(r) if !r.is_bare() && r.workdir().is_some() && owns(&r, &root) => (r, false, None),
             Ok(r) => {
@@ -467,6 +645,17 @@ impl Store {
             }
             Err(_) => (Self::open_shadow(&root, shadows)?, true, None),
         };
+        Self::finish_open(repo, root, session, shadows, shadow, passed_over)
+    }
+
+    fn finish_open(
+        repo: Repository,
+        root: PathBuf,
+        session: &str,
+        shadows: &Path,
+        shadow: bool,
+        passed_over: Option<PathBuf>,
+    ) -> Result<Store> {
         let workdir = repo
             .workdir()
             .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf()))

@@ -757,6 +757,26 @@ fn the_gate_inspects_the_repository_git_itself_would_use() {
             Err(e) => assert!(*name != "sound", "{name}: {e}"),
         }
     }
+    // `objects` and `refs` as executable files: git's `access(X_OK)`
+    // passes them, libgit2 does not. mm follows git, and the gate, whose
+    // libgit2 looked elsewhere, refuses.
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let g = root.join("execs/.git");
+        std::fs::create_dir_all(&g).unwrap();
+        std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        for f in ["objects", "refs"] {
+            std::fs::write(g.join(f), "").unwrap();
+            std::fs::set_permissions(g.join(f), std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let sub = root.join("execs");
+        let real = git(&sub, &["rev-parse", "--absolute-git-dir"]);
+        assert_eq!(
+            std::fs::canonicalize(git_would_open(&sub).unwrap()).unwrap(),
+            std::path::PathBuf::from(real.trim())
+        );
+        assert!(inspect(&sub).is_err());
+    }
     std::fs::write(root.join("garbage/.git/HEAD"), "0123").unwrap();
     assert_eq!(
         git_would_open(&root.join("garbage")),

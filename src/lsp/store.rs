@@ -48,6 +48,22 @@ const MAX_FILES: usize = 5_000;
 const MAX_ITEMS: usize = 500;
 const MAX_MESSAGE: usize = 2_048;
 const MAX_RELATED: usize = 8;
+/// A related note whose location's URI is longer than this is dropped.
+const MAX_URI: usize = 1_024;
+/// The bytes of text kept over all files together (the caps above alone
+/// multiply to tens of gigabytes).
+const MAX_BYTES: usize = 32 << 20;
+
+/// About how many bytes a kept diagnostic holds.
+fn weight(d: &Diagnostic) -> usize {
+    let related: usize = d
+        .related_information
+        .iter()
+        .flatten()
+        .map(|r| r.message.len() + r.location.uri.as_str().len())
+        .sum();
+    d.message.len() + related + 64
+}
 
 /// `text` cut to `max` bytes at a character boundary.
 fn cut(text: &mut String, max: usize) {
@@ -67,6 +83,7 @@ fn bounded(mut d: Diagnostic) -> Diagnostic {
     cut(&mut d.message, MAX_MESSAGE);
     d.data = None;
     if let Some(related) = d.related_information.as_mut() {
+        related.retain(|r| r.location.uri.as_str().len() <= MAX_URI);
         related.truncate(MAX_RELATED);
         for r in related {
             cut(&mut r.message, MAX_MESSAGE);
@@ -83,6 +100,8 @@ fn bounded(mut d: Diagnostic) -> Diagnostic {
 
 pub struct DiagStore {
     files: Mutex<HashMap<PathBuf, FileDiags>>,
+    /// The bytes the kept diagnostics hold, over all files.
+    bytes: Mutex<usize>,
     /// Counts every report, for waiters.
     tick: watch::Sender<u64>,
 }
@@ -91,6 +110,7 @@ impl Default for DiagStore {
     fn default() -> Self {
         Self {
             files: Mutex::new(HashMap::new()),
+            bytes: Mutex::new(0),
             tick: watch::channel(0).0,
         }
     }
@@ -114,7 +134,24 @@ impl DiagStore {
             let f = files.entry(path).or_default();
             f.generation += 1;
             f.version = version;
-            f.items = items.into_iter().take(MAX_ITEMS).map(bounded).collect();
+            let Ok(mut bytes) = self.bytes.lock() else {
+                return FileDiags::default();
+            };
+            let old: usize = f.items.iter().map(weight).sum();
+            let mut room = MAX_BYTES.saturating_sub(bytes.saturating_sub(old));
+            f.items = items
+                .into_iter()
+                .take(MAX_ITEMS)
+                .map(bounded)
+                .take_while(|d| {
+                    let w = weight(d);
+                    let fits = w <= room;
+                    room = room.saturating_sub(w);
+                    fits
+                })
+                .collect();
+            let new: usize = f.items.iter().map(weight).sum();
+            *bytes = bytes.saturating_sub(old) + new;
             f.clone()
         };
         self.tick.send_modify(|n| *n += 1);
@@ -149,7 +186,11 @@ impl DiagStore {
     pub fn clear(&self, paths: &[PathBuf]) {
         if let Ok(mut f) = self.files.lock() {
             for p in paths {
-                f.remove(p);
+                if let Some(gone) = f.remove(p)
+                    && let Ok(mut bytes) = self.bytes.lock()
+                {
+                    *bytes = bytes.saturating_sub(gone.items.iter().map(weight).sum());
+                }
             }
         }
     }
@@ -246,6 +287,45 @@ mod tests {
             vec![diag(1, DiagnosticSeverity::ERROR, "boom")],
         );
         assert_eq!(again.items.len(), 1);
+    }
+
+    /// Red-team round 26: the per-file caps multiplied to ~45 GB. All the
+    /// files together keep at most `MAX_BYTES`, and a file that clears
+    /// its report gives its room back.
+    #[test]
+    fn all_files_together_stay_within_a_byte_budget() {
+        let store = DiagStore::default();
+        let big = "y".repeat(4096);
+        let full = || -> Vec<Diagnostic> {
+            (0..MAX_ITEMS as u32)
+                .map(|i| diag(i, DiagnosticSeverity::ERROR, &big))
+                .collect()
+        };
+        for i in 0..200 {
+            store.publish(PathBuf::from(format!("/w/f{i}.py")), None, full());
+        }
+        let kept: usize = store
+            .files
+            .lock()
+            .unwrap()
+            .values()
+            .flat_map(|f| f.items.iter().map(weight))
+            .sum();
+        assert!(kept <= MAX_BYTES, "{kept}");
+        assert_eq!(kept, *store.bytes.lock().unwrap());
+        assert!(
+            store
+                .publish(PathBuf::from("/w/late.py"), None, full())
+                .items
+                .is_empty()
+        );
+        store.publish(PathBuf::from("/w/f0.py"), None, vec![]);
+        assert!(
+            !store
+                .publish(PathBuf::from("/w/late.py"), None, full())
+                .items
+                .is_empty()
+        );
     }
 
     #[tokio::test]

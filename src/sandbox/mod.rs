@@ -734,6 +734,11 @@ impl Sandbox {
                     w.display()
                 ));
             }
+            // A `.gitignore` or `.mailmap` that is a FIFO: `git status`
+            // and `git log` would wait on it until their time runs out.
+            if let Some(why) = crate::git::blocking_worktree_file(&w) {
+                return Err(why);
+            }
         }
         // A repository that reads objects or refs from elsewhere shows
         // what lies there.
@@ -917,7 +922,12 @@ fn unsafe_setting(name: &str, value: &str) -> bool {
     let sub = parts.len() >= 3;
     match first {
         "alias" | "filter" | "pager" | "include" | "includeif" | "trace2" | "mailmap" => true,
-        "diff" => name == "diff.external" || (sub && matches!(last, "textconv" | "command")),
+        // `diff.orderFile` names a file git reads (a FIFO there blocks it).
+        "diff" => {
+            name == "diff.external"
+                || name == "diff.orderfile"
+                || (sub && matches!(last, "textconv" | "command"))
+        }
         "merge" => sub && last == "driver",
         "difftool" | "mergetool" => matches!(last, "cmd" | "path"),
         "submodule" => last == "update",
@@ -933,7 +943,7 @@ fn unsafe_setting(name: &str, value: &str) -> bool {
         "blame" => last == "ignorerevsfile",
         "commit" => last == "template",
         "credential" => last == "helper",
-        "gpg" => last == "program",
+        "gpg" => matches!(last, "program" | "allowedsignersfile"),
         "sequence" => last == "editor",
         "interactive" => last == "difffilter",
         "uploadpack" => last == "packobjectshook",
