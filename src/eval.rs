@@ -90,10 +90,57 @@ pub struct Case {
     pub dir: PathBuf,
     pub file: CaseFile,
     pub half: Half,
+    /// What is copied into the work tree: the case's `files/`, or for a
+    /// case of the Go agent's `evals.json`, the project it runs in.
+    pub files: PathBuf,
+}
+
+/// One case of the Go agent's `evals.json` (a JSON array of these).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GoCase {
+    name: String,
+    prompt: String,
+    check: String,
+}
+
+/// The Go agent's eval file: each case runs in a copy of `project` (its
+/// `.git` and `.mm` left out, made a repository of its own).
+fn load_go_cases(path: &Path, project: &Path) -> Result<Vec<Case>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let list: Vec<GoCase> = serde_json::from_str(&text)
+        .map_err(|e| format!("{}:{}:{}: {e}", path.display(), e.line(), e.column()))?;
+    if list.is_empty() {
+        return Err(format!("{}: no case in it", path.display()));
+    }
+    Ok(list
+        .into_iter()
+        .map(|g| Case {
+            half: Half::of(&g.name, false),
+            name: g.name,
+            dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            files: project.to_path_buf(),
+            file: CaseFile {
+                prompt: g.prompt,
+                check: g.check,
+                class: None,
+                setup: None,
+                sandbox: None,
+                max_rounds: None,
+                timeout: None,
+                git: true,
+                tuned: false,
+            },
+        })
+        .collect())
 }
 
 /// Reads one case folder, or every case folder inside `path`.
 pub fn load_cases(path: &Path) -> Result<Vec<Case>, String> {
+    if path.is_file() && path.extension().is_some_and(|e| e == "json") {
+        let project = std::env::current_dir().map_err(|e| format!("the current folder: {e}"))?;
+        return load_go_cases(path, &project);
+    }
     let one = path.join("case.yaml");
     if one.is_file() {
         return Ok(vec![load_case(path)?]);
@@ -135,6 +182,7 @@ fn load_case(dir: &Path) -> Result<Case, String> {
         half: Half::of(&name, file.tuned),
         name,
         dir: dir.to_path_buf(),
+        files: dir.join("files"),
         file,
     })
 }
@@ -641,7 +689,7 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
 /// whose hooks and config mm's own commit would run.
 async fn prepare(case: &Case, work: &Path, fenced: bool) -> Result<(), String> {
     std::fs::create_dir_all(work).map_err(|e| format!("{}: {e}", work.display()))?;
-    let files = case.dir.join("files");
+    let files = case.files.clone();
     // `files` is a folder of the case, not a link to one elsewhere (a
     // case's `files -> ~/.config/gh` put the home's token in the work tree).
     if std::fs::symlink_metadata(&files).is_ok_and(|m| m.file_type().is_symlink()) {
@@ -759,8 +807,10 @@ async fn shell(script: &str, cwd: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Re
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
-        // The case's own `.git` (hooks, config) never comes along.
-        if entry.file_name() == ".git" {
+        // The case's own `.git` (hooks, config) never comes along, nor a
+        // project's `.mm` (its sessions and traces).
+        if entry.file_name() == ".git" || (entry.file_name() == ".mm" && from.join(".git").exists())
+        {
             continue;
         }
         let target = to.join(entry.file_name());
@@ -800,6 +850,35 @@ mod tests {
         .unwrap();
         let e = load_cases(dir.path()).err().unwrap();
         assert!(e.contains("case.yaml:3:"), "{e}");
+    }
+
+    /// The Go agent's `evals.json`: each case runs in a copy of the
+    /// project, without its `.git` and `.mm`.
+    #[tokio::test]
+    async fn the_go_agents_eval_file_runs_in_a_copy_of_the_project() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().join("proj");
+        std::fs::create_dir_all(project.join(".git")).unwrap();
+        std::fs::create_dir_all(project.join(".mm/sessions")).unwrap();
+        std::fs::write(project.join("calc.py"), "x = 1\n").unwrap();
+        let file = dir.path().join("evals.json");
+        std::fs::write(
+            &file,
+            r#"[{"name": "fix-add", "prompt": "fix add", "check": "grep -q 'x = 1' calc.py"}]"#,
+        )
+        .unwrap();
+        let cases = load_go_cases(&file, &project).unwrap();
+        assert_eq!(cases.len(), 1);
+        assert_eq!(cases[0].name, "fix-add");
+        let work = dir.path().join("work");
+        prepare(&cases[0], &work, false).await.unwrap();
+        assert!(work.join("calc.py").is_file() && work.join(".git").is_dir());
+        assert!(!work.join(".mm").exists());
+        let answer = dir.path().join("answer.txt");
+        assert!(check(&cases[0], &work, &answer, "", false).await);
+        std::fs::write(&file, r#"[{"name": "x", "prompt": "p"}]"#).unwrap();
+        let e = load_go_cases(&file, &project).err().unwrap();
+        assert!(e.contains("evals.json:1:") && e.contains("check"), "{e}");
     }
 
     #[tokio::test]
