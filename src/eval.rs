@@ -113,6 +113,23 @@ fn load_go_cases(path: &Path, project: &Path) -> Result<Vec<Case>, String> {
     if list.is_empty() {
         return Err(format!("{}: no case in it", path.display()));
     }
+    // A name becomes a folder of the run: letters, digits, `-`, `_`, `.`
+    // only (`../x` or `/home/x` would put the run, and its clean-up,
+    // elsewhere).
+    if let Some(bad) = list.iter().find(|g| {
+        g.name.is_empty()
+            || g.name.starts_with('.')
+            || !g
+                .name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    }) {
+        return Err(format!(
+            "{}: case name {:?}: a name is letters, digits, -, _ and . (not first)",
+            path.display(),
+            bad.name
+        ));
+    }
     Ok(list
         .into_iter()
         .map(|g| Case {
@@ -593,6 +610,19 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
     let slot = base.join(format!("{}-{n}", case.name));
     let work = slot.join("work");
     let mut r = RunResult::default();
+    // The run's folder is one folder of the eval's own, whatever the name.
+    if slot.parent() != Some(base)
+        || slot
+            .file_name()
+            .is_none_or(|f| f.to_string_lossy().starts_with('.'))
+    {
+        r.outcome = "refused".into();
+        r.note = Some(format!(
+            "the case name {:?} is not a folder name",
+            case.name
+        ));
+        return r;
+    }
     let fenced = !(cli.yolo || cli.unfenced);
     // A case may not take its runs out of the fence by itself: `full`
     // needs the eval's own `-yolo` or `-sandbox full`.
@@ -876,6 +906,15 @@ mod tests {
         assert!(!work.join(".mm").exists());
         let answer = dir.path().join("answer.txt");
         assert!(check(&cases[0], &work, &answer, "", false).await);
+        for name in ["../x", "/tmp/x", "a/b", ".x", ""] {
+            std::fs::write(
+                &file,
+                format!(r#"[{{"name": {name:?}, "prompt": "p", "check": "true"}}]"#),
+            )
+            .unwrap();
+            let e = load_go_cases(&file, &project).err().unwrap();
+            assert!(e.contains("case name"), "{name}: {e}");
+        }
         std::fs::write(&file, r#"[{"name": "x", "prompt": "p"}]"#).unwrap();
         let e = load_go_cases(&file, &project).err().unwrap();
         assert!(e.contains("evals.json:1:") && e.contains("check"), "{e}");

@@ -48,7 +48,8 @@ fn early_exit(cli: &Cli, code: i32, msg: &str) -> i32 {
             "written": [],
             "error": msg,
         });
-        println!("{v}");
+        // C1 controls and bidi marks as escapes, as every JSON line is.
+        println!("{}", crate::untrusted::json_line(&v));
     }
     code
 }

@@ -569,6 +569,15 @@ pub fn reserved_reason(rel: &str, write: bool) -> Option<String> {
     if parts.contains(&".mm") {
         return Some(".mm/ is mm's own folder: the file tools do not write it".into());
     }
+    // The Go agent's tools and commands load as mm's own: as `.mm/`.
+    if parts
+        .windows(2)
+        .any(|w| w[0] == ".agent" && matches!(w[1], "tools" | "commands"))
+    {
+        return Some(format!(
+            "{rel} is a tool or command mm loads (the Go agent's .agent/): the file tools do not write it"
+        ));
+    }
     if rel.split('/').any(|c| c == ".git") {
         return Some(format!(
             "{rel} is inside a .git folder: the file tools do not write git's internals"
@@ -1511,6 +1520,10 @@ mod tests {
             assert!(reserved_reason(private, false).is_some(), "{private}");
         }
         assert!(reserved_reason(".mm/commands/x.md", false).is_none());
+        assert!(reserved_reason(".agent/tools/t.json", true).is_some());
+        assert!(reserved_reason("sub/.agent/commands/c.md", true).is_some());
+        assert!(reserved_reason(".agent/notes.md", true).is_none());
+        assert!(reserved_reason(".agent/tools/t.json", false).is_none());
         assert!(reserved_reason("sub/.mmx/sessions/x", true).is_none());
         assert!(reserved_reason(".git/config", false).is_none());
         assert!(reserved_reason("src/main.rs", true).is_none());

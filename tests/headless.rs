@@ -118,6 +118,21 @@ fn json_says_why_a_run_ended_before_its_first_request() {
     let out = ws.mm().args(["-p", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stdout(&out).is_empty());
+    // What the reason quotes of the workspace reaches stdout escaped
+    // (red-team round 27: C1 controls and bidi marks came through raw).
+    std::fs::remove_file(ws.path().join(".mm/config.yaml")).unwrap();
+    ws.write(
+        ".agent/tools/x.json",
+        "{\"name\": \"x\", \"description\": \"d\", \"command\": [\"true\"], \"parameters\": {\"\u{9b}2J\u{202e}\": {\"type\": \"list\"}}}",
+    );
+    let out = ws.mm().args(["-p", "hi", "-json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let raw = stdout(&out);
+    assert!(raw.contains("\"outcome\":\"error\""), "{raw}");
+    assert!(
+        !raw.contains('\u{9b}') && !raw.contains('\u{202e}'),
+        "{raw:?}"
+    );
 }
 
 #[test]

@@ -285,6 +285,9 @@ impl Agent {
                 .await
             {
                 changed.push(path.clone());
+            } else if *path == x.home {
+                // The module first: without it, no file may import it.
+                return None;
             }
         }
         if changed.is_empty() {

@@ -392,43 +392,15 @@ fn blocking_kind(p: &Path) -> Option<&'static str> {
     }
 }
 
-/// The first file of git dir `g` that git or libgit2 opens when it uses
-/// the repository and that would block them: its control files, its
-/// loose refs, its pack and info files (at most `MAX` entries looked at).
-fn blocking_control_file(g: &Path) -> Option<PathBuf> {
-    const FILES: &[&str] = &[
-        "HEAD",
-        "config",
-        "config.worktree",
-        "index",
-        "packed-refs",
-        "commondir",
-        "gitdir",
-        "shallow",
-        "FETCH_HEAD",
-        "ORIG_HEAD",
-        "MERGE_HEAD",
-        "CHERRY_PICK_HEAD",
-        "REVERT_HEAD",
-        "info/exclude",
-        "info/grafts",
-        "info/attributes",
-        "info/sparse-checkout",
-        "info/refs",
-    ];
-    const MAX: usize = 20_000;
-    if let Some(f) = FILES
-        .iter()
-        .map(|f| g.join(f))
-        .find(|p| blocking_kind(p).is_some())
-    {
-        return Some(f);
-    }
+/// The first file in git dir `g` that would block git or libgit2 when
+/// they open it (a FIFO, a socket, a device, a link to one): every file
+/// of the git dir is looked at, loose objects, logs and state folders
+/// included, since git opens many. More than `MAX` entries: that, as a
+/// reason of its own (a budget that ran out says so; it does not pass).
+fn blocking_control_file(g: &Path) -> Option<(PathBuf, &'static str)> {
+    const MAX: usize = 200_000;
     let mut seen = 0;
-    let mut stack: Vec<PathBuf> = ["refs", "objects/info", "objects/pack", "worktrees"]
-        .iter()
-        .map(|d| g.join(d))
-        .collect();
+    let mut stack: Vec<PathBuf> = vec![g.to_path_buf()];
     while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
@@ -436,13 +408,16 @@ fn blocking_control_file(g: &Path) -> Option<PathBuf> {
         for e in entries.flatten() {
             seen += 1;
             if seen > MAX {
-                return None;
+                return Some((g.to_path_buf(), "more files than mm looks through"));
             }
             let p = e.path();
             match e.file_type() {
                 Ok(t) if t.is_dir() => stack.push(p),
-                _ if blocking_kind(&p).is_some() => return Some(p),
-                _ => {}
+                _ => {
+                    if let Some(kind) = blocking_kind(&p) {
+                        return Some((p, kind));
+                    }
+                }
             }
         }
     }
@@ -454,11 +429,10 @@ fn blocking_control_file(g: &Path) -> Option<PathBuf> {
 /// and every one it looks at before) that is a FIFO, a socket or a
 /// device, or a link to one. None when there is none.
 pub fn blocking_file(dir: &Path) -> Option<String> {
-    let say = |p: &Path| {
+    let say = |(p, kind): (PathBuf, &str)| {
         format!(
-            "the repository's {} is {}, which git would wait on forever",
-            p.display(),
-            blocking_kind(p).unwrap_or("not a regular file")
+            "the repository's {} is {kind}, which git would wait on forever (or mm cannot tell)",
+            p.display()
         )
     };
     for d in dir.ancestors() {
@@ -483,13 +457,13 @@ pub fn blocking_file(dir: &Path) -> Option<String> {
             if !laid_out {
                 continue;
             }
-            if let Some(p) = blocking_control_file(&g) {
-                return Some(say(&p));
+            if let Some(found) = blocking_control_file(&g) {
+                return Some(say(found));
             }
             if let Some(c) = small_text(&g.join("commondir"))
-                && let Some(p) = blocking_control_file(&g.join(git_line(&c)))
+                && let Some(found) = blocking_control_file(&g.join(git_line(&c)))
             {
-                return Some(say(&p));
+                return Some(say(found));
             }
             if is_git_directory(&g) {
                 return None;
@@ -499,32 +473,84 @@ pub fn blocking_file(dir: &Path) -> Option<String> {
     None
 }
 
-/// A work-tree file git reads on its own (`.gitignore` in any folder,
-/// `.gitattributes`, `.mailmap`, `.gitmodules`) that would block it, under
-/// `workdir` (at most `MAX` entries looked at; git dirs passed over).
+/// A work-tree file git reads on its own (`.gitignore` in the folders it
+/// goes into, `.gitattributes`, `.mailmap`, `.gitmodules`) that would
+/// block it, under `workdir`. The walk goes where git goes (what the
+/// ignore files leave out is passed over) and reads no ignore file that
+/// would block; more than `MAX` entries is a reason of its own.
 pub fn blocking_worktree_file(workdir: &Path) -> Option<String> {
+    use std::sync::{Arc, Mutex};
     const MAX: usize = 200_000;
-    const NAMES: &[&str] = &[".gitignore", ".gitattributes", ".mailmap", ".gitmodules"];
-    let walk = ignore::WalkBuilder::new(workdir)
-        .standard_filters(false)
-        .follow_links(false)
-        .filter_entry(|e| e.depth() == 0 || e.file_name() != ".git")
-        .build();
-    for (n, e) in walk.flatten().enumerate() {
-        if n > MAX {
-            return None;
-        }
-        let name = e.file_name().to_string_lossy();
-        if NAMES.contains(&name.as_ref())
-            && let Some(kind) = blocking_kind(e.path())
-        {
-            return Some(format!(
-                "{} is {kind}, which git would wait on forever",
-                e.path().display()
-            ));
+    const NAMES: &[&str] = &[
+        ".gitignore",
+        ".gitattributes",
+        ".mailmap",
+        ".gitmodules",
+        ".ignore",
+    ];
+    let say = |p: &Path, kind: &str| {
+        format!(
+            "{} is {kind}: git would wait on it forever, or mm cannot check it",
+            p.display()
+        )
+    };
+    for n in NAMES {
+        let p = workdir.join(n);
+        if let Some(kind) = blocking_kind(&p) {
+            return Some(say(&p, kind));
         }
     }
-    None
+    let found: Arc<Mutex<Option<String>>> = Arc::new(Mutex::new(None));
+    let seen = found.clone();
+    let walk = ignore::WalkBuilder::new(workdir)
+        .hidden(false)
+        .require_git(false)
+        .git_exclude(false)
+        .parents(false)
+        .follow_links(false)
+        .filter_entry(move |e| {
+            if e.depth() > 0 && e.file_name() == ".git" {
+                return false;
+            }
+            let p = e.path();
+            let dir = e.file_type().is_some_and(|t| t.is_dir());
+            let bad = if dir {
+                // Looked at before the walker reads them; one too big to
+                // compile is not read either (and not passed over).
+                NAMES.iter().find_map(|n| {
+                    let f = p.join(n);
+                    blocking_kind(&f).map(|k| (f.clone(), k)).or_else(|| {
+                        std::fs::symlink_metadata(&f)
+                            .is_ok_and(|m| m.len() > 256 << 10)
+                            .then_some((f, "over 256 KiB"))
+                    })
+                })
+            } else {
+                None
+            };
+            match bad {
+                Some((f, kind)) => {
+                    if let Ok(mut s) = seen.lock() {
+                        s.get_or_insert_with(|| say(&f, kind));
+                    }
+                    false
+                }
+                None => true,
+            }
+        })
+        .build();
+    for (n, _) in walk.enumerate() {
+        if n > MAX {
+            return Some(format!(
+                "{} holds more files than mm looks through for what would block git",
+                workdir.display()
+            ));
+        }
+        if found.lock().is_ok_and(|f| f.is_some()) {
+            break;
+        }
+    }
+    found.lock().ok().and_then(|f| f.clone())
 }
 
 /// A file of git's as git takes its value: the trailing line ends (`\n`,

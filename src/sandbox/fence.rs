@@ -1515,6 +1515,13 @@ fn protected(root: &Path, approved: bool) -> Vec<(PathBuf, bool)> {
     if real(&mm) {
         out.push((mm, false));
     }
+    // The Go agent's tools and commands, which mm loads as its own.
+    for dir in [".agent/tools", ".agent/commands"] {
+        let d = root.join(dir);
+        if real(&d) {
+            out.push((d, false));
+        }
+    }
     out
 }
 

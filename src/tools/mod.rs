@@ -546,14 +546,27 @@ async fn run_command_tool(
                 }
             },
             SandboxMode::Workspace => {
+                let file = tool
+                    .file
+                    .strip_prefix(sandbox.root())
+                    .unwrap_or(&tool.file)
+                    .display()
+                    .to_string();
+                // "Always" holds for this tool running this program: a
+                // manifest changed since (its command swapped by code
+                // that ran in the fence) asks again, resumed or not.
+                let what = crate::git::blob_id(tool.manifest.command.join("\0").as_bytes());
                 let asked = ask_tool(
                     env,
                     ctx,
                     name,
                     shown.clone(),
-                    format!("the command tool {name} (.mm/tools/{name}.json)"),
+                    format!(
+                        "the command tool {name} ({})",
+                        crate::untrusted::displayable(&file)
+                    ),
                     format!("the tool {name}"),
-                    &format!("tool:{name}"),
+                    &format!("tool:{name}:{}", &what[..what.len().min(12)]),
                 )
                 .await;
                 match asked {
