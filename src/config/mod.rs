@@ -424,7 +424,8 @@ pub fn load_with(
 /// for.
 pub fn go_agent_layer(path: &Path) -> Result<(AgentFile, Vec<String>), ConfigError> {
     use serde_json::{Value, json};
-    let text = crate::paths::read_small_text(path).map_err(|e| ConfigError {
+    // The user's own file, as `config.yaml` is read.
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
         file: path.to_path_buf(),
         position: None,
         message: e.to_string(),
