@@ -20,6 +20,8 @@ fn a_conversation_with_approvals_and_multi_line_input() {
         call("c4", "bash", json!({"command": "mkdir -p out/four"})),
         text("Made three and four."),
         text("Two lines received."),
+        call("c5", "bash", json!({"command": "mkdir -p out/five"})),
+        text("Made five."),
     ]);
     let ws = Workspace::new();
     for f in ["one.txt", "two.txt"] {
@@ -74,6 +76,17 @@ fn a_conversation_with_approvals_and_multi_line_input() {
     let last = server.requests().last().unwrap().clone();
     let msgs = last["messages"].as_array().unwrap();
     assert_eq!(msgs.last().unwrap()["content"], "first line\nsecond line");
+
+    // "Always" holds for the session it was given in: after /new, the
+    // same kind of command asks again.
+    t.send("/new\r");
+    t.expect("new session");
+    t.expect("› ");
+    t.send("make five\r");
+    t.expect("run `mkdir -p out/five`?");
+    t.send("y\r");
+    t.expect("Made five.");
+    assert_eq!(t.screen().matches("allow?").count(), 4);
 
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);

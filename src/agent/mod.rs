@@ -446,16 +446,15 @@ impl Agent {
 
     /// Starts a new session log and forgets the conversation (`/new`).
     pub fn new_session(&mut self) -> Result<(), SessionError> {
-        let mut log = SessionLog::create(
+        let log = SessionLog::create(
             self.tools.sandbox.root(),
             &self.settings.provider,
             &self.model,
         )?;
-        // "Always" answers hold for the process: the new log says so, so a
-        // resume of it has them too. What the old session made is its own.
-        for key in self.tools.sandbox.remembered() {
-            log.append(&Record::Always { key })?;
-        }
+        // "Always" answers hold for the session they were given in: a new
+        // session asks again (a grant given by a stray key in the old one
+        // let the next session's edits through unasked).
+        self.tools.sandbox.forget_always();
         self.log = log;
         self.ok_calls.clear();
         self.last_check = None;

@@ -33,6 +33,9 @@ use crate::slash::Slash;
 pub(super) const TYPING: Duration = Duration::from_secs(1);
 /// …until the keyboard has been quiet this long.
 pub(super) const GUARD: Duration = Duration::from_millis(600);
+/// How long after a key typed into a message an approval on screen takes
+/// no answer (the keys go to the composer).
+pub(super) const TYPING_GUARD: Duration = Duration::from_millis(1500);
 /// Two Ctrl-C within this time quit.
 pub(super) const DOUBLE_PRESS: Duration = Duration::from_millis(1500);
 /// How long a message stays in the status bar.

@@ -8,7 +8,7 @@ use std::time::Instant;
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
-use super::app::{App, DOUBLE_PRESS, Focus, GUARD, Queued};
+use super::app::{App, DOUBLE_PRESS, Focus, Queued, TYPING_GUARD};
 use super::component::{Effect, Handled};
 use super::keymap::{ApprovalAction, ComposerAction, GlobalAction, Key, KeyCodeKey};
 use super::panes::composer::Popup;
@@ -211,9 +211,14 @@ impl App {
 
     fn approval_key(&mut self, ev: KeyEvent, key: Key) {
         if self.approval_guard.is_some_and(|t| Instant::now() < t) {
-            // Still typing: nothing answers until a short pause.
-            self.approval_guard = Some(Instant::now() + GUARD);
-            self.flash("an approval opened while you typed: read it, then answer");
+            // Still typing: what is typed goes to the composer, and nothing
+            // answers the approval until a pause.
+            self.approval_guard = Some(Instant::now() + TYPING_GUARD);
+            if plain_char(&ev).is_some() || matches!(ev.code, KeyCode::Backspace | KeyCode::Enter) {
+                self.focus = Focus::Composer;
+                self.composer_key(ev, key);
+            }
+            self.flash("typing: the approval waits; answer it after a pause");
             return;
         }
         self.approval_guard = None;
@@ -254,6 +259,15 @@ impl App {
             None => {
                 if self.keymap.lookup::<GlobalAction>(key) == Some(GlobalAction::Cancel) {
                     self.global(GlobalAction::Cancel);
+                } else if plain_char(&ev).is_some() {
+                    // A key that answers nothing (`/`, a letter of a word)
+                    // starts a message: it and the keys right after it go
+                    // to the composer, so the `a` of `/stats` is never
+                    // taken for "always".
+                    self.approval_guard = Some(Instant::now() + TYPING_GUARD);
+                    self.focus = Focus::Composer;
+                    self.composer_key(ev, key);
+                    self.flash("typing: the approval waits; answer it after a pause");
                 }
             }
         }
