@@ -426,7 +426,18 @@ pub fn is_question(prompt: &str) -> bool {
     static POLITE: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
         bytes_regex(r"(?i)(?-u:\b)(can|could|would|will)\s+you(?-u:\b)(?-u:[^.?!\n]){0,60}?(?-u:\b)(fix|add|change|rename|implement|update|write|create|make|refactor|move|remove|delete|replace|correct|repair|extract|split|convert|finish|complete)(?-u:\b)").ok()
     });
+    // "… Do not change any file.": whatever else it says, nothing is to
+    // be written (not "do not change the tests", which is a fix's limit).
+    static NO_CHANGE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r"\b(?:do not|don't|dont|never)\s+(?:change|modify|edit|touch|write)\s+(?:any|anything|a single)\b|\bwithout\s+(?:changing|modifying|editing|touching)\s+(?:any|anything)\b").ok()
+    });
     let p = prompt.trim();
+    if NO_CHANGE
+        .as_ref()
+        .is_some_and(|r| r.is_match(&p.to_lowercase()))
+    {
+        return true;
+    }
     if holds_any(p, &["you"]) && POLITE.as_ref().is_some_and(|r| r.is_match(p.as_bytes())) {
         return false;
     }
@@ -2125,6 +2136,17 @@ mod tests {
             "It blows up. Can you reproduce it, find out why and fix it?"
         ));
         assert!(is_question("Can you tell me what parse returns?"));
+        // A request that forbids every change is a question, whatever its
+        // first word; one that only spares the tests is not.
+        assert!(is_question(
+            "In one sentence: what does total() return? Do not change any file."
+        ));
+        assert!(is_question(
+            "Look at app.py and explain it, without changing anything."
+        ));
+        assert!(!is_question(
+            "Fix the bug in a.py. Do not change the tests."
+        ));
         assert!(is_question("What does `python3 a.py` print?"));
     }
 
