@@ -182,6 +182,52 @@ fn edits_wait_for_approval_and_show_their_diff() {
     assert_eq!(t.exit_code(), 0);
 }
 
+/// The newcomer trial of 2026-12-06: rejecting a change with "fix the
+/// test" made the model change the test, and mm refused it (the request
+/// was to make the tests pass). The user's words when rejecting count.
+#[test]
+fn a_rejection_that_asks_for_the_test_lets_the_test_change() {
+    let server = Server::start(vec![
+        call("c0", "read_file", json!({"path": "calc.py"})),
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "return a + b", "replacement": "return a + b + 1"}),
+        ),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "test_calc.py", "old_string": "== 6", "replacement": "== 5"}),
+        ),
+        text("The test expected the wrong sum; fixed it."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a + b\n");
+    ws.write(
+        "test_calc.py",
+        "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertTrue(add(2, 3) == 6)\n",
+    );
+    // No candidates of mm's own: the script is the model's turn alone.
+    ws.write(".mm/config.yaml", "candidates: 0\n");
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url, "-unfenced"]);
+    t.expect("› ");
+    t.send("The tests in test_calc.py fail. Make them pass.\r");
+    // Unfenced, the test run asks first.
+    t.expect("allow?");
+    t.send("a\r");
+    t.expect("change calc.py");
+    t.expect("allow?");
+    t.send("n add is right; fix the test\r");
+    t.expect("change test_calc.py");
+    t.expect("allow?");
+    t.send("y\r");
+    t.expect("fixed it.");
+    assert!(ws.read("test_calc.py").contains("== 5"));
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}
+
 #[test]
 fn typing_ahead_does_not_answer_an_approval() {
     // The call streams slowly: the user types "yes" while it comes, before

@@ -2376,6 +2376,14 @@ impl Agent {
             st.written.push(change.path.clone());
         }
         st.declined |= out.declined;
+        if out.declined
+            && let Some((_, reason)) = out
+                .text
+                .strip_prefix("the user rejected this change to ")
+                .and_then(|t| t.split_once(": "))
+        {
+            st.user_said.push(reason.to_string());
+        }
         if let Some(change) = &out.change {
             if out.approved {
                 st.approved.insert(change.path.clone());
@@ -2509,6 +2517,11 @@ impl Agent {
                 self.harness_on()
                     && st.wants_tests
                     && !harness::asks_for_tests(&st.prompt)
+                    // The user, rejecting a change, asked for the tests.
+                    && !st
+                        .user_said
+                        .iter()
+                        .any(|r| crate::patterns::has_word(r, &["test", "tests"]))
                     && harness::is_test_file(p)
                     && self.tools.sandbox.root().join(p).is_file()
             });
@@ -2796,6 +2809,9 @@ struct TurnState {
     /// A person said no to a call this turn (or nobody could be asked):
     /// an ending with nothing written is theirs, not a stall.
     declined: bool,
+    /// What the user said when rejecting a change: their words count as
+    /// much as the request's ("fix the test" lets the test change).
+    user_said: Vec<String>,
     /// The round the turn is in.
     round: u32,
     /// What candidate changes came to this turn ("3 candidates tried, the
