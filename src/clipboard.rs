@@ -130,17 +130,23 @@ pub enum Copied {
 }
 
 impl Copied {
-    /// For a status line: "copied 1.2 KB to the clipboard".
-    pub fn describe(&self, what: &str, bytes: usize) -> String {
+    /// For a status line, short enough for one: "copied 12 lines (1.2 KB)
+    /// of the answer". Through the terminal it is "sent": whether the
+    /// terminal (or tmux) puts it on a clipboard, mm cannot see.
+    pub fn describe(&self, what: &str, lines: usize, bytes: usize) -> String {
         let size = if bytes >= 1024 {
             format!("{:.1} KB", bytes as f64 / 1024.0)
         } else {
             format!("{bytes} bytes")
         };
+        let amount = format!(
+            "{lines} line{} ({size}) of {what}",
+            if lines == 1 { "" } else { "s" }
+        );
         match self {
-            Copied::System => format!("copied {what} ({size}) to the clipboard"),
+            Copied::System => format!("copied {amount}"),
             Copied::Terminal { mux, cut } => format!(
-                "copied {what} ({size}) through the terminal (OSC 52{}){}",
+                "sent {amount} to the terminal (OSC 52{}){}",
                 match mux {
                     Mux::None => "",
                     Mux::Tmux => ", via tmux",
@@ -152,10 +158,7 @@ impl Copied {
                     String::new()
                 }
             ),
-            Copied::File(p) => format!(
-                "no clipboard here: {what} ({size}) written to {}",
-                p.display()
-            ),
+            Copied::File(p) => format!("no clipboard here: {amount} written to {}", p.display()),
         }
     }
 }
@@ -343,7 +346,7 @@ mod tests {
             "the answer"
         );
         assert!(sink.is_empty());
-        assert!(got.describe("the last answer", 10).contains("copied.md"));
+        assert!(got.describe("the last answer", 1, 10).contains("copied.md"));
     }
 
     #[test]
@@ -368,8 +371,8 @@ mod tests {
             b"\x1b]52;c;aGk=\x07\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\"
         );
         assert_eq!(
-            got.describe("the last answer", 2),
-            "copied the last answer (2 bytes) through the terminal (OSC 52, via tmux)"
+            got.describe("the last answer", 1, 2),
+            "sent 1 line (2 bytes) of the last answer to the terminal (OSC 52, via tmux)"
         );
     }
 

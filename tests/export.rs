@@ -25,8 +25,10 @@ fn copy_goes_through_the_terminal_and_export_writes_the_session() {
     t.send("/copy\r");
     let b64 = base64::engine::general_purpose::STANDARD.encode(ANSWER);
     t.expect(&format!("\x1b]52;c;{b64}\x07"));
+    let n = ANSWER.lines().count();
     t.expect(&format!(
-        "copied the last answer ({} bytes) through the terminal (OSC 52)",
+        "sent {n} line{} ({} bytes) of the last answer to the terminal (OSC 52)",
+        if n == 1 { "" } else { "s" },
         ANSWER.len()
     ));
     t.send("/copy 2\r");
@@ -194,7 +196,7 @@ fn with_a_display_copy_uses_the_system_clipboard() {
     t.send("say it\r");
     t.expect("Copied from mm.");
     t.send("/copy\r");
-    t.expect("copied the last answer (15 bytes) to the clipboard");
+    t.expect("copied 1 line (15 bytes) of the last answer");
     let got = std::process::Command::new("xclip")
         .args(["-o", "-selection", "clipboard"])
         .env("DISPLAY", &display)
@@ -220,7 +222,7 @@ fn a_display_that_does_not_answer_falls_back_to_the_terminal_at_once() {
     t.expect("Copied from mm.");
     let start = std::time::Instant::now();
     t.send("/copy\r");
-    t.expect("copied the last answer (15 bytes) through the terminal");
+    t.expect("sent 1 line (15 bytes) of the last answer to the terminal");
     assert!(
         start.elapsed() < std::time::Duration::from_secs(5),
         "took {:?}",

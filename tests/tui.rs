@@ -838,9 +838,12 @@ fn a_copy_is_confirmed_in_the_status_bar() {
     s.keys("what is the answer?\r");
     s.wait_for("The answer is forty-two.");
     s.keys("/copy\r");
-    s.wait_for("copied the last answer");
+    s.wait_for("of the last answer to the terminal");
     let screen = s.text();
-    assert!(screen.contains("through the terminal (OSC 52)"), "{screen}");
+    assert!(
+        screen.contains("sent 1 line (24 bytes) of the last answer to the terminal (OSC 52)"),
+        "{screen}"
+    );
     let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();
     use base64::Engine;
     let sent = base64::engine::general_purpose::STANDARD.encode("The answer is forty-two.");

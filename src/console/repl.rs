@@ -388,7 +388,10 @@ fn copy(root: &std::path::Path, session: &str, arg: Option<&str>) {
     } else {
         format!("answer {n} back")
     };
-    println!("{}", got.describe(&what, text.len()));
+    println!(
+        "{}",
+        got.describe(&what, text.lines().count().max(1), text.len())
+    );
 }
 
 pub fn print_sessions(root: &std::path::Path) {

@@ -650,8 +650,8 @@ impl App {
     }
 
     /// The terminal layer copied (or could not): say where it went.
-    pub fn copied(&mut self, what: &str, got: &crate::clipboard::Copied, bytes: usize) {
-        self.flash(got.describe(what, bytes));
+    pub fn copied(&mut self, what: &str, got: &crate::clipboard::Copied, text: &str) {
+        self.flash(got.describe(what, text.lines().count().max(1), text.len()));
         self.dirty = true;
     }
 

@@ -232,7 +232,7 @@ async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
                     let env = crate::clipboard::Env::detect(true);
                     let mut out = std::io::stdout();
                     let got = crate::clipboard::copy(&text, &env, &mut out, &app.root.join(".mm"));
-                    app.copied(&what, &got, text.len());
+                    app.copied(&what, &got, &text);
                 }
             }
         }

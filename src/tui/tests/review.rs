@@ -421,8 +421,14 @@ fn copy_takes_the_last_answer_a_cell_or_its_code_blocks() {
         mux: crate::clipboard::Mux::None,
         cut: false,
     };
-    r.app.copied(&what, &got, text.len());
-    assert!(screen(&mut r, 120, 20).contains("copied the selected cell"));
+    r.app.copied(&what, &got, &text);
+    let n = text.lines().count();
+    assert!(
+        screen(&mut r, 120, 20).contains(&format!("sent {n} lines (")),
+        "{}",
+        screen(&mut r, 120, 20)
+    );
+    assert!(screen(&mut r, 120, 20).contains("of the selected cell"));
 }
 
 #[test]
