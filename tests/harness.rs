@@ -3037,6 +3037,35 @@ fn a_model_circling_after_a_failing_write_gets_candidates_tried() {
     assert_eq!(json_result(&out)["tests"]["passed"], true, "{err}");
 }
 
+/// The newcomer trial of 2026-12-06: the turn wrote util.py and the
+/// answer said store.py was edited; nothing caught it.
+#[test]
+fn an_answer_naming_a_file_the_turn_did_not_write_is_flagged() {
+    let mut script = vec![call(
+        "c1",
+        "write_file",
+        json!({"path": "util.py", "content": "def double(x):\n    return 2 * x\n"}),
+    )];
+    for _ in 0..4 {
+        script.push(text("I edited store.py to fix the bug."));
+    }
+    let server = Server::start(script);
+    let ws = Workspace::new();
+    ws.write("store.py", "def add(a, b):\n    return a - b\n");
+    let out = ws.run(
+        &server,
+        "Add a helper double(x) in util.py.",
+        &["-yolo", "-json", "-harness-off", "asserts"],
+    );
+    let r = json_result(&out);
+    let flagged = r["unbacked_claims"].to_string();
+    assert!(
+        flagged.contains("the answer says store.py was changed, but this turn wrote util.py"),
+        "{r}\n{}",
+        stderr(&out)
+    );
+}
+
 /// An answer that says the change works while checks mm wrote from the
 /// request still fail gets the count after it, however the turn ends.
 #[test]

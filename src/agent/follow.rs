@@ -1772,6 +1772,20 @@ impl Agent {
         {
             flags.push("the answer says files were changed, but none was written".to_string());
         }
+        // Files written, but not the one the answer says it changed (and
+        // no command ran that could have).
+        if !st.written.is_empty() && st.commands == 0 {
+            let root = self.tools.sandbox.root();
+            for f in harness::claimed_files(&st.answer) {
+                let named = |w: &String| *w == f || w.ends_with(&format!("/{f}"));
+                if !st.written.iter().any(named) && root.join(&f).is_file() {
+                    flags.push(format!(
+                        "the answer says {f} was changed, but this turn wrote {} and not it",
+                        st.written.join(", ")
+                    ));
+                }
+            }
+        }
         if harness::claims_tests_pass(&st.answer) {
             match &st.tests {
                 Some(t) if t.passed == Some(false) => flags.push(format!(

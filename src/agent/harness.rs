@@ -292,6 +292,27 @@ pub fn asks_for_tests(prompt: &str) -> bool {
     holds_any(prompt, &["test"]) && RE.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()))
 }
 
+/// The files an answer says it changed ("I edited store.py", "updated
+/// `src/app.js`"), as written.
+pub fn claimed_files(answer: &str) -> Vec<String> {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r"(?i)\b(?:edited|changed|updated|modified|fixed|rewrote|rewritten|wrote|patched)\s+(?:the\s+)?(?:file\s+)?`?([\w./-]+\.[A-Za-z]{1,5})`?").ok()
+    });
+    let Some(re) = RE.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for c in re.captures_iter(answer) {
+        if let Some(m) = c.get(1) {
+            let f = m.as_str().trim_start_matches("./").to_string();
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
 /// Whether `answer` quotes every line `printed` has (spaces collapsed):
 /// an answer about what a command prints gives that output, not another.
 /// Output of more than 20 lines is not held to this.
@@ -2136,6 +2157,11 @@ mod tests {
             "It blows up. Can you reproduce it, find out why and fix it?"
         ));
         assert!(is_question("Can you tell me what parse returns?"));
+        assert_eq!(
+            claimed_files("I edited `inventory/store.py` and updated the file util.py. Fixed it."),
+            ["inventory/store.py", "util.py"]
+        );
+        assert!(claimed_files("The change is done.").is_empty());
         // A request that forbids every change is a question, whatever its
         // first word; one that only spares the tests is not.
         assert!(is_question(
