@@ -23,6 +23,8 @@ const PREVIEW_LINES: usize = 4;
 const FOLD_PROMPT_LINES: usize = 12;
 /// …to this many, and a line that says how large it is.
 const FOLD_PROMPT_SHOWN: usize = 4;
+/// And the last lines of it.
+const FOLD_PROMPT_TAIL: usize = 2;
 
 /// 1500 as "1,500".
 pub(super) fn group(n: usize) -> String {
@@ -257,12 +259,15 @@ impl Cell {
                 // A long paste shows its opening and its size until the
                 // cell is expanded (Enter on it).
                 let total = text.lines().count();
-                let shown = if self.expanded || total <= FOLD_PROMPT_LINES {
-                    total
+                let folded = !self.expanded && total > FOLD_PROMPT_LINES;
+                // Folded: the opening and the last lines (a question typed
+                // after a paste is there), the size between them.
+                let (shown, tail) = if folded {
+                    (FOLD_PROMPT_SHOWN, FOLD_PROMPT_TAIL)
                 } else {
-                    FOLD_PROMPT_SHOWN
+                    (total, 0)
                 };
-                for (i, line) in text.lines().take(shown).enumerate() {
+                let line_of = |i: usize, line: &str| {
                     let prefix = if i == 0 { "› " } else { "  " };
                     let mut l = Logical::word(Line::from(vec![
                         Span::styled(prefix, st),
@@ -272,18 +277,24 @@ impl Cell {
                         ),
                     ]));
                     l.hang = vec![Span::raw("  ")];
-                    v.push(l);
+                    l
+                };
+                for (i, line) in text.lines().take(shown).enumerate() {
+                    v.push(line_of(i, line));
                 }
-                if shown < total {
+                if folded {
                     v.push(Logical::chars(Line::styled(
                         format!(
                             "  [pasted {} lines, {}; {} more · Enter on it expands]",
                             group(total),
                             size(text.len()),
-                            group(total - shown),
+                            group(total - shown - tail),
                         ),
                         dim,
                     )));
+                    for (i, line) in text.lines().enumerate().skip(total - tail) {
+                        v.push(line_of(i, line));
+                    }
                 }
                 v
             }
@@ -663,7 +674,10 @@ mod tests {
         let paste: String = (1..=1500)
             .map(|i| format!("line {i} of the log\n"))
             .collect();
-        let mut cell = Cell::new(1, CellKind::User(format!("why does this fail?\n{paste}")));
+        let mut cell = Cell::new(
+            1,
+            CellKind::User(format!("why does this fail?\n{paste}and what fixes it?")),
+        );
         let plain = |c: &Cell| {
             c.lines(80, &th, false)
                 .iter()
@@ -674,16 +688,25 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         let folded = plain(&cell);
-        assert_eq!(folded.len(), 1 + FOLD_PROMPT_SHOWN + 1, "{folded:?}");
+        assert_eq!(
+            folded.len(),
+            1 + FOLD_PROMPT_SHOWN + 1 + FOLD_PROMPT_TAIL,
+            "{folded:?}"
+        );
         assert_eq!(folded[1], "› why does this fail?");
         assert_eq!(
+            folded[1 + FOLD_PROMPT_SHOWN],
+            "[pasted 1,502 lines, 30 KB; 1,496 more · Enter on it expands]"
+        );
+        // What was typed after the paste stays in view.
+        assert_eq!(
             folded.last().map(String::as_str),
-            Some("[pasted 1,501 lines, 30 KB; 1,497 more · Enter on it expands]")
+            Some("and what fixes it?")
         );
         cell.expanded = true;
         cell.touch();
         let whole = plain(&cell);
-        assert_eq!(whole.len(), 1 + 1501, "{:?}", &whole[..3]);
+        assert_eq!(whole.len(), 1 + 1502, "{:?}", &whole[..3]);
         assert_eq!(whole[1501], "line 1500 of the log");
         // A short prompt is shown whole.
         let short = Cell::new(1, CellKind::User("a\nb\nc".into()));
