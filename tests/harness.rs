@@ -2588,6 +2588,12 @@ fn candidates_are_tried_in_a_scratch_copy_and_only_the_one_that_passes_is_writte
     );
     assert!(ws.read("greet.py").contains("def bye(name)"));
     let err = stderr(&out);
+    // Said before the wait.
+    assert!(
+        err.contains("asking for up to 3 candidate fixes of greet")
+            && err.contains("in greet.py, each tried in a scratch copy"),
+        "{err}"
+    );
     assert!(err.contains("2 candidates tried, the 2nd passed"), "{err}");
     // The wrong candidate never reached the workspace: nothing was undone.
     assert!(!err.contains("undo the change"), "{err}");

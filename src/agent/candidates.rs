@@ -144,6 +144,16 @@ impl Agent {
                 let ask = focus::down_request(&st.prompt, command, failure, trace, &d, &docs);
                 Some((d, text, ask))
             });
+        // Each try is a request of its own and a run of the checks: say so
+        // before the wait (a person saw minutes of spinner and no word).
+        self.notice(
+            Level::Info,
+            format!(
+                "asking for up to {count} candidate fixes of {} in {}, each tried in a scratch copy",
+                t.names.join(", "),
+                t.file
+            ),
+        );
         let started = Instant::now();
         let budget = self.settings.candidate_time;
         let mut copy: Option<scratch::Scratch> = None;
