@@ -309,22 +309,9 @@ impl Agent {
                 users.join(", ")
             ),
         );
-        let checks = match self.run_checks(st, cancel).await {
-            None => st
-                .tests
-                .as_ref()
-                .map(|t| format!(" `{}` passes ({}).", t.command, t.summary))
-                .unwrap_or_default(),
-            Some((command, out)) => {
-                let lines = self.failure_lines(&out.text);
-                st.last_failure = Some(lines.clone());
-                format!(" `{command}` fails now:\n{lines}\n")
-            }
-        };
-        if changed.len() == plan.len() && st.tests.as_ref().is_none_or(|t| t.passed != Some(false))
-        {
-            st.settled = true;
-        }
+        let checks = self
+            .check_own_writes(st, changed.len() == plan.len(), cancel)
+            .await;
         let end = if st.settled {
             "No tool call is needed: check the changed files and say in a few sentences what changed."
         } else {

@@ -153,6 +153,33 @@ pub fn rename_plan(
 }
 
 impl Agent {
+    /// After mm's own mechanical writes (a rename, an extraction): the
+    /// checks run, and the turn is settled when every write went in and
+    /// nothing fails. Returns what to say of the checks.
+    pub(super) async fn check_own_writes(
+        &mut self,
+        st: &mut TurnState,
+        all_written: bool,
+        cancel: &CancellationToken,
+    ) -> String {
+        let said = match self.run_checks(st, cancel).await {
+            None => st
+                .tests
+                .as_ref()
+                .map(|t| format!(" `{}` passes ({}).", t.command, t.summary))
+                .unwrap_or_default(),
+            Some((command, out)) => {
+                let lines = self.failure_lines(&out.text);
+                st.last_failure = Some(lines.clone());
+                format!(" `{command}` fails now:\n{lines}\n")
+            }
+        };
+        if all_written && st.tests.as_ref().is_none_or(|t| t.passed != Some(false)) {
+            st.settled = true;
+        }
+        said
+    }
+
     /// A request to rename a name the workspace defines: done here, word
     /// by word, before the model's first look. Returns what to tell the
     /// model, or None when nothing was changed.
@@ -183,22 +210,9 @@ impl Agent {
             Level::Info,
             format!("renamed {old} to {new} in {}", changed.join(", ")),
         );
-        let checks = match self.run_checks(st, cancel).await {
-            None => st
-                .tests
-                .as_ref()
-                .map(|t| format!(" `{}` passes ({}).", t.command, t.summary))
-                .unwrap_or_default(),
-            Some((command, out)) => {
-                let lines = self.failure_lines(&out.text);
-                st.last_failure = Some(lines.clone());
-                format!(" `{command}` fails now:\n{lines}\n")
-            }
-        };
-        let all = changed.len() == plan.len();
-        if all && st.tests.as_ref().is_none_or(|t| t.passed != Some(false)) {
-            st.settled = true;
-        }
+        let checks = self
+            .check_own_writes(st, changed.len() == plan.len(), cancel)
+            .await;
         let end = if st.settled {
             "No tool call is needed: check that nothing else uses the old name and say in a few sentences what changed."
         } else {
