@@ -3,7 +3,7 @@
 
 use crate::toolname::ToolName;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::agent::{Agent, AgentParts, prompt, service};
@@ -244,6 +244,14 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
             }
         }
     };
+    // A broken tool manifest is a config error, said before any server
+    // is looked for (the answer must not depend on whether one runs).
+    if !cli.acp
+        && (settings.bash_tool || settings.edit_tools)
+        && let Err(e) = load_command_tools(&root)
+    {
+        return early_exit(&cli, 2, &e);
+    }
     let (fence, connected) = tokio::join!(fence, startup::connect(&mut settings));
     if let Err(msg) = fence_required(&cli, &settings, &fence) {
         return early_exit(&cli, 2, &msg);
@@ -403,6 +411,35 @@ pub struct Opened {
     pub tools: Arc<ToolEnv>,
 }
 
+/// The workspace's command tools: every built-in name there can be is
+/// taken, so a manifest cannot claim one.
+fn load_command_tools(root: &Path) -> Result<Vec<tools::custom::CommandTool>, String> {
+    let built_in = built_in_tool_names();
+    let taken: Vec<&str> = built_in.iter().map(String::as_str).collect();
+    tools::custom::load(root, &taken)
+}
+
+/// Every tool name mm itself can offer.
+fn built_in_tool_names() -> Vec<String> {
+    tools::specs(ToolSet {
+        bash: true,
+        edit: true,
+        write: true,
+        lsp: true,
+    })
+    .into_iter()
+    .map(|s| s.name.into_owned())
+    .chain(
+        [
+            ToolName::AskAgent,
+            ToolName::ReadSkill,
+            ToolName::FetchContent,
+        ]
+        .map(|t| t.as_str().to_string()),
+    )
+    .collect()
+}
+
 /// Opens a session in `root` (new, or `resume`d: `last` or an id) and
 /// starts its service. Errors carry the exit code (2: the workspace).
 pub async fn open_session(
@@ -539,27 +576,8 @@ pub async fn open_session(
     }
     let (skills, skill_warnings) = crate::skills::for_session(&settings, &root);
     tool_env.skills = skills;
-    // Every tool name there can be, so a manifest cannot take one.
-    let built_in: Vec<String> = tools::specs(ToolSet {
-        bash: true,
-        edit: true,
-        write: true,
-        lsp: true,
-    })
-    .into_iter()
-    .map(|s| s.name.into_owned())
-    .chain(
-        [
-            ToolName::AskAgent,
-            ToolName::ReadSkill,
-            ToolName::FetchContent,
-        ]
-        .map(|t| t.as_str().to_string()),
-    )
-    .collect();
-    let taken: Vec<&str> = built_in.iter().map(String::as_str).collect();
     if settings.bash_tool || settings.edit_tools {
-        tool_env.command_tools = tools::custom::load(&root, &taken).map_err(|e| (2, e))?;
+        tool_env.command_tools = load_command_tools(&root).map_err(|e| (2, e))?;
         // "readOnly" lets a tool run unasked (in the fence): a tool that
         // came with a clone gets that only once the user trusts it.
         for tool in tool_env
@@ -619,7 +637,8 @@ pub async fn open_session(
         }
     }
     if !settings.mcp_servers.is_empty() && settings.bash_tool | settings.edit_tools {
-        let mut taken = taken.clone();
+        let built_in = built_in_tool_names();
+        let mut taken: Vec<&str> = built_in.iter().map(String::as_str).collect();
         taken.extend(
             tool_env
                 .command_tools
