@@ -128,15 +128,92 @@ pub fn target(failure: &str, prompt: &str, sources: &[(String, String)]) -> Opti
                 .collect();
             (file, text, names)
         }
-        None => {
-            let named = harness::named_files(prompt);
-            let (file, text) = code
-                .iter()
-                .find(|(p, t)| named.contains(p) && t.lines().count() <= MAX_LINES)?;
-            (file, text, guard::definitions(text))
-        }
+        None => return by_place(failure, &code).or_else(|| by_request(prompt, &code)),
     };
     build(file, text, names)
+}
+
+/// Places a failure points at: `--> src/lib.rs:41:33`, `File "a.py",
+/// line 5`, `a.go:12:3:`, `(src/a.ts:7:8)`.
+static PLACE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    harness::regex(r#"(?:^|[\s(">])(?:\./)?([A-Za-z0-9_][\w./-]*\.[A-Za-z]+)(?::|", line )(\d+)"#)
+        .ok()
+});
+
+/// The definition of `text` whose block holds `line` (1-based), the
+/// innermost when they nest (a method in its class).
+fn definition_at(text: &str, line: usize) -> Option<String> {
+    let mut best: Option<(usize, String)> = None;
+    for name in guard::definitions(text) {
+        let Some(block) = guard::block_of(text, &name) else {
+            continue;
+        };
+        let Some(at) = text.find(&block) else {
+            continue;
+        };
+        let first = text[..at].matches('\n').count() + 1;
+        let last = first + block.trim_end_matches('\n').matches('\n').count();
+        let len = last - first;
+        if (first..=last).contains(&line) && best.as_ref().is_none_or(|(l, _)| len < *l) {
+            best = Some((len, name));
+        }
+    }
+    best.map(|(_, n)| n)
+}
+
+/// The functions around the places the failure points at, in the first
+/// source file it names (a compile error names a line, not a call).
+fn by_place(failure: &str, code: &[&(String, String)]) -> Option<Target> {
+    let re = PLACE.as_ref()?;
+    let mut file: Option<&(String, String)> = None;
+    let mut names: Vec<String> = Vec::new();
+    for c in failure.lines().filter_map(|l| re.captures(l)) {
+        let (Some(p), Some(n)) = (c.get(1), c.get(2).and_then(|n| n.as_str().parse().ok())) else {
+            continue;
+        };
+        let Some(holder) = code.iter().find(|(f, _)| f == p.as_str()) else {
+            continue;
+        };
+        if file.is_some_and(|(f, _)| f != &holder.0) {
+            continue;
+        }
+        file = Some(holder);
+        if let Some(name) = definition_at(&holder.1, n)
+            && !names.contains(&name)
+        {
+            names.push(name);
+        }
+    }
+    let (file, text) = file?;
+    if names.is_empty() {
+        return None;
+    }
+    build(file, text, names)
+}
+
+/// When the failure points nowhere: the functions the request names in
+/// a source file it names, or the whole file when it is short.
+fn by_request(prompt: &str, code: &[&(String, String)]) -> Option<Target> {
+    let named = harness::named_files(prompt);
+    let words: Vec<&str> = prompt
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    for (file, text) in code.iter().filter(|(p, _)| named.contains(p)) {
+        let defs = guard::definitions(text);
+        let asked: Vec<String> = defs
+            .iter()
+            .filter(|d| words.contains(&d.as_str()))
+            .cloned()
+            .collect();
+        if !asked.is_empty() {
+            return build(file, text, asked);
+        }
+        if text.lines().count() <= MAX_LINES {
+            return build(file, text, defs);
+        }
+    }
+    None
 }
 
 /// A target in `file` (whose text is `text`) for `names`, with the
@@ -1435,6 +1512,39 @@ mod tests {
         .unwrap();
         assert_eq!(t.names, ["is_leap", "days_in", "unrelated"]);
         assert_eq!(target("FAILED", "fix it", &sources()), None);
+    }
+
+    #[test]
+    fn a_compile_error_names_the_function_around_its_line() {
+        // A file over the short-file limit, as a stub's file often is.
+        let mut src = String::from("pub fn first() -> u32 {\n    1\n}\n\n");
+        for i in 0..30 {
+            src.push_str(&format!("pub fn filler{i}() -> u32 {{\n    {i}\n}}\n\n"));
+        }
+        let at = src.lines().count() + 2;
+        src.push_str("pub fn from_roman(s: &str) -> Option<u32> {\n    let n = 0;\n    if s[0] == 'I' {}\n    Some(n)\n}\n");
+        assert!(src.lines().count() > MAX_LINES);
+        let s = vec![("src/lib.rs".to_string(), src)];
+        let failure = format!(
+            "error[E0277]: the type `str` cannot be indexed by `usize`\n  --> src/lib.rs:{at}:8\n   |\n{at} |     if s[0] == 'I' {{}}\nerror: could not compile `roman` (lib) due to 1 previous error"
+        );
+        let t = target(&failure, "make it compile", &s).unwrap();
+        assert_eq!(
+            (t.file.as_str(), t.names.clone()),
+            ("src/lib.rs", vec!["from_roman".to_string()])
+        );
+        // No place either: the function the request names in the file it names.
+        let t = target(
+            "error: could not compile",
+            "Implement from_roman in src/lib.rs.",
+            &s,
+        )
+        .unwrap();
+        assert_eq!(t.names, ["from_roman"]);
+        assert_eq!(
+            target("error: could not compile", "Fix src/lib.rs.", &s),
+            None
+        );
     }
 
     #[test]

@@ -536,6 +536,100 @@ pub fn test_summary(output: &str, ok: bool) -> String {
     }
 }
 
+/// A compiler diagnostic's headline (`error[E0277]: …`, rustc's shape),
+/// when the line after it gives its place (`  --> src/lib.rs:41:33`).
+static DIAG_HEAD: LazyLock<Option<Regex>> =
+    LazyLock::new(|| regex(r"^(error|warning)(\[[A-Z]+\d+\])?: ").ok());
+
+/// Lines that go on a diagnostic's block: its place, the code it marks
+/// (`41 |     s[i]`, `   |  ^ …`) and its notes (`= help: …`).
+fn diag_line(line: &str) -> bool {
+    let t = line.trim_start();
+    t.starts_with("--> ")
+        || t.starts_with("::: ")
+        || t.starts_with('|')
+        || t.starts_with("= ")
+        || t.split_once(" |")
+            .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        || t == "..."
+}
+
+/// The output's lines, each with whether it must be kept: a compiler
+/// error's block (headline, place, marked code, notes) is kept whole, as
+/// the place and the code are what a fix needs; an error whose headline
+/// came before is folded into one line naming its places; warnings are
+/// left out when there are errors.
+fn fold_compiler_errors(output: &str) -> Vec<(String, bool)> {
+    let lines: Vec<&str> = output.lines().collect();
+    let head_at = |i: usize| {
+        DIAG_HEAD.as_ref().is_some_and(|r| r.is_match(lines[i]))
+            && lines
+                .get(i + 1)
+                .is_some_and(|n| n.trim_start().starts_with("--> "))
+    };
+    let heads: Vec<usize> = (0..lines.len()).filter(|&i| head_at(i)).collect();
+    if heads.is_empty() {
+        return lines.iter().map(|l| (l.to_string(), false)).collect();
+    }
+    let errors = heads.iter().any(|&i| lines[i].starts_with("error"));
+    let mut out: Vec<(String, bool)> = Vec::new();
+    // Headline -> (where its fold line goes in `out`, further places).
+    let mut seen: Vec<(String, usize, Vec<String>)> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !heads.contains(&i) {
+            out.push((lines[i].to_string(), false));
+            i += 1;
+            continue;
+        }
+        let mut end = i + 1;
+        while end < lines.len() && diag_line(lines[end]) && !heads.contains(&end) {
+            end += 1;
+        }
+        let head = lines[i];
+        let place = lines[i + 1]
+            .trim_start()
+            .trim_start_matches("--> ")
+            .to_string();
+        if head.starts_with("warning") && errors {
+            // Not the failure: left out.
+        } else if let Some((_, _, places)) = seen.iter_mut().find(|(h, _, _)| h == head) {
+            places.push(place);
+        } else {
+            for l in lines[i..end].iter().take(12) {
+                out.push((l.to_string(), true));
+            }
+            seen.push((head.to_string(), out.len(), Vec::new()));
+        }
+        i = end;
+    }
+    // The fold lines, from the last so the earlier places stay right.
+    seen.sort_by_key(|(_, at, _)| std::cmp::Reverse(*at));
+    for (_, at, places) in seen {
+        if places.is_empty() {
+            continue;
+        }
+        let shown: Vec<&str> = places.iter().take(6).map(String::as_str).collect();
+        let more = if places.len() > shown.len() {
+            ", …"
+        } else {
+            ""
+        };
+        out.insert(
+            at,
+            (
+                format!(
+                    "(the same error at {} more place(s): {}{more})",
+                    places.len(),
+                    shown.join(", ")
+                ),
+                true,
+            ),
+        );
+    }
+    out
+}
+
 /// The lines of a failing run that matter: failing test names, assertion
 /// and error lines, traceback lines inside the workspace (with the code
 /// line under each), the summary. At most `max` lines.
@@ -544,14 +638,15 @@ pub fn trim_failure(output: &str, root: &Path, max: usize) -> String {
         regex(r"(?i)^(FAIL|ERROR|FAILED|failures:|---- |thread '.*' panicked|\s*(assert|expected|left|right|actual)(?-u:\b)|.*(Error|Exception|error\[|panicked at|AssertionError|Traceback)|E\s{2,}|test result:|Ran \d+ test|.*(?-u:\b)not ok(?-u:\b)|\s+at .*\.(js|ts|mjs):\d+)").ok()
     });
     let root_text = root.to_string_lossy();
-    let lines: Vec<&str> = output
-        .lines()
-        .filter(|l| {
+    let (lines, forced): (Vec<String>, Vec<bool>) = fold_compiler_errors(output)
+        .into_iter()
+        .filter(|(l, _)| {
             let t = l.trim();
             !(t.len() > 8 && t.chars().all(|c| c == '=' || c == '-'))
         })
-        .collect();
-    let mut keep = vec![false; lines.len()];
+        .unzip();
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let mut keep = forced;
     if lines.len() <= max / 2 {
         // Short enough to keep whole: the values a message names (`0 !==
         // 10`) are often on lines no pattern knows.
@@ -1750,6 +1845,48 @@ mod tests {
         assert!(
             t.contains("0 !== 10") && t.contains("(./test.js:7:8)"),
             "{t}"
+        );
+    }
+
+    #[test]
+    fn a_compiler_error_keeps_its_place_and_code_and_repeats_fold() {
+        let root = Path::new("/work/ws");
+        let block = |line: u32, col: u32| {
+            format!(
+                "error[E0277]: the type `str` cannot be indexed by `usize`\n  --> src/lib.rs:{line}:{col}\n   |\n{line} |         if s[i] == 'I' {{\n   |            ^ string indices are ranges of `usize`\n   |\n   = help: the trait `SliceIndex<str>` is not implemented for `usize`\n\n"
+            )
+        };
+        let mut out = String::from(
+            "warning: unused variable: `n`\n --> src/lib.rs:3:9\n  |\n3 |     let n = 0;\n  |         ^ help: prefix it\n\n",
+        );
+        for (l, c) in [(41, 33), (44, 12), (48, 20)] {
+            out.push_str(&block(l, c));
+        }
+        out.push_str("error[E0308]: mismatched types\n  --> src/lib.rs:60:5\n   |\n60 |     n\n   |     ^ expected `Option<u32>`, found integer\n\nerror: could not compile `roman` (lib) due to 4 previous errors\n");
+        // Long enough that nothing is kept whole for being short.
+        let t = trim_failure(&out, root, 20);
+        assert!(t.contains("--> src/lib.rs:41:33"), "{t}");
+        assert!(t.contains("41 |         if s[i] == 'I' {"), "{t}");
+        assert!(t.contains("= help: the trait"), "{t}");
+        assert!(
+            t.contains("(the same error at 2 more place(s): src/lib.rs:44:12, src/lib.rs:48:20)"),
+            "{t}"
+        );
+        assert_eq!(t.matches("cannot be indexed").count(), 1, "{t}");
+        assert!(
+            t.contains("--> src/lib.rs:60:5") && t.contains("expected `Option<u32>`"),
+            "{t}"
+        );
+        assert!(!t.contains("unused variable"), "{t}");
+        assert!(t.contains("could not compile"), "{t}");
+        // Output with no such diagnostic is as it was.
+        let plain = "FAILED test_x\nAssertionError: 1 != 2\n";
+        assert_eq!(
+            fold_compiler_errors(plain),
+            vec![
+                ("FAILED test_x".to_string(), false),
+                ("AssertionError: 1 != 2".to_string(), false)
+            ]
         );
     }
 
