@@ -1840,8 +1840,42 @@ fn scan(root: &Path) -> Found {
     }
     // Folders gone since the last walk.
     cache.retain(|d, _| visited.contains(d));
+    found.linked = outside_named(std::mem::take(&mut found.linked));
     found.complete = true;
     found
+}
+
+/// The files of `linked` (each had more than one name when its folder
+/// was read) with a name the walk did not see: every name of a file
+/// cargo links within `target/` is in the workspace, so writing it
+/// reaches nothing outside, and its mount would only make the next
+/// build fail (EBUSY). Each is looked at afresh: a name made since
+/// counts.
+fn outside_named(linked: Vec<PathBuf>) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let mut names: std::collections::HashMap<(u64, u64), (u64, Vec<PathBuf>)> =
+        std::collections::HashMap::new();
+    let mut out = Vec::new();
+    for p in linked {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_file() => {
+                let e = names
+                    .entry((m.dev(), m.ino()))
+                    .or_insert((m.nlink(), Vec::new()));
+                e.0 = e.0.max(m.nlink());
+                e.1.push(p);
+            }
+            // Gone or changed since: masked as it was found.
+            _ => out.push(p),
+        }
+    }
+    for (nlink, paths) in names.into_values() {
+        if (paths.len() as u64) < nlink {
+            out.extend(paths);
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Host files that hold secrets a process running as root reads without
@@ -1947,6 +1981,44 @@ mod tests {
         let third = scan(&root);
         assert!(third.secrets.is_empty(), "{:?}", third.secrets);
         assert_eq!(third.linked, vec![root.join("deep/x/y/hl")]);
+    }
+
+    /// cargo links its outputs within `target/`: every name is in the
+    /// workspace, so none needs a mount (a mount made the next build
+    /// fail with EBUSY). A name outside, even one made after the walk
+    /// was kept, still does.
+    #[test]
+    fn a_file_whose_every_name_is_in_the_workspace_is_not_masked() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        let outside = tempfile::tempdir_in(root.parent().unwrap()).unwrap();
+        std::fs::create_dir_all(root.join("target/debug/deps")).unwrap();
+        std::fs::write(root.join("target/debug/deps/libx-1.rlib"), "r").unwrap();
+        std::fs::hard_link(
+            root.join("target/debug/deps/libx-1.rlib"),
+            root.join("target/debug/libx.rlib"),
+        )
+        .unwrap();
+        std::fs::write(outside.path().join("notes.txt"), "n").unwrap();
+        std::fs::hard_link(outside.path().join("notes.txt"), root.join("notes.txt")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(3100));
+        let first = scan(&root);
+        assert_eq!(first.linked, vec![root.join("notes.txt")]);
+        // A third name, outside, while the folders' walk is kept.
+        std::fs::hard_link(
+            root.join("target/debug/libx.rlib"),
+            outside.path().join("libx.rlib"),
+        )
+        .unwrap();
+        let second = scan(&root);
+        assert_eq!(
+            second.linked,
+            vec![
+                root.join("notes.txt"),
+                root.join("target/debug/deps/libx-1.rlib"),
+                root.join("target/debug/libx.rlib"),
+            ]
+        );
     }
 
     #[test]
