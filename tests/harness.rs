@@ -3399,6 +3399,86 @@ fn edit_format_auto_asks_for_the_whole_file_when_a_request_adds_code() {
     assert!(server.requests()[0].get("tools").is_none());
 }
 
+/// A Rust crate's stub and its specification: the examples run through
+/// a program cargo builds outside the workspace, in the fence, and judge
+/// the candidates as a Python script's do.
+#[test]
+fn a_rust_stubs_specification_examples_run_through_cargo() {
+    // cargo is here: it runs these tests.
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let stub = "//! Sizes.\n\npub fn unit() -> &'static str {\n    \"B\"\n}\n\n/// Bytes in a size; see SPEC.md.\npub fn parse_size(s: &str) -> Option<u64> {\n    todo!()\n}\n";
+    let spec = "# Sizes\n\n    parse_size(\"12\")  -> Some(12)\n    parse_size(\"2k\")  -> Some(2048)\n    parse_size(\"k\")   -> None\n    parse_size(\"x1\")  -> None\n";
+    let wrong = stub.replace(
+        "    todo!()\n",
+        "    s.trim_end_matches('k').parse().ok()\n",
+    );
+    let right = "pub fn parse_size(s: &str) -> Option<u64> {\n    let (n, k) = match s.strip_suffix('k') {\n        Some(n) => (n, 1024),\n        None => (s, 1),\n    };\n    if n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {\n        return None;\n    }\n    n.parse::<u64>().ok().map(|v| v * k)\n}\n";
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "src/lib.rs", "content": wrong}),
+            ),
+            text("Implemented parse_size."),
+            text("parse_size follows SPEC.md now."),
+        ],
+        vec![
+            text(
+                "```rust\npub fn parse_size(s: &str) -> Option<u64> {\n    s.trim_end_matches('k').parse().ok()\n}\n```",
+            ),
+            text(&format!("```rust\n{right}```")),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write(
+        "Cargo.toml",
+        "[package]\nname = \"sizes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    ws.write("src/lib.rs", stub);
+    ws.write("SPEC.md", spec);
+    ws.write(".gitignore", "target/\n");
+    // The workspace's HOME is a scratch one: rustup's toolchains are
+    // found where this test's cargo has them.
+    let home = std::path::PathBuf::from(std::env::var_os("HOME").unwrap());
+    let rustup = std::env::var_os("RUSTUP_HOME").unwrap_or_else(|| home.join(".rustup").into());
+    let cargo_home = std::env::var_os("CARGO_HOME").unwrap_or_else(|| home.join(".cargo").into());
+    let out = ws
+        .mm()
+        .env("RUSTUP_HOME", rustup)
+        .env("CARGO_HOME", cargo_home)
+        .args(["-p", "Implement parse_size in src/lib.rs as SPEC.md says."])
+        .args(["-url", &server.url(), "-json"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("1 of 4 check(s) from the request's examples fail"),
+        "{err}"
+    );
+    // The first reply was the model's code again: not a candidate.
+    assert!(err.contains("1 candidate tried, the 1st passed"), "{err}");
+    assert!(err.contains("request checks: 4 passed"), "{err}");
+    let now = ws.read("src/lib.rs");
+    assert!(
+        now.contains("n.parse::<u64>()") && now.contains("pub fn unit()"),
+        "{now}"
+    );
+    // The candidates were asked with the failing check and what it gave.
+    let side = server.side_requests();
+    let asked = side[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        asked.contains("FAILED: assert_eq!(parse_size(\"2k\"), Some(2048))  (it gives Some(2))"),
+        "{asked}"
+    );
+    // Nothing of the check program was left in the workspace.
+    assert!(!ws.path().join("src/main.rs").exists());
+}
+
 #[test]
 fn a_stubs_specification_examples_judge_fresh_candidates() {
     if !fence_works() {

@@ -13,7 +13,7 @@ use regex::Regex;
 use tokio_util::sync::CancellationToken;
 
 use super::examples::{self, Example, Expect, Lang};
-use super::{Agent, TurnState, harness};
+use super::{Agent, TurnState, harness, rustcheck};
 use crate::config::Behaviour;
 use crate::protocol::Level;
 use crate::tools::guard;
@@ -29,6 +29,9 @@ fn system(lang: Lang) -> &'static str {
         Lang::Python => SYSTEM,
         Lang::JavaScript => {
             "You write test checks from a request. Reply with one fenced code block of JavaScript lines and nothing else."
+        }
+        Lang::Rust => {
+            "You write test checks from a request. Reply with one fenced code block of Rust lines and nothing else."
         }
     }
 }
@@ -59,6 +62,7 @@ pub fn request(words: &str, calls: &[(String, String)], lang: Lang) -> String {
             "  assert.deepStrictEqual(CALL, EXPECTED);\n  assert.throws(() => CALL, ErrorName);",
             "js",
         ),
+        Lang::Rust => ("  assert_eq!(CALL, EXPECTED);", "rust"),
     };
     format!(
         "A developer asked for this:\n\"\"\"\n{}\n\"\"\"\nWrite 4 to 6 checks of the behaviour this request states: its examples, its rules and its edge cases, and nothing it does not state. Call {} by name. One check per line, each in one of these two shapes:\n{shapes}\nReply with only those lines in one ```{fence} block.",
@@ -387,7 +391,13 @@ impl Agent {
             harness::regex(&format!(r"\b{}\(", regex::escape(n)))
                 .is_ok_and(|re| re.is_match(&words))
         });
-        if from_examples < ENOUGH_EXAMPLES && !examples_only && values_stated && called {
+        // Rust checks come from the examples only: no reply shape is read.
+        if from_examples < ENOUGH_EXAMPLES
+            && !examples_only
+            && values_stated
+            && called
+            && lang != Lang::Rust
+        {
             // A small model lists checks on and on: its first lines are
             // the request's own, and a reply cut at the cap still gives
             // them.
@@ -395,7 +405,7 @@ impl Agent {
                 .iter()
                 .map(|(n, f)| match lang {
                     Lang::Python => (n.clone(), python_module(f)),
-                    Lang::JavaScript => (n.clone(), f.clone()),
+                    Lang::JavaScript | Lang::Rust => (n.clone(), f.clone()),
                 })
                 .collect();
             match self
@@ -429,6 +439,7 @@ impl Agent {
             );
             return None;
         }
+        let mut first_run = None;
         let cmd = match lang {
             Lang::Python => {
                 let mut modules: Vec<String> =
@@ -440,8 +451,26 @@ impl Agent {
                 let file = calls.first().map(|(_, f)| f.as_str()).unwrap_or_default();
                 examples::command(lang, &examples::js_script(file, &names, &checks))
             }
+            Lang::Rust => {
+                let file = calls.first().map(|(_, f)| f.as_str()).unwrap_or_default();
+                let Some(krate) = rustcheck::crate_of(self.tools.sandbox.root(), file) else {
+                    self.notice(
+                        Level::Info,
+                        format!(
+                            "{file} is not in a library crate; the request's examples are not run"
+                        ),
+                    );
+                    return None;
+                };
+                let (cmd, ran) = self.rust_checks(&krate, &checks, cancel).await?;
+                first_run = Some(ran);
+                cmd
+            }
         };
-        let (code, out) = self.run_request_checks(&cmd, cancel).await?;
+        let (code, out) = match first_run {
+            Some(ran) => ran,
+            None => self.run_request_checks(&cmd, cancel).await?,
+        };
         if code == Some(3) {
             self.notice(
                 Level::Info,
@@ -611,6 +640,30 @@ impl Agent {
         note_request_checks(st, failed, total);
     }
 
+    /// The command that runs `checks` on a Rust crate: built once, and
+    /// again without the checks and imports its build errors point at
+    /// (a wrong argument type, a private function), at most three times.
+    async fn rust_checks(
+        &self,
+        krate: &rustcheck::Crate,
+        checks: &[Example],
+        cancel: &CancellationToken,
+    ) -> Option<(String, (Option<i32>, String))> {
+        let (mut skip_checks, mut skip_uses) = (Vec::new(), Vec::new());
+        for tries in 1.. {
+            let program = rustcheck::program(krate, checks, &skip_checks, &skip_uses);
+            let cmd = rustcheck::command(krate, &program);
+            let (code, out) = self.run_request_checks(&cmd, cancel).await?;
+            let (bad, uses) = rustcheck::bad_lines(&out, &program);
+            if tries == 3 || code != Some(1) || (bad.is_empty() && uses.is_empty()) {
+                return Some((cmd, (code, out)));
+            }
+            skip_checks.extend(bad);
+            skip_uses.extend(uses);
+        }
+        None
+    }
+
     /// Runs the request's checks in the fence, read-only, without
     /// network; their output (None: they could not run).
     pub(super) async fn run_request_checks(
@@ -625,7 +678,9 @@ impl Agent {
         };
         let root = self.tools.sandbox.root().to_path_buf();
         let run = self.tools.sandbox.command("sh", &["-c", cmd], &root, plan);
-        let f = crate::tools::bash::run(run, std::time::Duration::from_secs(30), cancel)
+        // A Rust check program is built first (the crate with it).
+        let secs = if cmd.contains("cargo build") { 180 } else { 30 };
+        let f = crate::tools::bash::run(run, std::time::Duration::from_secs(secs), cancel)
             .await
             .ok()?;
         (!f.timed_out && !f.cancelled).then_some((f.exit_code, f.output))

@@ -582,6 +582,7 @@ impl Agent {
     ) -> Option<(usize, String)> {
         let started = Instant::now();
         let mut failed = 0;
+        let mut judged = 0;
         let mut lines = String::new();
         for command in checks {
             let left = left.saturating_sub(started.elapsed());
@@ -599,9 +600,14 @@ impl Agent {
             if f.timed_out || f.cancelled {
                 return None;
             }
-            if f.exit_code == Some(0) && !harness::ran_no_tests(&f.output) {
+            if f.exit_code == Some(0) {
+                // A run that found no test judges nothing either way.
+                if !harness::ran_no_tests(&f.output) {
+                    judged += 1;
+                }
                 continue;
             }
+            judged += 1;
             let counted = f
                 .output
                 .lines()
@@ -616,6 +622,9 @@ impl Agent {
             } else {
                 return Some((usize::MAX, String::new()));
             }
+        }
+        if judged == 0 {
+            return Some((usize::MAX, String::new()));
         }
         Some((failed, lines))
     }

@@ -37,6 +37,9 @@ pub struct Example {
 pub enum Lang {
     Python,
     JavaScript,
+    /// A library crate's functions, through a program cargo builds
+    /// (`rustcheck`).
+    Rust,
 }
 
 impl Lang {
@@ -45,6 +48,7 @@ impl Lang {
         match path.rsplit('.').next()? {
             "py" => Some(Lang::Python),
             "js" | "cjs" => Some(Lang::JavaScript),
+            "rs" => Some(Lang::Rust),
             _ => None,
         }
     }
@@ -58,6 +62,8 @@ impl Example {
             (Lang::Python, Expect::Raises(e)) => format!("raises({e}, lambda: {})", self.call),
             (Lang::JavaScript, Expect::Value(v)) => format!("{} should be {v}", self.call),
             (Lang::JavaScript, Expect::Raises(e)) => format!("{} should throw {e}", self.call),
+            (Lang::Rust, Expect::Value(v)) => format!("assert_eq!({}, {v})", self.call),
+            (Lang::Rust, Expect::Raises(_)) => format!("{} panics", self.call),
         }
     }
 }
@@ -345,7 +351,7 @@ fn lit(s: &str) -> String {
 fn data(lang: Lang, names: &[String], checks: &[Example]) -> String {
     let (null, open, close, decl, end) = match lang {
         Lang::Python => ("None", "(", ")", "", ""),
-        Lang::JavaScript => ("null", "[", "]", "const ", ";"),
+        Lang::JavaScript | Lang::Rust => ("null", "[", "]", "const ", ";"),
     };
     let names: Vec<String> = names.iter().map(|n| lit(n)).collect();
     let mut s = format!(
@@ -481,6 +487,8 @@ pub fn command(lang: Lang, script: &str) -> String {
     let program = match lang {
         Lang::Python => "python3",
         Lang::JavaScript => "node",
+        // Built by cargo instead (`rustcheck::command`): no verdict here.
+        Lang::Rust => return "exit 3".to_string(),
     };
     format!("{program} - <<'MM_REQUEST_CHECKS'\n{script}\nMM_REQUEST_CHECKS")
 }

@@ -23,6 +23,7 @@ pub mod prompt;
 mod rebuild;
 pub mod recover;
 mod rename;
+mod rustcheck;
 pub mod service;
 mod session_ops;
 mod stall;
