@@ -57,6 +57,15 @@ fn package_name(toml: &str) -> Option<String> {
 /// one: the nearest `Cargo.toml` above it inside the workspace, with a
 /// `src/lib.rs`, and the file under that `src/`.
 pub fn crate_of(root: &Path, file: &str) -> Option<Crate> {
+    // The workspace's path becomes a TOML string in the program's
+    // manifest.
+    if root
+        .to_string_lossy()
+        .chars()
+        .any(|c| c == '"' || c == '\\' || c.is_control())
+    {
+        return None;
+    }
     let rel = Path::new(file);
     let mut dir = rel.parent();
     while let Some(d) = dir {
@@ -83,8 +92,17 @@ pub fn crate_of(root: &Path, file: &str) -> Option<Crate> {
             if !parts.iter().all(ident) || parts.first().is_some_and(|p| p == "main") {
                 return None;
             }
+            // The folder goes into a shell command and a TOML string:
+            // plain names only.
+            let dir = d.to_string_lossy().into_owned();
+            if !dir
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_-./".contains(c))
+            {
+                return None;
+            }
             return Some(Crate {
-                dir: d.to_string_lossy().into_owned(),
+                dir,
                 package,
                 module: (!parts.is_empty()).then(|| parts.join("::")),
             });
@@ -349,6 +367,12 @@ mod tests {
         std::fs::remove_file(root.join("geo/src/lib.rs")).unwrap();
         assert_eq!(crate_of(root, "geo/src/shapes/circle.rs"), None);
         assert_eq!(crate_of(root, "loose.rs"), None);
+        // A folder name that is shell or TOML syntax: no checks.
+        let odd = root.join("$(touch x)\"");
+        std::fs::create_dir_all(odd.join("src")).unwrap();
+        std::fs::write(odd.join("Cargo.toml"), "[package]\nname = \"odd\"\n").unwrap();
+        std::fs::write(odd.join("src/lib.rs"), "").unwrap();
+        assert_eq!(crate_of(root, "$(touch x)\"/src/lib.rs"), None);
     }
 
     fn value(call: &str, v: &str) -> Example {
