@@ -3399,6 +3399,55 @@ fn edit_format_auto_asks_for_the_whole_file_when_a_request_adds_code() {
     assert!(server.requests()[0].get("tools").is_none());
 }
 
+/// A stub's own docstring is the user's words too: its examples judge
+/// the change when the request and no document state any.
+#[test]
+fn a_stubs_docstring_examples_are_checks() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let stub = "def parse(s):\n    \"\"\"Seconds in a duration.\n\n    parse('90')  -> 90\n    parse('2m')  -> 120\n    parse('1h')  -> 3600\n    \"\"\"\n    raise NotImplementedError\n";
+    let wrong = stub.replace(
+        "    raise NotImplementedError\n",
+        "    return int(s.rstrip('mh'))\n",
+    );
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "dur.py", "content": wrong}),
+            ),
+            text("Implemented parse."),
+            text("Done."),
+            text("Done."),
+        ],
+        vec![
+            text("no code here"),
+            text("no code here"),
+            text("no code here"),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("dur.py", stub);
+    let out = ws.run(&server, "Implement parse in dur.py.", &["-json"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("2 of 3 check(s) from the request's examples fail"),
+        "{err}"
+    );
+    let told: String = server
+        .requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect();
+    assert!(
+        told.contains("FAILED: assert parse('2m') == 120  (it gives 2"),
+        "{told}"
+    );
+}
+
 /// A Rust crate's stub and its specification: the examples run through
 /// a program cargo builds outside the workspace, in the fence, and judge
 /// the candidates as a Python script's do.

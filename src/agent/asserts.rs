@@ -270,6 +270,49 @@ pub fn is_placeholder(block: &str) -> bool {
     matches!(body.as_slice(), ["pass" | "..."])
 }
 
+/// The documentation of `name` in `text`, without its code: the comment
+/// lines right above its definition (`///`, `#`, a `/** … */` block) and
+/// a Python docstring.
+pub fn doc_of(text: &str, name: &str) -> String {
+    let Some(block) = guard::block_of(text, name) else {
+        return String::new();
+    };
+    let Some(at) = text.find(&block) else {
+        return String::new();
+    };
+    let mut lines: Vec<&str> = text[..at]
+        .lines()
+        .rev()
+        .take_while(|l| {
+            let t = l.trim_start();
+            t.starts_with("//") || t.starts_with('#') || t.starts_with("/*") || t.starts_with('*')
+        })
+        .collect();
+    lines.reverse();
+    // A docstring: the string that opens the body, after the signature.
+    let body: Vec<&str> = block.lines().collect();
+    if let Some(sig_end) = body.iter().position(|l| l.trim_end().ends_with(':'))
+        && let Some(first) = body.get(sig_end + 1)
+    {
+        let t = first.trim_start().trim_start_matches(['r', 'R']);
+        for quote in ["\"\"\"", "'''"] {
+            if let Some(rest) = t.strip_prefix(quote) {
+                lines.push(first);
+                if !rest.contains(quote) {
+                    for l in &body[sig_end + 2..] {
+                        lines.push(l);
+                        if l.contains(quote) {
+                            break;
+                        }
+                    }
+                }
+                break;
+            }
+        }
+    }
+    lines.join("\n")
+}
+
 /// The checks' module for a file: `pkg/util.py` is `pkg.util`.
 fn python_module(file: &str) -> String {
     file.trim_end_matches(".py").replace('/', ".")
@@ -379,7 +422,23 @@ impl Agent {
         let (lang, calls) = self.asked_functions(st);
         let lang = lang.filter(|_| !calls.is_empty())?;
         let names: Vec<String> = calls.iter().map(|(n, _)| n.clone()).collect();
-        let words = self.users_words(&st.prompt);
+        let mut words = self.users_words(&st.prompt);
+        // The documentation the functions had when the turn began is the
+        // user's words too (a stub's docstring with its examples).
+        for (name, file) in &calls {
+            let Some(text) = st
+                .originals
+                .get(file)
+                .cloned()
+                .or_else(|| self.content_now(file))
+            else {
+                continue;
+            };
+            let doc = doc_of(&text, name);
+            if !doc.trim().is_empty() {
+                words.push_str(&format!("\n\n{name} in {file}, as documented:\n{doc}"));
+            }
+        }
         let mut checks = examples::extract(&words, &names);
         checks.truncate(MAX_EXAMPLES);
         let from_examples = checks.len();
@@ -801,6 +860,33 @@ impl Agent {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_functions_documentation_is_read_without_its_code() {
+        let py = "import re\n\n\ndef cents(text):\n    \"\"\"Cents in a price.\n\n    cents('12.5') -> 1250\n    \"\"\"\n    raise NotImplementedError\n\n\ndef other():\n    return 1\n";
+        assert_eq!(
+            doc_of(py, "cents"),
+            "    \"\"\"Cents in a price.\n\n    cents('12.5') -> 1250\n    \"\"\""
+        );
+        let one = "def f(x):\n    '''f(2) -> 4'''\n    return x\n";
+        assert_eq!(doc_of(one, "f"), "    '''f(2) -> 4'''");
+        let rs = "/// Bytes in a size.\n///\n/// ```\n/// assert_eq!(parse_size(\"2k\"), Some(2048));\n/// ```\npub fn parse_size(s: &str) -> Option<u64> {\n    todo!()\n}\n";
+        let doc = doc_of(rs, "parse_size");
+        assert!(
+            doc.starts_with("/// Bytes in a size.") && !doc.contains("todo!"),
+            "{doc}"
+        );
+        assert_eq!(
+            examples::extract(&doc, &["parse_size".to_string()]),
+            vec![Example {
+                call: "parse_size(\"2k\")".into(),
+                expect: Expect::Value("Some(2048)".into()),
+            }]
+        );
+        // No documentation: nothing.
+        assert_eq!(doc_of("def g():\n    return 1\n", "g"), "");
+        assert_eq!(doc_of(py, "missing"), "");
+    }
+
     #[test]
     fn placeholders_are_bodies_still_to_write() {
         assert!(is_placeholder(

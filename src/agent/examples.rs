@@ -135,6 +135,8 @@ fn value_at(s: &str) -> Option<&str> {
             ')' | ']' | '}' => {
                 depth -= 1;
                 if depth < 0 {
+                    // A bracket the value is inside of ends it.
+                    depth = 0;
                     end = i;
                     break;
                 }
@@ -228,6 +230,19 @@ fn on_line(line: &str, names: &[String]) -> Vec<Example> {
             };
             let call = line[at..end].to_string();
             let tail = &line[end..];
+            // Rust's `assert_eq!(f(1), 2)`, as a doc comment writes it.
+            if line[..at].trim_end().ends_with("assert_eq!(")
+                && let Some(after) = tail.trim_start().strip_prefix(',')
+            {
+                if let Some(v) = value_at(after) {
+                    out.push(Example {
+                        call,
+                        expect: Expect::Value(v.to_string()),
+                    });
+                }
+                from = end;
+                continue;
+            }
             let Some(m) = sep_re.find(tail) else {
                 continue;
             };
