@@ -231,3 +231,53 @@ fn a_display_that_does_not_answer_falls_back_to_the_terminal_at_once() {
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+/// What mm said to the model inside a turn is not a prompt of the user's,
+/// and the commands mm ran itself are in the export with their output,
+/// under the prompt (the trial's export showed nudges as numbered prompts
+/// and no test run).
+#[test]
+fn an_export_shows_mms_own_runs_and_its_words_to_the_model_as_its_own() {
+    let server = Server::with_side(
+        vec![
+            text("sub is added."),
+            call(
+                "c1",
+                "edit_file",
+                serde_json::json!({"path": "calc.py", "old_string": "    return a + b\n", "replacement": "    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"}),
+            ),
+            text("I added sub to calc.py."),
+            text("I added sub to calc.py."),
+        ],
+        vec![text("no"), text("no"), text("no")],
+    );
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a + b\n");
+    ws.write(
+        "test_calc.py",
+        "import unittest\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+    );
+    let out = ws.run(
+        &server,
+        "Add a function sub(a, b) to calc.py that returns a - b.",
+        &["-yolo"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(ws.read("calc.py").contains("def sub(a, b):"));
+    let out = ws
+        .mm()
+        .args(["-show", "last", "-export", "s.md"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let md = ws.read("s.md");
+    let prompt = md.find("## 1. Add a function sub").expect(&md);
+    assert!(!md.contains("## 2."), "{md}");
+    let nudge = md.find("<summary>mm, to the model</summary>").expect(&md);
+    let ran = md.find("✓ mm ran <code>").expect(&md);
+    assert!(prompt < nudge && nudge < ran, "{md}");
+    // The replay, too, starts one turn, not one a message.
+    let out = ws.mm().args(["-show", "last"]).output().unwrap();
+    let shown = stdout(&out);
+    assert_eq!(shown.matches("Add a function sub").count(), 1, "{shown}");
+}

@@ -767,6 +767,15 @@ impl Agent {
             }
         }
         self.card_finish(call_id, summary, out.status, &out.text);
+        // Kept for replays and exports, as the card showed it.
+        if let Err(e) = self.log.append(&crate::session::Record::Ran {
+            turn: self.turn,
+            command: command.to_string(),
+            status: out.status,
+            output: head_and_tail(&out.text, 4 * 1024, 12 * 1024),
+        }) {
+            self.notice(Level::Error, e.to_string());
+        }
         out
     }
 
@@ -1862,4 +1871,26 @@ pub(super) fn printed_output(output: &str) -> String {
         cut -= 1;
     }
     format!("{}\n[… cut]", &text[..cut])
+}
+
+/// `text` with at most `head` bytes of its start and `tail` of its end,
+/// the cut said between them.
+fn head_and_tail(text: &str, head: usize, tail: usize) -> String {
+    if text.len() <= head + tail {
+        return text.to_string();
+    }
+    let mut a = head;
+    while !text.is_char_boundary(a) {
+        a -= 1;
+    }
+    let mut b = text.len() - tail;
+    while !text.is_char_boundary(b) {
+        b += 1;
+    }
+    format!(
+        "{}\n[… {} bytes left out …]\n{}",
+        &text[..a],
+        b - a,
+        &text[b..]
+    )
 }

@@ -57,8 +57,46 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
     let mut out = String::new();
     let mut calls: HashMap<String, (String, String)> = HashMap::new();
     let mut turn = 0;
-    for rec in records {
+    // A log that marks its turns: only the first user message of a turn
+    // is the user's; the others are what mm told the model.
+    let marked = records.iter().any(|r| matches!(r, Record::Turn { .. }));
+    let mut expect_prompt = !marked;
+    let mut held: Vec<&Record> = Vec::new();
+    let mut queue: std::collections::VecDeque<&Record> = records.iter().collect();
+    while let Some(rec) = queue.pop_front() {
         match rec {
+            Record::Turn { .. } => expect_prompt = true,
+            Record::Message { message, .. }
+                if message.role == Role::User && marked && !expect_prompt =>
+            {
+                let text = message.text().trim_end();
+                let f = fence(text);
+                out.push_str(&format!(
+                    "\n<details><summary>mm, to the model</summary>\n\n{f}text\n{text}\n{f}\n\n</details>\n"
+                ));
+            }
+            // Run before the turn's prompt was sent (the failure it
+            // starts from): shown under the prompt.
+            Record::Ran { .. } if marked && expect_prompt => held.push(rec),
+            Record::Ran {
+                command,
+                status,
+                output,
+                ..
+            } => {
+                let mark = match status {
+                    ToolStatus::Ok => "✓",
+                    ToolStatus::Error => "✗",
+                    ToolStatus::Refused => "⊘ refused:",
+                    ToolStatus::NotRun => "⊘ not run:",
+                };
+                let result = output.trim_end();
+                let f = fence(result);
+                out.push_str(&format!(
+                    "\n<details><summary>{mark} mm ran <code>{}</code></summary>\n\n{f}text\n{result}\n{f}\n\n</details>\n",
+                    html_escape(command)
+                ));
+            }
             Record::Header {
                 id,
                 created,
@@ -78,6 +116,7 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 typed,
             } => match message.role {
                 Role::User => {
+                    expect_prompt = false;
                     turn += 1;
                     let prompt = typed.clone().unwrap_or_else(|| message.text().to_string());
                     let title: String = prompt
@@ -88,6 +127,9 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                         .take(72)
                         .collect();
                     out.push_str(&format!("\n## {turn}. {title}\n\n{}\n", quote(&prompt)));
+                    for r in held.drain(..).rev() {
+                        queue.push_front(r);
+                    }
                 }
                 Role::Assistant => {
                     let text = message.text().trim();
@@ -152,8 +194,7 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 "\n*the user answered always: {}*\n",
                 crate::sandbox::always::words(key)
             )),
-            Record::Turn { .. }
-            | Record::Request { .. }
+            Record::Request { .. }
             | Record::Checkpoint { .. }
             | Record::Made { .. } => {}
         }

@@ -126,6 +126,15 @@ pub enum Record {
     Model {
         model: String,
     },
+    /// A command mm ran itself (the tests after a change, a check of the
+    /// request): shown by replays and exports as the live run showed its
+    /// card; never part of the conversation.
+    Ran {
+        turn: u64,
+        command: String,
+        status: ToolStatus,
+        output: String,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -16,14 +16,56 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
     let mut open = false;
     // The turn's last text, its answer.
     let mut answer = String::new();
-    for rec in records {
+    // A log that marks its turns: only the first user message of a turn
+    // starts one; the others are what mm told the model, which a live
+    // run does not show as a prompt.
+    let marked = records.iter().any(|r| matches!(r, Record::Turn { .. }));
+    let mut expect_prompt = !marked;
+    let mut ran = 0;
+    let mut held: Vec<&Record> = Vec::new();
+    let mut queue: std::collections::VecDeque<&Record> = records.iter().collect();
+    while let Some(rec) = queue.pop_front() {
         match rec {
+            Record::Turn { .. } => expect_prompt = true,
+            Record::Message { message, .. }
+                if message.role == Role::User && marked && !expect_prompt => {}
+            // Run before the turn's prompt was sent: shown in its turn.
+            Record::Ran { .. } if marked && expect_prompt => held.push(rec),
+            Record::Ran {
+                command,
+                status,
+                output,
+                ..
+            } => {
+                ran += 1;
+                let call_id = format!("mm_ran_{ran}");
+                let mut args = serde_json::Map::new();
+                args.insert("command".into(), serde_json::Value::String(command.clone()));
+                let summary =
+                    crate::protocol::call_summary(crate::toolname::ToolName::Bash.as_str(), &args);
+                out.push(AgentEvent::ToolCallRunning {
+                    turn,
+                    call_id: call_id.clone(),
+                    name: crate::toolname::ToolName::Bash.as_str().into(),
+                    summary: summary.clone(),
+                    arguments: serde_json::json!({ "command": command }).to_string(),
+                });
+                out.push(AgentEvent::ToolCallFinished {
+                    turn,
+                    call_id,
+                    name: crate::toolname::ToolName::Bash.as_str().into(),
+                    summary,
+                    status: *status,
+                    output: Arc::from(output.as_str()),
+                });
+            }
             Record::Message {
                 message,
                 status,
                 typed,
             } => match message.role {
                 Role::User => {
+                    expect_prompt = false;
                     if open {
                         out.push(finished(turn, std::mem::take(&mut answer)));
                     }
@@ -33,6 +75,9 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                         turn,
                         prompt: typed.clone().unwrap_or_else(|| message.text().to_string()),
                     });
+                    for r in held.drain(..).rev() {
+                        queue.push_front(r);
+                    }
                 }
                 Role::Assistant => {
                     if let Some(r) = &message.reasoning {
@@ -116,7 +161,6 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
             | Record::Carried { .. }
             | Record::Model { .. }
             | Record::Request { .. }
-            | Record::Turn { .. }
             | Record::Made { .. }
             | Record::Checkpoint { .. } => {}
         }
