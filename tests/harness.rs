@@ -3446,6 +3446,17 @@ fn a_stubs_docstring_examples_are_checks() {
         told.contains("FAILED: assert parse('2m') == 120  (it gives 2"),
         "{told}"
     );
+    // Every request the server answered is in the log, the candidates'
+    // too, so `/stats` counts what the receipt counts.
+    let served = server.requests().len() + server.side_requests().len();
+    assert!(!server.side_requests().is_empty());
+    let log = std::fs::read_to_string(&ws.sessions()[0]).unwrap();
+    let logged = log
+        .lines()
+        .filter(|l| l.contains("\"type\":\"request\""))
+        .count();
+    assert_eq!(logged, served, "{log}");
+    assert!(err.contains(&format!("{served} requests")), "{err}");
 }
 
 /// A Rust crate's stub and its specification: the examples run through

@@ -1001,6 +1001,7 @@ impl Agent {
             .await;
         self.trace(&body, &result, started.elapsed().as_millis() as u64);
         let streamed = result.ok()?;
+        self.log_side_request(&streamed, started);
         self.record_usage(&streamed, None);
         (partial || !streamed.reply.truncated()).then_some(streamed.reply.content)
     }

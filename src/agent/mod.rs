@@ -1772,6 +1772,27 @@ impl Agent {
     }
 
     /// Adds a reply's usage to the turn's and tells the front ends.
+    /// A request beside the conversation (a candidate, a check, a commit
+    /// message) in the log, as round 0: `/stats` counts what the receipt
+    /// and the status bar count.
+    pub(super) fn log_side_request(&mut self, streamed: &Streamed, started: std::time::Instant) {
+        let usage = streamed.reply.usage.unwrap_or_default();
+        if let Err(e) = self.log.append(&Record::Request {
+            turn: self.turn,
+            round: 0,
+            prompt: usage.prompt,
+            cached: usage.cached,
+            completion: usage.completion,
+            first_token_ms: streamed.first_token_ms,
+            ms: started.elapsed().as_millis() as u64,
+            stopped: None,
+            as_compact: None,
+            as_rebuild: None,
+        }) {
+            self.notice(Level::Error, e.to_string());
+        }
+    }
+
     fn record_usage(&mut self, streamed: &Streamed, modes: Option<(u64, u64)>) {
         let usage = streamed.reply.usage.unwrap_or_default();
         self.usage.add(&usage);

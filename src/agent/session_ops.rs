@@ -191,12 +191,15 @@ impl Agent {
             response_format: None,
         });
         let mut ignore = |_: ClientEvent| {};
+        let started = std::time::Instant::now();
         match self
             .client
             .stream_chat(&body, &self.budget, cancel, &mut ignore)
             .await
         {
             Ok(s) => {
+                self.log_side_request(&s, started);
+                self.record_usage(&s, None);
                 let message = clean_message(&s.reply.content);
                 self.bus.publish(AgentEvent::CommitProposed {
                     message,
