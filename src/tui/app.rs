@@ -304,6 +304,7 @@ impl App {
             Handled::Copy { what, text } => self.effects.push(Effect::Copy { what, text }),
             Handled::Flash(text) => self.flash(text),
             Handled::Help => self.overlays.push(Overlay::help()),
+            Handled::Command(line) => self.command(&line),
         }
     }
 

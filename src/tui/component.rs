@@ -27,6 +27,8 @@ pub enum Handled {
     Flash(String),
     /// Open the help overlay.
     Help,
+    /// Run this slash command line, as if typed in the composer.
+    Command(String),
 }
 
 /// What the app asks of the terminal layer; returned as values from every

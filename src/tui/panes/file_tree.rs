@@ -227,6 +227,18 @@ impl FileTree {
             .cloned()
     }
 
+    /// A filter that names no file but starts with a command's name
+    /// (`keymap default`, typed after the vim keymap's `/`): the command
+    /// line it was likely meant as.
+    pub fn command_typed(&self) -> Option<String> {
+        if !self.typing() || !self.rows().is_empty() {
+            return None;
+        }
+        let word = self.filter.split_whitespace().next()?;
+        crate::slash::Slash::named(word)?;
+        Some(format!("/{}", self.filter.trim()))
+    }
+
     /// Enter: a folder opens or closes; a file is returned to be viewed.
     pub fn open(&mut self) -> Option<String> {
         let row = self.selected_row()?;
@@ -347,6 +359,10 @@ impl FileTree {
             Some(TreeAction::Up) => self.move_by(-1),
             Some(TreeAction::Down) => self.move_by(1),
             Some(TreeAction::Open) => {
+                if let Some(line) = self.command_typed() {
+                    self.clear_filter();
+                    return Handled::Command(line);
+                }
                 if let Some(path) = self.open() {
                     return Handled::Open {
                         path,
@@ -449,6 +465,11 @@ impl FileTree {
             format!("filter: {}▏", self.filter)
         };
         lines.push(Line::styled(head, Style::new().fg(th.dim)));
+        // No file, rows are free: the command it was likely meant as.
+        if let Some(line) = self.command_typed() {
+            lines.push(Line::styled("no file; Enter runs", Style::new().fg(th.dim)));
+            lines.push(Line::styled(line, Style::new().fg(th.accent)));
+        }
         for (i, r) in rows.iter().enumerate().skip(scroll).take(height) {
             let mark = self.marks.get(&r.path);
             let (tag, colour) = match mark {

@@ -809,6 +809,32 @@ fn a_tree_filter_starts_with_the_first_letter_typed() {
     assert!(r.app.tree.filter.is_empty() && !r.app.tree.typing());
 }
 
+/// The trial's newcomer typed `/keymap default` with the tree focused in
+/// the vim keymap: the `/` started a filter and the command was lost in
+/// it. A filter that names no file but a command says so, and Enter runs
+/// the command.
+#[test]
+fn a_command_typed_into_the_vim_tree_filter_runs_on_enter() {
+    let mut r = rig();
+    r.app.keymap = keymap::load("vim").unwrap();
+    r.app.focus = Focus::Tree;
+    r.app.on_key(key(KeyCode::Char('/')));
+    typed(&mut r.app, "keymap default");
+    let s = screen(&mut r, 120, 20);
+    assert!(
+        s.contains("no file; Enter runs") && s.contains("/keymap default"),
+        "{s}"
+    );
+    r.app.on_key(key(KeyCode::Enter));
+    assert_eq!(r.app.keymap.name, "default");
+    assert!(!r.app.tree.typing());
+    // A filter that is no command stays a filter.
+    r.app.focus = Focus::Tree;
+    typed(&mut r.app, "zzz");
+    r.app.on_key(key(KeyCode::Enter));
+    assert_eq!(r.app.tree.filter, "zzz");
+}
+
 #[test]
 fn the_composer_kills_lines_as_readline_does_and_esc_twice_clears() {
     let mut r = rig();
