@@ -70,7 +70,18 @@ pub fn crate_of(root: &Path, file: &str) -> Option<Crate> {
     let mut dir = rel.parent();
     while let Some(d) = dir {
         let toml = root.join(d).join("Cargo.toml");
-        if let Ok(text) = std::fs::read_to_string(&toml) {
+        // The workspace's code may have put anything there (a FIFO read
+        // forever, red-team round 28): a regular file, read without
+        // following a link, or no crate.
+        match std::fs::symlink_metadata(&toml) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                dir = d.parent();
+                continue;
+            }
+            Ok(m) if m.is_file() => {}
+            _ => return None,
+        }
+        if let Ok(text) = crate::paths::read_checked_text(&toml) {
             let package = package_name(&text)?;
             if !root.join(d).join("src/lib.rs").is_file() {
                 return None;
@@ -107,7 +118,7 @@ pub fn crate_of(root: &Path, file: &str) -> Option<Crate> {
                 module: (!parts.is_empty()).then(|| parts.join("::")),
             });
         }
-        dir = d.parent();
+        return None;
     }
     None
 }
@@ -367,6 +378,11 @@ mod tests {
         std::fs::remove_file(root.join("geo/src/lib.rs")).unwrap();
         assert_eq!(crate_of(root, "geo/src/shapes/circle.rs"), None);
         assert_eq!(crate_of(root, "loose.rs"), None);
+        // A FIFO where a Cargo.toml goes is no crate, and no wait.
+        std::fs::create_dir_all(root.join("f/src")).unwrap();
+        nix::unistd::mkfifo(&root.join("f/Cargo.toml"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::fs::write(root.join("f/src/lib.rs"), "").unwrap();
+        assert_eq!(crate_of(root, "f/src/lib.rs"), None);
         // A folder name that is shell or TOML syntax: no checks.
         let odd = root.join("$(touch x)\"");
         std::fs::create_dir_all(odd.join("src")).unwrap();

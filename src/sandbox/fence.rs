@@ -1840,7 +1840,7 @@ fn scan(root: &Path) -> Found {
     }
     // Folders gone since the last walk.
     cache.retain(|d, _| visited.contains(d));
-    found.linked = outside_named(std::mem::take(&mut found.linked));
+    found.linked = outside_named(root, std::mem::take(&mut found.linked));
     found.complete = true;
     found
 }
@@ -1850,27 +1850,36 @@ fn scan(root: &Path) -> Found {
 /// cargo links within `target/` is in the workspace, so writing it
 /// reaches nothing outside, and its mount would only make the next
 /// build fail (EBUSY). Each is looked at afresh: a name made since
-/// counts.
-fn outside_named(linked: Vec<PathBuf>) -> Vec<PathBuf> {
+/// counts. A name in a place mounted read-only of its own (`.mm/`,
+/// `.agent/tools/`, `.gitmodules`) does not count as seen: a second
+/// name elsewhere would write through that mount.
+fn outside_named(root: &Path, linked: Vec<PathBuf>) -> Vec<PathBuf> {
     use std::os::unix::fs::MetadataExt;
-    let mut names: std::collections::HashMap<(u64, u64), (u64, Vec<PathBuf>)> =
+    // (dev, inode) -> (links, names seen that count, names).
+    let mut names: std::collections::HashMap<(u64, u64), (u64, u64, Vec<PathBuf>)> =
         std::collections::HashMap::new();
     let mut out = Vec::new();
     for p in linked {
         match std::fs::symlink_metadata(&p) {
             Ok(m) if m.is_file() => {
+                let rel = p.strip_prefix(root).unwrap_or(&p).to_string_lossy();
+                let guarded = crate::paths::reserved_reason(&rel, true).is_some()
+                    || p.file_name() == Some(std::ffi::OsStr::new(".gitmodules"));
                 let e = names
                     .entry((m.dev(), m.ino()))
-                    .or_insert((m.nlink(), Vec::new()));
+                    .or_insert((m.nlink(), 0, Vec::new()));
                 e.0 = e.0.max(m.nlink());
-                e.1.push(p);
+                if !guarded {
+                    e.1 += 1;
+                }
+                e.2.push(p);
             }
             // Gone or changed since: masked as it was found.
             _ => out.push(p),
         }
     }
-    for (nlink, paths) in names.into_values() {
-        if (paths.len() as u64) < nlink {
+    for (nlink, seen, paths) in names.into_values() {
+        if seen < nlink {
             out.extend(paths);
         }
     }
@@ -2018,6 +2027,17 @@ mod tests {
                 root.join("target/debug/deps/libx-1.rlib"),
                 root.join("target/debug/libx.rlib"),
             ]
+        );
+        // A second name of a file in `.mm/` (red-team round 28): written
+        // through, it would change what the `.mm` mount keeps read-only.
+        std::fs::create_dir_all(root.join(".mm")).unwrap();
+        std::fs::write(root.join(".mm/config.yaml"), "x: 1\n").unwrap();
+        std::fs::hard_link(root.join(".mm/config.yaml"), root.join("y.txt")).unwrap();
+        let third = scan(&root);
+        assert!(
+            third.linked.contains(&root.join("y.txt")),
+            "{:?}",
+            third.linked
         );
     }
 
