@@ -4025,3 +4025,43 @@ fn writes_that_keep_putting_a_file_back_are_a_loop() {
     let warned = last_user(&reqs[5]);
     assert!(warned.contains("keep putting the file back"), "{warned}");
 }
+
+/// A request beside the conversation (here a candidate fix) shows the
+/// progress a turn's request does: the trial saw minutes of spinner and
+/// no figures while candidates, `/commit` and `/compact` waited.
+#[test]
+fn a_candidates_request_shows_its_progress() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let stub = "def parse(s):\n    \"\"\"Seconds in a duration.\n\n    parse('90')  -> 90\n    parse('2m')  -> 120\n    \"\"\"\n    raise NotImplementedError\n";
+    let wrong = stub.replace(
+        "    raise NotImplementedError\n",
+        "    return int(s.rstrip('mh'))\n",
+    );
+    let Reply::Sse(mut slow) = text("no code here") else {
+        unreachable!()
+    };
+    slow[0].0 = 3000;
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "dur.py", "content": wrong}),
+            ),
+            text("Done."),
+            text("Done."),
+            text("Done."),
+        ],
+        vec![Reply::Sse(slow), text("no"), text("no")],
+    );
+    server.serve_slots(50);
+    let ws = Workspace::new();
+    let out = ws.run(&server, "Implement parse in dur.py.", &["-json-stream"]);
+    // The turn's own requests answer at once: a progress event comes
+    // from the slow request beside them.
+    let lines = stdout(&out);
+    assert!(lines.contains("\"generating\""), "{lines}");
+}

@@ -14,7 +14,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::Agent;
-use crate::llm::{self, ChatRequest, ClientEvent, LlmError, Message, Role};
+use crate::llm::{self, ChatRequest, LlmError, Message, Role};
 use crate::protocol::{AgentEvent, Level};
 use crate::session::Record;
 
@@ -256,21 +256,7 @@ impl Agent {
                 response_format: None,
             });
             let started = std::time::Instant::now();
-            let bus = self.bus.clone();
-            let turn = self.turn;
-            let mut on_event = move |ev: ClientEvent| {
-                if let ClientEvent::Retrying { wait, reason } = ev {
-                    bus.publish(AgentEvent::Notice {
-                        turn: Some(turn),
-                        level: Level::Warning,
-                        text: format!("{reason}; retrying in {:.1}s", wait.as_secs_f64()),
-                    });
-                }
-            };
-            let result = self
-                .client
-                .stream_chat(&body, &self.budget, cancel, &mut on_event)
-                .await;
+            let result = self.stream_watched(&body, cancel).await;
             self.trace(&body, &result, started.elapsed().as_millis() as u64);
             match result {
                 Ok(streamed) => {

@@ -995,10 +995,7 @@ impl Agent {
             response_format: None,
         });
         let started = std::time::Instant::now();
-        let result = self
-            .client
-            .stream_chat(&body, &self.budget, cancel, &mut |_| {})
-            .await;
+        let result = self.stream_watched(&body, cancel).await;
         self.trace(&body, &result, started.elapsed().as_millis() as u64);
         let streamed = result.ok()?;
         self.log_side_request(&streamed, started);

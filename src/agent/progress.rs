@@ -142,3 +142,50 @@ pub(super) async fn watch(w: Watch) {
         }
     }
 }
+
+impl super::Agent {
+    /// A request beside the conversation (a candidate, a check, the
+    /// summary of a compaction, a commit message), streamed with the
+    /// progress a turn's request shows: tokens and their rate, how far
+    /// the server is through the prompt, a retry's wait.
+    pub(super) async fn stream_watched(
+        &self,
+        body: &serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Result<crate::llm::Streamed, crate::llm::LlmError> {
+        let live = Arc::new(Mutex::new(Live::new()));
+        let tracked = live.clone();
+        let bus = self.bus.clone();
+        let turn = self.turn;
+        let mut on_event = move |ev: ClientEvent| {
+            if let Ok(mut l) = tracked.lock() {
+                l.on_event(&ev);
+            }
+            if let ClientEvent::Retrying { wait, reason } = ev {
+                bus.publish(AgentEvent::Notice {
+                    turn: Some(turn),
+                    level: crate::protocol::Level::Warning,
+                    text: format!("{reason}; retrying in {:.1}s", wait.as_secs_f64()),
+                });
+            }
+        };
+        let stop = cancel.child_token();
+        let estimate = (body.to_string().len() as f64 / self.bytes_per_token) as u64;
+        let ticker = tokio::spawn(watch(Watch {
+            client: self.client.clone(),
+            bus: self.bus.clone(),
+            live,
+            turn,
+            hidden_limit: None,
+            key: SlotKey::of(body, estimate),
+            stop: stop.clone(),
+            ran_away: Arc::new(Mutex::new(None)),
+        }));
+        let result = self
+            .client
+            .stream_chat(body, &self.budget, &stop, &mut on_event)
+            .await;
+        ticker.abort();
+        result
+    }
+}

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::Agent;
 use super::checkpoints::{parse_id, with_store};
 use crate::git::PlannedChange;
-use crate::llm::{self, ChatRequest, ClientEvent, LlmError, Message};
+use crate::llm::{self, ChatRequest, LlmError, Message};
 use crate::protocol::{AgentEvent, ChangeKind, FileChange, Level};
 
 /// Writes an export where the user said, but never through what the
@@ -190,13 +190,8 @@ impl Agent {
             replay_reasoning: false,
             response_format: None,
         });
-        let mut ignore = |_: ClientEvent| {};
         let started = std::time::Instant::now();
-        match self
-            .client
-            .stream_chat(&body, &self.budget, cancel, &mut ignore)
-            .await
-        {
+        match self.stream_watched(&body, cancel).await {
             Ok(s) => {
                 self.log_side_request(&s, started);
                 self.record_usage(&s, None);
