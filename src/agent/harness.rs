@@ -525,7 +525,25 @@ pub fn test_summary(output: &str, ok: bool) -> String {
             return format!("{n} passed");
         }
         if let Some(f) = UNITTEST_FAIL.as_ref().and_then(|r| r.captures(output)) {
-            return format!("{} of {n} failing", f[1].replace('=', " "));
+            // `failures=1, errors=2`: 3 of them failing, and of which kind.
+            let (mut failures, mut errors) = (0u64, 0u64);
+            for part in f[1].split(", ") {
+                match part.split_once('=') {
+                    Some(("failures", k)) => failures = k.parse().unwrap_or(0),
+                    Some(("errors", k)) => errors = k.parse().unwrap_or(0),
+                    _ => {}
+                }
+            }
+            let kinds = match (failures, errors) {
+                (_, 0) => String::new(),
+                (0, e) => format!(" ({e} error{})", if e == 1 { "" } else { "s" }),
+                (f, e) => format!(
+                    " ({f} failure{}, {e} error{})",
+                    if f == 1 { "" } else { "s" },
+                    if e == 1 { "" } else { "s" }
+                ),
+            };
+            return format!("{} of {n} failing{kinds}", failures + errors);
         }
         return format!("{n} ran, failing");
     }
@@ -1814,10 +1832,14 @@ mod tests {
         let unittest_ok = "....\n----------------------------------------------------------------------\nRan 4 tests in 0.001s\n\nOK\n";
         assert_eq!(test_summary(unittest_ok, true), "4 passed");
         let unittest_fail = "F..\n======\nFAIL: test_mean (test_stats.StatsTest)\n----\nRan 3 tests in 0.001s\n\nFAILED (failures=1)\n";
+        assert_eq!(test_summary(unittest_fail, false), "1 of 3 failing");
+        let mixed = "Ran 5 tests in 0.001s\n\nFAILED (failures=1, errors=2, skipped=1)\n";
         assert_eq!(
-            test_summary(unittest_fail, false),
-            "failures 1 of 3 failing"
+            test_summary(mixed, false),
+            "3 of 5 failing (1 failure, 2 errors)"
         );
+        let errors = "Ran 1 test in 0.001s\n\nFAILED (errors=1)\n";
+        assert_eq!(test_summary(errors, false), "1 of 1 failing (1 error)");
         let pytest = "F.\n=== 1 failed, 1 passed in 0.02s ===\n";
         assert_eq!(test_summary(pytest, false), "1 failed, 1 passed");
         let cargo = "test result: FAILED. 2 passed; 1 failed; 0 ignored\n";
