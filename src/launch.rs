@@ -393,6 +393,7 @@ pub fn asker(rt: &Runtime, root: &std::path::Path) -> crate::tools::asking::Aske
         unfenced: !rt.fence.is_on(),
         idle: rt.settings.first_token_timeout + rt.settings.watchdog,
         server_flags: rt.server_flags.clone(),
+        budget: None,
     }
 }
 
@@ -649,10 +650,14 @@ pub async fn open_session(
             crate::mcp::McpServers::start(&settings.mcp_servers, &tool_env.sandbox, &taken).await,
         ));
     }
+    // The session's request budget: its sub-agents' requests count too.
+    let budget = Arc::new(RequestBudget::for_session(settings.max_requests));
     if !settings.sub_agents.is_empty() {
+        let mut asker = asker(rt, &root);
+        asker.budget = Some(budget.clone());
         tool_env.ask = Some(tools::ask::AskEnv {
             agents: settings.sub_agents.clone(),
-            asker: asker(rt, &root),
+            asker,
             bus: bus.clone(),
         });
     }
@@ -664,7 +669,7 @@ pub async fn open_session(
         model,
         context_window: rt.connected.context_window,
         client: rt.connected.client.clone(),
-        budget: Arc::new(RequestBudget::new(settings.max_requests)),
+        budget,
         tools,
         bus: bus.clone(),
         turn_starts: session::turn_starts(&replay),
@@ -972,6 +977,7 @@ async fn ask_once(cli: &Cli, settings: &Settings, root: &std::path::Path, name: 
         unfenced: cli.unfenced,
         idle: settings.first_token_timeout + settings.watchdog,
         server_flags: server_flags(cli),
+        budget: Some(Arc::new(RequestBudget::for_session(settings.max_requests))),
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
     let shown = tokio::spawn(async move {

@@ -559,3 +559,60 @@ fn a_terminated_asker_leaves_none_of_its_childs_commands() {
     std::thread::sleep(std::time::Duration::from_millis(500));
     assert!(!sleeping(), "the asked agent's command outlived the asker");
 }
+
+/// `-max-requests` counts the asked agent's requests too, as its help
+/// says: the child may make what is left, and what it made is charged.
+#[test]
+fn a_childs_requests_count_toward_the_askers_max_requests() {
+    let child = Server::start(vec![text("{\"capital\": \"Hanoi\"}")]);
+    let parent = Server::start(vec![
+        ask_call("capital of Vietnam"),
+        text("Hanoi, says facts."),
+    ]);
+    let ws = Workspace::new();
+    coordinator(
+        &ws,
+        &parent,
+        &format!(
+            "baseUrl: {}\nbashTool: false\neditTools: false\n{COUNTRY}",
+            child.url()
+        ),
+        "",
+    );
+    // Three: the ask, the child's answer, the reply with it.
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "capital?", "-max-requests", "3"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "Hanoi, says facts.");
+    // Two: the child's request takes the second, none is left for the reply.
+    let child = Server::start(vec![text("{\"capital\": \"Hanoi\"}")]);
+    let parent = Server::start(vec![
+        ask_call("capital of Vietnam"),
+        text("Hanoi, says facts."),
+    ]);
+    coordinator(
+        &ws,
+        &parent,
+        &format!(
+            "baseUrl: {}\nbashTool: false\neditTools: false\n{COUNTRY}",
+            child.url()
+        ),
+        "",
+    );
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", "capital?", "-max-requests", "2"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert_eq!(child.requests().len(), 1, "{err}");
+    assert_eq!(parent.requests().len(), 1, "{err}");
+    assert!(
+        err.contains("the request budget (-max-requests 2) is used up"),
+        "{err}"
+    );
+}

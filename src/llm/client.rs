@@ -93,13 +93,38 @@ pub enum LlmError {
 pub struct RequestBudget {
     limit: Option<u32>,
     used: AtomicU32,
+    /// The asking mm's tally (a sub-agent's requests count toward its
+    /// asker's budget): one byte appended a request.
+    tally: Option<std::sync::Mutex<std::fs::File>>,
 }
+
+/// The variable naming the tally file a sub-agent's requests go to.
+pub const TALLY_VAR: &str = "MM_REQUEST_TALLY";
 
 impl RequestBudget {
     pub fn new(limit: Option<u32>) -> Self {
         Self {
             limit,
             used: AtomicU32::new(0),
+            tally: None,
+        }
+    }
+
+    /// The budget of a session in this process: when an asker started
+    /// it, each request is also told to the asker's tally.
+    pub fn for_session(limit: Option<u32>) -> Self {
+        let tally = std::env::var_os(TALLY_VAR)
+            .filter(|p| !p.is_empty())
+            .and_then(|p| {
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(std::path::PathBuf::from(p))
+                    .ok()
+            })
+            .map(std::sync::Mutex::new);
+        Self {
+            tally,
+            ..Self::new(limit)
         }
     }
 
@@ -110,12 +135,35 @@ impl RequestBudget {
                 self.used.fetch_sub(1, Ordering::SeqCst);
                 Err(LlmError::Budget(limit))
             }
-            _ => Ok(()),
+            _ => {
+                self.tell(1);
+                Ok(())
+            }
         }
+    }
+
+    fn tell(&self, n: u32) {
+        use std::io::Write;
+        if let Some(t) = &self.tally
+            && let Ok(mut f) = t.lock()
+        {
+            let _ = f.write_all(&vec![b'.'; n as usize]);
+        }
+    }
+
+    /// Requests made elsewhere on this budget's account (a sub-agent's).
+    pub fn charge(&self, n: u32) {
+        self.used.fetch_add(n, Ordering::SeqCst);
+        self.tell(n);
     }
 
     pub fn used(&self) -> u32 {
         self.used.load(Ordering::SeqCst)
+    }
+
+    /// Requests left, when there is a limit.
+    pub fn remaining(&self) -> Option<u32> {
+        self.limit.map(|l| l.saturating_sub(self.used()))
     }
 }
 

@@ -176,6 +176,9 @@ pub fn scrub(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString,
             let k = k.to_string_lossy();
             !is_secret_var(&k)
                 && !SHELL_STEERING.contains(&k.as_ref())
+                // The asking mm's request tally (`llm::client::TALLY_VAR`):
+                // what mm runs does not add to it.
+                && k != "MM_REQUEST_TALLY"
                 && !holds_secret(v)
                 && !is_secret_value(&v.to_string_lossy())
         })
@@ -357,6 +360,7 @@ mod tests {
             ("REDIS", "redis://user:hunter2@cache:6379/0"),
             ("SITE", "https://example.com/a@b"),
             ("LANG", "C.UTF-8"),
+            ("MM_REQUEST_TALLY", "/tmp/.tmpAbc"),
         ];
         let kept: Vec<String> = scrub(
             vars.iter()

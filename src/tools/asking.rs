@@ -96,6 +96,9 @@ pub struct Asker {
     pub idle: Duration,
     /// `-url`/`-provider`/`-model` the user gave the asker: the child's too.
     pub server_flags: Vec<String>,
+    /// The asker's request budget: the child gets what is left of it,
+    /// and its requests are charged to it.
+    pub budget: Option<Arc<crate::llm::client::RequestBudget>>,
 }
 
 /// A finished ask.
@@ -195,9 +198,24 @@ pub async fn ask(
     }
     let grant = sub.yolo && may_grant();
     let (d, chain) = depth();
+    // The child's requests count toward this budget: it may make what is
+    // left, and tells each to a tally read when it is gone.
+    let left = asker.budget.as_ref().and_then(|b| b.remaining());
+    if left == Some(0) {
+        return Err(format!(
+            "not asked: the request budget (-max-requests) is spent, so agent {} cannot make any",
+            sub.name
+        ));
+    }
+    let tally = tempfile::NamedTempFile::new()
+        .map_err(|e| format!("cannot start agent {}: {e}", sub.name))?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find mm's own binary: {e}"))?;
     let mut cmd = tokio::process::Command::new(exe);
     cmd.arg("-acp").arg(&sub.path).args(&asker.server_flags);
+    if let Some(n) = left {
+        cmd.arg("-max-requests").arg(n.to_string());
+    }
+    cmd.env(crate::llm::client::TALLY_VAR, tally.path());
     if !asker.net {
         cmd.arg("-no-net");
     }
@@ -282,6 +300,10 @@ pub async fn ask(
         }
     }
     drop(group);
+    if let Some(b) = &asker.budget {
+        let made = std::fs::metadata(tally.path()).map_or(0, |m| m.len());
+        b.charge(u32::try_from(made).unwrap_or(u32::MAX));
+    }
     let _ = tokio::time::timeout(Duration::from_secs(1), err_reader).await;
     let why = || {
         let t = err_tail.lock().map(|t| t.clone()).unwrap_or_default();
