@@ -13,7 +13,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Widget};
 
-use crate::protocol::{AgentEvent, Level, Outcome, TurnId};
+use crate::protocol::{AgentEvent, Level, Outcome, ToolStatus, TurnId};
 use crate::tui::component::Handled;
 use crate::tui::keymap::TranscriptAction;
 use crate::tui::theme::Theme;
@@ -229,6 +229,35 @@ impl Transcript {
                 ..
             } => {
                 self.close_text();
+                // A call still being written when the turn ended (a
+                // cancel, a cut stream) never ran: its card says so
+                // instead of "writing the call" for ever.
+                let unfinished: Vec<usize> = self
+                    .cells
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| {
+                        c.turn == *turn
+                            && matches!(
+                                c.kind,
+                                CellKind::Tool {
+                                    state: ToolState::Writing,
+                                    ..
+                                }
+                            )
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                for i in unfinished {
+                    self.update(i, |k| {
+                        if let CellKind::Tool { state, output, .. } = k {
+                            *state = ToolState::Done(ToolStatus::NotRun, 0.0);
+                            *output =
+                                "the turn ended before this call was complete; it did not run"
+                                    .into();
+                        }
+                    });
+                }
                 if *outcome != Outcome::Done {
                     self.push(
                         *turn,

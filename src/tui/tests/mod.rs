@@ -247,6 +247,38 @@ fn the_diff_pane_follows_a_write_as_it_streams() {
     assert!(text.contains("return a ‹+› b"), "{text}");
 }
 
+/// Ctrl-C while the model was still writing a call left a card saying
+/// "writing the call (1 bytes)" for good (trial of 2026-12-06): the call
+/// never ran, and its card says so when the turn ends.
+#[test]
+fn a_call_cut_off_by_the_turns_end_says_it_did_not_run() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "fix".into(),
+    });
+    r.app.on_agent(AgentEvent::ToolCallStarted {
+        turn: 1,
+        call_id: "c1".into(),
+        name: "write_file".into(),
+    });
+    r.app.on_agent(AgentEvent::ToolCallDelta {
+        turn: 1,
+        call_id: "c1".into(),
+        delta: "{".into(),
+    });
+    assert!(screen(&mut r, 120, 16).contains("writing the call"));
+    r.app.on_agent(AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: Outcome::Cancelled,
+        answer: String::new(),
+        error: None,
+    });
+    let text = screen(&mut r, 120, 16);
+    assert!(!text.contains("writing the call"), "{text}");
+    assert!(text.contains("did not run"), "{text}");
+}
+
 #[test]
 fn an_exec_approval_is_answered_with_y() {
     let mut r = rig();
