@@ -4065,3 +4065,50 @@ fn a_candidates_request_shows_its_progress() {
     let lines = stdout(&out);
     assert!(lines.contains("\"generating\""), "{lines}");
 }
+
+/// A stub task about to end with nothing written (the model only reads,
+/// and the file asked for whole comes back unchanged): the request's
+/// examples fail on the placeholder, and candidates for it are tried
+/// against them, so the turn still delivers (the outside set's stubs
+/// ended with nothing written).
+#[test]
+fn a_stub_left_unwritten_gets_candidates_judged_by_the_examples() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let stub = "def parse(s):\n    \"\"\"Seconds in a duration; see SPEC.md.\"\"\"\n    raise NotImplementedError\n";
+    let spec = "# Durations\n\n    parse('90')  -> 90\n    parse('2m')  -> 120\n    parse('1h')  -> 3600\n";
+    let read = || call("r", "read_file", json!({"path": "SPEC.md"}));
+    let mut script: Vec<Reply> = (0..12).map(|_| read()).collect();
+    script.extend((0..4).map(|_| text("Done.")));
+    let server = Server::with_side(
+        script,
+        vec![
+            // The file asked for whole, twice: handed back as it was.
+            text(&format!("```python\n{stub}```")),
+            text(&format!("```python\n{stub}```")),
+            text(
+                "```python\ndef parse(s):\n    n, unit = (s[:-1], s[-1]) if s[-1] in 'mh' else (s, '')\n    return int(n) * {'': 1, 'm': 60, 'h': 3600}[unit]\n```",
+            ),
+            text("no"),
+            text("no"),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("dur.py", stub);
+    ws.write("SPEC.md", spec);
+    let out = ws.run(
+        &server,
+        "Implement parse in dur.py as SPEC.md says.",
+        &["-json"],
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("3 of 3 check(s) from the request's examples fail"),
+        "{err}"
+    );
+    assert!(err.contains("the 1st passed"), "{err}");
+    let now = ws.read("dur.py");
+    assert!(now.contains("'m': 60"), "{now}\n{err}");
+}

@@ -384,6 +384,25 @@ impl Agent {
         (Some(lang), out)
     }
 
+    /// Nothing written yet, and a function the request is about is still
+    /// the placeholder it was when the turn began: its checks fail on it,
+    /// and candidates for it can be tried against them (a turn about to
+    /// end with nothing written).
+    pub(super) fn stub_unwritten(&self, st: &TurnState) -> bool {
+        if !st.written.is_empty() {
+            return false;
+        }
+        let (_, calls) = self.asked_functions(st);
+        calls.iter().any(|(name, file)| {
+            st.originals
+                .get(file)
+                .cloned()
+                .or_else(|| self.content_now(file))
+                .and_then(|text| guard::block_of(&text, name))
+                .is_some_and(|b| is_placeholder(&b))
+        })
+    }
+
     /// The user's words: the request, and the documents it names (a
     /// SPEC.md), as much as fits.
     fn users_words(&self, prompt: &str) -> String {
@@ -406,7 +425,7 @@ impl Agent {
     ) -> Option<String> {
         if !self.on(Behaviour::Asserts)
             || st.question
-            || st.written.is_empty()
+            || (st.written.is_empty() && !self.stub_unwritten(st))
             || !self.tools.sandbox.fence().is_on()
         {
             return None;

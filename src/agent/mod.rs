@@ -1312,7 +1312,7 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Option<String> {
         if !self.harness_on()
-            || st.written.is_empty()
+            || (st.written.is_empty() && !self.stub_unwritten(st))
             || !self.specs.iter().any(|s| s.name == ToolName::EditFile)
             || !self.edit_task(st)
         {
