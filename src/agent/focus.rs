@@ -634,7 +634,36 @@ pub fn apply(before: &str, reply: &str, names: &[String]) -> Option<(String, Vec
         .count();
     let only_shown =
         changed.len() + imports == applied.len() && changed.iter().all(|c| names.contains(c));
+    let merged = keep_visibility(before, merged, &changed);
     (only_shown && !changed.is_empty() && merged != before).then_some((merged, changed))
+}
+
+/// A Rust function a reply rewrote keeps the `pub` it had: a small model
+/// drops it, the crate's own tests still pass, and every caller outside
+/// the module (the request's checks, the user's code) loses it.
+fn keep_visibility(before: &str, mut merged: String, changed: &[String]) -> String {
+    let def_line = |text: &str, name: &str| -> Option<String> {
+        text.lines()
+            .find(|l| guard::definitions(l).first().map(String::as_str) == Some(name))
+            .map(str::to_string)
+    };
+    for name in changed {
+        let (Some(old), Some(new)) = (def_line(before, name), def_line(&merged, name)) else {
+            continue;
+        };
+        let vis = |l: &str| l.trim_start().starts_with("pub");
+        let rust_fn = |l: &str| {
+            let t = l.trim_start();
+            t.starts_with("fn ") || t.starts_with("async fn ") || t.starts_with("const fn ")
+        };
+        if vis(&old) && !vis(&new) && rust_fn(&new) {
+            let head: String = old.split_whitespace().next().unwrap_or("pub").to_string();
+            let indent = &new[..new.len() - new.trim_start().len()];
+            let fixed = format!("{indent}{head} {}", new.trim_start());
+            merged = merged.replacen(&new, &fixed, 1);
+        }
+    }
+    merged
 }
 
 /// Lines a file may have to be asked for whole.
@@ -1543,6 +1572,19 @@ mod tests {
             target("error: could not compile", "Fix src/lib.rs.", &s),
             None
         );
+    }
+
+    #[test]
+    fn a_rewritten_rust_function_keeps_its_pub() {
+        let before = "pub fn to(n: u32) -> u32 {\n    n\n}\n\npub(crate) fn from(s: &str) -> Option<u32> {\n    todo!()\n}\n";
+        let reply = "```rust\nfn from(s: &str) -> Option<u32> {\n    s.parse().ok()\n}\n```";
+        let (after, changed) = apply(before, reply, &["from".to_string()]).unwrap();
+        assert_eq!(changed, ["from"]);
+        assert!(
+            after.contains("pub(crate) fn from(s: &str) -> Option<u32> {\n    s.parse().ok()"),
+            "{after}"
+        );
+        assert!(after.starts_with("pub fn to("), "{after}");
     }
 
     #[test]
