@@ -260,20 +260,7 @@ impl Agent {
             self.trace(&body, &result, started.elapsed().as_millis() as u64);
             match result {
                 Ok(streamed) => {
-                    let usage = streamed.reply.usage.unwrap_or_default();
-                    self.log
-                        .append(&Record::Request {
-                            turn: self.turn,
-                            round: 0,
-                            prompt: usage.prompt,
-                            cached: usage.cached,
-                            completion: usage.completion,
-                            first_token_ms: streamed.first_token_ms,
-                            ms: started.elapsed().as_millis() as u64,
-                            stopped: None,
-                            as_compact: None,
-                            as_rebuild: None,
-                        })
+                    self.append_side_request(&streamed, started)
                         .map_err(|e| e.to_string())?;
                     self.record_usage(&streamed, None);
                     if streamed.reply.truncated() {

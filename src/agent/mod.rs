@@ -1776,8 +1776,19 @@ impl Agent {
     /// message) in the log, as round 0: `/stats` counts what the receipt
     /// and the status bar count.
     pub(super) fn log_side_request(&mut self, streamed: &Streamed, started: std::time::Instant) {
+        if let Err(e) = self.append_side_request(streamed, started) {
+            self.notice(Level::Error, e.to_string());
+        }
+    }
+
+    /// The log record of a request beside the conversation (round 0).
+    pub(super) fn append_side_request(
+        &mut self,
+        streamed: &Streamed,
+        started: std::time::Instant,
+    ) -> Result<(), crate::session::SessionError> {
         let usage = streamed.reply.usage.unwrap_or_default();
-        if let Err(e) = self.log.append(&Record::Request {
+        self.log.append(&Record::Request {
             turn: self.turn,
             round: 0,
             prompt: usage.prompt,
@@ -1788,9 +1799,7 @@ impl Agent {
             stopped: None,
             as_compact: None,
             as_rebuild: None,
-        }) {
-            self.notice(Level::Error, e.to_string());
-        }
+        })
     }
 
     fn record_usage(&mut self, streamed: &Streamed, modes: Option<(u64, u64)>) {
