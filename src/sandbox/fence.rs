@@ -1658,6 +1658,10 @@ struct DirScan {
     subdirs: Vec<PathBuf>,
     secrets: Vec<PathBuf>,
     linked: Vec<PathBuf>,
+    /// Its other regular files: a name made for one elsewhere changes
+    /// the file's link count, not this folder's stamp, so a kept walk
+    /// looks at each again.
+    files: Vec<PathBuf>,
     private: Vec<PathBuf>,
     mm: bool,
     /// It holds HEAD, objects and refs: a git dir.
@@ -1694,6 +1698,7 @@ fn read_folder(root: &Path, dir: &Path, stamp: (i64, i64, i64, i64, u64)) -> Opt
         subdirs: Vec::new(),
         secrets: Vec::new(),
         linked: Vec::new(),
+        files: Vec::new(),
         private: Vec::new(),
         mm,
         git: false,
@@ -1746,6 +1751,8 @@ fn read_folder(root: &Path, dir: &Path, stamp: (i64, i64, i64, i64, u64)) -> Opt
             out.secrets.push(p);
         } else if e.metadata().is_ok_and(|m| m.nlink() > 1) {
             out.linked.push(p);
+        } else {
+            out.files.push(p);
         }
     }
     // As `paths::is_git_dir` judges.
@@ -1761,6 +1768,7 @@ fn read_folder(root: &Path, dir: &Path, stamp: (i64, i64, i64, i64, u64)) -> Opt
 /// last two seconds always is (a change within the clock's resolution
 /// would not show). Up to `MAX_SCANNED` entries are read afresh a walk.
 fn scan(root: &Path) -> Found {
+    use std::os::unix::fs::MetadataExt;
     let mut found = Found::default();
     let mut scans = SCANS
         .lock()
@@ -1792,6 +1800,15 @@ fn scan(root: &Path) -> Found {
             .filter(std::fs::Metadata::is_dir)
             .map(|m| dir_stamp(&m));
         let cached = stamp.and_then(|st| cache.get(&dir).filter(|c| c.stamp == st));
+        if let Some(c) = cached {
+            // A name made elsewhere since the folder was read.
+            found.linked.extend(
+                c.files
+                    .iter()
+                    .filter(|f| std::fs::symlink_metadata(f).is_ok_and(|m| m.nlink() > 1))
+                    .cloned(),
+            );
+        }
         let scanned;
         let entry = match cached {
             Some(c) => c,
@@ -2038,6 +2055,25 @@ mod tests {
             third.linked.contains(&root.join("y.txt")),
             "{:?}",
             third.linked
+        );
+        // A file with one name when its folder's walk was kept gains one
+        // outside (red-team round 29: a backup by hard links, `ln` into
+        // ~/bin): the folder's stamp does not change, the file's links do.
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join("docs/plain.txt"), "p").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(3100));
+        let fourth = scan(&root);
+        assert!(!fourth.linked.contains(&root.join("docs/plain.txt")));
+        std::fs::hard_link(
+            root.join("docs/plain.txt"),
+            outside.path().join("plain.txt"),
+        )
+        .unwrap();
+        let fifth = scan(&root);
+        assert!(
+            fifth.linked.contains(&root.join("docs/plain.txt")),
+            "{:?}",
+            fifth.linked
         );
     }
 
