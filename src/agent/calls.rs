@@ -1,0 +1,782 @@
+//! A batch of tool calls: each judged, run in order, its output shaped and
+//! recorded; what a repeated or misplaced call is told.
+
+use super::*;
+
+impl Agent {
+    /// Why a change to an existing test file is refused, naming the code
+    /// the test imports when mm can tell.
+    /// The file's content as it is now, when it is a small regular file.
+    pub(super) fn content_now(&self, rel: &str) -> Option<String> {
+        let r = self.tools.sandbox.check_read(rel).ok()?;
+        let bytes = crate::paths::read_checked(&r.abs, 256 * 1024).ok()?;
+        String::from_utf8(bytes).ok()
+    }
+
+    /// Notes that the newest message shows `rel` whole, as it is now.
+    pub(super) fn note_shown(&self, st: &mut TurnState, rel: &str, round: u32) {
+        let (Some(content), Some(message)) =
+            (self.content_now(rel), self.messages.len().checked_sub(1))
+        else {
+            return;
+        };
+        // A read shows this many lines at most: a longer file is not whole.
+        if content.lines().count() > tools::fs::DEFAULT_READ_LINES {
+            return;
+        }
+        st.shown.insert(
+            rel.to_string(),
+            Shown {
+                content: text_hash(&content),
+                message,
+                message_hash: text_hash(self.messages[message].text()),
+                round,
+            },
+        );
+    }
+
+    /// A whole read of a file the model has in view this turn, unchanged
+    /// since: the one line to send instead of the file again.
+    pub(super) fn unchanged_read(
+        &self,
+        st: &TurnState,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<String> {
+        if !self.on(crate::config::Behaviour::Reread)
+            || tools::arg_u64(args, crate::toolname::arg::OFFSET).is_some_and(|o| o > 1)
+            || tools::arg_u64(args, crate::toolname::arg::LIMIT).is_some()
+        {
+            return None;
+        }
+        let r = self
+            .tools
+            .sandbox
+            .check_read(tools::arg_str(args, crate::toolname::arg::PATH)?)
+            .ok()?;
+        let seen = st.shown.get(&r.rel)?;
+        let still_sent = self
+            .messages
+            .get(seen.message)
+            .is_some_and(|m| text_hash(m.text()) == seen.message_hash)
+            && self.shed.sends(seen.message);
+        if !still_sent || text_hash(&self.content_now(&r.rel)?) != seen.content {
+            return None;
+        }
+        let when = match seen.round {
+            0 => "it is attached to the request above".to_string(),
+            n => format!("you read it in round {n}; it is above"),
+        };
+        let next = if st.question {
+            "Answer from it."
+        } else {
+            "Take the next step of the request now (a change, a command, another tool), or answer."
+        };
+        // The folder's own instructions still come with its first file,
+        // whichever way the file reached the model.
+        let rules = self
+            .tools
+            .nested
+            .for_file(self.tools.sandbox.root(), &r.abs);
+        Some(format!(
+            "{} is unchanged since you saw it ({when}). It is not sent again. {next}{rules}",
+            r.rel
+        ))
+    }
+
+    /// A write to `path`, an existing file the request does not name,
+    /// while the request names a file to create that does not exist yet:
+    /// the refusal that names the file asked for.
+    pub(super) fn named_elsewhere(&self, st: &TurnState, path: &str) -> Option<String> {
+        let r = self.tools.sandbox.check_read(path).ok()?;
+        if !r.abs.is_file() {
+            return None;
+        }
+        let named = harness::named_files(&st.prompt);
+        // The document the code is to follow (a SPEC.md) is not the code.
+        if let Some(code) = named.first()
+            && stall::named_docs(&st.prompt).contains(&r.rel)
+            && !harness::asks_to_edit(&st.prompt, &r.rel)
+        {
+            return Some(format!(
+                "refused: {} is what the request gives to follow; it asks for no change to it. Nothing was written. Write the code the request asks for in {code}.\n{}",
+                r.rel,
+                harness::restate(&st.prompt)
+            ));
+        }
+        if !harness::asks_to_create(&st.prompt) {
+            return None;
+        }
+        let missing: Vec<&String> = named
+            .iter()
+            .filter(|f| {
+                self.tools
+                    .sandbox
+                    .check_read(f)
+                    .is_ok_and(|n| !n.abs.exists())
+            })
+            .collect();
+        let wanted = missing.first()?;
+        // A file the request names may change, but for tests asked into a
+        // new test file: the code under test stays as it is.
+        let tests_into_code = harness::asks_for_tests(&st.prompt)
+            && harness::is_test_file(wanted)
+            && !harness::is_test_file(&r.rel);
+        if named.contains(&r.rel) && !tests_into_code {
+            return None;
+        }
+        Some(format!(
+            "refused: the request asks for {wanted}, which does not exist yet, and this call writes {} instead. Nothing was written. Create {wanted} with write_file (path \"{wanted}\", the whole content); change {} only if the request needs it, after that.\n{}",
+            r.rel,
+            r.rel,
+            harness::restate(&st.prompt)
+        ))
+    }
+
+    pub(super) fn test_file_refusal(&self, path: &str, prompt: &str) -> String {
+        let root = self.tools.sandbox.root();
+        let code = self
+            .tools
+            .sandbox
+            .check_read(path)
+            .ok()
+            .and_then(|r| crate::paths::read_checked_text(&r.abs).ok())
+            .unwrap_or_default();
+        let sources: Vec<String> = tools::guard::local_imports(root, path, &code)
+            .into_iter()
+            .map(|(f, _)| f)
+            .filter(|f| !harness::is_test_file(f))
+            .collect();
+        let there = if sources.is_empty() {
+            "the code it tests".to_string()
+        } else {
+            sources.join(", ")
+        };
+        format!(
+            "refused: {path} is a test file, and the request is to make the code pass its tests, not to change them. Nothing was written. The failing assertion says what the code must do: fix {there} with edit_file.\n{}",
+            harness::restate(prompt)
+        )
+    }
+
+    /// Answers every call of a batch without running it.
+    pub(super) fn close_batch(
+        &mut self,
+        calls: &[ToolCall],
+        why: &str,
+    ) -> Result<(), SessionError> {
+        for c in calls {
+            self.finish_call(c, "", ToolOutput::not_run(why))?;
+        }
+        Ok(())
+    }
+
+    /// A file change made this turn: recorded as mm's doing, kept for the
+    /// session's edits, and told to the front ends.
+    pub(super) fn record_change(
+        &mut self,
+        call_id: &str,
+        change: crate::protocol::FileChange,
+    ) -> Result<(), SessionError> {
+        self.record_made(&change.path, crate::git::blob_id(change.after.as_bytes()))?;
+        self.edits.push(change.clone());
+        self.bus.publish(AgentEvent::FileChanged {
+            turn: self.turn,
+            call_id: call_id.to_string(),
+            change: Arc::new(change),
+        });
+        Ok(())
+    }
+
+    pub(super) fn finish_call(
+        &mut self,
+        call: &ToolCall,
+        summary: &str,
+        out: ToolOutput,
+    ) -> Result<(), SessionError> {
+        let turn = self.turn;
+        if let Some(change) = out.change.clone().map(|c| *c) {
+            self.record_change(&call.id, change)?;
+        }
+        for key in self.tools.sandbox.take_unlogged() {
+            self.log.append(&Record::Always { key })?;
+        }
+        if let Some(w) = &out.warning {
+            self.notice(Level::Warning, w.clone());
+            self.tool_warnings.push(w.clone());
+        }
+        let text: Arc<str> = Arc::from(out.text.as_str());
+        self.bus.publish(AgentEvent::ToolCallFinished {
+            turn,
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            summary: summary.to_string(),
+            status: out.status,
+            output: text,
+        });
+        // The front ends show the whole output; the model gets what fits.
+        let sent = self.fit_output(&out.text).unwrap_or(out.text);
+        self.push_with(Message::tool_result(&call.id, sent), Some(out.status))
+    }
+
+    pub(super) async fn run_batch(
+        &mut self,
+        calls: &[ToolCall],
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Result<(), Stop> {
+        let raw: Vec<llm::RawCall> = calls
+            .iter()
+            .map(|c| llm::RawCall {
+                index: 0,
+                id: Some(c.id.clone()).filter(|s| !s.is_empty()),
+                name: c.name.clone(),
+                arguments: c.arguments.clone(),
+            })
+            .collect();
+        if let Some(err) = batch::structural_error(&raw) {
+            // Without ids the calls cannot be answered: drop them from the
+            // conversation so the next request stays valid.
+            if let Some(last) = self.messages.last_mut() {
+                last.tool_calls.clear();
+            }
+            return Err(Stop::Outcome(
+                Outcome::Failed,
+                Some(format!("{err}; none of the batch ran")),
+            ));
+        }
+        let checked = batch::check_calls(calls, &self.specs);
+        if checked.iter().any(|c| matches!(c, Checked::Invalid(_))) {
+            for (call, check) in calls.iter().zip(checked) {
+                let out = match check {
+                    Checked::Invalid(e) => ToolOutput::error(e),
+                    Checked::Ready(_) => ToolOutput::not_run(
+                        "not executed: another call in this batch was invalid, so none of it ran; fix that call and send the batch again",
+                    ),
+                };
+                self.finish_call(call, "", out)?;
+            }
+            st.repeat_rounds = 0;
+            st.bad_rounds += 1;
+            return Ok(());
+        }
+        let reads_only = calls.iter().all(|c| stall::is_read_call(&c.name));
+        st.read_rounds = if reads_only { st.read_rounds + 1 } else { 0 };
+        let previous = std::mem::take(&mut st.failures);
+        let mut all_repeats = true;
+        for (call, check) in calls.iter().zip(checked) {
+            let Checked::Ready(args) = check else {
+                continue;
+            };
+            self.run_call(call, args, st, cancel, &previous, &mut all_repeats)
+                .await?;
+        }
+        st.repeat_rounds = if all_repeats { st.repeat_rounds + 1 } else { 0 };
+        Ok(())
+    }
+
+    /// One call of a batch: checked against the turn, run, and what it
+    /// did taken into the turn's state. `previous` holds the last batch's
+    /// failures; `all_repeats` turns false when this call is not a repeat.
+    pub(super) async fn run_call(
+        &mut self,
+        call: &ToolCall,
+        args: serde_json::Map<String, serde_json::Value>,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+        previous: &HashMap<String, String>,
+        all_repeats: &mut bool,
+    ) -> Result<(), Stop> {
+        let summary = tools::summary(&call.name, &args);
+        if cancel.is_cancelled() {
+            self.finish_call(
+                call,
+                &summary,
+                ToolOutput::not_run("not executed: cancelled"),
+            )?;
+            return Ok(());
+        }
+        let key = batch::call_key(&call.name, &args);
+        if let Some(err) = previous.get(&key) {
+            // The line that says what failed, else the first that says
+            // something (not a rule of `=`, not a build's "Finished").
+            let first = err
+                .lines()
+                .find(|l| {
+                    let t = l.trim_start();
+                    ["Error", "error", "FAIL", "panicked", "assert", "Assert"]
+                        .iter()
+                        .any(|w| t.contains(w))
+                        && !t.starts_with("test result: ok")
+                })
+                .or_else(|| err.lines().find(|l| l.chars().any(char::is_alphanumeric)))
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            let check = call.name == ToolName::Bash
+                && self.harness_on()
+                && st.is_check_command(
+                    tools::arg_str(&args, crate::toolname::arg::COMMAND).unwrap_or_default(),
+                );
+            let out = ToolOutput::not_run(if check {
+                format!(
+                    "not run again: nothing has changed since it failed just before ({first}), so it would fail the same way. Change the code first with edit_file, then run it again.\n{}",
+                    harness::restate(&st.prompt)
+                )
+            } else {
+                format!(
+                    "not run again: this exact call failed just before ({first}). Change the approach: different arguments, another tool, or explain the problem in your answer."
+                )
+            });
+            st.failures.insert(key.clone(), err.clone());
+            st.history.push(batch::step_hash(&key, &out.text));
+            self.finish_call(call, &summary, out)?;
+            return Ok(());
+        }
+        *all_repeats = false;
+        let writing_command = (call.name == ToolName::Bash)
+            .then(|| tools::arg_str(&args, crate::toolname::arg::COMMAND))
+            .flatten()
+            .filter(|c| !crate::sandbox::Sandbox::is_read_only_command(c))
+            .map(str::to_string)
+            // An asked agent may change files too: what it changed
+            // is found like a command's.
+            .or_else(|| {
+                (call.name == ToolName::AskAgent).then(|| {
+                    format!(
+                        "ask_agent {}",
+                        tools::arg_str(&args, crate::toolname::arg::AGENT).unwrap_or("")
+                    )
+                })
+            });
+        let mut before = None;
+        if let Some(command) = &writing_command {
+            // A command may change files the receipt cannot see: a
+            // checkpoint before it lets /rewind undo it.
+            self.checkpoint(crate::git::Kind::Command, command).await;
+            before = self.last_checkpoint().await;
+        }
+        self.bus.publish(AgentEvent::ToolCallRunning {
+            turn: self.turn,
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            summary: summary.clone(),
+            arguments: call.arguments.clone(),
+        });
+        let ctx = CallCtx {
+            turn: self.turn,
+            call_id: &call.id,
+            cancel,
+        };
+        let (mut out, reread) = self.guarded_run(call, &args, st, &ctx, &key).await;
+        self.take_outcome(
+            call,
+            &args,
+            st,
+            &mut out,
+            key,
+            writing_command,
+            before,
+            cancel,
+        )
+        .await?;
+        let full_read = call.name == ToolName::ReadFile
+            && !reread
+            && out.status == ToolStatus::Ok
+            && tools::arg_u64(&args, crate::toolname::arg::OFFSET).is_none_or(|o| o <= 1)
+            && tools::arg_u64(&args, crate::toolname::arg::LIMIT).is_none();
+        self.finish_call(call, &summary, out)?;
+        if full_read
+            && let Some(path) = tools::arg_str(&args, crate::toolname::arg::PATH)
+            && let Ok(r) = self.tools.sandbox.check_read(path)
+        {
+            self.note_shown(st, &r.rel, st.round);
+        }
+        Ok(())
+    }
+
+    /// What a call that ran came to, taken into the turn: the notes
+    /// that go with its output (an edit made again, an error pasted as
+    /// code, what a command changed, a write that changed nothing), the
+    /// files written, removed names, approvals, the language server's
+    /// verdicts, the follow-ups a change brings (callers, checks, a
+    /// roll-back) and the afterEdit hook.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn take_outcome(
+        &mut self,
+        call: &ToolCall,
+        args: &serde_json::Map<String, serde_json::Value>,
+        st: &mut TurnState,
+        out: &mut ToolOutput,
+        key: String,
+        writing_command: Option<String>,
+        before: Option<crate::git::CheckpointId>,
+        cancel: &CancellationToken,
+    ) -> Result<(), Stop> {
+        if call.name == ToolName::EditFile && out.change.is_some() {
+            st.edits_made.insert(key.clone());
+            if let (Some(p), Some(o), Some(n)) = (
+                tools::arg_str(args, crate::toolname::arg::PATH),
+                tools::arg_str(args, crate::toolname::arg::OLD_STRING),
+                tools::arg_str(args, crate::toolname::arg::REPLACEMENT),
+            ) {
+                st.edit_pairs.push((
+                    p.trim_start_matches("./").to_string(),
+                    o.to_string(),
+                    n.to_string(),
+                ));
+            }
+        }
+        // The error message sent as the code to replace: say so, and
+        // name the line the error points at.
+        if self.harness_on()
+            && call.name == ToolName::EditFile
+            && out.status == ToolStatus::Error
+            && out.text.contains("was not found")
+            && let (Some(old), Some(fail)) = (
+                tools::arg_str(args, crate::toolname::arg::OLD_STRING),
+                st.last_failure.as_deref(),
+            )
+            && let Some(told) = harness::error_not_code(old, fail)
+        {
+            out.text = told;
+        }
+        if let Some(command) = &writing_command {
+            // And one after it, so what it changed is not taken later
+            // for a change made outside mm.
+            self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
+                .await;
+            // What the command changed is mm's doing, not the user's.
+            let changed = self.record_command_changes(before).await?;
+            st.note_command_changes(changed);
+        }
+        // The same content written again: the change is made already,
+        // which a small model that loops on it needs to hear.
+        if self.harness_on()
+            && call.name == ToolName::WriteFile
+            && out.status == ToolStatus::Ok
+            && out
+                .text
+                .ends_with("already has this content; nothing written")
+        {
+            out.text.push_str(
+                ". That change is made already. If the request is done, give your answer now; if not, change only what is left.",
+            );
+        }
+        st.history.push(batch::step_hash(&key, &out.text));
+        if matches!(out.status, ToolStatus::Error | ToolStatus::Refused) {
+            st.failures.insert(key, out.text.clone());
+        }
+        if call.name == ToolName::Bash
+            && matches!(out.status, ToolStatus::Ok | ToolStatus::Error)
+            && tools::arg_str(args, crate::toolname::arg::COMMAND)
+                .is_some_and(|c| !crate::sandbox::Sandbox::is_read_only_command(c))
+        {
+            st.commands += 1;
+            let command = tools::arg_str(args, crate::toolname::arg::COMMAND).unwrap_or_default();
+            if st.is_check_command(command) {
+                st.model_checked = Some((
+                    command.to_string(),
+                    out.status == ToolStatus::Ok,
+                    st.changes(),
+                ));
+            } else {
+                st.mutations += 1;
+            }
+        }
+        if let Some(change) = &out.change {
+            st.mutations += 1;
+            st.note_version(change);
+            if st.versions.get(&change.path).is_some_and(|v| {
+                v.len() > 2 && v[..v.len() - 2].iter().any(|x| **x == *change.after)
+            }) {
+                st.revisits += 1;
+            }
+            let removed = tools::guard::removed_names(&change.before, &change.after);
+            for name in removed {
+                if !st.removed.iter().any(|(n, _)| *n == name) {
+                    st.removed.push((name, change.path.clone()));
+                }
+            }
+        }
+        if let Some(change) = &out.change
+            && !st.written.contains(&change.path)
+        {
+            st.written.push(change.path.clone());
+        }
+        st.declined |= out.declined;
+        if out.declined
+            && let Some((_, reason)) = out
+                .text
+                .strip_prefix("the user rejected this change to ")
+                .and_then(|t| t.split_once(": "))
+        {
+            st.user_said.push(reason.to_string());
+        }
+        if let Some(change) = &out.change {
+            if out.approved {
+                st.approved.insert(change.path.clone());
+            } else {
+                st.approved.remove(&change.path);
+            }
+        }
+        // What the server says of the files that use the changed one
+        // counts at the end of the turn like the file's own errors.
+        for (user, check) in &out.dependents {
+            st.baselines
+                .entry(user.clone())
+                .or_insert_with(|| check.baseline.clone());
+            st.checks.insert(user.clone(), check.clone());
+        }
+        if let Some(change) = &out.change {
+            match &out.check {
+                Some(check) => {
+                    // Errors are counted against the file as the turn
+                    // found it, not as the last write left it.
+                    st.baselines
+                        .entry(change.path.clone())
+                        .or_insert_with(|| check.baseline.clone());
+                    st.checks.insert(change.path.clone(), (**check).clone());
+                }
+                // Nothing to say any more (the server is off): an old
+                // verdict would be stale.
+                None => {
+                    st.checks.remove(&change.path);
+                }
+            }
+        }
+        if self.harness_on()
+            && let Some(change) = out.change.clone()
+            && let Some(text) = self.follow_rename(st, &change, cancel).await
+        {
+            out.text.push_str(&text);
+        }
+        // The turn wrote the project's first test file: its tests are
+        // the check from now on.
+        if self.harness_on()
+            && st.verify.is_none()
+            && self.settings.bash_tool
+            && self.settings.verify.is_none()
+            && out
+                .change
+                .as_ref()
+                .is_some_and(|c| harness::is_test_file(&c.path))
+        {
+            st.verify = harness::detect_verify(self.tools.sandbox.root());
+        }
+        if out.change.is_some()
+            && self.harness_on()
+            && (st.repro.is_some() || (st.wants_tests && st.verify.is_some()))
+            && let Some(text) = self.check_after_change(st, cancel).await
+        {
+            let broke = std::mem::take(&mut st.broke);
+            // The command the request said fails passed, and this
+            // change made it fail: mm puts the file back.
+            let repro_broke = broke
+                && st
+                    .tests
+                    .as_ref()
+                    .is_some_and(|t| Some(&t.command) == st.repro.as_ref());
+            let failure = st.last_failure.clone().unwrap_or_default();
+            // A change a person approved stays: mm says what fails.
+            let undone = match out.change.clone().map(|c| *c) {
+                Some(change) if repro_broke && !out.approved => {
+                    self.roll_back(st, &change, cancel).await
+                }
+                _ => None,
+            };
+            match undone {
+                Some(undone) => {
+                    out.text.push_str(&undone);
+                    out.text
+                        .push_str(&format!("\nThe failure it caused:\n{failure}"));
+                }
+                None => {
+                    out.text.push_str(&text);
+                    // An edit that broke a passing check may be undone.
+                    if broke && call.name == ToolName::EditFile {
+                        st.edit_pairs.pop();
+                    }
+                }
+            }
+        }
+        if let Some(change) = out.change.clone()
+            && let Some(hook) = self.settings.hooks.after_edit.clone()
+        {
+            if let Some(failed) = self.run_hook("afterEdit", &hook, cancel).await {
+                out.text.push_str(&format!("\n{failed}"));
+            }
+            // A formatter's change: the file as it is now counts as
+            // read, and the model hears that it differs.
+            if self
+                .tools
+                .reread(&change.path)
+                .is_some_and(|now| *now != *change.after)
+            {
+                out.text.push_str(&format!(
+                    "\n[the afterEdit hook changed {} after this edit; read it again before you edit it]",
+                    change.path
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The call run, unless a guard of the harness refuses it (a test
+    /// file changed to pass, an edit made again or undone, a rename the
+    /// request did not ask for, text written over a file, a file reread
+    /// unchanged, a write to a file the request does not name). Returns
+    /// what it came to, and whether it was a reread answered from view.
+    pub(super) async fn guarded_run(
+        &mut self,
+        call: &ToolCall,
+        args: &serde_json::Map<String, serde_json::Value>,
+        st: &mut TurnState,
+        ctx: &CallCtx<'_>,
+        key: &str,
+    ) -> (ToolOutput, bool) {
+        // Asked to make failing tests pass, a small model weakens the
+        // test: changing an existing test file is refused unless the
+        // request asks for test changes.
+        let test_file = crate::toolname::edits(call.name.as_str())
+            .then(|| tools::arg_str(args, crate::toolname::arg::PATH))
+            .flatten()
+            .map(|p| p.trim_start_matches("./").to_string())
+            .filter(|p| {
+                self.harness_on()
+                    && st.wants_tests
+                    && !harness::asks_for_tests(&st.prompt)
+                    // The user, rejecting a change, asked for the tests.
+                    && !st
+                        .user_said
+                        .iter()
+                        .any(|r| crate::patterns::has_word(r, &["test", "tests"]))
+                    && harness::is_test_file(p)
+                    && self.tools.sandbox.root().join(p).is_file()
+            });
+        // The same edit made a second time changes the file again (its
+        // replacement holds its old_string): a small model repeats one
+        // and grows the file at each round.
+        let edit_again = call.name == ToolName::EditFile
+            && st.edits_made.contains(key)
+            && matches!(
+                (tools::arg_str(args, crate::toolname::arg::OLD_STRING), tools::arg_str(args, crate::toolname::arg::REPLACEMENT)),
+                (Some(o), Some(n)) if !o.is_empty() && n.contains(o)
+            );
+        // An edit that reverses one made this turn: a small model
+        // swings a change back and forth until the rounds run out.
+        let undo = (call.name == ToolName::EditFile && self.harness_on())
+            .then(|| {
+                let path =
+                    tools::arg_str(args, crate::toolname::arg::PATH)?.trim_start_matches("./");
+                let old = tools::arg_str(args, crate::toolname::arg::OLD_STRING)?;
+                let new = tools::arg_str(args, crate::toolname::arg::REPLACEMENT)?;
+                // Undoing a change that left errors (a line that no
+                // longer parses) is the repair, not going back on it.
+                let rel = self.tools.sandbox.check_read(path).ok()?.rel;
+                let broke = st
+                    .checks
+                    .get(&rel)
+                    .is_some_and(|c| turn_new_errors(st, &rel, c) > 0);
+                if broke {
+                    return None;
+                }
+                st.edit_pairs
+                    .iter()
+                    .find(|(p, o, n)| p == path && o == new && n == old)
+                    .map(|(_, o, n)| (o.clone(), n.clone()))
+            })
+            .flatten();
+        // Asked to change a function it names, a small model renames
+        // it (`format_list` to `format_list_with_sep`): the user's code
+        // calls it by the name the request used.
+        let renames_named = (call.name == ToolName::EditFile && self.harness_on())
+            .then(|| {
+                let old = tools::arg_str(args, crate::toolname::arg::OLD_STRING)?;
+                let new = tools::arg_str(args, crate::toolname::arg::REPLACEMENT)?;
+                harness::unasked_rename(&st.prompt, old, new)
+            })
+            .flatten();
+        // Asked to fix a failure, a small model renames a variable
+        // (`times` to `times_int` everywhere): a rename changes nothing
+        // the code does, and it broke a command-line flag.
+        let rename_only = (call.name == ToolName::EditFile && self.harness_on())
+            .then(|| {
+                let old = tools::arg_str(args, crate::toolname::arg::OLD_STRING)?;
+                let new = tools::arg_str(args, crate::toolname::arg::REPLACEMENT)?;
+                let fail = st.last_failure.as_deref()?;
+                let path = tools::arg_str(args, crate::toolname::arg::PATH)?;
+                let r = self.tools.sandbox.check_read(path).ok()?;
+                let file = crate::paths::read_checked_text(&r.abs).ok()?;
+                harness::rename_only_refusal(old, new, &file, fail, &st.prompt)
+            })
+            .flatten();
+        // Asked for a commit message or a summary of piped text, a
+        // small model writes the text (or the diff it was given) over
+        // a file instead of answering.
+        let text_only =
+            crate::toolname::edits(call.name.as_str()) && self.harness_on() && st.text_only;
+        // A file the model has in view, unchanged since: one line, not
+        // the file again (a small model rereads what it was given).
+        let reread = (call.name == ToolName::ReadFile)
+            .then(|| self.unchanged_read(st, args))
+            .flatten();
+        st.rereads += u32::from(reread.is_some());
+        // The request names a file to create, and the model writes to
+        // another one it does not name (tests into the module).
+        let elsewhere = crate::toolname::edits(call.name.as_str())
+            .then(|| tools::arg_str(args, crate::toolname::arg::PATH))
+            .flatten()
+            .filter(|_| self.on(crate::config::Behaviour::Named))
+            .and_then(|p| self.named_elsewhere(st, p));
+        st.answer_in_text |= text_only;
+        let out = match &test_file {
+            None if text_only => ToolOutput::refused(format!(
+                "refused: the request asks for text in your answer, not for a change to a file. Nothing was written. Reply with the text itself{}.\n{}",
+                if st.piped {
+                    " (what was piped in is context, not a file to write)"
+                } else {
+                    ""
+                },
+                harness::restate(&st.prompt)
+            )),
+            Some(p) => ToolOutput::refused(self.test_file_refusal(p, &st.prompt)),
+            None if rename_only.is_some() => {
+                ToolOutput::refused(rename_only.clone().unwrap_or_default())
+            }
+            None if undo.is_some() => {
+                let (o, n) = undo.clone().unwrap_or_default();
+                let short = |t: &str| {
+                    t.lines()
+                        .next()
+                        .unwrap_or("")
+                        .chars()
+                        .take(80)
+                        .collect::<String>()
+                };
+                ToolOutput::refused(format!(
+                    "refused: this edit would undo the change you made earlier in this turn (`{}` became `{}`). Nothing was written. If that change was right, the work may be done: check it and answer.\n{}",
+                    short(&o),
+                    short(&n),
+                    harness::restate(&st.prompt)
+                ))
+            }
+            None if renames_named.is_some() => {
+                let (old, new) = renames_named.clone().unwrap_or_default();
+                ToolOutput::refused(format!(
+                    "refused: the request names {old}, and this edit renames it to {new}; the request does not ask for a rename. Nothing was written. Keep the name {old} and change only what the request asks.\n{}",
+                    harness::restate(&st.prompt)
+                ))
+            }
+            None if reread.is_some() => ToolOutput::ok(reread.clone().unwrap_or_default()),
+            None if elsewhere.is_some() => {
+                ToolOutput::refused(elsewhere.clone().unwrap_or_default())
+            }
+            None if edit_again => ToolOutput::refused(format!(
+                "refused: this exact edit was already made in this turn; making it again would change the file a second time. Nothing was written. read_file {} to see it as it is now.\n{}",
+                tools::arg_str(args, crate::toolname::arg::PATH).unwrap_or_default(),
+                harness::restate(&st.prompt)
+            )),
+            None => tools::run(&self.tools, &call.name, args, ctx).await,
+        };
+        (out, reread.is_some())
+    }
+}
