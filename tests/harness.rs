@@ -3816,9 +3816,10 @@ fn the_best_candidate_is_corrected_against_the_checks_it_still_fails() {
         ],
         {
             let mut side = label_candidates();
-            // Asked to correct the best (it fails only label(3)).
+            // Asked for an edit of the best (it fails only label(3)): a
+            // search/replace block of its one wrong line.
             side.push(text(
-                "```python\ndef label(n):\n    return {1: 'one', 2: 'two'}.get(n, 'many')\n```",
+                "<<<<<<< SEARCH\n    return 'one' if n == 1 else 'two'\n=======\n    return {1: 'one', 2: 'two'}.get(n, 'many')\n>>>>>>> REPLACE",
             ));
             side
         },
@@ -3842,8 +3843,9 @@ fn the_best_candidate_is_corrected_against_the_checks_it_still_fails() {
     let refine = side[3]["messages"][1]["content"].as_str().unwrap();
     assert!(
         refine.contains("return 'one' if n == 1 else 'two'")
-            && refine.contains("these checks from the request still fail")
-            && refine.contains("FAILED: assert label(3) == 'many'  (it gives 'two')"),
+            && refine.contains("This check from the request fails with it")
+            && refine.contains("FAILED: assert label(3) == 'many'  (it gives 'two')")
+            && refine.contains("<<<<<<< SEARCH"),
         "{refine}"
     );
 }

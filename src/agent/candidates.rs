@@ -283,10 +283,14 @@ impl Agent {
         {
             best = Some((now, before.clone(), Vec::new(), failing_now));
         }
+        // Each step asks for a search/replace block that fixes one check
+        // the best still fails (the next failing check at each step, the
+        // temperature raised after the first round of them).
         let mut stale = 0;
+        let mut step = 0usize;
         while winner.is_none()
             && self.on(Behaviour::Refine)
-            && stale < 2
+            && stale < 3
             && tried.len() < 2 * count
             && started.elapsed() < budget
             && !cancel.is_cancelled()
@@ -303,16 +307,29 @@ impl Agent {
                 .filter_map(|n| guard::block_of(&base, n))
                 .collect::<Vec<_>>()
                 .join("\n");
-            let ask = focus::refine_request(&st.prompt, &docs, &t.file, &current, &t.names, &lines);
-            let temperature = if stale == 0 { 0.3 } else { 0.8 };
+            let failing: Vec<&str> = lines
+                .lines()
+                .filter(|l| l.starts_with("FAILED: "))
+                .collect();
+            let one = match failing.get(step % failing.len().max(1)) {
+                Some(l) => (*l).to_string(),
+                None => lines.clone(),
+            };
+            let temperature = if step < failing.len().max(1) {
+                0.2
+            } else {
+                0.7
+            };
+            step += 1;
+            let ask = focus::edit_request(&st.prompt, &docs, &t.file, &current, &t.names, &one);
             let Some(reply) = self
-                .side_request(focus::IMPLEMENT_SYSTEM, &ask, temperature, cancel)
+                .side_request(focus::BLOCKS_SYSTEM, &ask, temperature, cancel)
                 .await
             else {
                 break;
             };
-            let allowed: Vec<String> = t.names.iter().chain(&t.consts).cloned().collect();
-            let Some((after, changed)) = focus::apply(&base, &reply, &allowed) else {
+            let Ok(after) = focus::blocks_change(&st.prompt, &t.file, &base, &reply, &st.spelled)
+            else {
                 stale += 1;
                 continue;
             };
@@ -328,7 +345,12 @@ impl Agent {
             if !sc.write(&t.file, &after) {
                 break;
             }
-            let mut changed = changed;
+            let mut changed: Vec<String> = t
+                .names
+                .iter()
+                .filter(|n| guard::block_of(&after, n) != guard::block_of(&base, n))
+                .cloned()
+                .collect();
             for n in base_changed {
                 if !changed.contains(&n) {
                     changed.push(n);
@@ -343,6 +365,7 @@ impl Agent {
                 Some((k2, lines2)) if k2 < k => {
                     best = Some((k2, after, changed, lines2));
                     stale = 0;
+                    step = 0;
                 }
                 Some(_) => stale += 1,
                 None => break,

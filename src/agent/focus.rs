@@ -551,10 +551,12 @@ pub fn implement_request(
     text
 }
 
-/// The best candidate so far, corrected against the checks it still
-/// fails: the request, the documents beside it, the functions as they
-/// are now, and the failing checks (call, expected value, what it gave).
-pub fn refine_request(
+/// One failing check fixed by a small edit: the request, the documents
+/// beside it, the functions as they are now, one check they fail, and a
+/// search/replace block asked for. Shown its whole function and asked
+/// for it back, a small model returns it unchanged; asked for the lines
+/// to change, it changes some.
+pub fn edit_request(
     prompt: &str,
     docs: &[(String, String)],
     file: &str,
@@ -563,24 +565,28 @@ pub fn refine_request(
     failing: &str,
 ) -> String {
     let mut text = request_head(prompt, docs);
-    let one = names.len() == 1;
     text.push_str(&format!(
         "
 {} in {file} is now:
 ```{}
 {}
 ```
-With it, these checks from the request still fail; the others pass:
+This check from the request fails with it:
 ```
 {}
 ```
-Change {} so these give the expected values too, keeping what already works. Reply with only {} in full, in one fenced code block.",
+Change the line or lines that make it fail, and nothing else. Reply with one search/replace block:
+```
+<<<<<<< SEARCH
+(the lines as they are now, copied exactly)
+=======
+(the lines to put in their place)
+>>>>>>> REPLACE
+```",
         names.join(", "),
         fence_language(file),
         current.trim_end(),
-        failing.trim_end(),
-        if one { "it" } else { "them" },
-        if one { "that function" } else { "those functions" },
+        failing.trim(),
     ));
     text
 }
