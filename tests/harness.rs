@@ -4114,3 +4114,58 @@ fn a_stub_left_unwritten_gets_candidates_judged_by_the_examples() {
     let now = ws.read("dur.py");
     assert!(now.contains("'m': 60"), "{now}\n{err}");
 }
+
+/// A stub whose file the model broke (another language's code in it):
+/// the candidates are asked for afresh and go into the file as it was,
+/// not into the one that does not parse (a dev trace: a correct
+/// JavaScript candidate failed every check, put beside the model's
+/// Python `def`).
+#[test]
+fn a_stub_in_a_file_that_no_longer_parses_gets_candidates_on_the_file_as_it_was() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let original = "function shout(s) {\n  return s.toUpperCase() + '!';\n}\n\nfunction twice(n) {\n  // TODO: see README.md\n  throw new Error('TODO');\n}\n\nmodule.exports = { shout, twice };\n";
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "text.js", "content": "function shout(s) {\n  return s.toUpperCase() + '!';\n}\n\ndef twice(n):\n    return n * 2\n\nmodule.exports = { shout, twice };\n"}),
+            ),
+            text("Done."),
+            text("twice doubles its number."),
+            text("twice doubles its number."),
+        ],
+        vec![text(
+            "```javascript\nfunction twice(n) {\n  return n * 2;\n}\n```",
+        )],
+    );
+    let ws = Workspace::new();
+    ws.write("text.js", original);
+    ws.write(
+        "README.md",
+        "# text.js\n\n`twice(2)` gives `4`, `twice(5)` gives `10` and `twice(0)` gives `0`.\n",
+    );
+    let out = ws.run(
+        &server,
+        "twice in text.js is a stub. Write it as README.md says.",
+        &["-json"],
+    );
+    let err = stderr(&out);
+    let now = ws.read("text.js");
+    assert!(
+        now.contains("function twice(n) {\n  return n * 2;\n}") && !now.contains("def twice"),
+        "{now}\n{err}"
+    );
+    assert!(now.contains("function shout(s)"), "{now}");
+    assert!(err.contains("the 1st passed"), "{err}");
+    // The candidate was asked for from the file as it was.
+    let side = server.side_requests();
+    let asked = side[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        asked.contains("text.js before the change") && asked.contains("throw new Error('TODO')"),
+        "{asked}"
+    );
+}

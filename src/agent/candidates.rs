@@ -120,6 +120,13 @@ impl Agent {
         if checks.is_empty() {
             return None;
         }
+        // A placeholder whose file no longer parses (the model wrote
+        // another language's code into it): every candidate is asked for
+        // afresh and put into the file as it was, not into the broken one.
+        let original = st.originals.get(&t.file).cloned().unwrap_or_default();
+        let broken = fresh.is_some()
+            && crate::tools::syntax::parses(&self.tools, &t.file, &before, cancel).await
+                == Some(false);
         // The one function the others call, alone with its wrong values,
         // asked for every other time (from the first).
         let narrow = focus::narrow(&t, &before, failure).map(|n| {
@@ -176,9 +183,13 @@ impl Agent {
                 break;
             }
             let (system, user, names, target, base) = match (&fresh, &narrow, &down) {
-                (Some(f), ..) if i > 0 => {
-                    (focus::IMPLEMENT_SYSTEM, f.as_str(), &t.names, &t, &before)
-                }
+                (Some(f), ..) if i > 0 || broken => (
+                    focus::IMPLEMENT_SYSTEM,
+                    f.as_str(),
+                    &t.names,
+                    &t,
+                    if broken { &original } else { &before },
+                ),
                 (_, _, Some((d, text, a))) if i % 2 == 1 => (SYSTEM, a.as_str(), &d.names, d, text),
                 (_, Some((names, a)), _) if i % 2 == 0 => (SYSTEM, a.as_str(), names, &t, &before),
                 _ => (SYSTEM, ask.as_str(), &t.names, &t, &before),
@@ -274,12 +285,21 @@ impl Agent {
             .filter(|l| l.starts_with("FAILED: "))
             .map(|l| format!("{l}\n"))
             .collect();
-        let now = failing_now.lines().count();
+        // Code that does not load fails every check.
+        let now = if failing_now
+            .lines()
+            .any(|l| l.starts_with("FAILED: import ") || l.starts_with("FAILED: require("))
+        {
+            st.request_checks_total.max(1)
+        } else {
+            failing_now.lines().count()
+        };
         if winner.is_none()
             && command == REQUEST_CHECKS
             && now > 0
             && best.as_ref().is_none_or(|(k, ..)| *k >= now)
             && copy.is_some()
+            && !broken
         {
             best = Some((now, before.clone(), Vec::new(), failing_now));
         }
