@@ -4169,3 +4169,41 @@ fn a_stub_in_a_file_that_no_longer_parses_gets_candidates_on_the_file_as_it_was(
         "{asked}"
     );
 }
+
+/// A candidate reply cut at its limit (a small model rambling on about
+/// the bug instead of writing code) is one try spent, not the end of
+/// the candidates: the next one is asked for (a dev trace: the first
+/// reply ran to 1,024 tokens of prose and no candidate was tried).
+#[test]
+fn a_candidate_reply_cut_at_its_limit_does_not_end_the_candidates() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::with_side(
+        vec![
+            label_first_write(),
+            text("Done."),
+            text("label follows RULES.md."),
+        ],
+        vec![
+            length_text("The bug is that label does not use the rules. The rules say"),
+            text("```python\ndef label(n):\n    return {1: 'one', 2: 'two'}.get(n, 'many')\n```"),
+        ],
+    );
+    let ws = label_workspace();
+    let out = ws.run(
+        &server,
+        "Implement label in lab.py; RULES.md has the rules.",
+        &["-json"],
+    );
+    let err = stderr(&out);
+    assert!(err.contains("1 candidate tried, the 1st passed"), "{err}");
+    assert!(
+        ws.read("lab.py")
+            .contains("return {1: 'one', 2: 'two'}.get(n, 'many')"),
+        "{}",
+        ws.read("lab.py")
+    );
+    assert_eq!(server.side_requests().len(), 2);
+}

@@ -194,8 +194,13 @@ impl Agent {
                 (_, Some((names, a)), _) if i % 2 == 0 => (SYSTEM, a.as_str(), names, &t, &before),
                 _ => (SYSTEM, ask.as_str(), &t.names, &t, &before),
             };
-            let Some(reply) = self.side_request(system, user, *temperature, cancel).await else {
+            let Some(reply) = self.side_try(system, user, *temperature, cancel).await else {
                 break;
+            };
+            // A reply cut at its cap (a small model rambling on) is one
+            // try spent; the next may not ramble.
+            let Some(reply) = reply else {
+                continue;
             };
             let allowed: Vec<String> = names.iter().chain(&target.consts).cloned().collect();
             let Some((after, changed)) = focus::apply(base, &reply, &allowed) else {
@@ -343,10 +348,14 @@ impl Agent {
             step += 1;
             let ask = focus::edit_request(&st.prompt, &docs, &t.file, &current, &t.names, &one);
             let Some(reply) = self
-                .side_request(focus::BLOCKS_SYSTEM, &ask, temperature, cancel)
+                .side_try(focus::BLOCKS_SYSTEM, &ask, temperature, cancel)
                 .await
             else {
                 break;
+            };
+            let Some(reply) = reply else {
+                stale += 1;
+                continue;
             };
             let Ok(after) = focus::blocks_change(&st.prompt, &t.file, &base, &reply, &st.spelled)
             else {
@@ -393,6 +402,15 @@ impl Agent {
         }
         let n = tried.len();
         if n == 0 {
+            self.notice(
+                Level::Info,
+                format!(
+                    "no candidate for {} came back as code that could be tried (replies cut at their limit, unchanged or not code)",
+                    t.names.join(", ")
+                ),
+            );
+            st.candidate_notes
+                .push("no candidate came back as code".to_string());
             return None;
         }
         let Some(won) = winner else {

@@ -993,6 +993,22 @@ impl Agent {
             .await
     }
 
+    /// `side_request` for one try of several: Some(None) when the reply
+    /// was cut at its cap (a small model that rambles on; the next try
+    /// may not), None when no reply came (an error, a cancel).
+    pub(super) async fn side_try(
+        &mut self,
+        system: &str,
+        user: &str,
+        temperature: f64,
+        cancel: &CancellationToken,
+    ) -> Option<Option<String>> {
+        let (content, truncated) = self
+            .side_reply(system, user, temperature, 1024, cancel)
+            .await?;
+        Some((!truncated).then_some(content))
+    }
+
     /// `side_request` with a reply of up to `cap` tokens (a whole file).
     pub(super) async fn side_request_capped(
         &mut self,
@@ -1017,6 +1033,21 @@ impl Agent {
         partial: bool,
         cancel: &CancellationToken,
     ) -> Option<String> {
+        let (content, truncated) = self
+            .side_reply(system, user, temperature, cap, cancel)
+            .await?;
+        (partial || !truncated).then_some(content)
+    }
+
+    /// A side request's reply and whether it was cut at `cap`.
+    async fn side_reply(
+        &mut self,
+        system: &str,
+        user: &str,
+        temperature: f64,
+        cap: u64,
+        cancel: &CancellationToken,
+    ) -> Option<(String, bool)> {
         let messages = [Message::system(system), Message::user(user)];
         let mut sampling = self.settings.sampling.clone();
         sampling.insert("temperature".into(), serde_json::json!(temperature));
@@ -1035,7 +1066,8 @@ impl Agent {
         let streamed = result.ok()?;
         self.log_side_request(&streamed, started);
         self.record_usage(&streamed, None);
-        (partial || !streamed.reply.truncated()).then_some(streamed.reply.content)
+        let truncated = streamed.reply.truncated();
+        Some((streamed.reply.content, truncated))
     }
 
     /// A change across two or three short files (see `change_files`):
