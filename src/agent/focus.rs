@@ -885,7 +885,16 @@ pub fn blocks_change(
             after.push('\n');
             continue;
         }
+        // A small model copies the template's "(the lines as they are)"
+        // parentheses around its lines: tried without them too.
         let splice = crate::tools::edit_match::find(&after, search, replace)
+            .or_else(|e| {
+                let (s, r) = (unwrap_parens(search), unwrap_parens(replace));
+                if s == search.as_str() {
+                    return Err(e);
+                }
+                crate::tools::edit_match::find(&after, s, r)
+            })
             .map_err(|_| "a SEARCH part not found once in the file")?;
         after = crate::tools::edit_match::apply(&after, &splice);
     }
@@ -894,6 +903,16 @@ pub fn blocks_change(
     }
     let brought = after.clone();
     vet(prompt, file, before, after, &brought, spelled)
+}
+
+/// `text` without the "(" it starts with and the ")" it ends with, when
+/// it has them (either alone: the model's copy of a template line).
+fn unwrap_parens(text: &str) -> &str {
+    let t = text.trim();
+    let t = t.strip_prefix('(').unwrap_or(t);
+    t.strip_suffix(')')
+        .filter(|inner| inner.matches('(').count() < inner.matches(')').count() + 1)
+        .unwrap_or(t)
 }
 
 /// The (search, replace) pairs of the search/replace blocks in `reply`.
@@ -1530,6 +1549,15 @@ mod tests {
         );
         // An unclosed block is not a block.
         assert!(search_replace_blocks("<<<<<<< SEARCH\na\n=======\nb\n").is_empty());
+        // The template's parentheses copied around the lines (a dev trace:
+        // `(masked_local_part = "*")`).
+        let wrapped =
+            "<<<<<<< SEARCH\n(    return 'm')\n=======\n(    return 'cm')\n>>>>>>> REPLACE\n";
+        let after = blocks_change("x", "geo.py", before, wrapped, &[]).unwrap();
+        assert!(after.contains("    return 'cm'\n"), "{after}");
+        assert_eq!(unwrap_parens("print(x)"), "print(x)");
+        assert_eq!(unwrap_parens("(f(x))"), "f(x)");
+        assert_eq!(unwrap_parens("(y = 1"), "y = 1");
     }
 
     const LIB: &str = "/// Whether `year` is a leap year.\npub fn is_leap(year: u32) -> bool {\n    year % 4 == 0 && year % 100 != 0\n}\n\n/// Days in `year`.\npub fn days_in(year: u32) -> u32 {\n    if is_leap(year) {\n        366\n    } else {\n        365\n    }\n}\n\npub fn unrelated() -> u32 {\n    1\n}\n";
