@@ -1658,10 +1658,11 @@ struct DirScan {
     subdirs: Vec<PathBuf>,
     secrets: Vec<PathBuf>,
     linked: Vec<PathBuf>,
-    /// Its other regular files: a name made for one elsewhere changes
-    /// the file's link count, not this folder's stamp, so a kept walk
-    /// looks at each again.
-    files: Vec<PathBuf>,
+    /// The names of its other regular files: a name made for one
+    /// elsewhere changes the file's link count, not this folder's stamp,
+    /// so a kept walk looks at each again (names, not paths: a large
+    /// workspace keeps one a file).
+    files: Vec<std::ffi::OsString>,
     private: Vec<PathBuf>,
     mm: bool,
     /// It holds HEAD, objects and refs: a git dir.
@@ -1752,7 +1753,7 @@ fn read_folder(root: &Path, dir: &Path, stamp: (i64, i64, i64, i64, u64)) -> Opt
         } else if e.metadata().is_ok_and(|m| m.nlink() > 1) {
             out.linked.push(p);
         } else {
-            out.files.push(p);
+            out.files.push(e.file_name());
         }
     }
     // As `paths::is_git_dir` judges.
@@ -1805,8 +1806,8 @@ fn scan(root: &Path) -> Found {
             found.linked.extend(
                 c.files
                     .iter()
-                    .filter(|f| std::fs::symlink_metadata(f).is_ok_and(|m| m.nlink() > 1))
-                    .cloned(),
+                    .map(|f| dir.join(f))
+                    .filter(|f| std::fs::symlink_metadata(f).is_ok_and(|m| m.nlink() > 1)),
             );
         }
         let scanned;
