@@ -4115,6 +4115,60 @@ fn a_stub_left_unwritten_gets_candidates_judged_by_the_examples() {
     assert!(now.contains("'m': 60"), "{now}\n{err}");
 }
 
+/// A bug report whose command exits 0 (the symptom is in what it
+/// prints): the command judges nothing, so checks written from the
+/// request's words run on the code before the model's first look, and
+/// candidates are tried against them (a dev trace: the model, told only
+/// "it passed", went off to run git and wrote nothing).
+#[test]
+fn a_command_that_exits_0_on_the_bug_gets_checks_from_the_words_before_the_first_look() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::with_side(
+        vec![text("Done."), text("Done."), text("Done.")],
+        vec![
+            // The checks, written from the words alone.
+            text("```python\nassert total([5, 10, 20]) == 35\n```"),
+            // A candidate fix, tried in a scratch copy.
+            text(
+                "```python\ndef total(prices):\n    s = 0\n    for p in prices:\n        s += p\n    return s\n```",
+            ),
+            text("no"),
+            text("no"),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write(
+        "calc.py",
+        "def total(prices):\n    s = 0\n    for p in prices[1:]:\n        s += p\n    return s\n",
+    );
+    ws.write(
+        "report.py",
+        "from calc import total\n\nprint(\"total:\", total([5, 10, 20]))\n",
+    );
+    let out = ws.run(
+        &server,
+        "`python3 report.py` prints the wrong total: for prices 5, 10 and 20 the total should be 35. Fix total in calc.py.",
+        &["-json"],
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("1 of 1 check(s) from the request fail"),
+        "{err}"
+    );
+    assert!(err.contains("the 1st passed"), "{err}");
+    let now = ws.read("calc.py");
+    assert!(now.contains("for p in prices:"), "{now}\n{err}");
+    // The model's first request already says what fails.
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.contains("FAILED: assert total([5, 10, 20]) == 35"),
+        "{first}"
+    );
+}
+
 /// A stub whose file the model broke (another language's code in it):
 /// the candidates are asked for afresh and go into the file as it was,
 /// not into the one that does not parse (a dev trace: a correct

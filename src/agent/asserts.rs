@@ -425,7 +425,7 @@ impl Agent {
     ) -> Option<String> {
         if !self.on(Behaviour::Asserts)
             || st.question
-            || (st.written.is_empty() && !self.stub_unwritten(st))
+            || (st.written.is_empty() && !self.stub_unwritten(st) && st.repro_before.is_none())
             || !self.tools.sandbox.fence().is_on()
         {
             return None;
@@ -435,8 +435,11 @@ impl Agent {
         }
         // With a test or a command to judge the change, only the
         // request's own examples run (they cost no request): the tests
-        // may not reach what the request adds.
-        let examples_only = st.verify.is_some() || st.repro.is_some();
+        // may not reach what the request adds. A command the request says
+        // misbehaves that exited 0 before any change judges nothing: the
+        // symptom is in what it prints, and the words say what it should.
+        let unreproduced = st.repro_before.is_some();
+        let examples_only = st.verify.is_some() || (st.repro.is_some() && !unreproduced);
         st.asserts_tried = true;
         let (lang, calls) = self.asked_functions(st);
         let lang = lang.filter(|_| !calls.is_empty())?;
@@ -459,6 +462,24 @@ impl Agent {
             }
         }
         let mut checks = examples::extract(&words, &names);
+        // A docstring's examples written without the function's name
+        // (`'12.5' -> 1250`) are calls of it too.
+        if lang != Lang::Rust {
+            for (name, file) in &calls {
+                let doc = st
+                    .originals
+                    .get(file)
+                    .cloned()
+                    .or_else(|| self.content_now(file))
+                    .map(|text| doc_of(&text, name))
+                    .unwrap_or_default();
+                for ex in examples::bare(&doc, name) {
+                    if !checks.contains(&ex) {
+                        checks.push(ex);
+                    }
+                }
+            }
+        }
         checks.truncate(MAX_EXAMPLES);
         let from_examples = checks.len();
         // Words that state no value back no check the model could write,
@@ -473,7 +494,7 @@ impl Agent {
         if from_examples < ENOUGH_EXAMPLES
             && !examples_only
             && values_stated
-            && called
+            && (called || unreproduced)
             && lang != Lang::Rust
         {
             // A small model lists checks on and on: its first lines are
@@ -611,8 +632,13 @@ impl Agent {
         } else {
             ""
         };
+        let what = if st.written.is_empty() {
+            "the code as it is"
+        } else {
+            "the change"
+        };
         Some(format!(
-            "mm checked the change against the request's own words (its examples, and checks written from it alone, not from your code):\n{failure}{made}{next}\n{}",
+            "mm checked {what} against the request's own words (its examples, and checks written from it alone, not from your code):\n{failure}{made}{next}\n{}",
             harness::restate(&st.prompt)
         ))
     }
@@ -740,6 +766,43 @@ impl Agent {
             skip_uses.extend(uses);
         }
         None
+    }
+
+    /// The examples a Python function's own documentation gives that
+    /// fail on the code now, as `FAILED:` lines (empty when there are
+    /// none, or none fail).
+    pub(super) async fn failing_doc_examples(
+        &self,
+        file: &str,
+        text: &str,
+        name: &str,
+        cancel: &CancellationToken,
+    ) -> String {
+        if Lang::of(file) != Some(Lang::Python) {
+            return String::new();
+        }
+        let doc = doc_of(text, name);
+        let names = vec![name.to_string()];
+        let mut checks = examples::extract(&doc, &names);
+        for ex in examples::bare(&doc, name) {
+            if !checks.contains(&ex) {
+                checks.push(ex);
+            }
+        }
+        checks.truncate(MAX_EXAMPLES);
+        if checks.is_empty() {
+            return String::new();
+        }
+        let script = examples::python_script(&[python_module(file)], &names, &checks);
+        let cmd = examples::command(Lang::Python, &script);
+        match self.run_request_checks(&cmd, cancel).await {
+            Some((Some(1), out)) => out
+                .lines()
+                .filter(|l| l.starts_with("FAILED: "))
+                .map(|l| format!("{l}\n"))
+                .collect(),
+            _ => String::new(),
+        }
     }
 
     /// Runs the request's checks in the fence, read-only, without

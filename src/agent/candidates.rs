@@ -98,6 +98,96 @@ impl Agent {
         if !self.tools.sandbox.fence().is_on() {
             return self.focused_fix(st, command, failure, cancel).await;
         }
+        let plan = self.candidate_plan(st, command, failure, cancel).await?;
+        let t = &plan.t;
+        // Each try is a request of its own and a run of the checks: say so
+        // before the wait (a person saw minutes of spinner and no word).
+        self.notice(
+            Level::Info,
+            format!(
+                "asking for up to {count} candidate fixes of {} in {}, each tried in a scratch copy",
+                t.names.join(", "),
+                t.file
+            ),
+        );
+        let started = Instant::now();
+        let mut tries = self.sample(st, &plan, count, started, cancel).await;
+        if let Some((d, after, changed)) = tries.winner_down.take() {
+            let n = tries.tried.len();
+            return self
+                .adopt_winner(
+                    st,
+                    &d,
+                    n,
+                    (after, changed),
+                    Vec::new(),
+                    command,
+                    &plan.checks,
+                    cancel,
+                )
+                .await;
+        }
+        let doubted = doubt(st, command, &mut tries);
+        // None passed: the best is corrected against what it still fails,
+        // one step at a time, each kept only when it fails fewer checks.
+        // The code as it is counts as a candidate when it fails fewest.
+        let failing_now: String = failure
+            .lines()
+            .filter(|l| l.starts_with("FAILED: "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        // Code that does not load fails every check.
+        let now = if failing_now
+            .lines()
+            .any(|l| l.starts_with("FAILED: import ") || l.starts_with("FAILED: require("))
+        {
+            st.request_checks_total.max(1)
+        } else {
+            failing_now.lines().count()
+        };
+        if tries.winner.is_none()
+            && command == REQUEST_CHECKS
+            && now > 0
+            && tries.best.as_ref().is_none_or(|(k, ..)| *k >= now)
+            && tries.copied
+            && !plan.broken
+        {
+            tries.best = Some((now, plan.before.clone(), Vec::new(), failing_now));
+        }
+        self.refine(st, &plan, &mut tries, count, started, cancel)
+            .await;
+        let n = tries.tried.len();
+        if n == 0 {
+            self.notice(
+                Level::Info,
+                format!(
+                    "no candidate for {} came back as code that could be tried (replies cut at their limit, unchanged or not code)",
+                    t.names.join(", ")
+                ),
+            );
+            st.candidate_notes
+                .push("no candidate came back as code".to_string());
+            return None;
+        }
+        let Some(won) = tries.winner else {
+            return self
+                .keep_best(st, t, n, tries.best, command, now, cancel)
+                .await;
+        };
+        self.adopt_winner(st, t, n, won, doubted, command, &plan.checks, cancel)
+            .await
+    }
+
+    /// What the candidates for a failure are asked for and tried
+    /// against; None when the failure points at no function or there is
+    /// no check to try them by.
+    async fn candidate_plan(
+        &self,
+        st: &TurnState,
+        command: &str,
+        failure: &str,
+        cancel: &CancellationToken,
+    ) -> Option<Plan> {
         let sources = self.sources_now();
         let t = focus::target(failure, &st.prompt, &sources)?;
         let before = sources.iter().find(|(p, _)| *p == t.file)?.1.clone();
@@ -148,30 +238,51 @@ impl Agent {
             .and_then(|trace| {
                 let d = focus::down_target(trace, &t.file, &sources)?;
                 let text = sources.iter().find(|(p, _)| *p == d.file)?.1.clone();
-                let ask = focus::down_request(&st.prompt, command, failure, trace, &d, &docs);
-                Some((d, text, ask))
+                Some((trace, d, text))
             });
-        // Each try is a request of its own and a run of the checks: say so
-        // before the wait (a person saw minutes of spinner and no word).
-        self.notice(
-            Level::Info,
-            format!(
-                "asking for up to {count} candidate fixes of {} in {}, each tried in a scratch copy",
-                t.names.join(", "),
-                t.file
-            ),
-        );
-        let started = Instant::now();
+        let down = match down {
+            Some((trace, d, text)) => {
+                // Its own documentation's examples, run: a wrong value
+                // there is plainer than one seen through its caller.
+                let own = match d.names.first() {
+                    Some(name) => {
+                        self.failing_doc_examples(&d.file, &text, name, cancel)
+                            .await
+                    }
+                    None => String::new(),
+                };
+                let ask = focus::down_request(&st.prompt, command, failure, trace, &d, &docs, &own);
+                Some((d, text, ask))
+            }
+            None => None,
+        };
+        Some(Plan {
+            t,
+            before,
+            docs,
+            ask,
+            fresh,
+            checks,
+            original,
+            broken,
+            narrow,
+            down,
+        })
+    }
+
+    /// Up to `count` candidates asked for and each tried in a fresh
+    /// scratch copy, until one passes every check.
+    async fn sample(
+        &mut self,
+        st: &TurnState,
+        plan: &Plan,
+        count: usize,
+        started: Instant,
+        cancel: &CancellationToken,
+    ) -> Tries {
+        let t = &plan.t;
         let budget = self.settings.candidate_time;
-        let mut copy: Option<scratch::Scratch> = None;
-        let mut tried: Vec<String> = Vec::new();
-        let mut winner: Option<(String, Vec<String>)> = None;
-        let mut winner_down: Option<(focus::Target, String, Vec<String>)> = None;
-        // Which of the request's checks each tried candidate failed.
-        let mut every_fails: Vec<Vec<String>> = Vec::new();
-        // The candidate that fails fewest of the request's checks, and
-        // those checks' failure lines.
-        let mut best: Option<(usize, String, Vec<String>, String)> = None;
+        let mut tries = Tries::default();
         // A small model at a higher temperature still often hands back a
         // candidate already tried: those do not count, up to twice as
         // many requests as candidates.
@@ -179,20 +290,27 @@ impl Agent {
             .iter()
             .chain(std::iter::repeat(&TEMPERATURES[7]));
         for (i, temperature) in temperatures.take(2 * count).enumerate() {
-            if tried.len() >= count || started.elapsed() >= budget || cancel.is_cancelled() {
+            if tries.tried.len() >= count || started.elapsed() >= budget || cancel.is_cancelled() {
                 break;
             }
-            let (system, user, names, target, base) = match (&fresh, &narrow, &down) {
-                (Some(f), ..) if i > 0 || broken => (
+            let (system, user, names, target, base) = match (&plan.fresh, &plan.narrow, &plan.down)
+            {
+                (Some(f), ..) if i > 0 || plan.broken => (
                     focus::IMPLEMENT_SYSTEM,
                     f.as_str(),
                     &t.names,
-                    &t,
-                    if broken { &original } else { &before },
+                    t,
+                    if plan.broken {
+                        &plan.original
+                    } else {
+                        &plan.before
+                    },
                 ),
                 (_, _, Some((d, text, a))) if i % 2 == 1 => (SYSTEM, a.as_str(), &d.names, d, text),
-                (_, Some((names, a)), _) if i % 2 == 0 => (SYSTEM, a.as_str(), names, &t, &before),
-                _ => (SYSTEM, ask.as_str(), &t.names, &t, &before),
+                (_, Some((names, a)), _) if i % 2 == 0 => {
+                    (SYSTEM, a.as_str(), names, t, &plan.before)
+                }
+                _ => (SYSTEM, plan.ask.as_str(), &t.names, t, &plan.before),
             };
             let Some(reply) = self.side_try(system, user, *temperature, cancel).await else {
                 break;
@@ -206,15 +324,16 @@ impl Agent {
             let Some((after, changed)) = focus::apply(base, &reply, &allowed) else {
                 continue;
             };
-            if tried.contains(&after) {
+            if tries.tried.contains(&after) {
                 continue;
             }
-            tried.push(after.clone());
+            tries.tried.push(after.clone());
             // A fresh copy for each candidate: a check may have changed
             // the last one (a link put where a file was, which mm's write
             // would follow; a folder renamed from under its mask).
-            copy = scratch::copy(&self.tools);
-            let Some(sc) = copy.as_mut() else {
+            let copy = scratch::copy(&self.tools);
+            tries.copied = copy.is_some();
+            let Some(mut sc) = copy else {
                 break;
             };
             if !sc.write(&target.file, &after) {
@@ -222,105 +341,65 @@ impl Agent {
             }
             let left = budget.saturating_sub(started.elapsed());
             let result = self
-                .failures_in_scratch(sc, &checks, st.request_checks.as_deref(), left, cancel)
+                .failures_in_scratch(
+                    &sc,
+                    &plan.checks,
+                    st.request_checks.as_deref(),
+                    left,
+                    cancel,
+                )
                 .await;
             if target.file != t.file {
                 // One step down: kept only when it passes.
                 if let Some((0, _)) = result {
-                    winner_down = Some((target.clone(), after, changed));
+                    tries.winner_down = Some((target.clone(), after, changed));
                     break;
                 }
                 continue;
             }
             match result {
                 Some((0, _)) => {
-                    winner = Some((after, changed));
+                    tries.winner = Some((after, changed));
                     break;
                 }
                 Some((k, lines)) if k < usize::MAX => {
-                    every_fails.push(failed_checks(&lines));
-                    if best.as_ref().is_none_or(|(b, ..)| k < *b) {
-                        best = Some((k, after, changed, lines));
+                    tries.every_fails.push(failed_checks(&lines));
+                    if tries.best.as_ref().is_none_or(|(b, ..)| k < *b) {
+                        tries.best = Some((k, after, changed, lines));
                     }
                 }
                 _ => {}
             }
         }
-        if let Some((d, after, changed)) = winner_down {
-            let n = tried.len();
-            return self
-                .adopt_winner(
-                    st,
-                    &d,
-                    n,
-                    (after, changed),
-                    Vec::new(),
-                    command,
-                    &checks,
-                    cancel,
-                )
-                .await;
-        }
-        // Checks the model wrote that every candidate fails, each written
-        // apart from the others: more likely a wrong check than a task
-        // no try can meet (the request's own examples are never doubted).
-        // The best candidate failing only those passes.
-        let mut doubted: Vec<String> = Vec::new();
-        if winner.is_none()
-            && command == REQUEST_CHECKS
-            && every_fails.len() >= 2
-            && let Some((_, after, changed, lines)) = &best
-        {
-            let fails = failed_checks(lines);
-            let all_fail = |c: &String| every_fails.iter().all(|f| f.contains(c));
-            if !fails.is_empty()
-                && fails
-                    .iter()
-                    .all(|c| st.written_checks.contains(c) && all_fail(c))
-            {
-                doubted = fails;
-                winner = Some((after.clone(), changed.clone()));
-            }
-        }
-        // None passed: the best is corrected against what it still fails,
-        // one step at a time, each kept only when it fails fewer checks.
-        // The code as it is counts as a candidate when it fails fewest.
-        let failing_now: String = failure
-            .lines()
-            .filter(|l| l.starts_with("FAILED: "))
-            .map(|l| format!("{l}\n"))
-            .collect();
-        // Code that does not load fails every check.
-        let now = if failing_now
-            .lines()
-            .any(|l| l.starts_with("FAILED: import ") || l.starts_with("FAILED: require("))
-        {
-            st.request_checks_total.max(1)
-        } else {
-            failing_now.lines().count()
-        };
-        if winner.is_none()
-            && command == REQUEST_CHECKS
-            && now > 0
-            && best.as_ref().is_none_or(|(k, ..)| *k >= now)
-            && copy.is_some()
-            && !broken
-        {
-            best = Some((now, before.clone(), Vec::new(), failing_now));
-        }
-        // Each step asks for a search/replace block that fixes one check
-        // the best still fails (the next failing check at each step, the
-        // temperature raised after the first round of them).
+        tries
+    }
+
+    /// No candidate passed: the best is corrected one failing check at a
+    /// time with a search/replace block (the next failing check at each
+    /// step, the temperature raised after the first round of them), each
+    /// kept only when it fails fewer checks; three that do not help end
+    /// it.
+    async fn refine(
+        &mut self,
+        st: &TurnState,
+        plan: &Plan,
+        tries: &mut Tries,
+        count: usize,
+        started: Instant,
+        cancel: &CancellationToken,
+    ) {
+        let t = &plan.t;
+        let budget = self.settings.candidate_time;
         let mut stale = 0;
         let mut step = 0usize;
-        while winner.is_none()
+        while tries.winner.is_none()
             && self.on(Behaviour::Refine)
             && stale < 3
-            && tried.len() < 2 * count
+            && tries.tried.len() < 2 * count
             && started.elapsed() < budget
             && !cancel.is_cancelled()
         {
-            let Some((k, base, base_changed, lines)) = best.clone() else {
+            let Some((k, base, base_changed, lines)) = tries.best.clone() else {
                 break;
             };
             if k == 0 || lines.trim().is_empty() {
@@ -346,7 +425,8 @@ impl Agent {
                 0.7
             };
             step += 1;
-            let ask = focus::edit_request(&st.prompt, &docs, &t.file, &current, &t.names, &one);
+            let ask =
+                focus::edit_request(&st.prompt, &plan.docs, &t.file, &current, &t.names, &one);
             let Some(reply) = self
                 .side_try(focus::BLOCKS_SYSTEM, &ask, temperature, cancel)
                 .await
@@ -362,13 +442,12 @@ impl Agent {
                 stale += 1;
                 continue;
             };
-            if tried.contains(&after) {
+            if tries.tried.contains(&after) {
                 stale += 1;
                 continue;
             }
-            tried.push(after.clone());
-            copy = scratch::copy(&self.tools);
-            let Some(sc) = copy.as_mut() else {
+            tries.tried.push(after.clone());
+            let Some(mut sc) = scratch::copy(&self.tools) else {
                 break;
             };
             if !sc.write(&t.file, &after) {
@@ -387,12 +466,18 @@ impl Agent {
             }
             let left = budget.saturating_sub(started.elapsed());
             match self
-                .failures_in_scratch(sc, &checks, st.request_checks.as_deref(), left, cancel)
+                .failures_in_scratch(
+                    &sc,
+                    &plan.checks,
+                    st.request_checks.as_deref(),
+                    left,
+                    cancel,
+                )
                 .await
             {
-                Some((0, _)) => winner = Some((after, changed)),
+                Some((0, _)) => tries.winner = Some((after, changed)),
                 Some((k2, lines2)) if k2 < k => {
-                    best = Some((k2, after, changed, lines2));
+                    tries.best = Some((k2, after, changed, lines2));
                     stale = 0;
                     step = 0;
                 }
@@ -400,24 +485,6 @@ impl Agent {
                 None => break,
             }
         }
-        let n = tried.len();
-        if n == 0 {
-            self.notice(
-                Level::Info,
-                format!(
-                    "no candidate for {} came back as code that could be tried (replies cut at their limit, unchanged or not code)",
-                    t.names.join(", ")
-                ),
-            );
-            st.candidate_notes
-                .push("no candidate came back as code".to_string());
-            return None;
-        }
-        let Some(won) = winner else {
-            return self.keep_best(st, &t, n, best, command, now, cancel).await;
-        };
-        self.adopt_winner(st, &t, n, won, doubted, command, &checks, cancel)
-            .await
     }
 
     /// No candidate passed every check: the best, when it fails fewer of
@@ -429,7 +496,7 @@ impl Agent {
         st: &mut TurnState,
         t: &focus::Target,
         n: usize,
-        best: Option<(usize, String, Vec<String>, String)>,
+        best: Option<Best>,
         command: &str,
         now: usize,
         cancel: &CancellationToken,
@@ -689,6 +756,75 @@ impl Agent {
         }
         Some((failed, lines))
     }
+}
+
+/// The best candidate so far: how many of the request's checks it
+/// fails, its file's text, the functions it changed, and its failure
+/// lines.
+type Best = (usize, String, Vec<String>, String);
+
+/// What the candidates for one failure are asked for and tried against.
+struct Plan {
+    /// The functions the failure points at, and their file.
+    t: focus::Target,
+    /// That file now.
+    before: String,
+    /// The documents the request names.
+    docs: Vec<(String, String)>,
+    /// The request for the functions, corrected.
+    ask: String,
+    /// The request for placeholders written afresh, when they were.
+    fresh: Option<String>,
+    /// The commands a candidate must pass.
+    checks: Vec<String>,
+    /// The file as the turn found it, and whether it no longer parses.
+    original: String,
+    broken: bool,
+    /// The one function the others call, and the request for it.
+    narrow: Option<(Vec<String>, String)>,
+    /// A function in another file the failing call used, that file, and
+    /// the request for it.
+    down: Option<(focus::Target, String, String)>,
+}
+
+/// What the tries gave.
+#[derive(Default)]
+struct Tries {
+    /// Every candidate tried, as its file's text.
+    tried: Vec<String>,
+    /// The one that passed every check, and the functions it changed.
+    winner: Option<(String, Vec<String>)>,
+    /// One in another file that passed.
+    winner_down: Option<(focus::Target, String, Vec<String>)>,
+    /// Which of the request's checks each tried candidate failed.
+    every_fails: Vec<Vec<String>>,
+    best: Option<Best>,
+    /// The last scratch copy could be made.
+    copied: bool,
+}
+
+/// Checks the model wrote that every candidate fails, each written apart
+/// from the others: more likely a wrong check than a task no try can meet
+/// (the request's own examples are never doubted). The best candidate
+/// failing only those is the winner; returns the doubted checks.
+fn doubt(st: &TurnState, command: &str, tries: &mut Tries) -> Vec<String> {
+    if tries.winner.is_some() || command != REQUEST_CHECKS || tries.every_fails.len() < 2 {
+        return Vec::new();
+    }
+    let Some((_, after, changed, lines)) = &tries.best else {
+        return Vec::new();
+    };
+    let fails = failed_checks(lines);
+    let all_fail = |c: &String| tries.every_fails.iter().all(|f| f.contains(c));
+    if fails.is_empty()
+        || !fails
+            .iter()
+            .all(|c| st.written_checks.contains(c) && all_fail(c))
+    {
+        return Vec::new();
+    }
+    tries.winner = Some((after.clone(), changed.clone()));
+    fails
 }
 
 /// The checks a run's FAILED lines name, without what the code gave.

@@ -355,6 +355,92 @@ pub fn extract(text: &str, names: &[String]) -> Vec<Example> {
     out
 }
 
+/// Whether `s` is one literal argument: a quoted string, a number, or
+/// `True`/`False`/`None`/`true`/`false`/`null`.
+fn literal_arg(s: &str) -> bool {
+    let s = s.trim();
+    let quoted = |q: char| {
+        s.len() >= 2 && s.starts_with(q) && s.ends_with(q) && !s[1..s.len() - 1].contains(q)
+    };
+    quoted('\'')
+        || quoted('"')
+        || (!s.is_empty() && s.parse::<f64>().is_ok())
+        || matches!(s, "True" | "False" | "None" | "true" | "false" | "null")
+}
+
+/// The arguments written before an arrow, when they are literals only
+/// (`'ada', 'lovelace'`), after what ends the example before it.
+fn bare_args(left: &str) -> Option<String> {
+    let left = left.trim();
+    let left = ["\"\"\"", "'''", "`"]
+        .iter()
+        .find_map(|q| left.strip_prefix(q))
+        .unwrap_or(left)
+        .trim_start_matches([',', ';'])
+        .trim();
+    let left = left.strip_prefix("e.g.").unwrap_or(left).trim();
+    if left.is_empty() {
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    let mut quote: Option<char> = None;
+    let mut from = 0;
+    for (i, c) in left.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, ',') => {
+                parts.push(&left[from..i]);
+                from = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&left[from..]);
+    parts.iter().all(|p| literal_arg(p)).then(|| {
+        parts
+            .iter()
+            .map(|p| p.trim())
+            .collect::<Vec<_>>()
+            .join(", ")
+    })
+}
+
+/// Examples a function's own documentation writes without its name:
+/// `'12.5' -> 1250, '€3.07' -> 307` and `'ada', 'lovelace' -> 'Ada
+/// Lovelace'` are calls of `name` with those literal arguments.
+pub fn bare(doc: &str, name: &str) -> Vec<Example> {
+    let mut out: Vec<Example> = Vec::new();
+    for line in doc.lines() {
+        // A one-line docstring's closing quotes are not in the value.
+        let mut rest = line
+            .trim_end()
+            .trim_end_matches("\"\"\"")
+            .trim_end_matches("'''");
+        while let Some(at) = rest.find("->") {
+            let left = &rest[..at];
+            let after = &rest[at + 2..];
+            let Some(value) = value_at(after) else {
+                break;
+            };
+            if let Some(args) = bare_args(left) {
+                let ex = Example {
+                    call: format!("{name}({args})"),
+                    expect: Expect::Value(value.to_string()),
+                };
+                if !out.contains(&ex) {
+                    out.push(ex);
+                }
+            }
+            // The next example starts after this one's value.
+            let value_end = after.find(value).map_or(0, |i| i + value.len());
+            rest = &after[value_end..];
+        }
+    }
+    out
+}
+
 /// A string literal of both languages (JSON's is both).
 fn lit(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
@@ -511,6 +597,34 @@ pub fn command(lang: Lang, script: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_docstring_writes_its_examples_without_the_function_name() {
+        let doc = "    \"\"\"Parse a price as typed at the till into cents.\n\n    '12.50' -> 1250, '12.5' -> 1250, '12' -> 1200, ' 0.99 ' -> 99\n    \"\"\"";
+        let got: Vec<String> = bare(doc, "parse_price")
+            .iter()
+            .map(|e| e.shown(Lang::Python))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "assert parse_price('12.50') == 1250",
+                "assert parse_price('12.5') == 1250",
+                "assert parse_price('12') == 1200",
+                "assert parse_price(' 0.99 ') == 99",
+            ]
+        );
+        let two = bare(
+            "\"\"\"'ada', 'lovelace' -> 'Ada Lovelace'.\"\"\"",
+            "full_name",
+        );
+        assert_eq!(two[0].call, "full_name('ada', 'lovelace')");
+        assert_eq!(two[0].expect, Expect::Value("'Ada Lovelace'".into()));
+        // Prose before an arrow is not an argument.
+        assert!(bare("\"\"\"1250 -> '€12.50'\"\"\"", "format_cents").len() == 1);
+        assert!(bare("the total -> cents", "f").is_empty());
+        assert!(bare("x -> 2", "f").is_empty());
+    }
 
     fn names(n: &[&str]) -> Vec<String> {
         n.iter().map(std::string::ToString::to_string).collect()

@@ -299,10 +299,19 @@ pub fn down_request(
     trace: &str,
     t: &Target,
     docs: &[(String, String)],
+    own: &str,
 ) -> String {
     let mut text = request_head(prompt, docs);
+    let own = if own.trim().is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nThe examples in its own documentation, run on it now, fail:\n```\n{}\n```",
+            own.trim_end()
+        )
+    };
     text.push_str(&format!(
-        "\n`{command}` fails:\n```\n{}\n```\nWhat the failing call got from the functions it uses:\n```\n{}\n```\nA function it uses, from {}:\n```{}\n{}```\nThe bug may be here. Write this function, corrected, in full.",
+        "\n`{command}` fails:\n```\n{}\n```\nWhat the failing call got from the functions it uses:\n```\n{}\n```\nA function it uses, from {}:\n```{}\n{}```{own}\nThe bug may be here. Write this function, corrected, in full.",
         failure.trim_end(),
         trace.trim(),
         t.file,

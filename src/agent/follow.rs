@@ -162,10 +162,20 @@ impl Agent {
         }
         let text = match passed {
             Some(true) => {
+                let mut text =
+                    format!("\n\n[mm ran `{command}` before you start: it passed ({summary})]");
                 if st.repro.as_deref() == Some(command.as_str()) {
                     st.repro_before = Some(printed_output(&out.text));
+                    // The request says it misbehaves and it exits 0: its
+                    // words are the check, run on the code as it is.
+                    if !st.question
+                        && let Some(checked) = self.request_checks(st, cancel).await
+                    {
+                        text.push('\n');
+                        text.push_str(&checked);
+                    }
                 }
-                format!("\n\n[mm ran `{command}` before you start: it passed ({summary})]")
+                text
             }
             Some(false) => {
                 let lines = self.failure_lines(&out.text);
