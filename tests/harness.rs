@@ -1610,6 +1610,55 @@ fn a_wrong_value_is_traced_one_call_down_into_another_file() {
     assert!(!first.contains("raises NameError"), "{first}");
 }
 
+/// The function one call down is asked for with the examples of its own
+/// docstring that fail on it now (written without its name, as
+/// docstrings do: `'2.5' -> 250`).
+#[test]
+fn a_candidate_one_call_down_is_shown_its_own_failing_examples() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::with_side(
+        vec![text("cents now reads one decimal as tens of cents.")],
+        vec![
+            text("```python\ndef total(prices):\n    return sum(cents(p) for p in prices)\n```"),
+            text(
+                "```python\ndef cents(text):\n    \"\"\"'2.5' -> 250, '1.25' -> 125\"\"\"\n    whole, part = text.split('.')\n    return int(whole) * 100 + int(part.ljust(2, '0'))\n```",
+            ),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write(
+        "money.py",
+        "def cents(text):\n    \"\"\"'2.5' -> 250, '1.25' -> 125\"\"\"\n    whole, part = text.split('.')\n    return int(whole) * 100 + int(part)\n",
+    );
+    ws.write(
+        "till.py",
+        "from money import cents\n\n\ndef total(prices):\n    return sum(cents(p) for p in prices)\n",
+    );
+    ws.write(
+        "test_till.py",
+        "import unittest\n\nfrom till import total\n\n\nclass T(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(total(['2.5', '1.25']), 375)\n",
+    );
+    let out = ws.run(
+        &server,
+        "The tests in test_till.py fail. Fix the cause.",
+        &["-json"],
+    );
+    let err = stderr(&out);
+    let side = server.side_requests();
+    let asked = side[1]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        asked.contains("The examples in its own documentation, run on it now, fail:")
+            && asked.contains("FAILED: assert cents('2.5') == 250"),
+        "{asked}"
+    );
+    // The one that holds is not shown as failing.
+    assert!(!asked.contains("FAILED: assert cents('1.25')"), "{asked}");
+    assert!(ws.read("money.py").contains("part.ljust(2, '0')"), "{err}");
+}
+
 /// The function the failing call used, in a file the failure never
 /// names, is asked for as a candidate too, and written when it passes.
 #[test]
