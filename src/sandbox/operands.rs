@@ -1,0 +1,266 @@
+//! The gate's file-system checks on a command's operands: inside the
+//! workspace, no credential below a folder it reads, git's operands in the
+//! repository the gate inspected.
+
+use super::*;
+
+impl Sandbox {
+    /// The file-system checks a verdict asked for; Err says what failed.
+    pub(super) fn run_checks(&self, checks: &[Check]) -> Result<(), String> {
+        // The path resolver forgives spaces around a file tool's path; a
+        // shell word keeps them, so the gate would judge another file.
+        let spaced = |t: &str| {
+            (t.trim() != t).then(|| {
+                format!(
+                    "an operand with spaces around it ({:?})",
+                    crate::untrusted::displayable(t)
+                )
+            })
+        };
+        for c in checks {
+            let (word, dirs) = match c {
+                Check::Read { word, dirs }
+                | Check::Dir { word, dirs }
+                | Check::GitOperand { word, dirs }
+                | Check::NotAFolder { word, dirs } => (Some(word), dirs),
+                Check::NoSecretsUnder { word, dirs } => (word.as_ref(), dirs),
+                Check::Git { at, dirs, .. } => (at.as_ref(), dirs),
+            };
+            if let Some(why) = word
+                .and_then(|w| spaced(&w.text))
+                .or_else(|| dirs.iter().find_map(|d| spaced(d)))
+            {
+                return Err(why);
+            }
+        }
+        for c in checks {
+            match c {
+                Check::Read { word, dirs } => {
+                    for d in dirs {
+                        self.check_operand(d, &word.text, word.globs, true)?;
+                    }
+                }
+                Check::Dir { word, dirs } => {
+                    for d in dirs {
+                        self.check_operand(d, &word.text, false, false)?;
+                    }
+                }
+                Check::GitOperand { word, dirs } => {
+                    for d in dirs {
+                        self.check_git_operand(d, &word.text)?;
+                    }
+                }
+                Check::NotAFolder { word, dirs } => {
+                    for d in dirs {
+                        let at = join(d, &word.text);
+                        if path::resolve(&self.root, &at).is_ok_and(|r| r.abs.is_dir()) {
+                            return Err(format!(
+                                "{} is a folder: compared as one, the files in it are read through their links",
+                                crate::untrusted::displayable(&word.text)
+                            ));
+                        }
+                    }
+                }
+                Check::NoSecretsUnder { word, dirs } => {
+                    for d in dirs {
+                        let at = match word {
+                            // A glob's matches all lie in its folder: walk that.
+                            Some(w) if w.globs => join(d, &path::glob_base(&w.text)),
+                            Some(w) => join(d, &w.text),
+                            None => d.clone(),
+                        };
+                        self.check_no_secrets_under(&at)?;
+                    }
+                }
+                Check::Git {
+                    at,
+                    dirs,
+                    content,
+                    settings,
+                } => {
+                    for d in dirs {
+                        let dir = match at {
+                            Some(w) => join(d, &w.text),
+                            None => d.clone(),
+                        };
+                        let dir = if dir.is_empty() { ".".to_string() } else { dir };
+                        let r = path::resolve(&self.root, &dir)
+                            .map_err(|e| format!("git outside the workspace ({e})"))?;
+                        self.git_settings_hazard(&r.abs, *content, *settings)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One path operand seen from directory `dir` of the workspace.
+    pub(super) fn check_operand(
+        &self,
+        dir: &str,
+        text: &str,
+        globs: bool,
+        read: bool,
+    ) -> Result<(), String> {
+        if text == "-" || (read && text == "/dev/null") {
+            return Ok(());
+        }
+        let base = path::resolve(&self.root, if dir.is_empty() { "." } else { dir })
+            .map_err(|e| format!("a folder outside the workspace ({e})"))?;
+        let candidates: Vec<String> = if globs {
+            let matches = path::glob_matches(&base.abs, text)?;
+            if matches.is_empty() {
+                vec![join(dir, text)]
+            } else {
+                let bare = !text.contains('/');
+                let mut v = Vec::new();
+                for m in matches {
+                    let shown = m.to_string_lossy().into_owned();
+                    if bare
+                        && m.file_name()
+                            .is_some_and(|n| n.to_string_lossy().starts_with('-'))
+                    {
+                        return Err(format!(
+                            "a glob that matches a file named like an option ({shown})"
+                        ));
+                    }
+                    v.push(shown);
+                }
+                v
+            }
+        } else {
+            vec![join(dir, text)]
+        };
+        for c in candidates {
+            let r = path::resolve(&self.root, &c)
+                .map_err(|e| format!("a path outside the workspace ({e})"))?;
+            if read
+                && let Some(why) = path::credential_reason(&r.rel).or_else(|| {
+                    path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
+                })
+            {
+                return Err(format!("it reads a credential file ({why})"));
+            }
+            if let Some(why) = path::reserved_reason(&r.rel, false) {
+                return Err(why);
+            }
+            if let Some(why) = path::hard_link_reason(&r.rel, &r.abs) {
+                return Err(why);
+            }
+        }
+        Ok(())
+    }
+
+    /// A git revision or path, seen from `dir`. git decides late which one
+    /// a word is (a word that names no revision but a file is a path, and
+    /// two paths make `git diff` a `--no-index` diff), so every word is
+    /// checked as a path: inside the workspace, no credential. `rev:path`
+    /// also names a file of the repository, whose name is checked too.
+    pub(super) fn check_git_operand(&self, dir: &str, text: &str) -> Result<(), String> {
+        if let Some((_, inside)) = text.split_once(':') {
+            let inside = inside.trim_start_matches("./");
+            if let Some(why) = path::credential_reason(inside) {
+                return Err(format!("it reads a credential file from git ({why})"));
+            }
+        }
+        let r = path::resolve(&self.root, &join(dir, text))
+            .map_err(|e| format!("a git operand outside the workspace ({e})"))?;
+        if let Some(why) = path::credential_reason(&r.rel).or_else(|| {
+            path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
+        }) {
+            return Err(format!("it reads a credential file ({why})"));
+        }
+        if let Some(why) = path::reserved_reason(&r.rel, false) {
+            return Err(why);
+        }
+        // `git diff REV:PATH FILE` prints FILE: a file with other names is
+        // as good as one outside.
+        if let Some(why) = path::hard_link_reason(&r.rel, &r.abs) {
+            return Err(why);
+        }
+        Ok(())
+    }
+
+    /// A recursive search under `at` (relative to the workspace) would
+    /// read every file there: none may look like a credential. Ignored and
+    /// hidden files count (grep -r reads them); `.git` and `.mm` do not.
+    pub(super) fn check_no_secrets_under(&self, at: &str) -> Result<(), String> {
+        const MAX_WALKED: usize = 100_000;
+        let base = path::resolve(&self.root, if at.is_empty() { "." } else { at })
+            .map_err(|e| format!("a search outside the workspace ({e})"))?;
+        if !base.abs.is_dir() {
+            return Ok(());
+        }
+        // A `.mm` holding mm's records is no place to search (the root's
+        // is hidden in the fence). Only the repository's own `.git` is
+        // passed over: code can move a folder into a `.git` or `.mm` below.
+        let root_git = self.root.join(".git");
+        let root_git_covered = root_git.starts_with(&base.abs) || base.abs.starts_with(&root_git);
+        let git_dir = path::git_dir_of(&self.root);
+        let walk = ignore::WalkBuilder::new(&base.abs)
+            .standard_filters(false)
+            .follow_links(false)
+            .filter_entry(move |e| e.path() != root_git)
+            .build();
+        let entries: Vec<_> = walk.flatten().take(MAX_WALKED + 2).collect();
+        let root_mm = self.root.join(".mm");
+        for e in &entries {
+            if e.file_name() == ".mm"
+                && e.file_type().is_some_and(|t| t.is_dir())
+                && !(self.fence.is_on() && e.path() == root_mm)
+                && std::fs::read_dir(e.path())
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|i| path::is_private_mm_entry(&i.file_name().to_string_lossy()))
+            {
+                let rel = e.path().strip_prefix(&self.root).unwrap_or(e.path());
+                return Err(format!(
+                    "a recursive search would read mm's records in {}",
+                    rel.display()
+                ));
+            }
+        }
+        for (n, e) in entries.into_iter().enumerate() {
+            if n > MAX_WALKED {
+                return Err("a recursive search over more files than mm checks".into());
+            }
+            let Ok(rel) = e.path().strip_prefix(&self.root) else {
+                continue;
+            };
+            let rel = rel.to_string_lossy();
+            if e.depth() > 0
+                && let Some(why) = path::credential_reason(&rel)
+            {
+                return Err(format!("a recursive search would read {why}"));
+            }
+            if e.depth() > 0
+                && let Some(why) = path::hard_link_reason(&rel, e.path())
+                    .or_else(|| path::git_secret_reason(&rel, e.path(), git_dir.as_deref()))
+            {
+                return Err(format!("a recursive search would read {why}"));
+            }
+        }
+        // The walk passes over the repository's own `.git`; a search from
+        // above it or in it still reads its config.
+        if root_git_covered {
+            for c in git_dir.iter().flat_map(|g| path::repo_config_files(g)) {
+                if path::git_text_holds_secret(&c) {
+                    return Err(format!(
+                        "a recursive search would read {}, which holds a credential (a token in a URL or a header)",
+                        c.strip_prefix(&self.root).unwrap_or(&c).display()
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(super) fn join(dir: &str, text: &str) -> String {
+    if dir.is_empty() || text.starts_with('/') {
+        text.to_string()
+    } else {
+        format!("{dir}/{text}")
+    }
+}
