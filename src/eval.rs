@@ -822,12 +822,16 @@ async fn finish(mut cmd: tokio::process::Command, script: &str) -> Result<(), St
 }
 
 async fn shell(script: &str, cwd: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Result<(), String> {
-    let mut cmd = tokio::process::Command::new("sh");
+    // `sh`, and the programs it starts, from where the user put them: a
+    // relative PATH entry (`node_modules/.bin`) would be the case's files.
+    let sh = crate::sandbox::host::program("sh").ok_or("no `sh` found on PATH")?;
+    let mut cmd = tokio::process::Command::new(sh);
     cmd.arg("-c")
         .arg(script)
         .current_dir(cwd)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true);
+    crate::sandbox::env::apply(&mut cmd);
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -151,6 +151,10 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, PathError> {
                     return Err(PathError::Leaves(input.to_string()));
                 }
                 cur.pop();
+                // Back in a folder that exists (`new/x/../../out`, made
+                // by `mkdir -p` first): what follows is on disk again, and
+                // its links count.
+                on_disk = std::fs::symlink_metadata(&cur).is_ok();
             }
             Component::RootDir | Component::Prefix(_) => {
                 return Err(PathError::Outside(input.to_string()));

@@ -20,6 +20,13 @@ pub struct RepoFacts {
     /// `commondir` file names, the object stores `objects/info/alternates`
     /// lists.
     pub elsewhere: Vec<PathBuf>,
+    /// Its `info/attributes` (or the common dir's) has a line: git reads it
+    /// whatever `attr.tree` says, and it can send files to a filter or a
+    /// textconv the user's own config defines.
+    pub info_attributes: bool,
+    /// Tracked files of the work tree with more than one name: `git diff`
+    /// prints what another name, perhaps outside, holds.
+    pub linked_tracked: Vec<String>,
 }
 
 /// Looks at the repository that holds `dir`: None when there is none.
@@ -78,6 +85,11 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
     }
     let common = repo.commondir().to_path_buf();
     for g in [&git_dir, &common] {
+        if let Some(a) = control_text(&g.join("info/attributes"))? {
+            facts.info_attributes |= a
+                .lines()
+                .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+        }
         let objects = g.join("objects");
         if let Some(list) = control_text(&objects.join("info/alternates"))? {
             for l in list.lines().map(|l| l.trim_end_matches('\r')) {
@@ -99,21 +111,38 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
             e.level(),
             git2::ConfigLevel::Local | git2::ConfigLevel::Worktree | git2::ConfigLevel::App
         ) {
+            // A name or value that is not UTF-8 is still judged (lossily):
+            // `[diff "\xfe"] textconv = …` runs for git all the same.
             facts.settings.push((
-                e.name().unwrap_or("").to_ascii_lowercase(),
-                e.value().unwrap_or("").to_string(),
+                String::from_utf8_lossy(e.name_bytes()).to_ascii_lowercase(),
+                String::from_utf8_lossy(e.value_bytes()).into_owned(),
             ));
         }
     }
     if let Ok(index) = repo.index() {
         for entry in index.iter() {
             let path = String::from_utf8_lossy(&entry.path).into_owned();
+            if let Some(w) = &facts.workdir {
+                use std::os::unix::fs::MetadataExt;
+                if std::fs::symlink_metadata(w.join(&path))
+                    .is_ok_and(|m| m.is_file() && m.nlink() > 1)
+                {
+                    facts.linked_tracked.push(path.clone());
+                }
+            }
             if crate::paths::credential_reason(&path).is_some() {
                 facts.tracked_credentials.push(path);
             }
         }
     }
     Ok(Some(facts))
+}
+
+/// The top of the work tree of the repository that holds `dir` (None:
+/// none, or bare).
+pub fn work_tree_of(dir: &Path) -> Option<PathBuf> {
+    let repo = Repository::discover(dir).ok()?;
+    repo.workdir().map(Path::to_path_buf)
 }
 
 /// The paths of the submodules the repository at `root` records in its

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use git2::{Oid, Repository, Signature};
 
 use inspect::*;
-pub use inspect::{RepoFacts, blocking_file, blocking_worktree_file, inspect, submodule_paths};
+pub use inspect::{
+    RepoFacts, blocking_file, blocking_worktree_file, inspect, submodule_paths, work_tree_of,
+};
 pub use restore::{Plan, PlannedChange};
 
 /// Files bigger than this are left out of checkpoints (and so never
@@ -504,6 +506,31 @@ impl Store {
             .or_else(|_| Signature::now("mm", "mm@localhost"))?;
         let parents: Vec<&git2::Commit<'_>> = head.iter().collect();
         Ok(repo.commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)?)
+    }
+
+    /// The session whose newest checkpoint is the newest of all (by its
+    /// commit's time): read from the refs, not from the session logs in
+    /// `.mm/sessions`, which a repository can bring with it.
+    pub fn newest_session(&self) -> Result<Option<String>> {
+        let mut best: Option<(i64, String)> = None;
+        for r in self.repo.references_glob("refs/mm/checkpoints/*")? {
+            let r = r?;
+            let Ok(name) = r.name() else { continue };
+            let session = name
+                .trim_start_matches("refs/mm/checkpoints/")
+                .split('/')
+                .next()
+                .unwrap_or("")
+                .to_string();
+            let Ok(commit) = r.peel_to_commit() else {
+                continue;
+            };
+            let t = commit.time().seconds();
+            if best.as_ref().is_none_or(|(b, _)| t > *b) {
+                best = Some((t, session));
+            }
+        }
+        Ok(best.map(|(_, s)| s))
     }
 
     /// Deletes the checkpoint refs of every session but `keep`; returns

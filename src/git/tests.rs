@@ -347,6 +347,23 @@ fn prune_removes_other_sessions_refs() {
 }
 
 #[test]
+fn the_session_to_keep_is_the_one_with_the_newest_checkpoint_not_the_newest_name() {
+    let d = repo();
+    let p = d.path();
+    let sh = shadows();
+    let mut a = Store::open_in(p, "29991231-000000-aaaaaa", sh.path()).unwrap();
+    a.checkpoint(Kind::Turn, 1, "t").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let mut b = Store::open_in(p, "20200101-000000-bbbbbb", sh.path()).unwrap();
+    std::fs::write(p.join("a.txt"), "z\n").unwrap();
+    b.checkpoint(Kind::Turn, 1, "t").unwrap();
+    assert_eq!(
+        b.newest_session().unwrap().as_deref(),
+        Some("20200101-000000-bbbbbb")
+    );
+}
+
+#[test]
 fn old_sessions_are_pruned_once_a_day() {
     let d = repo();
     let p = d.path();
@@ -945,4 +962,30 @@ fn a_planted_git_file_does_not_stop_checkpoints() {
     std::fs::write(p.join("a.txt"), "changed\n").unwrap();
     let got = store.checkpoint(Kind::Turn, 1, "after");
     assert!(got.is_ok(), "{:?}", got.err());
+}
+
+#[test]
+fn settings_whose_names_are_not_utf8_are_still_seen_and_info_attributes_is_noticed() {
+    // `[diff "\xfe"] textconv = …` runs for git all the same (red-team
+    // round 30); so does a line of `.git/info/attributes`.
+    let d = repo();
+    let p = d.path();
+    let mut config = std::fs::read(p.join(".git/config")).unwrap();
+    config.extend_from_slice(b"[diff \"\xfe\"]\n\ttextconv = touch /tmp/x\n");
+    std::fs::write(p.join(".git/config"), config).unwrap();
+    let facts = inspect(p).unwrap().unwrap();
+    assert!(
+        facts
+            .settings
+            .iter()
+            .any(|(n, _)| n.starts_with("diff.") && n.ends_with(".textconv")),
+        "{:?}",
+        facts.settings
+    );
+    assert!(!facts.info_attributes);
+    std::fs::create_dir_all(p.join(".git/info")).unwrap();
+    std::fs::write(p.join(".git/info/attributes"), "# none\n\n").unwrap();
+    assert!(!inspect(p).unwrap().unwrap().info_attributes);
+    std::fs::write(p.join(".git/info/attributes"), "*.txt diff=pdf\n").unwrap();
+    assert!(inspect(p).unwrap().unwrap().info_attributes);
 }

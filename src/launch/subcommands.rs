@@ -37,12 +37,18 @@ pub(super) fn debug_log(root: &std::path::Path) {
         .try_init();
 }
 
-/// `-prune`: drops the checkpoint refs of every session but the latest.
+/// `-prune`: drops the checkpoint refs of every session but the one
+/// whose last checkpoint is newest (the refs say which, not a session log
+/// a repository could bring).
 pub(super) fn prune(root: &std::path::Path) -> i32 {
-    let latest = session::list(root)
-        .first()
-        .map(|s| s.id.clone())
-        .unwrap_or_default();
+    let newest = crate::git::Store::open(root, "").and_then(|s| s.newest_session());
+    let latest = match newest {
+        Ok(l) => l.unwrap_or_default(),
+        Err(e) => {
+            eprintln!("mm: {e}");
+            return 1;
+        }
+    };
     let store = match crate::git::Store::open(root, &latest) {
         Ok(s) => s,
         Err(e) => {

@@ -98,7 +98,8 @@ const EXACT_ONLY: &[&str] = &[
 /// any option: their "always" covers the verb (`mkdir …`), for operands
 /// inside the workspace (the sandbox checks). Left out: `sort`
 /// (`--compress-program`, `-o`), `rg` (`--pre`), `tree` (`-o`), `date`
-/// (`-s`), `file` (`-C`), `diff` (`-l` runs pr), `uniq` (an output operand).
+/// (`-s`), `file` (`-C`), `diff` (`-l` runs pr), `uniq` (an output operand),
+/// `jq` (its program can `import` a module from any folder).
 const PLAIN_TOOLS: &[&str] = &[
     "mkdir",
     "touch",
@@ -126,7 +127,6 @@ const PLAIN_TOOLS: &[&str] = &[
     "test",
     "seq",
     "sleep",
-    "jq",
     "md5sum",
     "sha1sum",
     "sha256sum",
@@ -232,6 +232,10 @@ pub fn key(command: &str) -> String {
         None if rest.is_empty() => verb.to_string(),
         None => exact,
         Some(sub) if INSTALL_LIKE.contains(&sub) => exact,
+        // Every word of `make` and `just` is a target or a variable
+        // (`make test SHELL=/x`): the scope is one target and nothing else.
+        Some(_) if matches!(verb, "make" | "just") && !plain.as_slice().is_empty() => exact,
+        Some(sub) if is_assignment(sub) => exact,
         Some(sub) if matches!(sub, "run" | "run-script") => match plain.next() {
             Some(script) => with(format!("{verb} {sub} {script}")),
             None => exact,
@@ -337,13 +341,23 @@ mod tests {
 
     #[test]
     fn an_always_scope_covers_only_the_options_it_was_granted_with() {
-        let granted = key("jq -n 1");
-        assert_eq!(granted, "jq [-n]");
-        assert!(matches("jq -n 2", &granted));
-        assert!(matches("jq . a.json", &granted));
-        assert!(!matches("jq -L/elsewhere -n 1", &granted));
-        assert!(!matches("jq -n -L /elsewhere 1", &granted));
-        assert!(!matches("jq --rawfile x /etc/passwd -n 1", &granted));
+        let granted = key("mkdir -p a");
+        assert_eq!(granted, "mkdir [-p]");
+        assert!(matches("mkdir -p b", &granted));
+        assert!(matches("mkdir c", &granted));
+        assert!(!matches("mkdir -p -m 777 c", &granted));
+        // jq's program can import a module from any folder (red-team
+        // round 30): its "always" is the exact line.
+        assert_eq!(key("jq -n 1"), "=jq -n 1");
+        assert!(!matches(
+            r#"jq -n 'import "config" as $c {search: "~/.docker"}; $c'"#,
+            &key("jq -n 1")
+        ));
+        // `make test` covers that target, not another or a variable.
+        assert_eq!(key("make test"), "make test");
+        assert!(!matches("make test pwn", &key("make test")));
+        assert!(!matches("make test SHELL=/tmp/sh", &key("make test")));
+        assert!(!matches("make SHELL=/tmp/sh", &key("make")));
         // After `--` a word is an operand, whatever it looks like.
         assert_eq!(key("touch -- -x"), "touch");
         assert!(matches("npm run build", &key("npm run build -- --watch")));

@@ -53,6 +53,24 @@ pub fn is_secret_var(name: &str) -> bool {
 /// BASH_ENV name a file a shell sources before the command.
 const SHELL_STEERING: &[&str] = &["CDPATH", "ENV", "BASH_ENV"];
 
+/// git's variables that say which repository, work tree, index, objects or
+/// config a git command uses, or which program it runs (`GIT_DIR`,
+/// `GIT_WORK_TREE`, `GIT_EXTERNAL_DIFF`…): a command's git must open the
+/// repository the gate looked at. Only who wrote a commit, and when,
+/// passes.
+fn steers_git(name: &str) -> bool {
+    name.starts_with("GIT_")
+        && !matches!(
+            name,
+            "GIT_AUTHOR_NAME"
+                | "GIT_AUTHOR_EMAIL"
+                | "GIT_AUTHOR_DATE"
+                | "GIT_COMMITTER_NAME"
+                | "GIT_COMMITTER_EMAIL"
+                | "GIT_COMMITTER_DATE"
+        )
+}
+
 /// mm's environment without secrets, and with a PATH of absolute
 /// folders only: `.` or `node_modules/.bin` in PATH would make `ls` or
 /// `python3` a program from the workspace.
@@ -176,6 +194,7 @@ pub fn scrub(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString,
             let k = k.to_string_lossy();
             !is_secret_var(&k)
                 && !SHELL_STEERING.contains(&k.as_ref())
+                && !steers_git(&k)
                 // The asking mm's request tally (`llm::client::TALLY_VAR`):
                 // what mm runs does not add to it.
                 && k != "MM_REQUEST_TALLY"
@@ -278,6 +297,24 @@ pub fn git_guard() -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn git_is_not_pointed_at_another_repository() {
+        let vars = [
+            ("GIT_DIR", "/home/u/dotfiles.git"),
+            ("GIT_WORK_TREE", "/home/u"),
+            ("GIT_EXTERNAL_DIFF", "/tmp/x"),
+            ("GIT_CONFIG_GLOBAL", "/tmp/evil"),
+            ("GIT_COMMITTER_NAME", "Ada"),
+            ("HOME", "/home/u"),
+        ]
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+        let kept: Vec<String> = scrub(vars.into_iter())
+            .into_iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(kept, ["GIT_COMMITTER_NAME", "HOME"]);
+    }
 
     #[test]
     fn relative_path_entries_are_dropped() {

@@ -525,7 +525,11 @@ impl Fence {
             too_big = too_big.or(Some(why));
         }
         mask_credentials(&mut a, &homes, root, net);
-        isolated(a, bwrap, cwd, net, too_big, program, args)
+        // Code nobody approved gets the socket filter with the network
+        // too (`-auto`): a Unix socket reaches host services (D-Bus, a
+        // container daemon) that run programs outside the fence.
+        let filtered = !net || access.unasked();
+        isolated(a, bwrap, cwd, net, filtered, too_big, program, args)
     }
 }
 
@@ -884,12 +888,12 @@ mod tests {
         std::fs::create_dir_all(root.join(".git")).unwrap();
         std::fs::write(root.join(".git/config"), "").unwrap();
         let fence = Fence::Bwrap(PathBuf::from("/usr/bin/bwrap"));
-        let text = |access, net| {
+        let text = |access: Access, net| {
             let launch = fence.argv(&root, &root, access, net, "/bin/sh", &["-c", "x"]);
             assert_eq!(
                 launch.filter.is_some(),
-                !net,
-                "a filter exactly without network"
+                !net || access.unasked(),
+                "a filter without network, and for unasked code"
             );
             launch
                 .args
@@ -905,6 +909,12 @@ mod tests {
         assert!(ws.contains(&format!("--ro-bind {r}/.git/hooks {r}/.git/hooks")));
         assert!(ws.contains(&format!("--ro-bind {r}/.git/config {r}/.git/config")));
         assert!(!ws.contains("--unshare-net"));
+        assert!(!ws.contains("--seccomp "), "{ws}");
+        // Unasked code with the network (`-auto`) still gets no Unix
+        // socket: host services are reached through them.
+        let auto = text(Access::Unattended, true);
+        assert!(!auto.contains("--unshare-net"));
+        assert!(auto.contains("--seccomp "), "{auto}");
         let project = text(Access::Project, true);
         assert!(
             project.contains(&format!("--ro-bind {r}/.git {r}/.git")),

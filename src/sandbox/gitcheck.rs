@@ -29,11 +29,24 @@ impl Sandbox {
                 ));
             }
         }
+        if facts.info_attributes {
+            return Err(
+                "the repository's info/attributes can send files to a filter or textconv".into(),
+            );
+        }
         if let Some(w) = &facts.workdir {
             let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.clone());
             if !w.starts_with(&self.root) && !self.root.starts_with(&w) {
                 return Err(format!(
                     "the repository's work tree is outside the workspace ({})",
+                    w.display()
+                ));
+            }
+            // The workspace is a folder of a bigger repository: `git log
+            // -p` or `git diff` print its files outside the workspace too.
+            if content && w != self.root && self.root.starts_with(&w) {
+                return Err(format!(
+                    "the repository reaches above the workspace (its work tree is {}), and this command prints its files",
                     w.display()
                 ));
             }
@@ -74,6 +87,11 @@ impl Sandbox {
         {
             return Err(format!(
                 "the repository's {name} holds a credential, and this command prints it"
+            ));
+        }
+        if content && let Some(p) = facts.linked_tracked.first() {
+            return Err(format!(
+                "the tracked file {p} has another name (a hard link), and this command prints it"
             ));
         }
         if content && let Some(p) = facts.tracked_credentials.first() {

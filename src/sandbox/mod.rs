@@ -243,6 +243,11 @@ impl Sandbox {
                 git_guard: class == Class::ReadOnly,
             }),
             (_, Class::ReadOnly) => run(Access::Listed, true),
+            (SandboxMode::Auto, Class::NotListed(why)) if why.starts_with(operands::READS_CREDENTIAL) => {
+                ExecDecision::Deny {
+                    reason: format!("{why}; in auto mode nobody is asked, so it does not run"),
+                }
+            }
             (SandboxMode::Auto, Class::ProjectCode) if fenced => run(Access::Project, false),
             // Never asked, so never outside the fence: what the user would
             // have said yes to writes as an approved command does in it, and
@@ -590,6 +595,26 @@ mod tests {
     }
 
     #[test]
+    fn in_auto_a_command_that_names_a_credential_file_does_not_run() {
+        // In the fence `.env` is masked, but git would show its committed
+        // copy (red-team round 30).
+        let (d, ws) = fenced(SandboxMode::Auto);
+        std::fs::write(d.path().join(".env"), "KEY=1").unwrap();
+        for c in [
+            "git show HEAD:.env",
+            "git cat-file -p HEAD:.env",
+            "cat .env",
+        ] {
+            match ws.check_exec(c) {
+                ExecDecision::Deny { reason } => assert!(reason.contains("credential"), "{reason}"),
+                other => panic!("{c}: {other:?}"),
+            }
+        }
+        assert!(runs(&ws.check_exec("git show HEAD:a.txt")));
+        assert!(runs(&ws.check_exec("make")));
+    }
+
+    #[test]
     fn an_operand_with_spaces_around_it_is_not_judged_as_another_file() {
         let (d, ws) = sandbox(SandboxMode::Workspace);
         let out = tempfile::tempdir().unwrap();
@@ -755,6 +780,52 @@ mod tests {
     }
 
     #[test]
+    fn a_workspace_inside_a_bigger_repository_reads_only_its_own_files_unasked() {
+        // mm run in repo/pkg: files of repo/ops are outside (red-team
+        // round 30).
+        let top = tempfile::tempdir().unwrap();
+        let t = std::fs::canonicalize(top.path()).unwrap();
+        std::fs::create_dir_all(t.join("pkg")).unwrap();
+        std::fs::create_dir_all(t.join("ops")).unwrap();
+        std::fs::write(t.join("ops/deploy.sh"), "SECRET\n").unwrap();
+        std::fs::write(t.join("pkg/a.txt"), "a\n").unwrap();
+        for args in [
+            &["init", "-q", "-b", "main"][..],
+            &["add", "-A"],
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "x",
+            ],
+        ] {
+            let ok = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&t)
+                .status()
+                .unwrap()
+                .success();
+            assert!(ok, "git {args:?}");
+        }
+        let ws = Sandbox::new(&t.join("pkg"), SandboxMode::Workspace).unwrap();
+        for c in [
+            "git show HEAD:../ops/deploy.sh",
+            "git show HEAD:ops/deploy.sh",
+            "git show HEAD:",
+            "git log -p -1",
+            "git diff HEAD~0",
+        ] {
+            assert!(asks(&ws.check_exec(c)), "{c}");
+        }
+        for c in ["git status", "git log --oneline", "git ls-files"] {
+            assert!(runs(&ws.check_exec(c)), "{c}");
+        }
+    }
+
+    #[test]
     fn a_repository_reading_objects_or_refs_from_outside_asks() {
         let (d, ws) = sandbox(SandboxMode::Workspace);
         let outside = tempfile::tempdir().unwrap();
@@ -832,9 +903,12 @@ mod tests {
             panic!("should ask");
         };
         ws.remember(&key);
-        assert!(runs(&ws.check_exec("jq -n 2")));
+        assert!(runs(&ws.check_exec("jq -n 1")));
+        assert!(asks(&ws.check_exec("jq -n 2")));
         assert!(asks(&ws.check_exec("jq -L/elsewhere -n 1")));
-        assert!(asks(&ws.check_exec("jq -L /elsewhere -n 1")));
+        // `..` after a folder `mkdir -p` makes leads back to a link out.
+        std::os::unix::fs::symlink("/tmp", _d.path().join("lnk")).unwrap();
+        assert!(asks(&ws.check_exec("mkdir -p newdir/x/../../lnk/pwned")));
     }
 
     #[test]

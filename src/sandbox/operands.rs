@@ -4,6 +4,11 @@
 
 use super::*;
 
+/// How the gate's reason for a command that names a credential file
+/// begins: in `auto` such a command does not run at all (in the fence, git
+/// would still show the file's committed copy).
+pub(super) const READS_CREDENTIAL: &str = "it reads a credential file";
+
 impl Sandbox {
     /// The file-system checks a verdict asked for; Err says what failed.
     pub(super) fn run_checks(&self, checks: &[Check]) -> Result<(), String> {
@@ -139,7 +144,7 @@ impl Sandbox {
                     path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
                 })
             {
-                return Err(format!("it reads a credential file ({why})"));
+                return Err(format!("{READS_CREDENTIAL} ({why})"));
             }
             if let Some(why) = path::reserved_reason(&r.rel, false) {
                 return Err(why);
@@ -156,19 +161,58 @@ impl Sandbox {
     /// two paths make `git diff` a `--no-index` diff), so every word is
     /// checked as a path: inside the workspace, no credential. `rev:path`
     /// also names a file of the repository, whose name is checked too.
+    /// The PATH of `REV:PATH` lies inside the workspace: `./` and `../`
+    /// from the command's folder, any other from the top of the work tree
+    /// (which may be above the workspace: `HEAD:ops/deploy.sh` from a
+    /// workspace `pkg/`, or `HEAD:` for all of it).
+    fn check_rev_path(&self, dir: &str, inside: &str) -> Result<(), String> {
+        let here = path::resolve(&self.root, if dir.is_empty() { "." } else { dir })
+            .map_err(|e| format!("git outside the workspace ({e})"))?
+            .abs;
+        let from_here = inside == "."
+            || inside == ".."
+            || inside.starts_with("./")
+            || inside.starts_with("../");
+        let base = match from_here {
+            true => here,
+            false => crate::git::work_tree_of(&here)
+                .and_then(|w| std::fs::canonicalize(w).ok())
+                .unwrap_or_else(|| self.root.clone()),
+        };
+        let mut at = PathBuf::new();
+        for c in base.join(inside).components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    at.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => at.push(other),
+            }
+        }
+        if at.starts_with(&self.root) {
+            Ok(())
+        } else {
+            Err(format!(
+                "`REV:{inside}` names what git holds outside the workspace ({})",
+                at.display()
+            ))
+        }
+    }
+
     pub(super) fn check_git_operand(&self, dir: &str, text: &str) -> Result<(), String> {
         if let Some((_, inside)) = text.split_once(':') {
-            let inside = inside.trim_start_matches("./");
-            if let Some(why) = path::credential_reason(inside) {
-                return Err(format!("it reads a credential file from git ({why})"));
+            let trimmed = inside.trim_start_matches("./");
+            if let Some(why) = path::credential_reason(trimmed) {
+                return Err(format!("{READS_CREDENTIAL} from git ({why})"));
             }
+            self.check_rev_path(dir, inside)?;
         }
         let r = path::resolve(&self.root, &join(dir, text))
             .map_err(|e| format!("a git operand outside the workspace ({e})"))?;
         if let Some(why) = path::credential_reason(&r.rel).or_else(|| {
             path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
         }) {
-            return Err(format!("it reads a credential file ({why})"));
+            return Err(format!("{READS_CREDENTIAL} ({why})"));
         }
         if let Some(why) = path::reserved_reason(&r.rel, false) {
             return Err(why);

@@ -554,6 +554,26 @@ fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), St
             dirs: vec![String::new()],
         });
     }
+    // `git log` and `git reflog` print files only with a patch (`-p`,
+    // `-L`, a word diff…); a list of commits is no file's content.
+    let patch = parsed.options.iter().any(|o| {
+        matches!(
+            o.as_str(),
+            "-p" | "-u"
+                | "-U"
+                | "-W"
+                | "-L"
+                | "-c"
+                | "--patch"
+                | "--unified"
+                | "--function-context"
+                | "--word-diff"
+                | "--word-diff-regex"
+                | "--color-words"
+                | "--cc"
+                | "--binary"
+        )
+    });
     let metadata_only = matches!(
         sub.text.as_str(),
         "status"
@@ -566,7 +586,8 @@ fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), St
             | "tag"
             | "remote"
             | "version"
-    );
+            | "shortlog"
+    ) || (matches!(sub.text.as_str(), "log" | "reflog") && !patch);
     checks.push(Check::Git {
         at,
         dirs: dirs.to_vec(),

@@ -10,7 +10,8 @@
 //! Option syntax in the tables: `-a` a short flag, `-n=` a short option
 //! with a value (`-n5` or `-n 5`), `--all` a long flag, `--lines=` a long
 //! option with a value (`--lines=5` or `--lines 5`), `--color=?` a value
-//! only after `=`. A value marked `=p` is a path the command reads; `=e`
+//! only after `=` (`-U=?`: a short option's value only attached, `-U5`).
+//! A value marked `=p` is a path the command reads; `=e`
 //! gives grep its pattern (so the first operand is a path).
 
 use super::shell::Word;
@@ -327,7 +328,7 @@ pub const GIT: &[Spec] = &[
     spec(
         "describe",
         "--all --tags --contains --long --always --exact-match --first-parent \
---abbrev= --candidates= --match= --exclude=",
+--abbrev=? --candidates= --match= --exclude=",
         GitRevs,
     ),
     spec(
@@ -365,16 +366,16 @@ const LOG_OPTS: &str = "-p -u -s -n= -i -E -F -P -c -m -t -M -C -B -R -z -W -L= 
 --grep= --all-match --invert-grep --regexp-ignore-case --follow --full-history --simplify-merges \
 --ancestry-path --left-right --cherry-pick --topo-order --date-order --author-date-order --source \
 --walk-reflogs --no-walk=? --color=? --no-color --word-diff=? --word-diff-regex= --color-words=? \
---ignore-space-change --ignore-all-space --ignore-blank-lines --unified= --diff-filter= --find-renames=? \
+--ignore-space-change --ignore-all-space --ignore-blank-lines --unified=? --diff-filter= --find-renames=? \
 --find-copies=? --no-renames --raw --full-index --binary --function-context \
 --no-ext-diff --no-textconv --diff-merges= --dirstat=? --cc --combined-all-paths --expand-tabs=? \
 --notes=? --no-notes --mailmap --no-mailmap --use-mailmap --parents --children \
 --boundary --minimal --patience --histogram --diff-algorithm= --indent-heuristic --no-indent-heuristic";
 
-const DIFF_OPTS: &str = "-p -u -s -z -R -a -b -w -W -M -C -B -D -U= \
+const DIFF_OPTS: &str = "-p -u -s -z -R -a -b -w -W -M -C -B -D -U=? \
 --cached --staged --stat --stat=? --shortstat --numstat --name-only --name-status --summary --patch \
 --no-patch --raw --color=? --no-color --word-diff=? --word-diff-regex= --color-words=? --ignore-space-change \
---ignore-all-space --ignore-blank-lines --ignore-space-at-eol --ignore-cr-at-eol --unified= --diff-filter= \
+--ignore-all-space --ignore-blank-lines --ignore-space-at-eol --ignore-cr-at-eol --unified=? --diff-filter= \
 --find-renames=? --find-copies=? --no-renames --full-index --binary --abbrev=? --function-context \
 --no-ext-diff --no-textconv --merge-base --minimal --patience --histogram --diff-algorithm= --dirstat=? \
 --check --exit-code --quiet --relative=? --no-relative --text --src-prefix= --dst-prefix= --no-prefix \
@@ -505,7 +506,13 @@ pub fn parse_args(prog: &str, spec: &Spec, args: &[Word]) -> Result<Args, String
         while j < chars.len() {
             let name = format!("-{}", chars[j]);
             match lookup(spec, &name) {
-                None | Some(Takes::Optional) => {
+                // `-U5`: a value only when attached (git's `-U[<n>]`);
+                // the word after a bare `-U` is not its value.
+                Some(Takes::Optional) => {
+                    out.options.push(name);
+                    break;
+                }
+                None => {
                     // `-vv` style repeats are listed whole.
                     if lookup(spec, a) == Some(Takes::Nothing) {
                         out.options.push(a.to_string());
@@ -586,6 +593,26 @@ mod tests {
         assert_eq!(a.operands[0].text, "src");
         let a = parse("cat", &["--", "-n"]).unwrap();
         assert_eq!(a.operands[0].text, "-n");
+    }
+
+    #[test]
+    fn a_value_git_takes_only_attached_does_not_eat_the_next_word() {
+        // `git diff -U --output=F`: git reads `--output=F` as an option.
+        let g = |sub: &str, args: &[&str]| parse_args(sub, find(GIT, sub).unwrap(), &w(args));
+        for (sub, args) in [
+            ("diff", vec!["-U", "--output=/tmp/x"]),
+            ("diff", vec!["--unified", "--no-index", "a", "b"]),
+            ("log", vec!["-p", "--unified", "--output=/tmp/x"]),
+            ("describe", vec!["--abbrev", "--dirty"]),
+        ] {
+            assert!(g(sub, &args).is_err(), "{sub} {args:?}");
+        }
+        let a = g("diff", &["-U5", "a.txt"]).unwrap();
+        assert_eq!(a.operands.len(), 1);
+        let a = g("diff", &["-U", "a.txt"]).unwrap();
+        assert_eq!(a.operands[0].text, "a.txt");
+        assert!(g("log", &["--unified=3"]).is_ok());
+        assert!(g("describe", &["--abbrev=7"]).is_ok());
     }
 
     #[test]

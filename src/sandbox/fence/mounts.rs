@@ -275,14 +275,17 @@ pub(super) fn mask_credentials(a: &mut Args, homes: &[PathBuf], root: &Path, net
     }
 }
 
-/// The namespaces, the capabilities dropped, the socket filter without
-/// network, and the program; or, when the fence cannot be what it says
-/// (`refused`), a shell that says why and runs nothing.
+/// The namespaces, the capabilities dropped, the socket filter (without
+/// network, and for unasked code with it), and the program; or, when the
+/// fence cannot be what it says (`refused`), a shell that says why and
+/// runs nothing.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn isolated(
     mut a: Args,
     bwrap: &Path,
     cwd: &Path,
     net: bool,
+    filtered: bool,
     mut refused: Option<String>,
     program: &str,
     args: &[&str],
@@ -304,6 +307,8 @@ pub(super) fn isolated(
     let mut filter = None;
     if !net {
         a.push("--unshare-net");
+    }
+    if filtered {
         match socket_filter() {
             Ok(fd) => {
                 a.push("--seccomp");
