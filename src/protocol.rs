@@ -7,9 +7,15 @@
 //! event, turn and call ids let a front end route it without keeping its
 //! own clock.
 
+mod ops;
+mod words;
+
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
+
+pub use ops::Op;
+pub use words::{ask_commands, call_summary, extra_commands, parse_ask, receipt_text};
 
 /// Turns are numbered from 1 within a process run (a resumed session goes on
 /// from the number of user messages already in its log).
@@ -612,205 +618,6 @@ pub enum AgentEvent {
         items: Vec<LocItem>,
         error: Option<String>,
     },
-}
-
-/// The receipt's words: `wrote a.rs, b.rs` or `no files written`, and the
-/// commands that may have changed files besides.
-pub fn receipt_text(written: &[String], commands: u32, notes: &[String]) -> String {
-    let mut text = if written.is_empty() {
-        "no files written".to_string()
-    } else {
-        format!("wrote {}", written.join(", "))
-    };
-    if commands > 0 {
-        text.push_str(&format!(
-            "; {commands} shell command{} ran that may have changed files",
-            if commands == 1 { "" } else { "s" }
-        ));
-    }
-    for n in notes {
-        text.push_str(" · ");
-        text.push_str(n);
-    }
-    text
-}
-
-/// A tool call in one line: its key argument (the path, the command, the
-/// pattern), cut at 120 characters.
-pub fn call_summary(name: &str, args: &serde_json::Map<String, serde_json::Value>) -> String {
-    use crate::toolname::{ToolName, arg};
-    if name == ToolName::AskAgent {
-        let agent = args.get(arg::AGENT).and_then(|v| v.as_str()).unwrap_or("");
-        let prompt = args.get(arg::PROMPT).and_then(|v| v.as_str()).unwrap_or("");
-        let first = prompt.lines().next().unwrap_or("");
-        let mut p: String = first.chars().take(60).collect();
-        if p.len() < prompt.len() {
-            p.push('…');
-        }
-        return format!("{agent} — {p}");
-    }
-    let key = ToolName::parse(name).map_or(arg::PATH, ToolName::key_arg);
-    let text = args
-        .get(key)
-        .and_then(|v| v.as_str())
-        .unwrap_or(if key == arg::PATH { "." } else { "" });
-    let one_line = text.lines().next().unwrap_or("");
-    let mut s: String = one_line.chars().take(120).collect();
-    if s.len() < text.len() {
-        s.push('…');
-    }
-    s
-}
-
-/// What a front end offers besides its built-in commands: `/ask-NAME`
-/// for each agent, then the custom commands.
-pub fn extra_commands(info: &SessionInfo) -> Vec<(String, String)> {
-    let mut v = ask_commands(&info.agents);
-    v.extend(
-        info.commands
-            .iter()
-            .map(|(n, d)| (format!("/{n}"), d.clone())),
-    );
-    v
-}
-
-/// `/ask-NAME` and `/ask-with-context-NAME` for each agent under
-/// `mmConfigs`, with what they do: every front end offers them.
-pub fn ask_commands(agents: &[(String, String)]) -> Vec<(String, String)> {
-    let mut v = Vec::new();
-    for (name, desc) in agents {
-        let first = desc.split(['.', '\n']).next().unwrap_or("").trim();
-        v.push((format!("/ask-{name}"), format!("ask {name}: {first}")));
-        v.push((
-            format!("/ask-with-context-{name}"),
-            format!("ask {name}, sending this conversation too"),
-        ));
-    }
-    v
-}
-
-/// `/ask-NAME PROMPT` or `/ask-with-context-NAME PROMPT`: (name,
-/// with_context, prompt).
-pub fn parse_ask(line: &str) -> Option<(String, bool, String)> {
-    let (head, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-    let (name, ctx) = if let Some(n) = head.strip_prefix("/ask-with-context-") {
-        (n, true)
-    } else {
-        (head.strip_prefix("/ask-")?, false)
-    };
-    (!name.is_empty()).then(|| (name.to_string(), ctx, rest.trim().to_string()))
-}
-
-/// Everything a front end asks of the agent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Op {
-    UserMessage {
-        text: String,
-    },
-    Approval {
-        id: u64,
-        decision: ApprovalDecision,
-    },
-    /// `/ask-NAME PROMPT`: the agent NAME (under `mmConfigs`) answers as a
-    /// child; the question and its answer join the conversation.
-    /// `with_context`: the conversation so far is sent along.
-    AskAgent {
-        name: String,
-        prompt: String,
-        with_context: bool,
-    },
-    /// Cancel the running turn, if any.
-    Cancel,
-    /// Start a new session (`/new`).
-    NewSession,
-    /// List the checkpoints with what rewinding to each would undo.
-    ListCheckpoints,
-    PreviewRewind {
-        id: String,
-    },
-    /// Rewind; `overwrite` confirms overwriting files changed outside mm.
-    Rewind {
-        id: String,
-        mode: RewindMode,
-        overwrite: bool,
-    },
-    /// The session's changes since its first checkpoint (or `from`).
-    SessionDiff {
-        from: Option<String>,
-    },
-    /// Take up another saved session of this workspace (the `/sessions`
-    /// picker): its conversation, checkpoints and "always" answers.
-    SwitchSession {
-        id: String,
-    },
-    /// The session's changes since its last `/commit` (or its start): what
-    /// the tree marks. Answered with a `SessionDiff`.
-    UncommittedDiff,
-    /// Ask the model for a commit message for the session's changes.
-    ProposeCommit,
-    /// Stage the session's changes and commit them with this message.
-    Commit {
-        message: String,
-    },
-    /// Revert the last applied edit.
-    Undo,
-    /// What the session and its last turn cost (`/stats`), as a notice.
-    Stats,
-    /// The session's tokens and their price (`/cost`), as a notice.
-    Cost,
-    /// `/mcp`: the MCP servers, how each stands, and their tools.
-    Mcp,
-    /// A custom slash command (`.mm/commands/NAME.md`) with its arguments:
-    /// a turn with the command's prompt (and model and tools, when it
-    /// names them).
-    RunCommand {
-        name: String,
-        args: String,
-    },
-    /// `/skills`: the skills offered, with where each comes from.
-    Skills,
-    /// `/init`: write a starting `AGENTS.md` from a look at the repository.
-    Init,
-    /// Text piped to `mm -p PROMPT` on stdin: it goes with the next
-    /// message as context (cut to fit the window), not as the request.
-    Piped {
-        text: String,
-    },
-    /// `/model [NAME]`: list the server's models (None), or switch the
-    /// session to NAME from the next request on.
-    Model {
-        name: Option<String>,
-    },
-    /// `/ctx [compact|rebuild]`: switch how requests are made from the
-    /// conversation (None: keep it), and say what each mode sends.
-    Ctx {
-        mode: Option<ContextMode>,
-    },
-    /// Summarize the conversation so far into one message (`/compact`),
-    /// with what the summary should keep most.
-    Compact {
-        focus: Option<String>,
-    },
-    /// Write the session as Markdown (or JSONL events when the path ends
-    /// in `.jsonl`); default `mm-<session>.md` in the workspace.
-    Export {
-        path: Option<String>,
-    },
-    /// The user opened a file: its language server starts (if need be)
-    /// and reports on it.
-    OpenFile {
-        path: String,
-    },
-    /// Go to definition / find references at a place (1-based).
-    Navigate {
-        kind: NavKind,
-        path: String,
-        line: u32,
-        col: u32,
-    },
-    Shutdown,
 }
 
 #[cfg(test)]
