@@ -243,7 +243,7 @@ impl Sandbox {
                 git_guard: class == Class::ReadOnly,
             }),
             (_, Class::ReadOnly) => run(Access::Listed, true),
-            (SandboxMode::Auto, Class::NotListed(why)) if why.starts_with(operands::READS_CREDENTIAL) => {
+            (SandboxMode::Auto, Class::NotListed(why)) if self.names_credential(&verdict.checks) => {
                 ExecDecision::Deny {
                     reason: format!("{why}; in auto mode nobody is asked, so it does not run"),
                 }

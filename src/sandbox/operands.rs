@@ -4,12 +4,30 @@
 
 use super::*;
 
-/// How the gate's reason for a command that names a credential file
-/// begins: in `auto` such a command does not run at all (in the fence, git
-/// would still show the file's committed copy).
-pub(super) const READS_CREDENTIAL: &str = "it reads a credential file";
-
 impl Sandbox {
+    /// True when an operand names a credential file of the workspace
+    /// (`cat .env`, `git show HEAD:.env`): in `auto`, where nobody is
+    /// asked, such a command does not run at all (in the fence the file is
+    /// masked, but git would show its committed copy).
+    pub(super) fn names_credential(&self, checks: &[Check]) -> bool {
+        checks.iter().any(|c| match c {
+            Check::Read { word, dirs } | Check::GitOperand { word, dirs } => {
+                let git = matches!(c, Check::GitOperand { .. });
+                let text = word.text.as_str();
+                let rev_path = text
+                    .split_once(':')
+                    .filter(|_| git)
+                    .map(|(_, p)| p.trim_start_matches("./"));
+                rev_path.is_some_and(|p| path::credential_reason(p).is_some())
+                    || dirs.iter().any(|d| {
+                        path::resolve(&self.root, &join(d, text))
+                            .is_ok_and(|r| path::credential_reason(&r.rel).is_some())
+                    })
+            }
+            _ => false,
+        })
+    }
+
     /// The file-system checks a verdict asked for; Err says what failed.
     pub(super) fn run_checks(&self, checks: &[Check]) -> Result<(), String> {
         // The path resolver forgives spaces around a file tool's path; a
@@ -144,7 +162,7 @@ impl Sandbox {
                     path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
                 })
             {
-                return Err(format!("{READS_CREDENTIAL} ({why})"));
+                return Err(format!("it reads a credential file ({why})"));
             }
             if let Some(why) = path::reserved_reason(&r.rel, false) {
                 return Err(why);
@@ -203,7 +221,7 @@ impl Sandbox {
         if let Some((_, inside)) = text.split_once(':') {
             let trimmed = inside.trim_start_matches("./");
             if let Some(why) = path::credential_reason(trimmed) {
-                return Err(format!("{READS_CREDENTIAL} from git ({why})"));
+                return Err(format!("it reads a credential file from git ({why})"));
             }
             self.check_rev_path(dir, inside)?;
         }
@@ -212,7 +230,7 @@ impl Sandbox {
         if let Some(why) = path::credential_reason(&r.rel).or_else(|| {
             path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
         }) {
-            return Err(format!("{READS_CREDENTIAL} ({why})"));
+            return Err(format!("it reads a credential file ({why})"));
         }
         if let Some(why) = path::reserved_reason(&r.rel, false) {
             return Err(why);
