@@ -86,9 +86,9 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
     let common = repo.commondir().to_path_buf();
     for g in [&git_dir, &common] {
         if let Some(a) = control_text(&g.join("info/attributes"))? {
-            facts.info_attributes |= a
-                .lines()
-                .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+            // Anything but git's own white space counts: what looks like a
+            // comment to mm may not to git (`\u{a0}#*.txt diff=x`).
+            facts.info_attributes |= !a.chars().all(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
         }
         let objects = g.join("objects");
         if let Some(list) = control_text(&objects.join("info/alternates"))? {
@@ -103,14 +103,30 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
             }
         }
     }
+    // The user's own git config is judged too when it lies in the work
+    // tree (mm run in a home folder kept in git, `XDG_CONFIG_HOME` inside
+    // the project): a command could have written it.
+    let inside_work_tree = |p: Option<PathBuf>| {
+        let (Some(p), Some(w)) = (p, facts.workdir.as_deref()) else {
+            return false;
+        };
+        let w = std::fs::canonicalize(w).unwrap_or_else(|_| w.to_path_buf());
+        let p = std::fs::canonicalize(&p).unwrap_or(p);
+        p.starts_with(w)
+    };
+    let global_inside = inside_work_tree(git2::Config::find_global().ok());
+    let xdg_inside = inside_work_tree(git2::Config::find_xdg().ok());
     let config = repo.config()?;
     let mut entries = config.entries(None)?;
     while let Some(e) = entries.next() {
         let e = e?;
-        if matches!(
-            e.level(),
-            git2::ConfigLevel::Local | git2::ConfigLevel::Worktree | git2::ConfigLevel::App
-        ) {
+        let judged = match e.level() {
+            git2::ConfigLevel::Local | git2::ConfigLevel::Worktree | git2::ConfigLevel::App => true,
+            git2::ConfigLevel::Global => global_inside,
+            git2::ConfigLevel::XDG => xdg_inside,
+            _ => false,
+        };
+        if judged {
             // A name or value that is not UTF-8 is still judged (lossily):
             // `[diff "\xfe"] textconv = …` runs for git all the same.
             facts.settings.push((
@@ -119,14 +135,20 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
             ));
         }
     }
-    if let Ok(index) = repo.index() {
+    // An index mm cannot read (split, sparse) says nothing of what is
+    // tracked: nothing is said of the repository then (the gate asks).
+    if facts.workdir.is_some() || git_dir.join("index").exists() {
+        let index = repo.index().map_err(|e| {
+            GitError::Other(format!("the repository's index cannot be read by mm ({e})"))
+        })?;
         for entry in index.iter() {
             let path = String::from_utf8_lossy(&entry.path).into_owned();
             if let Some(w) = &facts.workdir {
+                use std::os::unix::ffi::OsStrExt;
                 use std::os::unix::fs::MetadataExt;
-                if std::fs::symlink_metadata(w.join(&path))
-                    .is_ok_and(|m| m.is_file() && m.nlink() > 1)
-                {
+                // By its bytes: a name that is not UTF-8 is still the file.
+                let on_disk = w.join(std::ffi::OsStr::from_bytes(&entry.path));
+                if std::fs::symlink_metadata(on_disk).is_ok_and(|m| m.is_file() && m.nlink() > 1) {
                     facts.linked_tracked.push(path.clone());
                 }
             }

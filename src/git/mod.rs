@@ -513,6 +513,9 @@ impl Store {
     /// `.mm/sessions`, which a repository can bring with it.
     pub fn newest_session(&self) -> Result<Option<String>> {
         let mut best: Option<(i64, String)> = None;
+        // A checkpoint from the future was not made by mm (a ref written
+        // with a planted date); a day of clock skew is allowed.
+        let now = jiff::Timestamp::now().as_second() + 86_400;
         for r in self.repo.references_glob("refs/mm/checkpoints/*")? {
             let r = r?;
             let Ok(name) = r.name() else { continue };
@@ -526,6 +529,9 @@ impl Store {
                 continue;
             };
             let t = commit.time().seconds();
+            if t > now {
+                continue;
+            }
             if best.as_ref().is_none_or(|(b, _)| t > *b) {
                 best = Some((t, session));
             }

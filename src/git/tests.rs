@@ -984,8 +984,11 @@ fn settings_whose_names_are_not_utf8_are_still_seen_and_info_attributes_is_notic
     );
     assert!(!facts.info_attributes);
     std::fs::create_dir_all(p.join(".git/info")).unwrap();
-    std::fs::write(p.join(".git/info/attributes"), "# none\n\n").unwrap();
+    std::fs::write(p.join(".git/info/attributes"), " \n\t\n").unwrap();
     assert!(!inspect(p).unwrap().unwrap().info_attributes);
+    // A line that looks like a comment to Rust's trim, not to git.
+    std::fs::write(p.join(".git/info/attributes"), "\u{a0}#*.txt diff=pdf\n").unwrap();
+    assert!(inspect(p).unwrap().unwrap().info_attributes);
     std::fs::write(p.join(".git/info/attributes"), "*.txt diff=pdf\n").unwrap();
     assert!(inspect(p).unwrap().unwrap().info_attributes);
 }

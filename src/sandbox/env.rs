@@ -201,7 +201,9 @@ pub fn scrub(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString,
                 && !holds_secret(v)
                 && !is_secret_value(&v.to_string_lossy())
         })
-        .map(|(k, v)| match k == "PATH" {
+        // An empty or relative entry is the folder a command runs in: the
+        // workspace's programs, or its libraries for every program.
+        .map(|(k, v)| match k == "PATH" || k == "LD_LIBRARY_PATH" {
             true => (k.clone(), absolute_only(v)),
             false => (k.clone(), v.clone()),
         })

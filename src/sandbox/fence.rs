@@ -80,6 +80,21 @@ pub enum Fence {
     Off(String),
 }
 
+/// The path under HOME, of those fenced code never sees, that `abs` (a
+/// canonical path) lies in: mm run in a home folder does not let its file
+/// tools read or write them either.
+pub fn masked_home_path(abs: &Path) -> Option<PathBuf> {
+    masked_home_path_in(abs, std::env::var_os("HOME").map(PathBuf::from)?)
+}
+
+pub(crate) fn masked_home_path_in(abs: &Path, home: PathBuf) -> Option<PathBuf> {
+    let home = std::fs::canonicalize(&home).unwrap_or(home);
+    MASKED
+        .iter()
+        .map(|m| home.join(m))
+        .find(|m| abs.starts_with(m))
+}
+
 /// Credential paths under HOME that fenced code never sees.
 const MASKED: &[&str] = &[
     ".ssh",

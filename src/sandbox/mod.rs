@@ -211,6 +211,9 @@ impl Sandbox {
         if write && let Some(why) = path::git_layout_reason(&self.root, &r.rel) {
             return Err(PathError::Reserved(why));
         }
+        if let Some(why) = own_config_reason(&r.abs) {
+            return Err(PathError::Reserved(why));
+        }
         Ok(())
     }
 
@@ -242,12 +245,14 @@ impl Sandbox {
                 net: self.net,
                 git_guard: class == Class::ReadOnly,
             }),
-            (_, Class::ReadOnly) => run(Access::Listed, true),
-            (SandboxMode::Auto, Class::NotListed(why)) if self.names_credential(&verdict.checks) => {
+            // In the fence the file is masked, but git would show its
+            // committed copy; nobody is asked in auto, so it does not run.
+            (SandboxMode::Auto, _) if self.names_credential(command, &verdict.checks) => {
                 ExecDecision::Deny {
-                    reason: format!("{why}; in auto mode nobody is asked, so it does not run"),
+                    reason: "it names a credential file of the workspace, and in auto mode nobody is asked, so it does not run".into(),
                 }
             }
+            (_, Class::ReadOnly) => run(Access::Listed, true),
             (SandboxMode::Auto, Class::ProjectCode) if fenced => run(Access::Project, false),
             // Never asked, so never outside the fence: what the user would
             // have said yes to writes as an approved command does in it, and
@@ -298,8 +303,15 @@ impl Sandbox {
             return false;
         };
         simples.iter().all(|s| {
+            // After `--` every word is an operand, `-/../x` too.
+            let mut ended = false;
             s.words.iter().skip(1).all(|w| {
                 let text = match w.text.split_once('=') {
+                    _ if ended => w.text.as_str(),
+                    _ if w.text == "--" => {
+                        ended = true;
+                        return true;
+                    }
                     Some((opt, v)) if opt.starts_with('-') => v,
                     _ if w.text.starts_with('-') => return true,
                     _ => w.text.as_str(),
@@ -308,6 +320,7 @@ impl Sandbox {
                     && path::resolve(&self.root, text).is_ok_and(|r| {
                         path::credential_reason(&r.rel).is_none()
                             && path::reserved_reason(&r.rel, true).is_none()
+                            && path::hard_link_reason(&r.rel, &r.abs).is_none()
                     })
             })
         })
@@ -528,6 +541,45 @@ impl Sandbox {
     }
 }
 
+/// The user's own mm and git config, and what the fence masks in the home
+/// folder, when the workspace holds them (mm run in a home folder,
+/// `XDG_CONFIG_HOME` inside the project): the file tools neither read nor
+/// write them (a `yolo: true` or an MCP server written there would run at
+/// mm's next start).
+fn own_config_reason(abs: &Path) -> Option<String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from);
+    own_config_reason_in(abs, home, xdg, crate::config::user_config_dir())
+}
+
+fn own_config_reason_in(
+    abs: &Path,
+    home: Option<PathBuf>,
+    xdg: Option<PathBuf>,
+    mm_config: Option<PathBuf>,
+) -> Option<String> {
+    let xdg = xdg.or_else(|| home.as_ref().map(|h| h.join(".config")));
+    let mut own: Vec<PathBuf> = mm_config.into_iter().collect();
+    own.extend(home.iter().map(|h| h.join(".gitconfig")));
+    own.extend(xdg.map(|x| x.join("git")));
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let at = canon(abs);
+    if let Some(m) = home.and_then(|h| fence::masked_home_path_in(&at, h)) {
+        return Some(format!(
+            "{} is kept from everything mm runs (credentials, histories, other agents' records), and its tools do not touch it either",
+            m.display()
+        ));
+    }
+    own.iter().find(|o| at.starts_with(canon(o))).map(|o| {
+        format!(
+            "{} is your own configuration, which mm's tools do not touch",
+            o.display()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::gitcheck::{git_dir_fingerprint, unsafe_setting};
@@ -595,6 +647,30 @@ mod tests {
     }
 
     #[test]
+    fn in_a_home_folder_the_tools_leave_its_private_files_and_the_users_config_alone() {
+        // mm run in a home folder (red-team round 31): `.bash_history`,
+        // other agents' records and mm's own config were read and written.
+        let h = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(h.path()).unwrap();
+        let mm = home.join(".config/mm");
+        let reason = |rel: &str| {
+            own_config_reason_in(&home.join(rel), Some(home.clone()), None, Some(mm.clone()))
+        };
+        for rel in [
+            ".config/mm/config.yaml",
+            ".gitconfig",
+            ".config/git/config",
+            ".ssh/id_rsa",
+            ".codex/auth.json",
+        ] {
+            assert!(reason(rel).is_some(), "{rel}");
+        }
+        for rel in ["src/main.rs", ".config/other/x", "notes.txt"] {
+            assert!(reason(rel).is_none(), "{rel}");
+        }
+    }
+
+    #[test]
     fn in_auto_a_command_that_names_a_credential_file_does_not_run() {
         // In the fence `.env` is masked, but git would show its committed
         // copy (red-team round 30).
@@ -609,6 +685,16 @@ mod tests {
                 ExecDecision::Deny { reason } => assert!(reason.contains("credential"), "{reason}"),
                 other => panic!("{c}: {other:?}"),
             }
+        }
+        // Whatever the command: a shell's script, a pipe, `git archive`,
+        // a revision with a colon in braces (red-team round 31).
+        for c in [
+            "sh -c 'git show HEAD:.env'",
+            "git archive HEAD .env | tar -xO",
+            "git show 'HEAD^{/x:./a}:.env'",
+            "python3 -c \"print(open('.env').read())\"",
+        ] {
+            assert!(matches!(ws.check_exec(c), ExecDecision::Deny { .. }), "{c}");
         }
         assert!(runs(&ws.check_exec("git show HEAD:a.txt")));
         assert!(runs(&ws.check_exec("make")));

@@ -9,15 +9,30 @@ impl Sandbox {
     /// (`cat .env`, `git show HEAD:.env`): in `auto`, where nobody is
     /// asked, such a command does not run at all (in the fence the file is
     /// masked, but git would show its committed copy).
-    pub(super) fn names_credential(&self, checks: &[Check]) -> bool {
+    pub(super) fn names_credential(&self, command: &str, checks: &[Check]) -> bool {
+        // Any word of the command line, scripts given to a shell (`sh -c
+        // '…'`) and `REV:PATH` operands included, that names one.
+        let token_names = |t: &str| {
+            let t = t.trim_start_matches("./");
+            !t.is_empty()
+                && (path::credential_reason(t).is_some()
+                    || rev_path(t).is_some_and(|p| {
+                        path::credential_reason(p.trim_start_matches("./")).is_some()
+                    }))
+        };
+        if command
+            .split(|c: char| c.is_whitespace() || "'\";|&<>()`$=".contains(c))
+            .any(token_names)
+        {
+            return true;
+        }
         checks.iter().any(|c| match c {
             Check::Read { word, dirs } | Check::GitOperand { word, dirs } => {
                 let git = matches!(c, Check::GitOperand { .. });
                 let text = word.text.as_str();
-                let rev_path = text
-                    .split_once(':')
+                let rev_path = rev_path(text)
                     .filter(|_| git)
-                    .map(|(_, p)| p.trim_start_matches("./"));
+                    .map(|p| p.trim_start_matches("./"));
                 rev_path.is_some_and(|p| path::credential_reason(p).is_some())
                     || dirs.iter().any(|d| {
                         path::resolve(&self.root, &join(d, text))
@@ -218,7 +233,7 @@ impl Sandbox {
     }
 
     pub(super) fn check_git_operand(&self, dir: &str, text: &str) -> Result<(), String> {
-        if let Some((_, inside)) = text.split_once(':') {
+        if let Some(inside) = rev_path(text) {
             let trimmed = inside.trim_start_matches("./");
             if let Some(why) = path::credential_reason(trimmed) {
                 return Err(format!("it reads a credential file from git ({why})"));
@@ -324,5 +339,43 @@ pub(super) fn join(dir: &str, text: &str) -> String {
         text.to_string()
     } else {
         format!("{dir}/{text}")
+    }
+}
+
+/// The PATH of a `REV:PATH` operand as git reads it: after the first
+/// colon outside `{…}` (`HEAD@{2099-01-01 00:00}:x`, `HEAD^{/fix: y}:x`);
+/// `:N:PATH` is PATH in the index at stage N, `:PATH` in the index.
+pub(super) fn rev_path(text: &str) -> Option<&str> {
+    if let Some(rest) = text.strip_prefix(':') {
+        let b = rest.as_bytes();
+        if b.len() >= 2 && b[0].is_ascii_digit() && b[1] == b':' {
+            return Some(&rest[2..]);
+        }
+        return Some(rest);
+    }
+    let mut depth = 0usize;
+    for (i, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ':' if depth == 0 => return Some(&text[i + 1..]),
+            _ => {}
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rev_path;
+
+    #[test]
+    fn the_path_of_rev_path_is_found_as_git_finds_it() {
+        assert_eq!(rev_path("HEAD:a.txt"), Some("a.txt"));
+        assert_eq!(rev_path("HEAD^{/x:./a}:.env"), Some(".env"));
+        assert_eq!(rev_path("HEAD@{2099-01-01 00:00:00}:.env"), Some(".env"));
+        assert_eq!(rev_path(":0:.env"), Some(".env"));
+        assert_eq!(rev_path(":.env"), Some(".env"));
+        assert_eq!(rev_path("HEAD~2"), None);
     }
 }

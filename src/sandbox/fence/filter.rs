@@ -2,8 +2,9 @@
 
 use super::*;
 
-/// The compiled filter for a fence without network: a socket of another
-/// family than IPv4, IPv6 and netlink, a datagram socket pair, io_uring
+/// The compiled filter for a fence without network (and for unasked code
+/// with it): a socket of another family than IPv4, IPv6 and netlink's
+/// route family, a datagram socket pair, io_uring
 /// and the kernel keyrings fail with EPERM. Any other
 /// architecture than the build's kills the process (a 32-bit program's
 /// `socketcall` cannot be looked into).
@@ -31,6 +32,14 @@ pub(super) fn socket_filter_program() -> Result<&'static [u8], String> {
                 cond(0, SeccompCmpOp::Ne, libc::AF_NETLINK as u64)?,
             ])
             .map_err(e)?;
+            // netlink only for the route family (the interface list): the
+            // others reach the host's kernel and its processes (a
+            // NETLINK_USERSOCK listener) when the network is shared.
+            let netlink = SeccompRule::new(vec![
+                cond(0, SeccompCmpOp::Eq, libc::AF_NETLINK as u64)?,
+                cond(2, SeccompCmpOp::Ne, libc::NETLINK_ROUTE as u64)?,
+            ])
+            .map_err(e)?;
             // socketpair(): a datagram pair can still send to any datagram
             // socket file (raw is datagram for Unix sockets); stream and
             // seqpacket pairs cannot be pointed elsewhere.
@@ -48,7 +57,10 @@ pub(super) fn socket_filter_program() -> Result<&'static [u8], String> {
             };
             let mut rules = std::collections::BTreeMap::new();
             for base in aliases {
-                rules.insert(base | libc::SYS_socket, vec![family.clone()]);
+                rules.insert(
+                    base | libc::SYS_socket,
+                    vec![family.clone(), netlink.clone()],
+                );
                 rules.insert(base | libc::SYS_socketpair, pairs.clone());
                 // io_uring's requests pass by this filter; the kernel
                 // keyrings are the host's (and request_key runs a host

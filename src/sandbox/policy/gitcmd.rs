@@ -121,22 +121,30 @@ pub(super) fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Re
                 | "--color-words"
                 | "--cc"
                 | "--binary"
+                | "-m"
+                | "--diff-merges"
         )
     });
-    let metadata_only = matches!(
-        sub.text.as_str(),
-        "status"
-            | "ls-files"
-            | "ls-tree"
-            | "rev-parse"
-            | "describe"
-            | "show-ref"
-            | "branch"
-            | "tag"
-            | "remote"
-            | "version"
-            | "shortlog"
-    ) || (matches!(sub.text.as_str(), "log" | "reflog") && !patch);
+    // `git status -v` prints the staged diff, `-vv` the unstaged one too.
+    let verbose = parsed
+        .options
+        .iter()
+        .any(|o| matches!(o.as_str(), "-v" | "-vv" | "--verbose"));
+    let metadata_only = (sub.text == "status" && !verbose)
+        || matches!(
+            sub.text.as_str(),
+            "ls-files"
+                | "ls-tree"
+                | "rev-parse"
+                | "describe"
+                | "show-ref"
+                | "branch"
+                | "tag"
+                | "remote"
+                | "version"
+                | "shortlog"
+        )
+        || (matches!(sub.text.as_str(), "log" | "reflog") && !patch);
     checks.push(Check::Git {
         at,
         dirs: dirs.to_vec(),
