@@ -228,7 +228,8 @@ fn auto_runs_every_command_unasked_and_inside_the_fence() {
     let probe = format!("mm-auto-probe-{}", std::process::id());
     // What lies in the workspace but is not the project's to read: its
     // credential file, a file whose other name is outside, mm's records
-    // in a folder's own `.mm`.
+    // in a folder's own `.mm`. The credential file by a glob: a command
+    // naming it does not run in -auto at all.
     ws.write(".env", "API=SECRET-ENV\n");
     std::fs::write(out.path().join("linked"), "SECRET-LINKED\n").unwrap();
     std::fs::hard_link(out.path().join("linked"), ws.path().join("hl.txt")).unwrap();
@@ -236,8 +237,8 @@ fn auto_runs_every_command_unasked_and_inside_the_fence() {
     ws.write(".mm/traces/s/0001.json", "SECRET-TRACE\n");
     let command = format!(
         "echo made > made.txt; rm -f {o}/victim; touch {o}/pwned; cat $HOME/.ssh/id_rsa > stolen.txt; \
-         cat .env hl.txt sub/.mm/sessions/old.jsonl .mm/traces/s/0001.json >> stolen.txt; \
-         echo changed >> hl.txt; ln .env env-link; touch sub/.mm/evil; \
+         cat .en? hl.txt sub/.mm/sessions/old.jsonl .mm/traces/s/0001.json >> stolen.txt; \
+         echo changed >> hl.txt; ln .en? env-link; touch sub/.mm/evil; \
          touch /tmp/{probe}; curl -s http://127.0.0.1:{port}/ > net.txt; true"
     );
     let server = Server::start(vec![
@@ -515,7 +516,9 @@ fn thousands_of_masks_do_not_stop_the_fence() {
         call(
             "c1",
             "bash",
-            json!({ "command": "cat d/.env7 d/.env9999 > got.txt 2>&1; echo ran >> got.txt" }),
+            // A glob: a command naming a credential file does not run in
+            // -auto at all; this one reaches the files, and the fence.
+            json!({ "command": "cat d/.en?7 d/.en?9999 > got.txt 2>&1; echo ran >> got.txt" }),
         ),
         text("done"),
     ]);
@@ -533,7 +536,7 @@ fn thousands_of_masks_do_not_stop_the_fence() {
         call(
             "c1",
             "bash",
-            json!({ "command": "cat .env7 > top.txt; echo ran >> top.txt" }),
+            json!({ "command": "cat .en?7 > top.txt; echo ran >> top.txt" }),
         ),
         text("done"),
     ]);

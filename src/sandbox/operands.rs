@@ -10,20 +10,33 @@ impl Sandbox {
     /// asked, such a command does not run at all (in the fence the file is
     /// masked, but git would show its committed copy).
     pub(super) fn names_credential(&self, command: &str, checks: &[Check]) -> bool {
-        // Any word of the command line, scripts given to a shell (`sh -c
-        // '…'`) and `REV:PATH` operands included, that names one.
+        // Any word of the command line (as the shell reads it, and each
+        // piece of it, for a script given to a shell: `sh -c '…'`) that
+        // names one, as a path in the workspace or as a `REV:PATH`. A word
+        // from `$HOME` or `~`, or one that leaves the workspace, names no
+        // file of it (the fence masks those).
         let token_names = |t: &str| {
-            let t = t.trim_start_matches("./");
-            !t.is_empty()
-                && (path::credential_reason(t).is_some()
-                    || rev_path(t).is_some_and(|p| {
-                        path::credential_reason(p.trim_start_matches("./")).is_some()
-                    }))
+            if t.is_empty() || t.starts_with('$') || t.starts_with('~') {
+                return false;
+            }
+            rev_path(t)
+                .is_some_and(|p| path::credential_reason(p.trim_start_matches("./")).is_some())
+                || path::resolve(&self.root, t)
+                    .is_ok_and(|r| path::credential_reason(&r.rel).is_some())
         };
-        if command
-            .split(|c: char| c.is_whitespace() || "'\";|&<>()`$=".contains(c))
-            .any(token_names)
-        {
+        let pieces = |w: &str| {
+            w.split(|c: char| c.is_whitespace() || "'\";|&<>()`=".contains(c))
+                .any(token_names)
+        };
+        let words_name = match shell::parse(command) {
+            Ok(simples) => simples.iter().any(|s| {
+                s.words
+                    .iter()
+                    .any(|w| token_names(&w.text) || pieces(&w.text))
+            }),
+            Err(_) => false,
+        };
+        if words_name || pieces(command) {
             return true;
         }
         checks.iter().any(|c| match c {
