@@ -135,6 +135,13 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
             ));
         }
     }
+    tracked(&repo, &git_dir, &mut facts)?;
+    Ok(Some(facts))
+}
+
+/// What the repository's index says that the gate needs: tracked files
+/// with other names, tracked credential-shaped files.
+fn tracked(repo: &Repository, git_dir: &Path, facts: &mut RepoFacts) -> Result<()> {
     // An index mm cannot read (split, sparse) says nothing of what is
     // tracked: nothing is said of the repository then (the gate asks).
     if facts.workdir.is_some() || git_dir.join("index").exists() {
@@ -157,7 +164,7 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
             }
         }
     }
-    Ok(Some(facts))
+    Ok(())
 }
 
 /// The top of the work tree of the repository that holds `dir` (None:

@@ -103,9 +103,22 @@ pub(super) fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Re
             dirs: vec![String::new()],
         });
     }
+    let metadata_only = !prints_contents(&sub.text, &parsed.options);
+    checks.push(Check::Git {
+        at,
+        dirs: dirs.to_vec(),
+        content: !metadata_only,
+        settings: sub.text == "remote",
+    });
+    Ok(())
+}
+
+/// Whether git subcommand `sub` with these options prints file contents
+/// (a diff, a blob), not only names, commits or settings.
+fn prints_contents(sub: &str, options: &[String]) -> bool {
     // `git log` and `git reflog` print files only with a patch (`-p`,
     // `-L`, a word diff…); a list of commits is no file's content.
-    let patch = parsed.options.iter().any(|o| {
+    let patch = options.iter().any(|o| {
         matches!(
             o.as_str(),
             "-p" | "-u"
@@ -126,13 +139,12 @@ pub(super) fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Re
         )
     });
     // `git status -v` prints the staged diff, `-vv` the unstaged one too.
-    let verbose = parsed
-        .options
+    let verbose = options
         .iter()
         .any(|o| matches!(o.as_str(), "-v" | "-vv" | "--verbose"));
-    let metadata_only = (sub.text == "status" && !verbose)
+    let metadata_only = (sub == "status" && !verbose)
         || matches!(
-            sub.text.as_str(),
+            sub,
             "ls-files"
                 | "ls-tree"
                 | "rev-parse"
@@ -144,12 +156,6 @@ pub(super) fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Re
                 | "version"
                 | "shortlog"
         )
-        || (matches!(sub.text.as_str(), "log" | "reflog") && !patch);
-    checks.push(Check::Git {
-        at,
-        dirs: dirs.to_vec(),
-        content: !metadata_only,
-        settings: sub.text == "remote",
-    });
-    Ok(())
+        || (matches!(sub, "log" | "reflog") && !patch);
+    !metadata_only
 }
