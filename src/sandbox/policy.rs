@@ -457,73 +457,77 @@ fn recursive(name: &str, args: &[Word]) -> bool {
         })
 }
 
+/// `find` predicates without a value.
+const FIND_NO_ARG: &[&str] = &[
+    "-print",
+    "-print0",
+    "-ls",
+    "-prune",
+    "-quit",
+    "-empty",
+    "-true",
+    "-false",
+    "-readable",
+    "-writable",
+    "-executable",
+    "-nouser",
+    "-nogroup",
+    "-depth",
+    "-xdev",
+    "-mount",
+    "-noleaf",
+    "-daystart",
+    "-not",
+    "!",
+    "-o",
+    "-or",
+    "-a",
+    "-and",
+    "(",
+    ")",
+    ",",
+    "-ignore_readdir_race",
+    "-noignore_readdir_race",
+];
+/// `find` predicates with a value that is no path.
+const FIND_ONE_ARG: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-regextype",
+    "-type",
+    "-xtype",
+    "-maxdepth",
+    "-mindepth",
+    "-size",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-perm",
+    "-user",
+    "-group",
+    "-uid",
+    "-gid",
+    "-links",
+    "-inum",
+    "-printf",
+    "-used",
+    "-lname",
+    "-ilname",
+];
+/// `find` predicates whose value is a path it reads.
+const FIND_PATH_ARG: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile"];
+
 /// find: start paths, then an expression of listed predicates only.
 fn find(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), String> {
-    const NO_ARG: &[&str] = &[
-        "-print",
-        "-print0",
-        "-ls",
-        "-prune",
-        "-quit",
-        "-empty",
-        "-true",
-        "-false",
-        "-readable",
-        "-writable",
-        "-executable",
-        "-nouser",
-        "-nogroup",
-        "-depth",
-        "-xdev",
-        "-mount",
-        "-noleaf",
-        "-daystart",
-        "-not",
-        "!",
-        "-o",
-        "-or",
-        "-a",
-        "-and",
-        "(",
-        ")",
-        ",",
-        "-ignore_readdir_race",
-        "-noignore_readdir_race",
-    ];
-    const ONE_ARG: &[&str] = &[
-        "-name",
-        "-iname",
-        "-path",
-        "-ipath",
-        "-wholename",
-        "-iwholename",
-        "-regex",
-        "-iregex",
-        "-regextype",
-        "-type",
-        "-xtype",
-        "-maxdepth",
-        "-mindepth",
-        "-size",
-        "-mtime",
-        "-mmin",
-        "-atime",
-        "-amin",
-        "-ctime",
-        "-cmin",
-        "-perm",
-        "-user",
-        "-group",
-        "-uid",
-        "-gid",
-        "-links",
-        "-inum",
-        "-printf",
-        "-used",
-        "-lname",
-        "-ilname",
-    ];
-    const PATH_ARG: &[&str] = &["-newer", "-anewer", "-cnewer", "-samefile"];
     let mut i = 0;
     // Leading options: -P (never follow) only; -H and -L follow symlinks.
     while let Some(a) = args.get(i) {
@@ -553,15 +557,15 @@ fn find(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Result<(), S
             return Err("`find` with a predicate made by the shell".into());
         }
         i += 1;
-        if NO_ARG.contains(&t) {
+        if FIND_NO_ARG.contains(&t) {
             continue;
         }
-        let takes_path = PATH_ARG.contains(&t);
+        let takes_path = FIND_PATH_ARG.contains(&t);
         // -newerXY: X and Y from a, B, c, m (t takes a date, not a path).
         let xy: Vec<char> = t.strip_prefix("-newer").unwrap_or("").chars().collect();
         let newer_xy =
             matches!(xy.as_slice(), [x, y] if "aBcm".contains(*x) && "aBcmt".contains(*y));
-        if !(ONE_ARG.contains(&t) || takes_path || newer_xy) {
+        if !(FIND_ONE_ARG.contains(&t) || takes_path || newer_xy) {
             return Err(format!("`find {t}` is not on the read-only list"));
         }
         let Some(v) = args.get(i) else {

@@ -115,6 +115,42 @@ impl RewindOverlay {
         self.selected_id()
     }
 
+    /// The keys of the stage the list is in, or the question it asks.
+    fn footer(&self, th: &Theme, keys: &Keymap) -> Vec<Line<'static>> {
+        let k = |a: RewindAction| first_key(keys, a);
+        match &self.stage {
+            Stage::Choose => vec![Line::styled(
+                format!(
+                    "{}/{} choose (the diff pane shows what going back does) · {} rewind · {} close",
+                    k(RewindAction::Up),
+                    k(RewindAction::Down),
+                    k(RewindAction::Choose),
+                    k(RewindAction::Cancel)
+                ),
+                Style::new().fg(th.accent),
+            )],
+            Stage::Mode => vec![Line::styled(
+                format!(
+                    "restore:  {} code   {} conversation   {} both   {} back",
+                    k(RewindAction::Code),
+                    k(RewindAction::Conversation),
+                    k(RewindAction::Both),
+                    k(RewindAction::Cancel)
+                ),
+                Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
+            )],
+            Stage::Confirm(_) => vec![Line::styled(
+                format!(
+                    "{} changed since mm last left it, not by mm: overwrite? {} / {}",
+                    self.foreign.join(", "),
+                    k(RewindAction::Overwrite),
+                    k(RewindAction::Keep)
+                ),
+                Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
+            )],
+        }
+    }
+
     pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme, keys: &Keymap) {
         Clear.render(area, buf);
         let block = Block::default()
@@ -173,38 +209,7 @@ impl RewindOverlay {
                 ),
             ]));
         }
-        let k = |a: RewindAction| first_key(keys, a);
-        let footer: Vec<Line<'static>> = match &self.stage {
-            Stage::Choose => vec![Line::styled(
-                format!(
-                    "{}/{} choose (the diff pane shows what going back does) · {} rewind · {} close",
-                    k(RewindAction::Up),
-                    k(RewindAction::Down),
-                    k(RewindAction::Choose),
-                    k(RewindAction::Cancel)
-                ),
-                Style::new().fg(th.accent),
-            )],
-            Stage::Mode => vec![Line::styled(
-                format!(
-                    "restore:  {} code   {} conversation   {} both   {} back",
-                    k(RewindAction::Code),
-                    k(RewindAction::Conversation),
-                    k(RewindAction::Both),
-                    k(RewindAction::Cancel)
-                ),
-                Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
-            )],
-            Stage::Confirm(_) => vec![Line::styled(
-                format!(
-                    "{} changed since mm last left it, not by mm: overwrite? {} / {}",
-                    self.foreign.join(", "),
-                    k(RewindAction::Overwrite),
-                    k(RewindAction::Keep)
-                ),
-                Style::new().fg(th.warning).add_modifier(Modifier::BOLD),
-            )],
-        };
+        let footer = self.footer(th, keys);
         // The footer wraps on a narrow pane: give it the rows it needs.
         let w = inner.width.max(1) as usize;
         let rows: usize = footer
