@@ -213,29 +213,38 @@ async fn run_loop(app: &mut App, events: &mut EventReceiver) -> i32 {
                     app.dirty = true;
                 }
                 Effect::Bell => bell = true,
-                Effect::Notify(text) => {
-                    use std::io::Write;
-                    let env = crate::clipboard::Env::detect(true);
-                    let seq = crate::notify::sequence(&text, crate::notify::Osc::detect(), &env);
-                    let mut out = std::io::stdout();
-                    let _ = out.write_all(&seq).and_then(|()| out.flush());
-                }
-                Effect::MouseCapture(on) => {
-                    let mut out = std::io::stdout();
-                    let _ = if on {
-                        execute!(out, EnableMouseCapture)
-                    } else {
-                        execute!(out, DisableMouseCapture)
-                    };
-                }
-                Effect::Copy { what, text } => {
-                    let env = crate::clipboard::Env::detect(true);
-                    let mut out = std::io::stdout();
-                    let got = crate::clipboard::copy(&text, &env, &mut out, &app.root.join(".mm"));
-                    app.copied(&what, &got, &text);
-                }
+                other => perform(app, other),
             }
         }
+    }
+}
+
+/// An effect that only writes to the terminal: a notification, the mouse
+/// capture, a copy to the clipboard.
+fn perform(app: &mut App, effect: Effect) {
+    match effect {
+        Effect::Notify(text) => {
+            use std::io::Write;
+            let env = crate::clipboard::Env::detect(true);
+            let seq = crate::notify::sequence(&text, crate::notify::Osc::detect(), &env);
+            let mut out = std::io::stdout();
+            let _ = out.write_all(&seq).and_then(|()| out.flush());
+        }
+        Effect::MouseCapture(on) => {
+            let mut out = std::io::stdout();
+            let _ = if on {
+                execute!(out, EnableMouseCapture)
+            } else {
+                execute!(out, DisableMouseCapture)
+            };
+        }
+        Effect::Copy { what, text } => {
+            let env = crate::clipboard::Env::detect(true);
+            let mut out = std::io::stdout();
+            let got = crate::clipboard::copy(&text, &env, &mut out, &app.root.join(".mm"));
+            app.copied(&what, &got, &text);
+        }
+        Effect::Quit | Effect::Suspend | Effect::Bell => {}
     }
 }
 
