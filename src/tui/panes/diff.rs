@@ -540,41 +540,7 @@ impl DiffPane {
         let list_rows = (area.height as usize / 3).clamp(1, 6);
         let start = self.selected.saturating_sub(list_rows - 1);
         for (i, e) in self.entries.iter().enumerate().skip(start).take(list_rows) {
-            let sel = i == self.selected;
-            let tag = match (&e.state, e.kind) {
-                (EntryState::Live(_), _) => "~",
-                (EntryState::Pending, _) => "?",
-                (_, ChangeKind::Created) => "A",
-                (_, ChangeKind::Deleted) => "D",
-                (_, ChangeKind::Modified) => "M",
-            };
-            let name = if e.path.is_empty() {
-                "(path not written yet)"
-            } else {
-                &e.path
-            };
-            let st = if sel {
-                Style::new()
-                    .fg(th.text)
-                    .bg(th.selection)
-                    .add_modifier(Modifier::BOLD)
-            } else {
-                Style::new().fg(th.text)
-            };
-            header.push(Line::from(vec![
-                Span::styled(format!("{tag} "), Style::new().fg(th.accent)),
-                Span::styled(name.to_string(), st),
-                Span::styled(format!(" +{}", e.added), Style::new().fg(th.added)),
-                Span::styled(format!(" -{}", e.removed), Style::new().fg(th.removed)),
-                Span::styled(
-                    match &e.state {
-                        EntryState::Live(_) => "  streaming…",
-                        EntryState::Pending => "  waiting for approval",
-                        EntryState::Applied => "",
-                    },
-                    dim,
-                ),
-            ]));
+            header.push(entry_line(e, i == self.selected, th));
         }
         if self.entries.len() > list_rows {
             header.push(Line::styled(
@@ -642,6 +608,46 @@ impl DiffPane {
             .collect();
         Paragraph::new(visible).render(body, buf);
     }
+}
+
+/// One change in the pane's list: its kind, its path, its counts, and
+/// whether it is still streaming or waiting for approval.
+fn entry_line(e: &Entry, sel: bool, th: &Theme) -> Line<'static> {
+    let dim = Style::new().fg(th.dim);
+    let tag = match (&e.state, e.kind) {
+        (EntryState::Live(_), _) => "~",
+        (EntryState::Pending, _) => "?",
+        (_, ChangeKind::Created) => "A",
+        (_, ChangeKind::Deleted) => "D",
+        (_, ChangeKind::Modified) => "M",
+    };
+    let name = if e.path.is_empty() {
+        "(path not written yet)"
+    } else {
+        &e.path
+    };
+    let st = if sel {
+        Style::new()
+            .fg(th.text)
+            .bg(th.selection)
+            .add_modifier(Modifier::BOLD)
+    } else {
+        Style::new().fg(th.text)
+    };
+    Line::from(vec![
+        Span::styled(format!("{tag} "), Style::new().fg(th.accent)),
+        Span::styled(name.to_string(), st),
+        Span::styled(format!(" +{}", e.added), Style::new().fg(th.added)),
+        Span::styled(format!(" -{}", e.removed), Style::new().fg(th.removed)),
+        Span::styled(
+            match &e.state {
+                EntryState::Live(_) => "  streaming…",
+                EntryState::Pending => "  waiting for approval",
+                EntryState::Applied => "",
+            },
+            dim,
+        ),
+    ])
 }
 
 #[cfg(test)]
