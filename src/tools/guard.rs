@@ -320,27 +320,7 @@ pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
         }
     }
     if !added.is_empty() {
-        let at = end_of_last_definition(&content).unwrap_or(content.len());
-        // Two blank lines between definitions where the file has them
-        // (PEP 8), else one.
-        let gap = if before.contains("\n\n\ndef ") || before.contains("\n\n\nclass ") {
-            "\n\n\n"
-        } else {
-            "\n\n"
-        };
-        let mut insert = String::new();
-        for b in &added {
-            insert.push_str(gap);
-            insert.push_str(b.trim_end());
-        }
-        let (head, tail) = content.split_at(at);
-        let head = head.trim_end();
-        let tail = tail.trim_start_matches('\n');
-        content = if tail.is_empty() {
-            format!("{head}{insert}\n")
-        } else {
-            format!("{head}{insert}{gap}{tail}")
-        };
+        content = with_definitions_added(&content, before, &added);
     }
     // Top-level lines outside the definitions: new imports, and an
     // assignment whose target the file already assigns.
@@ -391,6 +371,32 @@ pub fn merge_write(before: &str, after: &str) -> Option<(String, Vec<String>)> {
         return None;
     }
     Some((content, applied))
+}
+
+/// `content` with the new definitions' blocks after its last definition,
+/// spaced as `before` spaces its own.
+fn with_definitions_added(content: &str, before: &str, added: &[String]) -> String {
+    let at = end_of_last_definition(content).unwrap_or(content.len());
+    // Two blank lines between definitions where the file has them
+    // (PEP 8), else one.
+    let gap = if before.contains("\n\n\ndef ") || before.contains("\n\n\nclass ") {
+        "\n\n\n"
+    } else {
+        "\n\n"
+    };
+    let mut insert = String::new();
+    for b in added {
+        insert.push_str(gap);
+        insert.push_str(b.trim_end());
+    }
+    let (head, tail) = content.split_at(at);
+    let head = head.trim_end();
+    let tail = tail.trim_start_matches('\n');
+    if tail.is_empty() {
+        format!("{head}{insert}\n")
+    } else {
+        format!("{head}{insert}{gap}{tail}")
+    }
 }
 
 /// A top-level line that binds names for the rest of the file: an
