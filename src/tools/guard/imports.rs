@@ -233,30 +233,7 @@ pub fn missing_imports(root: &Path, rel: &str, text: &str) -> Vec<String> {
             }
         }
     }
-    // `config.LINE_WIDTH`: a module used by name, never imported.
-    static ATTR: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r"(?:^|[^\w.])([A-Za-z_]\w*)\.[A-Za-z_]").ok());
-    static QUOTED: LazyLock<Option<Regex>> =
-        LazyLock::new(|| Regex::new(r#""[^"]*"|'[^']*'"#).ok());
-    let mut used_modules: Vec<String> = Vec::new();
-    if let (Some(attr), Some(quoted)) = (ATTR.as_ref(), QUOTED.as_ref()) {
-        for line in text.lines() {
-            let code = line.split('#').next().unwrap_or(line);
-            if code.trim_start().starts_with(['"', '\'']) || is_import(code.trim_start()) {
-                continue;
-            }
-            // "see config.py" names a file, not the module.
-            let code = quoted.replace_all(code, "\"\"");
-            for c in attr.captures_iter(&code) {
-                if let Some(m) = c.get(1).map(|m| m.as_str())
-                    && !bound.contains(m)
-                    && !used_modules.iter().any(|u| u == m)
-                {
-                    used_modules.push(m.to_string());
-                }
-            }
-        }
-    }
+    let used_modules = modules_used(text, &bound);
     if wanted.is_empty() && used_modules.is_empty() {
         return Vec::new();
     }
@@ -294,6 +271,35 @@ pub fn missing_imports(root: &Path, rel: &str, text: &str) -> Vec<String> {
                 .map(|(m, names)| format!("from {m} import {}", names.join(", "))),
         )
         .collect()
+}
+
+/// Names used as modules (`config.LINE_WIDTH`) that the file never binds
+/// or imports.
+fn modules_used(text: &str, bound: &BTreeSet<String>) -> Vec<String> {
+    static ATTR: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r"(?:^|[^\w.])([A-Za-z_]\w*)\.[A-Za-z_]").ok());
+    static QUOTED: LazyLock<Option<Regex>> =
+        LazyLock::new(|| Regex::new(r#""[^"]*"|'[^']*'"#).ok());
+    let mut used_modules: Vec<String> = Vec::new();
+    if let (Some(attr), Some(quoted)) = (ATTR.as_ref(), QUOTED.as_ref()) {
+        for line in text.lines() {
+            let code = line.split('#').next().unwrap_or(line);
+            if code.trim_start().starts_with(['"', '\'']) || is_import(code.trim_start()) {
+                continue;
+            }
+            // "see config.py" names a file, not the module.
+            let code = quoted.replace_all(code, "\"\"");
+            for c in attr.captures_iter(&code) {
+                if let Some(m) = c.get(1).map(|m| m.as_str())
+                    && !bound.contains(m)
+                    && !used_modules.iter().any(|u| u == m)
+                {
+                    used_modules.push(m.to_string());
+                }
+            }
+        }
+    }
+    used_modules
 }
 
 /// The Python modules beside `rel` (not `rel` itself), each with the
