@@ -122,37 +122,9 @@ impl LlmClient {
                 Ok(Ok(resp)) => resp,
             }
         };
-        let status = resp.status();
-        if status.is_client_error() || status.is_server_error() {
-            let after = retry_after(&resp);
-            let text = body_text(resp).await;
-            // Checked first: an older llama-server says it with a 500, and
-            // sending the same request again cannot help.
-            if let Some(e) = overflow_of(&text) {
-                return Err(e);
-            }
-            if let Some(e) = bad_reply_of(&text) {
-                return Err(e);
-            }
-            if status.as_u16() != 429 && !status.is_server_error() {
-                return Err(LlmError::Http {
-                    status: status.as_u16(),
-                    body: error_message(&text),
-                });
-            }
-            return Ok(Attempt::Retry(
-                format!("server answered {}{}", status.as_u16(), short_body(&text)),
-                after,
-            ));
+        if !resp.status().is_success() {
+            return failed_status(resp).await;
         }
-        if !status.is_success() {
-            let text = body_text(resp).await;
-            return Err(LlmError::Http {
-                status: status.as_u16(),
-                body: error_message(&text),
-            });
-        }
-
         let is_json = resp
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
@@ -547,4 +519,37 @@ impl LlmClient {
             body: format!("not JSON: {e}"),
         })
     }
+}
+
+/// A reply whose status is no success: a window overflow or a bad request
+/// said in its body is that error (an older llama-server says so with a
+/// 500); a 429 or a 5xx is tried again; anything else is the HTTP error.
+async fn failed_status(resp: reqwest::Response) -> Result<Attempt, LlmError> {
+    let status = resp.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        let text = body_text(resp).await;
+        return Err(LlmError::Http {
+            status: status.as_u16(),
+            body: error_message(&text),
+        });
+    }
+    let after = retry_after(&resp);
+    let text = body_text(resp).await;
+    // Checked first: sending the same request again cannot help.
+    if let Some(e) = overflow_of(&text) {
+        return Err(e);
+    }
+    if let Some(e) = bad_reply_of(&text) {
+        return Err(e);
+    }
+    if status.as_u16() != 429 && !status.is_server_error() {
+        return Err(LlmError::Http {
+            status: status.as_u16(),
+            body: error_message(&text),
+        });
+    }
+    Ok(Attempt::Retry(
+        format!("server answered {}{}", status.as_u16(), short_body(&text)),
+        after,
+    ))
 }
