@@ -358,55 +358,7 @@ impl<O: Write, E: Write> Printer<O, E> {
                 );
                 self.side_line(s, &line);
             }
-            AgentEvent::ApprovalRequested { request } => {
-                let s = self.st.warn;
-                let text = match &request.kind {
-                    ApprovalKind::Exec {
-                        command,
-                        reason,
-                        scope,
-                        ..
-                    } if command.contains('\n') => {
-                        // Every line that runs, numbered, and the question
-                        // last: blank lines cannot push the first one out of
-                        // sight (`touch x` + 60 newlines + `git status`).
-                        let lines: Vec<&str> = command.lines().collect();
-                        let mut text = String::new();
-                        for (i, l) in lines.iter().enumerate() {
-                            if !l.trim().is_empty() {
-                                text.push_str(&format!("    {:>3}│ {l}\n", i + 1));
-                            }
-                        }
-                        let blank = lines.iter().filter(|l| l.trim().is_empty()).count();
-                        text.push_str(&format!(
-                            "  ? run the {}-line command above{}? ({reason}; always = {scope})",
-                            lines.len(),
-                            if blank > 0 {
-                                format!(" ({blank} blank lines not shown)")
-                            } else {
-                                String::new()
-                            }
-                        ));
-                        text
-                    }
-                    ApprovalKind::Exec {
-                        command,
-                        reason,
-                        scope,
-                        ..
-                    } => {
-                        format!("  ? run `{command}`? ({reason}; always = {scope})")
-                    }
-                    ApprovalKind::Edit { change } => {
-                        self.print_diff(&change.before, &change.after);
-                        format!(
-                            "  ? change {} (+{} -{})?",
-                            change.path, change.added, change.removed
-                        )
-                    }
-                };
-                self.side_line(s, &text);
-            }
+            AgentEvent::ApprovalRequested { request } => self.approval(request),
             AgentEvent::Notice { level, text, .. } => {
                 let s = match level {
                     Level::Info => self.st.dim,
@@ -459,6 +411,58 @@ impl<O: Write, E: Write> Printer<O, E> {
             } => self.turn_finished(*outcome, answer, error.as_deref()),
             _ => {}
         }
+    }
+
+    /// An approval question: the command (every line of a multi-line one,
+    /// numbered) or the change as a diff, then what answering covers.
+    fn approval(&mut self, request: &crate::protocol::ApprovalRequest) {
+        let s = self.st.warn;
+        let text = match &request.kind {
+            ApprovalKind::Exec {
+                command,
+                reason,
+                scope,
+                ..
+            } if command.contains('\n') => {
+                // Every line that runs, numbered, and the question
+                // last: blank lines cannot push the first one out of
+                // sight (`touch x` + 60 newlines + `git status`).
+                let lines: Vec<&str> = command.lines().collect();
+                let mut text = String::new();
+                for (i, l) in lines.iter().enumerate() {
+                    if !l.trim().is_empty() {
+                        text.push_str(&format!("    {:>3}│ {l}\n", i + 1));
+                    }
+                }
+                let blank = lines.iter().filter(|l| l.trim().is_empty()).count();
+                text.push_str(&format!(
+                    "  ? run the {}-line command above{}? ({reason}; always = {scope})",
+                    lines.len(),
+                    if blank > 0 {
+                        format!(" ({blank} blank lines not shown)")
+                    } else {
+                        String::new()
+                    }
+                ));
+                text
+            }
+            ApprovalKind::Exec {
+                command,
+                reason,
+                scope,
+                ..
+            } => {
+                format!("  ? run `{command}`? ({reason}; always = {scope})")
+            }
+            ApprovalKind::Edit { change } => {
+                self.print_diff(&change.before, &change.after);
+                format!(
+                    "  ? change {} (+{} -{})?",
+                    change.path, change.added, change.removed
+                )
+            }
+        };
+        self.side_line(s, &text);
     }
 
     /// A coloured unified diff of a change, for approvals.
