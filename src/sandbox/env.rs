@@ -203,11 +203,35 @@ pub fn scrub(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString,
         })
         // An empty or relative entry is the folder a command runs in: the
         // workspace's programs, or its libraries for every program.
-        .map(|(k, v)| match k == "PATH" || k == "LD_LIBRARY_PATH" {
-            true => (k.clone(), absolute_only(v)),
-            false => (k.clone(), v.clone()),
+        .map(|(k, v)| match k.to_str() {
+            Some("PATH") => (k.clone(), absolute_only(v)),
+            Some("LD_LIBRARY_PATH") => (k.clone(), loader_list(v, true)),
+            Some("LD_PRELOAD" | "LD_AUDIT") => (k.clone(), loader_list(v, false)),
+            _ => (k.clone(), v.clone()),
         })
         .collect()
+}
+
+/// A list the dynamic loader reads (`LD_LIBRARY_PATH`, `LD_PRELOAD`,
+/// `LD_AUDIT`) without what would load the project's code into every
+/// program: empty and relative entries (the folder a command runs in) and
+/// entries in a workspace. A bare library name stays in a list of
+/// libraries (it is looked for in the folders kept and the system's); a
+/// list of `folders` keeps absolute ones only.
+fn loader_list(v: &std::ffi::OsStr, folders: bool) -> OsString {
+    let text = v.to_string_lossy();
+    let kept: Vec<&str> = text
+        .split([':', ' '])
+        .filter(|e| !e.is_empty())
+        .filter(|e| {
+            let p = std::path::Path::new(e);
+            match folders || e.contains('/') {
+                true => p.is_absolute() && !super::host::in_workspace(p),
+                false => true,
+            }
+        })
+        .collect();
+    OsString::from(kept.join(":"))
 }
 
 /// A PATH value with its relative entries dropped.
@@ -316,6 +340,18 @@ mod tests {
             .map(|(k, _)| k.to_string_lossy().into_owned())
             .collect();
         assert_eq!(kept, ["GIT_COMMITTER_NAME", "HOME"]);
+    }
+
+    #[test]
+    fn the_loader_is_not_pointed_at_the_workspace() {
+        let ws = tempfile::tempdir().unwrap();
+        let w = std::fs::canonicalize(ws.path()).unwrap();
+        crate::sandbox::host::add_workspace(&w);
+        let lib = w.join("lib");
+        let list = format!("/usr/lib::lib:{}", lib.display());
+        assert_eq!(loader_list(std::ffi::OsStr::new(&list), true), "/usr/lib");
+        let pre = format!("./hook.so {}/hook.so libfast.so", w.display());
+        assert_eq!(loader_list(std::ffi::OsStr::new(&pre), false), "libfast.so");
     }
 
     #[test]

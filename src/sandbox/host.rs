@@ -26,6 +26,16 @@ pub fn add_workspace(root: &Path) {
 
 const SYSTEM: &[&str] = &["/usr/local/bin", "/usr/bin", "/bin"];
 
+/// True when `p` (links resolved where they can be) lies in a workspace of
+/// this process.
+pub fn in_workspace(p: &Path) -> bool {
+    let real = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    workspaces()
+        .lock()
+        .map(|r| r.iter().any(|w| w != Path::new("/") && real.starts_with(w)))
+        .unwrap_or(false)
+}
+
 /// The folders searched for mm's own programs, in order.
 pub fn dirs() -> Vec<PathBuf> {
     let project: Vec<PathBuf> = workspaces().lock().map(|r| r.clone()).unwrap_or_default();

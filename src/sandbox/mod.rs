@@ -564,7 +564,7 @@ fn own_config_reason_in(
     let mut own: Vec<PathBuf> = mm_config.into_iter().collect();
     own.extend(home.iter().map(|h| h.join(".gitconfig")));
     own.extend(xdg.map(|x| x.join("git")));
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let canon = |p: &Path| resolve_loose(p, 0);
     let at = canon(abs);
     if let Some(m) = home.and_then(|h| fence::masked_home_path_in(&at, h)) {
         return Some(format!(
@@ -578,6 +578,28 @@ fn own_config_reason_in(
             o.display()
         )
     })
+}
+
+/// `p` with every link followed that can be, dangling ones too, and the
+/// part that does not exist yet kept as written: `~/.config/mm` as a link
+/// to a folder not made yet is where a write there would go.
+fn resolve_loose(p: &Path, depth: u8) -> PathBuf {
+    if let Ok(c) = std::fs::canonicalize(p) {
+        return c;
+    }
+    if depth < 16
+        && let Ok(t) = std::fs::read_link(p)
+    {
+        let t = match p.parent() {
+            Some(parent) if t.is_relative() => parent.join(t),
+            _ => t,
+        };
+        return resolve_loose(&t, depth + 1);
+    }
+    match (p.parent(), p.file_name()) {
+        (Some(parent), Some(name)) => resolve_loose(parent, depth + 1).join(name),
+        _ => p.to_path_buf(),
+    }
 }
 
 #[cfg(test)]
@@ -668,6 +690,11 @@ mod tests {
         for rel in ["src/main.rs", ".config/other/x", "notes.txt"] {
             assert!(reason(rel).is_none(), "{rel}");
         }
+        // mm's config folder a link to one not made yet (a dotfiles set-up,
+        // red-team round 32): a write through the other spelling is caught.
+        std::fs::create_dir_all(home.join(".config")).unwrap();
+        std::os::unix::fs::symlink("../dotfiles/mm", &mm).unwrap();
+        assert!(reason("dotfiles/mm/config.yaml").is_some());
     }
 
     #[test]

@@ -142,6 +142,9 @@ fn prints_contents(sub: &str, options: &[String]) -> bool {
     let verbose = options
         .iter()
         .any(|o| matches!(o.as_str(), "-v" | "-vv" | "--verbose"));
+    // `--format='%(raw)'` prints the object a tag or branch points at (a
+    // tag may point at a file).
+    let formatted = matches!(sub, "tag" | "branch") && options.iter().any(|o| o == "--format");
     let metadata_only = (sub == "status" && !verbose)
         || matches!(
             sub,
@@ -157,5 +160,5 @@ fn prints_contents(sub: &str, options: &[String]) -> bool {
                 | "shortlog"
         )
         || (matches!(sub, "log" | "reflog") && !patch);
-    !metadata_only
+    !metadata_only || formatted
 }
