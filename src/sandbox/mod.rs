@@ -930,10 +930,17 @@ mod tests {
             "git show HEAD:",
             "git log -p -1",
             "git diff HEAD~0",
+            "git status -vv",
+            "git tag -l '--format=%(raw)'",
         ] {
             assert!(asks(&ws.check_exec(c)), "{c}");
         }
-        for c in ["git status", "git log --oneline", "git ls-files"] {
+        for c in [
+            "git status",
+            "git log --oneline",
+            "git ls-files",
+            "git tag -l",
+        ] {
             assert!(runs(&ws.check_exec(c)), "{c}");
         }
     }
