@@ -185,21 +185,26 @@ impl Sandbox {
         for c in candidates {
             let r = path::resolve(&self.root, &c)
                 .map_err(|e| format!("a path outside the workspace ({e})"))?;
-            if read
-                && let Some(why) = path::credential_reason(&r.rel).or_else(|| {
-                    path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
-                })
-            {
-                return Err(format!("it reads a credential file ({why})"));
-            }
-            if let Some(why) = path::reserved_reason(&r.rel, false) {
-                return Err(why);
-            }
-            if let Some(why) = path::hard_link_reason(&r.rel, &r.abs) {
-                return Err(why);
-            }
+            self.refuse_resolved(&r, read)?;
         }
         Ok(())
+    }
+
+    /// What no operand may be once resolved: a credential file (when it is
+    /// read), a reserved path, a file with other names (whose content may
+    /// be a file outside).
+    fn refuse_resolved(&self, r: &Resolved, read: bool) -> Result<(), String> {
+        if read
+            && let Some(why) = path::credential_reason(&r.rel).or_else(|| {
+                path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
+            })
+        {
+            return Err(format!("it reads a credential file ({why})"));
+        }
+        if let Some(why) = path::reserved_reason(&r.rel, false) {
+            return Err(why);
+        }
+        path::hard_link_reason(&r.rel, &r.abs).map_or(Ok(()), Err)
     }
 
     /// A git revision or path, seen from `dir`. git decides late which one
@@ -255,20 +260,9 @@ impl Sandbox {
         }
         let r = path::resolve(&self.root, &join(dir, text))
             .map_err(|e| format!("a git operand outside the workspace ({e})"))?;
-        if let Some(why) = path::credential_reason(&r.rel).or_else(|| {
-            path::git_secret_reason(&r.rel, &r.abs, path::git_dir_of(&self.root).as_deref())
-        }) {
-            return Err(format!("it reads a credential file ({why})"));
-        }
-        if let Some(why) = path::reserved_reason(&r.rel, false) {
-            return Err(why);
-        }
-        // `git diff REV:PATH FILE` prints FILE: a file with other names is
-        // as good as one outside.
-        if let Some(why) = path::hard_link_reason(&r.rel, &r.abs) {
-            return Err(why);
-        }
-        Ok(())
+        // `git diff REV:PATH FILE` prints FILE: read, and a file with other
+        // names is as good as one outside.
+        self.refuse_resolved(&r, true)
     }
 
     /// A recursive search under `at` (relative to the workspace) would
