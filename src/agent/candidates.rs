@@ -8,6 +8,7 @@
 //! candidate that fails is never written, so nothing is undone.
 
 mod finish;
+mod mutate;
 
 use std::time::{Duration, Instant};
 
@@ -122,7 +123,7 @@ impl Agent {
                     &d,
                     n,
                     (after, changed),
-                    Vec::new(),
+                    Won::Passed,
                     command,
                     &plan.checks,
                     cancel,
@@ -158,6 +159,7 @@ impl Agent {
         }
         self.refine(st, &plan, &mut tries, count, started, cancel)
             .await;
+        let mutated = self.mutate_best(st, &plan, &mut tries, cancel).await;
         let n = tries.tried.len();
         if n == 0 {
             self.notice(
@@ -176,7 +178,12 @@ impl Agent {
                 .keep_best(st, t, n, tries.best, command, now, cancel)
                 .await;
         };
-        self.adopt_winner(st, t, n, won, doubted, command, &plan.checks, cancel)
+        let why = match mutated {
+            Some(how) => Won::Mutated(how),
+            None if doubted.is_empty() => Won::Passed,
+            None => Won::Doubted(doubted),
+        };
+        self.adopt_winner(st, t, n, won, why, command, &plan.checks, cancel)
             .await
     }
 
@@ -517,6 +524,16 @@ struct Plan {
     /// A function in another file the failing call used, that file, and
     /// the request for it.
     down: Option<(focus::Target, String, String)>,
+}
+
+/// Why the winner won.
+enum Won {
+    /// It passed every check.
+    Passed,
+    /// It failed only these checks mm wrote, which every candidate failed.
+    Doubted(Vec<String>),
+    /// The best candidate with these small changes (`mutate`) passed.
+    Mutated(Vec<String>),
 }
 
 /// What the tries gave.

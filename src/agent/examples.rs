@@ -594,6 +594,12 @@ pub fn command(lang: Lang, script: &str) -> String {
     format!("{program} - <<'MM_REQUEST_CHECKS'\n{script}\nMM_REQUEST_CHECKS")
 }
 
+/// The script of a Python check command made by `command`.
+pub fn python_script_of(cmd: &str) -> Option<&str> {
+    cmd.strip_prefix("python3 - <<'MM_REQUEST_CHECKS'\n")?
+        .strip_suffix("\nMM_REQUEST_CHECKS")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

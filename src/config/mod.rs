@@ -104,6 +104,10 @@ pub enum Behaviour {
     /// When no candidate passes, the best is corrected against the
     /// checks it still fails, kept only when it fails fewer.
     Refine,
+    /// When no candidate passes, small changes of the best (an operator,
+    /// a constant, a string's ends, a method) are tried in memory against
+    /// the request's checks.
+    Mutate,
     /// A command that now exits 0 is still questioned (output, symptom).
     Exit0,
     /// Exact values and output in an answer are held to the tools' results.
@@ -123,12 +127,13 @@ pub enum Behaviour {
 }
 
 impl Behaviour {
-    pub const ALL: [Behaviour; 12] = [
+    pub const ALL: [Behaviour; 13] = [
         Behaviour::Reread,
         Behaviour::Stall,
         Behaviour::Asserts,
         Behaviour::Candidates,
         Behaviour::Refine,
+        Behaviour::Mutate,
         Behaviour::Exit0,
         Behaviour::Evidence,
         Behaviour::Rename,
@@ -145,6 +150,7 @@ impl Behaviour {
             Behaviour::Asserts => "asserts",
             Behaviour::Candidates => "candidates",
             Behaviour::Refine => "refine",
+            Behaviour::Mutate => "mutate",
             Behaviour::Exit0 => "exit0",
             Behaviour::Evidence => "evidence",
             Behaviour::Rename => "rename",

@@ -381,6 +381,45 @@ const PY_TRACE: &str = include_str!("probe/trace.py");
 /// the line as it is. argv as `PY_TRACE`'s. At most 300 tries, 8 s.
 const PY_REPAIR: &str = include_str!("probe/repair.py");
 
+/// Tries small changes of a Python file's functions against a check
+/// script, in memory: a method for another (`split(' ')` for `split()`,
+/// `lower` for `upper`, `strip` dropped), an integer ± 1, an operator or
+/// a comparison for another, a condition negated, a string with a
+/// character of the expected values added or dropped at either end (a
+/// returned value, each element joined), `min`/`max`. Up to three changes
+/// in a row, each kept only when fewer checks fail; at most 3,000 tries,
+/// 20 s. Prints the first file with which every check passes.
+const PY_MUTATE: &str = include_str!("probe/mutate.py");
+
+/// The shell command that runs the mutation search on `file` (from the
+/// root), changing only the functions `names`, judged by the check script
+/// `check` (see `agent::examples::python_script`). Run it where `file`
+/// holds the code to start from: a scratch copy.
+pub fn mutation_command(file: &str, names: &[String], check: &str) -> Option<String> {
+    let head = format!(
+        "FILE = {}\nNAMES = {}\nCHECK = {}\n",
+        serde_json::to_string(file).ok()?,
+        serde_json::to_string(names).ok()?,
+        serde_json::to_string(check).ok()?,
+    );
+    Some(format!(
+        "python3 - <<'MM_MUTATE'\n{head}{PY_MUTATE}\nMM_MUTATE"
+    ))
+}
+
+/// What a mutation search found: the file's new text and a line on each
+/// change, in order. None when it found nothing.
+pub fn mutation_found(output: &str) -> Option<(String, Vec<String>)> {
+    #[derive(serde::Deserialize)]
+    struct Found {
+        source: String,
+        changes: Vec<String>,
+    }
+    let line = output.lines().find_map(|l| l.strip_prefix("MM-MUTATE "))?;
+    let f: Found = serde_json::from_str(line).ok()?;
+    Some((f.source, f.changes))
+}
+
 /// The failing Python test a failure's traceback ends in: its file, the
 /// line in it that failed, and the test function's name.
 fn failing_python_test(failure: &str) -> Option<(String, usize, String)> {

@@ -99,24 +99,32 @@ impl Agent {
     /// candidate failed, `doubted`): it goes into the workspace, whose
     /// checks judge it again, and the model is told what was done.
     #[allow(clippy::too_many_arguments)]
-    pub(in crate::agent) async fn adopt_winner(
+    pub(super) async fn adopt_winner(
         &mut self,
         st: &mut TurnState,
         t: &focus::Target,
         n: usize,
         (after, changed): (String, Vec<String>),
-        doubted: Vec<String>,
+        why: Won,
         command: &str,
         checks: &[String],
         cancel: &CancellationToken,
     ) -> Option<String> {
-        let words = if doubted.is_empty() {
-            tally(n, Some(n))
-        } else {
-            format!(
+        let doubted = match &why {
+            Won::Doubted(d) => d.clone(),
+            _ => Vec::new(),
+        };
+        let words = match &why {
+            Won::Passed => tally(n, Some(n)),
+            Won::Doubted(d) => format!(
                 "{n} candidates tried, each failed the same {} check(s) mm wrote, set aside as doubtful",
-                doubted.len()
-            )
+                d.len()
+            ),
+            Won::Mutated(how) => format!(
+                "{}; {} small change(s) of the best pass",
+                tally(n, None),
+                how.len()
+            ),
         };
         let label = format!("fix {} in {} ({words})", changed.join(", "), t.file);
         if !self.own_write(st, &t.file, after, &label, cancel).await {
@@ -202,6 +210,14 @@ impl Agent {
                 "\n[mm asked for {} alone with this failure {n} time(s) and tried each answer in a scratch copy. Every one failed the same check(s) mm wrote from the request, which may be wrong:\n{}\nThe one that passes all the others is in {} now; {verdict}. It is now:]\n```\n{body}```\nDo not change it again unless the request says what a doubtful check expects: check the change against the request and answer.",
                 changed.join(", "),
                 doubted.join("\n"),
+                t.file,
+            ));
+        }
+        if let Won::Mutated(how) = &why {
+            return Some(format!(
+                "\n[mm asked for {} alone with this failure {n} time(s) and tried each answer in a scratch copy; none passed. mm then tried small changes of the best one against the request's checks, and with these every check passes:\n{}\nmm changed {} to it; {verdict}. It is now:]\n```\n{body}```\nDo not change it again: check the change against the request and answer.",
+                changed.join(", "),
+                how.join("\n"),
                 t.file,
             ));
         }
