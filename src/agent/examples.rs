@@ -594,10 +594,17 @@ pub fn command(lang: Lang, script: &str) -> String {
     format!("{program} - <<'MM_REQUEST_CHECKS'\n{script}\nMM_REQUEST_CHECKS")
 }
 
-/// The script of a Python check command made by `command`.
-pub fn python_script_of(cmd: &str) -> Option<&str> {
-    cmd.strip_prefix("python3 - <<'MM_REQUEST_CHECKS'\n")?
-        .strip_suffix("\nMM_REQUEST_CHECKS")
+/// The language and script of a check command made by `command`.
+pub fn script_of(cmd: &str) -> Option<(Lang, &str)> {
+    let (lang, rest) = if let Some(rest) = cmd.strip_prefix("python3 - ") {
+        (Lang::Python, rest)
+    } else {
+        (Lang::JavaScript, cmd.strip_prefix("node - ")?)
+    };
+    let script = rest
+        .strip_prefix("<<'MM_REQUEST_CHECKS'\n")?
+        .strip_suffix("\nMM_REQUEST_CHECKS")?;
+    Some((lang, script))
 }
 
 #[cfg(test)]

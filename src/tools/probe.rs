@@ -383,28 +383,46 @@ const PY_REPAIR: &str = include_str!("probe/repair.py");
 
 /// Tries small changes of a Python file's functions against a check
 /// script, in memory: a method for another (`split(' ')` for `split()`,
-/// `lower` for `upper`, `strip` dropped), an integer ± 1, an operator or
-/// a comparison for another, a condition negated, a string with a
-/// character of the expected values added or dropped at either end (a
-/// returned value, each element joined), `min`/`max`. Up to three changes
-/// in a row, each kept only when fewer checks fail; at most 3,000 tries,
-/// 20 s. Prints the first file with which every check passes.
+/// `lower` for `upper`, `strip` dropped), an integer ± 1, a term of a sum
+/// dropped, an operator or a comparison for another, a condition negated,
+/// a string with a character of the expected values added or dropped at
+/// either end (a returned value, each element joined), or with the
+/// characters where a value it gives and the one expected part,
+/// `min`/`max`. Up to three changes in a row, each kept only when fewer
+/// checks fail; at most 3,000 tries, 20 s. Prints the first file with
+/// which every check passes.
 const PY_MUTATE: &str = include_str!("probe/mutate.py");
 
+/// The same for JavaScript, token by token on the function's lines: a
+/// string, a number, an operator, a method name (`toUpperCase`,
+/// `startsWith`, `Math.min`...), a condition negated, a returned value
+/// with characters before or after, `split(' ')` on every run of spaces.
+const JS_MUTATE: &str = include_str!("probe/mutate.js");
+
 /// The shell command that runs the mutation search on `file` (from the
-/// root), changing only the functions `names`, judged by the check script
-/// `check` (see `agent::examples::python_script`). Run it where `file`
-/// holds the code to start from: a scratch copy.
+/// root, a `.py` or `.js` file), changing only the functions `names`,
+/// judged by the check script `check` in the file's language (see
+/// `agent::examples::python_script`). Run it where `file` holds the code
+/// to start from: a scratch copy.
 pub fn mutation_command(file: &str, names: &[String], check: &str) -> Option<String> {
-    let head = format!(
-        "FILE = {}\nNAMES = {}\nCHECK = {}\n",
+    let python = file.ends_with(".py");
+    if !python && !file.ends_with(".js") && !file.ends_with(".cjs") {
+        return None;
+    }
+    let (file, names, check) = (
         serde_json::to_string(file).ok()?,
         serde_json::to_string(names).ok()?,
         serde_json::to_string(check).ok()?,
     );
-    Some(format!(
-        "python3 - <<'MM_MUTATE'\n{head}{PY_MUTATE}\nMM_MUTATE"
-    ))
+    Some(if python {
+        format!(
+            "python3 - <<'MM_MUTATE'\nFILE = {file}\nNAMES = {names}\nCHECK = {check}\n{PY_MUTATE}\nMM_MUTATE"
+        )
+    } else {
+        format!(
+            "node - <<'MM_MUTATE'\nconst FILE = {file}, NAMES = {names}, CHECK = {check};\n{JS_MUTATE}\nMM_MUTATE"
+        )
+    })
 }
 
 /// What a mutation search found: the file's new text and a line on each

@@ -30,13 +30,13 @@ impl Agent {
         }
         let (k, base, base_changed, _) = tries.best.clone()?;
         let t = &plan.t;
-        if k == 0 || Lang::of(&t.file) != Some(Lang::Python) {
+        if k == 0 {
             return None;
         }
-        let script = st
-            .request_checks
-            .as_deref()
-            .and_then(examples::python_script_of)?;
+        let (lang, script) = st.request_checks.as_deref().and_then(examples::script_of)?;
+        if Lang::of(&t.file) != Some(lang) {
+            return None;
+        }
         let cmd = probe::mutation_command(&t.file, &t.names, script)?;
         let mut sc = scratch::copy(&self.tools)?;
         if !sc.write(&t.file, &base) {
@@ -140,12 +140,9 @@ mod tests {
         let script = examples::python_script(&["names".to_string()], &names, &checks);
         let cmd = examples::command(Lang::Python, &script);
         assert_eq!(sh(dir.path(), &cmd).0, Some(1), "the code fails first");
-        let search = probe::mutation_command(
-            "names.py",
-            &names,
-            examples::python_script_of(&cmd).unwrap(),
-        )
-        .unwrap();
+        let (lang, script) = examples::script_of(&cmd).unwrap();
+        assert_eq!(lang, Lang::Python);
+        let search = probe::mutation_command("names.py", &names, script).unwrap();
         let (_, out) = sh(dir.path(), &search);
         let (after, how) = probe::mutation_found(&out).expect(&out);
         // Three changes in a row, each failing fewer checks; the quotes
@@ -160,6 +157,49 @@ mod tests {
             wrong
         );
         std::fs::write(dir.path().join("names.py"), &after).unwrap();
+        assert_eq!(sh(dir.path(), &cmd).0, Some(0));
+    }
+
+    #[test]
+    fn javascript_strings_and_conditions_change_by_what_the_checks_give() {
+        let dir = tempfile::tempdir().unwrap();
+        let wrong = concat!(
+            "'use strict';\n",
+            "function plural(word, count) {\n",
+            "  if (count === 0) {\n",
+            "    return count + ' ' + word;\n",
+            "  } else if (count === 1) {\n",
+            "    return count + ' ' + word;\n",
+            "  } else if (word.endsWith('x')) {\n",
+            "    return count + ' ' + word + 's';\n",
+            "  }\n",
+            "  return count + ' ' + word + 's';\n",
+            "}\n",
+            "module.exports = { plural };\n",
+        );
+        std::fs::write(dir.path().join("words.js"), wrong).unwrap();
+        let checks = [
+            check("plural('file', 1)", "'1 file'"),
+            check("plural('file', 0)", "'0 files'"),
+            check("plural('box', 2)", "'2 boxes'"),
+            check("plural('day', 3)", "'3 days'"),
+        ];
+        let names = vec!["plural".to_string()];
+        let script = examples::js_script("words.js", &names, &checks);
+        let cmd = examples::command(Lang::JavaScript, &script);
+        assert_eq!(sh(dir.path(), &cmd).0, Some(1), "the code fails first");
+        let (lang, script) = examples::script_of(&cmd).unwrap();
+        assert_eq!(lang, Lang::JavaScript);
+        let (_, out) = sh(
+            dir.path(),
+            &probe::mutation_command("words.js", &names, script).unwrap(),
+        );
+        let (after, how) = probe::mutation_found(&out).expect(&out);
+        assert_eq!(how.len(), 2, "{how:?}");
+        // `e` is where `2 boxs` and `2 boxes` part.
+        assert!(after.contains("word + 'es'"), "{after}");
+        assert!(!after.contains("count === 0"), "{after}");
+        std::fs::write(dir.path().join("words.js"), &after).unwrap();
         assert_eq!(sh(dir.path(), &cmd).0, Some(0));
     }
 
