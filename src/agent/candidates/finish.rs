@@ -114,18 +114,7 @@ impl Agent {
             Won::Doubted(d) => d.clone(),
             _ => Vec::new(),
         };
-        let words = match &why {
-            Won::Passed => tally(n, Some(n)),
-            Won::Doubted(d) => format!(
-                "{n} candidates tried, each failed the same {} check(s) mm wrote, set aside as doubtful",
-                d.len()
-            ),
-            Won::Mutated(how) => format!(
-                "{}; {} small change(s) of the best pass",
-                tally(n, None),
-                how.len()
-            ),
-        };
+        let words = why.words(n);
         let label = format!("fix {} in {} ({words})", changed.join(", "), t.file);
         if !self.own_write(st, &t.file, after, &label, cancel).await {
             return None;
@@ -205,28 +194,7 @@ impl Agent {
             st.settled = true;
             st.answer_next = true;
         }
-        if !doubted.is_empty() {
-            return Some(format!(
-                "\n[mm asked for {} alone with this failure {n} time(s) and tried each answer in a scratch copy. Every one failed the same check(s) mm wrote from the request, which may be wrong:\n{}\nThe one that passes all the others is in {} now; {verdict}. It is now:]\n```\n{body}```\nDo not change it again unless the request says what a doubtful check expects: check the change against the request and answer.",
-                changed.join(", "),
-                doubted.join("\n"),
-                t.file,
-            ));
-        }
-        if let Won::Mutated(how) = &why {
-            return Some(format!(
-                "\n[mm asked for {} alone with this failure {n} time(s) and tried each answer in a scratch copy; none passed. mm then tried small changes of the best one against the request's checks, and with these every check passes:\n{}\nmm changed {} to it; {verdict}. It is now:]\n```\n{body}```\nDo not change it again: check the change against the request and answer.",
-                changed.join(", "),
-                how.join("\n"),
-                t.file,
-            ));
-        }
-        Some(format!(
-            "\n[mm asked for {} alone with this failure {n} time(s) and tried each answer in a scratch copy: the {} passes, and mm changed {} to it; {verdict}. It is now:]\n```\n{body}```\nDo not change it again: check the change against the request and answer.",
-            changed.join(", "),
-            ordinal(n),
-            t.file,
-        ))
+        Some(why.told(&changed, n, &t.file, &verdict, &body))
     }
 
     /// How the checks go in the scratch copy: None when one could not
@@ -289,5 +257,44 @@ impl Agent {
             return Some((usize::MAX, String::new()));
         }
         Some((failed, lines))
+    }
+}
+
+impl Won {
+    /// What the receipt and the user hear of the candidates, `n` tried.
+    fn words(&self, n: usize) -> String {
+        match self {
+            Won::Passed => tally(n, Some(n)),
+            Won::Doubted(d) => format!(
+                "{n} candidates tried, each failed the same {} check(s) mm wrote, set aside as doubtful",
+                d.len()
+            ),
+            Won::Mutated(how) => format!(
+                "{}; {} small change(s) of the best pass",
+                tally(n, None),
+                how.len()
+            ),
+        }
+    }
+
+    /// What the model is told: the functions `changed` in `file` after `n`
+    /// candidates, how the workspace's checks went (`verdict`), and the
+    /// functions as they are now (`body`).
+    fn told(&self, changed: &[String], n: usize, file: &str, verdict: &str, body: &str) -> String {
+        let names = changed.join(", ");
+        match self {
+            Won::Doubted(doubted) => format!(
+                "\n[mm asked for {names} alone with this failure {n} time(s) and tried each answer in a scratch copy. Every one failed the same check(s) mm wrote from the request, which may be wrong:\n{}\nThe one that passes all the others is in {file} now; {verdict}. It is now:]\n```\n{body}```\nDo not change it again unless the request says what a doubtful check expects: check the change against the request and answer.",
+                doubted.join("\n"),
+            ),
+            Won::Mutated(how) => format!(
+                "\n[mm asked for {names} alone with this failure {n} time(s) and tried each answer in a scratch copy; none passed. mm then tried small changes of the best one against the request's checks, and with these every check passes:\n{}\nmm changed {file} to it; {verdict}. It is now:]\n```\n{body}```\nDo not change it again: check the change against the request and answer.",
+                how.join("\n"),
+            ),
+            Won::Passed => format!(
+                "\n[mm asked for {names} alone with this failure {n} time(s) and tried each answer in a scratch copy: the {} passes, and mm changed {file} to it; {verdict}. It is now:]\n```\n{body}```\nDo not change it again: check the change against the request and answer.",
+                ordinal(n),
+            ),
+        }
     }
 }
