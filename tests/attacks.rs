@@ -38,6 +38,7 @@ const SETUP_WORDS: &[&str] = &[
     "fence-runs",
     "touch",
     "gitadd",
+    "gitnote",
     "oldtime",
     "gitlink",
     "gitfile",
@@ -297,6 +298,17 @@ fn set_up(case: &Case, pl: &Places) {
             "gitadd" => {
                 git(&pl.ws, &["add", arg]);
                 git(&pl.ws, &["commit", "-qm", "add"]);
+            }
+            "gitnote" => {
+                // A note on HEAD whose blob is the file's (`git notes add
+                // -C`): `git log` prints it.
+                let out = std::process::Command::new("git")
+                    .args(["hash-object", "-w", arg])
+                    .current_dir(&pl.ws)
+                    .output()
+                    .unwrap();
+                let blob = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                git(&pl.ws, &["notes", "add", "-f", "-C", &blob, "HEAD"]);
             }
             "gitlink" => {
                 // A submodule the index records, whose folder is empty.

@@ -27,6 +27,10 @@ pub struct RepoFacts {
     /// Tracked files of the work tree with more than one name: `git diff`
     /// prints what another name, perhaps outside, holds.
     pub linked_tracked: Vec<String>,
+    /// It has notes (a `refs/notes/` ref, or `core.notesRef` or
+    /// `notes.displayRef` set): `git log` prints them, and a note can be
+    /// any blob.
+    pub notes: bool,
 }
 
 /// Looks at the repository that holds `dir`: None when there is none.
@@ -135,6 +139,11 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
             ));
         }
     }
+    facts.notes = repo
+        .references_glob("refs/notes/*")
+        .map_or(true, |mut refs| refs.next().is_some())
+        || config.get_entry("core.notesref").is_ok()
+        || config.get_entry("notes.displayref").is_ok();
     tracked(&repo, &git_dir, &mut facts)?;
     Ok(Some(facts))
 }

@@ -205,7 +205,9 @@ pub fn scrub(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString,
         // workspace's programs, or its libraries for every program.
         .map(|(k, v)| match k.to_str() {
             Some("PATH") => (k.clone(), absolute_only(v)),
-            Some("LD_LIBRARY_PATH") => (k.clone(), loader_list(v, true)),
+            // iconv loads its modules from `GCONV_PATH` (a commit in an odd
+            // encoding makes `git log` call it).
+            Some("LD_LIBRARY_PATH" | "GCONV_PATH") => (k.clone(), loader_list(v, true)),
             Some("LD_PRELOAD" | "LD_AUDIT") => (k.clone(), loader_list(v, false)),
             _ => (k.clone(), v.clone()),
         })
@@ -217,16 +219,23 @@ pub fn scrub(vars: impl Iterator<Item = (OsString, OsString)>) -> Vec<(OsString,
 /// program: empty and relative entries (the folder a command runs in) and
 /// entries in a workspace. A bare library name stays in a list of
 /// libraries (it is looked for in the folders kept and the system's); a
-/// list of `folders` keeps absolute ones only.
+/// list of `folders` keeps absolute ones only. Split where the loader
+/// splits (`;` too), and nothing under `/proc` or `/dev/fd`, which name
+/// another place in each process (`/proc/self/cwd/lib`).
 fn loader_list(v: &std::ffi::OsStr, folders: bool) -> OsString {
     let text = v.to_string_lossy();
     let kept: Vec<&str> = text
-        .split([':', ' '])
+        .split([':', ';', ' ', '\t', '\n'])
         .filter(|e| !e.is_empty())
         .filter(|e| {
             let p = std::path::Path::new(e);
             match folders || e.contains('/') {
-                true => p.is_absolute() && !super::host::in_workspace(p),
+                true => {
+                    p.is_absolute()
+                        && !p.starts_with("/proc")
+                        && !p.starts_with("/dev/fd")
+                        && !super::host::in_workspace(p)
+                }
                 false => true,
             }
         })
@@ -352,6 +361,25 @@ mod tests {
         assert_eq!(loader_list(std::ffi::OsStr::new(&list), true), "/usr/lib");
         let pre = format!("./hook.so {}/hook.so libfast.so", w.display());
         assert_eq!(loader_list(std::ffi::OsStr::new(&pre), false), "libfast.so");
+        // Red-team round 33: `;` is a separator to the loader, and
+        // `/proc/self/cwd` is the workspace in a command run there.
+        assert_eq!(
+            loader_list(
+                std::ffi::OsStr::new("/usr/local/lib;lib:/proc/self/cwd/lib"),
+                true
+            ),
+            "/usr/local/lib"
+        );
+        // iconv's modules are looked for the same way.
+        let gconv = format!("{}/gconv:/usr/lib/gconv", w.display());
+        let vars = scrub([(OsString::from("GCONV_PATH"), OsString::from(gconv))].into_iter());
+        assert_eq!(
+            vars,
+            [(
+                OsString::from("GCONV_PATH"),
+                OsString::from("/usr/lib/gconv")
+            )]
+        );
     }
 
     #[test]

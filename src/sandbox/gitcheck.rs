@@ -10,11 +10,13 @@ impl Sandbox {
     /// read command (an external diff, a textconv filter, an fsmonitor
     /// hook…) or a file it would read, whose work tree lies elsewhere, or
     /// (for a command that prints file contents) that tracks a credential
-    /// file, is not read-only: the command asks.
+    /// file, is not read-only: the command asks. `notes`: the command
+    /// prints the repository's notes if it has any (`git log`), which
+    /// counts as printing contents then.
     pub(super) fn git_settings_hazard(
         &self,
         dir: &Path,
-        content: bool,
+        (content, notes): (bool, bool),
         settings: bool,
     ) -> Result<(), String> {
         let Some(facts) = crate::git::inspect(dir)
@@ -22,6 +24,7 @@ impl Sandbox {
         else {
             return Ok(());
         };
+        let content = content || (notes && facts.notes);
         for (name, value) in &facts.settings {
             if unsafe_setting(name, value) {
                 return Err(format!(

@@ -253,6 +253,28 @@ impl Sandbox {
                 }
             }
             (_, Class::ReadOnly) => run(Access::Listed, true),
+            // Code that runs unasked with the workspace writable could
+            // rewrite the user's own config when the workspace holds it
+            // (mm run in a home folder, red-team rounds 31 and 33).
+            (SandboxMode::Auto, _) if let Some(p) = self.holds_own_config() => {
+                ExecDecision::Deny {
+                    reason: format!(
+                        "the workspace holds {}, your own configuration, and in auto mode nobody is asked, so commands that could write it do not run; start mm in a project folder",
+                        p.display()
+                    ),
+                }
+            }
+            (SandboxMode::Workspace, Class::ProjectCode)
+                if let Some(p) = self.holds_own_config() =>
+            {
+                self.ask(
+                    command,
+                    format!(
+                        "it runs the project's own code, which could write {}, your own configuration, inside this workspace",
+                        p.display()
+                    ),
+                )
+            }
             (SandboxMode::Auto, Class::ProjectCode) if fenced => run(Access::Project, false),
             // Never asked, so never outside the fence: what the user would
             // have said yes to writes as an approved command does in it, and
@@ -302,6 +324,7 @@ impl Sandbox {
         let Ok(simples) = shell::parse(command) else {
             return false;
         };
+        let git_dir = path::git_dir_of(&self.root);
         simples.iter().all(|s| {
             // After `--` every word is an operand, `-/../x` too.
             let mut ended = false;
@@ -319,6 +342,10 @@ impl Sandbox {
                 w.literal()
                     && path::resolve(&self.root, text).is_ok_and(|r| {
                         path::credential_reason(&r.rel).is_none()
+                            // A git dir under another name (`lib.git/config`
+                            // with a token, red-team round 33).
+                            && path::git_secret_reason(&r.rel, &r.abs, git_dir.as_deref())
+                                .is_none()
                             && path::reserved_reason(&r.rel, true).is_none()
                             && path::hard_link_reason(&r.rel, &r.abs).is_none()
                     })
@@ -541,29 +568,43 @@ impl Sandbox {
     }
 }
 
-/// The user's own mm and git config, and what the fence masks in the home
-/// folder, when the workspace holds them (mm run in a home folder,
-/// `XDG_CONFIG_HOME` inside the project): the file tools neither read nor
-/// write them (a `yolo: true` or an MCP server written there would run at
-/// mm's next start).
+/// The user's own mm and git config (and the files git's includes), mm's
+/// own records (its data folder: sessions started, "always" answers,
+/// trusted configs), the Go agent's `~/.agent`, and what the fence masks
+/// in the home folder, when the workspace holds them (mm run in a home
+/// folder, `XDG_CONFIG_HOME` inside the project): the file tools neither
+/// read nor write them (a `yolo: true`, an MCP server or a forged trust
+/// written there would run at mm's next start).
 fn own_config_reason(abs: &Path) -> Option<String> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let xdg = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from);
-    own_config_reason_in(abs, home, xdg, crate::config::user_config_dir())
+    let own = [crate::config::user_config_dir(), crate::config::data_dir()];
+    own_config_reason_in(abs, home, xdg, own.into_iter().flatten().collect())
 }
 
 fn own_config_reason_in(
     abs: &Path,
     home: Option<PathBuf>,
     xdg: Option<PathBuf>,
-    mm_config: Option<PathBuf>,
+    mm_own: Vec<PathBuf>,
 ) -> Option<String> {
     let xdg = xdg.or_else(|| home.as_ref().map(|h| h.join(".config")));
-    let mut own: Vec<PathBuf> = mm_config.into_iter().collect();
-    own.extend(home.iter().map(|h| h.join(".gitconfig")));
-    own.extend(xdg.map(|x| x.join("git")));
+    let mut own: Vec<PathBuf> = mm_own;
+    let mut git_files: Vec<PathBuf> = home.iter().map(|h| h.join(".gitconfig")).collect();
+    git_files.extend(xdg.map(|x| x.join("git/config")));
+    if let Some(h) = &home {
+        own.push(h.join(".agent"));
+        for f in git_files.clone() {
+            git_files.extend(git_includes(&f, h, 0));
+        }
+    }
+    own.extend(git_files.iter().map(|f| match f.ends_with("git/config") {
+        // The whole folder: its `ignore` and `attributes` are git's too.
+        true => f.parent().map_or_else(|| f.clone(), Path::to_path_buf),
+        false => f.clone(),
+    }));
     let canon = |p: &Path| resolve_loose(p, 0);
     let at = canon(abs);
     if let Some(m) = home.and_then(|h| fence::masked_home_path_in(&at, h)) {
@@ -578,6 +619,80 @@ fn own_config_reason_in(
             o.display()
         )
     })
+}
+
+/// The files a git config file includes (`[include] path`, `[includeIf
+/// …] path`, `~/` from `home`, a relative path from the file's folder),
+/// and theirs, three deep: git reads them as the user's own config.
+fn git_includes(file: &Path, home: &Path, depth: u8) -> Vec<PathBuf> {
+    let Ok(text) = crate::paths::read_regular(file, 1 << 20) else {
+        return Vec::new();
+    };
+    let text = String::from_utf8_lossy(&text);
+    let mut out = Vec::new();
+    let mut including = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            let section = line
+                .trim_start_matches('[')
+                .split([']', ' ', '"', '\t'])
+                .next()
+                .unwrap_or("")
+                .to_ascii_lowercase();
+            including = section == "include" || section == "includeif";
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if !including || !key.trim().eq_ignore_ascii_case("path") {
+            continue;
+        }
+        let value = value.trim().trim_matches('"');
+        let path = match value.strip_prefix("~/") {
+            Some(rest) => home.join(rest),
+            None => match file.parent() {
+                Some(dir) => dir.join(value),
+                None => PathBuf::from(value),
+            },
+        };
+        if depth < 3 {
+            out.extend(git_includes(&path, home, depth + 1));
+        }
+        out.push(path);
+    }
+    out
+}
+
+impl Sandbox {
+    /// The first of the user's own config places (see `own_config_reason`)
+    /// that lies in the workspace, made or not: code that can write the
+    /// workspace could write it.
+    fn holds_own_config(&self) -> Option<PathBuf> {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let xdg = std::env::var_os("XDG_CONFIG_HOME")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from);
+        let own = [crate::config::user_config_dir(), crate::config::data_dir()];
+        holds_own_config_in(&self.root, home, xdg, own.into_iter().flatten().collect())
+    }
+}
+
+fn holds_own_config_in(
+    root: &Path,
+    home: Option<PathBuf>,
+    xdg: Option<PathBuf>,
+    mut own: Vec<PathBuf>,
+) -> Option<PathBuf> {
+    let xdg = xdg.or_else(|| home.as_ref().map(|h| h.join(".config")));
+    own.extend(
+        home.iter()
+            .flat_map(|h| [h.join(".gitconfig"), h.join(".agent")]),
+    );
+    own.extend(xdg.map(|x| x.join("git")));
+    own.into_iter()
+        .find(|p| resolve_loose(p, 0).starts_with(root))
 }
 
 /// `p` with every link followed that can be, dangling ones too, and the
@@ -669,14 +784,45 @@ mod tests {
     }
 
     #[test]
+    fn a_workspace_holding_the_users_config_is_known() {
+        // Unasked code writes the workspace: in a home folder, or with
+        // `XDG_CONFIG_HOME` inside the project, that is the user's config
+        // (red-team rounds 31 and 33).
+        let h = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(h.path()).unwrap();
+        let proj = home.join("proj");
+        std::fs::create_dir_all(&proj).unwrap();
+        let own = || vec![home.join(".config/mm"), home.join(".local/share/mm")];
+        let held = |root: &Path, xdg: Option<PathBuf>| {
+            holds_own_config_in(root, Some(home.clone()), xdg, own())
+        };
+        assert_eq!(held(&home, None), Some(home.join(".config/mm")));
+        assert_eq!(held(&proj, None), None);
+        assert_eq!(
+            held(&proj, Some(proj.join("cfg"))),
+            Some(proj.join("cfg/git"))
+        );
+    }
+
+    #[test]
     fn in_a_home_folder_the_tools_leave_its_private_files_and_the_users_config_alone() {
         // mm run in a home folder (red-team round 31): `.bash_history`,
         // other agents' records and mm's own config were read and written.
         let h = tempfile::tempdir().unwrap();
         let home = std::fs::canonicalize(h.path()).unwrap();
         let mm = home.join(".config/mm");
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[user]\n\tname = x\n[include]\n\tpath = ~/.gitconfig.local\n[includeIf \"gitdir:~/w/\"]\n\tpath = dotfiles/git/extra\n",
+        )
+        .unwrap();
         let reason = |rel: &str| {
-            own_config_reason_in(&home.join(rel), Some(home.clone()), None, Some(mm.clone()))
+            own_config_reason_in(
+                &home.join(rel),
+                Some(home.clone()),
+                None,
+                vec![mm.clone(), home.join(".local/share/mm")],
+            )
         };
         for rel in [
             ".config/mm/config.yaml",
@@ -684,6 +830,13 @@ mod tests {
             ".config/git/config",
             ".ssh/id_rsa",
             ".codex/auth.json",
+            // Records mm believes, the Go agent's config, and what the
+            // user's git config includes (red-team round 33).
+            ".local/share/mm/trusted-configs.tsv",
+            ".local/share/mm/always-answers.tsv",
+            ".agent/config.json",
+            ".gitconfig.local",
+            "dotfiles/git/extra",
         ] {
             assert!(reason(rel).is_some(), "{rel}");
         }

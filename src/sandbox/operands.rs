@@ -127,6 +127,7 @@ impl Sandbox {
                     at,
                     dirs,
                     content,
+                    notes,
                     settings,
                 } => {
                     for d in dirs {
@@ -137,7 +138,7 @@ impl Sandbox {
                         let dir = if dir.is_empty() { ".".to_string() } else { dir };
                         let r = path::resolve(&self.root, &dir)
                             .map_err(|e| format!("git outside the workspace ({e})"))?;
-                        self.git_settings_hazard(&r.abs, *content, *settings)?;
+                        self.git_settings_hazard(&r.abs, (*content, *notes), *settings)?;
                     }
                 }
             }

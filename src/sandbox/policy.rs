@@ -44,6 +44,8 @@ pub enum Check {
         at: Option<Word>,
         dirs: Vec<String>,
         content: bool,
+        /// It prints the repository's notes, if it has any.
+        notes: bool,
         settings: bool,
     },
     /// A git revision or path: what it names as a path (`rev:path` too)

@@ -361,7 +361,7 @@ pub const GIT: &[Spec] = &[
 const LOG_OPTS: &str = "-p -u -s -n= -i -E -F -P -c -m -t -M -C -B -R -z -W -L= \
 --oneline --stat --stat=? --shortstat --numstat --name-only --name-status --summary --patch --no-patch \
 --graph --all --branches=? --tags=? --remotes=? --decorate --decorate=? --no-decorate --abbrev-commit \
---no-abbrev-commit --abbrev=? --format= --pretty=? --date= --relative-date --reverse --first-parent \
+--no-abbrev-commit --abbrev=? --format=? --pretty=? --date= --relative-date --reverse --first-parent \
 --merges --no-merges --max-count= --skip= --since= --after= --until= --before= --author= --committer= \
 --grep= --all-match --invert-grep --regexp-ignore-case --follow --full-history --simplify-merges \
 --ancestry-path --left-right --cherry-pick --topo-order --date-order --author-date-order --source \

@@ -104,10 +104,15 @@ pub(super) fn git(args: &[Word], dirs: &[String], checks: &mut Vec<Check>) -> Re
         });
     }
     let metadata_only = !prints_contents(&sub.text, &parsed.options);
+    // `git log` shows `refs/notes/commits` (and what `notes.displayRef`
+    // names) unless told not to; a note can be any blob.
+    let notes = matches!(sub.text.as_str(), "log" | "reflog" | "whatchanged")
+        && !parsed.options.iter().any(|o| o == "--no-notes");
     checks.push(Check::Git {
         at,
         dirs: dirs.to_vec(),
         content: !metadata_only,
+        notes,
         settings: sub.text == "remote",
     });
     Ok(())
@@ -136,6 +141,8 @@ fn prints_contents(sub: &str, options: &[String]) -> bool {
                 | "--binary"
                 | "-m"
                 | "--diff-merges"
+                | "--notes"
+                | "--show-notes"
         )
     });
     // `git status -v` prints the staged diff, `-vv` the unstaged one too.
