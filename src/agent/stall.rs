@@ -274,61 +274,18 @@ impl Agent {
         let mut first = true;
         while let Some(((file, before), context)) = queue.pop_front() {
             let companion = !std::mem::take(&mut first);
-            let ask = match &before {
-                Some(b) if blocks => blocks_request(&st.prompt, &file, b, &context),
-                _ => whole_request(&st.prompt, &file, before.as_deref(), &context),
-            };
-            let mut made = None;
-            for temperature in [0.2, 0.7] {
-                let Some(reply) = self
-                    .side_request_capped(
-                        if blocks && before.is_some() {
-                            BLOCKS_SYSTEM
-                        } else {
-                            CHANGE_SYSTEM
-                        },
-                        &ask,
-                        temperature,
-                        WHOLE_CAP,
-                        cancel,
-                    )
-                    .await
-                else {
-                    break;
-                };
-                let judged = match &before {
-                    Some(b) if blocks => {
-                        Some(blocks_change(&st.prompt, &file, b, &reply, &st.spelled))
-                    }
-                    Some(b) => Some(change_of(&st.prompt, &file, b, &reply, &st.spelled)),
-                    None => None,
-                };
-                // A file after the first, as it is, already does its part
-                // (the first is the one the request is about: asked again).
-                if companion && let Some(Err("no change")) = &judged {
-                    wanted = wanted.saturating_sub(1);
-                    break;
-                }
-                if let Some(Err(e)) = &judged {
-                    refused.push(format!("{file}: {e}"));
-                }
-                let after = match judged {
-                    Some(j) => j.ok(),
-                    None => super::recover::fenced_blocks(&reply)
-                        .first()
-                        .map(|(_, _, b)| b.to_string())
-                        .filter(|b| !b.trim().is_empty())
-                        .map(|mut b| {
-                            if !b.ends_with('\n') {
-                                b.push('\n');
-                            }
-                            b
-                        }),
-                };
-                if after.is_some() {
-                    made = after;
-                    break;
-                }
+            let (mut made, as_is) = self
+                .ask_whole(
+                    st,
+                    (&file, before.as_deref()),
+                    &context,
+                    companion,
+                    &mut refused,
+                    cancel,
+                )
+                .await;
+            if as_is {
+                wanted = wanted.saturating_sub(1);
             }
             // The file came back as it was (a small model shown a file
             // whole hands it back): the functions the request adds to it
@@ -338,44 +295,9 @@ impl Agent {
                 && let Some(b) = &before
                 && refused.last().is_some_and(|r| r.ends_with(": no change"))
             {
-                let mut missing: Vec<String> = harness::asked_definitions(&st.prompt)
-                    .into_iter()
-                    .filter(|(n, f)| {
-                        f.as_deref() == Some(file.as_str())
-                            && !crate::tools::guard::definitions(b).contains(n)
-                    })
-                    .map(|(n, _)| n)
-                    .collect();
-                // Calls no file defines, when this is the one source file
-                // the request names.
-                let sources: Vec<String> = harness::named_files(&st.prompt)
-                    .into_iter()
-                    .filter(|f| super::focus::has_definitions(f))
-                    .collect();
-                if sources == [file.clone()] {
-                    for n in harness::undefined_calls(&st.prompt, &self.sources_now()) {
-                        if !missing.contains(&n) {
-                            missing.push(n);
-                        }
-                    }
-                }
-                if !missing.is_empty() {
-                    let ask = super::focus::new_functions_request(
-                        &st.prompt, &context, &file, b, &missing,
-                    );
-                    if let Some(reply) = self
-                        .side_request(super::focus::IMPLEMENT_SYSTEM, &ask, 0.2, cancel)
-                        .await
-                    {
-                        match change_of(&st.prompt, &file, b, &reply, &st.spelled) {
-                            Ok(after) => made = Some(after),
-                            Err(e) => refused.push(format!(
-                                "{file}, asked for {} alone: {e}",
-                                missing.join(", ")
-                            )),
-                        }
-                    }
-                }
+                made = self
+                    .missing_alone(st, &file, b, &context, &mut refused, cancel)
+                    .await;
             }
             let Some(after) = made else {
                 continue;
@@ -438,6 +360,143 @@ impl Agent {
             );
             return None;
         }
+        self.whole_written(st, why, &diffs, wanted, first_look, cancel)
+            .await
+    }
+
+    /// One file asked for whole (or as search/replace blocks) without
+    /// tools, at two temperatures: the new text when a reply passes the
+    /// write checks, and whether a file after the first came back as it
+    /// was (it already does its part). Refusals are added to `refused`.
+    async fn ask_whole(
+        &mut self,
+        st: &TurnState,
+        (file, before): (&str, Option<&str>),
+        context: &[(String, String)],
+        companion: bool,
+        refused: &mut Vec<String>,
+        cancel: &CancellationToken,
+    ) -> (Option<String>, bool) {
+        let blocks = self.settings.edit_format == crate::config::EditFormat::Blocks;
+        let ask = match before {
+            Some(b) if blocks => blocks_request(&st.prompt, file, b, context),
+            _ => whole_request(&st.prompt, file, before, context),
+        };
+        for temperature in [0.2, 0.7] {
+            let Some(reply) = self
+                .side_request_capped(
+                    if blocks && before.is_some() {
+                        BLOCKS_SYSTEM
+                    } else {
+                        CHANGE_SYSTEM
+                    },
+                    &ask,
+                    temperature,
+                    WHOLE_CAP,
+                    cancel,
+                )
+                .await
+            else {
+                break;
+            };
+            let judged = match before {
+                Some(b) if blocks => Some(blocks_change(&st.prompt, file, b, &reply, &st.spelled)),
+                Some(b) => Some(change_of(&st.prompt, file, b, &reply, &st.spelled)),
+                None => None,
+            };
+            // A file after the first, as it is, already does its part
+            // (the first is the one the request is about: asked again).
+            if companion && let Some(Err("no change")) = &judged {
+                return (None, true);
+            }
+            if let Some(Err(e)) = &judged {
+                refused.push(format!("{file}: {e}"));
+            }
+            let after = match judged {
+                Some(j) => j.ok(),
+                None => super::recover::fenced_blocks(&reply)
+                    .first()
+                    .map(|(_, _, b)| b.to_string())
+                    .filter(|b| !b.trim().is_empty())
+                    .map(|mut b| {
+                        if !b.ends_with('\n') {
+                            b.push('\n');
+                        }
+                        b
+                    }),
+            };
+            if after.is_some() {
+                return (after, false);
+            }
+        }
+        (None, false)
+    }
+
+    /// The functions the request adds to `file` (text `b`) and it lacks,
+    /// asked for alone: the file with them, when that passes the write
+    /// checks.
+    async fn missing_alone(
+        &mut self,
+        st: &TurnState,
+        file: &str,
+        b: &str,
+        context: &[(String, String)],
+        refused: &mut Vec<String>,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let mut missing: Vec<String> = harness::asked_definitions(&st.prompt)
+            .into_iter()
+            .filter(|(n, f)| {
+                f.as_deref() == Some(file) && !crate::tools::guard::definitions(b).contains(n)
+            })
+            .map(|(n, _)| n)
+            .collect();
+        // Calls no file defines, when this is the one source file
+        // the request names.
+        let sources: Vec<String> = harness::named_files(&st.prompt)
+            .into_iter()
+            .filter(|f| super::focus::has_definitions(f))
+            .collect();
+        if sources == [file] {
+            for n in harness::undefined_calls(&st.prompt, &self.sources_now()) {
+                if !missing.contains(&n) {
+                    missing.push(n);
+                }
+            }
+        }
+        if missing.is_empty() {
+            return None;
+        }
+        let ask = super::focus::new_functions_request(&st.prompt, context, file, b, &missing);
+        let reply = self
+            .side_request(super::focus::IMPLEMENT_SYSTEM, &ask, 0.2, cancel)
+            .await?;
+        match change_of(&st.prompt, file, b, &reply, &st.spelled) {
+            Ok(after) => Some(after),
+            Err(e) => {
+                refused.push(format!(
+                    "{file}, asked for {} alone: {e}",
+                    missing.join(", ")
+                ));
+                None
+            }
+        }
+    }
+
+    /// After files asked for whole were written (`diffs`, of `wanted`):
+    /// the checks run, the request's checks too, and what the model is
+    /// told; a change done before the model's first look (or whose request
+    /// checks all pass) is settled.
+    async fn whole_written(
+        &mut self,
+        st: &mut TurnState,
+        why: &str,
+        diffs: &[String],
+        wanted: usize,
+        first_look: bool,
+        cancel: &CancellationToken,
+    ) -> Option<String> {
+        let blocks = self.settings.edit_format == crate::config::EditFormat::Blocks;
         let mut passing = true;
         let checks = match self.run_checks(st, cancel).await {
             None => st
