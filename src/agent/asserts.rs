@@ -447,43 +447,7 @@ impl Agent {
         let (lang, calls) = self.asked_functions(st);
         let lang = lang.filter(|_| !calls.is_empty())?;
         let names: Vec<String> = calls.iter().map(|(n, _)| n.clone()).collect();
-        let mut words = self.users_words(&st.prompt);
-        // The documentation the functions had when the turn began is the
-        // user's words too (a stub's docstring with its examples).
-        for (name, file) in &calls {
-            let Some(text) = st
-                .originals
-                .get(file)
-                .cloned()
-                .or_else(|| self.content_now(file))
-            else {
-                continue;
-            };
-            let doc = doc_of(&text, name);
-            if !doc.trim().is_empty() {
-                words.push_str(&format!("\n\n{name} in {file}, as documented:\n{doc}"));
-            }
-        }
-        let mut checks = examples::extract(&words, &names);
-        // A docstring's examples written without the function's name
-        // (`'12.5' -> 1250`) are calls of it too.
-        if lang != Lang::Rust {
-            for (name, file) in &calls {
-                let doc = st
-                    .originals
-                    .get(file)
-                    .cloned()
-                    .or_else(|| self.content_now(file))
-                    .map(|text| doc_of(&text, name))
-                    .unwrap_or_default();
-                for ex in examples::bare(&doc, name) {
-                    if !checks.contains(&ex) {
-                        checks.push(ex);
-                    }
-                }
-            }
-        }
-        checks.truncate(MAX_EXAMPLES);
+        let (words, mut checks) = self.words_and_examples(st, &calls, &names, lang);
         let from_examples = checks.len();
         // Words that state no value back no check the model could write,
         // and a function the request does not write as a call has no
@@ -541,17 +505,93 @@ impl Agent {
             );
             return None;
         }
+        let (cmd, (code, out)) = self
+            .first_check_run(lang, &calls, &names, &checks, cancel)
+            .await?;
+        if code == Some(3) {
+            self.notice(
+                Level::Info,
+                "none of the request's checks reads as code; none run",
+            );
+            return None;
+        }
+        self.first_checks_ran(st, (lang, &checks, from_examples), cmd, (code, out), cancel)
+            .await
+    }
+
+    /// The user's words for the request's checks (the request, the
+    /// documents it names, the functions' documentation as the turn found
+    /// it) and the examples mm reads in them (a docstring's `'12.5' ->
+    /// 1250` too), at most `MAX_EXAMPLES`.
+    fn words_and_examples(
+        &self,
+        st: &TurnState,
+        calls: &[(String, String)],
+        names: &[String],
+        lang: Lang,
+    ) -> (String, Vec<Example>) {
+        let mut words = self.users_words(&st.prompt);
+        // The documentation the functions had when the turn began is the
+        // user's words too (a stub's docstring with its examples).
+        for (name, file) in calls {
+            let Some(text) = st
+                .originals
+                .get(file)
+                .cloned()
+                .or_else(|| self.content_now(file))
+            else {
+                continue;
+            };
+            let doc = doc_of(&text, name);
+            if !doc.trim().is_empty() {
+                words.push_str(&format!("\n\n{name} in {file}, as documented:\n{doc}"));
+            }
+        }
+        let mut checks = examples::extract(&words, names);
+        // A docstring's examples written without the function's name
+        // (`'12.5' -> 1250`) are calls of it too.
+        if lang != Lang::Rust {
+            for (name, file) in calls {
+                let doc = st
+                    .originals
+                    .get(file)
+                    .cloned()
+                    .or_else(|| self.content_now(file))
+                    .map(|text| doc_of(&text, name))
+                    .unwrap_or_default();
+                for ex in examples::bare(&doc, name) {
+                    if !checks.contains(&ex) {
+                        checks.push(ex);
+                    }
+                }
+            }
+        }
+        checks.truncate(MAX_EXAMPLES);
+        (words, checks)
+    }
+
+    /// The command that runs `checks` on the functions `calls` in `lang`,
+    /// and its first run; None when they cannot run (a Rust file outside a
+    /// library crate, a run that gave no verdict).
+    async fn first_check_run(
+        &mut self,
+        lang: Lang,
+        calls: &[(String, String)],
+        names: &[String],
+        checks: &[Example],
+        cancel: &CancellationToken,
+    ) -> Option<(String, (Option<i32>, String))> {
         let mut first_run = None;
         let cmd = match lang {
             Lang::Python => {
                 let mut modules: Vec<String> =
                     calls.iter().map(|(_, f)| python_module(f)).collect();
                 modules.dedup();
-                examples::command(lang, &examples::python_script(&modules, &names, &checks))
+                examples::command(lang, &examples::python_script(&modules, names, checks))
             }
             Lang::JavaScript => {
                 let file = calls.first().map(|(_, f)| f.as_str()).unwrap_or_default();
-                examples::command(lang, &examples::js_script(file, &names, &checks))
+                examples::command(lang, &examples::js_script(file, names, checks))
             }
             Lang::Rust => {
                 let file = calls.first().map(|(_, f)| f.as_str()).unwrap_or_default();
@@ -564,7 +604,7 @@ impl Agent {
                     );
                     return None;
                 };
-                let (cmd, ran) = self.rust_checks(&krate, &checks, cancel).await?;
+                let (cmd, ran) = self.rust_checks(&krate, checks, cancel).await?;
                 first_run = Some(ran);
                 cmd
             }
@@ -573,13 +613,21 @@ impl Agent {
             Some(ran) => ran,
             None => self.run_request_checks(&cmd, cancel).await?,
         };
-        if code == Some(3) {
-            self.notice(
-                Level::Info,
-                "none of the request's checks reads as code; none run",
-            );
-            return None;
-        }
+        Some((cmd, (code, out)))
+    }
+
+    /// The request's checks ran for the first time (`checks`, the first
+    /// `from_examples` of them the request's own examples): noted for the
+    /// receipt and the best version, and on a failure, candidates against
+    /// them and what the model is told.
+    async fn first_checks_ran(
+        &mut self,
+        st: &mut TurnState,
+        (lang, checks, from_examples): (Lang, &[Example], usize),
+        cmd: String,
+        (code, out): (Option<i32>, String),
+        cancel: &CancellationToken,
+    ) -> Option<String> {
         st.request_checks = Some(cmd.clone());
         st.request_checks_total = checks.len();
         st.written_checks = checks[from_examples.min(checks.len())..]
