@@ -68,43 +68,8 @@ fn early_exit(cli: &Cli, code: i32, msg: &str) -> i32 {
 
 pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
     kill_children_on_panic();
-    if let Some(shell) = &cli.completions {
-        return match crate::cli::completions(shell, &mut std::io::stdout()) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("mm: {e}");
-                2
-            }
-        };
-    }
-    if cli
-        .config
-        .as_deref()
-        .is_some_and(|c| c == std::path::Path::new("doctor") && !c.exists())
-    {
-        return doctor(&cli).await;
-    }
-    // `mm doctr`: a word that is no file, close to the one command.
-    if let Some(c) = cli.config.as_deref().and_then(|c| c.to_str())
-        && !std::path::Path::new(c).exists()
-        && !c.contains(['/', '.'])
-        && strsim::levenshtein(c, "doctor") <= 2
-    {
-        eprintln!(
-            "mm: no agent file {}; did you mean `mm doctor`?",
-            crate::untrusted::displayable(c)
-        );
-        return 2;
-    }
-    if cli.man {
-        return match crate::cli::man_page(&mut std::io::stdout()) {
-            Ok(()) => 0,
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-            Err(e) => {
-                eprintln!("mm: {e}");
-                1
-            }
-        };
+    if let Some(code) = standalone(&cli).await {
+        return code;
     }
     let root = match workspace_root(&cli) {
         Ok(r) => r,
@@ -114,67 +79,17 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
         }
     };
     debug_log(&root);
-    if cli.sessions {
-        repl::print_sessions(&root);
-        return 0;
-    }
-    if cli.prune {
-        return prune(&root);
-    }
-    if let Some(which) = &cli.show {
-        return match session::read_records(&root, which) {
-            Ok((id, records)) if cli.export.is_some() => export(
-                &root,
-                &id,
-                &records,
-                cli.export.as_deref().unwrap_or("-"),
-                cli.json,
-            ),
-            Ok((id, records)) if cli.diff => show_diff(&root, &id, &records),
-            Ok((_, records)) => {
-                show::replay(&records);
-                0
-            }
-            Err(e) => {
-                eprintln!("mm: {e}");
-                1
-            }
-        };
+    if let Some(code) = about_sessions(&cli, &root) {
+        return code;
     }
     if let Some(cases) = &cli.eval {
         return crate::eval::run(&cli, cases).await;
     }
-    if cli.json && cli.prompt.is_none() && !cli.show_prompt {
-        eprintln!("mm: -json needs -p PROMPT");
-        return 2;
-    }
-    for (set, flag) in [(cli.json_stream, "-json-stream"), (cli.quiet, "-quiet")] {
-        if set && cli.prompt.is_none() {
-            eprintln!("mm: {flag} needs -p PROMPT");
-            return 2;
-        }
-    }
     let mut cli = cli;
-    // `cat log | mm -p "why does it fail"`: what is piped goes with the
-    // prompt as context (a pipe or a file on stdin, never a terminal).
-    let mut piped = None;
-    if cli.prompt.as_deref() == Some("-") {
-        match read_stdin_prompt() {
-            Ok(p) => cli.prompt = Some(p),
-            Err(e) => {
-                eprintln!("mm: -p -: {e}");
-                return 2;
-            }
-        }
-    } else if cli.prompt.is_some() && stdin_is_piped() {
-        match read_piped() {
-            Ok(text) => piped = text,
-            Err(e) => {
-                eprintln!("mm: stdin: {e}");
-                return 2;
-            }
-        }
-    }
+    let mut piped = match prompt_input(&mut cli) {
+        Ok(p) => p,
+        Err(code) => return code,
+    };
     let project = match project_config(&root, &cli) {
         Ok(p) => p,
         Err(e) => return early_exit(&cli, 2, &format!("config error: {e}")),
@@ -200,50 +115,14 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
         }
         return ask_once(&cli, &settings, &root, &name).await;
     }
-    // Plain http the user wrote for another machine is used, and said once.
-    let written = (!settings.auto_detect).then_some(settings.base_url.as_str());
-    for url in written.into_iter().chain(settings.fallback.as_deref()) {
-        if let Some(note) = crate::config::provider::plain_http_note(url) {
-            eprintln!("mm: {note}");
-        }
-    }
-    for note in &settings.notes {
-        eprintln!("mm: {}", crate::untrusted::displayable(note));
-    }
-    let inert = settings.inert_keys();
-    if !inert.is_empty() {
-        eprintln!(
-            "mm: {} accepted (written for the Go mm) but not acted on yet",
-            inert.join(", ")
-        );
-    }
+    say_settings_notes(&settings);
     let unattended = cli.prompt.is_some();
     if cli.show_prompt {
-        let root = match std::fs::canonicalize(&root) {
-            Ok(r) => r,
-            Err(e) => {
-                eprintln!("mm: cannot use {} as the workspace: {e}", root.display());
-                return 2;
-            }
-        };
-        let fenced = !cli.unfenced && Fence::detect().await.is_on();
-        show_prompt(&settings, &root, unattended, fenced, cli.json, cli.no_net);
-        return 0;
+        return show_first_request(&cli, &settings, &root, unattended).await;
     }
-    let tui = cli.tui || (settings.ui == config::file::Ui::Tui && !cli.repl && !cli.acp);
-    let tui_looks = if tui && cli.prompt.is_none() {
-        match load_looks(&settings, &root) {
-            Ok(l) => Some(l),
-            Err(e) => {
-                eprintln!(
-                    "mm: config error: {}",
-                    crate::untrusted::displayable(&e.to_string())
-                );
-                return 2;
-            }
-        }
-    } else {
-        None
+    let tui_looks = match tui_looks(&cli, &settings, &root) {
+        Ok(l) => l,
+        Err(code) => return code,
     };
     // The fence is looked for while the server is: neither waits for the other.
     let fence = async {
@@ -295,6 +174,201 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
     if cli.acp {
         return (acp.serve)(rt, root).await;
     }
+    let opened = match open_session(&rt, &root, cli.resume.as_deref(), unattended).await {
+        Ok(o) => o,
+        // It may name files and keys of the workspace's own files:
+        // shown as text, never raw.
+        Err((code, msg)) => return early_exit(&cli, code, &msg),
+    };
+    drive(&cli, opened, piped, tui_looks).await
+}
+
+/// The prompt's flags checked, `-p -` read from stdin, and what is piped
+/// with a prompt (a pipe or a file on stdin, never a terminal). Err: the
+/// exit code of a misuse, said.
+fn prompt_input(cli: &mut Cli) -> Result<Option<String>, i32> {
+    if cli.json && cli.prompt.is_none() && !cli.show_prompt {
+        eprintln!("mm: -json needs -p PROMPT");
+        return Err(2);
+    }
+    for (set, flag) in [(cli.json_stream, "-json-stream"), (cli.quiet, "-quiet")] {
+        if set && cli.prompt.is_none() {
+            eprintln!("mm: {flag} needs -p PROMPT");
+            return Err(2);
+        }
+    }
+    // `cat log | mm -p "why does it fail"`: what is piped goes with the
+    // prompt as context (a pipe or a file on stdin, never a terminal).
+    let mut piped = None;
+    if cli.prompt.as_deref() == Some("-") {
+        match read_stdin_prompt() {
+            Ok(p) => cli.prompt = Some(p),
+            Err(e) => {
+                eprintln!("mm: -p -: {e}");
+                return Err(2);
+            }
+        }
+    } else if cli.prompt.is_some() && stdin_is_piped() {
+        match read_piped() {
+            Ok(text) => piped = text,
+            Err(e) => {
+                eprintln!("mm: stdin: {e}");
+                return Err(2);
+            }
+        }
+    }
+    Ok(piped)
+}
+
+/// What loading the settings has to say before the session: plain http
+/// to another machine, notes on the files read, keys of the Go mm's
+/// accepted but not acted on.
+fn say_settings_notes(settings: &Settings) {
+    // Plain http the user wrote for another machine is used, and said once.
+    let written = (!settings.auto_detect).then_some(settings.base_url.as_str());
+    for url in written.into_iter().chain(settings.fallback.as_deref()) {
+        if let Some(note) = crate::config::provider::plain_http_note(url) {
+            eprintln!("mm: {note}");
+        }
+    }
+    for note in &settings.notes {
+        eprintln!("mm: {}", crate::untrusted::displayable(note));
+    }
+    let inert = settings.inert_keys();
+    if !inert.is_empty() {
+        eprintln!(
+            "mm: {} accepted (written for the Go mm) but not acted on yet",
+            inert.join(", ")
+        );
+    }
+}
+
+/// The TUI's theme and keys, when the session runs in the TUI. Err: the
+/// exit code of a config error, said.
+fn tui_looks(
+    cli: &Cli,
+    settings: &Settings,
+    root: &Path,
+) -> Result<Option<(tui::theme::Theme, tui::keymap::Keymap)>, i32> {
+    let tui = cli.tui || (settings.ui == config::file::Ui::Tui && !cli.repl && !cli.acp);
+    if tui && cli.prompt.is_none() {
+        match load_looks(settings, root) {
+            Ok(l) => Ok(Some(l)),
+            Err(e) => {
+                eprintln!(
+                    "mm: config error: {}",
+                    crate::untrusted::displayable(&e.to_string())
+                );
+                Err(2)
+            }
+        }
+    } else {
+        Ok(None)
+    }
+}
+
+/// `-show-prompt`: the first request as it would go, in this workspace.
+async fn show_first_request(cli: &Cli, settings: &Settings, root: &Path, unattended: bool) -> i32 {
+    let root = match std::fs::canonicalize(root) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("mm: cannot use {} as the workspace: {e}", root.display());
+            return 2;
+        }
+    };
+    let fenced = !cli.unfenced && Fence::detect().await.is_on();
+    show_prompt(settings, &root, unattended, fenced, cli.json, cli.no_net);
+    0
+}
+
+/// What runs without a workspace: shell completions, `mm doctor` (or a
+/// word close to it), the man page. None: none of them was asked for.
+async fn standalone(cli: &Cli) -> Option<i32> {
+    if let Some(shell) = &cli.completions {
+        return Some(
+            match crate::cli::completions(shell, &mut std::io::stdout()) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("mm: {e}");
+                    2
+                }
+            },
+        );
+    }
+    if cli
+        .config
+        .as_deref()
+        .is_some_and(|c| c == std::path::Path::new("doctor") && !c.exists())
+    {
+        return Some(doctor(cli).await);
+    }
+    // `mm doctr`: a word that is no file, close to the one command.
+    if let Some(c) = cli.config.as_deref().and_then(|c| c.to_str())
+        && !std::path::Path::new(c).exists()
+        && !c.contains(['/', '.'])
+        && strsim::levenshtein(c, "doctor") <= 2
+    {
+        eprintln!(
+            "mm: no agent file {}; did you mean `mm doctor`?",
+            crate::untrusted::displayable(c)
+        );
+        return Some(2);
+    }
+    if cli.man {
+        return Some(match crate::cli::man_page(&mut std::io::stdout()) {
+            Ok(()) => 0,
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+            Err(e) => {
+                eprintln!("mm: {e}");
+                1
+            }
+        });
+    }
+    None
+}
+
+/// What reads the workspace's sessions and ends: `-sessions`, `-prune`,
+/// `-show` (with `-export` or `-diff`). None: none of them was asked for.
+fn about_sessions(cli: &Cli, root: &Path) -> Option<i32> {
+    if cli.sessions {
+        repl::print_sessions(root);
+        return Some(0);
+    }
+    if cli.prune {
+        return Some(prune(root));
+    }
+    if let Some(which) = &cli.show {
+        return Some(match session::read_records(root, which) {
+            Ok((id, records)) if cli.export.is_some() => export(
+                root,
+                &id,
+                &records,
+                cli.export.as_deref().unwrap_or("-"),
+                cli.json,
+            ),
+            Ok((id, records)) if cli.diff => show_diff(root, &id, &records),
+            Ok((_, records)) => {
+                show::replay(&records);
+                0
+            }
+            Err(e) => {
+                eprintln!("mm: {e}");
+                1
+            }
+        });
+    }
+    None
+}
+
+/// The session opened: run headless (`-p`), in the TUI or in the REPL,
+/// until it ends; the language servers stop after it. Returns the exit
+/// code.
+async fn drive(
+    cli: &Cli,
+    opened: Opened,
+    piped: Option<String>,
+    tui_looks: Option<(tui::theme::Theme, tui::keymap::Keymap)>,
+) -> i32 {
     let Opened {
         ops,
         events,
@@ -304,12 +378,7 @@ pub async fn run(cli: Cli, acp: AcpEntry) -> i32 {
         replay,
         root,
         ..
-    } = match open_session(&rt, &root, cli.resume.as_deref(), unattended).await {
-        Ok(o) => o,
-        // It may name files and keys of the workspace's own files:
-        // shown as text, never raw.
-        Err((code, msg)) => return early_exit(&cli, code, &msg),
-    };
+    } = opened;
     if let Some(prompt) = &cli.prompt {
         let output = if cli.json_stream {
             headless::Output::JsonStream
