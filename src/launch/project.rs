@@ -104,10 +104,16 @@ pub(super) fn ask_trust(shown: &str, keys: &[&str]) -> bool {
     matches!(answer.trim(), "y" | "Y" | "yes")
 }
 
-/// `-show-config`: each layer, then each key set anywhere with its value
-/// and the layer it comes from; the flags last.
-pub(super) fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) -> i32 {
-    let mut layers: Vec<(String, String, Vec<&str>)> = Vec::new();
+/// A config layer as `-show-config` shows it: the file's name, its text,
+/// the keys left out of it.
+type Layer = (String, String, Vec<&'static str>);
+
+/// The config layers `-show-config` shows, lowest first: each file's
+/// name, its text, and the keys left out of it (an untrusted project
+/// config's trusted-only keys). Err: the exit code of a file that could
+/// not be read, said.
+fn config_layers(cli: &Cli, project: Option<&config::ProjectConfig>) -> Result<Vec<Layer>, i32> {
+    let mut layers: Vec<Layer> = Vec::new();
     // The Go agent's config, its keys as it names them.
     if let Some(p) = std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
@@ -124,7 +130,7 @@ pub(super) fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) ->
             Ok(t) => layers.push((p.display().to_string(), t, Vec::new())),
             Err(e) => {
                 eprintln!("mm: {}: {e}", p.display());
-                return 2;
+                return Err(2);
             }
         }
     }
@@ -142,10 +148,20 @@ pub(super) fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) ->
             Ok(t) => layers.push((a.display().to_string(), t, Vec::new())),
             Err(e) => {
                 eprintln!("mm: {}: {e}", a.display());
-                return 2;
+                return Err(2);
             }
         }
     }
+    Ok(layers)
+}
+
+/// `-show-config`: each layer, then each key set anywhere with its value
+/// and the layer it comes from; the flags last.
+pub(super) fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) -> i32 {
+    let layers = match config_layers(cli, project) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
     let settings = match load_settings(cli, project) {
         Ok(s) => s,
         Err(code) => return code,
