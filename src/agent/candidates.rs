@@ -462,17 +462,7 @@ impl Agent {
             if !sc.write(&t.file, &after) {
                 break;
             }
-            let mut changed: Vec<String> = t
-                .names
-                .iter()
-                .filter(|n| guard::block_of(&after, n) != guard::block_of(&base, n))
-                .cloned()
-                .collect();
-            for n in base_changed {
-                if !changed.contains(&n) {
-                    changed.push(n);
-                }
-            }
+            let changed = changed_since(&t.names, &base, &after, base_changed);
             let left = budget.saturating_sub(started.elapsed());
             match self
                 .failures_in_scratch(
@@ -574,6 +564,27 @@ fn doubt(st: &TurnState, command: &str, tries: &mut Tries) -> Vec<String> {
     }
     tries.winner = Some((after.clone(), changed.clone()));
     fails
+}
+
+/// The functions of `names` whose code differs between `base` and
+/// `after`, then those `base` had changed already.
+fn changed_since(
+    names: &[String],
+    base: &str,
+    after: &str,
+    base_changed: Vec<String>,
+) -> Vec<String> {
+    let mut changed: Vec<String> = names
+        .iter()
+        .filter(|n| guard::block_of(after, n) != guard::block_of(base, n))
+        .cloned()
+        .collect();
+    for n in base_changed {
+        if !changed.contains(&n) {
+            changed.push(n);
+        }
+    }
+    changed
 }
 
 /// The checks a run's FAILED lines name, without what the code gave.

@@ -85,17 +85,7 @@ impl Agent {
             );
             return None;
         }
-        let mut changed: Vec<String> = t
-            .names
-            .iter()
-            .filter(|n| guard::block_of(&after, n) != guard::block_of(&base, n))
-            .cloned()
-            .collect();
-        for n in base_changed {
-            if !changed.contains(&n) {
-                changed.push(n);
-            }
-        }
+        let changed = changed_since(&t.names, &base, &after, base_changed);
         tries.winner = Some((after, changed));
         Some(how)
     }
