@@ -2994,6 +2994,69 @@ fn checks_written_from_the_request_catch_a_rule_the_change_left_out() {
     assert_eq!(left, ["nums.py"], "{left:?}");
 }
 
+/// Examples enough for the values leave out the inputs a rule refuses:
+/// the model is asked for checks of those alone, and only those that
+/// raise an error the words name are kept.
+#[test]
+fn with_examples_enough_the_checks_asked_for_are_the_refused_inputs() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let stub = "def parse(s):\n    \"\"\"Seconds in a duration; an empty string raises ValueError.\n\n    parse('90')  -> 90\n    parse('2m')  -> 120\n    parse('1h')  -> 3600\n    \"\"\"\n    raise NotImplementedError\n";
+    let lenient = stub.replace(
+        "    raise NotImplementedError\n",
+        "    if not s:\n        return 0\n    unit = {'m': 60, 'h': 3600}.get(s[-1])\n    return int(s[:-1]) * unit if unit else int(s)\n",
+    );
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "dur.py", "content": lenient}),
+            ),
+            text("Implemented parse."),
+            text("Done."),
+            text("Done."),
+        ],
+        vec![
+            text(
+                "```python\nraises(ValueError, lambda: parse(''))\nassert parse('3m') == 180\nraises(KeyError, lambda: parse('x'))\n```",
+            ),
+            text("no code here"),
+            text("no code here"),
+            text("no code here"),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("dur.py", stub);
+    let out = ws.run(&server, "Implement parse in dur.py.", &["-json"]);
+    let err = stderr(&out);
+    let side = server.side_requests();
+    let asked = side[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        asked.contains("the inputs this request says are refused with ValueError"),
+        "{asked}"
+    );
+    // Three examples and the one refused input the words name; the
+    // value the model made up and the error they do not name are dropped.
+    assert!(
+        err.contains("1 of 4 check(s) from the request fail"),
+        "{err}"
+    );
+    let told: String = server
+        .requests()
+        .iter()
+        .map(|r| r["messages"].to_string())
+        .collect();
+    assert!(
+        told.contains("FAILED: raises(ValueError, lambda: parse(''))  (it returns 0)"),
+        "{told}"
+    );
+    assert!(!told.contains("parse('3m')"), "{told}");
+    assert!(!told.contains("KeyError"), "{told}");
+}
+
 /// A model that writes and then goes round in circles never ends the
 /// turn, so the checks an ending runs would never run: they run when the
 /// circling is noticed, and the model hears their failures instead of

@@ -5,6 +5,9 @@
 //! those whose expected value the request itself states are kept; mm runs
 //! them in the fence against the changed code (a script given on stdin,
 //! never a file in the workspace) and sends the failures back once.
+//! When the request's examples are enough for the values, the checks
+//! asked for are of the inputs its words say are refused (an error they
+//! name), and only those are kept.
 //! They are also the check candidate changes are tried against.
 
 mod running;
@@ -72,6 +75,47 @@ pub fn request(words: &str, calls: &[(String, String)], lang: Lang) -> String {
         words.trim(),
         names.join(", ")
     )
+}
+
+/// The request for checks of what the request says fails: the inputs
+/// its words say raise (or throw) one of `errors`. Asked when its
+/// examples are enough for the values but an error rule has none.
+pub fn raises_request(
+    words: &str,
+    calls: &[(String, String)],
+    lang: Lang,
+    errors: &[String],
+) -> String {
+    let names: Vec<String> = calls
+        .iter()
+        .map(|(name, module)| format!("{name} (from {module})"))
+        .collect();
+    let (shape, fence) = match lang {
+        Lang::Python => ("  raises(ExceptionName, lambda: CALL)", "python"),
+        Lang::JavaScript | Lang::Rust => ("  assert.throws(() => CALL, ErrorName);", "js"),
+    };
+    format!(
+        "A developer asked for this:\n\"\"\"\n{}\n\"\"\"\nWrite 3 to 5 checks of the inputs this request says are refused with {}: one for each rule that refuses an input, and nothing it does not state. Call {} by name. One check per line, in this shape:\n{shape}\nReply with only those lines in one ```{fence} block.",
+        words.trim(),
+        errors.join(" or "),
+        names.join(", ")
+    )
+}
+
+/// The exceptions the user's words name (`ValueError`, `RangeError`), in
+/// the order they first appear.
+pub fn named_errors(words: &str) -> Vec<String> {
+    let Ok(re) = harness::regex(r"\b([A-Z][A-Za-z]*(?:Error|Exception))\b") else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for c in re.captures_iter(words) {
+        let name = c[1].to_string();
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
 }
 
 static CHECK_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
@@ -457,10 +501,15 @@ impl Agent {
             harness::regex(&format!(r"\b{}\(", regex::escape(n)))
                 .is_ok_and(|re| re.is_match(&words))
         });
+        // With examples enough for the values, the rules that refuse an
+        // input are what they leave out: only checks of those are asked
+        // for, and kept.
+        let errors = named_errors(&words);
+        let raises_only = from_examples >= ENOUGH_EXAMPLES;
         // Rust checks come from the examples only: no reply shape is read.
-        if from_examples < ENOUGH_EXAMPLES
+        if (!raises_only || !errors.is_empty())
             && !examples_only
-            && values_stated
+            && (values_stated || raises_only)
             && (called || unreproduced)
             && lang != Lang::Rust
         {
@@ -474,20 +523,19 @@ impl Agent {
                     Lang::JavaScript | Lang::Rust => (n.clone(), f.clone()),
                 })
                 .collect();
+            let ask = if raises_only {
+                raises_request(&words, &asked, lang, &errors)
+            } else {
+                request(&words, &asked, lang)
+            };
             match self
-                .side_request_cut(
-                    system(lang),
-                    &request(&words, &asked, lang),
-                    0.2,
-                    CHECKS_CAP,
-                    true,
-                    cancel,
-                )
+                .side_request_cut(system(lang), &ask, 0.2, CHECKS_CAP, true, cancel)
                 .await
             {
                 Some(reply) => {
                     for c in grounded_checks(&words, &reply, &names) {
-                        if !checks.contains(&c) {
+                        let raises = matches!(c.expect, Expect::Raises(_));
+                        if (raises || !raises_only) && !checks.contains(&c) {
                             checks.push(c);
                         }
                     }
@@ -731,6 +779,13 @@ mod tests {
         // No documentation: nothing.
         assert_eq!(doc_of("def g():\n    return 1\n", "g"), "");
         assert_eq!(doc_of(py, "missing"), "");
+    }
+
+    #[test]
+    fn the_errors_the_words_name_are_read_once_each_in_order() {
+        let words = "Otherwise raise `ValueError`. A size that is not whole throws a RangeError; an empty list raises ValueError. No error for zero.";
+        assert_eq!(named_errors(words), ["ValueError", "RangeError"]);
+        assert!(named_errors("Returns the sum.").is_empty());
     }
 
     #[test]
