@@ -54,6 +54,11 @@ pub struct Cli {
     #[arg(long, conflicts_with = "json")]
     pub json_stream: bool,
 
+    /// With -p: plan, do not change. The model looks with the read-only tools and commands only,
+    /// and its answer is a numbered plan (in -json, "plan": its steps); nothing is written.
+    #[arg(long, requires = "prompt")]
+    pub plan: bool,
+
     /// With -p: only the answer on stdout and warnings and errors on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,

@@ -38,15 +38,23 @@ fn shown_when_quiet(ev: &AgentEvent) -> bool {
     }
 }
 
+/// What headless is asked.
+pub struct Ask<'a> {
+    pub prompt: &'a str,
+    /// The custom commands (`-p "/NAME args"` runs one).
+    pub commands: &'a [(String, String)],
+    /// `-plan`: a plan-mode turn.
+    pub plan: bool,
+}
+
 /// Sends the prompt as one turn through the agent's service, prints what
 /// it streams, and returns the process exit code.
-pub async fn run(
-    ops: OpSender,
-    mut events: EventReceiver,
-    prompt: &str,
-    commands: &[(String, String)],
-    output: Output,
-) -> i32 {
+pub async fn run(ops: OpSender, mut events: EventReceiver, ask: Ask<'_>, output: Output) -> i32 {
+    let Ask {
+        prompt,
+        commands,
+        plan,
+    } = ask;
     let json_out = matches!(output, Output::Json | Output::JsonStream);
     let quiet = output == Output::Quiet;
     let stdout_tty = std::io::stdout().is_terminal();
@@ -54,6 +62,9 @@ pub async fn run(
     let stream = stdout_tty && !json_out;
     // `-p "/NAME args"` runs a custom command.
     let op = match crate::commands::parse(prompt, commands) {
+        _ if plan => Op::Plan {
+            text: prompt.to_string(),
+        },
         Some((name, args)) => Op::RunCommand {
             name,
             args: args.to_string(),
@@ -208,6 +219,9 @@ pub async fn run(
         }
         if !result.unbacked.is_empty() {
             obj["unbacked_claims"] = json!(result.unbacked);
+        }
+        if !result.plan.is_empty() {
+            obj["plan"] = json!(result.plan);
         }
         if output == Output::JsonStream {
             obj["type"] = json!("result");

@@ -392,7 +392,17 @@ async fn drive(
         if let Some(text) = piped {
             ops.submit(crate::protocol::Op::Piped { text });
         }
-        let code = headless::run(ops, events, prompt, &info.commands, output).await;
+        let code = headless::run(
+            ops,
+            events,
+            headless::Ask {
+                prompt,
+                commands: &info.commands,
+                plan: cli.plan,
+            },
+            output,
+        )
+        .await;
         let _ = handle.await;
         if let Some(l) = &lsp {
             l.shutdown().await;

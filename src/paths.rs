@@ -53,6 +53,10 @@ pub enum PathError {
     Outside(String),
     #[error("the sandbox is read-only: no file may be written")]
     ReadOnly,
+    #[error(
+        "plan mode: nothing is written until the user approves a plan; end with the numbered plan"
+    )]
+    Planning,
     #[error("the workspace root itself cannot be written")]
     Root,
     /// A credential or a path mm keeps for itself.

@@ -135,6 +135,10 @@ pub struct TurnResult {
     /// Model requests this turn and their tokens.
     pub requests: u32,
     pub usage: Usage,
+    /// The plan a plan-mode turn proposed, or an approved plan's steps as
+    /// the turn left them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub plan: Vec<PlanStep>,
 }
 
 /// A test (or reproduction) run the harness made.
@@ -222,6 +226,49 @@ pub struct RequestStats {
     /// The prompt as each context mode would have sent it, estimated
     /// from its size: (compact, rebuild). None for a summary request.
     pub modes: Option<(u64, u64)>,
+}
+
+/// Where a plan's step stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StepStatus {
+    #[default]
+    Pending,
+    InProgress,
+    Completed,
+}
+
+impl StepStatus {
+    /// The mark a plan card shows before the step.
+    pub fn mark(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "[ ]",
+            StepStatus::InProgress => "[>]",
+            StepStatus::Completed => "[x]",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s
+            .trim()
+            .to_ascii_lowercase()
+            .replace([' ', '-'], "_")
+            .as_str()
+        {
+            "pending" | "todo" | "left" => Some(StepStatus::Pending),
+            "in_progress" | "current" | "doing" | "active" => Some(StepStatus::InProgress),
+            "completed" | "done" | "complete" => Some(StepStatus::Completed),
+            _ => None,
+        }
+    }
+}
+
+/// One step of a plan.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanStep {
+    pub step: String,
+    #[serde(default)]
+    pub status: StepStatus,
 }
 
 /// What a finished tool call came to.
@@ -549,6 +596,19 @@ pub enum AgentEvent {
         outcome: Outcome,
         answer: String,
         error: Option<String>,
+    },
+    /// A plan: proposed at the end of a plan-mode turn (`approved`
+    /// false: it waits for the user's yes), or approved and carried out,
+    /// its steps' progress as the model marks it (`update_plan`).
+    Plan {
+        turn: TurnId,
+        steps: Vec<PlanStep>,
+        approved: bool,
+    },
+    /// The session's model is planning (`/plan`): read-only until a plan
+    /// is approved or plan mode is left.
+    PlanMode {
+        on: bool,
     },
     /// The session was replaced by a new one (`/new`).
     SessionCleared {

@@ -22,6 +22,7 @@ pub enum ToolName {
     ReadSkill,
     AskAgent,
     FetchContent,
+    UpdatePlan,
 }
 
 /// What a tool does, as an editor groups calls (ACP's tool kinds).
@@ -66,6 +67,7 @@ impl ToolName {
         ToolName::ReadSkill,
         ToolName::AskAgent,
         ToolName::FetchContent,
+        ToolName::UpdatePlan,
     ];
 
     /// The name the model calls it by.
@@ -85,6 +87,7 @@ impl ToolName {
             ToolName::ReadSkill => "read_skill",
             ToolName::AskAgent => "ask_agent",
             ToolName::FetchContent => "fetch_content",
+            ToolName::UpdatePlan => "update_plan",
         }
     }
 
@@ -105,7 +108,7 @@ impl ToolName {
             | ToolName::LspWorkspaceSymbols => Kind::Search,
             ToolName::WriteFile | ToolName::EditFile => Kind::Edit,
             ToolName::Bash => Kind::Execute,
-            ToolName::AskAgent => Kind::Think,
+            ToolName::AskAgent | ToolName::UpdatePlan => Kind::Think,
             ToolName::FetchContent => Kind::Fetch,
         }
     }

@@ -3021,7 +3021,7 @@ fn with_examples_enough_the_checks_asked_for_are_the_refused_inputs() {
         ],
         vec![
             text(
-                "```python\nraises(ValueError, lambda: parse(''))\nassert parse('3m') == 180\nraises(KeyError, lambda: parse('x'))\n```",
+                "```python\nraises(ValueError, lambda: parse(''))\nassert parse('3m') == 180\nraises(KeyError, lambda: parse('x'))\nraises(ValueError, lambda: parse(\"90\"))\n```",
             ),
             text("no code here"),
             text("no code here"),
@@ -3039,7 +3039,8 @@ fn with_examples_enough_the_checks_asked_for_are_the_refused_inputs() {
         "{asked}"
     );
     // Three examples and the one refused input the words name; the
-    // value the model made up and the error they do not name are dropped.
+    // value the model made up, the error they do not name, and a raise
+    // where an example gives a value are dropped.
     assert!(
         err.contains("1 of 4 check(s) from the request fail"),
         "{err}"

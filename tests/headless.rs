@@ -1658,3 +1658,54 @@ fn a_long_output_is_cut_to_the_window_before_the_model_gets_it() {
     // Under a quarter of the window's bytes (about 3.6 a token).
     assert!(seen.len() < 4096 * 36 / 40, "{}", seen.len());
 }
+
+/// `-plan`: the model looks and changes nothing (a write is refused and
+/// said to be), and its answer's numbered steps are the plan, in the
+/// JSON result and in the session log.
+#[test]
+fn a_plan_run_writes_nothing_and_its_numbered_answer_is_the_plan() {
+    let server = Server::start(vec![
+        call("c1", "read_file", json!({"path": "calc.py"})),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "calc.py", "content": "oops\n"}),
+        ),
+        call("c3", "bash", json!({"command": "touch made.txt"})),
+        text(
+            "Here is the plan:\n\n1. In calc.py, make add return a + b.\n2. Add a test for add in test_calc.py.\n   Check 2 + 2.",
+        ),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let out = ws.run(&server, "fix add", &["-plan", "-json", "-yolo"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a - b\n");
+    assert!(
+        !ws.path().join("made.txt").exists(),
+        "a command wrote in plan mode"
+    );
+    let reqs = server.requests();
+    let asked = reqs[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(asked.starts_with("fix add\n\n(Plan mode:"), "{asked}");
+    let results = tool_results(&reqs[2]);
+    assert!(
+        results[1]
+            .1
+            .contains("plan mode: nothing is written until the user approves a plan"),
+        "{results:?}"
+    );
+    let results = tool_results(&reqs[3]);
+    assert!(results[2].1.contains("read-only"), "{results:?}");
+    let r = json_result(&out);
+    assert_eq!(r["written"], json!([]));
+    assert_eq!(
+        r["plan"],
+        json!([
+            {"step": "In calc.py, make add return a + b.", "status": "pending"},
+            {"step": "Add a test for add in test_calc.py. Check 2 + 2.", "status": "pending"}
+        ])
+    );
+    let log = std::fs::read_to_string(&ws.sessions()[0]).unwrap();
+    assert!(log.contains(r#""type":"plan""#), "{log}");
+}

@@ -932,3 +932,82 @@ fn a_compaction_that_fails_leaves_the_gauge_where_it_was() {
     s.keys("\x03\x03");
     assert_eq!(s.exit_code(), 0);
 }
+
+/// `/plan`: the model looks (a write is refused), proposes numbered
+/// steps; the plan shows over the panes; `e` edits a step in place and
+/// Ctrl-S carries out the plan as edited; the model marks the steps with
+/// `update_plan` and the card in the transcript shows them done.
+#[test]
+fn a_plan_is_proposed_edited_carried_out_and_its_card_follows_the_steps() {
+    let server = Server::start(vec![
+        call(
+            "p1",
+            "write_file",
+            json!({"path": "calc.py", "content": "too soon\n"}),
+        ),
+        text("1. Make add in calc.py return a + b.\n2. Say done."),
+        call(
+            "u1",
+            "update_plan",
+            json!({"plan": [
+                {"step": "Make add in calc.py return a + b.", "status": "completed"},
+                {"step": "Say it is fixed.", "status": "completed"}
+            ]}),
+        ),
+        call(
+            "e1",
+            "edit_file",
+            json!({"path": "calc.py", "old_string": "return a - b", "replacement": "return a + b"}),
+        ),
+        text("Fixed add."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-yolo", "-url", &url], 40, 120);
+    s.wait_for("Ask mm to do something");
+    s.keys("/plan fix add in calc.py\r");
+    s.wait_for("the plan");
+    s.wait_for("2. Say done.");
+    assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a - b\n");
+    s.keys("e");
+    s.wait_for("stops editing");
+    // The end of the last line: its last word goes, another comes.
+    s.keys("\x1b[B\x1b[F"); // down, end
+    for _ in 0.."done.".len() {
+        s.keys("\x7f");
+    }
+    s.keys("it is fixed.");
+    s.keys("\x13"); // ctrl-s
+    s.wait_for("Fixed add.");
+    s.wait_for("plan · 2 of 2 done");
+    assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a + b\n");
+    let reqs = server.requests();
+    let carried = reqs[2]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        carried.contains("1. Make add in calc.py return a + b.\n2. Say it is fixed."),
+        "{carried}"
+    );
+    let tools: Vec<&str> = reqs[2]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"update_plan"), "{tools:?}");
+    assert!(
+        !reqs[0]["tools"].to_string().contains("update_plan"),
+        "only the run of a plan offers update_plan"
+    );
+    s.keys("\x11");
+    assert_eq!(s.exit_code(), 0);
+}

@@ -167,6 +167,7 @@ impl Agent {
             unbacked: Vec::new(),
             requests: 0,
             usage: Usage::default(),
+            plan: Vec::new(),
         }
     }
 }

@@ -102,6 +102,17 @@ pub fn raises_request(
     )
 }
 
+/// Two calls alike but for spacing and the quotes around strings.
+fn same_call(a: &str, b: &str) -> bool {
+    let norm = |s: &str| -> String {
+        s.chars()
+            .filter(|c| !c.is_whitespace())
+            .map(|c| if c == '"' { '\'' } else { c })
+            .collect()
+    };
+    norm(a) == norm(b)
+}
+
 /// The exceptions the user's words name (`ValueError`, `RangeError`), in
 /// the order they first appear.
 pub fn named_errors(words: &str) -> Vec<String> {
@@ -124,6 +135,15 @@ static CHECK_LINE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     )
     .ok()
 });
+
+/// The exception of a `with pytest.raises(E):` line.
+fn with_raises(line: &str) -> Option<String> {
+    let rest = line.strip_prefix("with ")?;
+    let rest = rest.strip_prefix("pytest.").unwrap_or(rest);
+    let exc = rest.strip_prefix("raises(")?.strip_suffix("):")?.trim();
+    (!exc.is_empty() && exc.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then(|| exc.to_string())
+}
 
 /// A JavaScript check line: (call, expected) or (call, error name).
 fn js_check(line: &str) -> Option<(String, Expect)> {
@@ -255,8 +275,20 @@ pub fn grounded_checks(words: &str, reply: &str, names: &[String]) -> Vec<Exampl
             _ => reply.to_string(),
         });
     let mut out: Vec<Example> = Vec::new();
+    // `with pytest.raises(E):` (or `with raises(E):`): the call on the
+    // next line is expected to raise E.
+    let mut raising: Option<String> = None;
     for line in block.lines().map(str::trim) {
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(exc) = with_raises(line) {
+            raising = Some(exc);
+            continue;
+        }
+        let pending = raising.take();
         let parsed = match re.captures(line) {
+            None if let Some(exc) = pending => (line.to_string(), Expect::Raises(exc)),
             Some(c) => match (c.get(1), c.get(2), c.get(3), c.get(4)) {
                 (Some(call), Some(expected), _, _) => (
                     call.as_str().to_string(),
@@ -533,9 +565,15 @@ impl Agent {
                 .await
             {
                 Some(reply) => {
+                    // A check of a call the words give an example of says
+                    // what the example says, or it goes.
+                    let examples: Vec<Example> = checks.clone();
                     for c in grounded_checks(&words, &reply, &names) {
                         let raises = matches!(c.expect, Expect::Raises(_));
-                        if (raises || !raises_only) && !checks.contains(&c) {
+                        let contradicts = examples
+                            .iter()
+                            .any(|e| same_call(&e.call, &c.call) && e.expect != c.expect);
+                        if (raises || !raises_only) && !contradicts && !checks.contains(&c) {
                             checks.push(c);
                         }
                     }
@@ -779,6 +817,22 @@ mod tests {
         // No documentation: nothing.
         assert_eq!(doc_of("def g():\n    return 1\n", "g"), "");
         assert_eq!(doc_of(py, "missing"), "");
+    }
+
+    #[test]
+    fn a_with_raises_block_is_a_check_that_the_call_raises() {
+        let words = "mask_email(address): no @ raises ValueError. mask_email('x@y.io') -> '*@y.io'";
+        let reply = "```python\ndef check_no_at():\n    with pytest.raises(ValueError):\n        mask_email('no-at')\n\nwith raises(KeyError):\n    mask_email('a')\nwith pytest.raises(ValueError):\n    print('x')\n```";
+        let got = grounded_checks(words, reply, &["mask_email".to_string()]);
+        assert_eq!(
+            got,
+            [Example {
+                call: "mask_email('no-at')".into(),
+                expect: Expect::Raises("ValueError".into()),
+            }]
+        );
+        assert!(same_call("f( \"a\", 2)", "f('a',2)"));
+        assert!(!same_call("f('a')", "f('b')"));
     }
 
     #[test]

@@ -775,6 +775,7 @@ impl Agent {
                 tools::arg_str(args, crate::toolname::arg::PATH).unwrap_or_default(),
                 harness::restate(&st.prompt)
             )),
+            None if call.name == ToolName::UpdatePlan => self.update_plan(args),
             None => tools::run(&self.tools, &call.name, args, ctx).await,
         };
         (out, reread.is_some())

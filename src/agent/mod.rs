@@ -22,6 +22,7 @@ mod focus;
 mod follow;
 pub mod harness;
 mod own_writes;
+pub mod planning;
 mod progress;
 pub mod prompt;
 mod rebuild;
@@ -193,6 +194,8 @@ pub struct Agent {
     /// Automatic compaction waits until the conversation has this many
     /// messages (after a refused summary).
     compact_retry_at: usize,
+    /// The plan proposed or being carried out, its steps as last marked.
+    plan: Option<Vec<crate::protocol::PlanStep>>,
     /// The running (or last) turn's request, as the user typed it.
     task: String,
     /// Requests traced so far (`trace: true`), and whether writing failed.
@@ -281,6 +284,9 @@ impl Agent {
         if parts.tools.fetch.is_some() {
             specs.push(tools::fetch::spec());
         }
+        if parts.settings.plan_tool {
+            specs.push(planning::spec());
+        }
         if let Some(m) = &parts.tools.mcp {
             specs.extend(m.specs(parts.context_window));
         }
@@ -340,6 +346,7 @@ impl Agent {
             window_note: parts.window_note,
             model_note: parts.model_note,
             compact_retry_at: 0,
+            plan: None,
             task: String::new(),
             trace_seq: 0,
             trace_failed: false,

@@ -41,6 +41,10 @@ enum Work {
     },
     /// `/commit`'s message: a model request, cancellable like a turn.
     ProposeCommit(CancellationToken),
+    /// `/plan`: a turn in plan mode.
+    Plan(String, CancellationToken),
+    /// An approved plan carried out.
+    RunPlan(Vec<String>, CancellationToken),
     /// A checkpoint operation, run between turns.
     Git(Op),
 }
@@ -89,6 +93,20 @@ pub fn spawn(
                         t.push(token.clone());
                     }
                     queue(Work::Turn(text, token));
+                }
+                Op::Plan { text } => {
+                    let token = CancellationToken::new();
+                    if let Ok(mut t) = turns.lock() {
+                        t.push(token.clone());
+                    }
+                    queue(Work::Plan(text, token));
+                }
+                Op::RunPlan { steps } => {
+                    let token = CancellationToken::new();
+                    if let Ok(mut t) = turns.lock() {
+                        t.push(token.clone());
+                    }
+                    queue(Work::RunPlan(steps, token));
                 }
                 Op::AskAgent {
                     name,
@@ -283,6 +301,26 @@ async fn run_one(
             let report = agent.run_turn(&text, &token).await;
             // The turn is over: its token leaves the list (cancelled ones,
             // of turns still queued, run and end at once).
+            token.cancel();
+            if let Ok(mut t) = turns.lock() {
+                t.retain(|k| !k.is_cancelled());
+            }
+            OpResult::Turn {
+                report: Box::new(report),
+            }
+        }
+        Work::Plan(text, token) => {
+            let report = agent.plan_turn(&text, &token).await;
+            token.cancel();
+            if let Ok(mut t) = turns.lock() {
+                t.retain(|k| !k.is_cancelled());
+            }
+            OpResult::Turn {
+                report: Box::new(report),
+            }
+        }
+        Work::RunPlan(steps, token) => {
+            let report = agent.run_plan(steps, &token).await;
             token.cancel();
             if let Ok(mut t) = turns.lock() {
                 t.retain(|k| !k.is_cancelled());

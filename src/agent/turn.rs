@@ -34,6 +34,7 @@ impl Agent {
                 unbacked: Vec::new(),
                 requests: 0,
                 usage: Default::default(),
+                plan: Vec::new(),
             };
         }
         let mut state = TurnState {
@@ -255,6 +256,7 @@ impl Agent {
             unbacked: state.unbacked,
             requests,
             usage,
+            plan: Vec::new(),
         }
     }
 

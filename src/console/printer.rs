@@ -74,6 +74,8 @@ pub struct Printer<O: Write, E: Write> {
     spinning: Option<(std::time::Instant, usize)>,
     /// Answer text ended mid-line (a spinner there would overwrite it).
     mid_answer: bool,
+    /// The steps of the last plan proposed and not yet taken.
+    proposed: Option<Vec<String>>,
 }
 
 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -161,6 +163,7 @@ impl<O: Write, E: Write> Printer<O, E> {
             spin: false,
             spinning: None,
             mid_answer: false,
+            proposed: None,
         }
     }
 
@@ -315,6 +318,11 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
     }
 
+    /// The steps of the plan the last plan-mode turn proposed, once.
+    pub fn take_proposed(&mut self) -> Option<Vec<String>> {
+        self.proposed.take()
+    }
+
     pub fn print(&mut self, ev: &AgentEvent) {
         if self.spinner(ev) {
             return;
@@ -384,6 +392,32 @@ impl<O: Write, E: Write> Printer<O, E> {
                     if *replaced == 1 { "" } else { "s" },
                 );
                 self.note(self.st.dim, &text);
+            }
+            AgentEvent::Plan {
+                steps, approved, ..
+            } => {
+                if !approved {
+                    self.proposed = Some(steps.iter().map(|s| s.step.clone()).collect());
+                }
+                let head = if *approved { "plan" } else { "plan proposed" };
+                let s = self.st.prompt;
+                self.ensure_line();
+                let _ = writeln!(self.side(), "{s}mm: {head}{s:#}");
+                for (i, step) in steps.iter().enumerate() {
+                    let line = format!(
+                        "  {} {}. {}",
+                        step.status.mark(),
+                        i + 1,
+                        displayable(step.step.trim())
+                    );
+                    let _ = writeln!(self.side(), "{line}");
+                }
+            }
+            AgentEvent::PlanMode { on: true } => {
+                self.note(
+                    self.st.dim,
+                    "plan mode: read-only until the plan is approved",
+                );
             }
             AgentEvent::Usage { stats, .. } => {
                 self.turn_usage.add(&stats.usage);

@@ -173,6 +173,20 @@ pub async fn run(
             };
             continue;
         }
+        if let Some((Slash::Plan, rest)) = Slash::parse(trimmed) {
+            if rest.trim().is_empty() {
+                println!(
+                    "usage: /plan REQUEST (the model looks, read-only, and proposes numbered steps to approve)"
+                );
+                continue;
+            }
+            editor = match plan(&ops, &mut events, &mut printer, editor, rest.trim(), notify).await
+            {
+                Some(ed) => ed,
+                None => return 1,
+            };
+            continue;
+        }
         if trimmed.starts_with('/') && !trimmed.contains('\n') {
             let (done, ed) = slash(
                 trimmed,
@@ -201,6 +215,52 @@ pub async fn run(
     }
     ops.send(Op::Shutdown);
     0
+}
+
+/// `/plan REQUEST`: a plan-mode turn, then the plan approved (carried
+/// out), set aside, or changed by what the user says (planned again).
+async fn plan(
+    ops: &OpSender,
+    events: &mut EventReceiver,
+    printer: &mut Printer2,
+    mut editor: DefaultEditor,
+    request: &str,
+    notify: Option<u64>,
+) -> Option<DefaultEditor> {
+    let mut request = request.to_string();
+    loop {
+        let id = ops.submit(Op::Plan {
+            text: request.clone(),
+        })?;
+        editor = follow_turn(ops, events, printer, editor, id, notify).await?;
+        let Some(steps) = printer.take_proposed() else {
+            return Some(editor);
+        };
+        let (ed, answer) = read_line(
+            editor,
+            "run this plan? [y]es, [n]o, or say what to change: ".into(),
+        )
+        .await;
+        editor = ed;
+        let answer = answer.unwrap_or_else(|_| "n".into());
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => {
+                let id = ops.submit(Op::RunPlan { steps })?;
+                return follow_turn(ops, events, printer, editor, id, notify).await;
+            }
+            "" | "n" | "no" => {
+                println!("the plan is set aside; nothing was changed");
+                return Some(editor);
+            }
+            _ => {
+                request = format!(
+                    "Change the plan you proposed: {}\nThe plan was:\n{}",
+                    answer.trim(),
+                    crate::agent::planning::numbered(&steps)
+                );
+            }
+        }
+    }
 }
 
 /// Lines until a closing `"""`.
@@ -348,6 +408,8 @@ async fn slash(
                 }
             }
         }
+        // Run by the loop before it gets here.
+        Slash::Plan => println!("usage: /plan REQUEST"),
         Slash::Theme | Slash::Keymap | Slash::Mouse | Slash::Tree | Slash::Diagnostics => {
             println!("{name} is a command of the TUI (mm -tui)");
         }

@@ -23,6 +23,16 @@ pub enum Op {
         prompt: String,
         with_context: bool,
     },
+    /// `/plan REQUEST`: a turn in plan mode (read-only tools and
+    /// commands; it ends in a numbered plan the user approves).
+    Plan {
+        text: String,
+    },
+    /// Carry out an approved plan (as the user left it): a turn whose
+    /// steps' progress the model marks with `update_plan`.
+    RunPlan {
+        steps: Vec<String>,
+    },
     /// Cancel the running turn, if any.
     Cancel,
     /// Start a new session (`/new`).

@@ -84,6 +84,8 @@ pub struct Sandbox {
     unlogged: Mutex<Vec<String>>,
     /// `envPassthrough`: variables approved commands get.
     passthrough: Vec<String>,
+    /// Plan mode: read-only until it is left, whatever the mode.
+    planning: std::sync::atomic::AtomicBool,
 }
 
 impl Sandbox {
@@ -109,6 +111,7 @@ impl Sandbox {
             always: Mutex::new(BTreeSet::new()),
             unlogged: Mutex::new(Vec::new()),
             passthrough: Vec::new(),
+            planning: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -148,8 +151,23 @@ impl Sandbox {
         policy::is_read_only(command)
     }
 
+    /// The mode commands and writes are judged by: read-only while the
+    /// session plans.
     pub fn mode(&self) -> SandboxMode {
-        self.mode
+        if self.planning() {
+            SandboxMode::ReadOnly
+        } else {
+            self.mode
+        }
+    }
+
+    /// Plan mode on or off (`/plan`): the sandbox is read-only meanwhile.
+    pub fn set_planning(&self, on: bool) {
+        self.planning.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn planning(&self) -> bool {
+        self.planning.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn fence(&self) -> &Fence {
@@ -190,6 +208,9 @@ impl Sandbox {
 
     /// A path the file tools may write.
     pub fn check_write(&self, input: &str) -> Result<Resolved, PathError> {
+        if self.planning() {
+            return Err(PathError::Planning);
+        }
         if self.mode == SandboxMode::ReadOnly {
             return Err(PathError::ReadOnly);
         }
@@ -238,7 +259,7 @@ impl Sandbox {
                 git_guard,
             })
         };
-        match (self.mode, class) {
+        match (self.mode(), class) {
             (SandboxMode::Full, class) => ExecDecision::Run(RunPlan {
                 // Full access runs outside the fence.
                 access: None,
@@ -361,7 +382,7 @@ impl Sandbox {
     /// no network — read-only in a read-only sandbox; `full` as approved.
     pub fn hook_plan(&self) -> Option<RunPlan> {
         let fenced = self.fence.is_on();
-        let access = match self.mode {
+        let access = match self.mode() {
             SandboxMode::Full => return Some(self.approved_plan()),
             // Read-only promises nothing is written: without the fence a
             // hook (`make check`) could write anything (red-team round 19).
@@ -389,7 +410,7 @@ impl Sandbox {
     }
 
     pub fn approved_plan(&self) -> RunPlan {
-        let access = match self.mode {
+        let access = match self.mode() {
             SandboxMode::Full => None,
             // What runs on the config's word (an MCP server, a hook) in a
             // read-only sandbox writes nothing.
@@ -465,7 +486,7 @@ impl Sandbox {
         if let Ok(exe) = std::env::current_exe() {
             cmd.env("MM_BIN", exe);
         }
-        cmd.env(crate::config::ASK_CEILING_VAR, self.mode.as_str());
+        cmd.env(crate::config::ASK_CEILING_VAR, self.mode().as_str());
         // An mm it starts is one level further down the asking chain.
         let depth: u32 = std::env::var(crate::config::ASK_DEPTH_VAR)
             .ok()

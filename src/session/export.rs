@@ -62,6 +62,18 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
     let marked = records.iter().any(|r| matches!(r, Record::Turn { .. }));
     let mut expect_prompt = !marked;
     let mut held: Vec<&Record> = Vec::new();
+    // The last approved plan record of each turn: its steps as left.
+    let mut last_plan: HashMap<u64, *const Record> = HashMap::new();
+    for r in records {
+        if let Record::Plan {
+            turn: t,
+            approved: true,
+            ..
+        } = r
+        {
+            last_plan.insert(*t, std::ptr::from_ref(r));
+        }
+    }
     let mut queue: std::collections::VecDeque<&Record> = records.iter().collect();
     while let Some(rec) = queue.pop_front() {
         match rec {
@@ -77,7 +89,26 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
             }
             // Run before the turn's prompt was sent (the failure it
             // starts from): shown under the prompt.
-            Record::Ran { .. } if marked && expect_prompt => held.push(rec),
+            Record::Ran { .. } | Record::Plan { .. } if marked && expect_prompt => {
+                held.push(rec);
+            }
+            // A plan as proposed, and as the last mark of its turn left it.
+            Record::Plan {
+                turn: t,
+                steps,
+                approved,
+            } if !approved || last_plan.get(t) == Some(&std::ptr::from_ref(rec)) => {
+                let what = if *approved { "Plan" } else { "Plan proposed" };
+                out.push_str(&format!("\n**{what}:**\n\n"));
+                for s in steps {
+                    let mark = match s.status {
+                        crate::protocol::StepStatus::Completed => "[x]",
+                        _ => "[ ]",
+                    };
+                    out.push_str(&format!("- {mark} {}\n", s.step.trim()));
+                }
+            }
+            Record::Plan { .. } => {}
             Record::Ran {
                 command,
                 status,

@@ -126,6 +126,13 @@ pub enum Record {
     Model {
         model: String,
     },
+    /// A plan proposed (`approved` false) or being carried out, as it
+    /// stood then; replays show the newest of a turn as its card.
+    Plan {
+        turn: u64,
+        steps: Vec<crate::protocol::PlanStep>,
+        approved: bool,
+    },
     /// A command mm ran itself (the tests after a change, a check of the
     /// request): shown by replays and exports as the live run showed its
     /// card; never part of the conversation.

@@ -30,7 +30,16 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
             Record::Message { message, .. }
                 if message.role == Role::User && marked && !expect_prompt => {}
             // Run before the turn's prompt was sent: shown in its turn.
-            Record::Ran { .. } if marked && expect_prompt => held.push(rec),
+            Record::Ran { .. } | Record::Plan { .. } if marked && expect_prompt => {
+                held.push(rec);
+            }
+            Record::Plan {
+                steps, approved, ..
+            } => out.push(AgentEvent::Plan {
+                turn,
+                steps: steps.clone(),
+                approved: *approved,
+            }),
             Record::Ran {
                 command,
                 status,

@@ -323,6 +323,9 @@ async fn run_one(
             Some(a) => a.run(args, ctx).await,
             None => ToolOutput::error("no agents to ask: this agent declares no mmConfigs"),
         },
+        // The agent keeps the plan; a call that reaches the tools has no
+        // plan to mark.
+        ToolName::UpdatePlan => ToolOutput::error("update_plan is not offered in this turn"),
     }
 }
 

@@ -21,6 +21,7 @@ use super::panes::composer::Composer;
 use super::panes::diff::DiffPane;
 use super::panes::file_tree::FileTree;
 use super::panes::overlays::{ListKind, Overlay, Place, PlaceList, Viewer};
+use super::panes::plan::PlanOverlay;
 use super::panes::rewind::CommitOverlay;
 use super::panes::status::Status;
 use super::panes::transcript::Transcript;
@@ -213,11 +214,17 @@ impl App {
 
     /// Sends a message as a turn.
     pub(super) fn send(&mut self, text: String) {
+        self.start_turn(Op::UserMessage { text });
+    }
+
+    /// Sends an op that runs as a turn (a message, `/plan`, a plan to
+    /// carry out).
+    pub(super) fn start_turn(&mut self, op: Op) {
         // On a narrow screen the answer's tab comes to the front.
         if self.focus == Focus::Composer {
             self.tab = Focus::Transcript;
         }
-        if self.ops.send(Op::UserMessage { text }) {
+        if self.ops.send(op) {
             self.working = true;
             self.status.working_since = Some(Instant::now());
         } else {
@@ -296,6 +303,10 @@ impl App {
             Handled::Send(op) => {
                 self.submit(op);
             }
+            Handled::SendClose(op @ Op::RunPlan { .. }) => {
+                self.close_top(true);
+                self.start_turn(op);
+            }
             Handled::SendClose(op) => {
                 self.close_top(true);
                 self.submit(op);
@@ -313,6 +324,9 @@ impl App {
         match self.overlays.pop() {
             Some(Overlay::Rewind(_)) => self.diff.clear_review(),
             Some(Overlay::Commit(_)) if !sent => self.flash("not committed"),
+            Some(Overlay::Plan(_)) if !sent => {
+                self.flash("the plan is set aside; nothing was changed");
+            }
             _ => {}
         }
         if let Some(Overlay::Viewer(v)) = self.overlays.last_mut() {
@@ -524,6 +538,15 @@ impl App {
                 self.focus = Focus::Diff;
                 self.tab = Focus::Diff;
                 self.flash(format!("{} file(s) changed in this session", changes.len()));
+            }
+            AgentEvent::Plan {
+                steps,
+                approved: false,
+                ..
+            } => {
+                let steps: Vec<String> = steps.iter().map(|s| s.step.clone()).collect();
+                self.overlays
+                    .push(Overlay::Plan(Box::new(PlanOverlay::new(&steps))));
             }
             AgentEvent::CommitProposed { message, files } => {
                 self.status.flash = None;

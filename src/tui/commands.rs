@@ -113,6 +113,18 @@ impl App {
             Slash::Init => {
                 self.submit(Op::Init);
             }
+            Slash::Plan if rest.trim().is_empty() => {
+                self.flash("usage: /plan REQUEST (the model looks, read-only, and proposes steps)");
+            }
+            Slash::Plan if self.working => {
+                self.flash("a turn is running: /plan when it ends");
+            }
+            Slash::Plan => {
+                self.transcript.follow();
+                self.start_turn(Op::Plan {
+                    text: rest.trim().to_string(),
+                });
+            }
             Slash::Model => {
                 let name = arg
                     .map(str::trim)

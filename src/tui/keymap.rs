@@ -184,6 +184,12 @@ keymap_table! {
         Save "save" "commit with the message as edited",
         Cancel "cancel" "do not commit",
     }
+    Plan "plan" PlanAction {
+        Run "run" "carry out the proposed plan",
+        Edit "edit" "edit the plan's steps",
+        Save "save" "carry out the plan as edited",
+        Cancel "cancel" "set the plan aside (while editing: stop editing)",
+    }
     Help "help" HelpAction {
         ScrollUp "scroll_up" "scroll up",
         ScrollDown "scroll_down" "scroll down",

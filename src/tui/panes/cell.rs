@@ -95,6 +95,11 @@ pub enum CellKind {
         commands: u32,
         notes: Vec<String>,
     },
+    /// A plan: proposed (waiting for the user) or being carried out.
+    Plan {
+        steps: Vec<crate::protocol::PlanStep>,
+        approved: bool,
+    },
     TurnEnd {
         outcome: Outcome,
         error: Option<String>,
@@ -121,6 +126,12 @@ impl CellKind {
                 commands,
                 notes,
             } => crate::protocol::receipt_text(written, *commands, notes),
+            CellKind::Plan { steps, .. } => steps
+                .iter()
+                .enumerate()
+                .map(|(i, s)| format!("{}. {}", i + 1, s.step))
+                .collect::<Vec<_>>()
+                .join("\n"),
             CellKind::TurnEnd { outcome, error } => match error {
                 Some(e) => format!("{outcome:?}: {e}"),
                 None => format!("{outcome:?}"),
@@ -399,6 +410,37 @@ impl Cell {
                     format!("■ {text}"),
                     Style::new().fg(c).add_modifier(Modifier::BOLD),
                 ))]
+            }
+            CellKind::Plan { steps, approved } => {
+                let done = steps
+                    .iter()
+                    .filter(|s| s.status == crate::protocol::StepStatus::Completed)
+                    .count();
+                let head = if *approved {
+                    format!("☰ plan · {done} of {} done", steps.len())
+                } else {
+                    "☰ plan proposed · Enter carries it out · e edits it · Esc sets it aside"
+                        .to_string()
+                };
+                let mut v = vec![Logical::word(Line::styled(
+                    head,
+                    Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
+                ))];
+                for (i, step) in steps.iter().enumerate() {
+                    let style = match step.status {
+                        crate::protocol::StepStatus::Completed => dim,
+                        crate::protocol::StepStatus::InProgress => {
+                            Style::new().add_modifier(Modifier::BOLD)
+                        }
+                        crate::protocol::StepStatus::Pending => Style::new(),
+                    };
+                    let text = crate::untrusted::displayable(step.step.trim());
+                    v.push(Logical::word(Line::styled(
+                        format!("{} {}. {text}", step.status.mark(), i + 1),
+                        style,
+                    )));
+                }
+                v
             }
             CellKind::TurnEnd { outcome, error } => {
                 let (c, text) = match outcome {

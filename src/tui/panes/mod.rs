@@ -6,6 +6,7 @@ pub mod composer;
 pub mod diff;
 pub mod file_tree;
 pub mod overlays;
+pub mod plan;
 pub mod rewind;
 pub mod status;
 pub mod transcript;

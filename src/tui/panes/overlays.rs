@@ -29,6 +29,7 @@ pub enum Overlay {
     Places(PlaceList),
     Rewind(super::rewind::RewindOverlay),
     Commit(Box<super::rewind::CommitOverlay>),
+    Plan(Box<super::plan::PlanOverlay>),
 }
 
 fn frame(area: Rect, buf: &mut Buffer, th: &Theme, title: String) -> Rect {
@@ -660,6 +661,7 @@ impl Overlay {
             },
             Overlay::Rewind(r) => return r.handle_key(keys.lookup(key)),
             Overlay::Commit(c) => return c.handle_key(keys.lookup(key), ev),
+            Overlay::Plan(p) => return p.handle_key(keys.lookup(key), ev),
         }
         Handled::Consumed
     }
@@ -674,6 +676,17 @@ impl Overlay {
     ) {
         match self {
             Overlay::Rewind(r) => r.render(area, buf, th, keys),
+            Overlay::Plan(p) => {
+                let w = area.width.saturating_sub(8).clamp(20, 100).min(area.width);
+                let h = 18.min(area.height);
+                let rect = Rect {
+                    x: area.x + (area.width - w) / 2,
+                    y: area.y + (area.height - h) / 2,
+                    width: w,
+                    height: h,
+                };
+                p.render(rect, buf, th, keys);
+            }
             Overlay::Commit(c) => {
                 let w = area.width.saturating_sub(8).clamp(20, 100).min(area.width);
                 let h = 14.min(area.height);

@@ -207,6 +207,33 @@ impl Transcript {
                     CellKind::Notice(*level, text.clone()),
                 );
             }
+            AgentEvent::Plan {
+                turn,
+                steps,
+                approved,
+            } => {
+                // A plan's progress redraws its card of the same turn.
+                let card = self.cells.iter().rposition(|c| {
+                    c.turn == *turn && matches!(c.kind, CellKind::Plan { approved: true, .. })
+                });
+                match card.filter(|_| *approved) {
+                    Some(idx) => self.update(idx, |k| {
+                        *k = CellKind::Plan {
+                            steps: steps.clone(),
+                            approved: true,
+                        };
+                    }),
+                    None => {
+                        self.push(
+                            *turn,
+                            CellKind::Plan {
+                                steps: steps.clone(),
+                                approved: *approved,
+                            },
+                        );
+                    }
+                }
+            }
             AgentEvent::Receipt {
                 turn,
                 written,
