@@ -293,6 +293,26 @@ impl Mapper {
             } => vec![SessionUpdate::AgentThoughtChunk(chunk(format!(
                 "\n[mm: compacted: {replaced} earlier messages sent as a summary from here on (~{tokens_before} → ~{tokens_after} tokens)]\n"
             )))],
+            // A plan (from `update_plan`, or the steps of one being
+            // carried out): the client's plan view, whole each time.
+            AgentEvent::Plan { steps, .. } => {
+                use crate::protocol::StepStatus;
+                use agent_client_protocol::v1::schema::{
+                    Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
+                };
+                let entries = steps
+                    .iter()
+                    .map(|s| {
+                        let status = match s.status {
+                            StepStatus::Pending => PlanEntryStatus::Pending,
+                            StepStatus::InProgress => PlanEntryStatus::InProgress,
+                            StepStatus::Completed => PlanEntryStatus::Completed,
+                        };
+                        PlanEntry::new(s.step.clone(), PlanEntryPriority::Medium, status)
+                    })
+                    .collect();
+                vec![SessionUpdate::Plan(Plan::new(entries))]
+            }
             AgentEvent::Receipt {
                 written,
                 commands,

@@ -31,6 +31,10 @@ pub struct RepoFacts {
     /// `notes.displayRef` set): `git log` prints them, and a note can be
     /// any blob.
     pub notes: bool,
+    /// Its objects come from another store too (`objects/info/alternates`,
+    /// or an `objects` folder that is a link): what that store's
+    /// repositories track can be printed here, whatever this index says.
+    pub borrows_objects: bool,
 }
 
 /// Looks at the repository that holds `dir`: None when there is none.
@@ -95,6 +99,10 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
             facts.info_attributes |= !a.chars().all(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
         }
         let objects = g.join("objects");
+        if std::fs::symlink_metadata(&objects).is_ok_and(|m| m.file_type().is_symlink()) {
+            facts.borrows_objects = true;
+            facts.elsewhere.push(objects.clone());
+        }
         if let Some(list) = control_text(&objects.join("info/alternates"))? {
             for l in list.lines().map(|l| l.trim_end_matches('\r')) {
                 if l.trim().is_empty() || l.starts_with('#') {
@@ -103,6 +111,7 @@ pub fn inspect(dir: &Path) -> Result<Option<RepoFacts>> {
                 if l != l.trim() {
                     return Err(odd("objects/info/alternates"));
                 }
+                facts.borrows_objects = true;
                 facts.elsewhere.push(objects.join(l));
             }
         }

@@ -230,10 +230,15 @@ fn loader_list(v: &std::ffi::OsStr, folders: bool) -> OsString {
         .filter(|e| {
             let p = std::path::Path::new(e);
             match folders || e.contains('/') {
+                // `..` folded first (`/../proc/self/cwd` is /proc), and
+                // the place a link leads to judged too; an entry that
+                // does not resolve (nothing there yet) goes.
                 true => {
+                    let folded = fold_dots(p);
+                    let real = std::fs::canonicalize(p);
                     p.is_absolute()
-                        && !p.starts_with("/proc")
-                        && !p.starts_with("/dev/fd")
+                        && real.as_ref().is_ok_and(|r| !per_process(r))
+                        && !per_process(&folded)
                         && !super::host::in_workspace(p)
                 }
                 false => true,
@@ -241,6 +246,28 @@ fn loader_list(v: &std::ffi::OsStr, folders: bool) -> OsString {
         })
         .collect();
     OsString::from(kept.join(":"))
+}
+
+/// A path under `/proc` or `/dev/fd`: another place in each process.
+fn per_process(p: &std::path::Path) -> bool {
+    p.starts_with("/proc") || p.starts_with("/dev/fd")
+}
+
+/// `p` with `.` and `..` folded by their spelling (`/usr/../proc` is
+/// `/proc`; `..` at the root stays at the root, as the kernel has it).
+fn fold_dots(p: &std::path::Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
 }
 
 /// A PATH value with its relative entries dropped.
@@ -370,15 +397,30 @@ mod tests {
             ),
             "/usr/local/lib"
         );
+        // Round 34: `..` leads into /proc as well, and an entry that
+        // does not resolve from here may resolve from where a command runs.
+        assert_eq!(
+            loader_list(
+                std::ffi::OsStr::new(
+                    "/../proc/self/cwd/lib:/usr/../proc/self/cwd/lib:/usr/lib:/no/such/mm-lib"
+                ),
+                true
+            ),
+            "/usr/lib"
+        );
+        assert_eq!(
+            loader_list(
+                std::ffi::OsStr::new("/usr/../proc/self/cwd/lib/hook.so libfast.so"),
+                false
+            ),
+            "libfast.so"
+        );
         // iconv's modules are looked for the same way.
-        let gconv = format!("{}/gconv:/usr/lib/gconv", w.display());
+        let gconv = format!("{}/gconv:/usr/lib", w.display());
         let vars = scrub([(OsString::from("GCONV_PATH"), OsString::from(gconv))].into_iter());
         assert_eq!(
             vars,
-            [(
-                OsString::from("GCONV_PATH"),
-                OsString::from("/usr/lib/gconv")
-            )]
+            [(OsString::from("GCONV_PATH"), OsString::from("/usr/lib"))]
         );
     }
 

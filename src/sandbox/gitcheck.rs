@@ -92,6 +92,13 @@ impl Sandbox {
                 "the repository's {name} holds a credential, and this command prints it"
             ));
         }
+        // Another repository's objects, even one in the workspace, hold
+        // what that one tracks (a `.env`) past this index (round 34).
+        if content && facts.borrows_objects {
+            return Err(
+                "the repository borrows another object store (alternates, or a linked objects folder), and this command prints what it holds".into(),
+            );
+        }
         if content && let Some(p) = facts.linked_tracked.first() {
             return Err(format!(
                 "the tracked file {p} has another name (a hard link), and this command prints it"

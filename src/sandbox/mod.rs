@@ -611,21 +611,7 @@ fn own_config_reason_in(
     xdg: Option<PathBuf>,
     mm_own: Vec<PathBuf>,
 ) -> Option<String> {
-    let xdg = xdg.or_else(|| home.as_ref().map(|h| h.join(".config")));
-    let mut own: Vec<PathBuf> = mm_own;
-    let mut git_files: Vec<PathBuf> = home.iter().map(|h| h.join(".gitconfig")).collect();
-    git_files.extend(xdg.map(|x| x.join("git/config")));
-    if let Some(h) = &home {
-        own.push(h.join(".agent"));
-        for f in git_files.clone() {
-            git_files.extend(git_includes(&f, h, 0));
-        }
-    }
-    own.extend(git_files.iter().map(|f| match f.ends_with("git/config") {
-        // The whole folder: its `ignore` and `attributes` are git's too.
-        true => f.parent().map_or_else(|| f.clone(), Path::to_path_buf),
-        false => f.clone(),
-    }));
+    let own = own_places(home.as_deref(), xdg, mm_own);
     let canon = |p: &Path| resolve_loose(p, 0);
     let at = canon(abs);
     if let Some(m) = home.and_then(|h| fence::masked_home_path_in(&at, h)) {
@@ -642,46 +628,155 @@ fn own_config_reason_in(
     })
 }
 
+/// The user's own configuration, wherever it lies: mm's folders (`mm_own`),
+/// the Go agent's `~/.agent`, git's global config files (the XDG `git`
+/// folder whole: its `ignore` and `attributes` are git's too), the files
+/// they include and the places they name that git runs or reads
+/// (`core.hooksPath`, `core.attributesFile`, `core.excludesFile`).
+fn own_places(home: Option<&Path>, xdg: Option<PathBuf>, mm_own: Vec<PathBuf>) -> Vec<PathBuf> {
+    let xdg = xdg.or_else(|| home.map(|h| h.join(".config")));
+    let mut own = mm_own;
+    let git_files: Vec<PathBuf> = home
+        .map(|h| h.join(".gitconfig"))
+        .into_iter()
+        .chain(xdg.map(|x| x.join("git/config")))
+        .collect();
+    if let Some(h) = home {
+        own.push(h.join(".agent"));
+        let mut named = Vec::new();
+        for f in &git_files {
+            git_config_places(f, h, 0, &mut named);
+        }
+        own.extend(named);
+    }
+    own.extend(git_files.iter().map(|f| match f.ends_with("git/config") {
+        true => f.parent().map_or_else(|| f.clone(), Path::to_path_buf),
+        false => f.clone(),
+    }));
+    own
+}
+
+/// How deep git follows includes.
+const GIT_INCLUDE_DEPTH: u8 = 10;
+
 /// The files a git config file includes (`[include] path`, `[includeIf
-/// …] path`, `~/` from `home`, a relative path from the file's folder),
-/// and theirs, three deep: git reads them as the user's own config.
-fn git_includes(file: &Path, home: &Path, depth: u8) -> Vec<PathBuf> {
+/// …] path`, every condition taken as met; `~/` from `home`, a relative
+/// path from the including file's folder), and theirs, as deep as git
+/// goes; and the places its `core.hooksPath`, `core.attributesFile` and
+/// `core.excludesFile` name (absolute or from `~/`). Read as git reads a
+/// config: a header with a key on its line, a byte-order mark, quotes,
+/// escapes, comments after a value, lines run on with `\`.
+fn git_config_places(file: &Path, home: &Path, depth: u8, out: &mut Vec<PathBuf>) {
     let Ok(text) = crate::paths::read_regular(file, 1 << 20) else {
-        return Vec::new();
+        return;
     };
     let text = String::from_utf8_lossy(&text);
-    let mut out = Vec::new();
-    let mut including = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            let section = line
-                .trim_start_matches('[')
-                .split([']', ' ', '"', '\t'])
+    let mut section = String::new();
+    for line in crate::paths::logical_lines(&text) {
+        let mut rest = line
+            .trim_start()
+            .trim_start_matches('\u{feff}')
+            .trim_start();
+        while rest.starts_with('[') {
+            let Some(end) = header_end(rest) else {
+                break;
+            };
+            section = rest[1..end]
+                .trim_start()
+                .split([' ', '\t', '"', '.'])
                 .next()
                 .unwrap_or("")
                 .to_ascii_lowercase();
-            including = section == "include" || section == "includeif";
-            continue;
+            rest = rest[end + 1..].trim_start();
         }
-        let Some((key, value)) = line.split_once('=') else {
+        let Some((key, raw)) = rest.split_once('=') else {
             continue;
         };
-        if !including || !key.trim().eq_ignore_ascii_case("path") {
+        let key = key.trim().to_ascii_lowercase();
+        let include = matches!(section.as_str(), "include" | "includeif") && key == "path";
+        let named = section == "core"
+            && matches!(
+                key.as_str(),
+                "hookspath" | "attributesfile" | "excludesfile"
+            );
+        if !include && !named {
             continue;
         }
-        let value = value.trim().trim_matches('"');
-        let path = match value.strip_prefix("~/") {
-            Some(rest) => home.join(rest),
-            None => match file.parent() {
-                Some(dir) => dir.join(value),
-                None => PathBuf::from(value),
-            },
+        let value = config_value(raw);
+        let path = if value == "~" {
+            home.to_path_buf()
+        } else if let Some(rest) = value.strip_prefix("~/") {
+            home.join(rest)
+        } else if Path::new(&value).is_absolute() {
+            PathBuf::from(&value)
+        } else if include && !value.is_empty() {
+            match file.parent() {
+                Some(dir) => dir.join(&value),
+                None => PathBuf::from(&value),
+            }
+        } else {
+            // A relative hooks path is the repository's own.
+            continue;
         };
-        if depth < 3 {
-            out.extend(git_includes(&path, home, depth + 1));
+        if out.contains(&path) {
+            continue;
         }
-        out.push(path);
+        out.push(path.clone());
+        if include && depth + 1 < GIT_INCLUDE_DEPTH {
+            git_config_places(&path, home, depth + 1, out);
+        }
+    }
+}
+
+/// Where a `[section "sub"]` header that starts `line` ends (its `]`),
+/// quoted names read whole.
+fn header_end(line: &str) -> Option<usize> {
+    let mut quoted = false;
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => quoted = !quoted,
+            ']' if !quoted => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A config value as git reads it: quotes joined away, escapes made,
+/// cut at a comment outside quotes, outer white space dropped.
+fn config_value(raw: &str) -> String {
+    let mut out = String::new();
+    let mut space = String::new();
+    let mut quoted = false;
+    let mut chars = raw.trim_start().chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                out.push_str(&std::mem::take(&mut space));
+                match chars.next() {
+                    Some('n') => out.push('\n'),
+                    Some('t') => out.push('\t'),
+                    Some('b') => {
+                        out.pop();
+                    }
+                    Some(x) => out.push(x),
+                    None => {}
+                }
+            }
+            '"' => {
+                out.push_str(&std::mem::take(&mut space));
+                quoted = !quoted;
+            }
+            ';' | '#' if !quoted => break,
+            c if c.is_whitespace() && !quoted => space.push(c),
+            c => {
+                out.push_str(&std::mem::take(&mut space));
+                out.push(c);
+            }
+        }
     }
     out
 }
@@ -690,7 +785,7 @@ impl Sandbox {
     /// The first of the user's own config places (see `own_config_reason`)
     /// that lies in the workspace, made or not: code that can write the
     /// workspace could write it.
-    fn holds_own_config(&self) -> Option<PathBuf> {
+    pub fn holds_own_config(&self) -> Option<PathBuf> {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         let xdg = std::env::var_os("XDG_CONFIG_HOME")
             .filter(|d| !d.is_empty())
@@ -704,15 +799,10 @@ fn holds_own_config_in(
     root: &Path,
     home: Option<PathBuf>,
     xdg: Option<PathBuf>,
-    mut own: Vec<PathBuf>,
+    own: Vec<PathBuf>,
 ) -> Option<PathBuf> {
-    let xdg = xdg.or_else(|| home.as_ref().map(|h| h.join(".config")));
-    own.extend(
-        home.iter()
-            .flat_map(|h| [h.join(".gitconfig"), h.join(".agent")]),
-    );
-    own.extend(xdg.map(|x| x.join("git")));
-    own.into_iter()
+    own_places(home.as_deref(), xdg, own)
+        .into_iter()
         .find(|p| resolve_loose(p, 0).starts_with(root))
 }
 
@@ -869,6 +959,58 @@ mod tests {
         std::fs::create_dir_all(home.join(".config")).unwrap();
         std::os::unix::fs::symlink("../dotfiles/mm", &mm).unwrap();
         assert!(reason("dotfiles/mm/config.yaml").is_some());
+    }
+
+    #[test]
+    fn the_users_git_config_is_read_as_git_reads_it_includes_and_named_places_too() {
+        // Red-team round 34: a header with its key on one line, a comment
+        // after the path, a quoted path, a byte-order mark, includes ten
+        // deep, and `core.hooksPath`.
+        let h = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(h.path()).unwrap();
+        std::fs::write(
+            home.join(".gitconfig"),
+            "\u{feff}[include] path = ~/a.inc ; a comment\n[includeIf \"gitdir:~/\"]\n\tpath = \"~/b.inc\" # another\n[core]\n\thooksPath = ~/dots/hooks\n\texcludesFile = rel/ignore\n",
+        )
+        .unwrap();
+        // A chain five deep from a.inc, each naming the next by a path
+        // relative to itself.
+        for i in 0..5 {
+            let next = format!("path = chain{}.inc", i + 1);
+            let name = if i == 0 {
+                "a.inc".to_string()
+            } else {
+                format!("chain{i}.inc")
+            };
+            std::fs::write(home.join(name), format!("[include]\n\t{next}\n")).unwrap();
+        }
+        let mut got = Vec::new();
+        git_config_places(&home.join(".gitconfig"), &home, 0, &mut got);
+        for want in ["a.inc", "b.inc", "dots/hooks", "chain1.inc", "chain5.inc"] {
+            assert!(got.contains(&home.join(want)), "{want}: {got:?}");
+        }
+        // A relative excludes file is the repository's own, not the user's.
+        assert!(!got.iter().any(|p| p.ends_with("rel/ignore")), "{got:?}");
+        assert_eq!(config_value(r#" "a b"\"c ; x"#), "a b\"c");
+        assert_eq!(config_value(r#""~/a ; b.inc" # x"#), "~/a ; b.inc");
+        assert_eq!(config_value(" ~/x.inc ; note"), "~/x.inc");
+        // A workspace that holds an included file or the hooks folder
+        // holds the user's config.
+        let dots = home.join("dots");
+        std::fs::create_dir_all(&dots).unwrap();
+        assert_eq!(
+            holds_own_config_in(&dots, Some(home.clone()), None, Vec::new()),
+            Some(home.join("dots/hooks"))
+        );
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[include]\n\tpath = ~/dots/git.inc\n",
+        )
+        .unwrap();
+        assert_eq!(
+            holds_own_config_in(&dots, Some(home.clone()), None, Vec::new()),
+            Some(home.join("dots/git.inc"))
+        );
     }
 
     #[test]

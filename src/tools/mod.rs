@@ -391,6 +391,14 @@ async fn run_command_tool(
                 ));
             }
             SandboxMode::Full => sandbox.approved_plan(),
+            // What could write the user's own config in the workspace
+            // does not run unasked (red-team round 34), as with bash.
+            SandboxMode::Auto if let Some(p) = sandbox.holds_own_config() => {
+                return ToolOutput::refused(format!(
+                    "{name} may change files, the workspace holds {}, your own configuration, and in auto mode nobody is asked, so it does not run; start mm in a project folder",
+                    p.display()
+                ));
+            }
             // Nobody is asked: it runs as an unasked command does.
             SandboxMode::Auto => match sandbox.unattended_plan() {
                 Some(plan) => plan,
