@@ -715,3 +715,84 @@ async fn a_change_the_client_approved_is_never_undone() {
         ws.read("app.py")
     );
 }
+
+/// `planTool: true`: the model's `update_plan` reaches the client as an
+/// ACP plan, every step with its status, whole each time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_plan_reaches_the_client_as_a_plan() {
+    use agent_client_protocol::v1::schema::PlanEntryStatus;
+    let server = Server::start(vec![
+        call(
+            "u1",
+            "update_plan",
+            json!({"plan": [
+                {"step": "read calc.py", "status": "completed"},
+                {"step": "fix add", "status": "in_progress"}
+            ]}),
+        ),
+        text("Working on it."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("agent.yaml", "planTool: true\n");
+    let url = server.url();
+    let mut child = spawn_agent(&ws, &["agent.yaml", "-url", &url, "-no-harness"]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let updates: Log<SessionUpdate> = Arc::default();
+    let u1 = updates.clone();
+    let root = ws.path();
+    agent_client_protocol::Client
+        .v1()
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                u1.lock().unwrap().push(n.update);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let sid = cx
+                .send_request(NewSessionRequest::new(root.clone()))
+                .block_task()
+                .await?
+                .session_id
+                .0
+                .to_string();
+            let r = cx
+                .send_request(prompt(&sid, "fix add"))
+                .block_task()
+                .await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            let ups = updates.lock().unwrap();
+            let plan = ups
+                .iter()
+                .find_map(|u| match u {
+                    SessionUpdate::Plan(p) => Some(p.clone()),
+                    _ => None,
+                })
+                .expect("a plan update");
+            let got: Vec<(String, PlanEntryStatus)> = plan
+                .entries
+                .iter()
+                .map(|e| (e.content.clone(), e.status.clone()))
+                .collect();
+            assert_eq!(
+                got,
+                [
+                    ("read calc.py".to_string(), PlanEntryStatus::Completed),
+                    ("fix add".to_string(), PlanEntryStatus::InProgress)
+                ]
+            );
+            let asked = server.requests()[0]["tools"].to_string();
+            assert!(asked.contains("update_plan"), "{asked}");
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let _ = child.kill().await;
+}
