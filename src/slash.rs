@@ -215,7 +215,7 @@ const CARDS: &[Card] = &[
         aliases: &[],
         args: "REQUEST",
         about: "plan first: the model looks (read-only) and proposes numbered steps; approve them to carry them out",
-        faces: LOCAL,
+        faces: ALL3,
         glance: false,
     },
     Card {

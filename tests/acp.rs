@@ -796,3 +796,100 @@ async fn update_plan_reaches_the_client_as_a_plan() {
         .unwrap();
     let _ = child.kill().await;
 }
+
+/// Plan mode over ACP: the session offers it as a mode; a prompt in it
+/// is a read-only turn (a write refused); the plan is put to the client
+/// as a permission request; "carry it out" leaves plan mode and the plan
+/// runs as the same prompt's next turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_mode_proposes_asks_and_carries_the_plan_out() {
+    use agent_client_protocol::v1::schema::SetSessionModeRequest;
+    let server = Server::start(vec![
+        call(
+            "p1",
+            "write_file",
+            json!({"path": "a.txt", "content": "too soon\n"}),
+        ),
+        text("1. Write a.txt with one line.\n2. Say it is done."),
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "a.txt", "content": "one\n"}),
+        ),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    git(&ws.path(), &["init", "-q"]);
+    let url = server.url();
+    let mut child = spawn_agent(&ws, &["-url", &url, "-yolo", "-no-harness"]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let updates: Log<SessionUpdate> = Arc::default();
+    let asked: Log<RequestPermissionRequest> = Arc::default();
+    let (u1, a1) = (updates.clone(), asked.clone());
+    let root = ws.path();
+    agent_client_protocol::Client
+        .v1()
+        .on_receive_notification(
+            async move |n: SessionNotification, _cx| {
+                u1.lock().unwrap().push(n.update);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: RequestPermissionRequest,
+                        responder: Responder<RequestPermissionResponse>,
+                        _cx| {
+                let id = req
+                    .options
+                    .iter()
+                    .find(|o| o.kind == PermissionOptionKind::AllowOnce)
+                    .unwrap()
+                    .option_id
+                    .clone();
+                a1.lock().unwrap().push(req);
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id)),
+                ))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let new = cx
+                .send_request(NewSessionRequest::new(root.clone()))
+                .block_task()
+                .await?;
+            let modes = new.modes.expect("modes offered");
+            assert_eq!(&*modes.current_mode_id.0, "default");
+            assert!(modes.available_modes.iter().any(|m| &*m.id.0 == "plan"));
+            let sid = new.session_id.0.to_string();
+            cx.send_request(SetSessionModeRequest::new(sid.clone(), "plan"))
+                .block_task()
+                .await?;
+            let r = cx.send_request(prompt(&sid, "write a.txt")).block_task().await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "one\n");
+            let asked = asked.lock().unwrap();
+            assert_eq!(asked.len(), 1, "{asked:?}");
+            let shown = format!("{:?}", asked[0].tool_call.fields.content);
+            assert!(shown.contains("2. Say it is done."), "{shown}");
+            let ups = updates.lock().unwrap();
+            assert!(
+                ups.iter().any(|u| matches!(u, SessionUpdate::CurrentModeUpdate(m) if &*m.current_mode_id.0 == "default")),
+                "{ups:?}"
+            );
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let reqs = server.requests();
+    let refused = &tool_results(&reqs[1])[0].1;
+    assert!(refused.contains("plan mode"), "{refused}");
+    let _ = child.kill().await;
+}

@@ -19,8 +19,9 @@ use agent_client_protocol::v1::schema::{
     CancelNotification, ContentBlock, Implementation, InitializeRequest, InitializeResponse,
     LoadSessionRequest, LoadSessionResponse, NewSessionRequest, NewSessionResponse,
     PermissionOption, PermissionOptionKind, PromptCapabilities, PromptRequest, PromptResponse,
-    RequestPermissionOutcome, RequestPermissionRequest, SessionNotification, SessionUpdate,
-    StopReason, UnstructuredCommandInput,
+    RequestPermissionOutcome, RequestPermissionRequest, SessionMode, SessionModeState,
+    SessionNotification, SessionUpdate, SetSessionModeRequest, SetSessionModeResponse, StopReason,
+    UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{ByteStreams, Client};
@@ -46,6 +47,8 @@ struct Live {
     commands: Vec<(String, String)>,
     /// The session's workspace (canonical).
     root: PathBuf,
+    /// The client chose plan mode: a prompt is a plan-mode turn.
+    planning: std::sync::atomic::AtomicBool,
 }
 
 /// A prompt waiting for its op to finish.
@@ -55,6 +58,24 @@ struct Pending {
     /// A built-in command (`/stats`): the notices it answers with are
     /// the reply the editor shows.
     command: bool,
+    /// A plan-mode turn: the plan it proposes is put to the user.
+    plan: bool,
+}
+
+/// The session modes offered: mm's default, and plan mode.
+const PLAN_MODE: &str = "plan";
+const DEFAULT_MODE: &str = "default";
+
+fn modes(planning: bool) -> SessionModeState {
+    SessionModeState::new(
+        if planning { PLAN_MODE } else { DEFAULT_MODE },
+        vec![
+            SessionMode::new(DEFAULT_MODE, "Default")
+                .description("read-only commands run at once; the rest asks".to_string()),
+            SessionMode::new(PLAN_MODE, "Plan")
+                .description("look (read-only) and propose numbered steps to approve".to_string()),
+        ],
+    )
 }
 
 struct State {
@@ -120,7 +141,8 @@ fn agent(
     agent_client_protocol::Agent,
     impl agent_client_protocol::HandleDispatchFrom<Client> + 'static,
 > {
-    let (s1, s2, s3, s4, s5) = (st.clone(), st.clone(), st.clone(), st.clone(), st);
+    let (s1, s2, s3, s4, s5) = (st.clone(), st.clone(), st.clone(), st.clone(), st.clone());
+    let s6 = st;
     agent_client_protocol::Agent
         .v1()
         .name("mm")
@@ -141,7 +163,8 @@ fn agent(
                 let root = workspace(&s2, &req.cwd);
                 match start(&s2, &root, None, &cx).await {
                     Ok((id, live)) => {
-                        responder.respond(NewSessionResponse::new(id.clone()))?;
+                        responder
+                            .respond(NewSessionResponse::new(id.clone()).modes(modes(false)))?;
                         offer_commands(&cx, &id, &live);
                         Ok(())
                     }
@@ -175,7 +198,7 @@ fn agent(
                 }
                 match start(&s3, &root, Some(&id), &cx).await {
                     Ok((id, live)) => {
-                        responder.respond(LoadSessionResponse::new())?;
+                        responder.respond(LoadSessionResponse::new().modes(modes(false)))?;
                         offer_commands(&cx, &id, &live);
                         Ok(())
                     }
@@ -244,15 +267,22 @@ fn agent(
                             name,
                             args: args.to_string(),
                         },
+                        None if live.planning.load(std::sync::atomic::Ordering::SeqCst) => {
+                            Op::Plan { text }
+                        }
                         None => Op::UserMessage { text },
                     },
                 };
+                let plan = matches!(op, Op::Plan { .. });
+                // `/plan` is a turn, not a command that answers in notices.
+                let command = command && !plan;
                 match live.ops.submit(op) {
                     Some(op) => {
                         *pending = Some(Pending {
                             op,
                             responder,
                             command,
+                            plan,
                         });
                         Ok(())
                     }
@@ -273,6 +303,33 @@ fn agent(
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: SetSessionModeRequest,
+                        responder: Responder<SetSessionModeResponse>,
+                        _cx| {
+                let id = req.session_id.0.to_string();
+                let Some(live) = s6.sessions.lock().ok().and_then(|s| s.get(&id).cloned()) else {
+                    return responder.respond_with_error(
+                        agent_client_protocol::Error::invalid_params()
+                            .data(format!("no session {id}")),
+                    );
+                };
+                let planning = match &*req.mode_id.0 {
+                    PLAN_MODE => true,
+                    DEFAULT_MODE => false,
+                    other => {
+                        return responder.respond_with_error(
+                            agent_client_protocol::Error::invalid_params()
+                                .data(format!("no mode {other}: {DEFAULT_MODE} or {PLAN_MODE}")),
+                        );
+                    }
+                };
+                live.planning
+                    .store(planning, std::sync::atomic::Ordering::SeqCst);
+                responder.respond(SetSessionModeResponse::new())
+            },
+            agent_client_protocol::on_receive_request!(),
         )
 }
 
@@ -457,6 +514,7 @@ async fn start(
         agents: info.agents.clone(),
         commands: info.commands.clone(),
         root: root_of(&st.rt, root),
+        planning: std::sync::atomic::AtomicBool::new(false),
     });
     // A loaded session's history goes to the client before the answer.
     let mut map = updates::Mapper::new(root_of(&st.rt, root));
@@ -534,6 +592,12 @@ fn command_op(command: Slash, rest: &str) -> Result<Op, String> {
         Slash::Mcp => Op::Mcp,
         Slash::Skills => Op::Skills,
         Slash::Init => Op::Init,
+        Slash::Plan => match arg {
+            Some(text) => Op::Plan {
+                text: text.to_string(),
+            },
+            None => return Err("usage: /plan REQUEST".into()),
+        },
         Slash::Compact => Op::Compact {
             focus: arg.map(str::to_string),
         },
@@ -585,8 +649,26 @@ async fn pump(
                     Some(w) if w.op == ev.id => p.take(),
                     _ => None,
                 });
-                if let Some(w) = waiting {
-                    let _ = answer(w.responder, result);
+                match (waiting, result) {
+                    // A plan proposed: the user says whether to carry it out.
+                    (Some(w), OpResult::Turn { report })
+                        if w.plan && !report.plan.is_empty() && report.outcome == Outcome::Done =>
+                    {
+                        let steps: Vec<String> =
+                            report.plan.iter().map(|s| s.step.clone()).collect();
+                        tokio::spawn(put_plan(
+                            id.clone(),
+                            live.clone(),
+                            cx.clone(),
+                            steps,
+                            w.responder,
+                            result.clone(),
+                        ));
+                    }
+                    (Some(w), _) => {
+                        let _ = answer(w.responder, result);
+                    }
+                    (None, _) => {}
                 }
             }
             // What a built-in command answers is its reply.
@@ -613,6 +695,103 @@ async fn pump(
             }
         }
     }
+}
+
+const CARRY_OUT: &str = "carry-out";
+const SET_ASIDE: &str = "set-aside";
+
+/// Asks the client whether to carry out the plan a plan-mode turn
+/// proposed (as a permission request on a "plan" tool call that shows
+/// the steps). Yes: plan mode ends and the plan runs as the same prompt's
+/// next turn. No, or no answer: the prompt ends with the plan.
+async fn put_plan(
+    id: String,
+    live: Arc<Live>,
+    cx: ConnectionTo<Client>,
+    steps: Vec<String>,
+    responder: Responder<PromptResponse>,
+    result: OpResult,
+) {
+    use agent_client_protocol::v1::schema::{
+        Content, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+        ToolKind,
+    };
+    let call_id = format!("mm_plan_{}", uuid_like());
+    let shown = crate::agent::planning::numbered(&steps);
+    let content = vec![ToolCallContent::Content(Content::new(updates::said_block(
+        shown.clone(),
+    )))];
+    let call = ToolCall::new(call_id.clone(), "Carry out this plan?")
+        .kind(ToolKind::Think)
+        .status(ToolCallStatus::Pending)
+        .content(content.clone());
+    let _ = cx.send_notification(SessionNotification::new(
+        id.clone(),
+        SessionUpdate::ToolCall(call),
+    ));
+    let fields = ToolCallUpdateFields::new()
+        .title("Carry out this plan?".to_string())
+        .content(content);
+    let req = RequestPermissionRequest::new(
+        id.clone(),
+        ToolCallUpdate::new(call_id.clone(), fields),
+        vec![
+            PermissionOption::new(CARRY_OUT, "Carry it out", PermissionOptionKind::AllowOnce),
+            PermissionOption::new(SET_ASIDE, "Set it aside", PermissionOptionKind::RejectOnce),
+        ],
+    );
+    let yes = matches!(
+        cx.send_request(req).block_task().await,
+        Ok(r) if matches!(&r.outcome, RequestPermissionOutcome::Selected(s) if &*s.option_id.0 == CARRY_OUT)
+    );
+    let status = if yes {
+        ToolCallStatus::Completed
+    } else {
+        ToolCallStatus::Failed
+    };
+    let _ = cx.send_notification(SessionNotification::new(
+        id.clone(),
+        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call_id,
+            ToolCallUpdateFields::new().status(status),
+        )),
+    ));
+    if !yes {
+        let _ = answer(responder, &result);
+        return;
+    }
+    // Out of plan mode, as the client will show.
+    live.planning
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    let _ = cx.send_notification(SessionNotification::new(
+        id,
+        SessionUpdate::CurrentModeUpdate(
+            agent_client_protocol::v1::schema::CurrentModeUpdate::new(DEFAULT_MODE),
+        ),
+    ));
+    let Ok(mut pending) = live.pending.lock() else {
+        let _ = answer(responder, &result);
+        return;
+    };
+    match live.ops.submit(Op::RunPlan { steps }) {
+        Some(op) => {
+            *pending = Some(Pending {
+                op,
+                responder,
+                command: false,
+                plan: false,
+            });
+        }
+        None => {
+            let _ = answer(responder, &result);
+        }
+    }
+}
+
+/// A short id that differs between calls in one process.
+fn uuid_like() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
 }
 
 /// The prompt's response: why the turn stopped, and in `_meta.mm` what it

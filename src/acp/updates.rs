@@ -61,6 +61,11 @@ fn text(s: impl Into<String>) -> ContentBlock {
 }
 
 /// Text the editor shows as the agent's reply.
+/// Text as a content block (a tool call's content).
+pub fn said_block(s: String) -> ContentBlock {
+    text(s)
+}
+
 pub fn said(text: String) -> SessionUpdate {
     SessionUpdate::AgentMessageChunk(chunk(text))
 }

@@ -247,13 +247,21 @@ impl Agent {
         }
         // The turn's number is the next one: the card belongs to it.
         self.turn += 1;
-        self.set_plan(plan, true);
+        self.set_plan(plan.clone(), true);
         self.turn -= 1;
         let mut report = self.run_turn(&prompt, cancel).await;
         if !offered {
             self.specs.retain(|s| s.name != ToolName::UpdatePlan);
         }
-        report.plan = self.plan.clone().unwrap_or_default();
+        let left = self.plan.clone().unwrap_or_default();
+        // Nobody marked a step: the card says what it knows, and so does mm.
+        if left == plan && report.outcome == Outcome::Done {
+            self.notice(
+                Level::Warning,
+                "the model did not mark the plan's steps (update_plan); the receipt says what was written",
+            );
+        }
+        report.plan = left;
         report
     }
 
