@@ -1708,4 +1708,19 @@ fn a_plan_run_writes_nothing_and_its_numbered_answer_is_the_plan() {
     );
     let log = std::fs::read_to_string(&ws.sessions()[0]).unwrap();
     assert!(log.contains(r#""type":"plan""#), "{log}");
+    // A replay and an export show the plan as it was proposed.
+    let shown = ws.mm().args(["-show", "last"]).output().unwrap();
+    let all = format!("{}{}", stdout(&shown), stderr(&shown));
+    assert!(all.contains("plan proposed"), "{all}");
+    assert!(all.contains("[ ] 2. Add a test for add in test_calc.py."), "{all}");
+    let md = ws
+        .mm()
+        .args(["-show", "last", "-export", "-"])
+        .output()
+        .unwrap();
+    let md = stdout(&md);
+    assert!(
+        md.contains("**Plan proposed:**\n\n- [ ] In calc.py, make add return a + b.\n"),
+        "{md}"
+    );
 }
