@@ -234,13 +234,6 @@ fn say_settings_notes(settings: &Settings) {
     for note in &settings.notes {
         eprintln!("mm: {}", crate::untrusted::displayable(note));
     }
-    let inert = settings.inert_keys();
-    if !inert.is_empty() {
-        eprintln!(
-            "mm: {} accepted (written for the Go mm) but not acted on yet",
-            inert.join(", ")
-        );
-    }
 }
 
 /// The TUI's theme and keys, when the session runs in the TUI. Err: the

@@ -893,3 +893,94 @@ async fn plan_mode_proposes_asks_and_carries_the_plan_out() {
     assert!(refused.contains("plan mode"), "{refused}");
     let _ = child.kill().await;
 }
+
+/// `planGate: true`: carrying out a plan, a write to a file the plan
+/// names goes through, and one to a file it does not name asks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_plan_gate_a_write_outside_the_plan_asks() {
+    use agent_client_protocol::v1::schema::SetSessionModeRequest;
+    let server = Server::start(vec![
+        text("1. Write a.txt with one line.\n2. Say it is done."),
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "a.txt", "content": "one\n"}),
+        ),
+        call(
+            "w2",
+            "write_file",
+            json!({"path": "b.txt", "content": "two\n"}),
+        ),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    git(&ws.path(), &["init", "-q"]);
+    ws.write("agent.yaml", "planGate: true\n");
+    let url = server.url();
+    let mut child = spawn_agent(&ws, &["agent.yaml", "-url", &url, "-yolo", "-no-harness"]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let asked: Log<RequestPermissionRequest> = Arc::default();
+    let a1 = asked.clone();
+    let root = ws.path();
+    agent_client_protocol::Client
+        .v1()
+        .on_receive_notification(
+            async move |_n: SessionNotification, _cx| Ok(()),
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: RequestPermissionRequest,
+                        responder: Responder<RequestPermissionResponse>,
+                        _cx| {
+                let id = req
+                    .options
+                    .iter()
+                    .find(|o| o.kind == PermissionOptionKind::AllowOnce)
+                    .unwrap()
+                    .option_id
+                    .clone();
+                a1.lock().unwrap().push(req);
+                responder.respond(RequestPermissionResponse::new(
+                    RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(id)),
+                ))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let sid = cx
+                .send_request(NewSessionRequest::new(root.clone()))
+                .block_task()
+                .await?
+                .session_id
+                .0
+                .to_string();
+            cx.send_request(SetSessionModeRequest::new(sid.clone(), "plan"))
+                .block_task()
+                .await?;
+            let r = cx
+                .send_request(prompt(&sid, "write a.txt"))
+                .block_task()
+                .await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let asked = asked.lock().unwrap();
+    let ids: Vec<&str> = asked
+        .iter()
+        .map(|a| a.tool_call.tool_call_id.0.as_ref())
+        .collect();
+    // The plan itself, then b.txt; a.txt, which the plan names, did not ask.
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    assert!(ids[0].starts_with("mm_plan_"), "{ids:?}");
+    assert_eq!(ids[1], "w2");
+    assert_eq!(ws.read("a.txt"), "one\n");
+    let _ = child.kill().await;
+}

@@ -1712,7 +1712,10 @@ fn a_plan_run_writes_nothing_and_its_numbered_answer_is_the_plan() {
     let shown = ws.mm().args(["-show", "last"]).output().unwrap();
     let all = format!("{}{}", stdout(&shown), stderr(&shown));
     assert!(all.contains("plan proposed"), "{all}");
-    assert!(all.contains("[ ] 2. Add a test for add in test_calc.py."), "{all}");
+    assert!(
+        all.contains("[ ] 2. Add a test for add in test_calc.py."),
+        "{all}"
+    );
     let md = ws
         .mm()
         .args(["-show", "last", "-export", "-"])

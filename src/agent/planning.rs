@@ -79,6 +79,36 @@ fn read_steps(answer: &str, head: fn(&str) -> Option<&str>) -> Vec<String> {
     steps
 }
 
+/// The files a plan names (`calc.py`, `src/a.rs`, `notes.txt`): words
+/// with an extension that starts with a letter, each once, in order.
+pub fn files_named(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split(|c: char| {
+        c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '(' | ')' | ',' | ';' | ':')
+    }) {
+        let w = word
+            .trim_end_matches(['.', '!', '?'])
+            .trim_start_matches("./");
+        let Some((stem, ext)) = w.rsplit_once('.') else {
+            continue;
+        };
+        // `e.g.`, `i.e.` are no files.
+        let ok = !stem.is_empty()
+            && stem.len() + ext.len() > 2
+            && !stem.ends_with('/')
+            && ext.len() <= 8
+            && ext.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && ext.chars().all(|c| c.is_ascii_alphanumeric())
+            && stem
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'));
+        if ok && !out.iter().any(|o| o == w) {
+            out.push(w.to_string());
+        }
+    }
+    out
+}
+
 /// A step's text without Markdown's emphasis marks.
 fn clean(text: &str) -> String {
     text.replace("**", "").trim().to_string()
@@ -181,7 +211,7 @@ impl Agent {
             return report;
         }
         let mut steps = steps_of(&report.answer);
-        if steps.len() < 2 && !report.answer.trim().is_empty() {
+        if steps.is_empty() && !report.answer.trim().is_empty() {
             let ask = format!("{AS_STEPS}\n\n{}", report.answer.trim());
             if let Some(reply) = self
                 .side_request_cut(
@@ -194,10 +224,7 @@ impl Agent {
                 )
                 .await
             {
-                let again = steps_of(&reply);
-                if again.len() >= 2 {
-                    steps = again;
-                }
+                steps = steps_of(&reply);
             }
         }
         if steps.is_empty() {
@@ -241,6 +268,22 @@ impl Agent {
             "Carry out this plan, one step at a time; after each step, call update_plan with every step and its status.\n{}",
             numbered(&steps)
         );
+        // `planGate`: the plan names the files it changes; another asks.
+        if self.settings.plan_gate {
+            let files = files_named(&numbered(&steps));
+            self.notice(
+                Level::Info,
+                format!(
+                    "planGate: writes outside {} ask",
+                    if files.is_empty() {
+                        "the plan (it names no file)".to_string()
+                    } else {
+                        files.join(", ")
+                    }
+                ),
+            );
+            self.tools.sandbox.set_plan_files(Some(files));
+        }
         let offered = self.specs.iter().any(|s| s.name == ToolName::UpdatePlan);
         if !offered {
             self.specs.push(spec());
@@ -250,6 +293,7 @@ impl Agent {
         self.set_plan(plan.clone(), true);
         self.turn -= 1;
         let mut report = self.run_turn(&prompt, cancel).await;
+        self.tools.sandbox.set_plan_files(None);
         if !offered {
             self.specs.retain(|s| s.name != ToolName::UpdatePlan);
         }
@@ -343,6 +387,16 @@ mod tests {
             ["edit a.py", "run the tests"]
         );
         assert!(steps_of("Nothing to do here.").is_empty());
+    }
+
+    #[test]
+    fn the_files_a_plan_names_are_its_words_with_an_extension() {
+        assert_eq!(
+            files_named(
+                "1. In `calc.py`, fix add.\n2. Write notes.txt and ./src/a.rs (e.g. 1.5 or v2.0)."
+            ),
+            ["calc.py", "notes.txt", "src/a.rs"]
+        );
     }
 
     #[test]

@@ -209,6 +209,7 @@ pub struct AgentFile {
     pub bash_tool: Option<bool>,
     pub edit_tools: Option<bool>,
     pub plan_tool: Option<bool>,
+    pub plan_gate: Option<bool>,
     pub skills_dir: Option<String>,
     pub yolo: Option<bool>,
     pub sandbox: Option<SandboxMode>,

@@ -213,6 +213,9 @@ pub struct Settings {
     pub bash_tool: bool,
     pub edit_tools: bool,
     pub plan_tool: bool,
+    /// `planGate`: while an approved plan is carried out, a write to a
+    /// file the plan does not name asks.
+    pub plan_gate: bool,
     pub skills_dir: Option<String>,
     /// Skills are offered (`-no-skills` turns them off).
     pub skills: bool,
@@ -281,18 +284,6 @@ pub struct Settings {
     pub budget_k_tokens: Option<u64>,
     /// None: never notify.
     pub notify_after: Option<Duration>,
-}
-
-impl Settings {
-    /// Keys the Go `mm`'s files set that this mm accepts, so those files
-    /// load, but does not act on yet.
-    pub fn inert_keys(&self) -> Vec<&'static str> {
-        let mut v = Vec::new();
-        if self.plan_tool {
-            v.push("planTool");
-        }
-        v
-    }
 }
 
 /// Where personal configuration lives: `$MM_CONFIG_DIR`, else

@@ -86,6 +86,9 @@ pub struct Sandbox {
     passthrough: Vec<String>,
     /// Plan mode: read-only until it is left, whatever the mode.
     planning: std::sync::atomic::AtomicBool,
+    /// `planGate`: the files the plan being carried out names; a write
+    /// to another asks.
+    plan_files: Mutex<Option<Vec<String>>>,
 }
 
 impl Sandbox {
@@ -112,6 +115,7 @@ impl Sandbox {
             unlogged: Mutex::new(Vec::new()),
             passthrough: Vec::new(),
             planning: std::sync::atomic::AtomicBool::new(false),
+            plan_files: Mutex::new(None),
         })
     }
 
@@ -138,6 +142,16 @@ impl Sandbox {
     /// about first.
     pub fn edit_decision(&self, rel: &str) -> EditDecision {
         let key = format!("file:{rel}");
+        // A file the plan being carried out does not name asks, whatever
+        // the mode (`planGate`).
+        let outside_plan = self
+            .plan_files
+            .lock()
+            .ok()
+            .is_some_and(|f| f.as_ref().is_some_and(|f| !f.iter().any(|p| p == rel)));
+        if outside_plan && !self.is_always(&key) {
+            return EditDecision::Ask { key };
+        }
         if !self.ask_edits || self.is_always(&key) {
             EditDecision::Apply
         } else {
@@ -164,6 +178,14 @@ impl Sandbox {
     /// Plan mode on or off (`/plan`): the sandbox is read-only meanwhile.
     pub fn set_planning(&self, on: bool) {
         self.planning.store(on, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// `planGate`: the files the plan being carried out names (None: no
+    /// gate).
+    pub fn set_plan_files(&self, files: Option<Vec<String>>) {
+        if let Ok(mut f) = self.plan_files.lock() {
+            *f = files;
+        }
     }
 
     pub fn planning(&self) -> bool {
