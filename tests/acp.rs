@@ -972,10 +972,11 @@ async fn with_plan_gate_a_write_outside_the_plan_asks() {
         })
         .await
         .unwrap();
-    let asked = asked.lock().unwrap();
-    let ids: Vec<&str> = asked
+    let ids: Vec<String> = asked
+        .lock()
+        .unwrap()
         .iter()
-        .map(|a| a.tool_call.tool_call_id.0.as_ref())
+        .map(|a| a.tool_call.tool_call_id.0.to_string())
         .collect();
     // The plan itself, then b.txt; a.txt, which the plan names, did not ask.
     assert_eq!(ids.len(), 2, "{ids:?}");
