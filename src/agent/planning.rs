@@ -22,8 +22,12 @@ use crate::tools::ToolOutput;
 /// Said after the request in plan mode.
 pub const PLAN_NOTE: &str = "(Plan mode: look with the read-only tools and change nothing. End with a numbered plan, one step a line, each naming the file and the function or part it changes.)";
 
-/// Asked, without tools, of an answer that holds no numbered plan.
-const AS_STEPS: &str = "Write the plan below as a numbered list of steps, one line each, each naming the file it changes. Reply with the list only.";
+/// Asked, without tools, when the answer holds no numbered plan: the
+/// request, the files read, and the answer go with it.
+const AS_STEPS: &str = "Write a plan to do the request below: numbered steps, one a line, each saying what to change, in which file and which function. Change nothing yet. Reply with the numbered list only.";
+
+/// The most of the files read that goes with that request.
+const FILES_CAP: usize = 6_000;
 
 /// The steps of an answer's plan: its numbered lines (`1.`, `2)`), or
 /// failing those its bullets, each with the indented lines under it
@@ -207,15 +211,33 @@ impl Agent {
         self.tools.sandbox.set_planning(false);
         self.settings = saved;
         self.bus.publish(AgentEvent::PlanMode { on: false });
-        if report.outcome != Outcome::Done {
+        // A model that went round in circles looking (the loop guard, the
+        // round budget) has looked enough: the plan is asked for.
+        let circled = report.outcome == Outcome::Budget;
+        if report.outcome != Outcome::Done && !circled {
             return report;
         }
-        let mut steps = steps_of(&report.answer);
-        if steps.is_empty() && !report.answer.trim().is_empty() {
-            let ask = format!("{AS_STEPS}\n\n{}", report.answer.trim());
+        let mut steps = if circled {
+            Vec::new()
+        } else {
+            steps_of(&report.answer)
+        };
+        if steps.is_empty() {
+            let mut files = String::new();
+            for (path, text) in self.tools.read_files_now() {
+                if files.len() + text.len() > FILES_CAP {
+                    continue;
+                }
+                files.push_str(&format!("\n{path}:\n```\n{text}\n```\n"));
+            }
+            let ask = format!(
+                "{AS_STEPS}\n\nThe request: {}\n{files}\nWhat was found: {}",
+                request.trim(),
+                report.answer.trim()
+            );
             if let Some(reply) = self
                 .side_request_cut(
-                    "You turn notes into a numbered plan.",
+                    "You write short numbered plans for code changes.",
                     &ask,
                     0.2,
                     600,
@@ -225,6 +247,17 @@ impl Agent {
                 .await
             {
                 steps = steps_of(&reply);
+                // The answer held no plan: the plan is the answer now, and
+                // a turn that circled came to one.
+                if !steps.is_empty() {
+                    self.notice(
+                        Level::Info,
+                        "the answer held no numbered plan; mm asked the model for one",
+                    );
+                    report.answer = numbered(&steps);
+                    report.outcome = Outcome::Done;
+                    report.error = None;
+                }
             }
         }
         if steps.is_empty() {
