@@ -372,8 +372,63 @@ pub fn resolve(
 /// Lays `top` over `base`: every key `top` sets wins; `sampling` merges key
 /// by key so a personal temperature survives an agent file's max_tokens.
 pub(super) fn overlay(base: &mut AgentFile, top: AgentFile) {
+    // Every key is named here: one added to the file and not laid over
+    // does not build (`planGate` was once read and then dropped here).
+    let AgentFile {
+        provider,
+        model,
+        base_url,
+        fallback,
+        allow_insecure_http,
+        api_key_env,
+        system,
+        sampling,
+        bash_tool,
+        edit_tools,
+        plan_tool,
+        plan_gate,
+        skills_dir,
+        yolo,
+        sandbox,
+        mm_configs,
+        mcp_servers,
+        hooks,
+        fetch_content,
+        fetch_private,
+        env_passthrough,
+        ui,
+        acp,
+        max_turns,
+        max_requests,
+        watchdog_timeout,
+        first_token_timeout,
+        bash_timeout,
+        structured_output,
+        context_window,
+        max_tokens,
+        approve_edits,
+        theme,
+        keymap,
+        checkpoint_days,
+        lsp,
+        verify,
+        verify_attempts,
+        harness,
+        harness_off,
+        edit_format,
+        candidates,
+        candidate_time,
+        compact_at,
+        context_mode,
+        aux_model,
+        trace,
+        budget_minutes,
+        budget_k_tokens,
+        notify_after,
+        prices,
+    } = top;
     macro_rules! take {
-        ($($field:ident),*) => { $( if top.$field.is_some() { base.$field = top.$field; } )* };
+        ($($field:ident),*) => { $( if $field.is_some() { base.$field = $field; } )* };
     }
     take!(
         provider,
@@ -391,6 +446,11 @@ pub(super) fn overlay(base: &mut AgentFile, top: AgentFile) {
         yolo,
         sandbox,
         mm_configs,
+        hooks,
+        fetch_content,
+        fetch_private,
+        env_passthrough,
+        ui,
         acp,
         max_turns,
         max_requests,
@@ -398,11 +458,6 @@ pub(super) fn overlay(base: &mut AgentFile, top: AgentFile) {
         first_token_timeout,
         bash_timeout,
         structured_output,
-        hooks,
-        fetch_content,
-        fetch_private,
-        env_passthrough,
-        ui,
         context_window,
         max_tokens,
         approve_edits,
@@ -413,25 +468,25 @@ pub(super) fn overlay(base: &mut AgentFile, top: AgentFile) {
         verify_attempts,
         harness,
         harness_off,
+        edit_format,
         candidates,
         candidate_time,
-        edit_format,
         compact_at,
         context_mode,
         aux_model,
-        prices,
         trace,
         budget_minutes,
         budget_k_tokens,
-        notify_after
+        notify_after,
+        prices
     );
-    if let Some(servers) = top.mcp_servers {
+    if let Some(servers) = mcp_servers {
         // Server by server: an agent file's server of the same name wins.
         base.mcp_servers
             .get_or_insert_with(Default::default)
             .extend(servers);
     }
-    if let Some(top_lsp) = top.lsp {
+    if let Some(top_lsp) = lsp {
         // Server by server: a personal pyright setting survives an agent
         // file that only adds clangd options.
         let lsp = base.lsp.get_or_insert_with(Default::default);
@@ -439,7 +494,7 @@ pub(super) fn overlay(base: &mut AgentFile, top: AgentFile) {
             lsp.insert(k, v);
         }
     }
-    if let Some(top_sampling) = top.sampling {
+    if let Some(top_sampling) = sampling {
         let sampling = base.sampling.get_or_insert_with(Default::default);
         for (k, v) in top_sampling {
             sampling.insert(k, v);
