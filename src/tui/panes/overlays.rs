@@ -32,7 +32,20 @@ pub enum Overlay {
     Plan(Box<super::plan::PlanOverlay>),
 }
 
-fn frame(area: Rect, buf: &mut Buffer, th: &Theme, title: String) -> Rect {
+/// A box in the middle of `area`, up to 100 columns wide and `height`
+/// rows high (the commit message, the plan).
+fn centered(area: Rect, height: u16) -> Rect {
+    let w = area.width.saturating_sub(8).clamp(20, 100).min(area.width);
+    let h = height.min(area.height);
+    Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    }
+}
+
+pub(super) fn frame(area: Rect, buf: &mut Buffer, th: &Theme, title: String) -> Rect {
     // The whole area, over the panes' own borders: an inset frame left
     // them showing beside it (`┌┌ calc.py …┐┐`).
     let rect = area;
@@ -676,28 +689,8 @@ impl Overlay {
     ) {
         match self {
             Overlay::Rewind(r) => r.render(area, buf, th, keys),
-            Overlay::Plan(p) => {
-                let w = area.width.saturating_sub(8).clamp(20, 100).min(area.width);
-                let h = 18.min(area.height);
-                let rect = Rect {
-                    x: area.x + (area.width - w) / 2,
-                    y: area.y + (area.height - h) / 2,
-                    width: w,
-                    height: h,
-                };
-                p.render(rect, buf, th, keys);
-            }
-            Overlay::Commit(c) => {
-                let w = area.width.saturating_sub(8).clamp(20, 100).min(area.width);
-                let h = 14.min(area.height);
-                let rect = Rect {
-                    x: area.x + (area.width - w) / 2,
-                    y: area.y + (area.height - h) / 2,
-                    width: w,
-                    height: h,
-                };
-                c.render(rect, buf, th, keys);
-            }
+            Overlay::Plan(p) => p.render(centered(area, 18), buf, th, keys),
+            Overlay::Commit(c) => c.render(centered(area, 14), buf, th, keys),
             Overlay::Help {
                 scroll,
                 page,

@@ -6,13 +6,14 @@
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 use ratatui_textarea::TextArea;
 
+use super::rewind::first_key;
 use crate::protocol::Op;
 use crate::tui::component::Handled;
-use crate::tui::keymap::{Action, Keymap, PlanAction};
+use crate::tui::keymap::{Keymap, PlanAction};
 use crate::tui::theme::Theme;
 
 pub struct PlanOverlay {
@@ -86,16 +87,7 @@ impl PlanOverlay {
     }
 
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, th: &Theme, keys: &Keymap) {
-        Clear.render(area, buf);
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(Style::new().fg(th.accent))
-            .title(Span::styled(
-                " the plan ",
-                Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
-            ));
-        let inner = block.inner(area);
-        block.render(area, buf);
+        let inner = super::overlays::frame(area, buf, th, " the plan ".into());
         let foot_y = inner.y + inner.height.saturating_sub(1);
         let body = Rect {
             height: inner.height.saturating_sub(2),
@@ -145,10 +137,4 @@ impl PlanOverlay {
             buf,
         );
     }
-}
-
-fn first_key<A: Action>(keys: &Keymap, action: A) -> String {
-    keys.keys(A::SCOPE, action.name())
-        .first()
-        .map_or_else(|| "unbound".to_string(), ToString::to_string)
 }

@@ -244,7 +244,8 @@ impl RewindOverlay {
 }
 
 /// The first key bound to an action, for a hint ("esc"), or "unbound".
-fn first_key<A: crate::tui::keymap::Action>(keys: &Keymap, action: A) -> String {
+/// The first key bound to `action`, as help and footers show it.
+pub(super) fn first_key<A: crate::tui::keymap::Action>(keys: &Keymap, action: A) -> String {
     keys.keys(A::SCOPE, action.name())
         .first()
         .map_or_else(|| "unbound".to_string(), ToString::to_string)
