@@ -5,6 +5,7 @@ pub mod cell;
 pub mod composer;
 pub mod diff;
 pub mod file_tree;
+pub mod frame;
 pub mod overlays;
 pub mod plan;
 pub mod rewind;

@@ -8,8 +8,9 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
+use ratatui::widgets::{Paragraph, Widget};
 
+use super::frame::frame;
 use crate::protocol::{DiagItem, DiagLevel};
 use crate::protocol::{NavKind, Op};
 use crate::tui::component::Handled;
@@ -43,23 +44,6 @@ fn centered(area: Rect, height: u16) -> Rect {
         width: w,
         height: h,
     }
-}
-
-pub(super) fn frame(area: Rect, buf: &mut Buffer, th: &Theme, title: String) -> Rect {
-    // The whole area, over the panes' own borders: an inset frame left
-    // them showing beside it (`┌┌ calc.py …┐┐`).
-    let rect = area;
-    Clear.render(rect, buf);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(Style::new().fg(th.accent))
-        .title(Span::styled(
-            title,
-            Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
-        ));
-    let inner = block.inner(rect);
-    block.render(rect, buf);
-    inner
 }
 
 /// What the marks in the tree and the status bar mean (F1 lists them).

@@ -87,7 +87,7 @@ impl PlanOverlay {
     }
 
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, th: &Theme, keys: &Keymap) {
-        let inner = super::overlays::frame(area, buf, th, " the plan ".into());
+        let inner = super::frame::frame(area, buf, th, " the plan ".into());
         let foot_y = inner.y + inner.height.saturating_sub(1);
         let body = Rect {
             height: inner.height.saturating_sub(2),
