@@ -297,37 +297,10 @@ async fn run_one(
     turns: &Mutex<Vec<CancellationToken>>,
 ) -> OpResult {
     match item {
-        Work::Turn(text, token) => {
-            let report = agent.run_turn(&text, &token).await;
-            // The turn is over: its token leaves the list (cancelled ones,
-            // of turns still queued, run and end at once).
-            token.cancel();
-            if let Ok(mut t) = turns.lock() {
-                t.retain(|k| !k.is_cancelled());
-            }
-            OpResult::Turn {
-                report: Box::new(report),
-            }
-        }
-        Work::Plan(text, token) => {
-            let report = agent.plan_turn(&text, &token).await;
-            token.cancel();
-            if let Ok(mut t) = turns.lock() {
-                t.retain(|k| !k.is_cancelled());
-            }
-            OpResult::Turn {
-                report: Box::new(report),
-            }
-        }
+        Work::Turn(text, token) => turn_over(&token, turns, agent.run_turn(&text, &token).await),
+        Work::Plan(text, token) => turn_over(&token, turns, agent.plan_turn(&text, &token).await),
         Work::RunPlan(steps, token) => {
-            let report = agent.run_plan(steps, &token).await;
-            token.cancel();
-            if let Ok(mut t) = turns.lock() {
-                t.retain(|k| !k.is_cancelled());
-            }
-            OpResult::Turn {
-                report: Box::new(report),
-            }
+            turn_over(&token, turns, agent.run_plan(steps, &token).await)
         }
         Work::Ask {
             name,
@@ -336,24 +309,13 @@ async fn run_one(
             token,
         } => {
             let report = agent.ask_turn(&name, &prompt, with_context, &token).await;
-            token.cancel();
-            if let Ok(mut t) = turns.lock() {
-                t.retain(|k| !k.is_cancelled());
-            }
-            OpResult::Turn {
-                report: Box::new(report),
-            }
+            turn_over(&token, turns, report)
         }
-        Work::Command { name, args, token } => {
-            let report = agent.command_turn(&name, &args, &token).await;
-            token.cancel();
-            if let Ok(mut t) = turns.lock() {
-                t.retain(|k| !k.is_cancelled());
-            }
-            OpResult::Turn {
-                report: Box::new(report),
-            }
-        }
+        Work::Command { name, args, token } => turn_over(
+            &token,
+            turns,
+            agent.command_turn(&name, &args, &token).await,
+        ),
         Work::Git(op) => {
             // An error a turn noted is not this op's.
             agent.take_op_error();
@@ -398,6 +360,22 @@ async fn run_one(
                 OpResult::Failed { error }
             }
         },
+    }
+}
+
+/// A turn's op is over: its token leaves the list (cancelled ones, of
+/// turns still queued, run and end at once), and its report is the result.
+fn turn_over(
+    token: &CancellationToken,
+    turns: &Mutex<Vec<CancellationToken>>,
+    report: crate::protocol::TurnResult,
+) -> OpResult {
+    token.cancel();
+    if let Ok(mut t) = turns.lock() {
+        t.retain(|k| !k.is_cancelled());
+    }
+    OpResult::Turn {
+        report: Box::new(report),
     }
 }
 
