@@ -102,6 +102,43 @@ pub fn raises_request(
     )
 }
 
+/// `reply` with the functions' module written off their calls:
+/// `privacy.mask_email(…)` is `mask_email(…)`. The request names the
+/// module each function comes from, and a small model calls it through
+/// the module, which the check script does not bind (each such check
+/// was skipped as a NameError of its own).
+pub fn unqualified(reply: &str, calls: &[(String, String)]) -> String {
+    let mut out = reply.to_string();
+    for (name, module) in calls {
+        let module = module
+            .trim_start_matches("./")
+            .trim_end_matches(".py")
+            .trim_end_matches(".js")
+            .trim_end_matches(".mjs")
+            .trim_end_matches(".cjs");
+        let last = module.rsplit(['.', '/']).next().unwrap_or(module);
+        let mut qualifiers = vec![module.replace('/', ".")];
+        if last != qualifiers[0] {
+            qualifiers.push(last.to_string());
+        }
+        for q in qualifiers {
+            let Ok(re) = harness::regex(&format!(
+                r"(^|[^\w$.]){}\s*\.\s*{}\s*\(",
+                regex::escape(&q),
+                regex::escape(name)
+            )) else {
+                continue;
+            };
+            out = re
+                .replace_all(&out, |c: &regex::Captures| {
+                    format!("{}{name}(", c.get(1).map_or("", |m| m.as_str()))
+                })
+                .into_owned();
+        }
+    }
+    out
+}
+
 /// Two calls alike but for spacing and the quotes around strings.
 fn same_call(a: &str, b: &str) -> bool {
     let norm = |s: &str| -> String {
@@ -568,6 +605,7 @@ impl Agent {
                     // A check of a call the words give an example of says
                     // what the example says, or it goes.
                     let examples: Vec<Example> = checks.clone();
+                    let reply = unqualified(&reply, &asked);
                     for c in grounded_checks(&words, &reply, &names) {
                         let raises = matches!(c.expect, Expect::Raises(_));
                         let contradicts = examples
@@ -833,6 +871,32 @@ mod tests {
         );
         assert!(same_call("f( \"a\", 2)", "f('a',2)"));
         assert!(!same_call("f('a')", "f('b')"));
+    }
+
+    #[test]
+    fn a_call_through_its_module_is_a_call_of_the_function() {
+        let words = "mask_email(address): an address without text after the @ raises ValueError.";
+        let reply = "```python\nimport privacy\ndef test_no_domain():\n    with raises(ValueError):\n        privacy.mask_email(\"bob@\")\nraises(ValueError, lambda: pkg.privacy.mask_email('@x'))\nraises(ValueError, lambda: other.mask_email('a'))\n```";
+        let asked = [("mask_email".to_string(), "pkg.privacy".to_string())];
+        let got = grounded_checks(
+            words,
+            &unqualified(reply, &asked),
+            &["mask_email".to_string()],
+        );
+        let calls: Vec<&str> = got.iter().map(|e| e.call.as_str()).collect();
+        assert_eq!(
+            calls,
+            [
+                "mask_email(\"bob@\")",
+                "mask_email('@x')",
+                "other.mask_email('a')"
+            ]
+        );
+        let js = "assert.throws(() => lists.chunk([1], 0), RangeError);\nassert.throws(() => sublists.chunk([1], 0), RangeError);";
+        assert_eq!(
+            unqualified(js, &[("chunk".to_string(), "lib/lists.js".to_string())]),
+            "assert.throws(() => chunk([1], 0), RangeError);\nassert.throws(() => sublists.chunk([1], 0), RangeError);"
+        );
     }
 
     #[test]
