@@ -56,6 +56,12 @@ impl ApprovalBroker {
         }
     }
 
+    /// Whether someone can answer (a front end), or everything that needs
+    /// approval is refused.
+    pub fn can_ask(&self) -> bool {
+        self.mode == BrokerMode::Interactive
+    }
+
     /// Asks, and waits until a front end answers or the turn is cancelled.
     pub async fn ask(
         &self,

@@ -63,6 +63,10 @@ pub struct Cli {
     #[arg(long, short = 'q')]
     pub quiet: bool,
 
+    /// Work in the role NAME (.mm/agents/NAME.md or ~/.config/mm/agents/NAME.md): its words join the system prompt, and its model, tools and sandbox apply (never wider than the session's).
+    #[arg(long, value_name = "NAME")]
+    pub role: Option<String>,
+
     /// With -p: ask the agent NAME declared under mmConfigs, and print only its answer.
     #[arg(long, value_name = "NAME")]
     pub ask: Option<String>,

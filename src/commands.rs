@@ -37,9 +37,22 @@ struct Front {
 /// A list, or one comma-separated string (as other agents write it).
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum Tools {
+pub(crate) enum Tools {
     List(Vec<String>),
     Text(String),
+}
+
+impl Tools {
+    pub(crate) fn names(self) -> Vec<String> {
+        match self {
+            Tools::List(v) => v,
+            Tools::Text(s) => s
+                .split(',')
+                .map(|t| t.trim().to_string())
+                .filter(|t| !t.is_empty())
+                .collect(),
+        }
+    }
 }
 
 fn read_command(file: &Path, name: &str) -> Result<Command, String> {
@@ -70,27 +83,29 @@ fn read_command(file: &Path, name: &str) -> Result<Command, String> {
         name: name.to_string(),
         description: description.trim().to_string(),
         model: model.filter(|m| !m.trim().is_empty()),
-        allowed_tools: tools.map(|t| match t {
-            Tools::List(v) => v,
-            Tools::Text(s) => s
-                .split(',')
-                .map(|t| t.trim().to_string())
-                .filter(|t| !t.is_empty())
-                .collect(),
-        }),
+        allowed_tools: tools.map(Tools::names),
         body,
         file: file.to_path_buf(),
     })
 }
 
-/// The commands in `dir`; with `within`, only files that lie inside it
-/// (a repository's link to `~/.ssh/id_rsa` is not read).
-fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Command>, warnings: &mut Vec<String>) {
+/// The `NAME.md` files in `dir`, sorted by name, each named for its
+/// file (letters, digits, - and _); with `within`, only files that lie
+/// inside it, links resolved, that the file tools would not refuse (a
+/// repository's link to `~/.ssh/id_rsa` or to git's config is not read).
+/// `what` names them in the warnings.
+pub(crate) fn markdown_files(
+    dir: &Path,
+    within: Option<&Path>,
+    what: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<(String, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+        return Vec::new();
     };
     let mut entries: Vec<_> = entries.flatten().collect();
     entries.sort_by_key(std::fs::DirEntry::file_name);
+    let mut out = Vec::new();
     for e in entries {
         let file = e.path();
         let fname = e.file_name().to_string_lossy().to_string();
@@ -103,12 +118,26 @@ fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Command>, warnings: &
             || name.is_empty()
         {
             warnings.push(format!(
-                "command {} left out: a name is letters, digits, - and _",
+                "{what} {} left out: a name is letters, digits, - and _",
                 file.display()
             ));
             continue;
         }
-        if crate::slash::Slash::is_built_in(name) || name.starts_with("ask-") {
+        if let Some(w) = within
+            && let Err(why) = crate::paths::own_file(&file, w)
+        {
+            warnings.push(format!("{what} {} left out: {why}", file.display()));
+            continue;
+        }
+        out.push((name.to_string(), file));
+    }
+    out
+}
+
+/// The commands in `dir`; with `within`, only files that lie inside it.
+fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Command>, warnings: &mut Vec<String>) {
+    for (name, file) in markdown_files(dir, within, "command", warnings) {
+        if crate::slash::Slash::is_built_in(&name) || name.starts_with("ask-") {
             warnings.push(format!(
                 "command {} left out: /{name} is built in",
                 file.display()
@@ -118,15 +147,7 @@ fn scan(dir: &Path, within: Option<&Path>, found: &mut Vec<Command>, warnings: &
         if found.iter().any(|c| c.name == name) {
             continue;
         }
-        // Inside, links resolved, and nothing the file tools would refuse
-        // (a command linked to `.env` or to git's config).
-        if let Some(w) = within
-            && let Err(why) = crate::paths::own_file(&file, w)
-        {
-            warnings.push(format!("command {} left out: {why}", file.display()));
-            continue;
-        }
-        match read_command(&file, name) {
+        match read_command(&file, &name) {
             Ok(c) => found.push(c),
             Err(why) => warnings.push(format!("command {} left out: {why}", file.display())),
         }
@@ -157,16 +178,21 @@ pub fn load(root: &Path, personal: &[PathBuf]) -> (Vec<Command>, Vec<String>) {
 /// The commands of a session in `root`: personal ones from
 /// `~/.config/mm/commands`, then the Go agent's `~/.agent/commands`.
 pub fn for_session(root: &Path) -> (Vec<Command>, Vec<String>) {
-    let personal: Vec<PathBuf> = crate::config::user_config_dir()
-        .map(|d| d.join("commands"))
+    load(root, &personal_dirs("commands"))
+}
+
+/// The personal folders of a kind (`commands`, `agents`): mm's
+/// (`~/.config/mm/KIND`), then the Go agent's (`~/.agent/KIND`).
+pub(crate) fn personal_dirs(kind: &str) -> Vec<PathBuf> {
+    crate::config::user_config_dir()
+        .map(|d| d.join(kind))
         .into_iter()
         .chain(
             std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
-                .map(|h| PathBuf::from(h).join(".agent").join("commands")),
+                .map(|h| PathBuf::from(h).join(".agent").join(kind)),
         )
-        .collect();
-    load(root, &personal)
+        .collect()
 }
 
 /// The prompt a command sends for `args`.

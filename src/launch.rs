@@ -522,8 +522,14 @@ async fn ask_once(cli: &Cli, settings: &Settings, root: &std::path::Path, name: 
 }
 
 fn load_settings(cli: &Cli, project: Option<&config::ProjectConfig>) -> Result<Settings, i32> {
-    let settings = config::load_with(cli.config.as_deref(), project, &cli.overrides())
+    let mut settings = config::load_with(cli.config.as_deref(), project, &cli.overrides())
         .map_err(|e| early_exit(cli, 2, &format!("config error: {e}")))?;
+    if let Some(name) = &cli.role {
+        let root = workspace_root(cli).unwrap_or_default();
+        let role = crate::roles::find(&root, name)
+            .map_err(|e| early_exit(cli, 2, &format!("-role: {e}")))?;
+        crate::roles::apply(&mut settings, role);
+    }
     // Every agent file this one can reach, as it is now: none may be run
     // later if it changed (a model could rewrite one to send a key away).
     crate::tools::asking::pin(&settings.sub_agents);
@@ -601,6 +607,10 @@ fn show_prompt(
     if !settings.sub_agents.is_empty() {
         specs.push(tools::ask::spec(&settings.sub_agents));
     }
+    let roles = crate::roles::for_session(root).0;
+    if tools::task::offered(settings, &roles) {
+        specs.push(tools::task::spec(&roles));
+    }
     if !skills.is_empty() {
         specs.push(crate::skills::spec());
     }
@@ -614,6 +624,7 @@ fn show_prompt(
     if settings.fetch_content && !no_net && (settings.edit_tools || settings.bash_tool) {
         specs.push(tools::fetch::spec());
     }
+    crate::roles::keep_tools(&mut specs, settings.role.as_ref());
     let mcp: Vec<&str> = settings.mcp_servers.keys().map(String::as_str).collect();
     let messages = [Message::system(system.clone()), Message::user("")];
     let rf = settings.structured.as_ref().map(|s| {

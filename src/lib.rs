@@ -25,6 +25,7 @@ pub mod notify;
 pub mod paths;
 pub mod patterns;
 pub mod protocol;
+pub mod roles;
 pub mod sandbox;
 pub mod session;
 pub mod skills;

@@ -32,6 +32,7 @@ pub enum Slash {
     Compact,
     Mcp,
     Skills,
+    Agents,
     Init,
     Plan,
     Model,
@@ -201,6 +202,15 @@ const CARDS: &[Card] = &[
         glance: true,
     },
     Card {
+        slash: Slash::Agents,
+        name: "agents",
+        aliases: &[],
+        args: "",
+        about: "the roles a sub-task (the task tool) may work in",
+        faces: ALL3,
+        glance: true,
+    },
+    Card {
         slash: Slash::Init,
         name: "init",
         aliases: &[],
@@ -301,6 +311,7 @@ impl Slash {
         Slash::Compact,
         Slash::Mcp,
         Slash::Skills,
+        Slash::Agents,
         Slash::Init,
         Slash::Plan,
         Slash::Model,
@@ -427,7 +438,7 @@ mod tests {
             .filter(|s| s.glance())
             .map(|s| s.name())
             .collect();
-        assert_eq!(glance, ["stats", "cost", "mcp", "skills", "ctx"]);
+        assert_eq!(glance, ["stats", "cost", "mcp", "skills", "agents", "ctx"]);
         // An editor has its own ways to leave and to look at changes.
         let acp: Vec<&str> = Slash::of(Face::Acp).map(super::Slash::name).collect();
         assert!(

@@ -21,6 +21,7 @@ pub enum ToolName {
     LspWorkspaceSymbols,
     ReadSkill,
     AskAgent,
+    Task,
     FetchContent,
     UpdatePlan,
 }
@@ -48,6 +49,7 @@ pub mod arg {
     pub const OFFSET: &str = "offset";
     pub const LIMIT: &str = "limit";
     pub const AGENT: &str = "agent";
+    pub const ROLE: &str = "role";
     pub const PROMPT: &str = "prompt";
 }
 
@@ -66,6 +68,7 @@ impl ToolName {
         ToolName::LspWorkspaceSymbols,
         ToolName::ReadSkill,
         ToolName::AskAgent,
+        ToolName::Task,
         ToolName::FetchContent,
         ToolName::UpdatePlan,
     ];
@@ -86,6 +89,7 @@ impl ToolName {
             ToolName::LspWorkspaceSymbols => "lsp_workspace_symbols",
             ToolName::ReadSkill => "read_skill",
             ToolName::AskAgent => "ask_agent",
+            ToolName::Task => "task",
             ToolName::FetchContent => "fetch_content",
             ToolName::UpdatePlan => "update_plan",
         }
@@ -108,7 +112,7 @@ impl ToolName {
             | ToolName::LspWorkspaceSymbols => Kind::Search,
             ToolName::WriteFile | ToolName::EditFile => Kind::Edit,
             ToolName::Bash => Kind::Execute,
-            ToolName::AskAgent | ToolName::UpdatePlan => Kind::Think,
+            ToolName::AskAgent | ToolName::Task | ToolName::UpdatePlan => Kind::Think,
             ToolName::FetchContent => Kind::Fetch,
         }
     }

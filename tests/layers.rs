@@ -21,7 +21,9 @@ const LAYERS: &[&[&str]] = &[
     &["paths", "config", "bus"],
     &["llm", "git", "clipboard", "notify"],
     &["sandbox", "skills", "instructions"],
-    &["approval", "lsp", "session", "startup", "mcp", "commands"],
+    &[
+        "approval", "lsp", "session", "startup", "mcp", "commands", "roles",
+    ],
     &["tools"],
     &["agent"],
     &["console", "tui", "headless", "eval", "cli", "doctor"],
@@ -39,6 +41,8 @@ const SIDEWAYS: &[(&str, &str)] = &[
     ("eval", "cli"),
     // A notification goes through tmux and screen as the clipboard's does.
     ("notify", "clipboard"),
+    // Roles are files like commands, found and read the same way.
+    ("roles", "commands"),
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

@@ -591,6 +591,7 @@ fn command_op(command: Slash, rest: &str) -> Result<Op, String> {
         Slash::Cost => Op::Cost,
         Slash::Mcp => Op::Mcp,
         Slash::Skills => Op::Skills,
+        Slash::Agents => Op::Agents,
         Slash::Init => Op::Init,
         Slash::Plan => match arg {
             Some(text) => Op::Plan {

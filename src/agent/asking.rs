@@ -80,6 +80,7 @@ impl Agent {
                                 call_id: &call_id,
                                 cancel,
                             },
+                            self.tools.sandbox.child_ceiling(a.asker.ceiling),
                         )
                         .await
                     }

@@ -346,6 +346,17 @@ impl Agent {
                         tools::arg_str(&args, crate::toolname::arg::AGENT).unwrap_or("")
                     )
                 })
+            })
+            // So may a sub-task.
+            .or_else(|| {
+                (call.name == ToolName::Task).then(|| {
+                    format!(
+                        "task {}",
+                        tools::arg_str(&args, crate::toolname::arg::ROLE).unwrap_or("")
+                    )
+                    .trim_end()
+                    .to_string()
+                })
             });
         let mut before = None;
         if let Some(command) = &writing_command {

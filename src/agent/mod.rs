@@ -271,6 +271,9 @@ impl Agent {
         if let Some(a) = &parts.tools.ask {
             specs.push(tools::ask::spec(&a.agents));
         }
+        if let Some(t) = &parts.tools.task {
+            specs.push(tools::task::spec(&t.roles));
+        }
         if !parts.tools.skills.is_empty() {
             specs.push(crate::skills::spec());
         }
@@ -290,6 +293,7 @@ impl Agent {
         if let Some(m) = &parts.tools.mcp {
             specs.extend(m.specs(parts.context_window));
         }
+        crate::roles::keep_tools(&mut specs, parts.settings.role.as_ref());
         let system = prompt::system_prompt(
             &parts.settings,
             &prompt::PromptEnv {

@@ -96,9 +96,14 @@ pub fn system_prompt(settings: &Settings, env: &PromptEnv<'_>) -> String {
             s.name, s.source
         );
     }
+    let role = settings
+        .role
+        .as_ref()
+        .map(crate::roles::prompt_part)
+        .unwrap_or_default();
     if !settings.bash_tool && !settings.edit_tools {
         // An agent without tools gets its own words only.
-        return format!("{identity}\n");
+        return format!("{identity}\n{role}");
     }
     let git = if env.root.join(".git").exists() || find_git_above(env.root) {
         "yes"
@@ -127,6 +132,7 @@ pub fn system_prompt(settings: &Settings, env: &PromptEnv<'_>) -> String {
         &crate::instructions::for_prompt(env.root, crate::config::user_config_dir().as_deref())
             .section(),
     );
+    prompt.push_str(&role);
     prompt
 }
 

@@ -205,7 +205,12 @@ pub fn spawn(
                 }
                 // Queries that change nothing answer at once while a turn
                 // runs, from the figures of its last request.
-                op @ (Op::Stats | Op::Cost | Op::Mcp | Op::Skills | Op::Ctx { mode: None })
+                op @ (Op::Stats
+                | Op::Cost
+                | Op::Mcp
+                | Op::Skills
+                | Op::Agents
+                | Op::Ctx { mode: None })
                     if busy.load(Ordering::SeqCst)
                         && let Some(g) = glance.lock().ok().and_then(|g| g.clone()) =>
                 {
@@ -214,6 +219,7 @@ pub fn spawn(
                         Op::Cost => g.cost(),
                         Op::Mcp => g.mcp.clone(),
                         Op::Skills => g.skills.clone(),
+                        Op::Agents => g.agents.clone(),
                         _ => g.ctx(),
                     };
                     bus.for_op(id).publish(AgentEvent::Notice {
@@ -239,6 +245,7 @@ pub fn spawn(
                 | Op::Piped { .. }
                 | Op::Mcp
                 | Op::Skills
+                | Op::Agents
                 | Op::Export { .. }) => queue(Work::Git(op)),
             }
         }
@@ -426,6 +433,7 @@ async fn run_git_op(agent: &mut Agent, op: Op) {
         Op::Piped { text } => agent.piped(&text),
         Op::Mcp => agent.mcp_status(),
         Op::Skills => agent.skills_list(),
+        Op::Agents => agent.notice(Level::Info, agent.glance().agents),
         Op::Export { path } => agent.export(path).await,
         _ => {}
     }

@@ -291,10 +291,16 @@ impl Agent {
             price: self.settings.prices.get(&self.model).copied(),
             mcp,
             skills,
+            agents: match &self.tools.task {
+                Some(t) => crate::roles::listing(&t.roles, &[]),
+                None => "no roles and no task tool: add .mm/agents/NAME.md (or ~/.config/mm/agents/NAME.md), or set taskTool: true\n".into(),
+            }
+            .trim_end()
+            .to_string(),
         }
     }
 
-    fn glance(&self) -> Glance {
+    pub(super) fn glance(&self) -> Glance {
         self.glance_with(None)
     }
 
@@ -427,6 +433,7 @@ pub struct Glance {
     price: Option<Price>,
     pub mcp: String,
     pub skills: String,
+    pub agents: String,
 }
 
 impl Glance {

@@ -210,6 +210,9 @@ pub struct AgentFile {
     pub edit_tools: Option<bool>,
     pub plan_tool: Option<bool>,
     pub plan_gate: Option<bool>,
+    /// Offer the `task` tool: a sub-task handed to a child agent with a
+    /// fresh context (also on when roles are defined).
+    pub task_tool: Option<bool>,
     pub skills_dir: Option<String>,
     pub yolo: Option<bool>,
     pub sandbox: Option<SandboxMode>,

@@ -63,6 +63,9 @@ pub struct Overrides {
 pub const ASK_DEPTH_VAR: &str = "MM_ASK_DEPTH";
 pub const ASK_CHAIN_VAR: &str = "MM_ASK_CHAIN";
 pub const ASK_CEILING_VAR: &str = "MM_SANDBOX_CEILING";
+/// "0": a sub-task whose session did not ask before file edits does not
+/// either (`approveEdits: false` for it).
+pub const APPROVE_EDITS_VAR: &str = "MM_APPROVE_EDITS";
 /// "0" when some asker up the chain does not grant its asked agents'
 /// permission requests: none below it may then grant them either.
 pub const ASK_YOLO_VAR: &str = "MM_ASK_YOLO";
@@ -87,6 +90,21 @@ pub struct SubAgent {
     pub yolo: bool,
     /// The file as it was when the asker loaded its settings.
     pub digest: Option<u64>,
+}
+
+/// A role an agent works in (`.mm/agents/NAME.md`, read by `roles`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Role {
+    pub name: String,
+    pub description: String,
+    pub model: Option<String>,
+    /// The only tools it is offered, when it names any.
+    pub tools: Option<Vec<String>>,
+    /// Its mode, at most the session's.
+    pub sandbox: Option<SandboxMode>,
+    /// What the role adds to the system prompt.
+    pub body: String,
+    pub file: PathBuf,
 }
 
 /// A harness behaviour that can be turned off on its own, to measure it
@@ -216,6 +234,10 @@ pub struct Settings {
     /// `planGate`: while an approved plan is carried out, a write to a
     /// file the plan does not name asks.
     pub plan_gate: bool,
+    /// `taskTool`: the `task` tool is offered (it is when roles exist too).
+    pub task_tool: bool,
+    /// The role the session works in (`-role NAME`, or a sub-task's).
+    pub role: Option<Role>,
     pub skills_dir: Option<String>,
     /// Skills are offered (`-no-skills` turns them off).
     pub skills: bool,

@@ -249,7 +249,7 @@ async fn plan(
                 return follow_turn(ops, events, printer, editor, id, notify).await;
             }
             "" | "n" | "no" => {
-                println!("the plan is set aside; nothing was changed");
+                println!("the plan is set aside; it was not carried out");
                 return Some(editor);
             }
             _ => {
@@ -339,12 +339,13 @@ async fn slash(
                 }
             }
         }
-        Slash::Stats | Slash::Cost | Slash::Mcp | Slash::Skills | Slash::Init => {
+        Slash::Stats | Slash::Cost | Slash::Mcp | Slash::Skills | Slash::Agents | Slash::Init => {
             let op = match command {
                 Slash::Cost => Op::Cost,
                 Slash::Init => Op::Init,
                 Slash::Mcp => Op::Mcp,
                 Slash::Skills => Op::Skills,
+                Slash::Agents => Op::Agents,
                 _ => Op::Stats,
             };
             for ev in super::git_cmds::events_of(ops, events, op).await {

@@ -86,6 +86,7 @@ pub(super) fn built_in_tool_names() -> Vec<String> {
     .chain(
         [
             ToolName::AskAgent,
+            ToolName::Task,
             ToolName::ReadSkill,
             ToolName::FetchContent,
         ]
@@ -313,6 +314,24 @@ pub async fn open_session(
             asker,
             bus: bus.clone(),
         });
+    }
+    // `task`: on with `taskTool: true` or when there are roles, below the
+    // depth limit of agents asking agents.
+    let (roles, role_warnings) = crate::roles::for_session(&root);
+    if tools::task::offered(&settings, &roles) {
+        let mut asker = asker(rt, &root);
+        asker.budget = Some(budget.clone());
+        tool_env.task = Some(tools::task::TaskEnv {
+            roles,
+            asker,
+            bus: bus.clone(),
+            agent_file: settings.agent_file.clone(),
+            ask_edits: settings.approve_edits && !unattended,
+            broker: tool_env.broker.clone(),
+        });
+    }
+    if let Ok(mut notes) = tool_env.start_notes.lock() {
+        notes.extend(role_warnings);
     }
     let lsp = tool_env.lsp.clone();
     let tools = Arc::new(tool_env);

@@ -255,12 +255,16 @@ pub fn repo_config_files(git: &Path) -> Vec<PathBuf> {
                 continue;
             }
             let v = value.trim().trim_matches('"');
-            let target = match v.strip_prefix("~/") {
-                Some(rest) => match std::env::var_os("HOME") {
-                    Some(h) => PathBuf::from(h).join(rest),
+            let target = if v.starts_with('~') {
+                let Some(h) = std::env::var_os("HOME") else {
+                    continue;
+                };
+                match tilde(v, Path::new(&h)) {
+                    Some(p) => p,
                     None => continue,
-                },
-                None => f.parent().map_or_else(|| PathBuf::from(v), |d| d.join(v)),
+                }
+            } else {
+                f.parent().map_or_else(|| PathBuf::from(v), |d| d.join(v))
             };
             if target.is_file() && !is_kernel_file(&target) && !out.contains(&target) {
                 out.push(target);
@@ -589,4 +593,46 @@ pub fn git_layout_reason(root: &Path, rel: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// A git config path that starts with `~`, as git expands it: `~` and
+/// `~/x` (any number of slashes: `~//x` is `$HOME/x`, not `/x`) from
+/// `home`, `~user/x` from that user's home. None when it does not start
+/// with `~` or names no user.
+pub fn tilde(value: &str, home: &Path) -> Option<PathBuf> {
+    let rest = value.strip_prefix('~')?;
+    let (user, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, ""),
+    };
+    let base = if user.is_empty() {
+        home.to_path_buf()
+    } else {
+        nix::unistd::User::from_name(user).ok()??.dir
+    };
+    let path = path.trim_start_matches('/');
+    Some(if path.is_empty() {
+        base
+    } else {
+        base.join(path)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tilde_path_is_expanded_as_git_does() {
+        let home = Path::new("/home/u");
+        assert_eq!(tilde("~", home), Some(PathBuf::from("/home/u")));
+        assert_eq!(tilde("~/a/b", home), Some(PathBuf::from("/home/u/a/b")));
+        assert_eq!(
+            tilde("~//proj/x", home),
+            Some(PathBuf::from("/home/u/proj/x"))
+        );
+        assert_eq!(tilde("~root/x", home), Some(PathBuf::from("/root/x")));
+        assert_eq!(tilde("~no-such-user-mm/x", home), None);
+        assert_eq!(tilde("/abs", home), None);
+    }
 }

@@ -83,6 +83,8 @@ pub enum Op {
     },
     /// `/skills`: the skills offered, with where each comes from.
     Skills,
+    /// `/agents`: the roles a sub-task may work in.
+    Agents,
     /// `/init`: write a starting `AGENTS.md` from a look at the repository.
     Init,
     /// Text piped to `mm -p PROMPT` on stdin: it goes with the next

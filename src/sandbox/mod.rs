@@ -192,6 +192,23 @@ impl Sandbox {
         self.planning.load(std::sync::atomic::Ordering::SeqCst)
     }
 
+    /// `planGate` holds: a plan is being carried out, and only the files
+    /// it names may change unasked.
+    pub fn plan_gated(&self) -> bool {
+        self.plan_files.lock().ok().is_some_and(|f| f.is_some())
+    }
+
+    /// The most an agent this session starts (an asked agent, a
+    /// sub-task) may do: the session's mode, read-only while a plan is
+    /// made or carried out under `planGate` (the child knows neither).
+    pub fn child_ceiling(&self, ceiling: SandboxMode) -> SandboxMode {
+        if self.planning() || self.plan_gated() {
+            SandboxMode::ReadOnly
+        } else {
+            ceiling.min(self.mode())
+        }
+    }
+
     pub fn fence(&self) -> &Fence {
         &self.fence
     }
@@ -271,6 +288,25 @@ impl Sandbox {
             other => other,
         };
         let fenced = self.fence.is_on();
+        // `planGate`: what could write a file the plan does not name asks
+        // (or, in auto mode, does not run); the project's own code (the
+        // tests) runs with the workspace read-only in the fence.
+        if self.plan_gated() && class != Class::ReadOnly && self.mode() != SandboxMode::ReadOnly {
+            return match (&class, self.mode()) {
+                (Class::ProjectCode, _) if fenced => ExecDecision::Run(RunPlan {
+                    access: Some(Access::ReadOnly),
+                    net: false,
+                    git_guard: false,
+                }),
+                (_, SandboxMode::Auto) => ExecDecision::Deny {
+                    reason: "a plan is being carried out under planGate, this command could write files the plan does not name, and in auto mode nobody is asked, so it does not run".into(),
+                },
+                _ => self.ask(
+                    command,
+                    "a plan is being carried out under planGate, and this command could write files the plan does not name".into(),
+                ),
+            };
+        }
         // What runs without asking gets no network in the fence: nothing
         // to send the workspace to, and no abstract socket (X11, D-Bus)
         // to reach the desktop outside it through.
@@ -658,11 +694,10 @@ fn own_config_reason_in(
 fn own_places(home: Option<&Path>, xdg: Option<PathBuf>, mm_own: Vec<PathBuf>) -> Vec<PathBuf> {
     let xdg = xdg.or_else(|| home.map(|h| h.join(".config")));
     let mut own = mm_own;
-    let git_files: Vec<PathBuf> = home
-        .map(|h| h.join(".gitconfig"))
-        .into_iter()
-        .chain(xdg.map(|x| x.join("git/config")))
-        .collect();
+    // `GIT_CONFIG_GLOBAL` in mm's environment names the file the user's
+    // git reads instead of `~/.gitconfig` (red-team round 35).
+    let global = std::env::var_os("GIT_CONFIG_GLOBAL").map(PathBuf::from);
+    let git_files = git_config_files(home, xdg.clone(), global);
     if let Some(h) = home {
         own.push(h.join(".agent"));
         let mut named = Vec::new();
@@ -676,6 +711,20 @@ fn own_places(home: Option<&Path>, xdg: Option<PathBuf>, mm_own: Vec<PathBuf>) -
         false => f.clone(),
     }));
     own
+}
+
+/// The user's git config files: `~/.gitconfig`, the XDG one, and the
+/// file `GIT_CONFIG_GLOBAL` names (`global`, when absolute).
+fn git_config_files(
+    home: Option<&Path>,
+    xdg: Option<PathBuf>,
+    global: Option<PathBuf>,
+) -> Vec<PathBuf> {
+    home.map(|h| h.join(".gitconfig"))
+        .into_iter()
+        .chain(xdg.map(|x| x.join("git/config")))
+        .chain(global.filter(|g| g.is_absolute()))
+        .collect()
 }
 
 /// How deep git follows includes.
@@ -725,10 +774,8 @@ fn git_config_places(file: &Path, home: &Path, depth: u8, out: &mut Vec<PathBuf>
             continue;
         }
         let value = config_value(raw);
-        let path = if value == "~" {
-            home.to_path_buf()
-        } else if let Some(rest) = value.strip_prefix("~/") {
-            home.join(rest)
+        let path = if let Some(p) = crate::paths::tilde(&value, home) {
+            p
         } else if Path::new(&value).is_absolute() {
             PathBuf::from(&value)
         } else if include && !value.is_empty() {
@@ -1032,6 +1079,64 @@ mod tests {
         assert_eq!(
             holds_own_config_in(&dots, Some(home.clone()), None, Vec::new()),
             Some(home.join("dots/git.inc"))
+        );
+    }
+
+    #[test]
+    fn under_plan_gate_commands_that_could_write_ask_and_project_code_runs_read_only() {
+        // Red-team round 35: `sed -i` in -auto, and the project's own code,
+        // wrote files the plan did not name.
+        for mode in [SandboxMode::Workspace, SandboxMode::Auto, SandboxMode::Full] {
+            let (_d, ws) = fenced(mode);
+            assert!(runs(&ws.check_exec("sed -i s/a/b/ other.py")) || mode != SandboxMode::Full);
+            ws.set_plan_files(Some(vec!["calc.py".into()]));
+            assert!(ws.plan_gated());
+            let sed = ws.check_exec("sed -i s/a/b/ other.py");
+            match mode {
+                SandboxMode::Auto => assert!(
+                    matches!(&sed, ExecDecision::Deny { reason } if reason.contains("planGate")),
+                    "{sed:?}"
+                ),
+                _ => assert!(asks(&sed), "{mode:?}: {sed:?}"),
+            }
+            match ws.check_exec("python3 -m unittest") {
+                ExecDecision::Run(plan) => {
+                    assert_eq!(plan.access, Some(Access::ReadOnly), "{mode:?}");
+                }
+                other => panic!("{mode:?}: {other:?}"),
+            }
+            assert!(runs(&ws.check_exec("cat calc.py")));
+            // Agents the session starts meanwhile only look.
+            assert_eq!(ws.child_ceiling(mode), SandboxMode::ReadOnly);
+            ws.set_plan_files(None);
+            assert_eq!(ws.child_ceiling(mode), mode);
+            ws.set_planning(true);
+            assert_eq!(ws.child_ceiling(mode), SandboxMode::ReadOnly);
+        }
+    }
+
+    #[test]
+    fn a_git_config_path_with_doubled_slashes_or_from_git_config_global_is_guarded() {
+        // Red-team round 35: `~//proj/x` is `$HOME/proj/x` to git, and
+        // `GIT_CONFIG_GLOBAL` names the file git reads instead of
+        // `~/.gitconfig`.
+        let h = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(h.path()).unwrap();
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[include]\n\tpath = ~//proj/gitcfg.inc\n[core]\n\thooksPath = ~//proj/hooks\n",
+        )
+        .unwrap();
+        let mut got = Vec::new();
+        git_config_places(&home.join(".gitconfig"), &home, 0, &mut got);
+        assert!(got.contains(&home.join("proj/gitcfg.inc")), "{got:?}");
+        assert!(got.contains(&home.join("proj/hooks")), "{got:?}");
+        let global = home.join("dotfiles/gitconfig");
+        let files = git_config_files(Some(&home), None, Some(global.clone()));
+        assert_eq!(files, [home.join(".gitconfig"), global]);
+        assert_eq!(
+            git_config_files(Some(&home), None, Some("rel/cfg".into())),
+            [home.join(".gitconfig")]
         );
     }
 

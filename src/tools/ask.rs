@@ -50,7 +50,14 @@ pub fn spec(agents: &BTreeMap<String, SubAgent>) -> ToolSpec {
 }
 
 impl AskEnv {
-    pub async fn run(&self, args: &Map<String, Value>, ctx: &CallCtx<'_>) -> ToolOutput {
+    /// Asks, the child capped at `ceiling` (the session's mode as it is
+    /// now: read-only while a plan is made).
+    pub async fn run(
+        &self,
+        args: &Map<String, Value>,
+        ctx: &CallCtx<'_>,
+        ceiling: crate::config::SandboxMode,
+    ) -> ToolOutput {
         let name = arg_str(args, "agent").unwrap_or("").trim();
         let prompt = arg_str(args, "prompt").unwrap_or("");
         let Some(sub) = self.agents.get(name) else {
@@ -81,7 +88,9 @@ impl AskEnv {
                 say2(line);
             }
         });
-        let result = ask::ask(sub, prompt, &self.asker, Some(tx), ctx.cancel).await;
+        let mut asker = self.asker.clone();
+        asker.ceiling = ceiling;
+        let result = ask::ask(sub, prompt, &asker, Some(tx), ctx.cancel).await;
         let _ = forward.await;
         match result {
             Ok(a) => {

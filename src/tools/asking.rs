@@ -105,6 +105,8 @@ pub struct Asker {
 #[derive(Clone, Debug)]
 pub struct Answer {
     pub text: String,
+    /// The files it wrote, as it reported them.
+    pub written: Vec<String>,
     /// The child's session id (`mm -show ID`).
     pub session: String,
 }
@@ -197,21 +199,98 @@ pub async fn ask(
         ));
     }
     let grant = sub.yolo && may_grant();
+    let child = Child {
+        name: &sub.name,
+        args: vec!["-acp".into(), sub.path.clone().into_os_string()],
+        env: Vec::new(),
+        grant: if grant {
+            Grant::Yes
+        } else {
+            Grant::No("no yolo for this agent, or for one that asked it")
+        },
+    };
+    run_child(&child, prompt, asker, progress, cancel).await
+}
+
+/// A child mm to ask: its name (for the chain and what is said), its
+/// arguments (`-acp` and what follows), more environment, and how its
+/// permission requests are answered.
+pub struct Child<'a> {
+    pub name: &'a str,
+    pub args: Vec<std::ffi::OsString>,
+    pub env: Vec<(&'static str, String)>,
+    pub grant: Grant,
+}
+
+/// Asks the asker's user about what a child wants to do (its title):
+/// true for yes.
+pub type Decide = Arc<
+    dyn Fn(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>
+        + Send
+        + Sync,
+>;
+
+/// How a child's permission requests are answered.
+#[derive(Clone)]
+pub enum Grant {
+    /// All granted.
+    Yes,
+    /// All refused, for this reason (said as the verdict).
+    No(&'static str),
+    /// Each put to the asker's user.
+    Ask(Decide),
+}
+
+impl Grant {
+    fn granted(&self) -> bool {
+        matches!(self, Grant::Yes)
+    }
+
+    /// Whether `what` is granted, and the verdict to show.
+    async fn decide(&self, what: &str) -> (bool, String) {
+        match self {
+            Grant::Yes => (true, "granted (yolo)".into()),
+            Grant::No(why) => (false, format!("refused ({why})")),
+            Grant::Ask(decide) => {
+                if decide(what.to_string()).await {
+                    (true, "granted by you".into())
+                } else {
+                    (false, "refused by you".into())
+                }
+            }
+        }
+    }
+}
+
+/// Runs `child` on one prompt and returns its final answer. The child is
+/// gone when this returns, whatever happened.
+pub async fn run_child(
+    child: &Child<'_>,
+    prompt: &str,
+    asker: &Asker,
+    progress: Option<Progress>,
+    cancel: &CancellationToken,
+) -> Result<Answer, String> {
+    check_depth(child.name)?;
+    let name = child.name;
+    let grant = child.grant.granted();
     let (d, chain) = depth();
     // The child's requests count toward this budget: it may make what is
     // left, and tells each to a tally read when it is gone.
     let left = asker.budget.as_ref().and_then(|b| b.remaining());
     if left == Some(0) {
         return Err(format!(
-            "not asked: the request budget (-max-requests) is spent, so agent {} cannot make any",
-            sub.name
+            "not asked: the request budget (-max-requests) is spent, so agent {name} cannot make any"
         ));
     }
-    let tally = tempfile::NamedTempFile::new()
-        .map_err(|e| format!("cannot start agent {}: {e}", sub.name))?;
+    let tally =
+        tempfile::NamedTempFile::new().map_err(|e| format!("cannot start agent {name}: {e}"))?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find mm's own binary: {e}"))?;
     let mut cmd = tokio::process::Command::new(exe);
-    cmd.arg("-acp").arg(&sub.path).args(&asker.server_flags);
+    cmd.args(&child.args).args(&asker.server_flags);
+    for (k, v) in &child.env {
+        cmd.env(k, v);
+    }
     if let Some(n) = left {
         cmd.arg("-max-requests").arg(n.to_string());
     }
@@ -227,9 +306,9 @@ pub async fn ask(
         .env(
             CHAIN_VAR,
             if chain.is_empty() {
-                sub.name.clone()
+                name.to_string()
             } else {
-                format!("{chain} → {}", sub.name)
+                format!("{chain} → {name}")
             },
         )
         .env(CEILING_VAR, asker.ceiling.as_str())
@@ -249,17 +328,17 @@ pub async fn ask(
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
     crate::sandbox::procs::own_session(&mut cmd);
-    let mut child = cmd
+    let mut proc = cmd
         .spawn()
-        .map_err(|e| format!("cannot start agent {}: {e}", sub.name))?;
+        .map_err(|e| format!("cannot start agent {name}: {e}"))?;
     // The child and all it started die with this group, whatever happens.
-    let group = child
+    let group = proc
         .id()
         .and_then(crate::sandbox::procs::Group::register_graceful);
     let (Some(stdin), Some(stdout), Some(mut stderr)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        (proc.stdin.take(), proc.stdout.take(), proc.stderr.take())
     else {
-        return Err(format!("cannot talk to agent {}", sub.name));
+        return Err(format!("cannot talk to agent {name}"));
     };
     // Its stderr: the last few KB, to say why it stopped.
     let err_tail = Arc::new(Mutex::new(Vec::<u8>::new()));
@@ -278,25 +357,34 @@ pub async fn ask(
         }
     });
 
-    let talk = talk(sub, prompt, asker, grant, progress, cancel, stdin, stdout);
+    let talk = talk(
+        name,
+        prompt,
+        asker,
+        child.grant.clone(),
+        progress,
+        cancel,
+        stdin,
+        stdout,
+    );
     let result = talk.await;
     // Its input is closed: a child that answered ends its sessions and
     // what they started, and exits. One that does not is asked to (SIGTERM:
     // it kills what it started), then killed with its group.
-    let exited = tokio::time::timeout(Duration::from_secs(8), child.wait()).await;
+    let exited = tokio::time::timeout(Duration::from_secs(8), proc.wait()).await;
     if exited.is_err() {
-        if let Some(pid) = child.id().and_then(|p| i32::try_from(p).ok()) {
+        if let Some(pid) = proc.id().and_then(|p| i32::try_from(p).ok()) {
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(pid),
                 nix::sys::signal::Signal::SIGTERM,
             );
         }
-        if tokio::time::timeout(Duration::from_secs(2), child.wait())
+        if tokio::time::timeout(Duration::from_secs(2), proc.wait())
             .await
             .is_err()
         {
-            let _ = child.start_kill();
-            let _ = child.wait().await;
+            let _ = proc.start_kill();
+            let _ = proc.wait().await;
         }
     }
     drop(group);
@@ -318,8 +406,7 @@ pub async fn ask(
         Err(Failure::Gone) => {
             let detail = why();
             Err(format!(
-                "agent {} stopped before it answered{}",
-                sub.name,
+                "agent {name} stopped before it answered{}",
                 if detail.is_empty() {
                     String::new()
                 } else {
@@ -341,10 +428,10 @@ type Shared<T> = Arc<Mutex<T>>;
 
 #[allow(clippy::too_many_arguments)]
 async fn talk(
-    sub: &SubAgent,
+    name: &str,
     prompt: &str,
     asker: &Asker,
-    yolo: bool,
+    grant: Grant,
     progress: Option<Progress>,
     cancel: &CancellationToken,
     stdin: tokio::process::ChildStdin,
@@ -352,7 +439,7 @@ async fn talk(
 ) -> Result<Answer, Failure> {
     let text: Shared<String> = Arc::default();
     let last: Shared<Instant> = Arc::new(Mutex::new(Instant::now()));
-    let name = sub.name.clone();
+    let name = name.to_string();
     let (t1, l1, p1) = (text.clone(), last.clone(), progress.clone());
     let (l2, p2) = (last.clone(), progress);
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
@@ -387,7 +474,11 @@ async fn talk(
                     .title
                     .clone()
                     .unwrap_or_else(|| "a tool call".into());
-                let kinds: &[PermissionOptionKind] = if yolo {
+                let (yes, verdict) = grant.decide(&what).await;
+                if let Ok(mut l) = l2.lock() {
+                    *l = Instant::now();
+                }
+                let kinds: &[PermissionOptionKind] = if yes {
                     &[
                         PermissionOptionKind::AllowOnce,
                         PermissionOptionKind::AllowAlways,
@@ -405,11 +496,6 @@ async fn talk(
                         .map(|o| o.option_id.clone())
                 });
                 if let Some(p) = &p2 {
-                    let verdict = if yolo {
-                        "granted (yolo)"
-                    } else {
-                        "refused (no yolo for this agent, or for one that asked it)"
-                    };
                     let _ = p.send(format!("{verdict}: {what}"));
                 }
                 let outcome = match pick {
@@ -528,6 +614,14 @@ async fn converse(
     match response.stop_reason {
         StopReason::EndTurn => Ok(Answer {
             text: answer,
+            written: meta["written"]
+                .as_array()
+                .map(|w| {
+                    w.iter()
+                        .filter_map(|p| p.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default(),
             session,
         }),
         StopReason::Cancelled => Err(Failure::Said(format!("agent {name}: cancelled"))),

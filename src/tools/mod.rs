@@ -18,6 +18,7 @@ mod schema;
 pub mod scratch;
 pub mod search;
 pub mod syntax;
+pub mod task;
 
 use crate::approval::{Answer, HEADLESS_REFUSAL};
 use crate::toolname::ToolName;
@@ -128,6 +129,9 @@ pub struct ToolEnv {
     pub guard_writes: bool,
     /// `ask_agent`: the agents under `mmConfigs` (None: no such tool).
     pub ask: Option<ask::AskEnv>,
+    /// `task`: sub-tasks for a child agent, in the roles found (None: no
+    /// such tool).
+    pub task: Option<task::TaskEnv>,
     /// The editor mm runs in (an ACP client that reads files for it):
     /// asked for a file's text as it has it, unsaved changes included.
     pub editor: std::sync::OnceLock<Arc<dyn EditorFiles>>,
@@ -163,6 +167,7 @@ impl ToolEnv {
             lsp: None,
             guard_writes: true,
             ask: None,
+            task: None,
             editor: std::sync::OnceLock::new(),
             mcp: None,
             skills: Vec::new(),
@@ -320,8 +325,20 @@ async fn run_one(
             Err(e) => ToolOutput::error(e),
         },
         ToolName::AskAgent => match &env.ask {
-            Some(a) => a.run(args, ctx).await,
+            Some(a) => {
+                a.run(args, ctx, env.sandbox.child_ceiling(a.asker.ceiling))
+                    .await
+            }
             None => ToolOutput::error("no agents to ask: this agent declares no mmConfigs"),
+        },
+        ToolName::Task => match &env.task {
+            Some(t) => {
+                t.run(args, ctx, env.sandbox.child_ceiling(t.asker.ceiling))
+                    .await
+            }
+            None => ToolOutput::error(
+                "task is off (taskTool: true, or a role in .mm/agents/, turns it on)",
+            ),
         },
         // The agent keeps the plan; a call that reaches the tools has no
         // plan to mark.
@@ -384,7 +401,18 @@ async fn run_command_tool(
             git_guard: true,
         }
     } else {
-        match sandbox.mode() {
+        // `planGate`: a tool that may change files asks, whatever the mode
+        // (in auto mode, where nobody is asked, it does not run).
+        let mode = match sandbox.mode() {
+            SandboxMode::Full if sandbox.plan_gated() => SandboxMode::Workspace,
+            SandboxMode::Auto if sandbox.plan_gated() => {
+                return ToolOutput::refused(format!(
+                    "{name} may change files, a plan is being carried out under planGate, and in auto mode nobody is asked, so it does not run"
+                ));
+            }
+            m => m,
+        };
+        match mode {
             SandboxMode::ReadOnly => {
                 return ToolOutput::refused(format!(
                     "{name} may change files and the sandbox is read-only (a readOnly tool needs the fence)"
@@ -514,7 +542,15 @@ async fn run_mcp(
 ) -> ToolOutput {
     use crate::config::file::McpPermission;
     let key = format!("mcp:{}", tool.exposed);
-    match tool.permission {
+    // While a plan is made or carried out under planGate, a tool the
+    // config lets run may change anything: it asks.
+    let permission = match tool.permission {
+        McpPermission::Allow if env.sandbox.planning() || env.sandbox.plan_gated() => {
+            McpPermission::Ask
+        }
+        p => p,
+    };
+    match permission {
         McpPermission::Deny => {
             return ToolOutput::refused(format!(
                 "{} is denied by the configuration (mcpServers.{})",

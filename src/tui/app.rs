@@ -325,7 +325,7 @@ impl App {
             Some(Overlay::Rewind(_)) => self.diff.clear_review(),
             Some(Overlay::Commit(_)) if !sent => self.flash("not committed"),
             Some(Overlay::Plan(_)) if !sent => {
-                self.flash("the plan is set aside; nothing was changed");
+                self.flash("the plan is set aside; it was not carried out");
             }
             _ => {}
         }
@@ -763,6 +763,7 @@ fn queued_name(op: &Op) -> Option<String> {
         Op::Cost => Slash::Cost,
         Op::Mcp => Slash::Mcp,
         Op::Skills => Slash::Skills,
+        Op::Agents => Slash::Agents,
         _ => return None,
     };
     (!slash.glance()).then(|| format!("/{}", slash.name()))

@@ -110,6 +110,9 @@ impl App {
             Slash::Skills => {
                 self.submit(Op::Skills);
             }
+            Slash::Agents => {
+                self.submit(Op::Agents);
+            }
             Slash::Init => {
                 self.submit(Op::Init);
             }

@@ -1,0 +1,253 @@
+//! `task` and roles: the model hands a sub-task to a child `mm -acp` on
+//! the session's own server, in a role from `.mm/agents/`; the child's
+//! answer comes back as the result, its requests count toward the
+//! session's budget, and a role narrows what the child may do. `-role`
+//! puts a whole session in a role.
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failure
+
+mod support;
+
+use serde_json::{Value, json};
+use support::*;
+
+const REVIEWER: &str = "---\ndescription: Reviews a change and reports\ntools: [read_file, grep]\nsandbox: read-only\n---\nYou are the reviewer. Say REVIEWED-BY-ROLE first. Change nothing.\n";
+
+fn tool_names(req: &Value) -> Vec<String> {
+    req["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn system_of(req: &Value) -> String {
+    req["messages"][0]["content"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_task_runs_in_a_child_in_its_role_and_its_answer_comes_back() {
+    let ws = Workspace::new();
+    ws.write(".mm/agents/reviewer.md", REVIEWER);
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let server = Server::start(vec![
+        call(
+            "t1",
+            "task",
+            json!({"role": "reviewer", "prompt": "Check whether add in calc.py adds, and report what you find."}),
+        ),
+        text("REVIEWED-BY-ROLE: add subtracts; it should return a + b."),
+        text("The reviewer found that add subtracts."),
+    ]);
+    let out = ws.run(&server, "review calc.py with the reviewer", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).trim(),
+        "The reviewer found that add subtracts."
+    );
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "parent, child, parent");
+    // The session offers task, with the role to pick.
+    let task = reqs[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "task")
+        .expect("task offered")
+        .clone();
+    assert_eq!(
+        task["function"]["parameters"]["properties"]["role"]["enum"],
+        json!(["reviewer"])
+    );
+    // The child: a fresh context with the role's words and only its tools,
+    // read-only (no write tool even if the role named one).
+    let child = &reqs[1];
+    assert!(
+        system_of(child).contains("You are the reviewer."),
+        "{}",
+        system_of(child)
+    );
+    assert!(!system_of(&reqs[0]).contains("You are the reviewer."));
+    assert_eq!(tool_names(child), ["read_file", "grep"], "{child}");
+    let msgs = child["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2, "system and the sub-task only: {msgs:?}");
+    assert!(
+        msgs[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Check whether add in calc.py adds")
+    );
+    // Its answer, and what it wrote (nothing), are the tool's result.
+    let results = tool_results(&reqs[2]);
+    assert_eq!(results.len(), 1);
+    assert!(results[0].1.contains("add subtracts"), "{results:?}");
+    assert!(
+        results[0].1.contains("[the helper wrote no file]"),
+        "{results:?}"
+    );
+    // Two sessions: the parent's and the child's.
+    assert_eq!(ws.sessions().len(), 2, "{:?}", ws.sessions());
+}
+
+#[test]
+fn a_childs_requests_count_toward_the_sessions_budget() {
+    let ws = Workspace::new();
+    ws.write(".mm/config.yaml", "taskTool: true\n");
+    let server = Server::start(vec![
+        call("t1", "task", json!({"prompt": "List the files."})),
+        text("There are no files."),
+        text("never sent"),
+    ]);
+    let out = ws.run(&server, "go", &["-max-requests", "2"]);
+    // The parent's second request would be the third: it is not made.
+    assert_eq!(server.requests().len(), 2, "{}", stderr(&out));
+    assert_eq!(server.remaining(), 1);
+    // Without roles, task takes no role.
+    let reqs = server.requests();
+    let task = reqs[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "task")
+        .expect("taskTool: true offers task")
+        .clone();
+    assert!(
+        task["function"]["parameters"]["properties"]
+            .get("role")
+            .is_none()
+    );
+}
+
+#[test]
+fn without_roles_or_task_tool_there_is_no_task() {
+    let ws = Workspace::new();
+    let server = Server::start(vec![text("hi")]);
+    let out = ws.run(&server, "hi", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!tool_names(&server.requests()[0]).contains(&"task".to_string()));
+}
+
+#[test]
+fn a_session_in_a_role_gets_its_words_tools_and_mode() {
+    let ws = Workspace::new();
+    ws.write(".mm/agents/reviewer.md", REVIEWER);
+    // The Go agent's spelling: a header line, a blank line, the words.
+    ws.write(
+        ".agent/agents/scout.md",
+        "model: scout-model\n\nYou search and report SCOUT-WORDS.\n",
+    );
+    let server = Server::start(vec![text("ok"), text("ok")]);
+    let out = ws.run(&server, "hi", &["-role", "reviewer"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ws.run(&server, "hi", &["-role", "scout"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert!(system_of(&reqs[0]).contains("You are the reviewer."));
+    assert_eq!(tool_names(&reqs[0]), ["read_file", "grep"]);
+    assert!(system_of(&reqs[1]).contains("SCOUT-WORDS"));
+    assert_eq!(reqs[1]["model"], "scout-model");
+    // A role that is not there is a usage error that names the roles.
+    let out = ws.run(&server, "hi", &["-role", "nosuch"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("no role named \"nosuch\"") && err.contains("reviewer, scout"),
+        "{err}"
+    );
+}
+
+#[test]
+fn agents_lists_the_roles_in_the_repl() {
+    let ws = Workspace::new();
+    ws.write(".mm/agents/reviewer.md", REVIEWER);
+    let server = Server::start(vec![]);
+    let url = server.url();
+    let mut t = support::term::Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("/agents\r");
+    t.expect("reviewer  Reviews a change and reports");
+    t.expect("tools read_file, grep; sandbox read-only");
+    t.send("\x04");
+    assert_eq!(t.exit_code(), 0);
+}
+
+#[test]
+fn what_a_child_writes_is_in_the_result_and_what_it_must_ask_is_refused() {
+    let ws = Workspace::new();
+    ws.write(".mm/config.yaml", "taskTool: true\n");
+    let server = Server::start(vec![
+        call(
+            "t1",
+            "task",
+            json!({"prompt": "Create notes.txt saying hi."}),
+        ),
+        call(
+            "w1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "hi\n"}),
+        ),
+        call(
+            "b1",
+            "bash",
+            json!({"command": "curl http://127.0.0.1:9/x"}),
+        ),
+        text("Created notes.txt."),
+        text("The helper created notes.txt."),
+    ]);
+    let out = ws.run(&server, "make the notes", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(ws.read("notes.txt"), "hi\n");
+    let reqs = server.requests();
+    let results = tool_results(&reqs[4]);
+    assert!(
+        results[0].1.contains("[the helper wrote: notes.txt]"),
+        "{results:?}"
+    );
+    // The command needed a yes; nobody answers a sub-task's questions.
+    let child_results = tool_results(&reqs[3]);
+    assert!(
+        child_results
+            .iter()
+            .any(|(id, r)| id == "b1" && r.contains("declined")),
+        "{child_results:?}"
+    );
+    assert!(
+        stderr(&out).contains("refused (nobody can answer a sub-task's question in this run)"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_childs_question_is_put_to_the_sessions_user() {
+    let ws = Workspace::new();
+    ws.write(".mm/config.yaml", "taskTool: true\n");
+    ws.write("one.txt", "x");
+    let server = Server::start(vec![
+        call("t1", "task", json!({"prompt": "Remove one.txt with rm."})),
+        call("b1", "bash", json!({"command": "rm one.txt"})),
+        text("Removed one.txt."),
+        text("The helper removed one.txt."),
+    ]);
+    let url = server.url();
+    let mut t = support::term::Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("clean up\r");
+    // The child's request, with what it wants to run, asked here.
+    t.expect("rm one.txt");
+    t.expect("allow?");
+    t.send("y\r");
+    t.expect("The helper removed one.txt.");
+    assert!(!ws.dir.path().join("one.txt").exists());
+    t.send("\x04");
+    assert_eq!(t.exit_code(), 0);
+    let results = tool_results(&server.requests()[2]);
+    assert!(
+        results
+            .iter()
+            .any(|(id, r)| id == "b1" && !r.contains("declined")),
+        "{results:?}"
+    );
+}
