@@ -83,9 +83,50 @@ fn read_steps(answer: &str, head: fn(&str) -> Option<&str>) -> Vec<String> {
     steps
 }
 
+/// Words that make a clause say what is not to be touched ("Do not
+/// change setup.py", "leave ci.yml as it is").
+const NEGATIONS: &[&str] = &[
+    "not",
+    "don't",
+    "dont",
+    "never",
+    "without",
+    "leave",
+    "untouched",
+    "unchanged",
+    "avoid",
+    "keep",
+];
+
 /// The files a plan names (`calc.py`, `src/a.rs`, `notes.txt`): words
-/// with an extension that starts with a letter, each once, in order.
+/// with an extension that starts with a letter, each once, in order;
+/// not those named only in a clause that says not to touch them (red-team
+/// round 35: "Do not change setup.py" let setup.py be written unasked).
 pub fn files_named(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for clause in text
+        .split(['\n', ';'])
+        .flat_map(|l| l.split(". "))
+        .flat_map(|l| l.split(", but "))
+        .flat_map(|l| l.split(" but "))
+    {
+        let negated = clause
+            .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .any(|w| NEGATIONS.contains(&w.to_lowercase().as_str()) || w.ends_with("n't"));
+        if negated {
+            continue;
+        }
+        for f in words_with_extension(clause) {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// The words of `text` with an extension that starts with a letter.
+fn words_with_extension(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for word in text.split(|c: char| {
         c.is_whitespace() || matches!(c, '`' | '"' | '\'' | '(' | ')' | ',' | ';' | ':')
@@ -429,6 +470,13 @@ mod tests {
                 "1. In `calc.py`, fix add.\n2. Write notes.txt and ./src/a.rs (e.g. 1.5 or v2.0)."
             ),
             ["calc.py", "notes.txt", "src/a.rs"]
+        );
+        // What the plan says not to touch is not on its list.
+        assert_eq!(
+            files_named(
+                "1. Fix add in calc.py. Do not change setup.py.\n2. Update docs.md, but leave ci.yml as it is; don't touch b.py\n3. Keep c.py unchanged."
+            ),
+            ["calc.py", "docs.md"]
         );
     }
 
