@@ -204,135 +204,10 @@ pub async fn open_session(
     }
     let settings = rt.settings.clone();
     let bus = EventBus::new();
-    let mode = if unattended {
-        BrokerMode::Deny
-    } else {
-        BrokerMode::Interactive
-    };
-    let broker = Arc::new(ApprovalBroker::new(mode, bus.clone()));
-    let mut tool_env = ToolEnv::new(sandbox, broker.clone(), settings.bash_timeout);
-    tool_env.guard_writes = settings.harness;
-    // A language server runs the project's code (a toolchain file's
-    // programs, build scripts, proc macros): without the fence it would
-    // run unasked on the host, so only `full` starts one there.
-    let lsp_unfenced = !tool_env.sandbox.fence().is_on()
-        && tool_env.sandbox.mode() != crate::config::SandboxMode::Full
-        && settings.lsp.iter().any(|s| s.enabled);
-    if settings.edit_tools && !lsp_unfenced {
-        tool_env.lsp = Some(Arc::new(
-            crate::lsp::Lsp::new(
-                &root,
-                settings.lsp.clone(),
-                bus.ambient(),
-                Some(root.join(".mm").join("lsp.log")),
-            )
-            .fenced(tool_env.sandbox.clone()),
-        ));
-    }
-    let (skills, skill_warnings) = crate::skills::for_session(&settings, &root);
-    tool_env.skills = skills;
-    if settings.bash_tool || settings.edit_tools {
-        tool_env.command_tools = load_command_tools(&root).map_err(|e| (2, e))?;
-        // "readOnly" lets a tool run unasked (in the fence): a tool that
-        // came with a clone gets that only once the user trusts it.
-        for tool in tool_env
-            .command_tools
-            .iter_mut()
-            .filter(|t| t.manifest.read_only)
-        {
-            let Ok(text) = std::fs::read(&tool.file) else {
-                tool.manifest.read_only = false;
-                continue;
-            };
-            let line = format!("{}\t{}", tool.file.display(), crate::git::blob_id(&text));
-            if is_trusted(&line) {
-                continue;
-            }
-            let shown = tool
-                .file
-                .strip_prefix(&root)
-                .unwrap_or(&tool.file)
-                .display()
-                .to_string();
-            if rt.trust {
-                remember_trusted(&line);
-                eprintln!(
-                    "mm: {shown} (readOnly) is trusted as it is now; a change to it asks again"
-                );
-            } else {
-                tool.manifest.read_only = false;
-                eprintln!(
-                    "mm: {}: readOnly is left out until you trust the file (mm -trust): it asks like any command",
-                    crate::untrusted::displayable(&shown)
-                );
-            }
-        }
-    }
-    if settings.fetch_content
-        && !tool_env.sandbox.no_net()
-        && (settings.edit_tools || settings.bash_tool)
-    {
-        tool_env.fetch = Some(settings.fetch_private);
-    }
-    let (commands, command_warnings) = crate::commands::for_session(&root);
-    tool_env.commands = commands;
-    if let Ok(mut notes) = tool_env.start_notes.lock() {
-        if lsp_unfenced && settings.edit_tools {
-            notes.push(
-                "language servers are off: without the OS fence they would run the project's code unasked (-yolo starts them outside it)".into(),
-            );
-        }
-        notes.extend(skill_warnings);
-        notes.extend(command_warnings);
-        if settings.bash_tool || settings.edit_tools {
-            notes.extend(
-                crate::instructions::for_prompt(&root, crate::config::user_config_dir().as_deref())
-                    .notes,
-            );
-        }
-    }
-    if !settings.mcp_servers.is_empty() && settings.bash_tool | settings.edit_tools {
-        let built_in = built_in_tool_names();
-        let mut taken: Vec<&str> = built_in.iter().map(String::as_str).collect();
-        taken.extend(
-            tool_env
-                .command_tools
-                .iter()
-                .map(|t| t.manifest.name.as_str()),
-        );
-        tool_env.mcp = Some(Arc::new(
-            crate::mcp::McpServers::start(&settings.mcp_servers, &tool_env.sandbox, &taken).await,
-        ));
-    }
     // The session's request budget: its sub-agents' requests count too.
     let budget = Arc::new(RequestBudget::for_session(settings.max_requests));
-    if !settings.sub_agents.is_empty() {
-        let mut asker = asker(rt, &root);
-        asker.budget = Some(budget.clone());
-        tool_env.ask = Some(tools::ask::AskEnv {
-            agents: settings.sub_agents.clone(),
-            asker,
-            bus: bus.clone(),
-        });
-    }
-    // `task`: on with `taskTool: true` or when there are roles, below the
-    // depth limit of agents asking agents.
-    let (roles, role_warnings) = crate::roles::for_session(&root);
-    if tools::task::offered(&settings, &roles) {
-        let mut asker = asker(rt, &root);
-        asker.budget = Some(budget.clone());
-        tool_env.task = Some(tools::task::TaskEnv {
-            roles,
-            asker,
-            bus: bus.clone(),
-            agent_file: settings.agent_file.clone(),
-            ask_edits: settings.approve_edits && !unattended,
-            broker: tool_env.broker.clone(),
-        });
-    }
-    if let Ok(mut notes) = tool_env.start_notes.lock() {
-        notes.extend(role_warnings);
-    }
+    let tool_env = session_tools(rt, &root, sandbox, &bus, &budget, unattended).await?;
+    let broker = tool_env.broker.clone();
     let lsp = tool_env.lsp.clone();
     let tools = Arc::new(tool_env);
     let tools_kept = tools.clone();
@@ -457,4 +332,147 @@ pub(super) fn open_checkpoints(
             None
         }
     }
+}
+
+/// The session's tools: the broker that asks for it, language servers,
+/// skills, command tools, MCP servers, and the agents it may ask or hand
+/// a sub-task; `budget` is charged for their requests too.
+async fn session_tools(
+    rt: &Runtime,
+    root: &Path,
+    sandbox: Arc<Sandbox>,
+    bus: &EventBus,
+    budget: &Arc<RequestBudget>,
+    unattended: bool,
+) -> Result<ToolEnv, (i32, String)> {
+    let settings = &rt.settings;
+    let root = root.to_path_buf();
+    let mode = if unattended {
+        BrokerMode::Deny
+    } else {
+        BrokerMode::Interactive
+    };
+    let broker = Arc::new(ApprovalBroker::new(mode, bus.clone()));
+    let mut tool_env = ToolEnv::new(sandbox, broker.clone(), settings.bash_timeout);
+    tool_env.guard_writes = settings.harness;
+    // A language server runs the project's code (a toolchain file's
+    // programs, build scripts, proc macros): without the fence it would
+    // run unasked on the host, so only `full` starts one there.
+    let lsp_unfenced = !tool_env.sandbox.fence().is_on()
+        && tool_env.sandbox.mode() != crate::config::SandboxMode::Full
+        && settings.lsp.iter().any(|s| s.enabled);
+    if settings.edit_tools && !lsp_unfenced {
+        tool_env.lsp = Some(Arc::new(
+            crate::lsp::Lsp::new(
+                &root,
+                settings.lsp.clone(),
+                bus.ambient(),
+                Some(root.join(".mm").join("lsp.log")),
+            )
+            .fenced(tool_env.sandbox.clone()),
+        ));
+    }
+    let (skills, skill_warnings) = crate::skills::for_session(settings, &root);
+    tool_env.skills = skills;
+    if settings.bash_tool || settings.edit_tools {
+        tool_env.command_tools = load_command_tools(&root).map_err(|e| (2, e))?;
+        // "readOnly" lets a tool run unasked (in the fence): a tool that
+        // came with a clone gets that only once the user trusts it.
+        for tool in tool_env
+            .command_tools
+            .iter_mut()
+            .filter(|t| t.manifest.read_only)
+        {
+            let Ok(text) = std::fs::read(&tool.file) else {
+                tool.manifest.read_only = false;
+                continue;
+            };
+            let line = format!("{}\t{}", tool.file.display(), crate::git::blob_id(&text));
+            if is_trusted(&line) {
+                continue;
+            }
+            let shown = tool
+                .file
+                .strip_prefix(&root)
+                .unwrap_or(&tool.file)
+                .display()
+                .to_string();
+            if rt.trust {
+                remember_trusted(&line);
+                eprintln!(
+                    "mm: {shown} (readOnly) is trusted as it is now; a change to it asks again"
+                );
+            } else {
+                tool.manifest.read_only = false;
+                eprintln!(
+                    "mm: {}: readOnly is left out until you trust the file (mm -trust): it asks like any command",
+                    crate::untrusted::displayable(&shown)
+                );
+            }
+        }
+    }
+    if settings.fetch_content
+        && !tool_env.sandbox.no_net()
+        && (settings.edit_tools || settings.bash_tool)
+    {
+        tool_env.fetch = Some(settings.fetch_private);
+    }
+    let (commands, command_warnings) = crate::commands::for_session(&root);
+    tool_env.commands = commands;
+    if let Ok(mut notes) = tool_env.start_notes.lock() {
+        if lsp_unfenced && settings.edit_tools {
+            notes.push(
+                "language servers are off: without the OS fence they would run the project's code unasked (-yolo starts them outside it)".into(),
+            );
+        }
+        notes.extend(skill_warnings);
+        notes.extend(command_warnings);
+        if settings.bash_tool || settings.edit_tools {
+            notes.extend(
+                crate::instructions::for_prompt(&root, crate::config::user_config_dir().as_deref())
+                    .notes,
+            );
+        }
+    }
+    if !settings.mcp_servers.is_empty() && settings.bash_tool | settings.edit_tools {
+        let built_in = built_in_tool_names();
+        let mut taken: Vec<&str> = built_in.iter().map(String::as_str).collect();
+        taken.extend(
+            tool_env
+                .command_tools
+                .iter()
+                .map(|t| t.manifest.name.as_str()),
+        );
+        tool_env.mcp = Some(Arc::new(
+            crate::mcp::McpServers::start(&settings.mcp_servers, &tool_env.sandbox, &taken).await,
+        ));
+    }
+    if !settings.sub_agents.is_empty() {
+        let mut asker = asker(rt, &root);
+        asker.budget = Some(budget.clone());
+        tool_env.ask = Some(tools::ask::AskEnv {
+            agents: settings.sub_agents.clone(),
+            asker,
+            bus: bus.clone(),
+        });
+    }
+    // `task`: on with `taskTool: true` or when there are roles, below the
+    // depth limit of agents asking agents.
+    let (roles, role_warnings) = crate::roles::for_session(&root);
+    if tools::task::offered(settings, &roles) {
+        let mut asker = asker(rt, &root);
+        asker.budget = Some(budget.clone());
+        tool_env.task = Some(tools::task::TaskEnv {
+            roles,
+            asker,
+            bus: bus.clone(),
+            agent_file: settings.agent_file.clone(),
+            ask_edits: settings.approve_edits && !unattended,
+            broker: tool_env.broker.clone(),
+        });
+    }
+    if let Ok(mut notes) = tool_env.start_notes.lock() {
+        notes.extend(role_warnings);
+    }
+    Ok(tool_env)
 }
