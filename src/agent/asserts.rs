@@ -182,6 +182,20 @@ fn with_raises(line: &str) -> Option<String> {
         .then(|| exc.to_string())
 }
 
+/// An expected value that is an error's name (`== ValueError`, as a
+/// small model writes a refusal) expects the call to raise it.
+fn value_or_raises(expected: &str) -> Expect {
+    let e = expected.trim();
+    let is_error = e.starts_with(|c: char| c.is_ascii_uppercase())
+        && (e.ends_with("Error") || e.ends_with("Exception"))
+        && e.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if is_error {
+        Expect::Raises(e.to_string())
+    } else {
+        Expect::Value(e.to_string())
+    }
+}
+
 /// A JavaScript check line: (call, expected) or (call, error name).
 fn js_check(line: &str) -> Option<(String, Expect)> {
     let line = line.trim().trim_end_matches(';').trim_end();
@@ -196,7 +210,7 @@ fn js_check(line: &str) -> Option<(String, Expect)> {
     {
         let args = args.strip_suffix(')')?;
         let (call, expected) = split_top(args)?;
-        return Some((call.to_string(), Expect::Value(expected.to_string())));
+        return Some((call.to_string(), value_or_raises(expected)));
     }
     let args = line.strip_prefix("assert.throws(")?.strip_suffix(')')?;
     let (f, error) = split_top(args)?;
@@ -329,7 +343,7 @@ pub fn grounded_checks(words: &str, reply: &str, names: &[String]) -> Vec<Exampl
             Some(c) => match (c.get(1), c.get(2), c.get(3), c.get(4)) {
                 (Some(call), Some(expected), _, _) => (
                     call.as_str().to_string(),
-                    Expect::Value(expected.as_str().to_string()),
+                    value_or_raises(expected.as_str()),
                 ),
                 (_, _, Some(exc), Some(call)) => (
                     call.as_str().to_string(),
@@ -597,29 +611,37 @@ impl Agent {
             } else {
                 request(&words, &asked, lang)
             };
-            match self
-                .side_request_cut(system(lang), &ask, 0.2, CHECKS_CAP, true, cancel)
-                .await
-            {
-                Some(reply) => {
-                    // A check of a call the words give an example of says
-                    // what the example says, or it goes.
-                    let examples: Vec<Example> = checks.clone();
-                    let reply = unqualified(&reply, &asked);
-                    for c in grounded_checks(&words, &reply, &names) {
-                        let raises = matches!(c.expect, Expect::Raises(_));
-                        let contradicts = examples
-                            .iter()
-                            .any(|e| same_call(&e.call, &c.call) && e.expect != c.expect);
-                        if (raises || !raises_only) && !contradicts && !checks.contains(&c) {
-                            checks.push(c);
-                        }
+            // A reply that gives no usable check (a small model that wrote
+            // value checks where refusals were asked for) is asked for
+            // once more, at a higher temperature.
+            let examples: Vec<Example> = checks.clone();
+            for temperature in [0.2, 0.8] {
+                let Some(reply) = self
+                    .side_request_cut(system(lang), &ask, temperature, CHECKS_CAP, true, cancel)
+                    .await
+                else {
+                    self.notice(
+                        Level::Info,
+                        "no checks came back from the request; only its examples run",
+                    );
+                    break;
+                };
+                // A check of a call the words give an example of says
+                // what the example says, or it goes.
+                let reply = unqualified(&reply, &asked);
+                let before = checks.len();
+                for c in grounded_checks(&words, &reply, &names) {
+                    let raises = matches!(c.expect, Expect::Raises(_));
+                    let contradicts = examples
+                        .iter()
+                        .any(|e| same_call(&e.call, &c.call) && e.expect != c.expect);
+                    if (raises || !raises_only) && !contradicts && !checks.contains(&c) {
+                        checks.push(c);
                     }
                 }
-                None => self.notice(
-                    Level::Info,
-                    "no checks came back from the request; only its examples run",
-                ),
+                if checks.len() > before {
+                    break;
+                }
             }
         }
         if checks.is_empty() {
@@ -871,6 +893,30 @@ mod tests {
         );
         assert!(same_call("f( \"a\", 2)", "f('a',2)"));
         assert!(!same_call("f('a')", "f('b')"));
+    }
+
+    #[test]
+    fn an_expected_value_that_names_an_error_expects_the_call_to_raise_it() {
+        let words = "mask_email(address): no @ raises ValueError; chunk throws a RangeError.";
+        let reply = "```python\nassert mask_email('no-at') == ValueError\nassert mask_email('a@b') == 'a@b'\nassert.deepStrictEqual(chunk([1], 0), RangeError);\n```";
+        let got = grounded_checks(
+            words,
+            reply,
+            &["mask_email".to_string(), "chunk".to_string()],
+        );
+        assert_eq!(
+            got,
+            [
+                Example {
+                    call: "mask_email('no-at')".into(),
+                    expect: Expect::Raises("ValueError".into()),
+                },
+                Example {
+                    call: "chunk([1], 0)".into(),
+                    expect: Expect::Raises("RangeError".into()),
+                },
+            ]
+        );
     }
 
     #[test]
