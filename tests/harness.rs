@@ -3675,6 +3675,9 @@ fn a_stubs_specification_examples_judge_fresh_candidates() {
             text("parse follows SPEC.md now."),
         ],
         vec![
+            // The checks of what the words say is refused (the examples
+            // are enough for the values).
+            text("```python\nraises(ValueError, lambda: parse('x'))\n```"),
             // The fix of the model's own code: unchanged.
             text("```python\ndef parse(s):\n    return int(s.rstrip('mh'))\n```"),
             // Fresh, from the placeholder: a near miss, then the right one.
@@ -4373,4 +4376,49 @@ fn a_candidate_reply_cut_at_its_limit_does_not_end_the_candidates() {
         ws.read("lab.py")
     );
     assert_eq!(server.side_requests().len(), 2);
+}
+
+#[test]
+fn a_checks_reply_with_no_usable_check_is_asked_for_again_hotter() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let stub = "def parse(s):\n    raise NotImplementedError\n";
+    let spec = "# Durations\n\n    parse('90')  -> 90\n    parse('2m')  -> 120\n    parse('3m')  -> 180\n\nA negative number raises ValueError.\n";
+    let done = "def parse(s):\n    if s.endswith('m'):\n        return int(s[:-1]) * 60\n    return int(s)\n";
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "write_file",
+                json!({"path": "dur.py", "content": done}),
+            ),
+            text("Implemented parse."),
+            text("Implemented parse."),
+        ],
+        vec![
+            // Values where refusals were asked for: nothing usable.
+            text("```python\nassert parse('90') == 90\n```"),
+            // Asked again: the refusal the words state.
+            text("```python\nraises(ValueError, lambda: parse('-5'))\n```"),
+        ],
+    );
+    let ws = Workspace::new();
+    ws.write("dur.py", stub);
+    ws.write("SPEC.md", spec);
+    let out = ws.run(
+        &server,
+        "Implement parse in dur.py as SPEC.md says.",
+        &["-json", "-harness-off", "candidates"],
+    );
+    let err = stderr(&out);
+    let side = server.side_requests();
+    assert!(side.len() >= 2, "{err}");
+    assert_eq!(side[0]["temperature"], 0.2, "{err}");
+    assert_eq!(side[1]["temperature"], 0.8, "{err}");
+    assert!(
+        err.contains("1 of 4 check(s) from the request fail"),
+        "{err}"
+    );
 }

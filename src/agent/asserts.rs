@@ -629,8 +629,13 @@ impl Agent {
                 // A check of a call the words give an example of says
                 // what the example says, or it goes.
                 let reply = unqualified(&reply, &asked);
-                let before = checks.len();
-                for c in grounded_checks(&words, &reply, &names) {
+                let grounded = grounded_checks(&words, &reply, &names);
+                // Usable: one check of the shape asked for that the words
+                // back (an example restated counts).
+                let usable = grounded
+                    .iter()
+                    .any(|c| !raises_only || matches!(c.expect, Expect::Raises(_)));
+                for c in grounded {
                     let raises = matches!(c.expect, Expect::Raises(_));
                     let contradicts = examples
                         .iter()
@@ -639,7 +644,7 @@ impl Agent {
                         checks.push(c);
                     }
                 }
-                if checks.len() > before {
+                if usable {
                     break;
                 }
             }
