@@ -255,6 +255,8 @@ fn commit_takes_only_the_sessions_files_from_a_dirty_tree() {
     git(&p, &["init", "-q", "-b", "main"]);
     ws.write("mine.txt", "mine\n");
     ws.write("staged.txt", "staged\n");
+    // The commit message comes from the auxiliary model.
+    ws.write(".mm/config.yaml", "auxModel: small-helper\n");
     git(&p, &["add", "-A"]);
     git(&p, &["commit", "-qm", "init"]);
     // The user's own work in progress: one change staged, one not.
@@ -279,6 +281,9 @@ fn commit_takes_only_the_sessions_files_from_a_dirty_tree() {
         git(&p, &["log", "-1", "--format=%s"]).trim(),
         "docs: add notes"
     );
+    let reqs = server.requests();
+    assert_eq!(reqs[2]["model"], "small-helper");
+    assert_ne!(reqs[0]["model"], "small-helper");
     // The user's changes are where they were: one staged, one not.
     let status = git(&p, &["status", "--porcelain"]);
     assert!(status.contains(" M mine.txt"), "{status}");

@@ -181,8 +181,10 @@ impl Agent {
                 "Write a commit message for the diff below, in the Conventional Commits format: a first line `type(scope): summary` (types: feat, fix, refactor, docs, test, chore) under 72 characters, a blank line, then one to three short lines on what changed and why. Answer with the message only.\n\n{diff}"
             )),
         ];
+        // Housekeeping goes to `auxModel` when there is one.
+        let model = self.settings.aux_model.as_deref().unwrap_or(&self.model);
         let body = llm::build_body(&ChatRequest {
-            model: &self.model,
+            model,
             messages: &messages,
             tools: &[],
             sampling: &self.settings.sampling,
