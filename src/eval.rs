@@ -696,6 +696,16 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
     r.prompt_tokens = reply["usage"]["prompt"].as_u64().unwrap_or(0);
     r.cached_tokens = reply["usage"]["cached"].as_u64().unwrap_or(0);
     r.completion_tokens = reply["usage"]["completion"].as_u64().unwrap_or(0);
+    // A run stopped before its result (the time limit): its requests are
+    // in its session log.
+    if reply.is_null() {
+        (
+            r.requests,
+            r.prompt_tokens,
+            r.cached_tokens,
+            r.completion_tokens,
+        ) = logged_usage(&work);
+    }
     r.tests = reply["tests"]["summary"].as_str().map(str::to_string);
     r.tests_passed = reply["tests"]["passed"].as_bool();
     r.flagged = reply["unbacked_claims"]
@@ -716,9 +726,54 @@ async fn run_once(cli: &Cli, exe: &Path, case: &Case, n: u32, base: &Path) -> Ru
     r
 }
 
+/// The requests of the newest session in `work` and their tokens
+/// (prompt, cached, completion), from its log.
+fn logged_usage(work: &Path) -> (u64, u64, u64, u64) {
+    let Some(newest) = crate::session::list(work).into_iter().next() else {
+        return (0, 0, 0, 0);
+    };
+    let Ok((_, records)) = crate::session::read_records(work, &newest.id) else {
+        return (0, 0, 0, 0);
+    };
+    records
+        .iter()
+        .fold((0, 0, 0, 0), |(n, p, c, g), r| match r {
+            crate::session::Record::Request {
+                prompt,
+                cached,
+                completion,
+                ..
+            } => (n + 1, p + prompt, c + cached, g + completion),
+            _ => (n, p, c, g),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stopped_runs_requests_are_read_from_its_session_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let sessions = dir.path().join(".mm/sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let id = "20261207-030000-abcdef";
+        let lines = [
+            format!(
+                r#"{{"type":"header","version":1,"id":"{id}","created":"2026-12-07T03:00:00Z","cwd":"/x","provider":"local","model":"m"}}"#
+            ),
+            r#"{"type":"turn","turn":1}"#.to_string(),
+            r#"{"type":"request","turn":1,"round":1,"prompt":1800,"cached":0,"completion":22,"ms":9000}"#.to_string(),
+            r#"{"type":"request","turn":1,"round":2,"prompt":1900,"cached":1800,"completion":30,"ms":4000}"#.to_string(),
+        ];
+        std::fs::write(
+            sessions.join(format!("{id}.jsonl")),
+            lines.join("\n") + "\n",
+        )
+        .unwrap();
+        assert_eq!(logged_usage(dir.path()), (2, 3700, 1800, 52));
+        assert_eq!(logged_usage(&dir.path().join("none")), (0, 0, 0, 0));
+    }
 
     #[test]
     fn every_shipped_case_loads() {
