@@ -260,6 +260,118 @@ impl Agent {
         }
     }
 
+    /// A reply that ran away or whose tool call could not be read, while
+    /// the turn may still ask again: what went wrong is said to the model
+    /// (None: ask again), or the round budget ends the turn. Any other
+    /// stop is returned as it is.
+    async fn reask(
+        &mut self,
+        st: &mut TurnState,
+        stop: Stop,
+        round: u32,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Outcome>, Stop> {
+        let max_rounds = self.settings.max_rounds;
+        match stop {
+            Stop::Runaway(how) if st.runaways < 2 => {
+                st.runaways += 1;
+                self.notice(
+                    Level::Warning,
+                    format!("the reply ran away ({how}); stopped it and asking again"),
+                );
+                let mut again = format!(
+                    "Your last reply ran away ({how}) and was stopped; nothing from it was used. Reply again, briefly: one tool call, or your answer.",
+                );
+                if self.harness_on() {
+                    again.push('\n');
+                    again.push_str(&harness::restate(&st.prompt));
+                }
+                self.push(Message::user(again))?;
+                if round >= max_rounds {
+                    return self.final_report(st, round, cancel).await.map(Some);
+                }
+                Ok(None)
+            }
+            // The model wrote a call the server could not read. The
+            // same request would get the same reply: the conversation
+            // says what went wrong, and after two such rounds of an
+            // edit task the file is asked for whole, as text.
+            Stop::BadReply(why) if st.bad_rounds < MAX_BAD_REPLIES => {
+                st.bad_rounds += 1;
+                self.notice(
+                    Level::Warning,
+                    format!("the model's tool call could not be read ({why}); asking again"),
+                );
+                let mut again = String::from(
+                    "Your last reply had a tool call whose arguments were not valid JSON (cut short or malformed), so nothing from it ran. Send one call with short, valid JSON arguments; to change a big file, make one small edit_file at a time.",
+                );
+                if self.harness_on() {
+                    again.push('\n');
+                    again.push_str(&harness::restate(&st.prompt));
+                }
+                self.push(Message::user(again))?;
+                if self.stalled(st)
+                    && let Some(text) = self
+                        .deliver_whole(st, "the tool calls kept failing to parse", cancel)
+                        .await
+                {
+                    self.push(Message::user(text))?;
+                    st.read_rounds = 0;
+                    st.history.clear();
+                }
+                if round >= max_rounds {
+                    return self.final_report(st, round, cancel).await.map(Some);
+                }
+                Ok(None)
+            }
+            other => Err(other),
+        }
+    }
+
+    /// A reply without tool calls, pushed: the turn's outcome, or None
+    /// when a follow-up (the harness's, a nudge) was pushed and the turn
+    /// goes on.
+    async fn answered(
+        &mut self,
+        st: &mut TurnState,
+        truncated: bool,
+        round: u32,
+        cancel: &CancellationToken,
+    ) -> Result<Option<Outcome>, Stop> {
+        let max_rounds = self.settings.max_rounds;
+        if let Some(answers) = &self.structured {
+            // Only JSON of the declared shape is an answer.
+            return match answers.check(&st.answer, truncated) {
+                Ok(()) => Ok(Some(Outcome::Done)),
+                Err(why) => {
+                    st.answer.clear();
+                    Err(Stop::Outcome(Outcome::Failed, Some(why)))
+                }
+            };
+        }
+        if truncated {
+            return Ok(Some(Outcome::Truncated));
+        }
+        if self.harness_on() {
+            if round < max_rounds
+                && let Some(follow_up) = self.check_ending(st, cancel).await?
+            {
+                self.push(Message::user(follow_up))?;
+                return Ok(None);
+            }
+            return Ok(Some(Outcome::Done));
+        }
+        if st.nudges < MAX_NUDGES
+            && round < max_rounds
+            && let Some(nudge) = self.nudge_for(st)
+        {
+            st.nudges += 1;
+            self.push(Message::user(nudge))?;
+            return Ok(None);
+        }
+        Ok(Some(Outcome::Done))
+    }
+
     pub(super) async fn rounds(
         &mut self,
         st: &mut TurnState,
@@ -285,56 +397,11 @@ impl Agent {
                 tracing::info!("no language server left: the lsp tools are no longer offered");
             }
             let reply = match self.request(round, tools_on, cancel).await {
-                Err(Stop::Runaway(how)) if st.runaways < 2 => {
-                    st.runaways += 1;
-                    self.notice(
-                        Level::Warning,
-                        format!("the reply ran away ({how}); stopped it and asking again"),
-                    );
-                    let mut again = format!(
-                        "Your last reply ran away ({how}) and was stopped; nothing from it was used. Reply again, briefly: one tool call, or your answer.",
-                    );
-                    if self.harness_on() {
-                        again.push('\n');
-                        again.push_str(&harness::restate(&st.prompt));
+                Err(stop @ (Stop::Runaway(_) | Stop::BadReply(_))) => {
+                    match self.reask(st, stop, round, cancel).await? {
+                        Some(outcome) => return Ok(outcome),
+                        None => continue,
                     }
-                    self.push(Message::user(again))?;
-                    if round >= max_rounds {
-                        return self.final_report(st, round, cancel).await;
-                    }
-                    continue;
-                }
-                // The model wrote a call the server could not read. The
-                // same request would get the same reply: the conversation
-                // says what went wrong, and after two such rounds of an
-                // edit task the file is asked for whole, as text.
-                Err(Stop::BadReply(why)) if st.bad_rounds < MAX_BAD_REPLIES => {
-                    st.bad_rounds += 1;
-                    self.notice(
-                        Level::Warning,
-                        format!("the model's tool call could not be read ({why}); asking again"),
-                    );
-                    let mut again = String::from(
-                        "Your last reply had a tool call whose arguments were not valid JSON (cut short or malformed), so nothing from it ran. Send one call with short, valid JSON arguments; to change a big file, make one small edit_file at a time.",
-                    );
-                    if self.harness_on() {
-                        again.push('\n');
-                        again.push_str(&harness::restate(&st.prompt));
-                    }
-                    self.push(Message::user(again))?;
-                    if self.stalled(st)
-                        && let Some(text) = self
-                            .deliver_whole(st, "the tool calls kept failing to parse", cancel)
-                            .await
-                    {
-                        self.push(Message::user(text))?;
-                        st.read_rounds = 0;
-                        st.history.clear();
-                    }
-                    if round >= max_rounds {
-                        return self.final_report(st, round, cancel).await;
-                    }
-                    continue;
                 }
                 other => other?,
             };
@@ -344,37 +411,10 @@ impl Agent {
             st.answer = msg.text().to_string();
             if calls.is_empty() {
                 self.push(msg)?;
-                if let Some(answers) = &self.structured {
-                    // Only JSON of the declared shape is an answer.
-                    return match answers.check(&st.answer, truncated) {
-                        Ok(()) => Ok(Outcome::Done),
-                        Err(why) => {
-                            st.answer.clear();
-                            Err(Stop::Outcome(Outcome::Failed, Some(why)))
-                        }
-                    };
+                match self.answered(st, truncated, round, cancel).await? {
+                    Some(outcome) => return Ok(outcome),
+                    None => continue,
                 }
-                if truncated {
-                    return Ok(Outcome::Truncated);
-                }
-                if self.harness_on() {
-                    if round < max_rounds
-                        && let Some(follow_up) = self.check_ending(st, cancel).await?
-                    {
-                        self.push(Message::user(follow_up))?;
-                        continue;
-                    }
-                    return Ok(Outcome::Done);
-                }
-                if st.nudges < MAX_NUDGES
-                    && round < max_rounds
-                    && let Some(nudge) = self.nudge_for(st)
-                {
-                    st.nudges += 1;
-                    self.push(Message::user(nudge))?;
-                    continue;
-                }
-                return Ok(Outcome::Done);
             }
             self.push(msg)?;
             st.used_tools = true;
