@@ -249,6 +249,28 @@ enum Stop {
     BadReply(String),
 }
 
+impl Stop {
+    /// The turn's outcome when the loop stopped this way, and the error
+    /// to report.
+    fn ending(self) -> (Outcome, Option<String>) {
+        match self {
+            Stop::Outcome(o, e) => (o, e),
+            Stop::Log(e) => (Outcome::Failed, Some(e.to_string())),
+            Stop::Loop(why) => (Outcome::Budget, Some(why)),
+            Stop::Runaway(how) => (
+                Outcome::Failed,
+                Some(format!("the model's replies kept running away ({how})")),
+            ),
+            Stop::BadReply(why) => (
+                Outcome::Failed,
+                Some(format!(
+                    "the model's tool calls kept failing to parse ({why})"
+                )),
+            ),
+        }
+    }
+}
+
 impl From<SessionError> for Stop {
     fn from(e: SessionError) -> Self {
         Stop::Log(e)

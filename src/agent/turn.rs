@@ -61,51 +61,11 @@ impl Agent {
         }
         // What mm found and did before the model's first look; the files
         // are attached after it, as they are then.
-        let mut found = String::new();
-        if self.harness_on() {
-            self.plan_checks(&mut state);
-            state.text_only = harness::asks_for_text(&state.prompt, state.question && state.piped);
-            state.answer_in_text = state.text_only && state.piped;
-            if let Some(f) = self.reproduce(&mut state, cancel).await {
-                found.push_str(&f);
-            }
-            if let Some(f) = self.probe(&mut state, cancel).await {
-                found.push_str(&f);
-            }
-            if let Some(f) = self.mechanical_rename(&mut state, cancel).await {
-                found.push_str(&f);
-            }
-            if let Some(f) = self.mechanical_extract(&mut state, cancel).await {
-                found.push_str(&f);
-            }
-            if let Some(f) = self.focused_change(&mut state, cancel).await {
-                found.push_str(&f);
-            }
-            // `editFormat: whole`: the files the request is about, asked
-            // for in full as text before the model's first look.
-            let up_front = match self.settings.edit_format {
-                crate::config::EditFormat::Tools => false,
-                crate::config::EditFormat::Auto => {
-                    harness::adds_code(&state.prompt) && state.repro.is_none()
-                }
-                _ => true,
-            };
-            if up_front
-                && state.mutations == 0
-                && !state.settled
-                && self.edit_task(&state)
-                && let Some(f) = self
-                    .deliver_whole(
-                        &mut state,
-                        &format!("editFormat is {}", self.settings.edit_format.as_str()),
-                        cancel,
-                    )
-                    .await
-            {
-                found.push_str("\n\n");
-                found.push_str(&f);
-            }
-        }
+        let found = if self.harness_on() {
+            self.before_first_look(&mut state, cancel).await
+        } else {
+            String::new()
+        };
         let (mut text, mut attached) = self.with_attachments(prompt);
         // A question about the project that names no file: the README is
         // where a newcomer looks first, and where the answer usually is.
@@ -164,19 +124,7 @@ impl Agent {
             Err(e) => (Outcome::Failed, Some(e.to_string())),
             Ok(()) => match self.rounds(&mut state, cancel).await {
                 Ok(outcome) => (outcome, None),
-                Err(Stop::Outcome(o, e)) => (o, e),
-                Err(Stop::Log(e)) => (Outcome::Failed, Some(e.to_string())),
-                Err(Stop::Loop(why)) => (Outcome::Budget, Some(why)),
-                Err(Stop::Runaway(how)) => (
-                    Outcome::Failed,
-                    Some(format!("the model's replies kept running away ({how})")),
-                ),
-                Err(Stop::BadReply(why)) => (
-                    Outcome::Failed,
-                    Some(format!(
-                        "the model's tool calls kept failing to parse ({why})"
-                    )),
-                ),
+                Err(stop) => stop.ending(),
             },
         };
         let error = error.or(state.stopped.take());
@@ -204,40 +152,7 @@ impl Agent {
         let usage = self.usage.minus(&usage_before);
         let requests = self.budget.used().saturating_sub(requests_before);
         self.last_turn = Some((requests, usage));
-        if state.used_tools || state.tests.is_some() || !state.unbacked.is_empty() {
-            let mut notes = Vec::new();
-            if let Some(t) = &state.tests {
-                notes.push(t.receipt_words());
-            }
-            if !state.command_changes.is_empty() {
-                notes.push(changed_words(&state.command_changes));
-            }
-            notes.extend(state.candidate_notes.iter().cloned());
-            for u in &state.unbacked {
-                notes.push(format!("unbacked claim: {u}"));
-            }
-            notes.push(format!(
-                "{requests} request{}, {} prompt tokens ({} cached), {} generated",
-                if requests == 1 { "" } else { "s" },
-                usage.prompt,
-                usage.cached,
-                usage.completion
-            ));
-            self.bus.publish(AgentEvent::Receipt {
-                turn,
-                written: state.written.clone(),
-                commands: state.commands,
-                notes: notes.clone(),
-            });
-            if let Err(e) = self.log.append(&Record::Receipt {
-                turn,
-                written: state.written.clone(),
-                commands: state.commands,
-                notes,
-            }) {
-                self.notice(Level::Error, e.to_string());
-            }
-        }
+        self.receipt(turn, &state, requests, usage);
         self.bus.publish(AgentEvent::TurnFinished {
             turn,
             outcome,
@@ -257,6 +172,108 @@ impl Agent {
             requests,
             usage,
             plan: Vec::new(),
+        }
+    }
+
+    /// What the harness finds and does before the model's first look (the
+    /// checks to run, a reproduction, a probe, mechanical work, files asked
+    /// for whole): what to tell the model with the request.
+    async fn before_first_look(
+        &mut self,
+        state: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> String {
+        let mut found = String::new();
+
+        self.plan_checks(state);
+        state.text_only = harness::asks_for_text(&state.prompt, state.question && state.piped);
+        state.answer_in_text = state.text_only && state.piped;
+        if let Some(f) = self.reproduce(state, cancel).await {
+            found.push_str(&f);
+        }
+        if let Some(f) = self.probe(state, cancel).await {
+            found.push_str(&f);
+        }
+        if let Some(f) = self.mechanical_rename(state, cancel).await {
+            found.push_str(&f);
+        }
+        if let Some(f) = self.mechanical_extract(state, cancel).await {
+            found.push_str(&f);
+        }
+        if let Some(f) = self.focused_change(state, cancel).await {
+            found.push_str(&f);
+        }
+        // `editFormat: whole`: the files the request is about, asked
+        // for in full as text before the model's first look.
+        let up_front = match self.settings.edit_format {
+            crate::config::EditFormat::Tools => false,
+            crate::config::EditFormat::Auto => {
+                harness::adds_code(&state.prompt) && state.repro.is_none()
+            }
+            _ => true,
+        };
+        if up_front
+            && state.mutations == 0
+            && !state.settled
+            && self.edit_task(state)
+            && let Some(f) = self
+                .deliver_whole(
+                    state,
+                    &format!("editFormat is {}", self.settings.edit_format.as_str()),
+                    cancel,
+                )
+                .await
+        {
+            found.push_str("\n\n");
+            found.push_str(&f);
+        }
+
+        found
+    }
+
+    /// The turn's receipt (what it wrote, ran and checked, what it cost),
+    /// published and logged, when it used tools or has something to say.
+    fn receipt(
+        &mut self,
+        turn: TurnId,
+        state: &TurnState,
+        requests: u32,
+        usage: crate::protocol::Usage,
+    ) {
+        if !(state.used_tools || state.tests.is_some() || !state.unbacked.is_empty()) {
+            return;
+        }
+        let mut notes = Vec::new();
+        if let Some(t) = &state.tests {
+            notes.push(t.receipt_words());
+        }
+        if !state.command_changes.is_empty() {
+            notes.push(changed_words(&state.command_changes));
+        }
+        notes.extend(state.candidate_notes.iter().cloned());
+        for u in &state.unbacked {
+            notes.push(format!("unbacked claim: {u}"));
+        }
+        notes.push(format!(
+            "{requests} request{}, {} prompt tokens ({} cached), {} generated",
+            if requests == 1 { "" } else { "s" },
+            usage.prompt,
+            usage.cached,
+            usage.completion
+        ));
+        self.bus.publish(AgentEvent::Receipt {
+            turn,
+            written: state.written.clone(),
+            commands: state.commands,
+            notes: notes.clone(),
+        });
+        if let Err(e) = self.log.append(&Record::Receipt {
+            turn,
+            written: state.written.clone(),
+            commands: state.commands,
+            notes,
+        }) {
+            self.notice(Level::Error, e.to_string());
         }
     }
 
