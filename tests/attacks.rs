@@ -163,6 +163,8 @@ fn parse_call(text: &str, line: usize) -> (String, Value) {
         ("list", [p]) => ("list_dir", json!({"path": p})),
         ("grep", [pat, p]) => ("grep", json!({"pattern": pat, "path": p})),
         ("glob", [pat]) => ("glob", json!({"pattern": pat})),
+        // A reply in words (a plan), not a call.
+        ("text", [words]) => (TEXT, json!(words)),
         ("tool", [name, args]) => (
             *name,
             serde_json::from_str(args)
@@ -172,6 +174,9 @@ fn parse_call(text: &str, line: usize) -> (String, Value) {
     };
     (v.0.to_string(), v.1)
 }
+
+/// The name a reply in words goes by in a case's script.
+const TEXT: &str = "(text)";
 
 /// The places a case's strings may name.
 struct Places {
@@ -503,8 +508,8 @@ fn run_repl(
     if !hung {
         t.send(&format!("{prompt}\r"));
         loop {
-            match t.expect_any(&["allow?", "› "], wait) {
-                Some(0) => {
+            match t.expect_any(&["allow?", "run this plan?", "› "], wait) {
+                Some(0 | 1) => {
                     let a = answers.next().map_or("n", String::as_str);
                     t.send(&format!("{a}\r"));
                 }
@@ -562,7 +567,10 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
     let mut script: Vec<_> = std::iter::once(&case.call)
         .chain(&case.then)
         .enumerate()
-        .map(|(k, (name, args))| call(&format!("x{}", k + 1), name, pl.fill_value(args)))
+        .map(|(k, (name, args))| match (name.as_str(), args) {
+            (TEXT, Value::String(words)) => text(&pl.fill(words)),
+            _ => call(&format!("x{}", k + 1), name, pl.fill_value(args)),
+        })
         .collect();
     script.extend([text("done"), text("done"), text("done")]);
     let server = Server::start(script);
@@ -590,7 +598,13 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
         .filter_map(|kv| kv.split_once('='))
         .map(|(k, v)| (k.to_string(), pl.fill(v)))
         .collect();
-    let (code, stdout, stderr, hung) = match &case.repl {
+    // `-auto` without a fence refuses to start: the REPL would wait for a
+    // prompt that never comes; the headless run checks nothing happened.
+    let repl = case
+        .repl
+        .as_ref()
+        .filter(|_| fenced || !extra.contains(&"-auto"));
+    let (code, stdout, stderr, hung) = match repl {
         Some(answers) => run_repl(&ws, &server, &extra, &envs, answers, &prompt),
         None => run_mm(&ws, &server, &extra, &envs, &prompt),
     };
