@@ -4422,3 +4422,34 @@ fn a_checks_reply_with_no_usable_check_is_asked_for_again_hotter() {
         "{err}"
     );
 }
+
+#[test]
+fn a_file_named_by_its_name_alone_is_the_one_in_its_folder() {
+    // A newcomer trial: a plan said "the `discount.py` file in the `shop`
+    // directory"; the write to shop/discount.py was refused and the model
+    // sent to create a stray discount.py at the root.
+    let before = "def percent_off(price, pct):\n    return price * (100 - pct) / 100\n";
+    let after =
+        format!("{before}\n\ndef fixed_off(price, amount):\n    return max(price - amount, 0)\n");
+    let server = Server::start(vec![
+        call("c0", "read_file", json!({"path": "shop/discount.py"})),
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "shop/discount.py", "content": after}),
+        ),
+        text("Added fixed_off."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("shop/discount.py", before);
+    let out = ws.run(
+        &server,
+        "Add a function fixed_off(price, amount) to the discount.py file in the shop directory; create it if needed.",
+        &["-yolo", "-json", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let said = &tool_results(&server.requests()[2])[0].1;
+    assert!(!said.starts_with("refused"), "{said}");
+    assert_eq!(ws.read("shop/discount.py"), after);
+    assert!(!ws.path().join("discount.py").exists());
+}

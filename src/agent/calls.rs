@@ -121,7 +121,10 @@ impl Agent {
         let tests_into_code = harness::asks_for_tests(&st.prompt)
             && harness::is_test_file(wanted)
             && !harness::is_test_file(&r.rel);
-        if named.contains(&r.rel) && !tests_into_code {
+        // A file named by its name alone is the one in a folder the call
+        // writes (`discount.py` for `shop/discount.py`).
+        let same_name = |n: &String| !n.contains('/') && r.rel.ends_with(&format!("/{n}"));
+        if (named.contains(&r.rel) || named.iter().any(same_name)) && !tests_into_code {
             return None;
         }
         Some(format!(

@@ -264,6 +264,10 @@ impl Agent {
             steps_of(&report.answer)
         };
         if steps.is_empty() {
+            self.notice(
+                Level::Info,
+                "the answer holds no numbered plan: asking the model for one…",
+            );
             let mut files = String::new();
             for (path, text) in self.tools.read_files_now() {
                 if files.len() + text.len() > FILES_CAP {

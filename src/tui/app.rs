@@ -545,8 +545,20 @@ impl App {
                 ..
             } => {
                 let steps: Vec<String> = steps.iter().map(|s| s.step.clone()).collect();
-                self.overlays
-                    .push(Overlay::Plan(Box::new(PlanOverlay::new(&steps))));
+                let plan = Overlay::Plan(Box::new(PlanOverlay::new(&steps)));
+                // A plan already open (perhaps being edited) keeps the keys:
+                // the new one waits under it, and nothing runs unseen.
+                match self
+                    .overlays
+                    .iter()
+                    .position(|o| matches!(o, Overlay::Plan(_)))
+                {
+                    Some(i) => {
+                        self.overlays.insert(i, plan);
+                        self.flash("another plan came back: it opens when this one is closed");
+                    }
+                    None => self.overlays.push(plan),
+                }
             }
             AgentEvent::CommitProposed { message, files } => {
                 self.status.flash = None;

@@ -1357,3 +1357,38 @@ fn slash_in_the_tree_starts_a_command_unless_a_filter_is_typed() {
     assert_eq!(r.app.focus, Focus::Tree);
     assert_eq!(r.app.tree.filter, "s/");
 }
+
+#[test]
+fn a_second_plan_waits_under_the_one_open_and_nothing_runs_unseen() {
+    // A newcomer trial: a plan opened over the one being edited, and
+    // Ctrl-S carried out steps never read.
+    let mut r = rig();
+    let plan = |steps: &[&str]| AgentEvent::Plan {
+        turn: 1,
+        steps: steps
+            .iter()
+            .map(|s| PlanStep {
+                step: (*s).into(),
+                status: StepStatus::Pending,
+            })
+            .collect(),
+        approved: false,
+    };
+    r.app.on_agent(plan(&["edit calc.py"]));
+    r.app.on_key(key(KeyCode::Char('e')));
+    typed(&mut r.app, " carefully");
+    r.app
+        .on_agent(plan(&["rewrite everything", "delete the tests"]));
+    let shown = screen(&mut r, 100, 30);
+    assert!(shown.contains("carefully"), "{shown}");
+    assert!(!shown.contains("rewrite everything"), "{shown}");
+    r.app.on_key(ctrl('s'));
+    let sent = ops(&mut r);
+    assert!(
+        sent.iter().any(|o| matches!(o, Op::RunPlan { steps } if steps.len() == 1 && steps[0].contains("carefully"))),
+        "{sent:?}"
+    );
+    // The other plan is next, and runs only when it is carried out.
+    let shown = screen(&mut r, 100, 30);
+    assert!(shown.contains("rewrite everything"), "{shown}");
+}
