@@ -430,3 +430,32 @@ fn slash_init_writes_a_starting_agents_md() {
     assert!(!ws.dir.path().join("AGENTS.md").exists(), "/undo left it");
     assert!(server.requests().is_empty(), "/init asked the model");
 }
+
+#[test]
+fn steps_marked_done_with_nothing_written_are_said_to_be_so() {
+    // A newcomer trial: the card said `9 of 9 done` while nothing was
+    // written.
+    let server = Server::start(vec![
+        text("1. Add fixed_off to calc.py.\n2. Run the tests."),
+        call(
+            "u1",
+            "update_plan",
+            json!({"plan": [
+                {"step": "Add fixed_off to calc.py.", "status": "completed"},
+                {"step": "Run the tests.", "status": "completed"},
+            ]}),
+        ),
+        text("Both steps are done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a + b\n");
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url, "-no-harness"]);
+    t.expect("› ");
+    t.send("/plan add fixed_off to calc.py\r");
+    t.expect("run this plan?");
+    t.send("y\r");
+    t.expect("2 of 2 step(s) are marked done, but this turn wrote no file");
+    t.send("\x04");
+    assert_eq!(t.exit_code(), 0);
+}

@@ -383,6 +383,21 @@ impl Agent {
                 "the model did not mark the plan's steps (update_plan); the receipt says what was written",
             );
         }
+        // Steps marked done with nothing changed: the card shows the
+        // model's marks, mm says what the receipt says.
+        let done = left
+            .iter()
+            .filter(|s| s.status == StepStatus::Completed)
+            .count();
+        if done > 0 && report.written.is_empty() && report.changed_by_commands.is_empty() {
+            self.notice(
+                Level::Warning,
+                format!(
+                    "{done} of {} step(s) are marked done, but this turn wrote no file and no command changed one",
+                    left.len()
+                ),
+            );
+        }
         report.plan = left;
         report
     }
