@@ -27,6 +27,8 @@ impl PlanOverlay {
         let text = crate::agent::planning::numbered(steps);
         let mut area = TextArea::new(text.lines().map(str::to_string).collect());
         area.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
+        area.move_cursor(ratatui_textarea::CursorMove::Bottom);
+        area.move_cursor(ratatui_textarea::CursorMove::End);
         Self {
             area,
             editing: false,

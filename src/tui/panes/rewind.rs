@@ -260,6 +260,10 @@ impl CommitOverlay {
     pub fn new(message: &str, files: Vec<String>) -> Self {
         let mut area = TextArea::new(message.lines().map(str::to_string).collect());
         area.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
+        // The cursor at the end, as in any text field: Backspace deletes
+        // (a newcomer pressed it 60 times at the start and nothing went).
+        area.move_cursor(ratatui_textarea::CursorMove::Bottom);
+        area.move_cursor(ratatui_textarea::CursorMove::End);
         Self { area, files }
     }
 

@@ -197,11 +197,12 @@ fn diff_review_and_commit_from_the_tui() {
         },
     });
     insta::assert_snapshot!("commit_overlay", screen(&mut r, 100, 20));
-    typed(&mut r.app, "Tested: ");
+    // The cursor is at the end of the message.
+    typed(&mut r.app, " Tested.");
     r.app.on_key(ctrl('s'));
     let sent = ops(&mut r);
     assert!(
-        matches!(&sent[..], [Op::Commit { message }] if message == "Tested: fix(calc): add adds\n\nIt subtracted."),
+        matches!(&sent[..], [Op::Commit { message }] if message == "fix(calc): add adds\n\nIt subtracted. Tested."),
         "{sent:?}"
     );
 }
