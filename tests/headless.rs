@@ -1727,3 +1727,31 @@ fn a_plan_run_writes_nothing_and_its_numbered_answer_is_the_plan() {
         "{md}"
     );
 }
+
+#[test]
+fn a_plan_turn_that_claims_a_fix_is_told_nothing_was_written() {
+    // A newcomer trial: "fixed_off … is now correct" in plan mode went
+    // unchallenged.
+    let server = Server::start(vec![
+        text("I fixed add in calc.py and the tests pass now."),
+        // mm's request for the plan the answer did not hold.
+        text("1. In calc.py, make add return a + b."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let out = ws.run(&server, "fix add", &["-plan", "-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "unbacked: the answer says something was changed, but nothing is written while planning"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("asking the model for one"), "{err}");
+    let r = json_result(&out);
+    assert_eq!(
+        r["plan"][0]["step"], "In calc.py, make add return a + b.",
+        "{r}"
+    );
+}

@@ -252,6 +252,14 @@ impl Agent {
         self.tools.sandbox.set_planning(false);
         self.settings = saved;
         self.bus.publish(AgentEvent::PlanMode { on: false });
+        // Nothing can be written while planning: an answer that says it
+        // changed or fixed something is told for what it is.
+        if super::batch::claims_a_change(&report.answer) {
+            self.notice(
+                Level::Warning,
+                "unbacked: the answer says something was changed, but nothing is written while planning",
+            );
+        }
         // A model that went round in circles looking (the loop guard, the
         // round budget) has looked enough: the plan is asked for.
         let circled = report.outcome == Outcome::Budget;

@@ -378,8 +378,10 @@ impl Agent {
             }
             return Ok(Some(Outcome::Done));
         }
+        // While planning nothing can be acted on: no nudge to act.
         if st.nudges < MAX_NUDGES
             && round < max_rounds
+            && !self.tools.sandbox.planning()
             && let Some(nudge) = self.nudge_for(st)
         {
             st.nudges += 1;
