@@ -9,7 +9,6 @@ use super::{CallCtx, ToolOutput, arg_str};
 use crate::bus::EventBus;
 use crate::config::SubAgent;
 use crate::llm::ToolSpec;
-use crate::protocol::AgentEvent;
 use crate::tools::asking::{self as ask, Asker};
 
 /// What the tool needs: the agents it may ask, and the asker's limits.
@@ -73,21 +72,7 @@ impl AskEnv {
         if let Err(e) = ask::check_depth(name) {
             return ToolOutput::refused(e);
         }
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let (bus, turn, call_id) = (self.bus.clone(), ctx.turn, ctx.call_id.to_string());
-        let say = move |text: String| {
-            bus.publish(AgentEvent::ToolProgress {
-                turn,
-                call_id: call_id.clone(),
-                text,
-            });
-        };
-        let say2 = say.clone();
-        let forward = tokio::spawn(async move {
-            while let Some(line) = rx.recv().await {
-                say2(line);
-            }
-        });
+        let (say, tx, forward) = ask::card_progress(&self.bus, ctx);
         let mut asker = self.asker.clone();
         asker.ceiling = ceiling;
         let result = ask::ask(sub, prompt, &asker, Some(tx), ctx.cancel).await;

@@ -83,6 +83,35 @@ fn may_grant() -> bool {
     std::env::var(YOLO_VAR).map_or(true, |v| v != "0")
 }
 
+/// A child's progress as the tool card's progress lines: what says a
+/// line, the sender to hand the child, and the task that forwards what it
+/// sends (awaited when the child is done).
+pub fn card_progress(
+    bus: &crate::bus::EventBus,
+    ctx: &crate::tools::CallCtx<'_>,
+) -> (
+    impl Fn(String) + Clone + Send + 'static,
+    Progress,
+    tokio::task::JoinHandle<()>,
+) {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (bus, turn, call_id) = (bus.clone(), ctx.turn, ctx.call_id.to_string());
+    let say = move |text: String| {
+        bus.publish(crate::protocol::AgentEvent::ToolProgress {
+            turn,
+            call_id: call_id.clone(),
+            text,
+        });
+    };
+    let say2 = say.clone();
+    let forward = tokio::spawn(async move {
+        while let Some(line) = rx.recv().await {
+            say2(line);
+        }
+    });
+    (say, tx, forward)
+}
+
 /// What the asker brings to every ask.
 #[derive(Clone, Debug)]
 pub struct Asker {

@@ -20,7 +20,7 @@ use crate::approval::{Answer, ApprovalBroker};
 use crate::bus::EventBus;
 use crate::config::SandboxMode;
 use crate::llm::ToolSpec;
-use crate::protocol::{AgentEvent, ApprovalDecision, ApprovalKind};
+use crate::protocol::{ApprovalDecision, ApprovalKind};
 use crate::roles::Role;
 use crate::toolname::{ToolName, arg};
 use crate::tools::asking::{self, Asker};
@@ -153,21 +153,7 @@ impl TaskEnv {
             },
         };
         let name = role.map_or_else(|| "task".to_string(), |r| format!("task:{}", r.name));
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
-        let (bus, turn, call_id) = (self.bus.clone(), ctx.turn, ctx.call_id.to_string());
-        let say = move |text: String| {
-            bus.publish(AgentEvent::ToolProgress {
-                turn,
-                call_id: call_id.clone(),
-                text,
-            });
-        };
-        let say2 = say.clone();
-        let forward = tokio::spawn(async move {
-            while let Some(line) = rx.recv().await {
-                say2(line);
-            }
-        });
+        let (say, tx, forward) = asking::card_progress(&self.bus, ctx);
         let mut asker = self.asker.clone();
         asker.ceiling = ceiling;
         let child = asking::Child {
