@@ -127,11 +127,12 @@ pub struct Cli {
     #[arg(long, short = 'm', value_name = "ID", value_hint = clap::ValueHint::Other)]
     pub model: Option<String>,
 
-    /// local, llamacpp, llmman, ollama, lmstudio, vllm, openai, deepseek, openrouter.
+    /// local, llamacpp, llmman, ollama, lmstudio, vllm, openai, deepseek, openrouter, anthropic,
+    /// gemini.
     #[arg(long, value_name = "NAME", value_hint = clap::ValueHint::Other)]
     pub provider: Option<String>,
 
-    /// Base URL of an OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1.
+    /// Base URL of the model server, e.g. http://127.0.0.1:8080/v1.
     #[arg(long, value_name = "URL", value_hint = clap::ValueHint::Url)]
     pub url: Option<String>,
 

@@ -265,6 +265,15 @@ pub async fn server_rows(settings: &Settings, connected: &crate::startup::Connec
     let timeout = settings.first_token_timeout + Duration::from_secs(60);
     let mut rows = vec![
         row("server", Verdict::Ok, client.base_url()),
+        row(
+            "api",
+            Verdict::Ok,
+            match client.api() {
+                crate::config::Api::Chat => "chat completions",
+                crate::config::Api::Messages => "Anthropic Messages",
+                crate::config::Api::Responses => "OpenAI Responses",
+            },
+        ),
         row("model", Verdict::Ok, model.to_string()),
     ];
     rows.push(match connected.context_window {
@@ -470,8 +479,14 @@ async fn prompt_cache(
     model: &str,
     timeout: Duration,
 ) -> Row {
-    // A prefix long enough for any cache to keep, sent twice.
-    let filler: String = (1..=120)
+    // A prefix long enough for any cache to keep, sent twice (Anthropic
+    // keeps none under 1,024 tokens, 2,048 for its small models).
+    let lines = if client.api() == crate::config::Api::Messages {
+        400
+    } else {
+        120
+    };
+    let filler: String = (1..=lines)
         .map(|i| format!("Rule {i}: answer briefly.\n"))
         .collect();
     let messages = [Message::system(filler), Message::user("Say ok.")];

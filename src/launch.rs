@@ -642,6 +642,7 @@ fn show_prompt(
         replay_reasoning: false,
         response_format: rf.as_ref(),
     });
+    let body = llm::native_body(settings.api, &body);
     let size = serde_json::to_vec(&body).map(|b| b.len()).unwrap_or(0);
     if json {
         println!("{}", crate::untrusted::json_line(&body));

@@ -92,6 +92,7 @@ fn client_for(
     }
     LlmClient::new(ClientOptions {
         base_url: base_url.to_string(),
+        api: settings.api,
         fallback,
         api_key: settings.api_key.clone(),
         first_token_timeout: settings.first_token_timeout,
@@ -178,6 +179,13 @@ async fn context_window(
         ProviderKind::Ollama => client.ollama_window(model, PROBE_TIMEOUT).await,
         ProviderKind::Vllm => client.vllm_window(model, PROBE_TIMEOUT).await,
         ProviderKind::LmStudio => client.lmstudio_window(model, PROBE_TIMEOUT).await,
+        ProviderKind::Gemini => client.gemini_window(model, PROBE_TIMEOUT).await,
+        // No API says; every current Claude model has at least this.
+        ProviderKind::Anthropic => Some(WindowProbe {
+            tokens: 200_000,
+            source: "Anthropic's documented window",
+            assumed: true,
+        }),
         _ => None,
     };
     let Some(p) = probe else {

@@ -522,7 +522,8 @@ impl Agent {
             sampling: &self.settings.sampling,
             max_tokens: self.settings.max_tokens,
             replay_reasoning: self.settings.provider_info.kind
-                == crate::config::ProviderKind::DeepSeek,
+                == crate::config::ProviderKind::DeepSeek
+                || self.settings.api != crate::config::Api::Chat,
             response_format: self.structured.as_ref().map(|s| &s.response_format),
         }
     }

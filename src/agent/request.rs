@@ -412,6 +412,7 @@ impl Agent {
             reasoning: (!reply.reasoning.is_empty()).then_some(reply.reasoning),
             tool_calls: calls,
             tool_call_id: None,
+            replay: reply.replay,
         };
         (msg, truncated)
     }

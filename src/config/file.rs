@@ -202,6 +202,9 @@ pub struct AgentFile {
     pub allow_insecure_http: Option<bool>,
     /// Name of the environment variable that holds the API key.
     pub api_key_env: Option<String>,
+    /// The wire format: `chat` (Chat Completions), `messages` (Anthropic)
+    /// or `responses` (OpenAI Responses); by default the provider's.
+    pub api: Option<String>,
     pub system: Option<String>,
     /// Passed through to the request body as is (temperature, max_tokens,
     /// top_p, parallel_tool_calls, chat_template_kwargs, ...).

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use file::{AgentFile, ConfigError, ContextMode, EditFormat, SandboxMode, SubAgentRef};
-pub use provider::{ProviderInfo, ProviderKind};
+pub use provider::{Api, ProviderInfo, ProviderKind};
 pub use resolve::resolve;
 use resolve::*;
 
@@ -222,6 +222,8 @@ pub struct Settings {
     /// `None`: ask the server which model it has loaded.
     pub model: Option<String>,
     pub base_url: String,
+    /// The wire format requests are sent in (`api:`, else the provider's).
+    pub api: Api,
     pub fallback: Option<String>,
     /// Nothing chose a server: try llama-server on 8080, then Ollama.
     pub auto_detect: bool,

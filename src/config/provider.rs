@@ -14,6 +14,66 @@ pub enum ProviderKind {
     OpenAi,
     DeepSeek,
     OpenRouter,
+    /// Anthropic's Messages API (`api: messages`).
+    Anthropic,
+    /// Google Gemini through its OpenAI-compatible endpoint.
+    Gemini,
+}
+
+/// The wire format a request is sent in.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Api {
+    /// OpenAI Chat Completions (`/chat/completions`): every local server.
+    #[default]
+    Chat,
+    /// Anthropic Messages (`/messages`).
+    Messages,
+    /// OpenAI Responses (`/responses`).
+    Responses,
+}
+
+impl Api {
+    /// The names `api:` takes.
+    pub const NAMES: [&'static str; 3] = ["chat", "messages", "responses"];
+
+    pub fn parse(name: &str) -> Option<Api> {
+        match name {
+            "chat" | "chat-completions" => Some(Api::Chat),
+            "messages" | "anthropic" => Some(Api::Messages),
+            "responses" => Some(Api::Responses),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Chat => "chat",
+            Api::Messages => "messages",
+            Api::Responses => "responses",
+        }
+    }
+
+    /// The API a provider's model is spoken to in when `api:` does not
+    /// say: Anthropic's own, OpenAI's Responses for its reasoning models
+    /// (their reasoning is carried from turn to turn only there), chat
+    /// completions for everything else.
+    pub fn default_for(kind: ProviderKind, model: Option<&str>) -> Api {
+        match kind {
+            ProviderKind::Anthropic => Api::Messages,
+            ProviderKind::OpenAi if model.is_some_and(is_openai_reasoning_model) => Api::Responses,
+            _ => Api::Chat,
+        }
+    }
+}
+
+/// OpenAI's reasoning models: the o-series and GPT-5.
+pub fn is_openai_reasoning_model(model: &str) -> bool {
+    let m = model.to_ascii_lowercase();
+    let m = m.rsplit('/').next().unwrap_or(&m);
+    ["o1", "o3", "o4"]
+        .iter()
+        .any(|p| m == *p || m.starts_with(&format!("{p}-")))
+        || m.starts_with("gpt-5")
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -39,6 +99,8 @@ pub const NAMES: &[&str] = &[
     "openai",
     "deepseek",
     "openrouter",
+    "anthropic",
+    "gemini",
 ];
 
 pub fn lookup(name: &str) -> Option<ProviderInfo> {
@@ -105,6 +167,20 @@ pub fn lookup(name: &str) -> Option<ProviderInfo> {
             &["OPENROUTER_API_KEY"],
             false,
             None,
+        ),
+        "anthropic" => info(
+            ProviderKind::Anthropic,
+            "https://api.anthropic.com/v1",
+            &["ANTHROPIC_API_KEY"],
+            false,
+            Some("claude-sonnet-4-5"),
+        ),
+        "gemini" => info(
+            ProviderKind::Gemini,
+            "https://generativelanguage.googleapis.com/v1beta/openai",
+            &["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+            false,
+            Some("gemini-2.5-flash"),
         ),
         _ => return None,
     })

@@ -222,6 +222,16 @@ pub fn resolve(
         )));
     }
 
+    let api = match merged.api.as_deref() {
+        None => Api::default_for(provider_info.kind, model.as_deref()),
+        Some(name) => Api::parse(name).ok_or_else(|| {
+            err(format!(
+                "api: {name:?} is not one of {}",
+                Api::NAMES.join(", ")
+            ))
+        })?,
+    };
+
     let mut yolo = flags.yolo || merged.yolo.unwrap_or(false);
     let mut sandbox = if yolo {
         SandboxMode::Full
@@ -287,6 +297,7 @@ pub fn resolve(
         provider_info,
         model,
         base_url,
+        api,
         fallback: merged.fallback.clone(),
         auto_detect: !chose_server,
         api_key,
@@ -385,6 +396,7 @@ pub(super) fn overlay(base: &mut AgentFile, top: AgentFile) {
         fallback,
         allow_insecure_http,
         api_key_env,
+        api,
         system,
         sampling,
         bash_tool,
@@ -442,6 +454,7 @@ pub(super) fn overlay(base: &mut AgentFile, top: AgentFile) {
         fallback,
         allow_insecure_http,
         api_key_env,
+        api,
         system,
         bash_tool,
         edit_tools,

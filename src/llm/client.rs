@@ -211,6 +211,8 @@ impl Streamed {
 
 pub struct ClientOptions {
     pub base_url: String,
+    /// The wire format requests go out in.
+    pub api: provider::Api,
     pub fallback: Option<String>,
     pub api_key: Option<String>,
     pub first_token_timeout: Duration,
@@ -219,6 +221,7 @@ pub struct ClientOptions {
 
 pub struct LlmClient {
     http: reqwest::Client,
+    api: provider::Api,
     base_url: Mutex<String>,
     fallback: Mutex<Option<String>>,
     api_key: Option<String>,
@@ -426,20 +429,35 @@ fn overflow_of(text: &str) -> Option<LlmError> {
         && (lower.contains("exceed")
             || lower.contains("maximum context length")
             || lower.contains("greater than the context length")
-            || lower.contains("too long"));
+            || lower.contains("too long"))
+        // Anthropic's and Gemini's words.
+        || lower.starts_with("prompt is too long")
+        || lower.contains("exceeds the maximum number of tokens");
     if !(kind == "exceed_context_size_error" || kind == "context_length_exceeded" || worded) {
         return None;
     }
     let figure = |key: &str| err.and_then(|e| e.get(key)).and_then(Value::as_u64);
     let requested = figure("n_prompt_tokens").or_else(|| {
-        ["request (", "requested ", "resulted in "]
-            .iter()
-            .find_map(|k| number_after(&lower, k))
+        [
+            "request (",
+            "requested ",
+            "resulted in ",
+            "prompt is too long: ",
+            "input token count (",
+        ]
+        .iter()
+        .find_map(|k| number_after(&lower, k))
     });
     let window = figure("n_ctx").or_else(|| {
-        ["context size (", "context length is ", "context length of "]
-            .iter()
-            .find_map(|k| number_after(&lower, k))
+        [
+            "context size (",
+            "context length is ",
+            "context length of ",
+            " > ",
+            "tokens allowed (",
+        ]
+        .iter()
+        .find_map(|k| number_after(&lower, k))
     });
     Some(LlmError::Overflow {
         requested,
@@ -627,6 +645,19 @@ mod tests {
                 r#"{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","code":"context_length_exceeded"}}"#
             ),
             Some((None, None))
+        );
+        // Anthropic and Gemini.
+        assert_eq!(
+            figures(
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"}}"#
+            ),
+            Some((Some(208310), Some(200000)))
+        );
+        assert_eq!(
+            figures(
+                r#"[{"error":{"code":400,"message":"The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}]"#
+            ),
+            Some((Some(1200000), Some(1048576)))
         );
         // Other refusals are not overflows.
         assert_eq!(figures(r#"{"error":{"message":"model not found"}}"#), None);

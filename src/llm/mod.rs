@@ -1,7 +1,10 @@
 //! The model client: the only module that speaks HTTP. OpenAI-compatible
-//! chat completions over SSE, tool-call assembly, reasoning, usage.
+//! chat completions over SSE, tool-call assembly, reasoning, usage; and
+//! Anthropic Messages and OpenAI Responses by translation to and from it.
 
+pub mod anthropic;
 pub mod client;
+pub mod responses;
 pub mod stream;
 pub mod types;
 
@@ -78,6 +81,16 @@ pub fn build_body(req: &ChatRequest<'_>) -> Value {
         sorted.insert("response_format".into(), rf);
     }
     Value::Object(sorted)
+}
+
+/// A chat-completions body as it goes out in `api`: as built for chat
+/// completions, translated for the native APIs.
+pub fn native_body(api: crate::config::Api, chat: &Value) -> Value {
+    match api {
+        crate::config::Api::Chat => chat.clone(),
+        crate::config::Api::Messages => anthropic::body(chat),
+        crate::config::Api::Responses => responses::body(chat),
+    }
 }
 
 /// `v` with every object's keys in sorted order, all the way down.

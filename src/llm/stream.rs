@@ -46,6 +46,9 @@ pub struct Reply {
     pub tokens_per_second: Option<f64>,
     /// The stream ended with `data: [DONE]`.
     pub done_marker: bool,
+    /// Provider items a later request must send back as they came
+    /// (Anthropic's signed thinking blocks, OpenAI's reasoning items).
+    pub replay: Vec<Value>,
 }
 
 impl Reply {
@@ -81,6 +84,9 @@ struct Delta {
     reasoning_content: Option<String>,
     reasoning: Option<String>,
     tool_calls: Option<Vec<ToolCallDelta>>,
+    /// An item to replay (from a translated native stream, never a
+    /// server's own chunk).
+    mm_replay: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -157,11 +163,8 @@ impl Assembler {
         if data.is_empty() {
             return Ok(Vec::new());
         }
-        let chunk: Chunk = serde_json::from_str(data).map_err(|e| {
-            let mut shown: String = data.chars().take(200).collect();
-            shown.push_str(&format!(" ({e})"));
-            StreamError::BadChunk(shown)
-        })?;
+        let chunk: Chunk = serde_json::from_str(data)
+            .map_err(|e| StreamError::BadChunk(format!("{} ({e})", short(data))))?;
         if let Some(err) = chunk.error {
             let msg = err
                 .get("message")
@@ -203,6 +206,9 @@ impl Assembler {
     }
 
     fn apply_delta(&mut self, delta: Delta, out: &mut Vec<StreamDelta>) -> Result<(), StreamError> {
+        if let Some(item) = delta.mm_replay {
+            self.reply.replay.push(item);
+        }
         let reasoning = delta.reasoning_content.or(delta.reasoning);
         if let Some(r) = reasoning.filter(|r| !r.is_empty()) {
             self.reply.reasoning.push_str(&r);
@@ -274,6 +280,11 @@ impl Assembler {
         }
         self.reply
     }
+}
+
+/// The first 200 characters of a chunk, for an error message.
+pub fn short(data: &str) -> String {
+    data.chars().take(200).collect()
 }
 
 /// A whole (not streamed) chat completion, as a server that ignores

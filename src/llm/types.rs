@@ -32,6 +32,10 @@ pub struct Message {
     pub tool_calls: Vec<ToolCall>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Provider items sent back as they came with this message (signed
+    /// thinking blocks, reasoning items): see `Reply::replay`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replay: Vec<Value>,
 }
 
 impl Message {
@@ -54,6 +58,7 @@ impl Message {
             reasoning: None,
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.to_string()),
+            replay: Vec::new(),
         }
     }
 
@@ -64,6 +69,7 @@ impl Message {
             reasoning: None,
             tool_calls: Vec::new(),
             tool_call_id: None,
+            replay: Vec::new(),
         }
     }
 
@@ -105,6 +111,11 @@ impl Message {
                         "reasoning_content".into(),
                         json!(self.reasoning.as_deref().unwrap_or("")),
                     );
+                    // Read by the native APIs' translation, which the
+                    // client strips for a chat server.
+                    if !self.replay.is_empty() {
+                        m.insert("mm_replay".into(), json!(self.replay));
+                    }
                 }
             }
             Role::Tool => {
@@ -169,11 +180,14 @@ mod tests {
                 arguments: r#"{"path":"a"}"#.into(),
             }],
             tool_call_id: None,
+            replay: vec![json!({"type": "thinking", "signature": "s"})],
         };
         let w = m.to_wire(false);
         assert_eq!(w["tool_calls"][0]["function"]["name"], "read_file");
         assert_eq!(w["content"], "");
         assert!(w.get("reasoning_content").is_none());
+        assert!(w.get("mm_replay").is_none());
+        assert_eq!(m.to_wire(true)["mm_replay"][0]["signature"], "s");
         assert_eq!(m.to_wire(true)["reasoning_content"], "think");
     }
 

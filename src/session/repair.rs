@@ -182,6 +182,7 @@ mod tests {
                     reasoning: None,
                     tool_calls: vec![call("a"), call("b")],
                     tool_call_id: None,
+                    replay: Vec::new(),
                 },
                 status: None,
                 typed: None,

@@ -35,6 +35,7 @@ impl LlmClient {
         })?;
         Ok(Self {
             http,
+            api: opts.api,
             base_url: Mutex::new(opts.base_url),
             fallback: Mutex::new(opts.fallback),
             api_key: opts.api_key,
@@ -42,6 +43,51 @@ impl LlmClient {
             watchdog: opts.watchdog,
             slots: std::sync::atomic::AtomicBool::new(loopback),
         })
+    }
+
+    /// The wire format requests go out in.
+    pub fn api(&self) -> provider::Api {
+        self.api
+    }
+
+    /// A request's key, as its API wants it: `x-api-key` with a version
+    /// for Anthropic's, a bearer token for the others.
+    fn authorized(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        if self.api == provider::Api::Messages {
+            req = req.header("anthropic-version", crate::llm::anthropic::VERSION);
+            if let Some(key) = &self.api_key {
+                req = req.header("x-api-key", key);
+            }
+        } else if let Some(key) = &self.api_key {
+            req = req.bearer_auth(key);
+        }
+        req
+    }
+
+    /// The path and body a chat-completions body goes out as.
+    fn wire(&self, body: &str) -> (&'static str, String) {
+        let parsed = || serde_json::from_str::<Value>(body).unwrap_or(Value::Null);
+        match self.api {
+            provider::Api::Chat if body.contains("\"mm_replay\"") => {
+                // Items kept for a native API: a chat server is not sent them.
+                let mut v = parsed();
+                for m in v["messages"].as_array_mut().into_iter().flatten() {
+                    if let Some(o) = m.as_object_mut() {
+                        o.remove("mm_replay");
+                    }
+                }
+                ("chat/completions", v.to_string())
+            }
+            provider::Api::Chat => ("chat/completions", body.to_string()),
+            api @ provider::Api::Messages => (
+                "messages",
+                crate::llm::native_body(api, &parsed()).to_string(),
+            ),
+            api @ provider::Api::Responses => (
+                "responses",
+                crate::llm::native_body(api, &parsed()).to_string(),
+            ),
+        }
     }
 
     pub fn base_url(&self) -> String {
@@ -130,6 +176,17 @@ impl LlmClient {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|t| t.contains("json"));
+        if is_json && self.api != provider::Api::Chat {
+            let bytes = read_capped(resp).await?;
+            return Err(LlmError::Http {
+                status: 200,
+                body: format!(
+                    "not a {} event stream: {}",
+                    self.api.name(),
+                    error_message(&String::from_utf8_lossy(&bytes))
+                ),
+            });
+        }
         if is_json {
             // Not a stream: a server that ignored `stream` (its answer is
             // whole), or an error in a 200. Either way, asking again would
@@ -154,6 +211,7 @@ impl LlmClient {
             .flat_map(|chunk| futures::stream::iter(by_lines(chunk)))
             .eventsource();
         let mut asm = Assembler::new();
+        let mut native = Native::of(self.api);
         let mut first_token_ms = None;
         loop {
             let limit = match first_token_ms {
@@ -179,21 +237,25 @@ impl LlmClient {
                 Ok(Some(Err(e))) => return Err(LlmError::Cut(e.to_string())),
                 Ok(Some(Ok(ev))) => ev,
             };
-            let deltas = match asm.push(&item.data) {
-                Err(StreamError::Server(m)) => {
-                    return Err(
-                        bad_reply_of(&m).unwrap_or(LlmError::Stream(StreamError::Server(m)))
-                    );
+            let server_error = |e: StreamError| match e {
+                StreamError::Server(m) => {
+                    bad_reply_of(&m).unwrap_or(LlmError::Stream(StreamError::Server(m)))
                 }
-                other => other?,
+                other => LlmError::Stream(other),
             };
-            for delta in deltas {
-                if first_token_ms.is_none() {
-                    first_token_ms = Some(started.elapsed().as_millis() as u64);
+            let chunks = native.translate(item.data).map_err(server_error)?;
+            let mut done = false;
+            for data in chunks {
+                let deltas = asm.push(&data).map_err(server_error)?;
+                for delta in deltas {
+                    if first_token_ms.is_none() {
+                        first_token_ms = Some(started.elapsed().as_millis() as u64);
+                    }
+                    on_event(ClientEvent::Delta(delta));
                 }
-                on_event(ClientEvent::Delta(delta));
+                done |= data.trim() == "[DONE]";
             }
-            if item.data.trim() == "[DONE]" {
+            if done {
                 break;
             }
         }
@@ -301,16 +363,14 @@ impl LlmClient {
         base: &str,
         body: &str,
     ) -> Result<reqwest::Response, reqwest::Error> {
-        let mut req = self
+        let (path, body) = self.wire(body);
+        let req = self
             .http
-            .post(format!("{base}/chat/completions"))
+            .post(format!("{base}/{path}"))
             .header("Accept", "text/event-stream")
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string());
-        if let Some(key) = &self.api_key {
-            req = req.bearer_auth(key);
-        }
-        req.send().await
+            .body(body);
+        self.authorized(req).send().await
     }
 
     /// The model ids the server lists (`GET /models`).
@@ -442,6 +502,23 @@ impl LlmClient {
     }
 
     /// The server's address without the `/v1` of its OpenAI endpoint.
+    /// Gemini's window for `model`, from its native models API (the
+    /// OpenAI-compatible one does not say): `inputTokenLimit`.
+    pub async fn gemini_window(&self, model: &str, timeout: Duration) -> Option<WindowProbe> {
+        let base = self.base_url();
+        let root = base.trim_end_matches('/').trim_end_matches("/openai");
+        let url = format!("{root}/models/{}", model.trim_start_matches("models/"));
+        let mut req = self.http.get(&url).timeout(timeout);
+        if let Some(key) = &self.api_key {
+            req = req.header("x-goog-api-key", key);
+        }
+        let v = Self::json_of(&url, req).await.ok()?;
+        v["inputTokenLimit"]
+            .as_u64()
+            .filter(|n| *n > 0)
+            .map(|n| WindowProbe::new(n, "Gemini models API"))
+    }
+
     pub(super) fn server_root(&self) -> String {
         let base = self.base_url();
         base.strip_suffix("/v1").unwrap_or(&base).to_string()
@@ -453,11 +530,8 @@ impl LlmClient {
         body: &Value,
         timeout: Duration,
     ) -> Result<Value, LlmError> {
-        let mut req = self.http.post(url).timeout(timeout).json(body);
-        if let Some(key) = &self.api_key {
-            req = req.bearer_auth(key);
-        }
-        Self::json_of(url, req).await
+        let req = self.http.post(url).timeout(timeout).json(body);
+        Self::json_of(url, self.authorized(req)).await
     }
 
     /// How this request is going, from a llama-server's `/slots`: prompt
@@ -491,11 +565,8 @@ impl LlmClient {
     }
 
     pub(super) async fn get_json(&self, url: &str, timeout: Duration) -> Result<Value, LlmError> {
-        let mut req = self.http.get(url).timeout(timeout);
-        if let Some(key) = &self.api_key {
-            req = req.bearer_auth(key);
-        }
-        Self::json_of(url, req).await
+        let req = self.http.get(url).timeout(timeout);
+        Self::json_of(url, self.authorized(req)).await
     }
 
     pub(super) async fn json_of(
@@ -524,6 +595,31 @@ impl LlmClient {
 /// A reply whose status is no success: a window overflow or a bad request
 /// said in its body is that error (an older llama-server says so with a
 /// 500); a 429 or a 5xx is tried again; anything else is the HTTP error.
+/// A native API's event stream, translated to chat-completions chunks.
+enum Native {
+    Chat,
+    Messages(crate::llm::anthropic::Events),
+    Responses(crate::llm::responses::Events),
+}
+
+impl Native {
+    fn of(api: provider::Api) -> Native {
+        match api {
+            provider::Api::Chat => Native::Chat,
+            provider::Api::Messages => Native::Messages(Default::default()),
+            provider::Api::Responses => Native::Responses(Default::default()),
+        }
+    }
+
+    fn translate(&mut self, data: String) -> Result<Vec<String>, StreamError> {
+        match self {
+            Native::Chat => Ok(vec![data]),
+            Native::Messages(ev) => ev.push(&data),
+            Native::Responses(ev) => ev.push(&data),
+        }
+    }
+}
+
 async fn failed_status(resp: reqwest::Response) -> Result<Attempt, LlmError> {
     let status = resp.status();
     if !(status.is_client_error() || status.is_server_error()) {
