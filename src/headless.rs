@@ -71,6 +71,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, ask: Ask<'_>, output:
         },
         None => Op::UserMessage {
             text: prompt.to_string(),
+            images: Vec::new(),
         },
     };
     let Some(id) = ops.submit(op) else {

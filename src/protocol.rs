@@ -711,3 +711,14 @@ mod tests {
         assert!(matches!(op, Op::Cancel));
     }
 }
+
+/// A picture that goes to the model with a message (see `llm::images`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Image {
+    /// Where it came from (a file name), for what is shown and logged.
+    pub name: String,
+    /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    pub media_type: String,
+    /// The bytes, base64.
+    pub data: String,
+}

@@ -985,3 +985,64 @@ async fn with_plan_gate_a_write_outside_the_plan_asks() {
     assert_eq!(ws.read("a.txt"), "one\n");
     let _ = child.kill().await;
 }
+
+/// An editor's image goes to the model with the prompt, and `initialize`
+/// offers images only when the server does not say the model is blind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_in_the_prompt_reaches_a_model_that_can_see() {
+    use agent_client_protocol::v1::schema::ImageContent;
+    let server = Server::start(vec![text("A red square.")]);
+    server.route(
+        "/props",
+        json!({"default_generation_settings": {"n_ctx": 8192}, "modalities": {"vision": true}}),
+    );
+    let ws = Workspace::new();
+    let url = server.url();
+    let mut child = spawn_agent(&ws, &["-url", &url]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let root = ws.path();
+    // A PNG's signature and header: enough to be taken for one.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    agent_client_protocol::Client
+        .v1()
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            let init = cx
+                .send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            assert!(init.agent_capabilities.prompt_capabilities.image);
+            let sid = cx
+                .send_request(NewSessionRequest::new(root.clone()))
+                .block_task()
+                .await?
+                .session_id
+                .0
+                .to_string();
+            let r = cx
+                .send_request(PromptRequest::new(
+                    sid,
+                    vec![
+                        ContentBlock::Text(TextContent::new("What is in this picture?")),
+                        ContentBlock::Image(ImageContent::new(png, "image/png")),
+                    ],
+                ))
+                .block_task()
+                .await?;
+            assert_eq!(r.stop_reason, StopReason::EndTurn);
+            let sent = &server.requests()[0]["messages"][1]["content"];
+            assert_eq!(sent[0]["type"], "text", "{sent}");
+            assert!(sent[0]["text"].as_str().unwrap().contains("this picture"));
+            assert_eq!(
+                sent[1]["image_url"]["url"],
+                format!("data:image/png;base64,{png}"),
+                "{sent}"
+            );
+            Ok(())
+        })
+        .await
+        .unwrap();
+    let _ = child.kill().await;
+}

@@ -152,7 +152,11 @@ fn agent(
                     req.client_capabilities.fs.read_text_file,
                     std::sync::atomic::Ordering::SeqCst,
                 );
-                responder.respond(init_response(&s1.rt.settings, &req))
+                // Images are offered unless the server says the model
+                // cannot take them.
+                let c = &s1.rt.connected;
+                let images = c.client.vision(&c.model).await != Some(false);
+                responder.respond(init_response(&s1.rt.settings, &req, images))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -219,6 +223,7 @@ fn agent(
                     );
                 };
                 let text = prompt_text(&req.prompt, &live.root);
+                let images = prompt_images(&req.prompt);
                 // An agent's question is never taken as a command.
                 let asked = req
                     .meta
@@ -270,7 +275,7 @@ fn agent(
                         None if live.planning.load(std::sync::atomic::Ordering::SeqCst) => {
                             Op::Plan { text }
                         }
-                        None => Op::UserMessage { text },
+                        None => Op::UserMessage { text, images },
                     },
                 };
                 let plan = matches!(op, Op::Plan { .. });
@@ -340,7 +345,11 @@ fn root_of(_rt: &Runtime, root: &std::path::Path) -> PathBuf {
 
 /// What `initialize` answers: mm's capabilities and the name the agent
 /// file gives it.
-fn init_response(s: &crate::config::Settings, req: &InitializeRequest) -> InitializeResponse {
+fn init_response(
+    s: &crate::config::Settings,
+    req: &InitializeRequest,
+    images: bool,
+) -> InitializeResponse {
     let mut info = Implementation::new(
         s.acp_name.clone().unwrap_or_else(|| "mm".into()),
         env!("CARGO_PKG_VERSION"),
@@ -355,7 +364,11 @@ fn init_response(s: &crate::config::Settings, req: &InitializeRequest) -> Initia
     .agent_capabilities(
         AgentCapabilities::new()
             .load_session(true)
-            .prompt_capabilities(PromptCapabilities::new().embedded_context(true)),
+            .prompt_capabilities(
+                PromptCapabilities::new()
+                    .embedded_context(true)
+                    .image(images),
+            ),
     )
     .agent_info(info)
 }
@@ -375,7 +388,7 @@ pub async fn serve_unavailable(settings: crate::config::Settings, why: String) -
         .name("mm")
         .on_receive_request(
             async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
-                responder.respond(init_response(&settings, &req))
+                responder.respond(init_response(&settings, &req, false))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -446,6 +459,35 @@ fn prompt_text(blocks: &[ContentBlock], root: &std::path::Path) -> String {
         }
     }
     parts.join("\n")
+}
+
+/// The images among the prompt's blocks, as the model will get them
+/// (kinds a vision API does not take are left out).
+fn prompt_images(blocks: &[ContentBlock]) -> Vec<crate::protocol::Image> {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            ContentBlock::Image(i)
+                if matches!(
+                    i.mime_type.as_str(),
+                    "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+                ) =>
+            {
+                let name = i
+                    .uri
+                    .as_deref()
+                    .and_then(|u| u.rsplit('/').next())
+                    .unwrap_or("image")
+                    .to_string();
+                Some(crate::protocol::Image {
+                    name,
+                    media_type: i.mime_type.clone(),
+                    data: i.data.clone(),
+                })
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// A `file://` URI as a path relative to the workspace when it is inside

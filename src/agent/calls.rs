@@ -217,7 +217,22 @@ impl Agent {
         });
         // The front ends show the whole output; the model gets what fits.
         let sent = self.fit_output(&out.text).unwrap_or(out.text);
-        self.push_with(Message::tool_result(&call.id, sent), Some(out.status))
+        let mut message = Message::tool_result(&call.id, sent);
+        message.images.extend(out.image.map(|i| *i));
+        self.push_with(message, Some(out.status))
+    }
+
+    /// Asks the server whether the model takes images (once; a local
+    /// server says, a hosted one is taken at its word when it refuses).
+    pub(super) async fn learn_vision(&mut self) -> Option<bool> {
+        if let Some(v) = self.tools.vision.get() {
+            return Some(*v);
+        }
+        let v = self.client.vision(&self.model).await;
+        if let Some(v) = v {
+            let _ = self.tools.vision.set(v);
+        }
+        v
     }
 
     pub(super) async fn run_batch(
@@ -245,6 +260,20 @@ impl Agent {
                 Outcome::Failed,
                 Some(format!("{err}; none of the batch ran")),
             ));
+        }
+        // A picture about to be read: whether the model can see it is
+        // asked of the server once, first.
+        if self.tools.vision.get().is_none()
+            && calls.iter().any(|c| {
+                c.name == ToolName::ReadFile.as_str()
+                    && serde_json::from_str::<serde_json::Value>(&c.arguments).is_ok_and(|a| {
+                        a[crate::toolname::arg::PATH]
+                            .as_str()
+                            .is_some_and(crate::llm::images::is_image_name)
+                    })
+            })
+        {
+            self.learn_vision().await;
         }
         let checked = batch::check_calls(calls, &self.specs);
         if checked.iter().any(|c| matches!(c, Checked::Invalid(_))) {

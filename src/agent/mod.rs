@@ -220,6 +220,8 @@ pub struct Agent {
     carried: Vec<String>,
     /// The next message carries text piped on stdin.
     piped_next: bool,
+    /// Images sent with the next prompt (an editor's, through ACP).
+    images_next: Vec<crate::llm::Image>,
 }
 
 /// What one request came to, short of an error that ends the turn.
@@ -385,6 +387,7 @@ impl Agent {
             glance_slot: Default::default(),
             carried,
             piped_next: false,
+            images_next: Vec::new(),
         }
     }
 

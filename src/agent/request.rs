@@ -413,6 +413,7 @@ impl Agent {
             tool_calls: calls,
             tool_call_id: None,
             replay: reply.replay,
+            images: Vec::new(),
         };
         (msg, truncated)
     }

@@ -19,7 +19,7 @@ use crate::protocol::{AgentEvent, Level, NavKind, Op, OpId, OpResult, Submission
 enum Work {
     /// A turn, with the token that cancels it (made when it is queued, so
     /// a cancel while it waits behind another op is not lost).
-    Turn(String, CancellationToken),
+    Turn(String, Vec<crate::protocol::Image>, CancellationToken),
     /// `/ask-NAME`: another agent answers, and the pair joins the conversation.
     Ask {
         name: String,
@@ -87,12 +87,12 @@ pub fn spawn(
                 }
             };
             match op {
-                Op::UserMessage { text } => {
+                Op::UserMessage { text, images } => {
                     let token = CancellationToken::new();
                     if let Ok(mut t) = turns.lock() {
                         t.push(token.clone());
                     }
-                    queue(Work::Turn(text, token));
+                    queue(Work::Turn(text, images, token));
                 }
                 Op::Plan { text } => {
                     let token = CancellationToken::new();
@@ -304,7 +304,10 @@ async fn run_one(
     turns: &Mutex<Vec<CancellationToken>>,
 ) -> OpResult {
     match item {
-        Work::Turn(text, token) => turn_over(&token, turns, agent.run_turn(&text, &token).await),
+        Work::Turn(text, images, token) => {
+            agent.images_with_next(images);
+            turn_over(&token, turns, agent.run_turn(&text, &token).await)
+        }
         Work::Plan(text, token) => turn_over(&token, turns, agent.plan_turn(&text, &token).await),
         Work::RunPlan(steps, token) => {
             turn_over(&token, turns, agent.run_plan(steps, &token).await)

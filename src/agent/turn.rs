@@ -15,7 +15,23 @@ impl Agent {
             turn,
             prompt: prompt.to_string(),
         });
-        if let Some(why) = self.oversized(prompt) {
+        let images = self.prompt_images(prompt);
+        let refused = match self.oversized(prompt) {
+            Some(why) => Some(why),
+            None if !images.is_empty() && self.learn_vision().await == Some(false) => {
+                Some(format!(
+                    "{} cannot take images (its server says so), and the prompt brings {}; nothing was sent. Serve a vision model (llama-server with its --mmproj file, an Ollama model with vision) or leave the image out",
+                    self.model,
+                    images
+                        .iter()
+                        .map(|i| i.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            }
+            None => None,
+        };
+        if let Some(why) = refused {
             self.bus.publish(AgentEvent::TurnFinished {
                 turn,
                 outcome: Outcome::Failed,
@@ -108,7 +124,15 @@ impl Agent {
                 attached.join(", ")
             ));
         }
-        let message = Message::user(text);
+        let mut message = Message::user(text);
+        if !images.is_empty() {
+            let names: Vec<String> = images
+                .iter()
+                .map(|i| format!("{} ({})", i.name, i.size()))
+                .collect();
+            self.notice(Level::Info, format!("image attached: {}", names.join(", ")));
+            message.images = images;
+        }
         let logged = self
             .log
             .append(&Record::Turn { turn })

@@ -204,7 +204,10 @@ pub async fn run(
                 After::Done => continue,
             }
         }
-        let Some(id) = ops.submit(Op::UserMessage { text }) else {
+        let Some(id) = ops.submit(Op::UserMessage {
+            text,
+            images: Vec::new(),
+        }) else {
             eprintln!("mm: the agent stopped");
             return 1;
         };

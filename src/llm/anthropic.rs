@@ -86,6 +86,28 @@ fn push_turn(out: &mut Vec<Value>, role: &str, blocks: Vec<Value>) {
     out.push(json!({"role": role, "content": blocks}));
 }
 
+/// Content parts (text and images) as blocks; an image by its data.
+fn parts(content: &Value) -> Vec<Value> {
+    let mut blocks = Vec::new();
+    for p in content.as_array().into_iter().flatten() {
+        if let Some(t) = p["text"].as_str().filter(|t| !t.is_empty()) {
+            blocks.push(text_block(t));
+        }
+        let url = p["image_url"]["url"].as_str().unwrap_or("");
+        if let Some(img) = super::images::resolve(url) {
+            blocks.push(json!({"type": "image", "source": {
+                "type": "base64", "media_type": img.media_type, "data": img.data,
+            }}));
+        } else if url.starts_with("http") {
+            blocks.push(json!({"type": "image", "source": {"type": "url", "url": url}}));
+        }
+    }
+    if blocks.is_empty() {
+        blocks.push(text_block("(empty)"));
+    }
+    blocks
+}
+
 /// The blocks of an assistant message: replayed thinking, text, tool uses.
 fn assistant_blocks(m: &Value) -> Vec<Value> {
     let mut blocks: Vec<Value> = m["mm_replay"]
@@ -153,6 +175,7 @@ pub fn body(chat: &Value) -> Value {
                     "content": if text.is_empty() { "(no output)" } else { text },
                 })],
             ),
+            _ if m["content"].is_array() => push_turn(&mut turns, "user", parts(&m["content"])),
             _ => push_turn(
                 &mut turns,
                 "user",
@@ -466,6 +489,22 @@ mod tests {
         assert_eq!(turns[2]["content"][0]["tool_use_id"], "call_1");
         assert_eq!(turns[2]["content"][1]["text"], "[mm: check it]");
         assert_eq!(turns[2]["content"][1]["cache_control"]["type"], "ephemeral");
+    }
+
+    #[test]
+    fn an_image_becomes_an_image_block_with_its_data() {
+        let img = crate::llm::Image::from_bytes("a.png", b"\x89PNG\r\n\x1a\nxyz").unwrap();
+        let msg = crate::llm::Message {
+            images: vec![img.clone()],
+            ..crate::llm::Message::user("look")
+        };
+        let chat = json!({"model": "c", "messages": [msg.to_wire(false)]});
+        let b = body(&chat);
+        let blocks = &b["messages"][0]["content"];
+        assert_eq!(blocks[0]["text"], "look");
+        assert_eq!(blocks[1]["type"], "image");
+        assert_eq!(blocks[1]["source"]["media_type"], "image/png");
+        assert_eq!(blocks[1]["source"]["data"], img.data);
     }
 
     #[test]

@@ -230,6 +230,8 @@ pub struct LlmClient {
     /// Whether the server may be asked how a request in flight is going
     /// (`/slots`): a server on this machine that has not said no.
     slots: std::sync::atomic::AtomicBool,
+    /// Whether the model takes images, once asked (see `vision`).
+    vision: tokio::sync::OnceCell<Option<bool>>,
 }
 
 /// How the request a llama-server is working on is going, from `/slots`.

@@ -4,6 +4,7 @@
 
 pub mod anthropic;
 pub mod client;
+pub mod images;
 pub mod responses;
 pub mod stream;
 pub mod types;
@@ -11,6 +12,7 @@ pub mod types;
 use serde_json::{Value, json};
 
 pub use client::{ClientEvent, ClientOptions, LlmClient, LlmError, RequestBudget, Streamed};
+pub use images::Image;
 pub use stream::{RawCall, Reply, StreamDelta};
 pub use types::{Message, Role, ToolCall, ToolSpec};
 
@@ -37,11 +39,25 @@ pub fn build_body(req: &ChatRequest<'_>) -> Value {
         body.insert(k.clone(), v.clone());
     }
     body.insert("model".into(), json!(req.model));
-    let messages: Vec<Value> = req
-        .messages
-        .iter()
-        .map(|m| m.to_wire(req.replay_reasoning))
-        .collect();
+    let mut messages: Vec<Value> = Vec::with_capacity(req.messages.len());
+    // Images a tool returned go in a user message after the run of tool
+    // results (a tool message carries text only).
+    let mut shown: Vec<&Image> = Vec::new();
+    for (i, m) in req.messages.iter().enumerate() {
+        messages.push(m.to_wire(req.replay_reasoning));
+        if m.role == Role::Tool {
+            shown.extend(&m.images);
+            let run_ends = req.messages.get(i + 1).is_none_or(|n| n.role != Role::Tool);
+            if run_ends && !shown.is_empty() {
+                let names: Vec<&str> = shown.iter().map(|i| i.name.as_str()).collect();
+                let owned: Vec<Image> = shown.drain(..).cloned().collect();
+                messages.push(json!({
+                    "role": "user",
+                    "content": types::image_parts(&format!("[the image a tool returned: {}]", names.join(", ")), &owned),
+                }));
+            }
+        }
+    }
     body.insert("messages".into(), Value::Array(messages));
     if !req.tools.is_empty() {
         let tools: Vec<Value> = req.tools.iter().map(ToolSpec::to_wire).collect();
@@ -183,6 +199,45 @@ mod tests {
             ..req
         };
         assert_eq!(build_body(&req)["max_tokens"], 100);
+    }
+
+    #[test]
+    fn a_tool_s_image_follows_the_run_of_results_in_a_user_message() {
+        let img = Image::from_bytes("a.png", b"\x89PNG\r\n\x1a\nxyz").unwrap();
+        let mut seen = Message::tool_result("c1", "a.png is an image");
+        seen.images.push(img);
+        let msgs = [
+            Message::user("look"),
+            seen,
+            Message::tool_result("c2", "other"),
+            Message::user("next"),
+        ];
+        let sampling = serde_json::Map::new();
+        let req = ChatRequest {
+            model: "m",
+            messages: &msgs,
+            tools: &[],
+            sampling: &sampling,
+            max_tokens: None,
+            replay_reasoning: false,
+            response_format: None,
+        };
+        let body = build_body(&req);
+        let wire = body["messages"].as_array().unwrap();
+        let roles: Vec<&str> = wire.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["user", "tool", "tool", "user", "user"]);
+        assert!(
+            wire[3]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("a.png")
+        );
+        assert!(
+            wire[3]["content"][1]["image_url"]["url"]
+                .as_str()
+                .unwrap()
+                .starts_with(images::SCHEME)
+        );
     }
 
     #[test]

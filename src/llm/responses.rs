@@ -68,6 +68,24 @@ pub fn body(chat: &Value) -> Value {
                 "call_id": m["tool_call_id"],
                 "output": text,
             })),
+            _ if m["content"].is_array() => {
+                let parts: Vec<Value> = m["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| {
+                        if let Some(t) = p["text"].as_str() {
+                            return Some(json!({"type": "input_text", "text": t}));
+                        }
+                        let url = p["image_url"]["url"].as_str()?;
+                        let url = super::images::resolve(url)
+                            .map(|img| img.data_url())
+                            .unwrap_or_else(|| url.to_string());
+                        Some(json!({"type": "input_image", "image_url": url}))
+                    })
+                    .collect();
+                input.push(json!({"role": "user", "content": parts}));
+            }
             _ => input.push(json!({"role": "user", "content": text})),
         }
     }
@@ -359,6 +377,21 @@ mod tests {
         assert_eq!(r.replay.len(), 1);
         assert_eq!(r.replay[0]["encrypted_content"], "gAAA");
         assert!(r.replay[0].get("id").is_none());
+    }
+
+    #[test]
+    fn an_image_becomes_an_input_image() {
+        let img = crate::llm::Image::from_bytes("a.png", b"\x89PNG\r\n\x1a\nxyz").unwrap();
+        let msg = crate::llm::Message {
+            images: vec![img.clone()],
+            ..crate::llm::Message::user("look")
+        };
+        let b = body(&json!({"model": "gpt-4.1", "messages": [msg.to_wire(false)]}));
+        let parts = &b["input"][0]["content"];
+        assert_eq!(parts[0], json!({"type": "input_text", "text": "look"}));
+        assert_eq!(parts[1]["type"], "input_image");
+        assert_eq!(parts[1]["image_url"], img.data_url());
+        assert!(b.get("include").is_none(), "not a reasoning model");
     }
 
     #[test]

@@ -21,6 +21,16 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// A text part and an image part for each image, each image named by its
+/// placeholder (see `images`).
+pub fn image_parts(text: &str, images: &[super::images::Image]) -> Vec<Value> {
+    let mut parts = vec![json!({"type": "text", "text": text})];
+    for img in images {
+        parts.push(json!({"type": "image_url", "image_url": {"url": img.placeholder()}}));
+    }
+    parts
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Message {
     pub role: Role,
@@ -36,6 +46,9 @@ pub struct Message {
     /// thinking blocks, reasoning items): see `Reply::replay`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replay: Vec<Value>,
+    /// Images that go with the text (a user's prompt, a `read_file`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<super::images::Image>,
 }
 
 impl Message {
@@ -59,6 +72,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: Some(call_id.to_string()),
             replay: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -70,6 +84,7 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             replay: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -123,6 +138,12 @@ impl Message {
                 m.insert(
                     "tool_call_id".into(),
                     json!(self.tool_call_id.as_deref().unwrap_or("")),
+                );
+            }
+            Role::User if !self.images.is_empty() => {
+                m.insert(
+                    "content".into(),
+                    Value::Array(image_parts(self.text(), &self.images)),
                 );
             }
             Role::System | Role::User => {
@@ -181,6 +202,7 @@ mod tests {
             }],
             tool_call_id: None,
             replay: vec![json!({"type": "thinking", "signature": "s"})],
+            images: Vec::new(),
         };
         let w = m.to_wire(false);
         assert_eq!(w["tool_calls"][0]["function"]["name"], "read_file");

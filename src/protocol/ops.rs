@@ -10,6 +10,9 @@ use super::*;
 pub enum Op {
     UserMessage {
         text: String,
+        /// Pictures sent with it (an editor's, through ACP).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<super::Image>,
     },
     Approval {
         id: u64,

@@ -183,6 +183,7 @@ mod tests {
                     tool_calls: vec![call("a"), call("b")],
                     tool_call_id: None,
                     replay: Vec::new(),
+                    images: Vec::new(),
                 },
                 status: None,
                 typed: None,

@@ -62,6 +62,9 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
         Ok(r) => r,
         Err(e) => return ToolOutput::refused(e),
     };
+    if crate::llm::images::is_image_name(&r.rel) && r.abs.is_file() {
+        return read_image(env, &r);
+    }
     let text = match read_text(&r.abs, &r.rel) {
         Ok(t) => t,
         Err(e) => return ToolOutput::error(format!("{e}{}", missing_hint(&env.sandbox, &r))),
@@ -94,6 +97,30 @@ pub fn read_file(env: &ToolEnv, args: &Map<String, Value>) -> ToolOutput {
         (1, Some(o)) => format!("{o}\n{shown}"),
         _ => shown,
     })
+}
+
+/// A picture, for the model to see: the result says what it is and the
+/// image goes with it, unless the model cannot take images.
+fn read_image(env: &ToolEnv, r: &crate::sandbox::Resolved) -> ToolOutput {
+    if env.vision.get() == Some(&false) {
+        return ToolOutput::error(format!(
+            "{} is an image, and this model cannot take images (its server says so)",
+            r.rel
+        ));
+    }
+    match crate::llm::images::from_file(&r.abs, &r.rel) {
+        Ok(img) => {
+            let mut out = ToolOutput::ok(format!(
+                "{} is an image ({}, {}); it is shown to you with this result",
+                r.rel,
+                img.media_type,
+                img.size()
+            ));
+            out.image = Some(Box::new(img));
+            out
+        }
+        Err(e) => ToolOutput::error(e),
+    }
 }
 
 /// Files of at most this many lines are read whole (with the harness on).
@@ -204,6 +231,54 @@ pub fn workspace_overview(sandbox: &Sandbox) -> Option<String> {
         "{}\n(top level only; more than {MAX_LISTED} files in all)",
         top.join("\n")
     ))
+}
+
+/// Pictures a prompt names (`@shot.png`, a path dropped in a terminal),
+/// to go with it: a workspace file as `read_file` may read it, or, in the
+/// user's own prompt (not a sub-agent's, which a model wrote), an image
+/// file anywhere by its absolute or `~/` path. Only files whose bytes are
+/// an image; at most four.
+pub fn images_mentioned(env: &ToolEnv, prompt: &str) -> Vec<crate::llm::Image> {
+    const MAX_IMAGES: usize = 4;
+    let users_own = std::env::var(crate::config::ASK_DEPTH_VAR)
+        .ok()
+        .and_then(|d| d.parse::<u32>().ok())
+        .unwrap_or(0)
+        == 0;
+    let mut out: Vec<crate::llm::Image> = Vec::new();
+    for word in prompt.split_whitespace() {
+        let word = word
+            .trim_start_matches(['@', '`', '"', '\'', '('])
+            .trim_end_matches(['`', '"', '\'', ')', ',', ';', ':', '!', '?']);
+        let word = word.strip_suffix('.').unwrap_or(word);
+        if !crate::llm::images::is_image_name(word) || out.len() >= MAX_IMAGES {
+            continue;
+        }
+        let (abs, name) = match env.sandbox.check_read(word) {
+            Ok(r) => (r.abs, r.rel),
+            Err(_) if users_own && (word.starts_with('/') || word.starts_with("~/")) => {
+                let abs = match word.strip_prefix("~/") {
+                    Some(rest) => match std::env::var_os("HOME") {
+                        Some(home) => std::path::PathBuf::from(home).join(rest),
+                        None => continue,
+                    },
+                    None => std::path::PathBuf::from(word),
+                };
+                let name = abs
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                (abs, name)
+            }
+            Err(_) => continue,
+        };
+        if let Ok(img) = crate::llm::images::from_file(&abs, &name)
+            && !out.iter().any(|o| o.data == img.data)
+        {
+            out.push(img);
+        }
+    }
+    out
 }
 
 /// Files a prompt names, attached to it so the model starts with their

@@ -73,6 +73,8 @@ pub struct ToolOutput {
     /// A person said no to this call (or nobody could be asked): mm
     /// does not press the model to do it another way.
     pub declined: bool,
+    /// A picture the tool read, shown to the model with the result.
+    pub image: Option<Box<crate::llm::Image>>,
 }
 
 impl ToolOutput {
@@ -105,6 +107,7 @@ impl ToolOutput {
             dependents: Vec::new(),
             approved: false,
             declined: false,
+            image: None,
         }
     }
     pub fn with_change(mut self, change: FileChange) -> Self {
@@ -149,6 +152,8 @@ pub struct ToolEnv {
     pub start_notes: Mutex<Vec<String>>,
     /// The instruction files of subfolders shown so far.
     pub nested: crate::instructions::Nested,
+    /// Whether the model takes images, once the server said.
+    pub vision: std::sync::OnceLock<bool>,
 }
 
 /// An editor's view of files (ACP `fs/read_text_file`).
@@ -176,6 +181,7 @@ impl ToolEnv {
             fetch: None,
             start_notes: Mutex::new(Vec::new()),
             nested: crate::instructions::Nested::default(),
+            vision: std::sync::OnceLock::new(),
         }
     }
 }

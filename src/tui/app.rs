@@ -214,7 +214,10 @@ impl App {
 
     /// Sends a message as a turn.
     pub(super) fn send(&mut self, text: String) {
-        self.start_turn(Op::UserMessage { text });
+        self.start_turn(Op::UserMessage {
+            text,
+            images: Vec::new(),
+        });
     }
 
     /// Sends an op that runs as a turn (a message, `/plan`, a plan to

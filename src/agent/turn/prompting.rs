@@ -44,6 +44,23 @@ impl Agent {
         (text, attached.into_iter().map(|(p, _)| p).collect())
     }
 
+    /// Images an editor sent with the next prompt.
+    pub fn images_with_next(&mut self, images: Vec<crate::llm::Image>) {
+        self.images_next = images;
+    }
+
+    /// The pictures that go with the prompt: those an editor sent with it
+    /// and those it names.
+    pub(in crate::agent) fn prompt_images(&mut self, prompt: &str) -> Vec<crate::llm::Image> {
+        let mut images = std::mem::take(&mut self.images_next);
+        for img in tools::fs::images_mentioned(&self.tools, prompt) {
+            if !images.iter().any(|i| i.data == img.data) {
+                images.push(img);
+            }
+        }
+        images
+    }
+
     /// The workspace's README (its first 4 KiB, the cut said), for a
     /// question about the project.
     pub(in crate::agent) fn readme_head(&self) -> Option<(String, String)> {

@@ -42,6 +42,7 @@ impl LlmClient {
             first_token_timeout: opts.first_token_timeout,
             watchdog: opts.watchdog,
             slots: std::sync::atomic::AtomicBool::new(loopback),
+            vision: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -68,14 +69,18 @@ impl LlmClient {
     fn wire(&self, body: &str) -> (&'static str, String) {
         let parsed = || serde_json::from_str::<Value>(body).unwrap_or(Value::Null);
         match self.api {
-            provider::Api::Chat if body.contains("\"mm_replay\"") => {
-                // Items kept for a native API: a chat server is not sent them.
+            provider::Api::Chat
+                if body.contains("\"mm_replay\"") || body.contains(crate::llm::images::SCHEME) =>
+            {
+                // Items kept for a native API: a chat server is not sent
+                // them. Images go in as data URLs.
                 let mut v = parsed();
                 for m in v["messages"].as_array_mut().into_iter().flatten() {
                     if let Some(o) = m.as_object_mut() {
                         o.remove("mm_replay");
                     }
                 }
+                crate::llm::images::fill(&mut v);
                 ("chat/completions", v.to_string())
             }
             provider::Api::Chat => ("chat/completions", body.to_string()),
@@ -517,6 +522,45 @@ impl LlmClient {
             .as_u64()
             .filter(|n| *n > 0)
             .map(|n| WindowProbe::new(n, "Gemini models API"))
+    }
+
+    /// Whether `model` takes images, as a server on this machine says:
+    /// llama-server's `/props` (`modalities.vision`), Ollama's
+    /// `/api/show` (`capabilities`). None when it does not say (a hosted
+    /// API: the request is sent, and its refusal said). Asked once.
+    pub async fn vision(&self, model: &str) -> Option<bool> {
+        *self
+            .vision
+            .get_or_init(|| async {
+                let local = reqwest::Url::parse(&self.base_url())
+                    .ok()
+                    .and_then(|u| {
+                        u.host_str()
+                            .map(|h| provider::is_loopback_host(h) || provider::is_private_host(h))
+                    })
+                    .unwrap_or(false);
+                if !local {
+                    return None;
+                }
+                let root = self.server_root();
+                let timeout = Duration::from_secs(5);
+                if let Ok(props) = self.get_json(&format!("{root}/props"), timeout).await
+                    && let Some(v) = props["modalities"]["vision"].as_bool()
+                {
+                    return Some(v);
+                }
+                let show = self
+                    .post_json(
+                        &format!("{root}/api/show"),
+                        &serde_json::json!({ "model": model }),
+                        timeout,
+                    )
+                    .await
+                    .ok()?;
+                let caps = show["capabilities"].as_array()?;
+                Some(caps.iter().any(|c| c == "vision"))
+            })
+            .await
     }
 
     pub(super) fn server_root(&self) -> String {

@@ -449,7 +449,7 @@ fn enter_sends_and_typing_while_working_queues() {
     let mut r = rig();
     typed(&mut r.app, "first");
     r.app.on_key(key(KeyCode::Enter));
-    assert!(matches!(&ops(&mut r)[..], [Op::UserMessage { text }] if text == "first"));
+    assert!(matches!(&ops(&mut r)[..], [Op::UserMessage { text, .. }] if text == "first"));
     assert!(r.app.working);
     typed(&mut r.app, "second");
     r.app.on_key(key(KeyCode::Enter));
@@ -461,7 +461,7 @@ fn enter_sends_and_typing_while_working_queues() {
         answer: String::new(),
         error: None,
     });
-    assert!(matches!(&ops(&mut r)[..], [Op::UserMessage { text }] if text == "second"));
+    assert!(matches!(&ops(&mut r)[..], [Op::UserMessage { text, .. }] if text == "second"));
 }
 
 /// Commands and messages typed during a turn wait in the TUI's queue, in
@@ -509,7 +509,7 @@ fn what_waits_for_the_turn_can_be_taken_out_of_the_queue() {
     });
     // The command runs, then the message starts the next turn.
     assert!(
-        matches!(&ops(&mut r)[..], [Op::Model { .. }, Op::UserMessage { text }] if text == "again"),
+        matches!(&ops(&mut r)[..], [Op::Model { .. }, Op::UserMessage { text, .. }] if text == "again"),
         "{:?}",
         ops(&mut r)
     );

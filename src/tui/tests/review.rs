@@ -684,7 +684,7 @@ fn a_model_request_between_turns_shows_its_wait_and_ctrl_c_cancels_it() {
         // Over: the queued message goes, and the bar no longer waits.
         let next = ops(&mut r);
         assert!(
-            matches!(&next[..], [Op::UserMessage { text }] if text == "next one"),
+            matches!(&next[..], [Op::UserMessage { text, .. }] if text == "next one"),
             "{command}: {next:?}"
         );
         assert!(
