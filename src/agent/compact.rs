@@ -225,11 +225,7 @@ impl Agent {
         focus: Option<&str>,
         cancel: &CancellationToken,
     ) -> Result<String, String> {
-        let model = self
-            .settings
-            .aux_model
-            .clone()
-            .unwrap_or_else(|| self.model.clone());
+        let model = self.aux_model();
         let cap = self
             .settings
             .max_tokens
@@ -256,7 +252,7 @@ impl Agent {
                 response_format: None,
             });
             let started = std::time::Instant::now();
-            let result = self.stream_watched(&body, cancel).await;
+            let result = self.stream_aux(&body, cancel).await;
             self.trace(&body, &result, started.elapsed().as_millis() as u64);
             match result {
                 Ok(streamed) => {

@@ -154,6 +154,8 @@ pub struct Agent {
     model: String,
     context_window: Option<u64>,
     client: Arc<LlmClient>,
+    /// `auxUrl`'s server, for housekeeping requests (None: the main one).
+    aux: Option<Arc<LlmClient>>,
     budget: Arc<RequestBudget>,
     tools: Arc<ToolEnv>,
     specs: Vec<ToolSpec>,
@@ -345,11 +347,24 @@ impl Agent {
         } else {
             Default::default()
         };
+        let aux = parts.settings.aux_url.as_ref().and_then(|url| {
+            LlmClient::new(crate::llm::ClientOptions {
+                base_url: url.clone(),
+                api: crate::config::Api::Chat,
+                fallback: None,
+                api_key: parts.settings.aux_api_key.clone(),
+                first_token_timeout: parts.settings.first_token_timeout,
+                watchdog: parts.settings.watchdog,
+            })
+            .ok()
+            .map(Arc::new)
+        });
         Self {
             settings: parts.settings,
             model: parts.model,
             context_window: parts.context_window,
             client: parts.client,
+            aux,
             budget: parts.budget,
             tools: parts.tools,
             specs,

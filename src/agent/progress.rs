@@ -153,6 +153,35 @@ impl super::Agent {
         body: &serde_json::Value,
         cancel: &CancellationToken,
     ) -> Result<crate::llm::Streamed, crate::llm::LlmError> {
+        self.stream_watched_on(self.client.clone(), body, cancel)
+            .await
+    }
+
+    /// A housekeeping request (a summary, a commit message, a title): to
+    /// `auxUrl`'s server when there is one, watched the same way.
+    pub(super) async fn stream_aux(
+        &self,
+        body: &serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Result<crate::llm::Streamed, crate::llm::LlmError> {
+        let client = self.aux.clone().unwrap_or_else(|| self.client.clone());
+        self.stream_watched_on(client, body, cancel).await
+    }
+
+    /// The model that answers housekeeping requests.
+    pub(super) fn aux_model(&self) -> String {
+        self.settings
+            .aux_model
+            .clone()
+            .unwrap_or_else(|| self.model.clone())
+    }
+
+    async fn stream_watched_on(
+        &self,
+        client: Arc<crate::llm::LlmClient>,
+        body: &serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Result<crate::llm::Streamed, crate::llm::LlmError> {
         let live = Arc::new(Mutex::new(Live::new()));
         let tracked = live.clone();
         let bus = self.bus.clone();
@@ -172,7 +201,7 @@ impl super::Agent {
         let stop = cancel.child_token();
         let estimate = (body.to_string().len() as f64 / self.bytes_per_token) as u64;
         let ticker = tokio::spawn(watch(Watch {
-            client: self.client.clone(),
+            client: client.clone(),
             bus: self.bus.clone(),
             live,
             turn,
@@ -181,8 +210,7 @@ impl super::Agent {
             stop: stop.clone(),
             ran_away: Arc::new(Mutex::new(None)),
         }));
-        let result = self
-            .client
+        let result = client
             .stream_chat(body, &self.budget, &stop, &mut on_event)
             .await;
         ticker.abort();

@@ -182,9 +182,9 @@ impl Agent {
             )),
         ];
         // Housekeeping goes to `auxModel` when there is one.
-        let model = self.settings.aux_model.as_deref().unwrap_or(&self.model);
+        let model = self.aux_model();
         let body = llm::build_body(&ChatRequest {
-            model,
+            model: &model,
             messages: &messages,
             tools: &[],
             sampling: &self.settings.sampling,
@@ -193,7 +193,7 @@ impl Agent {
             response_format: None,
         });
         let started = std::time::Instant::now();
-        match self.stream_watched(&body, cancel).await {
+        match self.stream_aux(&body, cancel).await {
             Ok(s) => {
                 self.log_side_request(&s, started);
                 self.record_usage(&s, None);
@@ -368,6 +368,26 @@ impl Agent {
 }
 
 /// The message without code fences or quotes around it.
+/// A title as the model wrote it, as one short line: quotes, a `Title:`
+/// label and a full stop off, at most 60 characters.
+fn clean_title(text: &str) -> String {
+    let line = clean_message(text);
+    let line = line.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let line = line.trim().trim_start_matches('#').trim();
+    let line = line
+        .strip_prefix("Title:")
+        .or_else(|| line.strip_prefix("title:"))
+        .unwrap_or(line);
+    let line = line
+        .trim()
+        .trim_matches(['"', '\'', '*', '`'])
+        .trim_end_matches('.');
+    crate::untrusted::displayable(line.trim())
+        .chars()
+        .take(60)
+        .collect()
+}
+
 fn clean_message(text: &str) -> String {
     let t = text.trim();
     let t = t
@@ -379,6 +399,43 @@ fn clean_message(text: &str) -> String {
 }
 
 impl Agent {
+    /// The session's title, from `auxModel` (or `auxUrl`) after the first
+    /// turn, kept in the log for the session pickers. Nothing without an
+    /// aux model: the main model's time is the user's.
+    pub(super) async fn write_title(&mut self, prompt: &str, cancel: &CancellationToken) {
+        if self.settings.aux_model.is_none() && self.aux.is_none() {
+            return;
+        }
+        let request: String = prompt.chars().take(1500).collect();
+        let messages = [
+            Message::system("You name coding sessions."),
+            Message::user(format!(
+                "Write a title of at most six words for a coding session that began with this request. Answer with the title only.\n\n{request}"
+            )),
+        ];
+        let model = self.aux_model();
+        let body = llm::build_body(&ChatRequest {
+            model: &model,
+            messages: &messages,
+            tools: &[],
+            sampling: &self.settings.sampling,
+            max_tokens: Some(30),
+            replay_reasoning: false,
+            response_format: None,
+        });
+        let started = std::time::Instant::now();
+        if let Ok(s) = self.stream_aux(&body, cancel).await {
+            self.log_side_request(&s, started);
+            self.record_usage(&s, None);
+            let title = clean_title(&s.reply.content);
+            if !title.is_empty()
+                && let Err(e) = self.log.append(&crate::session::Record::Title { title })
+            {
+                self.notice(Level::Error, e.to_string());
+            }
+        }
+    }
+
     /// Takes up another saved session of this workspace in place of this
     /// one, as `-resume` would have: its conversation (told to the front
     /// ends again), checkpoints, what mm made of files, and its "always"

@@ -183,6 +183,9 @@ impl Agent {
             answer: state.answer.clone(),
             error: error.clone(),
         });
+        if turn == 1 && outcome != Outcome::Cancelled {
+            self.write_title(&state.prompt, cancel).await;
+        }
         TurnResult {
             turn,
             outcome,

@@ -283,8 +283,14 @@ pub struct AgentFile {
     /// How requests are made from the conversation: `compact` (default)
     /// or `rebuild`.
     pub context_mode: Option<ContextMode>,
-    /// The model (on the same server) that writes compaction summaries.
+    /// The model that writes compaction summaries, `/commit` messages and
+    /// session titles (on the same server, or on `auxUrl`).
     pub aux_model: Option<String>,
+    /// The chat-completions server `auxModel` is on, when not the main one.
+    pub aux_url: Option<String>,
+    /// The environment variable holding `auxUrl`'s key (none is sent
+    /// otherwise: the main key never goes to another server).
+    pub aux_api_key_env: Option<String>,
     /// Every request and response to `.mm/traces/<session>/` (the Go mm's
     /// key; `AGENT_TRACE=1` too).
     pub trace: Option<bool>,
@@ -352,6 +358,8 @@ impl AgentFile {
             fallback => "fallback",
             allow_insecure_http => "allowInsecureHttp",
             api_key_env => "apiKeyEnv",
+            aux_url => "auxUrl",
+            aux_api_key_env => "auxApiKeyEnv",
             skills_dir => "skillsDir",
             yolo => "yolo",
             sandbox => "sandbox",
@@ -387,6 +395,8 @@ impl AgentFile {
         self.fallback = None;
         self.allow_insecure_http = None;
         self.api_key_env = None;
+        self.aux_url = None;
+        self.aux_api_key_env = None;
         self.skills_dir = None;
         self.yolo = None;
         self.sandbox = None;

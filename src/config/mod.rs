@@ -299,6 +299,10 @@ pub struct Settings {
     /// `contextMode` / `-ctx`: how requests are made from the conversation.
     pub context_mode: file::ContextMode,
     pub aux_model: Option<String>,
+    /// `auxUrl`: where aux requests go (None: the main server).
+    pub aux_url: Option<String>,
+    /// The key for `auxUrl`, from `auxApiKeyEnv`.
+    pub aux_api_key: Option<String>,
     /// Dollars per million tokens, by model.
     pub prices: BTreeMap<String, file::Price>,
     /// `trace: true` or `AGENT_TRACE=1`: requests and responses to

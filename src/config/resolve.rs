@@ -232,6 +232,14 @@ pub fn resolve(
         })?,
     };
 
+    let aux_url = merged
+        .aux_url
+        .as_deref()
+        .map(|u| u.trim_end_matches('/').to_string());
+    if let Some(u) = &aux_url {
+        provider::check_url(u, insecure).map_err(|e| err(format!("auxUrl: {e}")))?;
+    }
+
     let mut yolo = flags.yolo || merged.yolo.unwrap_or(false);
     let mut sandbox = if yolo {
         SandboxMode::Full
@@ -374,6 +382,11 @@ pub fn resolve(
             .or(merged.context_mode)
             .unwrap_or_default(),
         aux_model: merged.aux_model.clone(),
+        aux_url,
+        aux_api_key: merged
+            .aux_api_key_env
+            .as_deref()
+            .and_then(|name| env(name).filter(|v| !v.is_empty())),
         prices: merged.prices.clone().unwrap_or_default(),
         notify_after: Some(merged.notify_after.map_or(Duration::from_secs(10), |d| d.0))
             .filter(|d| !d.is_zero()),
@@ -438,6 +451,8 @@ pub(super) fn overlay(base: &mut AgentFile, top: AgentFile) {
         compact_at,
         context_mode,
         aux_model,
+        aux_url,
+        aux_api_key_env,
         trace,
         budget_minutes,
         budget_k_tokens,
@@ -493,6 +508,8 @@ pub(super) fn overlay(base: &mut AgentFile, top: AgentFile) {
         compact_at,
         context_mode,
         aux_model,
+        aux_url,
+        aux_api_key_env,
         trace,
         budget_minutes,
         budget_k_tokens,

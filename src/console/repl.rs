@@ -470,7 +470,7 @@ pub fn print_sessions(root: &std::path::Path) {
         return;
     }
     for s in list {
-        let first: String = s.first_prompt.chars().take(60).collect();
+        let first: String = s.label().chars().take(60).collect();
         let first = crate::untrusted::displayable(&first);
         println!(
             "{}  {:>4} messages  {:>8} bytes  {first}",

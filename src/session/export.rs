@@ -204,6 +204,7 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 ));
             }
             Record::Note { text } => out.push_str(&format!("\n*mm: {text}*\n")),
+            Record::Title { title } => out.push_str(&format!("\n*mm: titled \"{title}\"*\n")),
             Record::Model { model } => {
                 out.push_str(&format!("\n*mm: model {model} from here on*\n"));
             }

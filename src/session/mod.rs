@@ -78,6 +78,10 @@ pub enum Record {
     Note {
         text: String,
     },
+    /// The session's title, as `auxModel` wrote it after the first turn.
+    Title {
+        title: String,
+    },
     /// A turn begins: the next message is its prompt.
     Turn {
         turn: u64,
@@ -691,6 +695,16 @@ pub struct SessionInfo {
     pub messages: usize,
     pub bytes: u64,
     pub first_prompt: String,
+    /// The title `auxModel` gave it, if any.
+    pub title: Option<String>,
+}
+
+impl SessionInfo {
+    /// What a list of sessions shows of it: its title, else the first
+    /// line of its first prompt.
+    pub fn label(&self) -> &str {
+        self.title.as_deref().unwrap_or(&self.first_prompt)
+    }
 }
 
 /// Every session in the workspace, most recent first.
@@ -715,14 +729,18 @@ pub fn list(root: &Path) -> Vec<SessionInfo> {
             .unwrap_or_default();
         let mut messages = 0;
         let mut first_prompt = String::new();
+        let mut title = None;
         for line in text.lines() {
-            if let Ok(Record::Message { message, typed, .. }) = serde_json::from_str::<Record>(line)
-            {
-                messages += 1;
-                if first_prompt.is_empty() && message.role == Role::User {
-                    let text = typed.as_deref().unwrap_or(message.text());
-                    first_prompt = text.lines().next().unwrap_or("").to_string();
+            match serde_json::from_str::<Record>(line) {
+                Ok(Record::Message { message, typed, .. }) => {
+                    messages += 1;
+                    if first_prompt.is_empty() && message.role == Role::User {
+                        let text = typed.as_deref().unwrap_or(message.text());
+                        first_prompt = text.lines().next().unwrap_or("").to_string();
+                    }
                 }
+                Ok(Record::Title { title: t }) => title = Some(t),
+                _ => {}
             }
         }
         out.push((
@@ -732,6 +750,7 @@ pub fn list(root: &Path) -> Vec<SessionInfo> {
                 messages,
                 bytes: meta.len(),
                 first_prompt,
+                title,
             },
         ));
     }

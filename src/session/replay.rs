@@ -167,6 +167,7 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
             }),
             Record::Header { .. }
             | Record::Note { .. }
+            | Record::Title { .. }
             | Record::Carried { .. }
             | Record::Model { .. }
             | Record::Request { .. }

@@ -654,7 +654,7 @@ impl App {
                         text: format!(
                             "{:>4} messages  {}{}",
                             s.messages,
-                            s.first_prompt.chars().take(80).collect::<String>(),
+                            s.label().chars().take(80).collect::<String>(),
                             if s.id == current { "  (this one)" } else { "" }
                         ),
                         path: s.id,
