@@ -145,8 +145,11 @@ impl Copied {
         );
         match self {
             Copied::System => format!("copied {amount}"),
+            // Short: it shares the status bar (the long form was cut at
+            // the edge of a 120-column one).
             Copied::Terminal { mux, cut } => format!(
-                "sent {amount} to the terminal (OSC 52{}){}",
+                "OSC 52: sent {}{}{}",
+                amount,
                 match mux {
                     Mux::None => "",
                     Mux::Tmux => ", via tmux",
@@ -372,7 +375,7 @@ mod tests {
         );
         assert_eq!(
             got.describe("the last answer", 1, 2),
-            "sent 1 line (2 bytes) of the last answer to the terminal (OSC 52, via tmux)"
+            "OSC 52: sent 1 line (2 bytes) of the last answer, via tmux"
         );
     }
 

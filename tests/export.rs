@@ -27,7 +27,7 @@ fn copy_goes_through_the_terminal_and_export_writes_the_session() {
     t.expect(&format!("\x1b]52;c;{b64}\x07"));
     let n = ANSWER.lines().count();
     t.expect(&format!(
-        "sent {n} line{} ({} bytes) of the last answer to the terminal (OSC 52)",
+        "OSC 52: sent {n} line{} ({} bytes) of the last answer",
         if n == 1 { "" } else { "s" },
         ANSWER.len()
     ));
@@ -222,7 +222,7 @@ fn a_display_that_does_not_answer_falls_back_to_the_terminal_at_once() {
     t.expect("Copied from mm.");
     let start = std::time::Instant::now();
     t.send("/copy\r");
-    t.expect("sent 1 line (15 bytes) of the last answer to the terminal");
+    t.expect("OSC 52: sent 1 line (15 bytes)");
     assert!(
         start.elapsed() < std::time::Duration::from_secs(5),
         "took {:?}",

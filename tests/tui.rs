@@ -838,10 +838,10 @@ fn a_copy_is_confirmed_in_the_status_bar() {
     s.keys("what is the answer?\r");
     s.wait_for("The answer is forty-two.");
     s.keys("/copy\r");
-    s.wait_for("of the last answer to the terminal");
+    s.wait_for("OSC 52: sent");
     let screen = s.text();
     assert!(
-        screen.contains("sent 1 line (24 bytes) of the last answer to the terminal (OSC 52)"),
+        screen.contains("OSC 52: sent 1 line (24 bytes) of the last answer"),
         "{screen}"
     );
     let raw = String::from_utf8_lossy(&s.raw.lock().unwrap()).into_owned();

@@ -108,6 +108,8 @@ pub struct App {
     /// A model request asked for between turns (`/compact`, `/commit`'s
     /// message): it shows and is cancelled like a turn.
     pub(super) side_request: Option<OpId>,
+    /// The `/plan` op whose turn is running or ending (see `start_turn`).
+    pub(super) plan_op: Option<OpId>,
     /// Watched folders that changed, read again once they settle.
     tree_stale: std::collections::BTreeSet<String>,
     tree_stale_at: Option<Instant>,
@@ -160,6 +162,7 @@ impl App {
             dirty: true,
             working: false,
             side_request: None,
+            plan_op: None,
             tree_stale: Default::default(),
             tree_stale_at: None,
             layout: Layout::default(),
@@ -227,9 +230,15 @@ impl App {
         if self.focus == Focus::Composer {
             self.tab = Focus::Transcript;
         }
-        if self.ops.send(op) {
+        // A plan turn's op goes on after the turn (the plan is asked for
+        // when the answer held none): the work is over when the op is.
+        let plan = matches!(op, Op::Plan { .. });
+        if let Some(id) = self.ops.submit(op) {
             self.working = true;
             self.status.working_since = Some(Instant::now());
+            if plan {
+                self.plan_op = Some(id);
+            }
         } else {
             self.flash("the agent has stopped");
         }
@@ -360,8 +369,9 @@ impl App {
                         _ => None,
                     };
                 }
-                if self.side_request == Some(id) {
+                if self.side_request == Some(id) || self.plan_op == Some(id) {
                     self.side_request = None;
+                    self.plan_op = None;
                     self.work_over();
                 }
                 if matches!(pending, Some(Pending::Restore(_))) {
@@ -496,7 +506,9 @@ impl App {
                         outcome.as_str()
                     )));
                 }
-                self.work_over();
+                if self.plan_op.is_none() {
+                    self.work_over();
+                }
             }
             AgentEvent::Diagnostics { path, items, .. } => {
                 if items.is_empty() {

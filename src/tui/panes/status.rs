@@ -35,6 +35,10 @@ pub struct Status {
     pub warnings: u32,
     /// The request in flight: tokens so far, their rate, the prompt read.
     pub generating: Option<Generating>,
+    /// Prompt tokens the server reads a second, as the last request that
+    /// read a long prompt showed: what a wait for the first token is
+    /// estimated by.
+    pub prompt_speed: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -44,7 +48,13 @@ pub struct Generating {
     pub prompt: Option<(u64, u64)>,
     /// The server works for another client; this request waits.
     pub queued: bool,
+    /// Prompt tokens read a second (see `Status::prompt_speed`).
+    pub prompt_speed: Option<f64>,
 }
+
+/// Tokens before a rate is shown: over the first few, the time between
+/// them says nothing (`3 tok · 0.0 tok/s`).
+const RATE_AFTER: u64 = 8;
 
 impl Generating {
     /// `1.2k tok · 14.2 tok/s`, or `prompt 3.0k/19k` before the first
@@ -54,13 +64,24 @@ impl Generating {
         match (self.tokens, self.prompt) {
             (0, None) if self.queued => "server busy with another request".into(),
             (0, Some((done, all))) if done * 20 < all => {
-                format!("reading {} prompt tokens", human(all))
+                // The server counts only at the end of a batch: what the
+                // last long prompt's speed says this one takes.
+                let eta = self
+                    .prompt_speed
+                    .filter(|s| *s > 0.0)
+                    .map(|s| ((all - done) as f64 / s).round() as u64)
+                    .filter(|secs| *secs >= 3)
+                    .map(|secs| format!(", ~{secs}s"))
+                    .unwrap_or_default();
+                format!("reading {} prompt tokens{eta}", human(all))
             }
             (0, Some((done, all))) => format!("prompt {}/{}", human(done), human(all)),
             (0, None) => "waiting for the first token".into(),
             (n, _) => match self.tokens_per_second {
-                Some(tps) => format!("{} tok · {tps:.1} tok/s", human(n)),
-                None => format!("{} tok", human(n)),
+                Some(tps) if n >= RATE_AFTER && tps >= 0.05 => {
+                    format!("{} tok · {tps:.1} tok/s", human(n))
+                }
+                _ => format!("{} tok", human(n)),
             },
         }
     }
@@ -103,6 +124,14 @@ impl Status {
             } => {
                 self.total.add(&stats.usage);
                 self.last = Some(*stats);
+                // A prompt long enough to time: its uncached part over the
+                // wait for the first token.
+                let read = stats.usage.prompt.saturating_sub(stats.usage.cached);
+                if let Some(ms) = stats.first_token_ms.filter(|ms| *ms >= 1000)
+                    && read >= 200
+                {
+                    self.prompt_speed = Some(read as f64 * 1000.0 / ms as f64);
+                }
                 self.generating = None;
                 if *context_used > 0 {
                     self.context_used = *context_used;
@@ -116,11 +145,18 @@ impl Status {
                 queued,
                 ..
             } => {
+                // The count never goes back within a request (the server's
+                // count and the streamed one take turns).
+                let tokens = match self.generating {
+                    Some(g) => (*tokens).max(g.tokens),
+                    None => *tokens,
+                };
                 self.generating = Some(Generating {
-                    tokens: *tokens,
+                    tokens,
                     tokens_per_second: *tokens_per_second,
                     prompt: *prompt,
                     queued: *queued,
+                    prompt_speed: self.prompt_speed,
                 });
             }
             AgentEvent::RequestStarted { .. } | AgentEvent::TurnFinished { .. } => {

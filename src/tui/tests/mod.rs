@@ -1025,6 +1025,98 @@ fn a_request_in_flight_shows_its_tokens_rate_and_the_call_as_it_is_written() {
 }
 
 #[test]
+fn the_bar_s_live_figures_are_ones_a_person_can_trust() {
+    let mut r = rig();
+    typed(&mut r.app, "explain it");
+    r.app.on_key(key(KeyCode::Enter));
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "explain it".into(),
+    });
+    let bar = |r: &mut Rig| screen(r, 120, 20).lines().last().unwrap().to_string();
+    let generating = |tokens, tps, prompt| AgentEvent::Generating {
+        turn: 1,
+        tokens,
+        tokens_per_second: tps,
+        prompt,
+        queued: false,
+    };
+    // The first tokens get no rate (it was `3 tok · 0.0 tok/s`).
+    r.app.on_agent(generating(3, Some(0.0), None));
+    assert!(bar(&mut r).contains("3 tok"), "{}", bar(&mut r));
+    assert!(!bar(&mut r).contains("tok/s"), "{}", bar(&mut r));
+    // The count never goes back within a request (it went 6 → 2).
+    r.app.on_agent(generating(2, None, None));
+    assert!(bar(&mut r).contains("3 tok"), "{}", bar(&mut r));
+    r.app.on_agent(generating(40, Some(9.5), None));
+    assert!(
+        bar(&mut r).contains("40 tok · 9.5 tok/s"),
+        "{}",
+        bar(&mut r)
+    );
+    // A request that read 2,000 uncached tokens in 20 s: the next long
+    // prompt's wait is estimated by that speed.
+    r.app.on_agent(AgentEvent::Usage {
+        turn: 1,
+        stats: RequestStats {
+            usage: Usage {
+                prompt: 2100,
+                cached: 100,
+                completion: 40,
+            },
+            first_token_ms: Some(20_000),
+            ..RequestStats::default()
+        },
+        context_used: 2140,
+    });
+    r.app.on_agent(AgentEvent::RequestStarted {
+        turn: 1,
+        round: 2,
+        attempt: 1,
+    });
+    r.app.on_agent(generating(0, None, Some((0, 1900))));
+    assert!(
+        bar(&mut r).contains("reading 1.9k prompt tokens, ~19s"),
+        "{}",
+        bar(&mut r)
+    );
+}
+
+#[test]
+fn a_plan_turn_stays_busy_while_the_plan_is_asked_for_after_it() {
+    let mut r = rig();
+    typed(&mut r.app, "/plan tidy the parser");
+    r.app.on_key(key(KeyCode::Enter));
+    let subs = submissions(&mut r);
+    let plan = subs
+        .iter()
+        .find(|s| matches!(s.op, Op::Plan { .. }))
+        .expect("a plan op");
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "tidy the parser".into(),
+    });
+    r.app.on_agent(AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: Outcome::Done,
+        answer: "It reads lines.".into(),
+        error: None,
+    });
+    // The answer held no plan and mm asks for one: still working, and
+    // Ctrl-C still cancels (the spinner went away here before).
+    assert!(r.app.status.working_since.is_some());
+    assert!(r.app.working);
+    r.app.on_event(Event {
+        id: plan.id,
+        msg: AgentEvent::Finished {
+            result: OpResult::Done,
+        },
+    });
+    assert!(r.app.status.working_since.is_none());
+    assert!(!r.app.working);
+}
+
+#[test]
 fn tool_output_wraps_between_words() {
     let mut r = rig();
     r.app.on_agent(AgentEvent::TurnStarted {
