@@ -61,11 +61,44 @@ fn bullet_head(l: &str) -> Option<&str> {
         .map(str::trim)
 }
 
-/// The steps `head` finds, each with the indented lines under it.
+/// The steps `head` finds, each with the indented lines under it and a
+/// fenced code block that follows it (kept as it is: "Change the
+/// function to:" means nothing without the code).
 fn read_steps(answer: &str, head: fn(&str) -> Option<&str>) -> Vec<String> {
     let mut steps: Vec<String> = Vec::new();
     let mut open = false;
+    let mut fence: Option<String> = None;
     for line in answer.lines() {
+        // A step's number at the margin ends a block a small model never
+        // closed.
+        if fence.is_some()
+            && head(line).is_some()
+            && !line.starts_with([' ', '\t'])
+            && let (Some(last), Some(done)) = (steps.last_mut(), fence.take())
+        {
+            last.push('\n');
+            last.push_str(&done);
+        }
+        if let Some(block) = &mut fence {
+            block.push('\n');
+            block.push_str(line);
+            if line.trim_start().starts_with("```")
+                && let (Some(last), Some(done)) = (steps.last_mut(), fence.take())
+            {
+                last.push('\n');
+                last.push_str(&done);
+                open = false;
+            }
+            continue;
+        }
+        if open && line.trim_start().starts_with("```") {
+            fence = Some(line.trim_start().to_string());
+            continue;
+        }
+        if open && line.trim().is_empty() {
+            // A blank line ends a step's text, not its code block.
+            continue;
+        }
         if let Some(text) = head(line) {
             steps.push(clean(text));
             open = true;
@@ -77,6 +110,11 @@ fn read_steps(answer: &str, head: fn(&str) -> Option<&str>) -> Vec<String> {
         } else {
             open = false;
         }
+    }
+    // A block the answer left open is kept as far as it goes.
+    if let (Some(last), Some(done)) = (steps.last_mut(), fence) {
+        last.push('\n');
+        last.push_str(&done);
     }
     steps.retain(|s| !s.is_empty());
     steps.truncate(20);
@@ -488,6 +526,27 @@ mod tests {
             ["edit a.py", "run the tests"]
         );
         assert!(steps_of("Nothing to do here.").is_empty());
+    }
+
+    #[test]
+    fn a_code_block_under_a_step_is_kept_with_it() {
+        let answer = "1. Change `total` in cart.py to:\n\n```python\ndef total(items):\n\n    return sum(items)\n```\n2. Run the tests.\n   ```\n   python3 -m unittest\n   ```\nDone.";
+        assert_eq!(
+            steps_of(answer),
+            [
+                "Change `total` in cart.py to:\n```python\ndef total(items):\n\n    return sum(items)\n```",
+                "Run the tests.\n```\n   python3 -m unittest\n   ```",
+            ]
+        );
+        // Numbered again (the plan editor, the prompt that carries it
+        // out), the steps read back the same.
+        let steps = steps_of(answer);
+        assert_eq!(steps_of(&numbered(&steps)), steps);
+        // A block the answer never closed ends at the next step.
+        assert_eq!(
+            steps_of("1. Add:\n```js\nconst a = 1;\n2. Test it."),
+            ["Add:\n```js\nconst a = 1;", "Test it."]
+        );
     }
 
     #[test]
