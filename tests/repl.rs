@@ -459,3 +459,47 @@ fn steps_marked_done_with_nothing_written_are_said_to_be_so() {
     t.send("\x04");
     assert_eq!(t.exit_code(), 0);
 }
+
+#[test]
+fn a_follow_up_while_a_plan_is_carried_out_restates_the_step_at_hand() {
+    let server = Server::start(vec![
+        text("1. Add fixed_off to calc.py.\n2. Run the tests."),
+        call(
+            "u1",
+            "update_plan",
+            json!({"plan": [
+                {"step": "Add fixed_off to calc.py.", "status": "in_progress"},
+                {"step": "Run the tests.", "status": "pending"},
+            ]}),
+        ),
+        text("I added fixed_off."),
+        text("I could not add it."),
+        text("I could not add it."),
+        text("I could not add it."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a + b\n");
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("/plan add fixed_off to calc.py\r");
+    t.expect("run this plan?");
+    t.send("y\r");
+    t.expect("› ");
+    t.send("\x04");
+    let _ = t.exit_code();
+    let reqs = server.requests();
+    let follow_up = reqs
+        .iter()
+        .skip(2)
+        .map(|r| r["messages"].as_array().unwrap().last().unwrap()["content"].to_string())
+        .find(|c| c.contains("The step at hand"))
+        .unwrap_or_else(|| panic!("no follow-up restates the step: {reqs:#?}"));
+    assert!(
+        follow_up.contains(
+            r#"(1 of 2) of the plan you are carrying out: \"Add fixed_off to calc.py.\""#
+        ),
+        "{follow_up}"
+    );
+    assert!(!follow_up.contains("The user's request:"), "{follow_up}");
+}

@@ -841,7 +841,7 @@ impl Agent {
         };
         Some(format!(
             "mm checked {what} against the request's own words (its examples, and checks written from it alone, not from your code):\n{failure}{made}{next}\n{}",
-            harness::restate(&st.prompt)
+            self.restated(st)
         ))
     }
 

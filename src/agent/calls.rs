@@ -100,7 +100,7 @@ impl Agent {
             return Some(format!(
                 "refused: {} is what the request gives to follow; it asks for no change to it. Nothing was written. Write the code the request asks for in {code}.\n{}",
                 r.rel,
-                harness::restate(&st.prompt)
+                self.restated(st)
             ));
         }
         if !harness::asks_to_create(&st.prompt) {
@@ -131,7 +131,7 @@ impl Agent {
             "refused: the request asks for {wanted}, which does not exist yet, and this call writes {} instead. Nothing was written. Create {wanted} with write_file (path \"{wanted}\", the whole content); change {} only if the request needs it, after that.\n{}",
             r.rel,
             r.rel,
-            harness::restate(&st.prompt)
+            self.restated(st)
         ))
     }
 
@@ -351,7 +351,7 @@ impl Agent {
             let out = ToolOutput::not_run(if check {
                 format!(
                     "not run again: nothing has changed since it failed just before ({first}), so it would fail the same way. Change the code first with edit_file, then run it again.\n{}",
-                    harness::restate(&st.prompt)
+                    self.restated(st)
                 )
             } else {
                 format!(
@@ -779,7 +779,7 @@ impl Agent {
                 } else {
                     ""
                 },
-                harness::restate(&st.prompt)
+                self.restated(st)
             )),
             Some(p) => ToolOutput::refused(self.test_file_refusal(p, &st.prompt)),
             None if rename_only.is_some() => {
@@ -799,14 +799,14 @@ impl Agent {
                     "refused: this edit would undo the change you made earlier in this turn (`{}` became `{}`). Nothing was written. If that change was right, the work may be done: check it and answer.\n{}",
                     short(&o),
                     short(&n),
-                    harness::restate(&st.prompt)
+                    self.restated(st)
                 ))
             }
             None if renames_named.is_some() => {
                 let (old, new) = renames_named.clone().unwrap_or_default();
                 ToolOutput::refused(format!(
                     "refused: the request names {old}, and this edit renames it to {new}; the request does not ask for a rename. Nothing was written. Keep the name {old} and change only what the request asks.\n{}",
-                    harness::restate(&st.prompt)
+                    self.restated(st)
                 ))
             }
             None if reread.is_some() => ToolOutput::ok(reread.clone().unwrap_or_default()),
@@ -816,7 +816,7 @@ impl Agent {
             None if edit_again => ToolOutput::refused(format!(
                 "refused: this exact edit was already made in this turn; making it again would change the file a second time. Nothing was written. read_file {} to see it as it is now.\n{}",
                 tools::arg_str(args, crate::toolname::arg::PATH).unwrap_or_default(),
-                harness::restate(&st.prompt)
+                self.restated(st)
             )),
             None if call.name == ToolName::UpdatePlan => self.update_plan(args),
             None => tools::run(&self.tools, &call.name, args, ctx).await,

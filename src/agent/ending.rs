@@ -99,7 +99,7 @@ impl Agent {
         st: &mut TurnState,
         cancel: &CancellationToken,
     ) -> Result<Option<String>, Stop> {
-        let ask = harness::restate(&st.prompt);
+        let ask = self.restated(st);
         let can_edit = self.specs.iter().any(|s| s.name == ToolName::EditFile);
         if st.follow_ups >= MAX_FOLLOW_UPS {
             return Ok(None);

@@ -714,7 +714,7 @@ impl Agent {
             st.tried_candidates = true;
             made = self.fix_by_candidates(st, &command, &lines, cancel).await;
         }
-        let ask = harness::restate(&st.prompt);
+        let ask = self.restated(st);
         if made.is_none()
             && let Some(f) = &st.fix
         {

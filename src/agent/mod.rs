@@ -198,6 +198,9 @@ pub struct Agent {
     compact_retry_at: usize,
     /// The plan proposed or being carried out, its steps as last marked.
     plan: Option<Vec<crate::protocol::PlanStep>>,
+    /// An approved plan is being carried out (`run_plan`): follow-ups
+    /// restate its current step, not the whole plan.
+    carrying_plan: bool,
     /// The running (or last) turn's request, as the user typed it.
     task: String,
     /// Requests traced so far (`trace: true`), and whether writing failed.
@@ -390,6 +393,7 @@ impl Agent {
             model_note: parts.model_note,
             compact_retry_at: 0,
             plan: None,
+            carrying_plan: false,
             task: String::new(),
             trace_seq: 0,
             trace_failed: false,

@@ -416,7 +416,9 @@ impl Agent {
         self.turn += 1;
         self.set_plan(plan.clone(), true);
         self.turn -= 1;
+        self.carrying_plan = true;
         let mut report = self.run_turn(&prompt, cancel).await;
+        self.carrying_plan = false;
         self.tools.sandbox.set_plan_files(None);
         if !offered {
             self.specs.retain(|s| s.name != ToolName::UpdatePlan);
@@ -486,6 +488,26 @@ impl Agent {
             plan.len(),
             plan[at].step
         ))
+    }
+
+    /// What a follow-up restates: while an approved plan is carried out,
+    /// the step at hand (a small model keeps to one step better than to a
+    /// whole plan read again); otherwise the user's request.
+    pub(super) fn restated(&self, st: &super::TurnState) -> String {
+        if self.carrying_plan
+            && let Some(plan) = &self.plan
+        {
+            let at = |status| plan.iter().position(|s: &PlanStep| s.status == status);
+            if let Some(i) = at(StepStatus::InProgress).or_else(|| at(StepStatus::Pending)) {
+                return format!(
+                    "The step at hand ({} of {}) of the plan you are carrying out: \"{}\"",
+                    i + 1,
+                    plan.len(),
+                    plan[i].step
+                );
+            }
+        }
+        super::harness::restate(&st.prompt)
     }
 
     fn set_plan(&mut self, steps: Vec<PlanStep>, approved: bool) {

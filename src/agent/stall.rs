@@ -573,7 +573,7 @@ impl Agent {
         Some(format!(
             "[mm: {why}, so mm asked for {asked_for} and wrote it:]\n{}{checks}\n{}\n{end}",
             diffs.concat(),
-            harness::restate(&st.prompt)
+            self.restated(st)
         ))
     }
 }

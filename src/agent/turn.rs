@@ -328,7 +328,7 @@ impl Agent {
                 );
                 if self.harness_on() {
                     again.push('\n');
-                    again.push_str(&harness::restate(&st.prompt));
+                    again.push_str(&self.restated(st));
                 }
                 self.push(Message::user(again))?;
                 if round >= max_rounds {
@@ -351,7 +351,7 @@ impl Agent {
                 );
                 if self.harness_on() {
                     again.push('\n');
-                    again.push_str(&harness::restate(&st.prompt));
+                    again.push_str(&self.restated(st));
                 }
                 self.push(Message::user(again))?;
                 if self.stalled(st)

@@ -65,7 +65,7 @@ impl Agent {
         Some(format!(
             "mm ran the request's checks again on the code as it is now: {} of {total} fail.{worse}\n{failure}\nIf the request says otherwise and a check is wrong, say which and why. Otherwise fix the code with edit_file.\n{}",
             failed.len(),
-            harness::restate(&st.prompt)
+            self.restated(st)
         ))
     }
 

@@ -41,7 +41,7 @@ impl Agent {
                 st.follow_ups += 1;
                 return Some(format!(
                     "`{command}` fails on your change:\n{failure}{made}\n\n{}",
-                    harness::restate(&st.prompt)
+                    self.restated(st)
                 ));
             }
         }
@@ -88,7 +88,7 @@ impl Agent {
         );
         if self.harness_on() {
             text.push('\n');
-            text.push_str(&harness::restate(&st.prompt));
+            text.push_str(&self.restated(st));
         }
         Ok(Some(text))
     }
@@ -105,7 +105,7 @@ impl Agent {
         );
         if self.harness_on() {
             ask.push('\n');
-            ask.push_str(&harness::restate(&st.prompt));
+            ask.push_str(&self.restated(st));
             let mut notes: Vec<String> = st.tests.iter().map(TestReport::receipt_words).collect();
             notes.extend(st.candidate_notes.iter().cloned());
             ask.push_str(&format!(
@@ -161,7 +161,7 @@ impl Agent {
             self.push(Message::user(format!(
                 "Check your arithmetic: {}. Correct the answer; no tool calls.\n{}",
                 wrong.join("; "),
-                harness::restate(&st.prompt)
+                self.restated(st)
             )))?;
             let reply = self.request(round + 2, false, cancel).await?;
             let (mut msg, _) = self.assistant_message(reply, round + 2, false, true);
