@@ -248,6 +248,8 @@ fn commit_takes_only_the_sessions_files_from_a_dirty_tree() {
             json!({"path": "notes.txt", "content": "mm's notes\n"}),
         ),
         text("Created notes.txt."),
+        // The session's title, from the auxiliary model after the turn.
+        text("Writing the notes file"),
         text("docs: add notes"),
     ]);
     let ws = Workspace::new();
@@ -282,7 +284,15 @@ fn commit_takes_only_the_sessions_files_from_a_dirty_tree() {
         "docs: add notes"
     );
     let reqs = server.requests();
+    // The title and the commit message both come from the aux model.
     assert_eq!(reqs[2]["model"], "small-helper");
+    assert!(
+        reqs[2]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("You name coding sessions")
+    );
+    assert_eq!(reqs[3]["model"], "small-helper");
     assert_ne!(reqs[0]["model"], "small-helper");
     // The user's changes are where they were: one staged, one not.
     let status = git(&p, &["status", "--porcelain"]);
