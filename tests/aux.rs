@@ -67,3 +67,29 @@ fn without_an_aux_model_no_title_is_asked_for() {
         stdout(&listed)
     );
 }
+
+#[test]
+fn a_sub_task_s_session_is_not_titled() {
+    let main = Server::start(vec![text("It splits lines.")]);
+    let aux = Server::start(vec![text("never asked")]);
+    let ws = Workspace::new();
+    ws.write(
+        "agent.yaml",
+        &format!("auxModel: tiny\nauxUrl: {}\n", aux.url()),
+    );
+    let out = ws
+        .mm()
+        .env("MM_ASK_DEPTH", "1")
+        .args([
+            "agent.yaml",
+            "-p",
+            "what does the csv parser do?",
+            "-url",
+            &main.url(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(main.requests().len(), 1);
+    assert!(aux.requests().is_empty());
+}

@@ -403,7 +403,12 @@ impl Agent {
     /// turn, kept in the log for the session pickers. Nothing without an
     /// aux model: the main model's time is the user's.
     pub(super) async fn write_title(&mut self, prompt: &str, cancel: &CancellationToken) {
-        if self.settings.aux_model.is_none() && self.aux.is_none() {
+        // A sub-task's session is short and nobody picks it from a list.
+        let child = std::env::var(crate::config::ASK_DEPTH_VAR)
+            .ok()
+            .and_then(|d| d.parse::<u32>().ok())
+            .is_some_and(|d| d > 0);
+        if (self.settings.aux_model.is_none() && self.aux.is_none()) || child {
             return;
         }
         let request: String = prompt.chars().take(1500).collect();
