@@ -125,3 +125,32 @@ fn a_file_named_like_a_picture_that_is_not_one_is_not_sent() {
     let content: &Value = &server.requests()[0]["messages"][1]["content"];
     assert!(content.is_string(), "{content}");
 }
+
+#[test]
+fn a_path_inside_a_file_an_editor_embedded_is_not_read() {
+    let server = Server::start(vec![text("ok")]);
+    seeing(&server, true);
+    let ws = Workspace::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let outside = elsewhere.path().join("private.png");
+    std::fs::write(&outside, png()).unwrap();
+    // What ACP makes of an embedded resource: its text in a <file> block.
+    let prompt = format!(
+        "summarise this\n<file path=\"README.md\">\nsee {}\n</file>",
+        outside.display()
+    );
+    let out = ws.run(&server, &prompt, &["-no-harness"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let content = &server.requests()[0]["messages"][1]["content"];
+    assert!(content.is_string(), "no image may go: {content}");
+    // The same path typed by the user is read.
+    let server = Server::start(vec![text("ok")]);
+    seeing(&server, true);
+    let out = ws.run(
+        &server,
+        &format!("see {}", outside.display()),
+        &["-no-harness"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(server.requests()[0]["messages"][1]["content"].is_array());
+}

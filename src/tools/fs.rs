@@ -246,7 +246,19 @@ pub fn images_mentioned(env: &ToolEnv, prompt: &str) -> Vec<crate::llm::Image> {
         .unwrap_or(0)
         == 0;
     let mut out: Vec<crate::llm::Image> = Vec::new();
-    for word in prompt.split_whitespace() {
+    // A file an editor embeds in the prompt (`<file path=…>…</file>`, see
+    // acp) is the file's words, not the user's: no path in it is read.
+    let mut typed = String::new();
+    let mut rest = prompt;
+    while let Some(start) = rest.find("<file path=") {
+        typed.push_str(&rest[..start]);
+        rest = match rest[start..].find("</file>") {
+            Some(end) => &rest[start + end + "</file>".len()..],
+            None => "",
+        };
+    }
+    typed.push_str(rest);
+    for word in typed.split_whitespace() {
         let word = word
             .trim_start_matches(['@', '`', '"', '\'', '('])
             .trim_end_matches(['`', '"', '\'', ')', ',', ';', ':', '!', '?']);
