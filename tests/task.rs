@@ -251,3 +251,53 @@ fn a_childs_question_is_put_to_the_sessions_user() {
         "{results:?}"
     );
 }
+
+/// A helper that wrote its findings and then ran out of rounds: what it
+/// wrote is the result (said to be cut), not an error the session may
+/// not ask again (a real 1.5B reviewer found both bugs, then read the
+/// file until its rounds ran out, and the session never answered).
+#[test]
+fn a_helper_that_ran_out_of_rounds_after_writing_gives_what_it_wrote() {
+    let ws = Workspace::new();
+    ws.write(".mm/agents/reviewer.md", REVIEWER);
+    ws.write(".mm/config.yaml", "maxTurns: 2\n");
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let with_text = |text: &str, id: &str| {
+        let Reply::Sse(mut ev) = call(id, "read_file", json!({"path": "calc.py"})) else {
+            unreachable!()
+        };
+        ev.insert(
+            0,
+            (
+                0,
+                json!({"choices":[{"index":0,"delta":{"content":text}}]}).to_string(),
+            ),
+        );
+        Reply::Sse(ev)
+    };
+    let server = Server::start(vec![
+        call(
+            "t1",
+            "task",
+            json!({"role": "reviewer", "prompt": "Check add in calc.py."}),
+        ),
+        with_text("REVIEWED-BY-ROLE: add subtracts. ", "r1"),
+        with_text("Reading again. ", "r2"),
+        // The child's report when its rounds are spent.
+        text("So: add subtracts."),
+        text("The reviewer found that add subtracts."),
+    ]);
+    let out = ws.run(
+        &server,
+        "review calc.py with the reviewer",
+        &["-no-harness"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = server.requests();
+    let back = tool_results(reqs.last().unwrap());
+    let (_, result) = back.last().unwrap();
+    assert!(result.contains("ran out of rounds"), "{result}");
+    // The findings come first, as an answer does (before, the result was
+    // the error "agent …: ran out of rounds before it answered; …").
+    assert!(result.starts_with("So: add subtracts."), "{result}");
+}

@@ -640,17 +640,30 @@ async fn converse(
         .as_str()
         .map(str::to_string)
         .unwrap_or_else(|| text.lock().map(|t| t.clone()).unwrap_or_default());
+    let written: Vec<String> = meta["written"]
+        .as_array()
+        .map(|w| {
+            w.iter()
+                .filter_map(|p| p.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
     match response.stop_reason {
         StopReason::EndTurn => Ok(Answer {
             text: answer,
-            written: meta["written"]
-                .as_array()
-                .map(|w| {
-                    w.iter()
-                        .filter_map(|p| p.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default(),
+            written,
+            session,
+        }),
+        // What it wrote before its rounds ran out is often the answer (a
+        // real 1.5B reviewer found both bugs, then read the file again
+        // until the loop guard stopped it): it is the result, said to be
+        // cut, not an error the asker must not repeat.
+        StopReason::MaxTurnRequests if !answer.trim().is_empty() => Ok(Answer {
+            text: format!(
+                "{}\n\n[agent {name} ran out of rounds before it finished: this is what it had written]",
+                answer.trim()
+            ),
+            written,
             session,
         }),
         StopReason::Cancelled => Err(Failure::Said(format!("agent {name}: cancelled"))),
