@@ -301,3 +301,38 @@ fn a_helper_that_ran_out_of_rounds_after_writing_gives_what_it_wrote() {
     // the error "agent …: ran out of rounds before it answered; …").
     assert!(result.starts_with("So: add subtracts."), "{result}");
 }
+
+/// The same sub-task asked again is answered from the first answer, not
+/// run again (a real 1.5B model asked the same review 17 times).
+#[test]
+fn the_same_sub_task_asked_again_is_answered_from_the_first() {
+    let ws = Workspace::new();
+    ws.write(".mm/agents/reviewer.md", REVIEWER);
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let args = json!({"role": "reviewer", "prompt": "Check add in calc.py."});
+    let server = Server::start(vec![
+        call("t1", "task", args.clone()),
+        text("REVIEWED-BY-ROLE: add subtracts."),
+        call("t2", "task", args),
+        text("The reviewer found that add subtracts."),
+    ]);
+    let out = ws.run(
+        &server,
+        "review calc.py with the reviewer",
+        &["-no-harness"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(
+        reqs.len(),
+        4,
+        "parent, child, parent, parent: one child only"
+    );
+    let back = tool_results(&reqs[3]);
+    let (_, again) = back.last().unwrap();
+    assert!(again.contains("done already"), "{again}");
+    assert!(
+        again.contains("REVIEWED-BY-ROLE: add subtracts."),
+        "{again}"
+    );
+}

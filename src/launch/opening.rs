@@ -469,6 +469,7 @@ async fn session_tools(
             agent_file: settings.agent_file.clone(),
             ask_edits: settings.approve_edits && !unattended,
             broker: tool_env.broker.clone(),
+            answered: Default::default(),
         });
     }
     if let Ok(mut notes) = tool_env.start_notes.lock() {

@@ -36,6 +36,10 @@ pub struct TaskEnv {
     pub ask_edits: bool,
     /// Who answers for this session: the child's questions go there.
     pub broker: Arc<ApprovalBroker>,
+    /// The answers given so far, by role and prompt: the same sub-task
+    /// asked again is answered from here, not run again (a real 1.5B
+    /// model asked the same review 17 times, each a fresh helper).
+    pub answered: std::sync::Mutex<Vec<(String, String, String)>>,
 }
 
 pub const DESCRIPTION: &str = "Hand a self-contained sub-task (a search across the repository, a review, running the tests and reading the failures) to a helper agent with a fresh context; its final answer is the result. It does not see this conversation: put everything it needs in `prompt`.";
@@ -153,6 +157,16 @@ impl TaskEnv {
             },
         };
         let name = role.map_or_else(|| "task".to_string(), |r| format!("task:{}", r.name));
+        let key = (name.clone(), prompt.trim().to_string());
+        if let Some((.., before)) = self.answered.lock().ok().and_then(|a| {
+            a.iter()
+                .find(|(n, p, _)| (n, p) == (&key.0, &key.1))
+                .cloned()
+        }) {
+            return ToolOutput::ok(format!(
+                "This sub-task was done already in this session; its answer, as it came:\n{before}\n\n[not run again: answer the user from it, or give a different sub-task]"
+            ));
+        }
         let (say, tx, forward) = asking::card_progress(&self.bus, ctx);
         let mut asker = self.asker.clone();
         asker.ceiling = ceiling;
@@ -180,6 +194,9 @@ impl TaskEnv {
                 } else {
                     format!("\n\n[the helper wrote: {}]", a.written.join(", "))
                 });
+                if let Ok(mut done) = self.answered.lock() {
+                    done.push((key.0, key.1, text.clone()));
+                }
                 ToolOutput::ok(text)
             }
             Err(e) => ToolOutput::error(e),
