@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::stream::StreamError;
+use super::stream::{StreamError, closing_chunks, delta_chunk};
 
 /// The version header every request carries.
 pub const VERSION: &str = "2023-06-01";
@@ -282,9 +282,6 @@ pub fn body(chat: &Value) -> Value {
 }
 
 /// A chat-completions chunk with one delta.
-fn delta_chunk(delta: Value) -> String {
-    json!({"choices": [{"index": 0, "delta": delta}]}).to_string()
-}
 
 /// Folds the Messages event stream into chat-completions chunks.
 #[derive(Default)]
@@ -403,26 +400,17 @@ impl Events {
                 }
             }
             "message_stop" => {
-                let prompt = self.input_tokens + self.cache_read + self.cache_write;
-                out.push(
-                    json!({"choices": [], "usage": {
-                        "prompt_tokens": prompt,
-                        "completion_tokens": self.output_tokens,
-                        "total_tokens": prompt + self.output_tokens,
-                        "prompt_tokens_details": {"cached_tokens": self.cache_read},
-                    }})
-                    .to_string(),
-                );
                 let finish = match self.stop_reason.as_deref() {
                     Some("tool_use") => "tool_calls",
                     Some("max_tokens") => "length",
                     _ => "stop",
                 };
-                out.push(
-                    json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-                        .to_string(),
-                );
-                out.push("[DONE]".into());
+                out.extend(closing_chunks(
+                    self.input_tokens + self.cache_read + self.cache_write,
+                    self.cache_read,
+                    self.output_tokens,
+                    finish,
+                ));
             }
             "error" => {
                 let e = &ev["error"];

@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::stream::StreamError;
+use super::stream::{StreamError, closing_chunks, delta_chunk};
 
 /// Chat-completions keys with another name or no place here.
 const CHAT_ONLY: &[&str] = &[
@@ -159,10 +159,6 @@ pub fn body(chat: &Value) -> Value {
     Value::Object(out)
 }
 
-fn delta_chunk(delta: Value) -> String {
-    json!({"choices": [{"index": 0, "delta": delta}]}).to_string()
-}
-
 /// Folds the Responses event stream into chat-completions chunks.
 #[derive(Default)]
 pub struct Events {
@@ -256,15 +252,6 @@ impl Events {
                 let u = &r["usage"];
                 let prompt = u["input_tokens"].as_u64().unwrap_or(0);
                 let completion = u["output_tokens"].as_u64().unwrap_or(0);
-                out.push(
-                    json!({"choices": [], "usage": {
-                        "prompt_tokens": prompt,
-                        "completion_tokens": completion,
-                        "total_tokens": prompt + completion,
-                        "prompt_tokens_details": {"cached_tokens": u["input_tokens_details"]["cached_tokens"].as_u64().unwrap_or(0)},
-                    }})
-                    .to_string(),
-                );
                 let finish = if kind == "response.incomplete" {
                     "length"
                 } else if self.calls.is_empty() {
@@ -272,11 +259,10 @@ impl Events {
                 } else {
                     "tool_calls"
                 };
-                out.push(
-                    json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-                        .to_string(),
-                );
-                out.push("[DONE]".into());
+                let cached = u["input_tokens_details"]["cached_tokens"]
+                    .as_u64()
+                    .unwrap_or(0);
+                out.extend(closing_chunks(prompt, cached, completion, finish));
             }
             "response.failed" => {
                 let e = &ev["response"]["error"];

@@ -282,6 +282,29 @@ impl Assembler {
     }
 }
 
+/// A chat-completions chunk with one delta (what the native APIs'
+/// translations feed the `Assembler`).
+pub fn delta_chunk(delta: Value) -> String {
+    serde_json::json!({"choices": [{"index": 0, "delta": delta}]}).to_string()
+}
+
+/// The chunks that end a translated stream: its usage, how it finished,
+/// and `[DONE]`.
+pub fn closing_chunks(prompt: u64, cached: u64, completion: u64, finish: &str) -> Vec<String> {
+    vec![
+        serde_json::json!({"choices": [], "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        }})
+        .to_string(),
+        serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+            .to_string(),
+        "[DONE]".into(),
+    ]
+}
+
 /// The first 200 characters of a chunk, for an error message.
 pub fn short(data: &str) -> String {
     data.chars().take(200).collect()
