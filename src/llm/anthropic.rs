@@ -281,8 +281,6 @@ pub fn body(chat: &Value) -> Value {
     Value::Object(out)
 }
 
-/// A chat-completions chunk with one delta.
-
 /// Folds the Messages event stream into chat-completions chunks.
 #[derive(Default)]
 pub struct Events {
