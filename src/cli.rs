@@ -35,6 +35,9 @@ pub struct Cli {
         allow_hyphen_values = true
     )]
     pub prompt: Option<String>,
+    /// `-p -`: the prompt was read from stdin (a file's words, not typed).
+    #[arg(skip)]
+    pub prompt_from_stdin: bool,
 
     /// Full-screen terminal UI (`ui: tui` in the config makes it the default).
     #[arg(long, conflicts_with = "repl")]

@@ -45,6 +45,9 @@ pub struct Ask<'a> {
     pub commands: &'a [(String, String)],
     /// `-plan`: a plan-mode turn.
     pub plan: bool,
+    /// The prompt was typed on the command line (not read from stdin):
+    /// pictures it names by an absolute path go with it.
+    pub typed: bool,
 }
 
 /// Sends the prompt as one turn through the agent's service, prints what
@@ -54,6 +57,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, ask: Ask<'_>, output:
         prompt,
         commands,
         plan,
+        typed,
     } = ask;
     let json_out = matches!(output, Output::Json | Output::JsonStream);
     let quiet = output == Output::Quiet;
@@ -71,7 +75,14 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, ask: Ask<'_>, output:
         },
         None => Op::UserMessage {
             text: prompt.to_string(),
-            images: Vec::new(),
+            images: if typed {
+                crate::llm::images::typed(prompt, 4)
+                    .into_iter()
+                    .map(|(_, img)| img)
+                    .collect()
+            } else {
+                Vec::new()
+            },
         },
     };
     let Some(id) = ops.submit(op) else {

@@ -201,6 +201,7 @@ fn prompt_input(cli: &mut Cli) -> Result<Option<String>, i32> {
     // prompt as context (a pipe or a file on stdin, never a terminal).
     let mut piped = None;
     if cli.prompt.as_deref() == Some("-") {
+        cli.prompt_from_stdin = true;
         match read_stdin_prompt() {
             Ok(p) => cli.prompt = Some(p),
             Err(e) => {
@@ -392,6 +393,7 @@ async fn drive(
                 prompt,
                 commands: &info.commands,
                 plan: cli.plan,
+                typed: !cli.prompt_from_stdin,
             },
             output,
         )
@@ -488,10 +490,12 @@ async fn ask_once(cli: &Cli, settings: &Settings, root: &std::path::Path, name: 
         server_flags: server_flags(cli),
         budget: Some(Arc::new(RequestBudget::for_session(settings.max_requests))),
     };
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<crate::tools::asking::ChildNote>();
     let shown = tokio::spawn(async move {
-        while let Some(line) = rx.recv().await {
-            eprintln!("  │ {}", crate::untrusted::displayable(&line));
+        while let Some(note) = rx.recv().await {
+            if let crate::tools::asking::ChildNote::Step(line) = note {
+                eprintln!("  │ {}", crate::untrusted::displayable(&line));
+            }
         }
     });
     let cancel = tokio_util::sync::CancellationToken::new();

@@ -535,6 +535,13 @@ pub enum AgentEvent {
         call_id: String,
         text: String,
     },
+    /// A running tool's helper (`task`, `ask_agent`) started its own
+    /// session: its transcript, `mm -show SESSION`.
+    ToolChild {
+        turn: TurnId,
+        call_id: String,
+        session: String,
+    },
     /// A file tool changed a file.
     FileChanged {
         turn: TurnId,

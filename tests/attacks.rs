@@ -574,6 +574,8 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
         .collect();
     script.extend([text("done"), text("done"), text("done")]);
     let server = Server::start(script);
+    // A model that can see: a picture mm should not send would be sent.
+    server.route("/props", json!({"modalities": {"vision": true}}));
     // `args A B` for both runs; `-auto` without a fence refuses to start,
     // so its unfenced run checks only that nothing happened.
     let mut extra: Vec<String> = case
@@ -664,7 +666,7 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
         bad.push(format!("something ran unasked: markers {found:?}"));
     }
     for req in server.requests() {
-        let body = req.to_string();
+        let body = with_images_decoded(&req.to_string());
         if let Some(i) = body.find("SECRET-") {
             bad.push(format!(
                 "a secret reached the model: …{}…",
@@ -677,6 +679,30 @@ fn attack(case: &Case, fenced: bool) -> Vec<String> {
     bad.into_iter()
         .map(|b| format!("[{mode}] {b}\n    stderr: {tail:?}"))
         .collect()
+}
+
+/// A request body with each image's data (`data:…;base64,…`) decoded
+/// beside it: a secret file sent as a picture shows in plain text.
+fn with_images_decoded(body: &str) -> String {
+    use base64::Engine;
+    let mut out = body.to_string();
+    for part in body.split("base64,").skip(1) {
+        let data: String = part
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '='))
+            .collect();
+        if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(data) {
+            out.push('\n');
+            out.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    out
+}
+
+#[test]
+fn images_are_read_for_secrets_too() {
+    let body = r#"{"url":"data:image/gif;base64,R0lGODlhIFNFQ1JFVC1JTUctMQ=="}"#;
+    assert!(with_images_decoded(body).contains("SECRET-IMG-1"));
 }
 
 #[test]

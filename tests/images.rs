@@ -45,8 +45,9 @@ fn a_picture_the_prompt_names_goes_with_it() {
     let prompt = format!("What is in @shot.png and in {}?", outside.display());
     let out = ws.run(&server, &prompt, &[]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // The same bytes twice: one picture, named once.
     assert!(
-        stderr(&out).contains("image attached: shot.png"),
+        stderr(&out).contains("image attached: screen.png (1 KB)\n"),
         "{}",
         stderr(&out)
     );
@@ -126,31 +127,62 @@ fn a_file_named_like_a_picture_that_is_not_one_is_not_sent() {
     assert!(content.is_string(), "{content}");
 }
 
+/// Only the user's own typed words reach outside the workspace: a
+/// repository's custom command, a prompt read from stdin and a plan name
+/// pictures the user did not type, and none of them is read.
 #[test]
-fn a_path_inside_a_file_an_editor_embedded_is_not_read() {
-    let server = Server::start(vec![text("ok")]);
-    seeing(&server, true);
+fn a_picture_outside_is_read_only_when_the_user_typed_its_path() {
     let ws = Workspace::new();
     let elsewhere = tempfile::tempdir().unwrap();
     let outside = elsewhere.path().join("private.png");
     std::fs::write(&outside, png()).unwrap();
-    // What ACP makes of an embedded resource: its text in a <file> block.
-    let prompt = format!(
-        "summarise this\n<file path=\"README.md\">\nsee {}\n</file>",
-        outside.display()
+    let sent_image = |server: &Server| server.requests()[0]["messages"][1]["content"].is_array();
+    // A command the repository brings, naming the picture in its body.
+    ws.write(
+        ".mm/commands/look.md",
+        &format!("Describe {} please.\n", outside.display()),
     );
-    let out = ws.run(&server, &prompt, &["-no-harness"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let content = &server.requests()[0]["messages"][1]["content"];
-    assert!(content.is_string(), "no image may go: {content}");
-    // The same path typed by the user is read.
     let server = Server::start(vec![text("ok")]);
     seeing(&server, true);
-    let out = ws.run(
-        &server,
-        &format!("see {}", outside.display()),
-        &["-no-harness"],
-    );
+    let out = ws.run(&server, "/look", &["-no-harness"]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(server.requests()[0]["messages"][1]["content"].is_array());
+    assert!(
+        !sent_image(&server),
+        "a repository's command sent a picture"
+    );
+    // A prompt read from stdin (`-p -`: an issue's text, say).
+    let server = Server::start(vec![text("ok")]);
+    seeing(&server, true);
+    let mut child = ws
+        .mm()
+        .args(["-p", "-", "-url", &server.url(), "-no-harness"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(stdin, "see {}", outside.display()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!sent_image(&server), "a prompt from stdin sent a picture");
+    // Typed, it goes: by its absolute path, quoted with a space in it, or
+    // under ~/.
+    let spaced = elsewhere.path().join("my shot.png");
+    std::fs::write(&spaced, png()).unwrap();
+    std::fs::write(ws.home.path().join("home.png"), png()).unwrap();
+    for typed in [
+        format!("see {}", outside.display()),
+        format!("see '{}'", spaced.display()),
+        "see ~/home.png".to_string(),
+    ] {
+        let server = Server::start(vec![text("ok")]);
+        seeing(&server, true);
+        let out = ws.run(&server, &typed, &["-no-harness"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(sent_image(&server), "{typed}: {}", stderr(&out));
+    }
 }

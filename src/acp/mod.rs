@@ -223,13 +223,13 @@ fn agent(
                     );
                 };
                 let text = prompt_text(&req.prompt, &live.root);
-                let images = prompt_images(&req.prompt);
                 // An agent's question is never taken as a command.
                 let asked = req
                     .meta
                     .as_ref()
                     .and_then(|m| m.get("mm"))
                     .is_some_and(|m| m["asked"] == true);
+                let images = prompt_images(&req.prompt, !asked);
                 let Ok(mut pending) = live.pending.lock() else {
                     return responder
                         .respond_with_error(agent_client_protocol::Error::internal_error());
@@ -462,32 +462,47 @@ fn prompt_text(blocks: &[ContentBlock], root: &std::path::Path) -> String {
 }
 
 /// The images among the prompt's blocks, as the model will get them
-/// (kinds a vision API does not take are left out).
-fn prompt_images(blocks: &[ContentBlock]) -> Vec<crate::protocol::Image> {
-    blocks
-        .iter()
-        .filter_map(|b| match b {
-            ContentBlock::Image(i)
-                if matches!(
-                    i.mime_type.as_str(),
-                    "image/png" | "image/jpeg" | "image/gif" | "image/webp"
-                ) =>
-            {
-                let name = i
-                    .uri
-                    .as_deref()
-                    .and_then(|u| u.rsplit('/').next())
-                    .unwrap_or("image")
-                    .to_string();
-                Some(crate::protocol::Image {
-                    name,
-                    media_type: i.mime_type.clone(),
-                    data: i.data.clone(),
-                })
+/// (kinds a vision API does not take are left out), and, in a person's
+/// prompt (`typed`: not an agent's question), the pictures its text blocks
+/// or links name by an absolute path (never an embedded file's text).
+fn prompt_images(blocks: &[ContentBlock], typed: bool) -> Vec<crate::protocol::Image> {
+    let mut named: Vec<crate::protocol::Image> = Vec::new();
+    if typed {
+        for b in blocks {
+            let words = match b {
+                ContentBlock::Text(t) => t.text.clone(),
+                ContentBlock::ResourceLink(l) => l.uri.clone(),
+                _ => continue,
+            };
+            for (_, img) in crate::llm::images::typed(&words, 4) {
+                if named.len() < 4 && !named.iter().any(|n| n.data == img.data) {
+                    named.push(img);
+                }
             }
-            _ => None,
-        })
-        .collect()
+        }
+    }
+    let sent = blocks.iter().filter_map(|b| match b {
+        ContentBlock::Image(i)
+            if matches!(
+                i.mime_type.as_str(),
+                "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+            ) =>
+        {
+            let name = i
+                .uri
+                .as_deref()
+                .and_then(|u| u.rsplit('/').next())
+                .unwrap_or("image")
+                .to_string();
+            Some(crate::protocol::Image {
+                name,
+                media_type: i.mime_type.clone(),
+                data: i.data.clone(),
+            })
+        }
+        _ => None,
+    });
+    sent.chain(named).collect()
 }
 
 /// A `file://` URI as a path relative to the workspace when it is inside

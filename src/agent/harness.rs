@@ -156,16 +156,42 @@ pub fn asks_for_text(prompt: &str, question: bool) -> bool {
         "suggest",
         "propose",
     ];
+    // A review ("review calc.py for bugs", "check parse.py for anything
+    // wrong"): the bugs are what the text is about, not an order to fix
+    // them; only a verb of changing makes it one.
+    static REVIEW: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(concat!(
+            r"(?i)^\s*(?:(?:please|now|then)\s+)?(?:review|audit|inspect|proofread|check|find|spot|list|report|",
+            r"look\s+(?:for|over|at|through)|point\s+out)(?-u:\b)"
+        ))
+        .ok()
+    });
+    let reviewing = REVIEW
+        .as_ref()
+        .is_some_and(|r| r.is_match(prompt.as_bytes()));
     let asked = question
+        || reviewing
         || holds_any(prompt, VERBS) && TEXT.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()));
     if !asked {
         return false;
     }
-    let rest = match NOUN.as_ref() {
+    // "do not change it", "without editing": what not to do.
+    static NOT: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r"(?i)\b(?:do\s+not|don'?t|never|without)\s+(?:\w+\s+)?(?:change|edit|modify|touch|fix|writ)\w*").ok()
+    });
+    let mut rest = match NOUN.as_ref() {
         Some(re) => re.replace_all(prompt, " ").into_owned(),
         None => prompt.to_string(),
     };
-    !asks_for_fix(&rest) && !CHANGE.as_ref().is_some_and(|r| r.is_match(rest.as_bytes()))
+    if let Some(re) = NOT.as_ref() {
+        rest = re.replace_all(&rest, " ").into_owned();
+    }
+    let about = if reviewing {
+        !states_a_need(&rest)
+    } else {
+        !asks_for_fix(&rest)
+    };
+    about && !CHANGE.as_ref().is_some_and(|r| r.is_match(rest.as_bytes()))
 }
 
 /// The request asks for tests to be written or changed.
@@ -821,6 +847,9 @@ mod tests {
             "write a commit message for the last change",
             "describe this fix in one line",
             "say hi",
+            "Review calc.py for bugs and report each with its line",
+            "check parse.py for anything wrong; do not change it",
+            "look over util.js and list the bugs you find",
         ] {
             assert!(asks_for_text(p, false), "{p}");
         }
@@ -834,6 +863,10 @@ mod tests {
             "make the tests pass",
             "format the top 20 items into a markdown table",
             "Could you add a function reverse to text.py?",
+            "review calc.py for bugs and fix them",
+            "find the bug in calc.py and repair it",
+            "check that parse() handles blanks, and add a test",
+            "look at calc.py: add() should round to cents",
         ] {
             assert!(!asks_for_text(p, false), "{p}");
         }

@@ -358,6 +358,11 @@ impl<O: Write, E: Write> Printer<O, E> {
                 let s = self.st.dim;
                 self.side_line(s, &format!("    │ {text}"));
             }
+            AgentEvent::ToolChild { session, .. } => {
+                // Where the helper's own transcript is, for a look later.
+                let s = self.st.dim;
+                self.side_line(s, &format!("    │ its session: mm -show {session}"));
+            }
             AgentEvent::FileChanged { change, .. } => {
                 let s = self.st.ok;
                 let line = format!(

@@ -204,10 +204,12 @@ pub async fn run(
                 After::Done => continue,
             }
         }
-        let Some(id) = ops.submit(Op::UserMessage {
-            text,
-            images: Vec::new(),
-        }) else {
+        // A picture named by its absolute path goes with what was typed.
+        let images = crate::llm::images::typed(&text, 4)
+            .into_iter()
+            .map(|(_, img)| img)
+            .collect();
+        let Some(id) = ops.submit(Op::UserMessage { text, images }) else {
             eprintln!("mm: the agent stopped");
             return 1;
         };

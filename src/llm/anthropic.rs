@@ -276,6 +276,18 @@ pub fn body(chat: &Value) -> Value {
         out.remove("top_k");
         out.remove("top_p");
     }
+    // Structured output: the schema the answer is decoded to
+    // (`output_config.format`); the agent checks the answer against the
+    // schema as it does on every API.
+    if let Some(rf) = chat.get("response_format")
+        && rf["type"] == "json_schema"
+    {
+        let format = json!({"type": "json_schema", "schema": rf["json_schema"]["schema"]});
+        let config = out.entry("output_config").or_insert_with(|| json!({}));
+        if let Some(c) = config.as_object_mut() {
+            c.entry("format").or_insert(format);
+        }
+    }
     out.insert("max_tokens".into(), json!(max_tokens));
     out.insert("stream".into(), json!(true));
     Value::Object(out)
@@ -491,6 +503,19 @@ mod tests {
         assert_eq!(blocks[1]["type"], "image");
         assert_eq!(blocks[1]["source"]["media_type"], "image/png");
         assert_eq!(blocks[1]["source"]["data"], img.data);
+    }
+
+    #[test]
+    fn a_json_schema_response_format_becomes_the_output_format() {
+        let schema = json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": false});
+        let mut c = chat();
+        c["response_format"] = json!({"type": "json_schema", "json_schema": {"name": "Country", "strict": true, "schema": schema}});
+        let b = body(&c);
+        assert!(b.get("response_format").is_none());
+        assert_eq!(b["output_config"]["format"]["type"], "json_schema");
+        assert_eq!(b["output_config"]["format"]["schema"], schema);
+        // Without one, no output_config is sent.
+        assert!(body(&chat()).get("output_config").is_none());
     }
 
     #[test]

@@ -102,6 +102,88 @@ pub fn from_file(path: &Path, name: &str) -> Result<Image, String> {
         .ok_or_else(|| format!("{name} is not a PNG, JPEG, GIF or WebP image"))
 }
 
+/// The words of `text` as a shell would split them: whitespace apart,
+/// quotes and backslashes keep a path with spaces whole (a path dropped
+/// into a terminal comes as `'/a b/c.png'` or `/a\ b/c.png`).
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            // A quote opens only at a word's start ("don't" is a word).
+            (None, '\'' | '"') if cur.is_empty() => quote = Some(c),
+            (None, '\\') => match chars.next() {
+                Some(n) if n.is_whitespace() || n == '\\' || n == '\'' || n == '"' => cur.push(n),
+                Some(n) => {
+                    cur.push('\\');
+                    cur.push(n);
+                }
+                None => cur.push('\\'),
+            },
+            (None, c) if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// A word of a prompt as the picture path it may be: `@`, backticks,
+/// brackets and a sentence's punctuation off; `file://` read as a path.
+pub fn path_of_word(word: &str) -> String {
+    let w = word
+        .trim_start_matches(['@', '`', '"', '\'', '(', '<'])
+        .trim_end_matches(['`', '"', '\'', ')', '>', ',', ';', ':', '!', '?']);
+    let w = w.strip_suffix('.').unwrap_or(w);
+    match w.strip_prefix("file://") {
+        Some(rest) => rest.replace("%20", " "),
+        None => w.to_string(),
+    }
+}
+
+/// Pictures the user's own typed words name by an absolute or `~/` path,
+/// wherever they are: a front end reads them from what was typed (never
+/// from a file's text, a command's body, a plan or a helper's prompt) and
+/// sends them with the message. Only files whose bytes are an image; at
+/// most `max`. Each with the path it was named by.
+pub fn typed(text: &str, max: usize) -> Vec<(String, Image)> {
+    let mut out: Vec<(String, Image)> = Vec::new();
+    for word in words(text) {
+        let path = path_of_word(&word);
+        if out.len() >= max || !is_image_name(&path) {
+            continue;
+        }
+        let abs = match path.strip_prefix("~/") {
+            Some(rest) => match std::env::var_os("HOME") {
+                Some(home) => std::path::PathBuf::from(home).join(rest),
+                None => continue,
+            },
+            None if path.starts_with('/') => std::path::PathBuf::from(&path),
+            None => continue,
+        };
+        let name = abs
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Ok(img) = from_file(&abs, &name)
+            && !out.iter().any(|(_, o)| o.data == img.data)
+        {
+            out.push((path, img));
+        }
+    }
+    out
+}
+
 /// Puts the data of every placeholder in `body` (a chat-completions
 /// body) in its place, as a data URL.
 pub fn fill(body: &mut serde_json::Value) {

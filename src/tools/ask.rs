@@ -79,7 +79,10 @@ impl AskEnv {
         let _ = forward.await;
         match result {
             Ok(a) => {
-                say(format!("answered (session {})", a.session));
+                say(ask::ChildNote::Step(format!(
+                    "answered (session {})",
+                    a.session
+                )));
                 if a.text.trim().is_empty() {
                     ToolOutput::error(format!("agent {name} answered nothing"))
                 } else {

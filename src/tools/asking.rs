@@ -90,23 +90,31 @@ pub fn card_progress(
     bus: &crate::bus::EventBus,
     ctx: &crate::tools::CallCtx<'_>,
 ) -> (
-    impl Fn(String) + Clone + Send + 'static,
+    impl Fn(ChildNote) + Clone + Send + 'static,
     Progress,
     tokio::task::JoinHandle<()>,
 ) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<ChildNote>();
     let (bus, turn, call_id) = (bus.clone(), ctx.turn, ctx.call_id.to_string());
-    let say = move |text: String| {
-        bus.publish(crate::protocol::AgentEvent::ToolProgress {
-            turn,
-            call_id: call_id.clone(),
-            text,
+    let say = move |note: ChildNote| {
+        let call_id = call_id.clone();
+        bus.publish(match note {
+            ChildNote::Step(text) => crate::protocol::AgentEvent::ToolProgress {
+                turn,
+                call_id,
+                text,
+            },
+            ChildNote::Session(session) => crate::protocol::AgentEvent::ToolChild {
+                turn,
+                call_id,
+                session,
+            },
         });
     };
     let say2 = say.clone();
     let forward = tokio::spawn(async move {
-        while let Some(line) = rx.recv().await {
-            say2(line);
+        while let Some(note) = rx.recv().await {
+            say2(note);
         }
     });
     (say, tx, forward)
@@ -140,8 +148,17 @@ pub struct Answer {
     pub session: String,
 }
 
-/// One line of a child's progress, for the asker's front end.
-pub type Progress = tokio::sync::mpsc::UnboundedSender<String>;
+/// What a running child tells the asker's front end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChildNote {
+    /// One line of its progress: a tool it ran, a question it asked.
+    Step(String),
+    /// Its session started, with this id: its own transcript.
+    Session(String),
+}
+
+/// Where a child's notes go, for the asker's front end.
+pub type Progress = tokio::sync::mpsc::UnboundedSender<ChildNote>;
 
 /// This process's depth and the names that asked down to it.
 pub fn depth() -> (u32, String) {
@@ -470,6 +487,7 @@ async fn talk(
     let last: Shared<Instant> = Arc::new(Mutex::new(Instant::now()));
     let name = name.to_string();
     let (t1, l1, p1) = (text.clone(), last.clone(), progress.clone());
+    let p3 = progress.clone();
     let (l2, p2) = (last.clone(), progress);
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let root = asker.root.clone();
@@ -525,7 +543,7 @@ async fn talk(
                         .map(|o| o.option_id.clone())
                 });
                 if let Some(p) = &p2 {
-                    let _ = p.send(format!("{verdict}: {what}"));
+                    let _ = p.send(ChildNote::Step(format!("{verdict}: {what}")));
                 }
                 let outcome = match pick {
                     Some(id) => {
@@ -538,7 +556,16 @@ async fn talk(
             agent_client_protocol::on_receive_request!(),
         )
         .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
-            let r = converse(&cx, &name, &root, &prompt, &text, &last, idle, &cancel).await;
+            let r = converse(
+                &cx,
+                &name,
+                &root,
+                &prompt,
+                (&text, &last, p3.as_ref()),
+                idle,
+                &cancel,
+            )
+            .await;
             if let Ok(mut o) = out.lock() {
                 *o = Some(r);
             }
@@ -558,8 +585,7 @@ async fn converse(
     name: &str,
     root: &Path,
     prompt: &str,
-    text: &Shared<String>,
-    last: &Shared<Instant>,
+    (text, last, progress): (&Shared<String>, &Shared<Instant>, Option<&Progress>),
     idle: Duration,
     cancel: &CancellationToken,
 ) -> Result<Answer, Failure> {
@@ -593,6 +619,9 @@ async fn converse(
         ))),
     };
     let session = started.session_id.0.to_string();
+    if let Some(p) = progress {
+        let _ = p.send(ChildNote::Session(session.clone()));
+    }
     let sid = session.clone();
     // Marked as asked by an agent: its text is a question, never a command.
     let mut meta = serde_json::Map::new();
@@ -718,7 +747,7 @@ fn note(u: &SessionUpdate, text: &Shared<String>, progress: Option<&Progress>) {
                 } else {
                     "✓"
                 };
-                let _ = p.send(format!("{mark} {title}"));
+                let _ = p.send(ChildNote::Step(format!("{mark} {title}")));
             }
         }
         _ => {}

@@ -233,18 +233,13 @@ pub fn workspace_overview(sandbox: &Sandbox) -> Option<String> {
     ))
 }
 
-/// Pictures a prompt names (`@shot.png`, a path dropped in a terminal),
-/// to go with it: a workspace file as `read_file` may read it, or, in the
-/// user's own prompt (not a sub-agent's, which a model wrote), an image
-/// file anywhere by its absolute or `~/` path. Only files whose bytes are
-/// an image; at most four.
+/// Pictures in the workspace a prompt names (`@shot.png`), to go with
+/// it: files `read_file` may read, whose bytes are an image; at most four.
+/// A picture outside the workspace goes only when the user typed its path:
+/// the front end reads those (`llm::images::typed`), never the agent from
+/// a prompt that a command, a plan or a model may have written.
 pub fn images_mentioned(env: &ToolEnv, prompt: &str) -> Vec<crate::llm::Image> {
     const MAX_IMAGES: usize = 4;
-    let users_own = std::env::var(crate::config::ASK_DEPTH_VAR)
-        .ok()
-        .and_then(|d| d.parse::<u32>().ok())
-        .unwrap_or(0)
-        == 0;
     let mut out: Vec<crate::llm::Image> = Vec::new();
     // A file an editor embeds in the prompt (`<file path=…>…</file>`, see
     // acp) is the file's words, not the user's: no path in it is read.
@@ -258,33 +253,15 @@ pub fn images_mentioned(env: &ToolEnv, prompt: &str) -> Vec<crate::llm::Image> {
         };
     }
     typed.push_str(rest);
-    for word in typed.split_whitespace() {
-        let word = word
-            .trim_start_matches(['@', '`', '"', '\'', '('])
-            .trim_end_matches(['`', '"', '\'', ')', ',', ';', ':', '!', '?']);
-        let word = word.strip_suffix('.').unwrap_or(word);
-        if !crate::llm::images::is_image_name(word) || out.len() >= MAX_IMAGES {
+    for word in crate::llm::images::words(&typed) {
+        let word = crate::llm::images::path_of_word(&word);
+        if !crate::llm::images::is_image_name(&word) || out.len() >= MAX_IMAGES {
             continue;
         }
-        let (abs, name) = match env.sandbox.check_read(word) {
-            Ok(r) => (r.abs, r.rel),
-            Err(_) if users_own && (word.starts_with('/') || word.starts_with("~/")) => {
-                let abs = match word.strip_prefix("~/") {
-                    Some(rest) => match std::env::var_os("HOME") {
-                        Some(home) => std::path::PathBuf::from(home).join(rest),
-                        None => continue,
-                    },
-                    None => std::path::PathBuf::from(word),
-                };
-                let name = abs
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                (abs, name)
-            }
-            Err(_) => continue,
+        let Ok(r) = env.sandbox.check_read(&word) else {
+            continue;
         };
-        if let Ok(img) = crate::llm::images::from_file(&abs, &name)
+        if let Ok(img) = crate::llm::images::from_file(&r.abs, &r.rel)
             && !out.iter().any(|o| o.data == img.data)
         {
             out.push(img);

@@ -184,7 +184,10 @@ impl TaskEnv {
         let _ = forward.await;
         match result {
             Ok(a) => {
-                say(format!("answered (session {})", a.session));
+                say(asking::ChildNote::Step(format!(
+                    "answered (session {})",
+                    a.session
+                )));
                 let mut text = a.text.trim().to_string();
                 if text.is_empty() {
                     return ToolOutput::error("the helper answered nothing");

@@ -217,10 +217,13 @@ impl App {
 
     /// Sends a message as a turn.
     pub(super) fn send(&mut self, text: String) {
-        self.start_turn(Op::UserMessage {
-            text,
-            images: Vec::new(),
-        });
+        // A picture named by its absolute path (dropped into the
+        // terminal) goes with what the user typed.
+        let images = crate::llm::images::typed(&text, 4)
+            .into_iter()
+            .map(|(_, img)| img)
+            .collect();
+        self.start_turn(Op::UserMessage { text, images });
     }
 
     /// Sends an op that runs as a turn (a message, `/plan`, a plan to
@@ -324,6 +327,14 @@ impl App {
                 self.submit(op);
             }
             Handled::Open { path, line, col } => self.open_place(&path, line, col),
+            Handled::OpenSession(id) => {
+                // Read off the UI task, as Markdown: the helper may still
+                // be writing it (open it again for more).
+                let title = format!("session {id}.md");
+                self.jobs.read_session(&id, &title);
+                self.overlays
+                    .push(Overlay::Viewer(Viewer::loading(&title, 1, 1)));
+            }
             Handled::Copy { what, text } => self.effects.push(Effect::Copy { what, text }),
             Handled::Flash(text) => self.flash(text),
             Handled::Help => self.overlays.push(Overlay::help()),

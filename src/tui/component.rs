@@ -21,6 +21,8 @@ pub enum Handled {
     SendClose(Op),
     /// Open a file in the viewer at a 1-based place.
     Open { path: String, line: u32, col: u32 },
+    /// Show a session's transcript (a helper's) in the viewer.
+    OpenSession(String),
     /// Put text on the clipboard.
     Copy { what: String, text: String },
     /// Show a short message in the status bar.

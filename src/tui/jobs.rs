@@ -162,6 +162,22 @@ impl Jobs {
         });
     }
 
+    /// Reads a session's transcript (a helper's) as Markdown, for the
+    /// viewer's `title`.
+    pub fn read_session(&mut self, id: &str, title: &str) {
+        let (tx, root) = (self.tx.clone(), self.root.clone());
+        let (id, title) = (id.to_string(), title.to_string());
+        let running = self.started();
+        std::thread::spawn(move || {
+            let text = match crate::session::read_records(&root, &id) {
+                Ok((_, records)) => crate::session::export::markdown(&records, &[]),
+                Err(e) => format!("(cannot read session {id}: {e})"),
+            };
+            let _ = tx.send(JobDone::File { path: title, text });
+            running.fetch_sub(1, Ordering::SeqCst);
+        });
+    }
+
     /// Lists the workspace's sessions (each log's head is read).
     pub fn list_sessions(&mut self) {
         let (tx, root) = (self.tx.clone(), self.root.clone());

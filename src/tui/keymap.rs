@@ -95,6 +95,7 @@ keymap_table! {
         Toggle "toggle" "expand or collapse the selected cell",
         Copy "copy" "copy the selected cell to the clipboard",
         CopyCode "copy_code" "copy the selected cell's code block (again: the next one)",
+        OpenChild "open_child" "open the selected helper's (task, ask_agent) own transcript",
         Help "help" "this help",
     }
     Diff "diff" DiffAction {

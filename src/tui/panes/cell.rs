@@ -80,6 +80,8 @@ pub enum CellKind {
         args_tail: String,
         /// What an asked agent did, line by line (collapsed to the last).
         steps: Vec<String>,
+        /// The helper's own session (`task`, `ask_agent`): its transcript.
+        child: Option<String>,
     },
     Notice(Level, String),
     /// The conversation was compacted: the summary shows when expanded.
@@ -340,6 +342,7 @@ impl Cell {
                 arg_bytes,
                 args_tail,
                 steps,
+                child,
                 ..
             } => tool_lines(
                 th,
@@ -348,7 +351,7 @@ impl Cell {
                 state,
                 output,
                 (*arg_bytes, args_tail),
-                (steps, self.expanded),
+                (steps, child.as_deref(), self.expanded),
             ),
             CellKind::Notice(level, text) => {
                 let c = match level {
@@ -518,7 +521,7 @@ fn tool_lines(
     state: &ToolState,
     output: &str,
     (arg_bytes, args_tail): (usize, &str),
-    (steps, expanded): (&[String], bool),
+    (steps, child, expanded): (&[String], Option<&str>, bool),
 ) -> Vec<Logical> {
     let dim = Style::new().fg(th.dim);
     let (icon, status, colour) = match state {
@@ -578,6 +581,12 @@ fn tool_lines(
                 dim,
             )));
         }
+    }
+    if let Some(id) = child {
+        v.push(Logical::chars(Line::styled(
+            format!("  ↳ its own transcript (session {id}): select this card and press o"),
+            dim,
+        )));
     }
     let lines: Vec<&str> = output.lines().collect();
     if lines.is_empty() {

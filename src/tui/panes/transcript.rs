@@ -173,6 +173,17 @@ impl Transcript {
                     });
                 }
             }
+            AgentEvent::ToolChild {
+                call_id, session, ..
+            } => {
+                if let Some(i) = self.find_tool(call_id) {
+                    self.update(i, |k| {
+                        if let CellKind::Tool { child, .. } = k {
+                            *child = Some(session.clone());
+                        }
+                    });
+                }
+            }
             AgentEvent::ApprovalRequested { request } => {
                 if let Some(i) = self.find_tool(&request.call_id) {
                     self.update(i, |k| {
@@ -321,9 +332,27 @@ impl Transcript {
             TranscriptAction::Toggle => self.toggle_selected(),
             TranscriptAction::Copy => return self.copy_selected(false),
             TranscriptAction::CopyCode => return self.copy_selected(true),
+            TranscriptAction::OpenChild => return self.open_child(),
             TranscriptAction::Help => return Handled::Help,
         }
         Handled::Consumed
+    }
+
+    /// The selected card's helper session, to read its transcript.
+    fn open_child(&self) -> Handled {
+        let child = self
+            .selected
+            .and_then(|i| self.cells.get(i))
+            .and_then(|c| match &c.kind {
+                CellKind::Tool { child, .. } => child.clone(),
+                _ => None,
+            });
+        match child {
+            Some(session) => Handled::OpenSession(session),
+            None => Handled::Flash(
+                "select a helper's card first (j/k): a task or ask_agent call has a transcript of its own".into(),
+            ),
+        }
     }
 
     /// The selected cell (or, with `code`, its next fenced code block).
@@ -417,6 +446,7 @@ impl Transcript {
                     arg_bytes: 0,
                     args_tail: String::new(),
                     steps: Vec::new(),
+                    child: None,
                 },
             ),
         }

@@ -1379,6 +1379,55 @@ fn an_asked_agents_steps_nest_collapsed_under_its_card_and_ask_commands_join_the
 }
 
 #[test]
+fn a_helpers_card_opens_its_own_transcript_with_o() {
+    let mut r = rig();
+    // The helper's session, as the child wrote it in the same workspace.
+    let mut log = crate::session::SessionLog::create(&r.app.root, "local", "m").unwrap();
+    log.append_prompt(
+        &crate::llm::Message::user("review calc.py"),
+        "review calc.py",
+    )
+    .unwrap();
+    log.append_message(
+        &crate::llm::Message::assistant("add() subtracts: line 2 should be a + b."),
+        None,
+    )
+    .unwrap();
+    let child = log.id().to_string();
+    drop(log);
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "review it with a helper".into(),
+    });
+    r.app.on_agent(AgentEvent::ToolCallRunning {
+        turn: 1,
+        call_id: "t1".into(),
+        name: "task".into(),
+        summary: "reviewer — review calc.py".into(),
+        arguments: "{}".into(),
+    });
+    // `o` with nothing selected says what to do.
+    r.app.focus = Focus::Transcript;
+    r.app.on_key(key(KeyCode::Char('o')));
+    assert!(screen(&mut r, 160, 24).contains("select a helper's card first"));
+    r.app.on_agent(AgentEvent::ToolChild {
+        turn: 1,
+        call_id: "t1".into(),
+        session: child.clone(),
+    });
+    let text = screen(&mut r, 160, 24);
+    assert!(
+        text.contains(&format!("its own transcript (session {child})")),
+        "{text}"
+    );
+    r.app.on_key(key(KeyCode::Char('k')));
+    r.app.on_key(key(KeyCode::Char('o')));
+    let text = screen(&mut r, 160, 24);
+    assert!(text.contains("line 2 should be a + b"), "{text}");
+    assert!(text.contains("review calc.py"), "{text}");
+}
+
+#[test]
 fn a_long_turn_ends_with_a_notification_and_a_short_one_without() {
     use crate::protocol::Outcome;
     let mut r = rig();
