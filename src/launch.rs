@@ -484,6 +484,7 @@ async fn ask_once(cli: &Cli, settings: &Settings, root: &std::path::Path, name: 
     let asker = crate::tools::asking::Asker {
         root,
         ceiling: settings.sandbox,
+        tools: crate::roles::tool_ceiling(settings.role.as_ref()),
         net: !cli.no_net,
         unfenced: cli.unfenced,
         idle: settings.first_token_timeout + settings.watchdog,

@@ -155,10 +155,28 @@ pub fn apply(settings: &mut Settings, role: Role) {
     settings.role = Some(role);
 }
 
+/// The tools a session may offer: those its role names, within those the
+/// session that asked it may offer (`MM_TOOLS_CEILING`); None: any.
+pub fn tool_ceiling(role: Option<&Role>) -> Option<Vec<String>> {
+    let inherited: Option<Vec<String>> =
+        std::env::var(crate::config::ASK_TOOLS_VAR).ok().map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect()
+        });
+    let own = role.and_then(|r| r.tools.clone());
+    match (inherited, own) {
+        (Some(up), Some(own)) => Some(own.into_iter().filter(|n| up.contains(n)).collect()),
+        (up, own) => up.or(own),
+    }
+}
+
 /// The tools a session in `role` is offered: those the role names, when
-/// it names any.
+/// it names any, and none its asker could not offer.
 pub fn keep_tools(specs: &mut Vec<ToolSpec>, role: Option<&Role>) {
-    if let Some(allowed) = role.and_then(|r| r.tools.as_ref()) {
+    if let Some(allowed) = tool_ceiling(role) {
         specs.retain(|s| allowed.iter().any(|a| *a == s.name));
     }
 }

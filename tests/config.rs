@@ -1218,6 +1218,41 @@ fn a_hook_in_the_fence_has_no_network_and_cannot_write_git() {
 /// agent file; its keys that run code or reach other servers apply only
 /// once the user trusts the file as it is, and `-show-config` says where
 /// each value comes from.
+/// Trusting the project config trusts the agent files its mmConfigs
+/// name as they are (red-team round 37: the model rewrote one in an
+/// `-auto` run, and the next session sent the key to the server it named).
+#[test]
+fn a_trusted_configs_agent_files_are_trusted_as_they_are() {
+    let ws = Workspace::new();
+    ws.write(
+        ".mm/config.yaml",
+        "mmConfigs:\n  helper:\n    path: ../helper.yaml\n    description: helps\n",
+    );
+    ws.write("helper.yaml", "model: x\n");
+    let server = Server::start(vec![text("Hi."), text("Hi."), text("Hi."), text("Hi.")]);
+    let out = ws.run(&server, "hi", &["-trust"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("or to the agent files its mmConfigs name asks again"),
+        "{}",
+        stderr(&out)
+    );
+    let out = ws.run(&server, "hi", &[]);
+    assert!(
+        !stderr(&out).contains("left out until you trust"),
+        "trusted as it is: {}",
+        stderr(&out)
+    );
+    // The agent file changes: the trust is gone.
+    ws.write("helper.yaml", "model: x\nbaseUrl: http://127.0.0.1:9/v1\n");
+    let out = ws.run(&server, "hi", &[]);
+    assert!(
+        stderr(&out).contains(".mm/config.yaml sets mmConfigs: left out until you trust the file"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn a_project_config_is_layered_and_its_risky_keys_wait_for_trust() {
     let ws = Workspace::new();

@@ -158,6 +158,40 @@ fn a_session_in_a_role_gets_its_words_tools_and_mode() {
     );
 }
 
+/// A role's tools hold for the sub-tasks it starts (red-team round 37:
+/// a role without bash started a role-less helper that ran commands).
+#[test]
+fn a_roles_tools_are_its_sub_tasks_tools_at_most() {
+    let ws = Workspace::new();
+    ws.write(
+        ".mm/agents/looker.md",
+        "---\ndescription: Looks\ntools: [read_file, task]\n---\nYou look.\n",
+    );
+    let server = Server::start(vec![
+        call("t1", "task", json!({"prompt": "Run ls."})),
+        text("I cannot run commands."),
+        text("The helper could not."),
+    ]);
+    let out = ws.run(&server, "hi", &["-role", "looker", "-auto"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(tool_names(&reqs[0]), ["read_file", "task"]);
+    // The helper's request: no tool its asker could not offer.
+    let child = reqs
+        .iter()
+        .find(|r| {
+            r["messages"][1]["content"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("Run ls."))
+        })
+        .unwrap_or_else(|| panic!("no helper request: {reqs:?}"));
+    let tools = tool_names(child);
+    assert!(
+        tools.iter().all(|t| t == "read_file" || t == "task"),
+        "{tools:?}"
+    );
+}
+
 #[test]
 fn agents_lists_the_roles_in_the_repl() {
     let ws = Workspace::new();
@@ -249,6 +283,44 @@ fn a_childs_question_is_put_to_the_sessions_user() {
             .iter()
             .any(|(id, r)| id == "b1" && !r.contains("declined")),
         "{results:?}"
+    );
+}
+
+/// A child's question shows all it would do: a command's hidden second
+/// line (red-team round 37: `ls   # list …` approved ran a `cat` of a
+/// secret on the next line).
+#[test]
+fn a_childs_question_shows_every_line_it_would_run() {
+    let ws = Workspace::new();
+    ws.write(".mm/config.yaml", "taskTool: true\n");
+    let outside = ws.home.path().join("outside.txt");
+    std::fs::write(&outside, "SECRET-OUT-1\n").unwrap();
+    let server = Server::start(vec![
+        call("t1", "task", json!({"prompt": "List the files."})),
+        call(
+            "b1",
+            "bash",
+            json!({"command": format!("ls   # list the files\ncat {}", outside.display())}),
+        ),
+        text("Done."),
+        text("The helper is done."),
+    ]);
+    let url = server.url();
+    let mut t = support::term::Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("list them\r");
+    t.expect(&format!("cat {}", outside.display()));
+    t.expect("allow?");
+    t.send("n\r");
+    t.expect("The helper is done.");
+    t.send("\x04");
+    assert_eq!(t.exit_code(), 0);
+    assert!(
+        !server
+            .requests()
+            .iter()
+            .any(|r| r.to_string().contains("SECRET-OUT-1")),
+        "the refused command ran"
     );
 }
 

@@ -454,6 +454,53 @@ impl Agent {
         before: Option<crate::git::CheckpointId>,
         cancel: &CancellationToken,
     ) -> Result<(), Stop> {
+        self.note_edit(call, args, st, out, &key);
+        if let Some(command) = &writing_command {
+            // And one after it, so what it changed is not taken later
+            // for a change made outside mm.
+            self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
+                .await;
+            // What the command changed is mm's doing, not the user's.
+            let changed = self.record_command_changes(before).await?;
+            st.note_command_changes(changed);
+        }
+        self.note_outcome(call, args, st, out, key);
+        if self.harness_on()
+            && let Some(change) = out.change.clone()
+            && let Some(text) = self.follow_rename(st, &change, cancel).await
+        {
+            out.text.push_str(&text);
+        }
+        // The turn wrote the project's first test file: its tests are
+        // the check from now on.
+        if self.harness_on()
+            && st.verify.is_none()
+            && self.settings.bash_tool
+            && self.settings.verify.is_none()
+            && out
+                .change
+                .as_ref()
+                .is_some_and(|c| harness::is_test_file(&c.path))
+        {
+            st.verify = harness::detect_verify(self.tools.sandbox.root());
+        }
+        self.check_the_change(call, st, out, cancel).await;
+        self.after_edit_hook(out, cancel).await;
+        Ok(())
+    }
+
+    /// An edit made: its pair noted (to tell it made again or undone);
+    /// an error message sent as the code to replace is said to be one,
+    /// with the line the error points at.
+    fn note_edit(
+        &self,
+        call: &ToolCall,
+        args: &serde_json::Map<String, serde_json::Value>,
+        st: &mut TurnState,
+        out: &mut ToolOutput,
+        key: &str,
+    ) {
+        let key = key.to_string();
         if call.name == ToolName::EditFile && out.change.is_some() {
             st.edits_made.insert(key.clone());
             if let (Some(p), Some(o), Some(n)) = (
@@ -482,15 +529,20 @@ impl Agent {
         {
             out.text = told;
         }
-        if let Some(command) = &writing_command {
-            // And one after it, so what it changed is not taken later
-            // for a change made outside mm.
-            self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
-                .await;
-            // What the command changed is mm's doing, not the user's.
-            let changed = self.record_command_changes(before).await?;
-            st.note_command_changes(changed);
-        }
+    }
+
+    /// What the call's outcome tells the turn's bookkeeping: the steps
+    /// taken, failures, commands and checks run, versions, removed names,
+    /// files written, declines and approvals, the language server's
+    /// verdicts.
+    fn note_outcome(
+        &self,
+        call: &ToolCall,
+        args: &serde_json::Map<String, serde_json::Value>,
+        st: &mut TurnState,
+        out: &mut ToolOutput,
+        key: String,
+    ) {
         // The same content written again: the change is made already,
         // which a small model that loops on it needs to hear.
         if self.harness_on()
@@ -586,25 +638,19 @@ impl Agent {
                 }
             }
         }
-        if self.harness_on()
-            && let Some(change) = out.change.clone()
-            && let Some(text) = self.follow_rename(st, &change, cancel).await
-        {
-            out.text.push_str(&text);
-        }
-        // The turn wrote the project's first test file: its tests are
-        // the check from now on.
-        if self.harness_on()
-            && st.verify.is_none()
-            && self.settings.bash_tool
-            && self.settings.verify.is_none()
-            && out
-                .change
-                .as_ref()
-                .is_some_and(|c| harness::is_test_file(&c.path))
-        {
-            st.verify = harness::detect_verify(self.tools.sandbox.root());
-        }
+    }
+
+    /// A change made where a check judges it (the command the request
+    /// says fails, the tests asked for): the check runs, and a change
+    /// that broke the reproduction is put back unless a person approved
+    /// it.
+    async fn check_the_change(
+        &mut self,
+        call: &ToolCall,
+        st: &mut TurnState,
+        out: &mut ToolOutput,
+        cancel: &CancellationToken,
+    ) {
         if out.change.is_some()
             && self.harness_on()
             && (st.repro.is_some() || (st.wants_tests && st.verify.is_some()))
@@ -641,6 +687,10 @@ impl Agent {
                 }
             }
         }
+    }
+
+    /// The afterEdit hook after a change, and a formatter's change said.
+    async fn after_edit_hook(&mut self, out: &mut ToolOutput, cancel: &CancellationToken) {
         if let Some(change) = out.change.clone()
             && let Some(hook) = self.settings.hooks.after_edit.clone()
         {
@@ -660,7 +710,6 @@ impl Agent {
                 ));
             }
         }
-        Ok(())
     }
 
     /// The call run, unless a guard of the harness refuses it (a test

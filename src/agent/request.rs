@@ -103,7 +103,6 @@ impl Agent {
         );
         let bus = self.bus.clone();
         let turn = self.turn;
-        let mut ids: HashMap<usize, String> = HashMap::new();
         // A runaway reply is cut here rather than at max_tokens.
         let request_cancel = cancel.child_token();
         let ran_away: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
@@ -112,7 +111,7 @@ impl Agent {
             .and_then(|&i| self.messages.get(i))
             .map(super::llm::types::Message::text)
             .unwrap_or("");
-        let mut watch = self
+        let watch = self
             .harness_on()
             .then(|| harness::RunawayWatch::against(message));
         let live = Arc::new(std::sync::Mutex::new(progress::Live::new()));
@@ -123,83 +122,16 @@ impl Agent {
         // they cancel.
         let shown = Arc::new(std::sync::Mutex::new(String::new()));
         let seen = shown.clone();
-        let mut on_event = move |ev: ClientEvent| {
-            if let Ok(mut l) = tracked.lock() {
-                l.on_event(&ev);
-            }
-            match &ev {
-                ClientEvent::Attempt(_) => {
-                    if let Ok(mut s) = seen.lock() {
-                        s.clear();
-                    }
-                }
-                ClientEvent::Delta(StreamDelta::Content(text)) => {
-                    if let Ok(mut s) = seen.lock() {
-                        s.push_str(text);
-                    }
-                }
-                _ => {}
-            }
-            let streamed = match &ev {
-                ClientEvent::Delta(StreamDelta::Content(text)) => Some((text, true)),
-                ClientEvent::Delta(StreamDelta::ToolArgs { text, .. }) => Some((text, false)),
-                _ => None,
-            };
-            if let (Some(w), Some((text, content))) = (watch.as_mut(), streamed)
-                && let Some(how) = w.push(text, content)
-            {
-                if let Ok(mut f) = flag.lock() {
-                    f.get_or_insert_with(|| how.into());
-                }
-                stop.cancel();
-            }
-            let event = match ev {
-                ClientEvent::Attempt(attempt) => AgentEvent::RequestStarted {
-                    turn,
-                    round,
-                    attempt,
-                },
-                ClientEvent::Delta(StreamDelta::Content(text)) => AgentEvent::Token { turn, text },
-                ClientEvent::Delta(StreamDelta::Reasoning(text)) => {
-                    AgentEvent::Reasoning { turn, text }
-                }
-                ClientEvent::Delta(StreamDelta::ToolStart { index, id, name }) => {
-                    let call_id = id.unwrap_or_else(|| format!("call_{index}"));
-                    ids.insert(index, call_id.clone());
-                    AgentEvent::ToolCallStarted {
-                        turn,
-                        call_id,
-                        name,
-                    }
-                }
-                ClientEvent::Delta(StreamDelta::ToolArgs { index, text }) => {
-                    AgentEvent::ToolCallDelta {
-                        turn,
-                        call_id: ids
-                            .get(&index)
-                            .cloned()
-                            .unwrap_or_else(|| format!("call_{index}")),
-                        delta: text,
-                    }
-                }
-                ClientEvent::Retrying { wait, reason } => AgentEvent::Notice {
-                    turn: Some(turn),
-                    level: Level::Warning,
-                    text: format!("{reason}; retrying in {:.1}s", wait.as_secs_f64()),
-                },
-                ClientEvent::FellBack { url } => AgentEvent::Notice {
-                    turn: Some(turn),
-                    level: Level::Info,
-                    text: format!("the server did not answer; using the fallback {url}"),
-                },
-                ClientEvent::Notice(text) => AgentEvent::Notice {
-                    turn: Some(turn),
-                    level: Level::Warning,
-                    text,
-                },
-            };
-            bus.publish(event);
-        };
+        let mut on_event = relay(Relay {
+            bus,
+            turn,
+            round,
+            live: tracked,
+            shown: seen,
+            watch,
+            ran_away: flag,
+            stop,
+        });
         let ticker = tokio::spawn(progress::watch(progress::Watch {
             client: self.client.clone(),
             bus: self.bus.clone(),
@@ -253,6 +185,26 @@ impl Agent {
                 as_rebuild: Some(as_rebuild),
             })?;
         }
+        self.sent(
+            result,
+            runaway,
+            (cancel, &shown),
+            body_bytes,
+            (as_compact, as_rebuild),
+        )
+    }
+
+    /// What a request came to: the reply, a window overflow, or why the
+    /// turn stops (a runaway cut, a cancel that keeps what streamed, the
+    /// budget, a bad reply, a refusal of the structured output).
+    fn sent(
+        &mut self,
+        result: Result<Streamed, LlmError>,
+        runaway: Option<String>,
+        (cancel, shown): (&CancellationToken, &std::sync::Mutex<String>),
+        body_bytes: usize,
+        (as_compact, as_rebuild): (u64, u64),
+    ) -> Result<Sent, Stop> {
         match result {
             Ok(streamed) => {
                 self.record_usage(&streamed, Some((as_compact, as_rebuild)));
@@ -416,5 +368,111 @@ impl Agent {
             images: Vec::new(),
         };
         (msg, truncated)
+    }
+}
+
+/// What a request's stream feeds besides the reply.
+struct Relay {
+    bus: crate::bus::EventBus,
+    turn: TurnId,
+    round: u32,
+    /// The status bar's figures.
+    live: Arc<std::sync::Mutex<progress::Live>>,
+    /// The answer's text as it streamed (kept if the user cancels).
+    shown: Arc<std::sync::Mutex<String>>,
+    /// The runaway guard (with the harness on).
+    watch: Option<harness::RunawayWatch>,
+    /// How a runaway was told, once.
+    ran_away: Arc<std::sync::Mutex<Option<String>>>,
+    /// Cancels the request (a runaway).
+    stop: CancellationToken,
+}
+
+/// The stream's events onto the bus, with the figures, the text shown
+/// and the runaway guard kept up to date.
+fn relay(mut r: Relay) -> impl FnMut(ClientEvent) {
+    let mut ids: HashMap<usize, String> = HashMap::new();
+    move |ev: ClientEvent| {
+        if let Ok(mut l) = r.live.lock() {
+            l.on_event(&ev);
+        }
+        match &ev {
+            ClientEvent::Attempt(_) => {
+                if let Ok(mut s) = r.shown.lock() {
+                    s.clear();
+                }
+            }
+            ClientEvent::Delta(StreamDelta::Content(text)) => {
+                if let Ok(mut s) = r.shown.lock() {
+                    s.push_str(text);
+                }
+            }
+            _ => {}
+        }
+        let streamed = match &ev {
+            ClientEvent::Delta(StreamDelta::Content(text)) => Some((text, true)),
+            ClientEvent::Delta(StreamDelta::ToolArgs { text, .. }) => Some((text, false)),
+            _ => None,
+        };
+        if let (Some(w), Some((text, content))) = (r.watch.as_mut(), streamed)
+            && let Some(how) = w.push(text, content)
+        {
+            if let Ok(mut f) = r.ran_away.lock() {
+                f.get_or_insert_with(|| how.into());
+            }
+            r.stop.cancel();
+        }
+        r.bus.publish(agent_event(ev, (r.turn, r.round), &mut ids));
+    }
+}
+
+/// What a client event is to the front ends: a request started, text,
+/// reasoning, a tool call's start and arguments (by the id the stream
+/// gave, `ids`), a retry or a fallback said.
+fn agent_event(
+    ev: ClientEvent,
+    (turn, round): (TurnId, u32),
+    ids: &mut HashMap<usize, String>,
+) -> AgentEvent {
+    match ev {
+        ClientEvent::Attempt(attempt) => AgentEvent::RequestStarted {
+            turn,
+            round,
+            attempt,
+        },
+        ClientEvent::Delta(StreamDelta::Content(text)) => AgentEvent::Token { turn, text },
+        ClientEvent::Delta(StreamDelta::Reasoning(text)) => AgentEvent::Reasoning { turn, text },
+        ClientEvent::Delta(StreamDelta::ToolStart { index, id, name }) => {
+            let call_id = id.unwrap_or_else(|| format!("call_{index}"));
+            ids.insert(index, call_id.clone());
+            AgentEvent::ToolCallStarted {
+                turn,
+                call_id,
+                name,
+            }
+        }
+        ClientEvent::Delta(StreamDelta::ToolArgs { index, text }) => AgentEvent::ToolCallDelta {
+            turn,
+            call_id: ids
+                .get(&index)
+                .cloned()
+                .unwrap_or_else(|| format!("call_{index}")),
+            delta: text,
+        },
+        ClientEvent::Retrying { wait, reason } => AgentEvent::Notice {
+            turn: Some(turn),
+            level: Level::Warning,
+            text: format!("{reason}; retrying in {:.1}s", wait.as_secs_f64()),
+        },
+        ClientEvent::FellBack { url } => AgentEvent::Notice {
+            turn: Some(turn),
+            level: Level::Info,
+            text: format!("the server did not answer; using the fallback {url}"),
+        },
+        ClientEvent::Notice(text) => AgentEvent::Notice {
+            turn: Some(turn),
+            level: Level::Warning,
+            text,
+        },
     }
 }

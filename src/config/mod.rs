@@ -63,6 +63,9 @@ pub struct Overrides {
 pub const ASK_DEPTH_VAR: &str = "MM_ASK_DEPTH";
 pub const ASK_CHAIN_VAR: &str = "MM_ASK_CHAIN";
 pub const ASK_CEILING_VAR: &str = "MM_SANDBOX_CEILING";
+/// The tools an asking session may offer (comma-separated): its child
+/// offers no other (a role's `tools:` hold for its sub-tasks too).
+pub const ASK_TOOLS_VAR: &str = "MM_TOOLS_CEILING";
 /// "0": a sub-task whose session did not ask before file edits does not
 /// either (`approveEdits: false` for it).
 pub const APPROVE_EDITS_VAR: &str = "MM_APPROVE_EDITS";

@@ -42,6 +42,7 @@ pub fn asker(rt: &Runtime, root: &std::path::Path) -> crate::tools::asking::Aske
     crate::tools::asking::Asker {
         root: root.to_path_buf(),
         ceiling: rt.settings.sandbox,
+        tools: crate::roles::tool_ceiling(rt.settings.role.as_ref()),
         net: rt.net,
         unfenced: !rt.fence.is_on(),
         idle: rt.settings.first_token_timeout + rt.settings.watchdog,

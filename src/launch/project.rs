@@ -58,11 +58,7 @@ pub(super) fn project_config(
     let text = crate::paths::read_small_text(&path).map_err(|e| format!("{shown}: {e}"))?;
     let file = config::AgentFile::parse(&path, &text).map_err(|e| e.to_string())?;
     let keys = file.trusted_only_keys();
-    let line = format!(
-        "{}\t{}",
-        path.display(),
-        crate::git::blob_id(text.as_bytes())
-    );
+    let line = format!("{}\t{}", path.display(), trusted_digest(&file, &text, dir));
     let mut trusted = keys.is_empty() || is_trusted(&line);
     let interactive = cli.prompt.is_none()
         && !cli.acp
@@ -72,8 +68,13 @@ pub(super) fn project_config(
     if !trusted && (cli.trust || interactive && ask_trust(shown, &keys)) {
         remember_trusted(&line);
         trusted = true;
+        let agents = if file.mm_configs.is_some() {
+            " or to the agent files its mmConfigs name"
+        } else {
+            ""
+        };
         eprintln!(
-            "mm: {shown} is trusted as it is now ({}); a change to it asks again",
+            "mm: {shown} is trusted as it is now ({}); a change to it{agents} asks again",
             keys.join(", ")
         );
     } else if !trusted {
@@ -87,6 +88,24 @@ pub(super) fn project_config(
         file,
         trusted,
     }))
+}
+
+/// What trusting the project config is a trust of: its text, and the
+/// text of each agent file its `mmConfigs` names (each a whole config of
+/// its own, with a server and a key: trusting the config must not trust
+/// whatever those files say later). A config without `mmConfigs` is its
+/// text's blob alone, as it always was.
+fn trusted_digest(file: &config::AgentFile, text: &str, dir: &std::path::Path) -> String {
+    let Some(configs) = &file.mm_configs else {
+        return crate::git::blob_id(text.as_bytes());
+    };
+    let mut all = text.as_bytes().to_vec();
+    for (name, r) in configs {
+        all.extend_from_slice(format!("\0mmConfigs {name} {}\0", r.path).as_bytes());
+        let named = dir.join(".mm").join(&r.path);
+        all.extend_from_slice(&std::fs::read(&named).unwrap_or_default());
+    }
+    crate::git::blob_id(&all)
 }
 
 /// Asks on the terminal whether to trust the project config.

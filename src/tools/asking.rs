@@ -127,6 +127,8 @@ pub struct Asker {
     pub root: PathBuf,
     /// The asker's sandbox mode: the child's at most.
     pub ceiling: SandboxMode,
+    /// The tools the asker may offer (its role's): the child's at most.
+    pub tools: Option<Vec<String>>,
     pub net: bool,
     pub unfenced: bool,
     /// A child that sends nothing for this long is stopped.
@@ -347,6 +349,9 @@ pub async fn run_child(
     if asker.unfenced {
         cmd.arg("-unfenced");
     }
+    if let Some(tools) = &asker.tools {
+        cmd.env(crate::config::ASK_TOOLS_VAR, tools.join(","));
+    }
     cmd.current_dir(&asker.root)
         .env(DEPTH_VAR, (d + 1).to_string())
         .env(
@@ -491,6 +496,7 @@ async fn talk(
     let (l2, p2) = (last.clone(), progress);
     let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
     let root = asker.root.clone();
+    let root_for_diff = asker.root.clone();
     let idle = asker.idle;
     let prompt = prompt.to_string();
     let cancel = cancel.clone();
@@ -515,7 +521,10 @@ async fn talk(
                 if let Ok(mut l) = l2.lock() {
                     *l = Instant::now();
                 }
-                let what = req
+                // Asked with all it would do (every line of a command, an
+                // edit's diff), never its one-line title alone.
+                let what = asked_in_full(&req, &root_for_diff);
+                let title = req
                     .tool_call
                     .fields
                     .title
@@ -543,7 +552,7 @@ async fn talk(
                         .map(|o| o.option_id.clone())
                 });
                 if let Some(p) = &p2 {
-                    let _ = p.send(ChildNote::Step(format!("{verdict}: {what}")));
+                    let _ = p.send(ChildNote::Step(format!("{verdict}: {title}")));
                 }
                 let outcome = match pick {
                     Some(id) => {
@@ -722,6 +731,39 @@ fn error_text(e: &agent_client_protocol::Error) -> String {
         Some(v) => format!("{} ({v})", e.message),
         None => e.message.clone(),
     }
+}
+
+/// What a child's permission request would do, in full: its title, then
+/// each part of its content (a command's every line, an edit as a
+/// unified diff against the file as it is).
+fn asked_in_full(req: &RequestPermissionRequest, root: &Path) -> String {
+    use agent_client_protocol::v1::schema::ToolCallContent;
+    let fields = &req.tool_call.fields;
+    let mut out = fields.title.clone().unwrap_or_else(|| "a tool call".into());
+    for part in fields.content.iter().flatten() {
+        match part {
+            ToolCallContent::Content(c) => {
+                if let ContentBlock::Text(t) = &c.content {
+                    out.push_str(&format!("\n{}", t.text));
+                }
+            }
+            ToolCallContent::Diff(d) => {
+                let path = d.path.strip_prefix(root).unwrap_or(&d.path);
+                out.push_str(&format!(
+                    "\n{}",
+                    crate::diff::unified(
+                        &path.to_string_lossy(),
+                        d.old_text.as_deref().unwrap_or(""),
+                        &d.new_text,
+                        3,
+                        400,
+                    )
+                ));
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Collects the answer's text and says what the child does.

@@ -55,6 +55,26 @@ fn path_in(args: &str) -> Option<String> {
     (!path.is_empty() && !path.contains('\\')).then(|| path.to_string())
 }
 
+/// A streamed piece of a call's arguments: counted, its tail kept for
+/// the card, and the file it is about named as soon as its path is
+/// written (before or after the content).
+fn grow_args((bytes, tail, summary): (&mut usize, &mut String, &mut String), delta: &str) {
+    *bytes += delta.len();
+    tail.push_str(delta);
+    if summary.is_empty()
+        && let Some(path) = path_in(tail)
+    {
+        *summary = path;
+    }
+    if tail.len() > ARGS_SHOWN {
+        let mut from = tail.len() - ARGS_SHOWN;
+        while !tail.is_char_boundary(from) {
+            from += 1;
+        }
+        tail.drain(..from);
+    }
+}
+
 impl Transcript {
     /// Takes its part of an agent event.
     pub fn on_event(&mut self, ev: &AgentEvent) {
@@ -73,6 +93,70 @@ impl Transcript {
             }
             AgentEvent::Token { turn, text } => self.append_text(*turn, text, false),
             AgentEvent::Reasoning { turn, text } => self.append_text(*turn, text, true),
+            AgentEvent::Compacted {
+                turn,
+                replaced,
+                summary,
+                tokens_before,
+                tokens_after,
+                auto,
+            } => {
+                self.push(
+                    *turn,
+                    CellKind::Compacted {
+                        replaced: *replaced,
+                        summary: summary.clone(),
+                        before: *tokens_before,
+                        after: *tokens_after,
+                        auto: *auto,
+                    },
+                );
+            }
+            AgentEvent::Notice { turn, level, text } => {
+                self.push(
+                    turn.unwrap_or(self.turn),
+                    CellKind::Notice(*level, text.clone()),
+                );
+            }
+            AgentEvent::Plan {
+                turn,
+                steps,
+                approved,
+            } => self.plan(*turn, steps, *approved),
+            AgentEvent::Receipt {
+                turn,
+                written,
+                commands,
+                notes,
+            } => {
+                self.push(
+                    *turn,
+                    CellKind::Receipt {
+                        written: written.clone(),
+                        commands: *commands,
+                        notes: notes.clone(),
+                    },
+                );
+            }
+            AgentEvent::TurnFinished {
+                turn,
+                outcome,
+                error,
+                ..
+            } => self.turn_finished(*turn, *outcome, error.as_ref()),
+            AgentEvent::ConversationTrimmed { turn, .. } => {
+                self.cells.retain(|c| c.turn < *turn);
+                self.selected = None;
+                self.follow();
+            }
+            _ => self.on_tool_event(ev),
+        }
+    }
+
+    /// The events of a tool call's card: written, run, its helper's
+    /// steps and session, waiting for approval, done.
+    fn on_tool_event(&mut self, ev: &AgentEvent) {
+        match ev {
             AgentEvent::ToolCallStarted {
                 turn,
                 call_id,
@@ -81,36 +165,17 @@ impl Transcript {
                 self.close_text();
                 self.tool_cell(*turn, call_id, name);
             }
-            AgentEvent::ToolCallDelta { call_id, delta, .. } => {
-                if let Some(i) = self.find_tool(call_id) {
-                    self.update(i, |k| {
-                        if let CellKind::Tool {
-                            arg_bytes,
-                            args_tail,
-                            summary,
-                            ..
-                        } = k
-                        {
-                            *arg_bytes += delta.len();
-                            args_tail.push_str(delta);
-                            // The file the call is about, as soon as its
-                            // path is written (before or after the content).
-                            if summary.is_empty()
-                                && let Some(path) = path_in(args_tail)
-                            {
-                                *summary = path;
-                            }
-                            if args_tail.len() > ARGS_SHOWN {
-                                let mut from = args_tail.len() - ARGS_SHOWN;
-                                while !args_tail.is_char_boundary(from) {
-                                    from += 1;
-                                }
-                                args_tail.drain(..from);
-                            }
-                        }
-                    });
+            AgentEvent::ToolCallDelta { call_id, delta, .. } => self.with_tool(call_id, |k| {
+                if let CellKind::Tool {
+                    arg_bytes,
+                    args_tail,
+                    summary,
+                    ..
+                } = k
+                {
+                    grow_args((arg_bytes, args_tail, summary), delta);
                 }
-            }
+            }),
             AgentEvent::ToolCallRunning {
                 turn,
                 call_id,
@@ -164,154 +229,98 @@ impl Transcript {
                     }
                 });
             }
-            AgentEvent::ToolProgress { call_id, text, .. } => {
-                if let Some(i) = self.find_tool(call_id) {
-                    self.update(i, |k| {
-                        if let CellKind::Tool { steps, .. } = k {
-                            steps.push(text.clone());
-                        }
-                    });
+            AgentEvent::ToolProgress { call_id, text, .. } => self.with_tool(call_id, |k| {
+                if let CellKind::Tool { steps, .. } = k {
+                    steps.push(text.clone());
                 }
-            }
+            }),
             AgentEvent::ToolChild {
                 call_id, session, ..
-            } => {
-                if let Some(i) = self.find_tool(call_id) {
-                    self.update(i, |k| {
-                        if let CellKind::Tool { child, .. } = k {
-                            *child = Some(session.clone());
-                        }
-                    });
+            } => self.with_tool(call_id, |k| {
+                if let CellKind::Tool { child, .. } = k {
+                    *child = Some(session.clone());
                 }
-            }
+            }),
             AgentEvent::ApprovalRequested { request } => {
-                if let Some(i) = self.find_tool(&request.call_id) {
-                    self.update(i, |k| {
-                        if let CellKind::Tool { state, .. } = k {
-                            *state = ToolState::Waiting;
-                        }
-                    });
-                }
-            }
-            AgentEvent::Compacted {
-                turn,
-                replaced,
-                summary,
-                tokens_before,
-                tokens_after,
-                auto,
-            } => {
-                self.push(
-                    *turn,
-                    CellKind::Compacted {
-                        replaced: *replaced,
-                        summary: summary.clone(),
-                        before: *tokens_before,
-                        after: *tokens_after,
-                        auto: *auto,
-                    },
-                );
-            }
-            AgentEvent::Notice { turn, level, text } => {
-                self.push(
-                    turn.unwrap_or(self.turn),
-                    CellKind::Notice(*level, text.clone()),
-                );
-            }
-            AgentEvent::Plan {
-                turn,
-                steps,
-                approved,
-            } => {
-                // A plan's progress redraws its card of the same turn.
-                let card = self.cells.iter().rposition(|c| {
-                    c.turn == *turn && matches!(c.kind, CellKind::Plan { approved: true, .. })
-                });
-                match card.filter(|_| *approved) {
-                    Some(idx) => self.update(idx, |k| {
-                        *k = CellKind::Plan {
-                            steps: steps.clone(),
-                            approved: true,
-                        };
-                    }),
-                    None => {
-                        self.push(
-                            *turn,
-                            CellKind::Plan {
-                                steps: steps.clone(),
-                                approved: *approved,
-                            },
-                        );
+                self.with_tool(&request.call_id, |k| {
+                    if let CellKind::Tool { state, .. } = k {
+                        *state = ToolState::Waiting;
                     }
-                }
-            }
-            AgentEvent::Receipt {
-                turn,
-                written,
-                commands,
-                notes,
-            } => {
-                self.push(
-                    *turn,
-                    CellKind::Receipt {
-                        written: written.clone(),
-                        commands: *commands,
-                        notes: notes.clone(),
-                    },
-                );
-            }
-            AgentEvent::TurnFinished {
-                turn,
-                outcome,
-                error,
-                ..
-            } => {
-                self.close_text();
-                // A call still being written when the turn ended (a
-                // cancel, a cut stream) never ran: its card says so
-                // instead of "writing the call" for ever.
-                let unfinished: Vec<usize> = self
-                    .cells
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, c)| {
-                        c.turn == *turn
-                            && matches!(
-                                c.kind,
-                                CellKind::Tool {
-                                    state: ToolState::Writing,
-                                    ..
-                                }
-                            )
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
-                for i in unfinished {
-                    self.update(i, |k| {
-                        if let CellKind::Tool { state, output, .. } = k {
-                            *state = ToolState::Done(ToolStatus::NotRun, 0.0);
-                            *output =
-                                "the turn ended before this call was complete; it did not run"
-                                    .into();
-                        }
-                    });
-                }
-                if *outcome != Outcome::Done {
-                    self.push(
-                        *turn,
-                        CellKind::TurnEnd {
-                            outcome: *outcome,
-                            error: error.clone(),
-                        },
-                    );
-                }
-            }
-            AgentEvent::ConversationTrimmed { turn, .. } => {
-                self.cells.retain(|c| c.turn < *turn);
-                self.selected = None;
-                self.follow();
+                });
             }
             _ => {}
+        }
+    }
+
+    /// Changes the card of `call_id`, if there is one.
+    fn with_tool(&mut self, call_id: &str, f: impl FnOnce(&mut CellKind)) {
+        if let Some(i) = self.find_tool(call_id) {
+            self.update(i, f);
+        }
+    }
+
+    /// A plan came: its progress redraws its approved card of the same
+    /// turn; any other is a card of its own.
+    fn plan(&mut self, turn: TurnId, steps: &[crate::protocol::PlanStep], approved: bool) {
+        let card = self.cells.iter().rposition(|c| {
+            c.turn == turn && matches!(c.kind, CellKind::Plan { approved: true, .. })
+        });
+        match card.filter(|_| approved) {
+            Some(idx) => self.update(idx, |k| {
+                *k = CellKind::Plan {
+                    steps: steps.to_vec(),
+                    approved: true,
+                };
+            }),
+            None => {
+                self.push(
+                    turn,
+                    CellKind::Plan {
+                        steps: steps.to_vec(),
+                        approved,
+                    },
+                );
+            }
+        }
+    }
+
+    /// The turn ended: a call still being written (a cancel, a cut
+    /// stream) never ran, and its card says so instead of "writing the
+    /// call" for ever; an ending other than done gets a card.
+    fn turn_finished(&mut self, turn: TurnId, outcome: Outcome, error: Option<&String>) {
+        self.close_text();
+        let unfinished: Vec<usize> = self
+            .cells
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| {
+                c.turn == turn
+                    && matches!(
+                        c.kind,
+                        CellKind::Tool {
+                            state: ToolState::Writing,
+                            ..
+                        }
+                    )
+            })
+            .map(|(i, _)| i)
+            .collect();
+        for i in unfinished {
+            self.update(i, |k| {
+                if let CellKind::Tool { state, output, .. } = k {
+                    *state = ToolState::Done(ToolStatus::NotRun, 0.0);
+                    *output = "the turn ended before this call was complete; it did not run".into();
+                }
+            });
+        }
+        if outcome != Outcome::Done {
+            self.push(
+                turn,
+                CellKind::TurnEnd {
+                    outcome,
+                    error: error.cloned(),
+                },
+            );
         }
     }
 
