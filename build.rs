@@ -51,7 +51,12 @@ fn links_packed_relocations() -> bool {
     };
     let src = out.join("relr.c");
     let bin = out.join("relr");
-    if std::fs::write(&src, "static int x; int *p = &x;\nint main(void) { return *p; }\n").is_err() {
+    if std::fs::write(
+        &src,
+        "static int x; int *p = &x;\nint main(void) { return *p; }\n",
+    )
+    .is_err()
+    {
         return false;
     }
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
