@@ -8,7 +8,12 @@
 //! `Op::Cancel`. Sessions are mm's own: `session/load` takes one up again
 //! and streams its history back.
 
+mod permission;
+mod prompt;
 mod updates;
+
+use permission::{decision_of, permission_request, put_plan};
+use prompt::{prompt_images, prompt_text};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -435,108 +440,6 @@ fn workspace(st: &State, cwd: &std::path::Path) -> PathBuf {
     }
 }
 
-/// The prompt's text: text blocks as they are, a file the client
-/// mentions as `@path` (relative to the workspace, as typed in mm), an
-/// embedded file with its text.
-fn prompt_text(blocks: &[ContentBlock], root: &std::path::Path) -> String {
-    let mut parts = Vec::new();
-    for b in blocks {
-        match b {
-            ContentBlock::Text(t) => parts.push(t.text.clone()),
-            ContentBlock::ResourceLink(l) => parts.push(format!("@{}", mention(&l.uri, root))),
-            ContentBlock::Resource(r) => {
-                if let agent_client_protocol::v1::schema::EmbeddedResourceResource::TextResourceContents(t) =
-                    &r.resource
-                {
-                    parts.push(format!(
-                        "<file path=\"{}\">\n{}\n</file>",
-                        mention(&t.uri, root),
-                        t.text
-                    ));
-                }
-            }
-            _ => {}
-        }
-    }
-    parts.join("\n")
-}
-
-/// The images among the prompt's blocks, as the model will get them
-/// (kinds a vision API does not take are left out), and, in a person's
-/// prompt (`typed`: not an agent's question), the pictures its text blocks
-/// or links name by an absolute path (never an embedded file's text).
-fn prompt_images(blocks: &[ContentBlock], typed: bool) -> Vec<crate::protocol::Image> {
-    let mut named: Vec<crate::protocol::Image> = Vec::new();
-    if typed {
-        for b in blocks {
-            let words = match b {
-                ContentBlock::Text(t) => t.text.clone(),
-                ContentBlock::ResourceLink(l) => l.uri.clone(),
-                _ => continue,
-            };
-            for (_, img) in crate::llm::images::typed(&words, 4) {
-                if named.len() < 4 && !named.iter().any(|n| n.data == img.data) {
-                    named.push(img);
-                }
-            }
-        }
-    }
-    let sent = blocks.iter().filter_map(|b| match b {
-        ContentBlock::Image(i)
-            if matches!(
-                i.mime_type.as_str(),
-                "image/png" | "image/jpeg" | "image/gif" | "image/webp"
-            ) =>
-        {
-            let name = i
-                .uri
-                .as_deref()
-                .and_then(|u| u.rsplit('/').next())
-                .unwrap_or("image")
-                .to_string();
-            Some(crate::protocol::Image {
-                name,
-                media_type: i.mime_type.clone(),
-                data: i.data.clone(),
-            })
-        }
-        _ => None,
-    });
-    sent.chain(named).collect()
-}
-
-/// A `file://` URI as a path relative to the workspace when it is inside
-/// it (a `#L10` fragment dropped, `%20` decoded); anything else as given.
-fn mention(uri: &str, root: &std::path::Path) -> String {
-    let Some(path) = uri.strip_prefix("file://") else {
-        return uri.to_string();
-    };
-    let path = path.split('#').next().unwrap_or(path);
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(h), Some(l)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
-        {
-            out.push((h * 16 + l) as u8);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    let path = String::from_utf8_lossy(&out).into_owned();
-    let p = std::path::Path::new(&path);
-    let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    match canon.strip_prefix(root).or_else(|_| p.strip_prefix(root)) {
-        Ok(rel) => rel.to_string_lossy().into_owned(),
-        Err(_) => path,
-    }
-}
-
 /// Opens (or resumes) a session and starts pumping its events to the client.
 async fn start(
     st: &Shared,
@@ -755,97 +658,6 @@ async fn pump(
     }
 }
 
-const CARRY_OUT: &str = "carry-out";
-const SET_ASIDE: &str = "set-aside";
-
-/// Asks the client whether to carry out the plan a plan-mode turn
-/// proposed (as a permission request on a "plan" tool call that shows
-/// the steps). Yes: plan mode ends and the plan runs as the same prompt's
-/// next turn. No, or no answer: the prompt ends with the plan.
-async fn put_plan(
-    id: String,
-    live: Arc<Live>,
-    cx: ConnectionTo<Client>,
-    steps: Vec<String>,
-    responder: Responder<PromptResponse>,
-    result: OpResult,
-) {
-    use agent_client_protocol::v1::schema::{
-        Content, ToolCall, ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
-        ToolKind,
-    };
-    let call_id = format!("mm_plan_{}", uuid_like());
-    let shown = crate::agent::planning::numbered(&steps);
-    let content = vec![ToolCallContent::Content(Content::new(updates::said_block(
-        shown.clone(),
-    )))];
-    let call = ToolCall::new(call_id.clone(), "Carry out this plan?")
-        .kind(ToolKind::Think)
-        .status(ToolCallStatus::Pending)
-        .content(content.clone());
-    let _ = cx.send_notification(SessionNotification::new(
-        id.clone(),
-        SessionUpdate::ToolCall(call),
-    ));
-    let fields = ToolCallUpdateFields::new()
-        .title("Carry out this plan?".to_string())
-        .content(content);
-    let req = RequestPermissionRequest::new(
-        id.clone(),
-        ToolCallUpdate::new(call_id.clone(), fields),
-        vec![
-            PermissionOption::new(CARRY_OUT, "Carry it out", PermissionOptionKind::AllowOnce),
-            PermissionOption::new(SET_ASIDE, "Set it aside", PermissionOptionKind::RejectOnce),
-        ],
-    );
-    let yes = matches!(
-        cx.send_request(req).block_task().await,
-        Ok(r) if matches!(&r.outcome, RequestPermissionOutcome::Selected(s) if &*s.option_id.0 == CARRY_OUT)
-    );
-    let status = if yes {
-        ToolCallStatus::Completed
-    } else {
-        ToolCallStatus::Failed
-    };
-    let _ = cx.send_notification(SessionNotification::new(
-        id.clone(),
-        SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-            call_id,
-            ToolCallUpdateFields::new().status(status),
-        )),
-    ));
-    if !yes {
-        let _ = answer(responder, &result);
-        return;
-    }
-    // Out of plan mode, as the client will show.
-    live.planning
-        .store(false, std::sync::atomic::Ordering::SeqCst);
-    let _ = cx.send_notification(SessionNotification::new(
-        id,
-        SessionUpdate::CurrentModeUpdate(
-            agent_client_protocol::v1::schema::CurrentModeUpdate::new(DEFAULT_MODE),
-        ),
-    ));
-    let Ok(mut pending) = live.pending.lock() else {
-        let _ = answer(responder, &result);
-        return;
-    };
-    match live.ops.submit(Op::RunPlan { steps }) {
-        Some(op) => {
-            *pending = Some(Pending {
-                op,
-                responder,
-                command: false,
-                plan: false,
-            });
-        }
-        None => {
-            let _ = answer(responder, &result);
-        }
-    }
-}
-
 /// A short id that differs between calls in one process.
 fn uuid_like() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -894,50 +706,6 @@ fn answer(
     }
 }
 
-const ALLOW: &str = "allow";
-const ALWAYS: &str = "always";
-const REJECT: &str = "reject";
-
-fn permission_request(
-    session: &str,
-    call: agent_client_protocol::v1::schema::ToolCallUpdate,
-    request: &ApprovalRequest,
-) -> RequestPermissionRequest {
-    let always = match &request.kind {
-        ApprovalKind::Exec { scope, .. } if !scope.is_empty() => {
-            format!("Always allow {scope} in this session")
-        }
-        ApprovalKind::Exec { .. } => "Always allow this command in this session".into(),
-        ApprovalKind::Edit { change } => {
-            format!("Always allow edits to {} in this session", change.path)
-        }
-    };
-    RequestPermissionRequest::new(
-        session.to_string(),
-        call,
-        vec![
-            PermissionOption::new(ALLOW, "Allow once", PermissionOptionKind::AllowOnce),
-            PermissionOption::new(ALWAYS, always, PermissionOptionKind::AllowAlways),
-            PermissionOption::new(REJECT, "Reject", PermissionOptionKind::RejectOnce),
-        ],
-    )
-}
-
-fn decision_of(outcome: &RequestPermissionOutcome, _request: &ApprovalRequest) -> ApprovalDecision {
-    match outcome {
-        RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
-            ALLOW => ApprovalDecision::Yes,
-            ALWAYS => ApprovalDecision::Always,
-            _ => ApprovalDecision::No {
-                reason: Some("the user rejected it".into()),
-            },
-        },
-        _ => ApprovalDecision::No {
-            reason: Some("cancelled".into()),
-        },
-    }
-}
-
 /// What a client's update says, for the agent's own use in tests and the
 /// asking side.
 pub fn is_text(u: &SessionUpdate) -> Option<&str> {
@@ -952,6 +720,7 @@ pub fn is_text(u: &SessionUpdate) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
+    use super::prompt::mention;
     use super::*;
 
     #[test]
