@@ -127,12 +127,31 @@ pub(super) fn think(
     Ok(())
 }
 
-pub fn resolve(
-    layers: &[(Option<PathBuf>, AgentFile)],
+/// The request's sampling fields: the file's, `-think` as the server
+/// takes it, and a local server's default temperature.
+fn sampling_of(
     flags: &Overrides,
-    agent_file: Option<&Path>,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<Settings, ConfigError> {
+    merged: &AgentFile,
+    local: bool,
+) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let mut sampling = merged.sampling.clone().unwrap_or_default();
+    if let Some(level) = &flags.think {
+        think(&mut sampling, level, local)?;
+    }
+    if local && !sampling.contains_key("temperature") {
+        sampling.insert("temperature".into(), serde_json::json!(LOCAL_TEMPERATURE));
+    }
+    Ok(sampling)
+}
+
+/// A duration the file sets, or this many seconds.
+fn or_secs(set: Option<&file::GoDuration>, secs: u64) -> Duration {
+    set.map_or(Duration::from_secs(secs), |d| d.0)
+}
+
+/// The layers laid over one another, lowest first, and the agents their
+/// `mmConfigs` declare (each path resolved against its own file's folder).
+fn merge(layers: &[(Option<PathBuf>, AgentFile)]) -> (AgentFile, BTreeMap<String, SubAgent>) {
     let mut merged = AgentFile::default();
     let mut sub_agents = BTreeMap::new();
     for (path, layer) in layers {
@@ -159,14 +178,32 @@ pub fn resolve(
         }
         overlay(&mut merged, layer.clone());
     }
-    let err = |message: String| ConfigError {
-        file: agent_file
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("command line")),
-        position: None,
-        message,
-    };
+    (merged, sub_agents)
+}
 
+/// The server and model a session talks to, and how.
+struct Server {
+    provider: String,
+    provider_info: provider::ProviderInfo,
+    base_url: String,
+    /// A provider or URL was given (by a flag, `MM_BASE_URL` or a file):
+    /// no looking for a local server.
+    chose_server: bool,
+    api_key: Option<String>,
+    model: Option<String>,
+    api: Api,
+    aux_url: Option<String>,
+    /// `auxUrl`'s own key (never the main one).
+    aux_api_key: Option<String>,
+}
+
+/// The provider, its URL (checked), key, model and API, from the flags,
+/// the environment and the merged files; why not, in words.
+fn server(
+    flags: &Overrides,
+    merged: &AgentFile,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Server, String> {
     let env_url = env("MM_BASE_URL").filter(|s| !s.is_empty());
     let chose_server = flags.provider.is_some()
         || flags.url.is_some()
@@ -179,10 +216,10 @@ pub fn resolve(
         .or(merged.provider.clone())
         .unwrap_or_else(|| "local".to_string());
     let provider_info = provider::lookup(&provider).ok_or_else(|| {
-        err(format!(
+        format!(
             "unknown provider {provider:?}; known providers: {}",
             provider::NAMES.join(", ")
-        ))
+        )
     })?;
     let base_url = flags
         .url
@@ -192,9 +229,9 @@ pub fn resolve(
         .unwrap_or_else(|| provider_info.default_base_url.to_string());
     let base_url = base_url.trim_end_matches('/').to_string();
     let insecure = merged.allow_insecure_http.unwrap_or(false);
-    provider::check_url(&base_url, insecure).map_err(|e| err(e.to_string()))?;
+    provider::check_url(&base_url, insecure).map_err(|e| e.to_string())?;
     if let Some(fallback) = &merged.fallback {
-        provider::check_url(fallback, insecure).map_err(|e| err(format!("fallback: {e}")))?;
+        provider::check_url(fallback, insecure).map_err(|e| format!("fallback: {e}"))?;
     }
 
     let api_key = merged
@@ -205,10 +242,10 @@ pub fn resolve(
         .chain(provider_info.key_envs.iter().copied())
         .find_map(|name| env(name).filter(|v| !v.is_empty()));
     if !provider_info.local && api_key.is_none() {
-        return Err(err(format!(
+        return Err(format!(
             "provider {provider} needs an API key: set {}",
             provider_info.key_envs.join(" or ")
-        )));
+        ));
     }
 
     let model = flags
@@ -217,19 +254,15 @@ pub fn resolve(
         .or(merged.model.clone())
         .or(provider_info.default_model.map(str::to_string));
     if model.is_none() && !provider_info.local {
-        return Err(err(format!(
+        return Err(format!(
             "provider {provider} needs a model: set `model:` in the agent file or pass -model"
-        )));
+        ));
     }
 
     let api = match merged.api.as_deref() {
         None => Api::default_for(provider_info.kind, model.as_deref()),
-        Some(name) => Api::parse(name).ok_or_else(|| {
-            err(format!(
-                "api: {name:?} is not one of {}",
-                Api::NAMES.join(", ")
-            ))
-        })?,
+        Some(name) => Api::parse(name)
+            .ok_or_else(|| format!("api: {name:?} is not one of {}", Api::NAMES.join(", ")))?,
     };
 
     let aux_url = merged
@@ -237,9 +270,34 @@ pub fn resolve(
         .as_deref()
         .map(|u| u.trim_end_matches('/').to_string());
     if let Some(u) = &aux_url {
-        provider::check_url(u, insecure).map_err(|e| err(format!("auxUrl: {e}")))?;
+        provider::check_url(u, insecure).map_err(|e| format!("auxUrl: {e}"))?;
     }
 
+    Ok(Server {
+        provider,
+        provider_info,
+        base_url,
+        chose_server,
+        api_key,
+        model,
+        api,
+        aux_url,
+        aux_api_key: merged
+            .aux_api_key_env
+            .as_deref()
+            .and_then(|name| env(name).filter(|v| !v.is_empty())),
+    })
+}
+
+/// The sandbox mode and whether `yolo` holds: an agent asked by another
+/// may do no more than the asker (its mode capped by the asker's; below
+/// full access its own `yolo` does not hold, the asker answers its
+/// permission requests); a ceiling that cannot be read is the lowest.
+fn sandbox_and_yolo(
+    flags: &Overrides,
+    merged: &AgentFile,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> (SandboxMode, bool) {
     let mut yolo = flags.yolo || merged.yolo.unwrap_or(false);
     let mut sandbox = if yolo {
         SandboxMode::Full
@@ -249,10 +307,6 @@ pub fn resolve(
             .or(merged.sandbox)
             .unwrap_or(SandboxMode::Workspace)
     };
-    // An agent asked by another may do no more than the asker: its mode is
-    // capped, and below full access its own `yolo` does not hold (the
-    // asker answers its permission requests).
-    // A ceiling that cannot be read is the lowest.
     if let Some(ceiling) = env(ASK_CEILING_VAR)
         .filter(|v| !v.is_empty())
         .map(|v| SandboxMode::parse(&v).unwrap_or(SandboxMode::ReadOnly))
@@ -262,24 +316,60 @@ pub fn resolve(
             yolo = false;
         }
     }
-    let mut mcp_servers = merged.mcp_servers.clone().unwrap_or_default();
-    mcp_servers.retain(|_, s| s.enabled != Some(false));
-    for (name, s) in &mcp_servers {
+    (sandbox, yolo)
+}
+
+/// The MCP servers not switched off, each one of the two kinds and with a
+/// usable name.
+fn mcp_servers_of(merged: &AgentFile) -> Result<BTreeMap<String, file::McpServerFile>, String> {
+    let mut servers = merged.mcp_servers.clone().unwrap_or_default();
+    servers.retain(|_, s| s.enabled != Some(false));
+    for (name, s) in &servers {
         if s.command.is_some() == s.url.is_some() {
-            return Err(err(format!(
+            return Err(format!(
                 "mcpServers.{name}: give either command (a server over stdio) or url (streamable HTTP)"
-            )));
+            ));
         }
         if name.is_empty()
             || !name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
-            return Err(err(format!(
+            return Err(format!(
                 "mcpServers: {name:?} is not a server name (letters, digits, - and _)"
-            )));
+            ));
         }
     }
+    Ok(servers)
+}
+
+pub fn resolve(
+    layers: &[(Option<PathBuf>, AgentFile)],
+    flags: &Overrides,
+    agent_file: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<Settings, ConfigError> {
+    let (merged, sub_agents) = merge(layers);
+    let err = |message: String| ConfigError {
+        file: agent_file
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("command line")),
+        position: None,
+        message,
+    };
+    let Server {
+        provider,
+        provider_info,
+        base_url,
+        chose_server,
+        api_key,
+        model,
+        api,
+        aux_url,
+        aux_api_key,
+    } = server(flags, &merged, env).map_err(err)?;
+    let (sandbox, yolo) = sandbox_and_yolo(flags, &merged, env);
+    let mcp_servers = mcp_servers_of(&merged).map_err(err)?;
     let compact_at = merged.compact_at.unwrap_or(80);
     if compact_at > 95 {
         return Err(err(format!(
@@ -291,13 +381,7 @@ pub fn resolve(
         .or(merged.max_tokens)
         .or(provider_info.local.then_some(LOCAL_COMPLETION_CAP));
     let acp = merged.acp.clone().unwrap_or_default();
-    let mut sampling = merged.sampling.clone().unwrap_or_default();
-    if let Some(level) = &flags.think {
-        think(&mut sampling, level, provider_info.local).map_err(err)?;
-    }
-    if provider_info.local && !sampling.contains_key("temperature") {
-        sampling.insert("temperature".into(), serde_json::json!(LOCAL_TEMPERATURE));
-    }
+    let sampling = sampling_of(flags, &merged, provider_info.local).map_err(err)?;
 
     Ok(Settings {
         notes: Vec::new(),
@@ -327,18 +411,9 @@ pub fn resolve(
             .unwrap_or(DEFAULT_MAX_ROUNDS)
             .max(1),
         max_requests: flags.max_requests.or(merged.max_requests),
-        watchdog: merged
-            .watchdog_timeout
-            .map(|d| d.0)
-            .unwrap_or(Duration::from_secs(120)),
-        first_token_timeout: merged
-            .first_token_timeout
-            .map(|d| d.0)
-            .unwrap_or(Duration::from_secs(600)),
-        bash_timeout: merged
-            .bash_timeout
-            .map(|d| d.0)
-            .unwrap_or(Duration::from_secs(120)),
+        watchdog: or_secs(merged.watchdog_timeout.as_ref(), 120),
+        first_token_timeout: or_secs(merged.first_token_timeout.as_ref(), 600),
+        bash_timeout: or_secs(merged.bash_timeout.as_ref(), 120),
         structured: None,
         context_window: flags.context_window.or(merged.context_window),
         max_tokens,
@@ -359,23 +434,18 @@ pub fn resolve(
         acp_name: acp.name,
         acp_title: acp.title,
         agent_file: agent_file.map(Path::to_path_buf),
-        verify: merged.verify.as_deref().map(|v| {
-            if v.trim() == "off" {
-                String::new()
-            } else {
-                v.trim().to_string()
-            }
-        }),
+        // `verify: off`: no command, and none looked for.
+        verify: merged
+            .verify
+            .as_deref()
+            .map(|v| if v.trim() == "off" { "" } else { v.trim() }.to_string()),
         verify_attempts: merged.verify_attempts.unwrap_or(3),
         harness: !flags.no_harness && merged.harness.unwrap_or(true),
         harness_off: behaviours_off(flags.harness_off.as_deref(), merged.harness_off.as_deref())
             .map_err(err)?,
         candidates: merged.candidates.unwrap_or(3).min(8),
         edit_format: flags.edit_format.or(merged.edit_format).unwrap_or_default(),
-        candidate_time: merged
-            .candidate_time
-            .map(|d| d.0)
-            .unwrap_or(Duration::from_secs(240)),
+        candidate_time: or_secs(merged.candidate_time.as_ref(), 240),
         compact_at,
         context_mode: flags
             .context_mode
@@ -383,10 +453,7 @@ pub fn resolve(
             .unwrap_or_default(),
         aux_model: merged.aux_model.clone(),
         aux_url,
-        aux_api_key: merged
-            .aux_api_key_env
-            .as_deref()
-            .and_then(|name| env(name).filter(|v| !v.is_empty())),
+        aux_api_key,
         prices: merged.prices.clone().unwrap_or_default(),
         notify_after: Some(merged.notify_after.map_or(Duration::from_secs(10), |d| d.0))
             .filter(|d| !d.is_zero()),
