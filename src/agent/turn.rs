@@ -32,26 +32,7 @@ impl Agent {
             None => None,
         };
         if let Some(why) = refused {
-            self.bus.publish(AgentEvent::TurnFinished {
-                turn,
-                outcome: Outcome::Failed,
-                answer: String::new(),
-                error: Some(why.clone()),
-            });
-            return TurnResult {
-                turn,
-                outcome: Outcome::Failed,
-                answer: String::new(),
-                written: Vec::new(),
-                changed_by_commands: Vec::new(),
-                warnings: Vec::new(),
-                error: Some(why),
-                tests: None,
-                unbacked: Vec::new(),
-                requests: 0,
-                usage: Default::default(),
-                plan: Vec::new(),
-            };
+            return self.refused_turn(turn, why);
         }
         let mut state = TurnState {
             prompt: prompt.to_string(),
@@ -75,10 +56,97 @@ impl Agent {
                 state.originals.insert(f, text);
             }
         }
+        let (message, attached) = self.first_message(&mut state, prompt, images, cancel).await;
+        let logged = self
+            .log
+            .append(&Record::Turn { turn })
+            .and_then(|()| self.log.append_prompt(&message, prompt));
+        if logged.is_ok() {
+            self.turn_starts.push(self.messages.len() - 1);
+            self.messages.push(message);
+            for path in &attached {
+                self.note_shown(&mut state, path, 0);
+            }
+        }
+        let (outcome, error) = match logged {
+            Err(e) => (Outcome::Failed, Some(e.to_string())),
+            Ok(()) => match self.rounds(&mut state, cancel).await {
+                Ok(outcome) => (outcome, None),
+                Err(stop) => stop.ending(),
+            },
+        };
+        let error = error.or(state.stopped.take());
+        self.after_rounds(&mut state, outcome, cancel).await;
+        let usage = self.usage.minus(&usage_before);
+        let requests = self.budget.used().saturating_sub(requests_before);
+        self.last_turn = Some((requests, usage));
+        self.receipt(turn, &state, requests, usage);
+        self.bus.publish(AgentEvent::TurnFinished {
+            turn,
+            outcome,
+            answer: state.answer.clone(),
+            error: error.clone(),
+        });
+        if turn == 1 && outcome != Outcome::Cancelled {
+            self.write_title(&state.prompt, cancel).await;
+        }
+        TurnResult {
+            turn,
+            outcome,
+            answer: state.answer,
+            written: state.written,
+            changed_by_commands: state.command_changes,
+            warnings: std::mem::take(&mut self.tool_warnings),
+            error,
+            tests: state.tests,
+            unbacked: state.unbacked,
+            requests,
+            usage,
+            plan: Vec::new(),
+        }
+    }
+
+    /// A turn refused before anything was sent (a prompt over the window,
+    /// pictures for a model that cannot see): said, and its result.
+    fn refused_turn(&mut self, turn: TurnId, why: String) -> TurnResult {
+        self.bus.publish(AgentEvent::TurnFinished {
+            turn,
+            outcome: Outcome::Failed,
+            answer: String::new(),
+            error: Some(why.clone()),
+        });
+        TurnResult {
+            turn,
+            outcome: Outcome::Failed,
+            answer: String::new(),
+            written: Vec::new(),
+            changed_by_commands: Vec::new(),
+            warnings: Vec::new(),
+            error: Some(why),
+            tests: None,
+            unbacked: Vec::new(),
+            requests: 0,
+            usage: Default::default(),
+            plan: Vec::new(),
+        }
+    }
+
+    /// The turn's first message: what mm found and did before the model's
+    /// first look, the files the prompt names (attached as they are then),
+    /// the README for a question about the project, notes carried from
+    /// before, a nudge to answer from what is attached, the pictures. With
+    /// the paths attached.
+    async fn first_message(
+        &mut self,
+        state: &mut TurnState,
+        prompt: &str,
+        images: Vec<crate::llm::Image>,
+        cancel: &CancellationToken,
+    ) -> (Message, Vec<String>) {
         // What mm found and did before the model's first look; the files
         // are attached after it, as they are then.
         let found = if self.harness_on() {
-            self.before_first_look(&mut state, cancel).await
+            self.before_first_look(state, cancel).await
         } else {
             String::new()
         };
@@ -133,25 +201,19 @@ impl Agent {
             self.notice(Level::Info, format!("image attached: {}", names.join(", ")));
             message.images = images;
         }
-        let logged = self
-            .log
-            .append(&Record::Turn { turn })
-            .and_then(|()| self.log.append_prompt(&message, prompt));
-        if logged.is_ok() {
-            self.turn_starts.push(self.messages.len() - 1);
-            self.messages.push(message);
-            for path in &attached {
-                self.note_shown(&mut state, path, 0);
-            }
-        }
-        let (outcome, error) = match logged {
-            Err(e) => (Outcome::Failed, Some(e.to_string())),
-            Ok(()) => match self.rounds(&mut state, cancel).await {
-                Ok(outcome) => (outcome, None),
-                Err(stop) => stop.ending(),
-            },
-        };
-        let error = error.or(state.stopped.take());
+        (message, attached)
+    }
+
+    /// After the rounds: the turnEnd hook, and (with the harness) a file
+    /// left unparsable or worse than its best version put back, the
+    /// request's checks settled, errors left said, claims held to what
+    /// the tools returned.
+    async fn after_rounds(
+        &mut self,
+        state: &mut TurnState,
+        outcome: Outcome,
+        cancel: &CancellationToken,
+    ) {
         if outcome != Outcome::Cancelled
             && let Some(hook) = self.settings.hooks.turn_end.clone()
             && let Some(failed) = self.run_hook("turnEnd", &hook, cancel).await
@@ -161,44 +223,17 @@ impl Agent {
         // A file this turn left unparsable goes back to its last version
         // that parses (the broken one stays in the checkpoints).
         if self.harness_on() && outcome != Outcome::Cancelled {
-            self.restore_unparsable(&mut state, cancel).await;
-            self.restore_best(&mut state, cancel).await;
-            self.settle_request_checks(&mut state, cancel).await;
+            self.restore_unparsable(state, cancel).await;
+            self.restore_best(state, cancel).await;
+            self.settle_request_checks(state, cancel).await;
         }
         self.publish_context();
         // However the turn ended (an answer, a stopped loop, a budget), the
         // user hears of errors it left, whatever the model's answer claims.
-        self.warn_left_errors(&state);
+        self.warn_left_errors(state);
         if self.harness_on() && outcome != Outcome::Cancelled {
-            self.flag_unbacked(&mut state);
-            self.hold_to_evidence(&mut state);
-        }
-        let usage = self.usage.minus(&usage_before);
-        let requests = self.budget.used().saturating_sub(requests_before);
-        self.last_turn = Some((requests, usage));
-        self.receipt(turn, &state, requests, usage);
-        self.bus.publish(AgentEvent::TurnFinished {
-            turn,
-            outcome,
-            answer: state.answer.clone(),
-            error: error.clone(),
-        });
-        if turn == 1 && outcome != Outcome::Cancelled {
-            self.write_title(&state.prompt, cancel).await;
-        }
-        TurnResult {
-            turn,
-            outcome,
-            answer: state.answer,
-            written: state.written,
-            changed_by_commands: state.command_changes,
-            warnings: std::mem::take(&mut self.tool_warnings),
-            error,
-            tests: state.tests,
-            unbacked: state.unbacked,
-            requests,
-            usage,
-            plan: Vec::new(),
+            self.flag_unbacked(state);
+            self.hold_to_evidence(state);
         }
     }
 
