@@ -453,6 +453,112 @@ impl Agent {
         Ok(Some(Outcome::Done))
     }
 
+    /// Every language server turned off: its tools are offered no more (a
+    /// small model kept calling them for their error).
+    async fn drop_dead_lsp_tools(&mut self) {
+        if self.specs.iter().any(|s| s.name.starts_with("lsp_"))
+            && let Some(lsp) = self.lsp()
+            && !lsp.usable().await
+        {
+            self.specs.retain(|s| !s.name.starts_with("lsp_"));
+            tracing::info!("no language server left: the lsp tools are no longer offered");
+        }
+    }
+
+    /// Reads and rereads with nothing written: the file is asked for
+    /// whole, as text; and the rounds since the last change counted.
+    async fn unstall(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Result<(), Stop> {
+        if self.stalled(st) {
+            let why = if st.bad_rounds >= 2 {
+                "the tool calls kept failing to parse"
+            } else if st.read_rounds >= 2 {
+                "the model read without writing for several rounds"
+            } else {
+                "the model went several rounds without changing a file"
+            };
+            if let Some(text) = self.deliver_whole(st, why, cancel).await {
+                self.push(Message::user(text))?;
+                st.read_rounds = 0;
+                st.history.clear();
+            }
+        }
+        // Rounds since the last change, the model's or mm's own.
+        if st.mutations == st.seen_mutations {
+            st.unchanged_rounds += 1;
+        } else {
+            st.unchanged_rounds = 0;
+            st.seen_mutations = st.mutations;
+        }
+        Ok(())
+    }
+
+    /// Whether the turn is going round in circles, and why: calls that
+    /// failed repeated, nothing changed after mm's own tries, or a cycle
+    /// of calls (told once; the request's checks run instead where they
+    /// can say more).
+    async fn looping(
+        &mut self,
+        st: &mut TurnState,
+        cancel: &CancellationToken,
+    ) -> Result<Option<String>, Stop> {
+        let looping = if st.repeat_rounds >= MAX_REPEAT_ROUNDS {
+            Some("the model kept repeating calls that had already failed".to_string())
+        } else if self.harness_on()
+            && (st.stall_tried || st.tried_candidates)
+            && st.unchanged_rounds >= MAX_UNCHANGED_ROUNDS
+        {
+            // mm's own tries (the file asked for whole, candidates
+            // run against the checks) are behind it, and the model's
+            // rounds since change nothing: refused writes, edits that
+            // do not match, the same files read again.
+            Some(format!(
+                "the model changed nothing in {} rounds after mm's own tries",
+                st.unchanged_rounds
+            ))
+        } else {
+            match self.check_cycle(st) {
+                Err(Stop::Loop(why)) => Some(why),
+                Ok(Some(told)) => {
+                    // A model going round in circles after a write
+                    // never ends the turn, so the checks an ending
+                    // runs never would: they run now, and their
+                    // failures (with candidates tried) are what it
+                    // hears instead of "stop repeating".
+                    let text = match self.checks_now(st, cancel).await {
+                        Some(checks) => checks,
+                        None => told,
+                    };
+                    self.push(Message::user(text))?;
+                    None
+                }
+                Ok(None) => None,
+                Err(e) => return Err(e),
+            }
+        };
+        Ok(looping)
+    }
+
+    /// A reply cut by the token limit: its calls are not run, and the
+    /// model hears why.
+    fn refuse_cut_calls(&mut self, calls: &[ToolCall]) -> Result<(), Stop> {
+        let cap = self.settings.max_tokens.unwrap_or(0);
+        self.close_batch(
+            calls,
+            &format!(
+                "not executed: your reply was cut by the token limit (max_tokens {cap}) before this call was complete. Write shorter replies: split a big file into several smaller edits."
+            ),
+        )?;
+        self.notice(
+            Level::Warning,
+            "the reply was cut by the token limit; its tool calls were not run",
+        );
+        Ok(())
+    }
+
     pub(super) async fn rounds(
         &mut self,
         st: &mut TurnState,
@@ -468,15 +574,7 @@ impl Agent {
             let tools_on = !(st.answer_in_text
                 || (st.settled && round == 1)
                 || std::mem::take(&mut st.answer_next));
-            // Every language server turned off: its tools are offered no
-            // more (a small model kept calling them for their error).
-            if self.specs.iter().any(|s| s.name.starts_with("lsp_"))
-                && let Some(lsp) = self.lsp()
-                && !lsp.usable().await
-            {
-                self.specs.retain(|s| !s.name.starts_with("lsp_"));
-                tracing::info!("no language server left: the lsp tools are no longer offered");
-            }
+            self.drop_dead_lsp_tools().await;
             let reply = match self.request(round, tools_on, cancel).await {
                 Err(stop @ (Stop::Runaway(_) | Stop::BadReply(_))) => {
                     match self.reask(st, stop, round, cancel).await? {
@@ -501,17 +599,7 @@ impl Agent {
             st.used_tools = true;
             st.answer.clear();
             if truncated {
-                let cap = self.settings.max_tokens.unwrap_or(0);
-                self.close_batch(
-                    &calls,
-                    &format!(
-                        "not executed: your reply was cut by the token limit (max_tokens {cap}) before this call was complete. Write shorter replies: split a big file into several smaller edits."
-                    ),
-                )?;
-                self.notice(
-                    Level::Warning,
-                    "the reply was cut by the token limit; its tool calls were not run",
-                );
+                self.refuse_cut_calls(&calls)?;
                 st.bad_rounds += 1;
             } else if round >= max_rounds {
                 self.close_batch(
@@ -537,63 +625,8 @@ impl Agent {
             if cancel.is_cancelled() {
                 return Ok(Outcome::Cancelled);
             }
-            // Reads and rereads with nothing written: the file is asked
-            // for whole, as text.
-            if self.stalled(st) {
-                let why = if st.bad_rounds >= 2 {
-                    "the tool calls kept failing to parse"
-                } else if st.read_rounds >= 2 {
-                    "the model read without writing for several rounds"
-                } else {
-                    "the model went several rounds without changing a file"
-                };
-                if let Some(text) = self.deliver_whole(st, why, cancel).await {
-                    self.push(Message::user(text))?;
-                    st.read_rounds = 0;
-                    st.history.clear();
-                }
-            }
-            // Rounds since the last change, the model's or mm's own.
-            if st.mutations == st.seen_mutations {
-                st.unchanged_rounds += 1;
-            } else {
-                st.unchanged_rounds = 0;
-                st.seen_mutations = st.mutations;
-            }
-            let looping = if st.repeat_rounds >= MAX_REPEAT_ROUNDS {
-                Some("the model kept repeating calls that had already failed".to_string())
-            } else if self.harness_on()
-                && (st.stall_tried || st.tried_candidates)
-                && st.unchanged_rounds >= MAX_UNCHANGED_ROUNDS
-            {
-                // mm's own tries (the file asked for whole, candidates
-                // run against the checks) are behind it, and the model's
-                // rounds since change nothing: refused writes, edits that
-                // do not match, the same files read again.
-                Some(format!(
-                    "the model changed nothing in {} rounds after mm's own tries",
-                    st.unchanged_rounds
-                ))
-            } else {
-                match self.check_cycle(st) {
-                    Err(Stop::Loop(why)) => Some(why),
-                    Ok(Some(told)) => {
-                        // A model going round in circles after a write
-                        // never ends the turn, so the checks an ending
-                        // runs never would: they run now, and their
-                        // failures (with candidates tried) are what it
-                        // hears instead of "stop repeating".
-                        let text = match self.checks_now(st, cancel).await {
-                            Some(checks) => checks,
-                            None => told,
-                        };
-                        self.push(Message::user(text))?;
-                        None
-                    }
-                    Ok(None) => None,
-                    Err(e) => return Err(e),
-                }
-            };
+            self.unstall(st, cancel).await?;
+            let looping = self.looping(st, cancel).await?;
             if let Some(why) = looping {
                 // A change the request's checks never ran on: they run
                 // before the turn is given up, and the model hears their
