@@ -1620,6 +1620,48 @@ fn a_message_larger_than_the_window_is_refused_before_it_is_sent() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// A paste of short dense lines takes more tokens a byte than the
+/// requests mm learns its ratio from: a local server counts it
+/// (`/tokenize`) before it is sent (a re-trial pasted 44 KB that the
+/// ratio took for 11k tokens; it was 23k, over the whole window).
+#[test]
+fn a_dense_paste_is_counted_by_the_server_before_it_is_sent() {
+    let ws = Workspace::new();
+    ws.write("agent.yaml", "contextWindow: 8192\n");
+    let pasted: String = (1..=700).map(|i| format!("{i}: x={i}\n")).collect();
+    let server = Server::start(vec![text("fine")]);
+    server.route("/tokenize", json!({"tokens": vec![0; 9000]}));
+    let out = ws
+        .mm()
+        .args(["agent.yaml", "-p", &pasted, "-url", &server.url()])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("(~9000 tokens)") && err.contains("it was not sent"),
+        "{err}"
+    );
+    assert!(server.requests().is_empty(), "{err}");
+    // Counted small, it goes.
+    let server = Server::start(vec![text("fine")]);
+    server.route("/tokenize", json!({"tokens": vec![0; 3000]}));
+    let out = ws
+        .mm()
+        .args([
+            "agent.yaml",
+            "-p",
+            &pasted,
+            "-url",
+            &server.url(),
+            "-no-harness",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 1);
+}
+
 /// A command's output larger than a quarter of what the window leaves
 /// free reaches the model cut to its first and last lines, with the lines
 /// left out named; no request goes over the window.

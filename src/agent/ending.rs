@@ -322,7 +322,13 @@ impl Agent {
                 .collect();
             if !missing.is_empty() {
                 st.told_spelled = true;
-                let list = missing.join(", ");
+                // A few named, the rest counted (a pasted table of values
+                // listed 700 of them).
+                const NAMED: usize = 6;
+                let mut list = missing[..missing.len().min(NAMED)].join(", ");
+                if missing.len() > NAMED {
+                    list.push_str(&format!(" and {} more", missing.len() - NAMED));
+                }
                 self.tell(
                     st,
                     Level::Warning,

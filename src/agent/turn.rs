@@ -16,7 +16,7 @@ impl Agent {
             prompt: prompt.to_string(),
         });
         let images = self.prompt_images(prompt);
-        let refused = match self.oversized(prompt) {
+        let refused = match self.oversized(prompt).await {
             Some(why) => Some(why),
             None if !images.is_empty() && self.learn_vision().await == Some(false) => {
                 Some(format!(

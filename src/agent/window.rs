@@ -247,13 +247,24 @@ impl super::Agent {
     /// conversation beside it (the system prompt, the tools and room for
     /// a reply): what to tell the user instead of sending it. The server
     /// would refuse it after reading it, seconds later.
-    pub(super) fn oversized(&self, text: &str) -> Option<String> {
+    pub(super) async fn oversized(&self, text: &str) -> Option<String> {
         let window = self.context_window?;
         let tokens = |bytes: usize| (bytes as f64 / self.bytes_per_token).round() as u64;
         let fixed = self.fixed_tokens();
         let reply = window / 8;
-        let message = tokens(text.len());
         let free = window.saturating_sub(fixed + reply);
+        // The bytes a token is learnt from whole requests (prose and
+        // schemas); a paste of short lines, numbers and symbols takes more
+        // tokens a byte. A message near the room left is counted by the
+        // server where it can (llama.cpp's /tokenize), else by the larger
+        // of the two guesses.
+        let mut message = tokens(text.len());
+        if message > free / 4 {
+            message = match self.client.count_tokens(text).await {
+                Some(n) => n,
+                None => message.max(dense_tokens(text)),
+            };
+        }
         if message <= free {
             return None;
         }
@@ -423,6 +434,28 @@ impl super::Agent {
         self.shed = Shed::default();
         self.reset_rebuild();
     }
+}
+
+/// A guess at the tokens of text a tokenizer splits finely (code, tables,
+/// numbered lines): a token for each word, each digit, each other mark and
+/// each line. Above most tokenizers' count for such text, and near it.
+fn dense_tokens(text: &str) -> u64 {
+    let mut n = 0u64;
+    let mut in_word = false;
+    for c in text.chars() {
+        if c.is_alphabetic() || c == '_' {
+            if !in_word {
+                n += 1;
+            }
+            in_word = true;
+            continue;
+        }
+        in_word = false;
+        if c.is_ascii_digit() || c == '\n' || !(c.is_whitespace() || c.is_alphanumeric()) {
+            n += 1;
+        }
+    }
+    n
 }
 
 #[cfg(test)]

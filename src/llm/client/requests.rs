@@ -563,6 +563,28 @@ impl LlmClient {
             .await
     }
 
+    /// How many tokens `text` is, as a local llama.cpp server counts them
+    /// (`/tokenize`); None from any other server or when it cannot say.
+    pub async fn count_tokens(&self, text: &str) -> Option<u64> {
+        let local = reqwest::Url::parse(&self.base_url())
+            .ok()
+            .and_then(|u| u.host_str().map(provider::is_loopback_host))
+            .unwrap_or(false);
+        if !local {
+            return None;
+        }
+        let url = format!("{}/tokenize", self.server_root());
+        let got = self
+            .post_json(
+                &url,
+                &serde_json::json!({ "content": text }),
+                Duration::from_secs(5),
+            )
+            .await
+            .ok()?;
+        got["tokens"].as_array().map(|t| t.len() as u64)
+    }
+
     pub(super) fn server_root(&self) -> String {
         let base = self.base_url();
         base.strip_suffix("/v1").unwrap_or(&base).to_string()

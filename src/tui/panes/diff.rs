@@ -142,6 +142,18 @@ impl DiffPane {
             AgentEvent::ToolCallFinished {
                 call_id, status, ..
             } if *status != ToolStatus::Ok => self.finished_without_change(call_id),
+            // Done without a change of its own (the content was there
+            // already; mm wrote it under another call): its preview goes.
+            AgentEvent::ToolCallFinished { call_id, .. } => self.drop_live(call_id),
+            // Nothing streams or waits once the turn is over (a re-trial
+            // kept `streaming…` for a file a rewind had deleted).
+            AgentEvent::TurnFinished { .. } => {
+                self.entries
+                    .retain(|e| matches!(e.state, EntryState::Applied));
+                if self.selected >= self.entries.len() {
+                    self.select_last();
+                }
+            }
             AgentEvent::FileChanged {
                 call_id, change, ..
             } => self.applied(call_id, change),
@@ -464,6 +476,16 @@ impl DiffPane {
     }
 
     /// A call finished without a change: its live entry goes away.
+    /// The live preview of `call_id`, if one is left, goes.
+    fn drop_live(&mut self, call_id: &str) {
+        if let Some(i) = self.live_index(call_id) {
+            self.entries.remove(i);
+            if self.selected >= self.entries.len() {
+                self.select_last();
+            }
+        }
+    }
+
     pub fn finished_without_change(&mut self, call_id: &str) {
         if let Some(i) = self.live_index(call_id) {
             self.entries.remove(i);

@@ -65,10 +65,54 @@ const MARKS: &[(&str, &str)] = &[
         "the next request's size in tokens, the model's window, and how full it is",
     ),
     (
+        "(asked alone)",
+        "a tool card of mm's own: it asked the model for one file's change in a request without tools, and wrote it through the same checks as write_file",
+    ),
+    (
         "N queued",
         "messages and commands waiting for the turn to end (↑ on an empty composer takes the last out)",
     ),
 ];
+
+/// A help line wider than `width`: its last span (the words) folded onto
+/// lines of their own under where it starts, so nothing is cut off.
+fn fold(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
+    if width < 30 || line.width() <= width || line.spans.is_empty() {
+        return vec![line];
+    }
+    let mut spans = line.spans;
+    let Some(last) = spans.pop() else {
+        return Vec::new();
+    };
+    let lead: usize = spans.iter().map(|s| s.width()).sum();
+    let room = width.saturating_sub(lead).max(20);
+    let mut out: Vec<Line<'static>> = Vec::new();
+    let mut row = String::new();
+    for word in last.content.split(' ') {
+        if !row.is_empty() && row.chars().count() + 1 + word.chars().count() > room {
+            out.push(Line::from(std::mem::take(&mut row)));
+        }
+        if !row.is_empty() {
+            row.push(' ');
+        }
+        row.push_str(word);
+    }
+    out.push(Line::from(row));
+    let pad = " ".repeat(lead.min(width.saturating_sub(20)));
+    out.into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let text = l.to_string();
+            let mut v = if i == 0 {
+                spans.clone()
+            } else {
+                vec![Span::raw(pad.clone())]
+            };
+            v.push(Span::styled(text, last.style));
+            Line::from(v)
+        })
+        .collect()
+}
 
 pub fn help_lines(keys: &Keymap, th: &Theme, agents: &[(String, String)]) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
@@ -681,7 +725,10 @@ impl Overlay {
                 lines,
             } => {
                 let inner = frame(area, buf, th, " help ".into());
-                let all = help_lines(keys, th, agents);
+                let all: Vec<Line<'static>> = help_lines(keys, th, agents)
+                    .into_iter()
+                    .flat_map(|l| fold(l, usize::from(inner.width)))
+                    .collect();
                 page.set(usize::from(inner.height));
                 lines.set(all.len());
                 let shown: Vec<Line<'static>> = all.into_iter().skip(*scroll).collect();

@@ -637,9 +637,11 @@ impl Transcript {
         self.scroll(pages * h, th);
     }
 
+    /// The top of the transcript; the selection starts again from there.
     pub fn top(&mut self) {
         if !self.cells.is_empty() {
             self.anchor = Some((0, 0));
+            self.selected = None;
         }
     }
 

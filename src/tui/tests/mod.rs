@@ -245,6 +245,19 @@ fn the_diff_pane_follows_a_write_as_it_streams() {
     let text = screen(&mut r, 120, 16);
     assert!(text.contains("return a «-» b"), "{text}");
     assert!(text.contains("return a ‹+› b"), "{text}");
+    // Done without a change of its own (a re-trial: `streaming…` stayed
+    // for the rest of the session): the preview goes.
+    r.app.on_agent(AgentEvent::ToolCallFinished {
+        turn: 1,
+        call_id: "c1".into(),
+        name: "edit_file".into(),
+        summary: "calc.py".into(),
+        status: ToolStatus::Ok,
+        output: "calc.py already has this content; nothing written".into(),
+    });
+    let text = screen(&mut r, 120, 16);
+    assert!(!text.contains("streaming"), "{text}");
+    assert!(!text.contains("return a ‹+› b"), "{text}");
 }
 
 /// Ctrl-C while the model was still writing a call left a card saying
@@ -277,6 +290,7 @@ fn a_call_cut_off_by_the_turns_end_says_it_did_not_run() {
     let text = screen(&mut r, 120, 16);
     assert!(!text.contains("writing the call"), "{text}");
     assert!(text.contains("did not run"), "{text}");
+    assert!(!text.contains("streaming"), "its preview is gone: {text}");
 }
 
 #[test]
@@ -621,9 +635,20 @@ fn help_lists_every_key_of_the_active_keymap() {
         }
     }
     // The marks the tree and the status bar show are explained too.
-    for mark in ["⟲N", "✗N", "A  M  D", "ctx N/M", "N queued"] {
+    for mark in [
+        "⟲N",
+        "✗N",
+        "A  M  D",
+        "ctx N/M",
+        "N queued",
+        "(asked alone)",
+    ] {
         assert!(text.contains(mark), "{mark} is not explained");
     }
+    // On a narrow screen a long line is folded, not cut (a re-trial: the
+    // marks' words ran off the right edge at 120 columns).
+    let tall = screen(&mut r, 80, 200);
+    assert!(tall.contains("same checks as write_file"), "{tall}");
     insta::assert_snapshot!("help", screen(&mut r, 100, 24));
     r.app.on_key(key(KeyCode::Esc));
     assert!(r.app.overlay().is_none());
@@ -746,6 +771,12 @@ fn after_home_j_selects_the_top_cell_and_the_last_cell_fills_the_view() {
     assert_eq!(r.app.transcript.selected, Some(last));
     let text = screen(&mut r, 100, 20);
     assert!(text.contains("question 39"), "the view is full: {text}");
+    // With the last cell selected, Home and `j` take the top cell too (a
+    // re-trial: `j` took the cell after the old selection, at the end).
+    r.app.on_key(key(KeyCode::Home));
+    r.app.on_key(key(KeyCode::Char('j')));
+    assert_eq!(r.app.transcript.selected, Some(0));
+    assert!(screen(&mut r, 100, 20).contains("question 1"));
 }
 
 #[test]
