@@ -192,6 +192,44 @@ fn a_roles_tools_are_its_sub_tasks_tools_at_most() {
     );
 }
 
+/// A fix handed to a reviewer that cannot write is refused (a newcomer
+/// re-trial: the 1.5B model gave the fix to three reviewers, and one
+/// claimed it was made).
+#[test]
+fn a_change_is_not_handed_to_a_role_that_cannot_write() {
+    let ws = Workspace::new();
+    ws.write(".mm/agents/reviewer.md", REVIEWER);
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let server = Server::start(vec![
+        call(
+            "t1",
+            "task",
+            json!({"prompt": "Fix add in calc.py.", "role": "reviewer"}),
+        ),
+        text("I could not fix it."),
+        text("I could not fix it."),
+        text("I could not fix it."),
+        text("I could not fix it."),
+    ]);
+    let out = ws.run(&server, "Fix the bug in add() in calc.py.", &[]);
+    let reqs = server.requests();
+    let results = tool_results(&reqs[1]);
+    assert!(
+        results
+            .iter()
+            .any(|(id, r)| id == "t1" && r.contains("cannot write files")),
+        "{results:?}\n{}",
+        stderr(&out)
+    );
+    // No helper started: no request carries the reviewer's words.
+    assert!(
+        !reqs
+            .iter()
+            .any(|r| r.to_string().contains("REVIEWED-BY-ROLE")),
+        "a reviewer ran"
+    );
+}
+
 #[test]
 fn agents_lists_the_roles_in_the_repl() {
     let ws = Workspace::new();

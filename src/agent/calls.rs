@@ -135,6 +135,41 @@ impl Agent {
         ))
     }
 
+    /// A change the request asks for, handed to a helper in a role that
+    /// cannot write (a reviewer: read-only, or no file tool), when the
+    /// request does not ask for that role: the refusal (a trial's 1.5B
+    /// model gave a fix to three reviewers, and one claimed it was made).
+    fn task_that_cannot_write(
+        &self,
+        st: &TurnState,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<String> {
+        let name = tools::arg_str(args, crate::toolname::arg::ROLE)?;
+        let role = self
+            .tools
+            .task
+            .as_ref()?
+            .roles
+            .iter()
+            .find(|r| r.name == name)?;
+        let writes = role.sandbox != Some(crate::config::SandboxMode::ReadOnly)
+            && role.tools.as_ref().is_none_or(|t| {
+                t.iter()
+                    .any(|n| ToolName::parse(n).is_some_and(|t| crate::toolname::edits(t.as_str())))
+            });
+        if writes
+            || !self.edit_task(st)
+            || !harness::asks_for_change(&st.prompt)
+            || crate::patterns::has_word(&st.prompt, &[name])
+        {
+            return None;
+        }
+        Some(format!(
+            "refused: the request asks for a change, and a helper in the {name} role cannot write files, so it would not make it. Nothing was started. Make the change yourself (read_file, then edit_file); a review can come after.\n{}",
+            self.restated(st)
+        ))
+    }
+
     /// Why a change to an existing test file is refused, naming the code
     /// the test imports when mm can tell.
     pub(super) fn test_file_refusal(&self, path: &str, prompt: &str) -> String {
@@ -545,6 +580,9 @@ impl Agent {
             .flatten()
             .filter(|_| self.on(crate::config::Behaviour::Named))
             .and_then(|p| self.named_elsewhere(st, p));
+        let cannot_write = (call.name == ToolName::Task && self.harness_on())
+            .then(|| self.task_that_cannot_write(st, args))
+            .flatten();
         st.answer_in_text |= text_only;
         let out = match &test_file {
             None if text_only => ToolOutput::refused(format!(
@@ -593,6 +631,9 @@ impl Agent {
                 tools::arg_str(args, crate::toolname::arg::PATH).unwrap_or_default(),
                 self.restated(st)
             )),
+            None if cannot_write.is_some() => {
+                ToolOutput::refused(cannot_write.clone().unwrap_or_default())
+            }
             None if call.name == ToolName::UpdatePlan => self.update_plan(args),
             None => tools::run(&self.tools, &call.name, args, ctx).await,
         };

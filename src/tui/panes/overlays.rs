@@ -84,7 +84,7 @@ fn fold(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
     let Some(last) = spans.pop() else {
         return Vec::new();
     };
-    let lead: usize = spans.iter().map(|s| s.width()).sum();
+    let lead: usize = spans.iter().map(Span::width).sum();
     let room = width.saturating_sub(lead).max(20);
     let mut out: Vec<Line<'static>> = Vec::new();
     let mut row = String::new();
