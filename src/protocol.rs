@@ -692,6 +692,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_helpers_call_is_summed_up_by_who_is_asked_and_what() {
+        let args = |v: serde_json::Value| v.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            call_summary(
+                "task",
+                &args(
+                    serde_json::json!({"prompt": "Review calc.py\nfor bugs", "role": "reviewer"})
+                )
+            ),
+            "reviewer — Review calc.py…"
+        );
+        assert_eq!(
+            call_summary(
+                "task",
+                &args(serde_json::json!({"prompt": "Find the callers"}))
+            ),
+            "helper — Find the callers"
+        );
+    }
+
+    #[test]
     fn outcomes_map_to_documented_exit_codes() {
         let codes: Vec<i32> = [
             Outcome::Done,

@@ -104,6 +104,13 @@ fn a_childs_requests_count_toward_the_sessions_budget() {
     // The parent's second request would be the third: it is not made.
     assert_eq!(server.requests().len(), 2, "{}", stderr(&out));
     assert_eq!(server.remaining(), 1);
+    // The receipt counts the helper's request, and says how many were the
+    // conversation's own (what /stats counts).
+    assert!(
+        stderr(&out).contains("2 requests (1 in the conversation)"),
+        "{}",
+        stderr(&out)
+    );
     // Without roles, task takes no role.
     let reqs = server.requests();
     let task = reqs[0]["tools"]

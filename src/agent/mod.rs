@@ -175,6 +175,9 @@ pub struct Agent {
     edits: Vec<crate::protocol::FileChange>,
     /// The last turn's requests and tokens (`/stats`).
     last_turn: Option<(u32, Usage)>,
+    /// Requests of the conversation itself sent so far (not side
+    /// requests, not helpers'): what `/stats` counts.
+    conversation_requests: u32,
     /// What tools warned the user of this turn (a git repository a command
     /// made): `-json` carries them.
     tool_warnings: Vec<String>,
@@ -382,6 +385,7 @@ impl Agent {
             made: parts.made,
             edits: Vec::new(),
             last_turn: None,
+            conversation_requests: 0,
             tool_warnings: Vec::new(),
             op_error: None,
             git_warned: Default::default(),

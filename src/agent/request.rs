@@ -172,6 +172,7 @@ impl Agent {
             ),
         };
         if result.is_ok() || runaway.is_some() {
+            self.conversation_requests += 1;
             self.log.append(&Record::Request {
                 turn: self.turn,
                 round,

@@ -48,6 +48,7 @@ impl Agent {
         }
         let usage_before = self.usage;
         let requests_before = self.budget.used();
+        let conversation_before = self.conversation_requests;
         self.checkpoint(crate::git::Kind::Turn, prompt).await;
         for f in harness::named_files(prompt) {
             if focus::has_definitions(&f)
@@ -80,7 +81,8 @@ impl Agent {
         let usage = self.usage.minus(&usage_before);
         let requests = self.budget.used().saturating_sub(requests_before);
         self.last_turn = Some((requests, usage));
-        self.receipt(turn, &state, requests, usage);
+        let own = self.conversation_requests - conversation_before;
+        self.receipt(turn, &state, (requests, own), usage);
         self.bus.publish(AgentEvent::TurnFinished {
             turn,
             outcome,
@@ -299,7 +301,7 @@ impl Agent {
         &mut self,
         turn: TurnId,
         state: &TurnState,
-        requests: u32,
+        (requests, own): (u32, u32),
         usage: crate::protocol::Usage,
     ) {
         if !(state.used_tools || state.tests.is_some() || !state.unbacked.is_empty()) {
@@ -316,8 +318,15 @@ impl Agent {
         for u in &state.unbacked {
             notes.push(format!("unbacked claim: {u}"));
         }
+        // All the turn cost (mm's checks, candidates and helpers too), and
+        // how many of them were the conversation's own, which /stats counts.
+        let own = if own < requests {
+            format!(" ({own} in the conversation)")
+        } else {
+            String::new()
+        };
         notes.push(format!(
-            "{requests} request{}, {} prompt tokens ({} cached), {} generated",
+            "{requests} request{}{own}, {} prompt tokens ({} cached), {} generated",
             if requests == 1 { "" } else { "s" },
             usage.prompt,
             usage.cached,

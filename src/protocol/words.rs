@@ -28,8 +28,14 @@ pub fn receipt_text(written: &[String], commands: u32, notes: &[String]) -> Stri
 /// pattern), cut at 120 characters.
 pub fn call_summary(name: &str, args: &serde_json::Map<String, serde_json::Value>) -> String {
     use crate::toolname::{ToolName, arg};
-    if name == ToolName::AskAgent {
-        let agent = args.get(arg::AGENT).and_then(|v| v.as_str()).unwrap_or("");
+    if name == ToolName::AskAgent || name == ToolName::Task {
+        // Who is asked (an agent, a role, or a helper) and the start of
+        // the prompt.
+        let agent = args
+            .get(arg::AGENT)
+            .or_else(|| args.get(arg::ROLE))
+            .and_then(|v| v.as_str())
+            .unwrap_or("helper");
         let prompt = args.get(arg::PROMPT).and_then(|v| v.as_str()).unwrap_or("");
         let first = prompt.lines().next().unwrap_or("");
         let mut p: String = first.chars().take(60).collect();
