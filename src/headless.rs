@@ -24,6 +24,110 @@ pub enum Output {
     JsonStream,
 }
 
+/// What the prompt asks of the agent: a plan (`-plan`), a custom command
+/// (`-p "/NAME args"`), or a message with the pictures it names by path
+/// when it was typed (not read from stdin).
+fn op_of(prompt: &str, commands: &[(String, String)], plan: bool, typed: bool) -> Op {
+    match crate::commands::parse(prompt, commands) {
+        _ if plan => Op::Plan {
+            text: prompt.to_string(),
+        },
+        Some((name, args)) => Op::RunCommand {
+            name,
+            args: args.to_string(),
+        },
+        None => Op::UserMessage {
+            text: prompt.to_string(),
+            images: if typed {
+                crate::llm::images::typed(prompt, 4)
+                    .into_iter()
+                    .map(|(_, img)| img)
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        },
+    }
+}
+
+/// The `-json` result object: the outcome, the answer, what was written,
+/// the session and its sandbox, the usage and each request's figures.
+fn json_result(
+    result: &TurnResult,
+    info: &SessionInfo,
+    per_request: &[crate::protocol::RequestStats],
+    output: Output,
+) -> serde_json::Value {
+    let usage = result.usage;
+    let mut obj = json!({
+        "outcome": result.outcome.as_str(),
+        "answer": result.answer,
+        "written": result.written,
+        "session": info.session,
+        "sandbox": info.sandbox_mode,
+        "fence": info.fence,
+        "network": info.network,
+        "context_window": info.context_window,
+        "context_mode": info.context_mode,
+        "requests": result.requests,
+        "usage": {"prompt": usage.prompt, "cached": usage.cached, "completion": usage.completion},
+        // Each request: its tokens, the time to its first token and
+        // the generation speed.
+        "per_request": per_request.iter().map(|s| json!({
+            "prompt": s.usage.prompt,
+            "cached": s.usage.cached,
+            "completion": s.usage.completion,
+            "first_token_ms": s.first_token_ms,
+            "tokens_per_second": s.tokens_per_second,
+            // The prompt as each context mode would have sent it
+            // (estimated from its size).
+            "as_compact": s.modes.map(|m| m.0),
+            "as_rebuild": s.modes.map(|m| m.1),
+        })).collect::<Vec<_>>(),
+    });
+    if let Some(e) = &result.error {
+        obj["error"] = json!(e);
+    }
+    if !result.warnings.is_empty() {
+        obj["warnings"] = json!(result.warnings);
+    }
+    if !result.changed_by_commands.is_empty() {
+        obj["changed_by_commands"] = json!(result.changed_by_commands);
+    }
+    if let Some(t) = &result.tests {
+        obj["tests"] = json!({
+            "command": t.command,
+            "passed": t.passed,
+            "summary": t.summary,
+            "attempts": t.attempts,
+        });
+    }
+    if !result.unbacked.is_empty() {
+        obj["unbacked_claims"] = json!(result.unbacked);
+    }
+    if !result.plan.is_empty() {
+        obj["plan"] = json!(result.plan);
+    }
+    if output == Output::JsonStream {
+        obj["type"] = json!("result");
+    }
+    obj
+}
+
+/// Ctrl-C cancels the turn; a second one does not wait for it to wind
+/// down.
+fn cancel_on_ctrl_c(ops: OpSender) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ops.send(Op::Cancel);
+            if tokio::signal::ctrl_c().await.is_ok() {
+                crate::sandbox::procs::kill_all();
+                std::process::exit(130);
+            }
+        }
+    })
+}
+
 /// With `-quiet`: the answer, and what went wrong.
 fn shown_when_quiet(ev: &AgentEvent) -> bool {
     match ev {
@@ -64,27 +168,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, ask: Ask<'_>, output:
     let stdout_tty = std::io::stdout().is_terminal();
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let stream = stdout_tty && !json_out;
-    // `-p "/NAME args"` runs a custom command.
-    let op = match crate::commands::parse(prompt, commands) {
-        _ if plan => Op::Plan {
-            text: prompt.to_string(),
-        },
-        Some((name, args)) => Op::RunCommand {
-            name,
-            args: args.to_string(),
-        },
-        None => Op::UserMessage {
-            text: prompt.to_string(),
-            images: if typed {
-                crate::llm::images::typed(prompt, 4)
-                    .into_iter()
-                    .map(|(_, img)| img)
-                    .collect()
-            } else {
-                Vec::new()
-            },
-        },
-    };
+    let op = op_of(prompt, commands, plan, typed);
     let Some(id) = ops.submit(op) else {
         eprintln!("mm: the agent stopped before the turn began");
         return 1;
@@ -148,19 +232,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, ask: Ask<'_>, output:
         (info, ended, per_request)
     });
 
-    let watcher = {
-        let ops = ops.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                ops.send(Op::Cancel);
-                // A second Ctrl-C does not wait for the turn to wind down.
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    crate::sandbox::procs::kill_all();
-                    std::process::exit(130);
-                }
-            }
-        })
-    };
+    let watcher = cancel_on_ctrl_c(ops.clone());
     let (info, ended, per_request) = printer.await.unwrap_or_default();
     watcher.abort();
     ops.send(Op::Shutdown);
@@ -185,59 +257,7 @@ pub async fn run(ops: OpSender, mut events: EventReceiver, ask: Ask<'_>, output:
     };
 
     if json_out {
-        let usage = result.usage;
-        let mut obj = json!({
-            "outcome": result.outcome.as_str(),
-            "answer": result.answer,
-            "written": result.written,
-            "session": info.session,
-            "sandbox": info.sandbox_mode,
-            "fence": info.fence,
-            "network": info.network,
-            "context_window": info.context_window,
-            "context_mode": info.context_mode,
-            "requests": result.requests,
-            "usage": {"prompt": usage.prompt, "cached": usage.cached, "completion": usage.completion},
-            // Each request: its tokens, the time to its first token and
-            // the generation speed.
-            "per_request": per_request.iter().map(|s| json!({
-                "prompt": s.usage.prompt,
-                "cached": s.usage.cached,
-                "completion": s.usage.completion,
-                "first_token_ms": s.first_token_ms,
-                "tokens_per_second": s.tokens_per_second,
-                // The prompt as each context mode would have sent it
-                // (estimated from its size).
-                "as_compact": s.modes.map(|m| m.0),
-                "as_rebuild": s.modes.map(|m| m.1),
-            })).collect::<Vec<_>>(),
-        });
-        if let Some(e) = &result.error {
-            obj["error"] = json!(e);
-        }
-        if !result.warnings.is_empty() {
-            obj["warnings"] = json!(result.warnings);
-        }
-        if !result.changed_by_commands.is_empty() {
-            obj["changed_by_commands"] = json!(result.changed_by_commands);
-        }
-        if let Some(t) = &result.tests {
-            obj["tests"] = json!({
-                "command": t.command,
-                "passed": t.passed,
-                "summary": t.summary,
-                "attempts": t.attempts,
-            });
-        }
-        if !result.unbacked.is_empty() {
-            obj["unbacked_claims"] = json!(result.unbacked);
-        }
-        if !result.plan.is_empty() {
-            obj["plan"] = json!(result.plan);
-        }
-        if output == Output::JsonStream {
-            obj["type"] = json!("result");
-        }
+        let obj = json_result(&result, &info, &per_request, output);
         println!("{}", crate::untrusted::json_line(&obj));
     }
     if info.structured && !json_out && result.outcome != Outcome::Done {
