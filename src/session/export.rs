@@ -98,15 +98,7 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 steps,
                 approved,
             } if !approved || last_plan.get(t) == Some(&std::ptr::from_ref(rec)) => {
-                let what = if *approved { "Plan" } else { "Plan proposed" };
-                out.push_str(&format!("\n**{what}:**\n\n"));
-                for s in steps {
-                    let mark = match s.status {
-                        crate::protocol::StepStatus::Completed => "[x]",
-                        _ => "[ ]",
-                    };
-                    out.push_str(&format!("- {mark} {}\n", s.step.trim()));
-                }
+                out.push_str(&plan_md(steps, *approved));
             }
             Record::Plan { .. } => {}
             Record::Ran {
@@ -114,20 +106,7 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 status,
                 output,
                 ..
-            } => {
-                let mark = match status {
-                    ToolStatus::Ok => "✓",
-                    ToolStatus::Error => "✗",
-                    ToolStatus::Refused => "⊘ refused:",
-                    ToolStatus::NotRun => "⊘ not run:",
-                };
-                let result = output.trim_end();
-                let f = fence(result);
-                out.push_str(&format!(
-                    "\n<details><summary>{mark} mm ran <code>{}</code></summary>\n\n{f}text\n{result}\n{f}\n\n</details>\n",
-                    html_escape(command)
-                ));
-            }
+            } => out.push_str(&ran_md(command, *status, output)),
             Record::Header {
                 id,
                 created,
@@ -177,12 +156,7 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 Role::Tool => {
                     let id = message.tool_call_id.clone().unwrap_or_default();
                     let (name, summary) = calls.get(&id).cloned().unwrap_or_default();
-                    let mark = match status.unwrap_or(ToolStatus::Ok) {
-                        ToolStatus::Ok => "✓",
-                        ToolStatus::Error => "✗",
-                        ToolStatus::Refused => "⊘ refused:",
-                        ToolStatus::NotRun => "⊘ not run:",
-                    };
+                    let mark = status_mark(status.unwrap_or(ToolStatus::Ok));
                     let result = message.text().trim_end();
                     let f = fence(result);
                     out.push_str(&format!(
@@ -192,45 +166,54 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
                 }
                 Role::System => {}
             },
-            Record::Receipt {
-                written,
-                commands,
-                notes,
-                ..
-            } => {
-                out.push_str(&format!(
-                    "\n*{}*\n",
-                    crate::protocol::receipt_text(written, *commands, notes)
-                ));
-            }
-            Record::Note { text } => out.push_str(&format!("\n*mm: {text}*\n")),
-            Record::Title { title } => out.push_str(&format!("\n*mm: titled \"{title}\"*\n")),
-            Record::Model { model } => {
-                out.push_str(&format!("\n*mm: model {model} from here on*\n"));
-            }
-            Record::Carried { text } => out.push_str(&format!(
-                "\n*mm, for the next message:*\n\n{}\n",
-                quote(text)
-            )),
-            Record::Compacted {
-                replaced,
-                summary,
-                tokens_before,
-                tokens_after,
-                ..
-            } => out.push_str(&format!(
-                "\n*mm compacted the conversation: the {replaced} messages before this point (shown above) are sent as this summary from here on ({tokens_before} → {tokens_after} tokens)*\n\n<details><summary>summary</summary>\n\n{}\n\n</details>\n",
-                quote(summary)
-            )),
-            Record::Always { key } => out.push_str(&format!(
-                "\n*the user answered always: {}*\n",
-                crate::sandbox::always::words(key)
-            )),
-            Record::Request { .. }
-            | Record::Checkpoint { .. }
-            | Record::Made { .. } => {}
+            other => out.push_str(&note_of(other)),
         }
     }
+    out.push_str(&changes_md(changes));
+    out
+}
+
+/// What a record that is not a message says in the export: a receipt,
+/// mm's notes, a title, a model change, a compaction, an "always" answer;
+/// nothing for the rest.
+fn note_of(rec: &Record) -> String {
+    match rec {
+        Record::Receipt {
+            written,
+            commands,
+            notes,
+            ..
+        } => format!(
+            "\n*{}*\n",
+            crate::protocol::receipt_text(written, *commands, notes)
+        ),
+        Record::Note { text } => format!("\n*mm: {text}*\n"),
+        Record::Title { title } => format!("\n*mm: titled \"{title}\"*\n"),
+        Record::Model { model } => format!("\n*mm: model {model} from here on*\n"),
+        Record::Carried { text } => {
+            format!("\n*mm, for the next message:*\n\n{}\n", quote(text))
+        }
+        Record::Compacted {
+            replaced,
+            summary,
+            tokens_before,
+            tokens_after,
+            ..
+        } => format!(
+            "\n*mm compacted the conversation: the {replaced} messages before this point (shown above) are sent as this summary from here on ({tokens_before} → {tokens_after} tokens)*\n\n<details><summary>summary</summary>\n\n{}\n\n</details>\n",
+            quote(summary)
+        ),
+        Record::Always { key } => format!(
+            "\n*the user answered always: {}*\n",
+            crate::sandbox::always::words(key)
+        ),
+        _ => String::new(),
+    }
+}
+
+/// The session's diff, file by file, closing the export.
+fn changes_md(changes: &[FileChange]) -> String {
+    let mut out = String::new();
     if !changes.is_empty() {
         out.push_str("\n---\n\n## Changes in this session\n");
         for c in changes {
@@ -246,6 +229,41 @@ pub fn markdown(records: &[Record], changes: &[FileChange]) -> String {
         }
     }
     out
+}
+
+/// A plan as proposed, or as the last mark of its turn left it.
+fn plan_md(steps: &[crate::protocol::PlanStep], approved: bool) -> String {
+    let what = if approved { "Plan" } else { "Plan proposed" };
+    let mut out = format!("\n**{what}:**\n\n");
+    for s in steps {
+        let mark = match s.status {
+            crate::protocol::StepStatus::Completed => "[x]",
+            _ => "[ ]",
+        };
+        out.push_str(&format!("- {mark} {}\n", s.step.trim()));
+    }
+    out
+}
+
+/// A command mm ran itself, folded with its output.
+fn ran_md(command: &str, status: ToolStatus, output: &str) -> String {
+    let mark = status_mark(status);
+    let result = output.trim_end();
+    let f = fence(result);
+    format!(
+        "\n<details><summary>{mark} mm ran <code>{}</code></summary>\n\n{f}text\n{result}\n{f}\n\n</details>\n",
+        html_escape(command)
+    )
+}
+
+/// A tool result's mark: done, failed, refused, not run.
+fn status_mark(status: ToolStatus) -> &'static str {
+    match status {
+        ToolStatus::Ok => "✓",
+        ToolStatus::Error => "✗",
+        ToolStatus::Refused => "⊘ refused:",
+        ToolStatus::NotRun => "⊘ not run:",
+    }
 }
 
 fn html_escape(s: &str) -> String {
