@@ -166,7 +166,17 @@ pub fn tool_ceiling(role: Option<&Role>) -> Option<Vec<String>> {
                 .map(str::to_string)
                 .collect()
         });
-    let own = role.and_then(|r| r.tools.clone());
+    // Only names a tool can have: one with a comma in it matches no tool
+    // here, and must not become two in the variable a helper reads.
+    let own = role.and_then(|r| r.tools.clone()).map(|t| {
+        t.into_iter()
+            .filter(|n| {
+                !n.is_empty()
+                    && n.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            })
+            .collect::<Vec<_>>()
+    });
     match (inherited, own) {
         (Some(up), Some(own)) => Some(own.into_iter().filter(|n| up.contains(n)).collect()),
         (up, own) => up.or(own),

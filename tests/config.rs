@@ -1229,7 +1229,7 @@ fn a_trusted_configs_agent_files_are_trusted_as_they_are() {
         "mmConfigs:\n  helper:\n    path: ../helper.yaml\n    description: helps\n",
     );
     ws.write("helper.yaml", "model: x\n");
-    let server = Server::start(vec![text("Hi."), text("Hi."), text("Hi."), text("Hi.")]);
+    let server = Server::start(vec![text("Hi."); 12]);
     let out = ws.run(&server, "hi", &["-trust"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
@@ -1245,6 +1245,26 @@ fn a_trusted_configs_agent_files_are_trusted_as_they_are() {
     );
     // The agent file changes: the trust is gone.
     ws.write("helper.yaml", "model: x\nbaseUrl: http://127.0.0.1:9/v1\n");
+    let out = ws.run(&server, "hi", &[]);
+    assert!(
+        stderr(&out).contains(".mm/config.yaml sets mmConfigs: left out until you trust the file"),
+        "{}",
+        stderr(&out)
+    );
+    // An agent file the agent file names counts too, however deep (a
+    // second red-team round changed only the file two levels down).
+    ws.write(
+        "helper.yaml",
+        "model: x\nmmConfigs:\n  deep:\n    path: deep.yaml\n    description: d\n",
+    );
+    ws.write("deep.yaml", "model: y\n");
+    let out = ws.run(&server, "hi", &["-trust"]);
+    assert!(
+        stderr(&out).contains("is trusted as it is now"),
+        "{}",
+        stderr(&out)
+    );
+    ws.write("deep.yaml", "model: y\nbaseUrl: http://127.0.0.1:9/v1\n");
     let out = ws.run(&server, "hi", &[]);
     assert!(
         stderr(&out).contains(".mm/config.yaml sets mmConfigs: left out until you trust the file"),

@@ -172,7 +172,8 @@ fn a_roles_tools_are_its_sub_tasks_tools_at_most() {
     let ws = Workspace::new();
     ws.write(
         ".mm/agents/looker.md",
-        "---\ndescription: Looks\ntools: [read_file, task]\n---\nYou look.\n",
+        // A name with a comma in it is no tool, here or in the helper.
+        "---\ndescription: Looks\ntools: [read_file, task, \"grep, bash\"]\n---\nYou look.\n",
     );
     let server = Server::start(vec![
         call("t1", "task", json!({"prompt": "Run ls."})),

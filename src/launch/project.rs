@@ -91,21 +91,48 @@ pub(super) fn project_config(
 }
 
 /// What trusting the project config is a trust of: its text, and the
-/// text of each agent file its `mmConfigs` names (each a whole config of
-/// its own, with a server and a key: trusting the config must not trust
-/// whatever those files say later). A config without `mmConfigs` is its
-/// text's blob alone, as it always was.
+/// text of each agent file its `mmConfigs` names, and of those theirs
+/// name, all the way down (each a whole config of its own, with a server
+/// and a key: trusting the config must not trust whatever those files say
+/// later). A config without `mmConfigs` is its text's blob alone, as it
+/// always was.
 fn trusted_digest(file: &config::AgentFile, text: &str, dir: &std::path::Path) -> String {
-    let Some(configs) = &file.mm_configs else {
+    if file.mm_configs.is_none() {
         return crate::git::blob_id(text.as_bytes());
-    };
-    let mut all = text.as_bytes().to_vec();
-    for (name, r) in configs {
-        all.extend_from_slice(format!("\0mmConfigs {name} {}\0", r.path).as_bytes());
-        let named = dir.join(".mm").join(&r.path);
-        all.extend_from_slice(&std::fs::read(&named).unwrap_or_default());
     }
+    let mut all = text.as_bytes().to_vec();
+    let mut seen: Vec<std::path::PathBuf> = Vec::new();
+    agent_files_into(file, &dir.join(".mm"), &mut all, &mut seen);
     crate::git::blob_id(&all)
+}
+
+/// Appends the name and bytes of each agent file `file`'s `mmConfigs`
+/// names (resolved against `base`, the folder `file` is in), then of the
+/// files those name; each file once, however it is reached.
+fn agent_files_into(
+    file: &config::AgentFile,
+    base: &std::path::Path,
+    all: &mut Vec<u8>,
+    seen: &mut Vec<std::path::PathBuf>,
+) {
+    const MAX_FILES: usize = 64;
+    for (name, r) in file.mm_configs.iter().flatten() {
+        all.extend_from_slice(format!("\0mmConfigs {name} {}\0", r.path).as_bytes());
+        let named = base.join(&r.path);
+        let key = std::fs::canonicalize(&named).unwrap_or_else(|_| named.clone());
+        if seen.contains(&key) || seen.len() >= MAX_FILES {
+            continue;
+        }
+        seen.push(key);
+        let bytes = std::fs::read(&named).unwrap_or_default();
+        all.extend_from_slice(&bytes);
+        let text = String::from_utf8_lossy(&bytes);
+        if let Ok(inner) = config::AgentFile::parse(&named, &text)
+            && let Some(parent) = named.parent()
+        {
+            agent_files_into(&inner, parent, all, seen);
+        }
+    }
 }
 
 /// Asks on the terminal whether to trust the project config.
