@@ -627,6 +627,9 @@ impl App {
                 self.dirty = true;
             }
         }
+        if self.transcript.touch_running() {
+            self.dirty = true;
+        }
         let owned = |flash: &str| {
             self.pending
                 .values()

@@ -85,6 +85,11 @@ impl App {
             return self.approval_key(ev, key);
         }
         if let Some(top) = self.overlays.last_mut() {
+            // Ctrl-C closes an overlay as Esc does (the commit message
+            // too, whose text area would take it for nothing).
+            if self.keymap.lookup::<GlobalAction>(key) == Some(GlobalAction::Cancel) {
+                return self.handled(Handled::Close);
+            }
             let h = top.handle_key(key, ev, &self.keymap);
             return self.handled(h);
         }
@@ -194,11 +199,18 @@ impl App {
     }
 
     fn cycle_focus(&mut self, delta: isize) {
-        let mut order = vec![Focus::Composer, Focus::Transcript];
+        // The order the panes are seen in: left to right on a wide
+        // screen (files, transcript, diff), the tabs' order on a narrow one.
+        let narrow = self.layout.tabs.is_some();
+        let mut order = vec![Focus::Composer];
+        if self.show_tree && !narrow {
+            order.push(Focus::Tree);
+        }
+        order.push(Focus::Transcript);
         if self.show_diff {
             order.push(Focus::Diff);
         }
-        if self.show_tree {
+        if self.show_tree && narrow {
             order.push(Focus::Tree);
         }
         let i = order.iter().position(|f| *f == self.focus).unwrap_or(0) as isize;

@@ -296,7 +296,7 @@ impl Cell {
                     v.push(line_of(i, line));
                 }
                 if folded {
-                    v.push(Logical::chars(Line::styled(
+                    v.push(hung(Line::styled(
                         format!(
                             "  [pasted {} lines, {}; {} more · Enter on it expands]",
                             group(total),
@@ -514,6 +514,14 @@ fn unreachable_empty() -> &'static Vec<Line<'static>> {
     &EMPTY
 }
 
+/// A note under a cell, wrapped between words with its indent kept
+/// (a session id or "Enter" is never cut in two).
+fn hung(line: Line<'static>) -> Logical {
+    let mut l = Logical::word(line);
+    l.hang = vec![Span::raw("    ")];
+    l
+}
+
 fn tool_lines(
     th: &Theme,
     name: &str,
@@ -583,7 +591,7 @@ fn tool_lines(
         }
     }
     if let Some(id) = child {
-        v.push(Logical::chars(Line::styled(
+        v.push(hung(Line::styled(
             format!("  ↳ its own transcript (session {id}): select this card and press o"),
             dim,
         )));
@@ -754,6 +762,17 @@ mod tests {
             folded.last().map(String::as_str),
             Some("and what fixes it?")
         );
+        // On a narrow pane the note breaks between words, wherever the
+        // edge falls.
+        for width in 40..52 {
+            cell.touch();
+            let narrow: Vec<String> = cell
+                .lines(width, &th, false)
+                .iter()
+                .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+                .collect();
+            assert!(narrow.iter().any(|l| l.contains("Enter")), "{narrow:?}");
+        }
         cell.expanded = true;
         cell.touch();
         let whole = plain(&cell);

@@ -522,6 +522,26 @@ impl Transcript {
         }
     }
 
+    /// Running tool cards show their time: drawn afresh each tick, not
+    /// from the cache of their last step. True when there was one.
+    pub fn touch_running(&mut self) -> bool {
+        let n = self.cells.len();
+        let mut any = false;
+        for c in &mut self.cells[n.saturating_sub(20)..] {
+            if matches!(
+                &c.kind,
+                CellKind::Tool {
+                    state: ToolState::Running(_),
+                    ..
+                }
+            ) {
+                c.touch();
+                any = true;
+            }
+        }
+        any
+    }
+
     /// Tool cards that show elapsed time need a redraw every tick.
     pub fn has_running(&self) -> bool {
         self.cells.iter().rev().take(20).any(|c| {

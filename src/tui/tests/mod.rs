@@ -657,7 +657,19 @@ fn help_lists_every_key_of_the_active_keymap() {
 #[test]
 fn tab_moves_focus_and_narrow_screens_show_tabs() {
     let mut r = rig();
+    // On a wide screen Tab goes the way the panes are seen, left to
+    // right: files, transcript, diff, and back to the composer.
+    let _ = screen(&mut r, 120, 20);
     assert_eq!(r.app.focus, Focus::Composer);
+    for want in [Focus::Tree, Focus::Transcript, Focus::Diff, Focus::Composer] {
+        r.app.on_key(key(KeyCode::Tab));
+        assert_eq!(r.app.focus, want);
+    }
+    r.app.on_key(key(KeyCode::BackTab));
+    assert_eq!(r.app.focus, Focus::Diff);
+    r.app.on_key(key(KeyCode::Tab));
+    // On a narrow one, the tabs' order: transcript, diff, files.
+    let _ = screen(&mut r, 70, 20);
     r.app.on_key(key(KeyCode::Tab));
     assert_eq!(r.app.focus, Focus::Transcript);
     r.app.on_key(key(KeyCode::Tab));
@@ -757,8 +769,7 @@ fn rig_with_questions(n: u64) -> Rig {
 #[test]
 fn after_home_j_selects_the_top_cell_and_the_last_cell_fills_the_view() {
     let mut r = rig_with_questions(40);
-    r.app.on_key(key(KeyCode::Tab));
-    assert_eq!(r.app.focus, Focus::Transcript);
+    r.app.focus = Focus::Transcript;
     r.app.on_key(key(KeyCode::Home));
     r.app.on_key(key(KeyCode::Char('j')));
     assert_eq!(r.app.transcript.selected, Some(0));
@@ -1263,6 +1274,7 @@ fn the_diff_pane_shows_the_sessions_net_change_per_file() {
 fn on_a_narrow_screen_a_message_sent_brings_the_transcript_tab_forward() {
     let mut r = rig();
     // The files tab, chosen earlier with Tab.
+    let _ = screen(&mut r, 70, 20);
     for _ in 0..3 {
         r.app.on_key(key(KeyCode::Tab));
     }
@@ -1563,4 +1575,28 @@ fn a_second_plan_waits_under_the_one_open_and_nothing_runs_unseen() {
     // The other plan is next, and runs only when it is carried out.
     let shown = screen(&mut r, 100, 30);
     assert!(shown.contains("rewrite everything"), "{shown}");
+}
+
+/// A running card's time moves with the clock, not only when a step of
+/// it arrives.
+#[test]
+fn a_running_tool_cards_time_moves_without_new_events() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "check".into(),
+    });
+    r.app.on_agent(AgentEvent::ToolCallRunning {
+        turn: 1,
+        call_id: "b1".into(),
+        name: "bash".into(),
+        summary: "sleep 5".into(),
+        arguments: "{}".into(),
+    });
+    assert!(screen(&mut r, 120, 20).contains("running 0.0s"));
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    assert!(r.app.tick());
+    let text = screen(&mut r, 120, 20);
+    assert!(!text.contains("running 0.0s"), "{text}");
+    assert!(text.contains("running "), "{text}");
 }

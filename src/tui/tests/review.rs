@@ -205,6 +205,19 @@ fn diff_review_and_commit_from_the_tui() {
         matches!(&sent[..], [Op::Commit { message }] if message == "fix(calc): add adds\n\nIt subtracted. Tested."),
         "{sent:?}"
     );
+    // Ctrl-C closes the message unsent, as Esc does.
+    r.app.on_agent(AgentEvent::CommitProposed {
+        message: "fix: again".into(),
+        files: vec!["calc.py".into()],
+    });
+    assert!(screen(&mut r, 100, 20).contains("fix: again"));
+    r.app.on_key(ctrl('c'));
+    let text = screen(&mut r, 100, 20);
+    assert!(
+        !text.contains("fix: again") && text.contains("not committed"),
+        "{text}"
+    );
+    assert!(ops(&mut r).is_empty());
 }
 
 fn diag(line: u32, col: u32, level: DiagLevel, message: &str) -> DiagItem {
