@@ -454,3 +454,46 @@ fn the_same_sub_task_asked_again_is_answered_from_the_first() {
         "{again}"
     );
 }
+
+/// "Use the reviewer role" starts a helper in it before the model's first
+/// look, whatever the model would have done; the model answers with its
+/// result in front of it.
+#[test]
+fn a_request_that_names_a_role_starts_a_helper_in_it() {
+    let ws = Workspace::new();
+    ws.write(".mm/agents/reviewer.md", REVIEWER);
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let server = Server::start(vec![
+        // The helper's one reply, then the session's.
+        text("REVIEWED-BY-ROLE: add() subtracts; it should add."),
+        text("The reviewer found that add() subtracts instead of adding."),
+    ]);
+    let out = ws.run(
+        &server,
+        "Use the reviewer role to review calc.py and tell me what it finds.",
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{}", stderr(&out));
+    // The first request is the helper's, in its role.
+    assert!(
+        reqs[0].to_string().contains("You are the reviewer"),
+        "{}",
+        reqs[0]
+    );
+    // The session's first request already has the helper's answer.
+    let results = tool_results(&reqs[1]);
+    assert!(
+        results
+            .iter()
+            .any(|(_, r)| r.contains("add() subtracts; it should add")),
+        "{results:?}"
+    );
+    assert!(
+        stderr(&out).contains("names the reviewer role"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("The reviewer found"));
+}

@@ -71,10 +71,15 @@ impl Agent {
         }
         let (outcome, error) = match logged {
             Err(e) => (Outcome::Failed, Some(e.to_string())),
-            Ok(()) => match self.rounds(&mut state, cancel).await {
-                Ok(outcome) => (outcome, None),
-                Err(stop) => stop.ending(),
-            },
+            Ok(()) => {
+                // A helper the request names by its role runs first.
+                let named = self.start_named_role(&mut state, cancel).await;
+                match named {
+                    Ok(()) => self.rounds(&mut state, cancel).await,
+                    Err(stop) => Err(stop),
+                }
+                .map_or_else(Stop::ending, |outcome| (outcome, None))
+            }
         };
         let error = error.or(state.stopped.take());
         self.after_rounds(&mut state, outcome, cancel).await;
