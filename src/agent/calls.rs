@@ -446,7 +446,14 @@ impl Agent {
             call_id: &call.id,
             cancel,
         };
+        // A helper's requests are not this session's: their progress is
+        // read from the server while it works.
+        let helper = (call.name == ToolName::Task || call.name == ToolName::AskAgent)
+            .then(|| self.watch_helper());
         let (mut out, reread) = self.guarded_run(call, &args, st, &ctx, &key).await;
+        if let Some(h) = helper {
+            h.abort();
+        }
         self.take_outcome(
             call,
             &args,

@@ -73,6 +73,9 @@ pub(super) struct Watch {
     pub key: SlotKey,
     pub stop: CancellationToken,
     pub ran_away: Arc<Mutex<Option<String>>>,
+    /// A helper's requests, one after another: the slot is found afresh
+    /// each time, not kept by the first one's task id.
+    pub follow: bool,
 }
 
 /// Runs beside a request until it is aborted.
@@ -89,11 +92,19 @@ pub(super) async fn watch(w: Watch) {
             Ok(l) => (l.chunks, l.last.elapsed() >= QUIET),
             Err(_) => return,
         };
+        let before = task;
+        if w.follow {
+            task = None;
+        }
         let view = if quiet {
             w.client.slot_progress(&w.key, &mut task).await
         } else {
             SlotView::Unknown
         };
+        if w.follow && task.is_some() && task != before {
+            // The helper's next request: its rate starts again.
+            since = None;
+        }
         let slot = match view {
             SlotView::Ours(s) => Some(s),
             _ => None,
@@ -144,6 +155,36 @@ pub(super) async fn watch(w: Watch) {
 }
 
 impl super::Agent {
+    /// While a helper (`task`, `ask_agent`) works, the server's progress
+    /// on its requests, in the status bar as a turn's own: a slot with
+    /// this session's sampling is taken for the helper's. Abort the
+    /// handle when the call ends.
+    pub(super) fn watch_helper(&self) -> tokio::task::JoinHandle<()> {
+        let probe = crate::llm::build_body(&crate::llm::ChatRequest {
+            model: &self.model,
+            messages: &[],
+            tools: &[],
+            sampling: &self.settings.sampling,
+            max_tokens: None,
+            replay_reasoning: false,
+            response_format: None,
+        });
+        let mut key = SlotKey::of(&probe, 0);
+        key.max_tokens = None;
+        let live = Arc::new(Mutex::new(Live::new()));
+        tokio::spawn(watch(Watch {
+            client: self.client.clone(),
+            bus: self.bus.clone(),
+            live,
+            turn: self.turn,
+            hidden_limit: None,
+            key,
+            stop: CancellationToken::new(),
+            ran_away: Arc::new(Mutex::new(None)),
+            follow: true,
+        }))
+    }
+
     /// A request beside the conversation (a candidate, a check, the
     /// summary of a compaction, a commit message), streamed with the
     /// progress a turn's request shows: tokens and their rate, how far
@@ -209,6 +250,7 @@ impl super::Agent {
             key: SlotKey::of(body, estimate),
             stop: stop.clone(),
             ran_away: Arc::new(Mutex::new(None)),
+            follow: false,
         }));
         let result = client
             .stream_chat(body, &self.budget, &stop, &mut on_event)

@@ -144,6 +144,7 @@ impl Agent {
             ),
             stop: request_cancel.clone(),
             ran_away: ran_away.clone(),
+            follow: false,
         }));
         let result = self
             .client

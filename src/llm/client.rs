@@ -280,7 +280,10 @@ impl SlotKey {
         // The estimate counts bytes, the server tokens of the templated
         // prompt: the same request is within a factor of two.
         let est = self.prompt_estimate.max(1);
-        let size = prompt > 0 && prompt <= est * 2 && prompt * 2 >= est;
+        // No estimate (a helper's requests, whose prompts mm does not
+        // see): any size.
+        let size =
+            self.prompt_estimate == 0 || (prompt > 0 && prompt <= est * 2 && prompt * 2 >= est);
         let cap = self.max_tokens.is_none_or(|m| {
             figure("/params/n_predict").or(figure("/params/max_tokens")) == Some(m)
         });
@@ -582,6 +585,23 @@ mod tests {
         assert_eq!(key.find(&twins, &mut fresh), SlotView::Unknown);
         // Nothing busy: nothing known.
         assert_eq!(key.find(&[], &mut fresh), SlotView::Unknown);
+        // A helper's key has no size: any prompt with its temperature is
+        // its request; another temperature is another client's.
+        let helper = SlotKey {
+            prompt_estimate: 0,
+            max_tokens: None,
+            temperature: Some(0.2),
+        };
+        for prompt in [300, 50_000] {
+            assert!(matches!(
+                helper.find(&[slot(8, prompt, 777, 0.2, 5)], &mut None),
+                SlotView::Ours(p) if p.prompt_tokens == prompt
+            ));
+        }
+        assert_eq!(
+            helper.find(&[slot(9, 300, 777, 0.9, 5)], &mut None),
+            SlotView::Another
+        );
     }
 
     #[test]

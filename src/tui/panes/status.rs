@@ -147,9 +147,11 @@ impl Status {
             } => {
                 // The count never goes back within a request (the server's
                 // count and the streamed one take turns).
+                // (A prompt being read is a new request's: a helper's
+                // next one starts from nothing.)
                 let tokens = match self.generating {
-                    Some(g) => (*tokens).max(g.tokens),
-                    None => *tokens,
+                    Some(g) if prompt.is_none() => (*tokens).max(g.tokens),
+                    _ => *tokens,
                 };
                 self.generating = Some(Generating {
                     tokens,
@@ -159,7 +161,10 @@ impl Status {
                     prompt_speed: self.prompt_speed,
                 });
             }
-            AgentEvent::RequestStarted { .. } | AgentEvent::TurnFinished { .. } => {
+            AgentEvent::RequestStarted { .. }
+            | AgentEvent::TurnFinished { .. }
+            | AgentEvent::ToolCallFinished { .. } => {
+                // (a helper's progress ends with its call)
                 self.generating = None;
             }
             AgentEvent::CheckpointCreated { .. } => self.checkpoints += 1,

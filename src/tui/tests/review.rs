@@ -728,3 +728,41 @@ fn a_request_that_waits_behind_another_client_says_so() {
     assert!(bar.contains("server busy with another request"), "{bar}");
     assert!(!bar.contains("tok"), "{bar}");
 }
+
+/// While a helper works, the server's progress on its requests shows in
+/// the bar; its next request starts from nothing, and the call's end
+/// clears it.
+#[test]
+fn a_helpers_requests_show_in_the_bar_each_from_its_start() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "use the reviewer role".into(),
+    });
+    let generating = |tokens, prompt| AgentEvent::Generating {
+        turn: 1,
+        tokens,
+        tokens_per_second: None,
+        prompt,
+        queued: false,
+    };
+    let bar = |r: &mut Rig| screen(r, 120, 20).lines().last().unwrap().to_string();
+    r.app.on_agent(generating(120, None));
+    assert!(bar(&mut r).contains("120 tok"), "{}", bar(&mut r));
+    // The helper's second request reads its prompt.
+    r.app.on_agent(generating(0, Some((600, 2000))));
+    let b = bar(&mut r);
+    assert!(
+        b.contains("prompt 600/2.0k") && !b.contains("120 tok"),
+        "{b}"
+    );
+    r.app.on_agent(AgentEvent::ToolCallFinished {
+        turn: 1,
+        call_id: "t1".into(),
+        name: "task".into(),
+        summary: "reviewer".into(),
+        status: ToolStatus::Ok,
+        output: Arc::from("done"),
+    });
+    assert!(!bar(&mut r).contains("prompt 600"), "{}", bar(&mut r));
+}
