@@ -17,6 +17,7 @@ use super::Agent;
 use crate::llm::{self, ChatRequest, LlmError, Message, Role};
 use crate::protocol::{AgentEvent, Level};
 use crate::session::Record;
+use crate::session::SUMMARY_HEAD as STAND_IN_HEAD;
 
 /// The newest messages kept word for word, as a share of the window.
 const KEEP_SHARE: f64 = 0.25;
@@ -31,9 +32,6 @@ const MAX_HALVINGS: u32 = 3;
 /// After a refused summary, automatic compaction waits for this many new
 /// messages before it tries again (each try costs a request).
 const RETRY_AFTER: usize = 6;
-
-/// How the message that stands for a summarized part begins.
-const STAND_IN_HEAD: &str = "[Summary of the conversation before this point, written to fit the context window (mm keeps the whole of it in the session log)]";
 
 const SUMMARY_SYSTEM: &str = "You summarize a coding session for the assistant that will continue it without seeing it. Keep: what the user asked for, in their words where short; decisions made; files read and files changed, and how; commands run and what they showed (short errors word for word); what is done and what is left to do. Plain text, at most 300 words. No greeting, no tool calls.";
 

@@ -23,6 +23,10 @@ pub use repair::Repair;
 /// Format version of the log, in its header.
 pub const LOG_VERSION: u32 = 1;
 
+/// The head of the message that stands in for a compacted conversation
+/// (a replay shows it as a summary, not as something the user typed).
+pub const SUMMARY_HEAD: &str = "[Summary of the conversation before this point, written to fit the context window (mm keeps the whole of it in the session log)]";
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Record {

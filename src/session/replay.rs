@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::Record;
 use crate::llm::Role;
-use crate::protocol::{AgentEvent, Outcome, ToolStatus};
+use crate::protocol::{AgentEvent, CheckpointKind, Outcome, ToolStatus};
 
 /// The events a live run would have published for these records.
 pub fn events(records: &[Record]) -> Vec<AgentEvent> {
@@ -23,14 +23,23 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
     let mut expect_prompt = !marked;
     let mut ran = 0;
     let mut held: Vec<&Record> = Vec::new();
+    // The agent's number of the turn the last Turn record opened.
+    let mut logged_turn = 0;
     let mut queue: std::collections::VecDeque<&Record> = records.iter().collect();
     while let Some(rec) = queue.pop_front() {
         match rec {
-            Record::Turn { .. } => expect_prompt = true,
+            Record::Turn { turn: t } => {
+                expect_prompt = true;
+                logged_turn = *t;
+            }
             Record::Message { message, .. }
                 if message.role == Role::User && marked && !expect_prompt => {}
             // Run before the turn's prompt was sent: shown in its turn.
-            Record::Ran { .. } | Record::Plan { .. } if marked && expect_prompt => {
+            // Run before the turn's prompt was sent: shown in its turn
+            // (a turn's first test run is logged before its Turn record).
+            Record::Ran { turn: t, .. } | Record::Plan { turn: t, .. }
+                if marked && (expect_prompt || *t > logged_turn) =>
+            {
                 held.push(rec);
             }
             Record::Plan {
@@ -66,6 +75,19 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                     summary,
                     status: *status,
                     output: Arc::from(output.as_str()),
+                });
+            }
+            // The stand-in for a compacted conversation: a summary, not a
+            // prompt the user typed.
+            Record::Message { message, .. }
+                if message.role == Role::User
+                    && message.text().starts_with(super::SUMMARY_HEAD) =>
+            {
+                let summary = message.text()[super::SUMMARY_HEAD.len()..].trim();
+                out.push(AgentEvent::Notice {
+                    turn: None,
+                    level: crate::protocol::Level::Info,
+                    text: format!("the conversation before this point, as summarized: {summary}"),
                 });
             }
             Record::Message {
@@ -165,8 +187,21 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                 tokens_after: *tokens_after,
                 auto: focus.is_none(),
             }),
+            // A rewind (its safety checkpoint comes first) and what mm did
+            // to the log itself are said where they happened.
+            Record::Checkpoint { checkpoint } if checkpoint.kind == CheckpointKind::Safety => {
+                out.push(AgentEvent::Notice {
+                    turn: None,
+                    level: crate::protocol::Level::Info,
+                    text: checkpoint.label.replacen("before rewinding", "rewound", 1),
+                });
+            }
+            Record::Note { text } => out.push(AgentEvent::Notice {
+                turn: None,
+                level: crate::protocol::Level::Info,
+                text: text.clone(),
+            }),
             Record::Header { .. }
-            | Record::Note { .. }
             | Record::Title { .. }
             | Record::Carried { .. }
             | Record::Model { .. }
@@ -187,5 +222,65 @@ fn finished(turn: u64, answer: String) -> AgentEvent {
         outcome: Outcome::Done,
         answer,
         error: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records(lines: &[serde_json::Value]) -> Vec<Record> {
+        lines
+            .iter()
+            .map(|l| serde_json::from_value(l.clone()).unwrap())
+            .collect()
+    }
+
+    /// Seen in a trial's printed transcript: the summary a rewound or
+    /// compacted session starts from was shown as a prompt, a turn's first
+    /// test run as the end of the turn before, and a rewind not at all.
+    #[test]
+    fn a_summary_a_rewind_and_a_turns_first_run_are_told_where_they_belong() {
+        use serde_json::json;
+        let summary = format!(
+            "{}\nThe assistant fixed total().",
+            crate::session::SUMMARY_HEAD
+        );
+        let recs = records(&[
+            json!({"type": "turn", "turn": 1}),
+            json!({"type": "message", "role": "user", "content": summary}),
+            json!({"type": "turn", "turn": 4}),
+            json!({"type": "message", "role": "user", "content": "Create util.py"}),
+            json!({"type": "message", "role": "assistant", "content": "Created."}),
+            json!({"type": "checkpoint", "checkpoint": {"id": "ab", "turn": 4, "kind": "safety", "time": "t", "label": "before rewinding to turn 4"}}),
+            json!({"type": "ran", "turn": 5, "command": "python3 -m unittest -q", "status": "error", "output": "FAIL"}),
+            json!({"type": "turn", "turn": 5}),
+            json!({"type": "message", "role": "user", "content": "Fix the test"}),
+        ]);
+        let evs = events(&recs);
+        let prompts: Vec<&str> = evs
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::TurnStarted { prompt, .. } => Some(prompt.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(prompts, ["Create util.py", "Fix the test"]);
+        let at = |want: &dyn Fn(&AgentEvent) -> bool| evs.iter().position(want).unwrap();
+        let told = at(
+            &|e| matches!(e, AgentEvent::Notice { text, .. } if text.contains("as summarized: The assistant fixed total().")),
+        );
+        let rewound =
+            at(&|e| matches!(e, AgentEvent::Notice { text, .. } if text == "rewound to turn 4"));
+        let second = at(
+            &|e| matches!(e, AgentEvent::TurnStarted { prompt, .. } if prompt == "Fix the test"),
+        );
+        let ran = at(
+            &|e| matches!(e, AgentEvent::ToolCallRunning { summary, .. } if summary.contains("unittest")),
+        );
+        assert!(
+            told < rewound && rewound < second && second < ran,
+            "{evs:#?}"
+        );
     }
 }
