@@ -1011,3 +1011,41 @@ fn a_plan_is_proposed_edited_carried_out_and_its_card_follows_the_steps() {
     s.keys("\x11");
     assert_eq!(s.exit_code(), 0);
 }
+
+/// A newcomer's first Tab goes to the pane on the left, the file tree,
+/// where typing filters (it went to the transcript, and the letters
+/// spilled into the composer); Ctrl-C closes an overlay as Esc does, and
+/// is not taken for the first press of a quit.
+#[test]
+fn the_first_tab_reaches_the_tree_and_ctrl_c_closes_an_overlay() {
+    let server = Server::start(vec![]);
+    let ws = Workspace::new();
+    ws.write("shop/cart.py", "x = 1\n");
+    ws.write("tests/test_cart.py", "y = 2\n");
+    ws.write("zebra.txt", "z\n");
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 120);
+    s.wait_for("Ask mm to do something");
+    s.wait_for("zebra.txt");
+    s.keys("\t");
+    s.keys("car");
+    s.wait_for("filter: car");
+    s.wait_gone("zebra.txt");
+    assert!(s.text().contains("cart.py"), "{}", s.text());
+    // Back to the composer: nothing was typed there.
+    s.keys("\x1b");
+    s.keys("\x1b[Z"); // shift-tab: from the tree to the composer
+    s.keys("hello");
+    s.wait_for("hello");
+    assert!(!s.text().contains("carhello"), "{}", s.text());
+    // F1's help closes with Ctrl-C, and mm keeps running.
+    s.keys("\x1bOP");
+    s.wait_for("keymap:");
+    s.keys("\x03");
+    s.wait_gone("keymap:");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(s.child.try_wait().unwrap().is_none(), "mm quit");
+    assert!(!s.text().contains("Ctrl-C again"), "{}", s.text());
+    s.keys("\x11");
+    assert_eq!(s.exit_code(), 0);
+}
