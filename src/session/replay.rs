@@ -1,7 +1,7 @@
 //! A session's log told again as the events it caused: what `-show`, the
 //! export and a resumed TUI replay, without a model.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use super::Record;
@@ -10,41 +10,76 @@ use crate::protocol::{AgentEvent, CheckpointKind, Outcome, ToolStatus};
 
 /// The events a live run would have published for these records.
 pub fn events(records: &[Record]) -> Vec<AgentEvent> {
-    let mut out = Vec::new();
-    let mut turn = 0;
-    let mut calls: HashMap<String, (String, String)> = HashMap::new();
-    let mut open = false;
-    // The turn's last text, its answer.
-    let mut answer = String::new();
     // A log that marks its turns: only the first user message of a turn
     // starts one; the others are what mm told the model, which a live
     // run does not show as a prompt.
     let marked = records.iter().any(|r| matches!(r, Record::Turn { .. }));
-    let mut expect_prompt = !marked;
-    let mut ran = 0;
-    let mut held: Vec<&Record> = Vec::new();
-    // The agent's number of the turn the last Turn record opened.
-    let mut logged_turn = 0;
-    let mut queue: std::collections::VecDeque<&Record> = records.iter().collect();
+    let mut r = Replay {
+        marked,
+        expect_prompt: !marked,
+        ..Replay::default()
+    };
+    let mut queue: VecDeque<&Record> = records.iter().collect();
     while let Some(rec) = queue.pop_front() {
+        r.record(rec, &mut queue);
+    }
+    if r.open {
+        let answer = std::mem::take(&mut r.answer);
+        r.out.push(finished(r.turn, answer));
+    }
+    r.out
+}
+
+/// Where a replay is in the log.
+#[derive(Default)]
+struct Replay<'a> {
+    out: Vec<AgentEvent>,
+    /// The replay's own count of turns (one a prompt).
+    turn: u64,
+    /// Tool calls by id: their name and summary, for their results.
+    calls: HashMap<String, (String, String)>,
+    /// A turn is open (started, not yet finished).
+    open: bool,
+    /// The turn's last text, its answer.
+    answer: String,
+    marked: bool,
+    expect_prompt: bool,
+    /// mm's own runs told so far (their call ids).
+    ran: u32,
+    /// Runs and plans logged before their turn's prompt.
+    held: Vec<&'a Record>,
+    /// The agent's number of the turn the last Turn record opened.
+    logged_turn: u64,
+}
+
+impl<'a> Replay<'a> {
+    fn notice(&mut self, text: String) {
+        self.out.push(AgentEvent::Notice {
+            turn: None,
+            level: crate::protocol::Level::Info,
+            text,
+        });
+    }
+
+    fn record(&mut self, rec: &'a Record, queue: &mut VecDeque<&'a Record>) {
+        let turn = self.turn;
         match rec {
             Record::Turn { turn: t } => {
-                expect_prompt = true;
-                logged_turn = *t;
+                self.expect_prompt = true;
+                self.logged_turn = *t;
             }
             Record::Message { message, .. }
-                if message.role == Role::User && marked && !expect_prompt => {}
-            // Run before the turn's prompt was sent: shown in its turn.
+                if message.role == Role::User && self.marked && !self.expect_prompt => {}
             // Run before the turn's prompt was sent: shown in its turn
             // (a turn's first test run is logged before its Turn record).
             Record::Ran { turn: t, .. } | Record::Plan { turn: t, .. }
-                if marked && (expect_prompt || *t > logged_turn) =>
+                if self.marked && (self.expect_prompt || *t > self.logged_turn) =>
             {
-                held.push(rec);
+                self.held.push(rec);
             }
             Record::Plan {
                 steps, approved, ..
-            } => out.push(AgentEvent::Plan {
+            } => self.out.push(AgentEvent::Plan {
                 turn,
                 steps: steps.clone(),
                 approved: *approved,
@@ -54,29 +89,7 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                 status,
                 output,
                 ..
-            } => {
-                ran += 1;
-                let call_id = format!("mm_ran_{ran}");
-                let mut args = serde_json::Map::new();
-                args.insert("command".into(), serde_json::Value::String(command.clone()));
-                let summary =
-                    crate::protocol::call_summary(crate::toolname::ToolName::Bash.as_str(), &args);
-                out.push(AgentEvent::ToolCallRunning {
-                    turn,
-                    call_id: call_id.clone(),
-                    name: crate::toolname::ToolName::Bash.as_str().into(),
-                    summary: summary.clone(),
-                    arguments: serde_json::json!({ "command": command }).to_string(),
-                });
-                out.push(AgentEvent::ToolCallFinished {
-                    turn,
-                    call_id,
-                    name: crate::toolname::ToolName::Bash.as_str().into(),
-                    summary,
-                    status: *status,
-                    output: Arc::from(output.as_str()),
-                });
-            }
+            } => self.mm_ran(command, *status, output),
             // The stand-in for a compacted conversation: a summary, not a
             // prompt the user typed.
             Record::Message { message, .. }
@@ -84,93 +97,30 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                     && message.text().starts_with(super::SUMMARY_HEAD) =>
             {
                 let summary = message.text()[super::SUMMARY_HEAD.len()..].trim();
-                out.push(AgentEvent::Notice {
-                    turn: None,
-                    level: crate::protocol::Level::Info,
-                    text: format!("the conversation before this point, as summarized: {summary}"),
-                });
+                self.notice(format!(
+                    "the conversation before this point, as summarized: {summary}"
+                ));
             }
             Record::Message {
                 message,
                 status,
                 typed,
-            } => match message.role {
-                Role::User => {
-                    expect_prompt = false;
-                    if open {
-                        out.push(finished(turn, std::mem::take(&mut answer)));
-                    }
-                    turn += 1;
-                    open = true;
-                    out.push(AgentEvent::TurnStarted {
-                        turn,
-                        prompt: typed.clone().unwrap_or_else(|| message.text().to_string()),
-                    });
-                    for r in held.drain(..).rev() {
-                        queue.push_front(r);
-                    }
-                }
-                Role::Assistant => {
-                    if let Some(r) = &message.reasoning {
-                        out.push(AgentEvent::Reasoning {
-                            turn,
-                            text: format!("{r}\n"),
-                        });
-                    }
-                    if !message.text().is_empty() {
-                        answer = message.text().to_string();
-                        out.push(AgentEvent::Token {
-                            turn,
-                            text: message.text().to_string(),
-                        });
-                    }
-                    for c in &message.tool_calls {
-                        let summary = serde_json::from_str(&c.arguments)
-                            .map(|args| crate::protocol::call_summary(&c.name, &args))
-                            .unwrap_or_default();
-                        calls.insert(c.id.clone(), (c.name.clone(), summary.clone()));
-                        out.push(AgentEvent::ToolCallRunning {
-                            turn,
-                            call_id: c.id.clone(),
-                            name: c.name.clone(),
-                            summary,
-                            arguments: c.arguments.clone(),
-                        });
-                    }
-                }
-                Role::Tool => {
-                    let id = message.tool_call_id.clone().unwrap_or_default();
-                    let (name, summary) = calls.get(&id).cloned().unwrap_or_default();
-                    out.push(AgentEvent::ToolCallFinished {
-                        turn,
-                        call_id: id,
-                        name,
-                        summary,
-                        status: status.unwrap_or(ToolStatus::Ok),
-                        output: Arc::from(message.text()),
-                    });
-                }
-                Role::System => {}
-            },
+            } => self.message(message, *status, typed.as_deref(), queue),
             Record::Receipt {
                 turn: t,
                 written,
                 commands,
                 notes,
-            } => out.push(AgentEvent::Receipt {
+            } => self.out.push(AgentEvent::Receipt {
                 turn: *t,
                 written: written.clone(),
                 commands: *commands,
                 notes: notes.clone(),
             }),
-            Record::Always { key } => out.push(AgentEvent::Notice {
-                turn: None,
-                level: crate::protocol::Level::Info,
-                text: format!(
-                    "the user answered always: {}",
-                    crate::sandbox::always::words(key)
-                ),
-            }),
+            Record::Always { key } => self.notice(format!(
+                "the user answered always: {}",
+                crate::sandbox::always::words(key)
+            )),
             Record::Compacted {
                 turn: t,
                 replaced,
@@ -179,7 +129,7 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
                 tokens_after,
                 focus,
                 ..
-            } => out.push(AgentEvent::Compacted {
+            } => self.out.push(AgentEvent::Compacted {
                 turn: *t,
                 replaced: *replaced,
                 summary: summary.clone(),
@@ -190,17 +140,9 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
             // A rewind (its safety checkpoint comes first) and what mm did
             // to the log itself are said where they happened.
             Record::Checkpoint { checkpoint } if checkpoint.kind == CheckpointKind::Safety => {
-                out.push(AgentEvent::Notice {
-                    turn: None,
-                    level: crate::protocol::Level::Info,
-                    text: checkpoint.label.replacen("before rewinding", "rewound", 1),
-                });
+                self.notice(checkpoint.label.replacen("before rewinding", "rewound", 1));
             }
-            Record::Note { text } => out.push(AgentEvent::Notice {
-                turn: None,
-                level: crate::protocol::Level::Info,
-                text: text.clone(),
-            }),
+            Record::Note { text } => self.notice(text.clone()),
             Record::Header { .. }
             | Record::Title { .. }
             | Record::Carried { .. }
@@ -210,10 +152,103 @@ pub fn events(records: &[Record]) -> Vec<AgentEvent> {
             | Record::Checkpoint { .. } => {}
         }
     }
-    if open {
-        out.push(finished(turn, answer));
+
+    /// A command mm ran itself, told as the call a live run showed.
+    fn mm_ran(&mut self, command: &str, status: ToolStatus, output: &str) {
+        self.ran += 1;
+        let call_id = format!("mm_ran_{}", self.ran);
+        let bash = crate::toolname::ToolName::Bash.as_str();
+        let mut args = serde_json::Map::new();
+        args.insert("command".into(), serde_json::Value::String(command.into()));
+        let summary = crate::protocol::call_summary(bash, &args);
+        self.out.push(AgentEvent::ToolCallRunning {
+            turn: self.turn,
+            call_id: call_id.clone(),
+            name: bash.into(),
+            summary: summary.clone(),
+            arguments: serde_json::json!({ "command": command }).to_string(),
+        });
+        self.out.push(AgentEvent::ToolCallFinished {
+            turn: self.turn,
+            call_id,
+            name: bash.into(),
+            summary,
+            status,
+            output: Arc::from(output),
+        });
     }
-    out
+
+    fn message(
+        &mut self,
+        message: &crate::llm::Message,
+        status: Option<ToolStatus>,
+        typed: Option<&str>,
+        queue: &mut VecDeque<&'a Record>,
+    ) {
+        match message.role {
+            Role::User => {
+                self.expect_prompt = false;
+                if self.open {
+                    let answer = std::mem::take(&mut self.answer);
+                    self.out.push(finished(self.turn, answer));
+                }
+                self.turn += 1;
+                self.open = true;
+                self.out.push(AgentEvent::TurnStarted {
+                    turn: self.turn,
+                    prompt: typed.map_or_else(|| message.text().to_string(), str::to_string),
+                });
+                for r in self.held.drain(..).rev() {
+                    queue.push_front(r);
+                }
+            }
+            Role::Assistant => self.assistant(message),
+            Role::Tool => {
+                let id = message.tool_call_id.clone().unwrap_or_default();
+                let (name, summary) = self.calls.get(&id).cloned().unwrap_or_default();
+                self.out.push(AgentEvent::ToolCallFinished {
+                    turn: self.turn,
+                    call_id: id,
+                    name,
+                    summary,
+                    status: status.unwrap_or(ToolStatus::Ok),
+                    output: Arc::from(message.text()),
+                });
+            }
+            Role::System => {}
+        }
+    }
+
+    fn assistant(&mut self, message: &crate::llm::Message) {
+        let turn = self.turn;
+        if let Some(r) = &message.reasoning {
+            self.out.push(AgentEvent::Reasoning {
+                turn,
+                text: format!("{r}\n"),
+            });
+        }
+        if !message.text().is_empty() {
+            self.answer = message.text().to_string();
+            self.out.push(AgentEvent::Token {
+                turn,
+                text: message.text().to_string(),
+            });
+        }
+        for c in &message.tool_calls {
+            let summary = serde_json::from_str(&c.arguments)
+                .map(|args| crate::protocol::call_summary(&c.name, &args))
+                .unwrap_or_default();
+            self.calls
+                .insert(c.id.clone(), (c.name.clone(), summary.clone()));
+            self.out.push(AgentEvent::ToolCallRunning {
+                turn,
+                call_id: c.id.clone(),
+                name: c.name.clone(),
+                summary,
+                arguments: c.arguments.clone(),
+            });
+        }
+    }
 }
 
 fn finished(turn: u64, answer: String) -> AgentEvent {
