@@ -645,3 +645,33 @@ fn a_token_budget_warns_and_never_stops() {
     assert!(!err.contains("past 200%"), "{err}");
     assert_eq!(json_result(&out)["answer"], "Seven files, one line each.");
 }
+
+/// A turn whose commands changed nothing (a `git commit` of nothing, a
+/// `touch -c` of a file that is not there) has written nothing: an
+/// answer that says "I fixed it" gets the receipt's words after it.
+#[test]
+fn an_answer_that_claims_a_fix_after_commands_that_changed_nothing_is_corrected() {
+    let claim = "I fixed the bug in calc.py.";
+    let server = Server::start(vec![
+        call("b1", "bash", json!({"command": "touch -c absent.txt"})),
+        text(claim),
+        text(claim),
+        text(claim),
+        text(claim),
+    ]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let out = ws.run(&server, "Fix the bug in add() in calc.py.", &["-auto"]);
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(said.contains(claim), "{said}\n{}", stderr(&out));
+    assert!(
+        said.contains("mm: no file was written in this turn."),
+        "{said}\n{}",
+        stderr(&out)
+    );
+    assert!(
+        stderr(&out).contains("unbacked: the answer says files were changed, but none was written"),
+        "{}",
+        stderr(&out)
+    );
+}

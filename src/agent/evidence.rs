@@ -32,11 +32,7 @@ impl Agent {
         {
             notes.push(format!("mm ran `{call}`: it returns {value}"));
         }
-        if !st.question
-            && st.written.is_empty()
-            && st.commands == 0
-            && batch::claims_a_change(&st.answer)
-        {
+        if !st.question && self.nothing_changed(st) && batch::claims_a_change(&st.answer) {
             notes.push("mm: no file was written in this turn.".to_string());
         } else if harness::claims_tests_pass(&st.answer)
             && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))
@@ -58,6 +54,14 @@ impl Agent {
         st.answer.push_str(&notes.join("\n"));
     }
 
+    /// No file changed in this turn: none written by a tool, and no
+    /// command ran, or (with checkpoints to tell) those that ran changed
+    /// none (a `git commit` of nothing, a failed build).
+    fn nothing_changed(&self, st: &TurnState) -> bool {
+        st.written.is_empty()
+            && (st.commands == 0 || (self.git.is_some() && st.command_changes.is_empty()))
+    }
+
     /// Claims the facts contradict, said to the user and kept for the
     /// receipt and `-json`.
     pub(super) fn flag_unbacked(&self, st: &mut TurnState) {
@@ -65,11 +69,7 @@ impl Agent {
         if harness::echoes_instruction(&st.answer) {
             flags.push("the answer only repeats mm's instruction; it answers nothing".to_string());
         }
-        if !st.question
-            && st.written.is_empty()
-            && st.commands == 0
-            && batch::claims_a_change(&st.answer)
-        {
+        if !st.question && self.nothing_changed(st) && batch::claims_a_change(&st.answer) {
             flags.push("the answer says files were changed, but none was written".to_string());
         }
         // Files written, but not the one the answer says it changed (and
