@@ -179,9 +179,17 @@ impl Status {
     }
 
     pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme) {
-        let dim = Style::new().fg(th.dim);
         // Each figure is a segment with a rank: on a narrow bar the lowest
         // ranked go whole, never cut in the middle of a word.
+        let mut left = self.left_figures(th);
+        let mut right = self.right_figures(th);
+        self.lay_out(area, buf, th, (&mut left, &mut right));
+    }
+
+    /// The model, the sandbox, the context, the tokens and the last
+    /// request's speed, each with its rank.
+    fn left_figures(&self, th: &Theme) -> Figures {
+        let dim = Style::new().fg(th.dim);
         let mut left: Vec<(u8, Span<'static>)> = vec![
             (
                 6,
@@ -232,6 +240,13 @@ impl Status {
                 ));
             }
         }
+        left
+    }
+
+    /// What waits (approvals, queued messages), the work in progress, the
+    /// workspace's problems, the checkpoints and the session, ranked.
+    fn right_figures(&self, th: &Theme) -> Figures {
+        let dim = Style::new().fg(th.dim);
         let mut right: Vec<(u8, Span<'static>)> = Vec::new();
         if self.approvals_waiting > 0 {
             right.push((
@@ -294,6 +309,17 @@ impl Status {
             .rev()
             .collect();
         right.push((0, Span::styled(short, dim)));
+        right
+    }
+
+    /// The figures that fit, and the flash in the room they leave.
+    fn lay_out(
+        &self,
+        area: Rect,
+        buf: &mut Buffer,
+        th: &Theme,
+        (left, right): (&mut Figures, &mut Figures),
+    ) {
         let w = |s: &Span<'static>| crate::tui::render::wrap::text_width(&s.content);
         // " a · b · c " on the left, "x y z " on the right.
         let total = |l: &[(u8, Span<'static>)], r: &[(u8, Span<'static>)]| -> usize {
@@ -301,8 +327,8 @@ impl Status {
                 + r.iter().map(|(_, s)| w(s) + 1).sum::<usize>()
         };
         // The left part ends a column before the right one starts.
-        while total(&left, &right) + 1 > area.width as usize {
-            if !drop_lowest(&mut left, &mut right, u8::MAX) {
+        while total(left, right) + 1 > area.width as usize {
+            if !drop_lowest(left, right, u8::MAX) {
                 break;
             }
         }
@@ -310,8 +336,8 @@ impl Status {
         // needed figures while it shows; the context and the tokens stay.
         if let Some(f) = &self.flash {
             let want = (crate::tui::render::wrap::text_width(f) + 1).min(48);
-            while (area.width as usize).saturating_sub(total(&left, &right) + 2) < want {
-                if !drop_lowest(&mut left, &mut right, 8) {
+            while (area.width as usize).saturating_sub(total(left, right) + 2) < want {
+                if !drop_lowest(left, right, 8) {
                     break;
                 }
             }
@@ -325,13 +351,13 @@ impl Status {
             left_spans.push(s.clone());
         }
         let mut right_spans: Vec<Span<'static>> = Vec::new();
-        for (_, s) in &right {
+        for (_, s) in right.iter() {
             right_spans.push(s.clone());
             right_spans.push(Span::raw(" "));
         }
         // A message takes the room the figures leave, cut to fit: it never
         // hides the context or the tokens.
-        let room = (area.width as usize).saturating_sub(total(&left, &right) + 2);
+        let room = (area.width as usize).saturating_sub(total(left, right) + 2);
         if let Some(f) = &self.flash
             && room >= 8
         {
@@ -365,6 +391,10 @@ impl Status {
         }
     }
 }
+
+/// A side of the bar: its figures, each with its rank (the lowest go
+/// first on a narrow bar).
+type Figures = Vec<(u8, Span<'static>)>;
 
 /// Takes the least needed figure of rank below `below` off the bar (of
 /// either side); false when there is none.
