@@ -251,8 +251,118 @@ impl Cell {
         self.lines(width, theme, selected).len()
     }
 
-    fn logical(&self, th: &Theme, selected: bool) -> Vec<Logical> {
+    /// A prompt: folded to its opening, its size and its last lines when
+    /// it is a long paste, until the cell is expanded.
+    fn user_lines(&self, text: &str, th: &Theme) -> Vec<Logical> {
         let dim = Style::new().fg(th.dim);
+        let st = Style::new().fg(th.accent).add_modifier(Modifier::BOLD);
+        let mut v = vec![Logical::word(Line::default())];
+        // A long paste shows its opening and its size until the
+        // cell is expanded (Enter on it).
+        let total = text.lines().count();
+        let folded = !self.expanded && total > FOLD_PROMPT_LINES;
+        // Folded: the opening and the last lines (a question typed
+        // after a paste is there), the size between them.
+        let (shown, tail) = if folded {
+            (FOLD_PROMPT_SHOWN, FOLD_PROMPT_TAIL)
+        } else {
+            (total, 0)
+        };
+        let line_of = |i: usize, line: &str| {
+            let prefix = if i == 0 { "› " } else { "  " };
+            let mut l = Logical::word(Line::from(vec![
+                Span::styled(prefix, st),
+                Span::styled(
+                    line.to_string(),
+                    Style::new().fg(th.text).add_modifier(Modifier::BOLD),
+                ),
+            ]));
+            l.hang = vec![Span::raw("  ")];
+            l
+        };
+        for (i, line) in text.lines().take(shown).enumerate() {
+            v.push(line_of(i, line));
+        }
+        if folded {
+            v.push(hung(Line::styled(
+                format!(
+                    "  [pasted {} lines, {}; {} more · Enter on it expands]",
+                    group(total),
+                    size(text.len()),
+                    group(total - shown - tail),
+                ),
+                dim,
+            )));
+            for (i, line) in text.lines().enumerate().skip(total - tail) {
+                v.push(line_of(i, line));
+            }
+        }
+        v
+    }
+
+    /// A model's thinking: its last lines while it streams, one line when
+    /// done, all of it expanded.
+    fn reasoning_lines(&self, text: &str, done: bool, th: &Theme) -> Vec<Logical> {
+        let dim = Style::new().fg(th.dim);
+        let st = dim.add_modifier(Modifier::ITALIC);
+        let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+        if self.expanded {
+            lines
+                .iter()
+                .map(|l| Logical::word(Line::styled(format!("┊ {l}"), st)))
+                .collect()
+        } else if done {
+            let first = lines.first().copied().unwrap_or("");
+            vec![Logical::chars(Line::styled(
+                format!("┊ thought ({} lines): {first}", lines.len()),
+                st,
+            ))]
+        } else {
+            let start = lines.len().saturating_sub(PREVIEW_LINES);
+            lines[start..]
+                .iter()
+                .map(|l| Logical::word(Line::styled(format!("┊ {l}"), st)))
+                .collect()
+        }
+    }
+
+    /// A compaction: what it replaced, and the summary when expanded.
+    fn compacted_lines(
+        &self,
+        (replaced, before, after, auto): (usize, u64, u64, bool),
+        summary: &str,
+        th: &Theme,
+    ) -> Vec<Logical> {
+        let dim = Style::new().fg(th.dim);
+        let head = format!(
+            "⇊ {} compacted: {replaced} earlier message{} sent as a summary from here on (~{before} → ~{after} tokens; the log keeps them)",
+            if auto {
+                "near the window,"
+            } else {
+                "/compact:"
+            },
+            if replaced == 1 { "" } else { "s" },
+        );
+        let mut v = vec![Logical::word(Line::styled(
+            head,
+            Style::new().fg(th.accent),
+        ))];
+        if self.expanded {
+            v.extend(
+                summary
+                    .lines()
+                    .map(|l| Logical::word(Line::styled(format!("┊ {l}"), dim))),
+            );
+        } else {
+            v.push(Logical::word(Line::styled(
+                "┊ the summary: select this cell and expand it",
+                dim,
+            )));
+        }
+        v
+    }
+
+    fn logical(&self, th: &Theme, selected: bool) -> Vec<Logical> {
         let marker = if selected {
             Span::styled("▌", Style::new().fg(th.accent))
         } else {
@@ -266,74 +376,9 @@ impl Cell {
             lines
         };
         let out = match &self.kind {
-            CellKind::User(text) => {
-                let st = Style::new().fg(th.accent).add_modifier(Modifier::BOLD);
-                let mut v = vec![Logical::word(Line::default())];
-                // A long paste shows its opening and its size until the
-                // cell is expanded (Enter on it).
-                let total = text.lines().count();
-                let folded = !self.expanded && total > FOLD_PROMPT_LINES;
-                // Folded: the opening and the last lines (a question typed
-                // after a paste is there), the size between them.
-                let (shown, tail) = if folded {
-                    (FOLD_PROMPT_SHOWN, FOLD_PROMPT_TAIL)
-                } else {
-                    (total, 0)
-                };
-                let line_of = |i: usize, line: &str| {
-                    let prefix = if i == 0 { "› " } else { "  " };
-                    let mut l = Logical::word(Line::from(vec![
-                        Span::styled(prefix, st),
-                        Span::styled(
-                            line.to_string(),
-                            Style::new().fg(th.text).add_modifier(Modifier::BOLD),
-                        ),
-                    ]));
-                    l.hang = vec![Span::raw("  ")];
-                    l
-                };
-                for (i, line) in text.lines().take(shown).enumerate() {
-                    v.push(line_of(i, line));
-                }
-                if folded {
-                    v.push(hung(Line::styled(
-                        format!(
-                            "  [pasted {} lines, {}; {} more · Enter on it expands]",
-                            group(total),
-                            size(text.len()),
-                            group(total - shown - tail),
-                        ),
-                        dim,
-                    )));
-                    for (i, line) in text.lines().enumerate().skip(total - tail) {
-                        v.push(line_of(i, line));
-                    }
-                }
-                v
-            }
+            CellKind::User(text) => self.user_lines(text, th),
             CellKind::Answer { text, .. } => markdown::render(&json_shown(text), th),
-            CellKind::Reasoning { text, done } => {
-                let st = dim.add_modifier(Modifier::ITALIC);
-                let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-                if self.expanded {
-                    lines
-                        .iter()
-                        .map(|l| Logical::word(Line::styled(format!("┊ {l}"), st)))
-                        .collect()
-                } else if *done {
-                    let first = lines.first().copied().unwrap_or("");
-                    vec![Logical::chars(Line::styled(
-                        format!("┊ thought ({} lines): {first}", lines.len()),
-                        st,
-                    ))]
-                } else {
-                    let start = lines.len().saturating_sub(PREVIEW_LINES);
-                    lines[start..]
-                        .iter()
-                        .map(|l| Logical::word(Line::styled(format!("┊ {l}"), st)))
-                        .collect()
-                }
-            }
+            CellKind::Reasoning { text, done } => self.reasoning_lines(text, *done, th),
             CellKind::Tool {
                 name,
                 summary,
@@ -374,34 +419,7 @@ impl Cell {
                 before,
                 after,
                 auto,
-            } => {
-                let head = format!(
-                    "⇊ {} compacted: {replaced} earlier message{} sent as a summary from here on (~{before} → ~{after} tokens; the log keeps them)",
-                    if *auto {
-                        "near the window,"
-                    } else {
-                        "/compact:"
-                    },
-                    if *replaced == 1 { "" } else { "s" },
-                );
-                let mut v = vec![Logical::word(Line::styled(
-                    head,
-                    Style::new().fg(th.accent),
-                ))];
-                if self.expanded {
-                    v.extend(
-                        summary
-                            .lines()
-                            .map(|l| Logical::word(Line::styled(format!("┊ {l}"), dim))),
-                    );
-                } else {
-                    v.push(Logical::word(Line::styled(
-                        "┊ the summary: select this cell and expand it",
-                        dim,
-                    )));
-                }
-                v
-            }
+            } => self.compacted_lines((*replaced, *before, *after, *auto), summary, th),
             CellKind::Receipt {
                 written,
                 commands,
@@ -414,37 +432,7 @@ impl Cell {
                     Style::new().fg(c).add_modifier(Modifier::BOLD),
                 ))]
             }
-            CellKind::Plan { steps, approved } => {
-                let done = steps
-                    .iter()
-                    .filter(|s| s.status == crate::protocol::StepStatus::Completed)
-                    .count();
-                let head = if *approved {
-                    format!("☰ plan · {done} of {} done", steps.len())
-                } else {
-                    "☰ plan proposed · Enter carries it out · e edits it · Esc sets it aside"
-                        .to_string()
-                };
-                let mut v = vec![Logical::word(Line::styled(
-                    head,
-                    Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
-                ))];
-                for (i, step) in steps.iter().enumerate() {
-                    let style = match step.status {
-                        crate::protocol::StepStatus::Completed => dim,
-                        crate::protocol::StepStatus::InProgress => {
-                            Style::new().add_modifier(Modifier::BOLD)
-                        }
-                        crate::protocol::StepStatus::Pending => Style::new(),
-                    };
-                    let text = crate::untrusted::displayable(step.step.trim());
-                    v.push(Logical::word(Line::styled(
-                        format!("{} {}. {text}", step.status.mark(), i + 1),
-                        style,
-                    )));
-                }
-                v
-            }
+            CellKind::Plan { steps, approved } => plan_lines(steps, *approved, th),
             CellKind::TurnEnd { outcome, error } => {
                 let (c, text) = match outcome {
                     Outcome::Done => return Vec::new(),
@@ -472,6 +460,37 @@ impl Cell {
         };
         with_marker(out)
     }
+}
+
+/// A plan: its head (proposed, or how far it is) and its steps.
+fn plan_lines(steps: &[crate::protocol::PlanStep], approved: bool, th: &Theme) -> Vec<Logical> {
+    let dim = Style::new().fg(th.dim);
+    let done = steps
+        .iter()
+        .filter(|s| s.status == crate::protocol::StepStatus::Completed)
+        .count();
+    let head = if approved {
+        format!("☰ plan · {done} of {} done", steps.len())
+    } else {
+        "☰ plan proposed · Enter carries it out · e edits it · Esc sets it aside".to_string()
+    };
+    let mut v = vec![Logical::word(Line::styled(
+        head,
+        Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
+    ))];
+    for (i, step) in steps.iter().enumerate() {
+        let style = match step.status {
+            crate::protocol::StepStatus::Completed => dim,
+            crate::protocol::StepStatus::InProgress => Style::new().add_modifier(Modifier::BOLD),
+            crate::protocol::StepStatus::Pending => Style::new(),
+        };
+        let text = crate::untrusted::displayable(step.step.trim());
+        v.push(Logical::word(Line::styled(
+            format!("{} {}. {text}", step.status.mark(), i + 1),
+            style,
+        )));
+    }
+    v
 }
 
 /// The end of the last complete block: the last blank line that is not
