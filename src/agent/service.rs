@@ -86,66 +86,39 @@ pub fn spawn(
                     });
                 }
             };
+            // A token for work that Ctrl-C cancels, kept with the others.
+            let tracked = || {
+                let token = CancellationToken::new();
+                if let Ok(mut t) = turns.lock() {
+                    t.push(token.clone());
+                }
+                token
+            };
             match op {
-                Op::UserMessage { text, images } => {
-                    let token = CancellationToken::new();
-                    if let Ok(mut t) = turns.lock() {
-                        t.push(token.clone());
-                    }
-                    queue(Work::Turn(text, images, token));
-                }
-                Op::Plan { text } => {
-                    let token = CancellationToken::new();
-                    if let Ok(mut t) = turns.lock() {
-                        t.push(token.clone());
-                    }
-                    queue(Work::Plan(text, token));
-                }
-                Op::RunPlan { steps } => {
-                    let token = CancellationToken::new();
-                    if let Ok(mut t) = turns.lock() {
-                        t.push(token.clone());
-                    }
-                    queue(Work::RunPlan(steps, token));
-                }
+                Op::UserMessage { text, images } => queue(Work::Turn(text, images, tracked())),
+                Op::Plan { text } => queue(Work::Plan(text, tracked())),
+                Op::RunPlan { steps } => queue(Work::RunPlan(steps, tracked())),
                 Op::AskAgent {
                     name,
                     prompt,
                     with_context,
-                } => {
-                    let token = CancellationToken::new();
-                    if let Ok(mut t) = turns.lock() {
-                        t.push(token.clone());
-                    }
-                    queue(Work::Ask {
-                        name,
-                        prompt,
-                        with_context,
-                        token,
-                    });
-                }
+                } => queue(Work::Ask {
+                    name,
+                    prompt,
+                    with_context,
+                    token: tracked(),
+                }),
                 Op::NewSession => queue(Work::NewSession),
-                Op::RunCommand { name, args } => {
-                    let token = CancellationToken::new();
-                    if let Ok(mut t) = turns.lock() {
-                        t.push(token.clone());
-                    }
-                    queue(Work::Command { name, args, token });
-                }
-                Op::Compact { focus } => {
-                    let token = CancellationToken::new();
-                    if let Ok(mut t) = turns.lock() {
-                        t.push(token.clone());
-                    }
-                    queue(Work::Compact { focus, token });
-                }
-                Op::ProposeCommit => {
-                    let token = CancellationToken::new();
-                    if let Ok(mut t) = turns.lock() {
-                        t.push(token.clone());
-                    }
-                    queue(Work::ProposeCommit(token));
-                }
+                Op::RunCommand { name, args } => queue(Work::Command {
+                    name,
+                    args,
+                    token: tracked(),
+                }),
+                Op::Compact { focus } => queue(Work::Compact {
+                    focus,
+                    token: tracked(),
+                }),
+                Op::ProposeCommit => queue(Work::ProposeCommit(tracked())),
                 Op::Cancel => {
                     if let Ok(t) = turns.lock() {
                         for token in t.iter() {
@@ -166,30 +139,16 @@ pub fn spawn(
                     break;
                 }
                 Op::OpenFile { path } => {
-                    let lsp = lsp.clone();
-                    let bus = bus.for_op(id);
-                    tokio::spawn(async move {
-                        if let Some(lsp) = lsp {
-                            let abs = lsp.root().join(&path);
-                            if crate::lsp::language_of(&abs).is_some()
-                                && let Ok(text) = crate::paths::read_checked_text(&abs)
-                            {
-                                lsp.opened(&abs, &text).await;
-                            }
-                        }
-                        bus.publish(AgentEvent::Finished {
-                            result: OpResult::Done,
-                        });
-                    });
+                    tokio::spawn(open_file(lsp.clone(), bus.for_op(id), path));
                 }
+                // Not queued behind a turn: the server answers while the
+                // model works.
                 Op::Navigate {
                     kind,
                     path,
                     line,
                     col,
                 } => {
-                    // Not queued behind a turn: the server answers while
-                    // the model works.
                     let (lsp, bus) = (lsp.clone(), bus.for_op(id));
                     tokio::spawn(async move {
                         let answer = navigate(lsp, kind, path, line, col).await;
@@ -214,18 +173,10 @@ pub fn spawn(
                     if busy.load(Ordering::SeqCst)
                         && let Some(g) = glance.lock().ok().and_then(|g| g.clone()) =>
                 {
-                    let text = match op {
-                        Op::Stats => g.stats(),
-                        Op::Cost => g.cost(),
-                        Op::Mcp => g.mcp.clone(),
-                        Op::Skills => g.skills.clone(),
-                        Op::Agents => g.agents.clone(),
-                        _ => g.ctx(),
-                    };
                     bus.for_op(id).publish(AgentEvent::Notice {
                         turn: Some(g.turn),
                         level: Level::Info,
-                        text,
+                        text: glanced(&op, &g),
                     });
                     done(OpResult::Done);
                 }
@@ -252,6 +203,33 @@ pub fn spawn(
         drop(work_tx);
         let _ = worker.await;
     })
+}
+
+/// A file the user opened in the viewer, told to its language server.
+async fn open_file(lsp: Option<Arc<crate::lsp::Lsp>>, bus: EventBus, path: String) {
+    if let Some(lsp) = lsp {
+        let abs = lsp.root().join(&path);
+        if crate::lsp::language_of(&abs).is_some()
+            && let Ok(text) = crate::paths::read_checked_text(&abs)
+        {
+            lsp.opened(&abs, &text).await;
+        }
+    }
+    bus.publish(AgentEvent::Finished {
+        result: OpResult::Done,
+    });
+}
+
+/// A query's answer from the figures of the running turn's last request.
+fn glanced(op: &Op, g: &super::stats::Glance) -> String {
+    match op {
+        Op::Stats => g.stats(),
+        Op::Cost => g.cost(),
+        Op::Mcp => g.mcp.clone(),
+        Op::Skills => g.skills.clone(),
+        Op::Agents => g.agents.clone(),
+        _ => g.ctx(),
+    }
 }
 
 async fn worker(
