@@ -147,10 +147,9 @@ impl Approvals {
         self.cursor = (self.cursor as isize + delta).clamp(0, last) as usize;
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme, keys: &Keymap) {
-        let Some(req) = self.queue.front() else {
-            return;
-        };
+    /// What is asked: the command with why it needs a yes and what
+    /// "always" covers, or the edit's file, figures and hunks.
+    fn body(&self, req: &ApprovalRequest, th: &Theme) -> Vec<Logical> {
         let mut logical: Vec<Logical> = Vec::new();
         match &req.kind {
             ApprovalKind::Exec {
@@ -213,6 +212,35 @@ impl Approvals {
                 ));
             }
         }
+        logical
+    }
+
+    /// The keys that answer, or the reason being typed for a no.
+    fn footer(&self, th: &Theme, keys: &Keymap) -> Line<'static> {
+        match &self.reason {
+            Some(text) => Line::from(vec![
+                Span::styled("reason for the model: ", Style::new().fg(th.warning)),
+                Span::styled(format!("{text}▏"), Style::new().fg(th.text)),
+                Span::styled("  (Enter sends, Esc goes back)", Style::new().fg(th.dim)),
+            ]),
+            None => Line::from(vec![Span::styled(
+                format!(
+                    "{} yes   {} no (+ reason)   {} always   {} look around",
+                    keys.describe(Scope::Approval, "yes"),
+                    keys.describe(Scope::Approval, "no"),
+                    keys.describe(Scope::Approval, "always"),
+                    keys.describe(Scope::Approval, "defer"),
+                ),
+                Style::new().fg(th.accent),
+            )]),
+        }
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme, keys: &Keymap) {
+        let Some(req) = self.queue.front() else {
+            return;
+        };
+        let logical = self.body(req, th);
         let w = area.width.saturating_sub(4).clamp(20, 120).min(area.width);
         let content = wrap_all(&logical, w.saturating_sub(2) as usize).len() as u16;
         let h = (content + 3)
@@ -251,23 +279,7 @@ impl Approvals {
             ));
         let inner = block.inner(rect);
         block.render(rect, buf);
-        let footer: Line<'static> = match &self.reason {
-            Some(text) => Line::from(vec![
-                Span::styled("reason for the model: ", Style::new().fg(th.warning)),
-                Span::styled(format!("{text}▏"), Style::new().fg(th.text)),
-                Span::styled("  (Enter sends, Esc goes back)", Style::new().fg(th.dim)),
-            ]),
-            None => Line::from(vec![Span::styled(
-                format!(
-                    "{} yes   {} no (+ reason)   {} always   {} look around",
-                    keys.describe(Scope::Approval, "yes"),
-                    keys.describe(Scope::Approval, "no"),
-                    keys.describe(Scope::Approval, "always"),
-                    keys.describe(Scope::Approval, "defer"),
-                ),
-                Style::new().fg(th.accent),
-            )]),
-        };
+        let footer = self.footer(th, keys);
         // The footer wraps (a long reason stays readable as it is typed):
         // its last rows, where the cursor is, up to half the box.
         let mut footer_rows = wrap_all(&[Logical::word(footer)], inner.width.max(1) as usize);
