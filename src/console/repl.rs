@@ -57,18 +57,9 @@ async fn read_line(
     }
 }
 
-pub async fn run(
-    ops: OpSender,
-    mut events: EventReceiver,
-    banner: SessionInfo,
-    root: PathBuf,
-) -> i32 {
-    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let mut printer: Printer2 =
-        Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Repl, color)
-            .with_spinner(std::io::stdout().is_terminal() && std::io::stderr().is_terminal());
-    printer.set_structured(banner.structured);
-    let notify = banner.notify_after_ms;
+/// The banner, the keys that matter, and what the session said as it
+/// opened (a small window, MCP servers).
+fn greet(banner: &SessionInfo, printer: &mut Printer2, events: &mut EventReceiver) {
     let ctx = banner
         .context_window
         .map(|c| format!(" · context {c}"))
@@ -94,6 +85,79 @@ pub async fn run(
         }
     }
     printer.flush();
+}
+
+/// An op that runs as a turn, followed to its end: the editor back, or
+/// None when the agent has stopped.
+async fn run_op(
+    ops: &OpSender,
+    events: &mut EventReceiver,
+    printer: &mut Printer2,
+    editor: DefaultEditor,
+    op: Op,
+    notify: Option<u64>,
+) -> Option<DefaultEditor> {
+    let Some(id) = ops.submit(op) else {
+        eprintln!("mm: the agent stopped");
+        return None;
+    };
+    follow_turn(ops, events, printer, editor, id, notify).await
+}
+
+/// What the prompt read.
+enum Next {
+    Text(String),
+    /// Nothing to send (a first Ctrl-C, an abandoned block).
+    Again,
+    /// Ctrl-C twice, Ctrl-D, or input that cannot be read.
+    Leave,
+}
+
+/// A line, or a `"""` block, from the prompt.
+async fn next_message(editor: DefaultEditor, interrupted: &mut bool) -> (DefaultEditor, Next) {
+    let (editor, line) = read_line(editor, "› ".into()).await;
+    let line = match line {
+        Ok(l) => {
+            *interrupted = false;
+            l
+        }
+        Err(ReadlineError::Interrupted) => {
+            if *interrupted {
+                return (editor, Next::Leave);
+            }
+            *interrupted = true;
+            println!("(Ctrl-C again, Ctrl-D or /quit to leave)");
+            return (editor, Next::Again);
+        }
+        Err(ReadlineError::Eof) => return (editor, Next::Leave),
+        Err(e) => {
+            eprintln!("mm: cannot read input: {e}");
+            return (editor, Next::Leave);
+        }
+    };
+    if line.trim() != "\"\"\"" {
+        return (editor, Next::Text(line));
+    }
+    let (editor, block) = read_block(editor).await;
+    match block {
+        Some(b) => (editor, Next::Text(b)),
+        None => (editor, Next::Again),
+    }
+}
+
+pub async fn run(
+    ops: OpSender,
+    mut events: EventReceiver,
+    banner: SessionInfo,
+    root: PathBuf,
+) -> i32 {
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut printer: Printer2 =
+        Printer::new(std::io::stdout(), std::io::stderr(), PrintMode::Repl, color)
+            .with_spinner(std::io::stdout().is_terminal() && std::io::stderr().is_terminal());
+    printer.set_structured(banner.structured);
+    let notify = banner.notify_after_ms;
+    greet(&banner, &mut printer, &mut events);
     let Ok(mut editor) = DefaultEditor::new() else {
         eprintln!("mm: cannot open the line editor");
         return 1;
@@ -101,36 +165,12 @@ pub async fn run(
     let mut interrupted = false;
     let mut session = banner.session.clone();
     loop {
-        let (ed, line) = read_line(editor, "› ".into()).await;
+        let (ed, next) = next_message(editor, &mut interrupted).await;
         editor = ed;
-        let line = match line {
-            Ok(l) => {
-                interrupted = false;
-                l
-            }
-            Err(ReadlineError::Interrupted) => {
-                if interrupted {
-                    break;
-                }
-                interrupted = true;
-                println!("(Ctrl-C again, Ctrl-D or /quit to leave)");
-                continue;
-            }
-            Err(ReadlineError::Eof) => break,
-            Err(e) => {
-                eprintln!("mm: cannot read input: {e}");
-                break;
-            }
-        };
-        let text = if line.trim() == "\"\"\"" {
-            let (ed, block) = read_block(editor).await;
-            editor = ed;
-            match block {
-                Some(b) => b,
-                None => continue,
-            }
-        } else {
-            line
+        let text = match next {
+            Next::Text(t) => t,
+            Next::Again => continue,
+            Next::Leave => break,
         };
         let trimmed = text.trim();
         if trimmed.is_empty() {
@@ -139,14 +179,11 @@ pub async fn run(
         if let Some((name, args)) = crate::commands::parse(trimmed, &banner.commands)
             .filter(|(n, _)| !Slash::is_built_in(n))
         {
-            let Some(id) = ops.submit(Op::RunCommand {
+            let op = Op::RunCommand {
                 name,
                 args: args.to_string(),
-            }) else {
-                eprintln!("mm: the agent stopped");
-                return 1;
             };
-            editor = match follow_turn(&ops, &mut events, &mut printer, editor, id, notify).await {
+            editor = match run_op(&ops, &mut events, &mut printer, editor, op, notify).await {
                 Some(ed) => ed,
                 None => return 1,
             };
@@ -159,15 +196,12 @@ pub async fn run(
                 println!("usage: /ask-{name} PROMPT");
                 continue;
             }
-            let Some(id) = ops.submit(Op::AskAgent {
+            let op = Op::AskAgent {
                 name,
                 prompt,
                 with_context,
-            }) else {
-                eprintln!("mm: the agent stopped");
-                return 1;
             };
-            editor = match follow_turn(&ops, &mut events, &mut printer, editor, id, notify).await {
+            editor = match run_op(&ops, &mut events, &mut printer, editor, op, notify).await {
                 Some(ed) => ed,
                 None => return 1,
             };
@@ -209,11 +243,8 @@ pub async fn run(
             .into_iter()
             .map(|(_, img)| img)
             .collect();
-        let Some(id) = ops.submit(Op::UserMessage { text, images }) else {
-            eprintln!("mm: the agent stopped");
-            return 1;
-        };
-        editor = match follow_turn(&ops, &mut events, &mut printer, editor, id, notify).await {
+        let op = Op::UserMessage { text, images };
+        editor = match run_op(&ops, &mut events, &mut printer, editor, op, notify).await {
             Some(ed) => ed,
             None => return 1,
         };
