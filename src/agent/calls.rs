@@ -493,6 +493,26 @@ impl Agent {
         ctx: &CallCtx<'_>,
         key: &str,
     ) -> (ToolOutput, bool) {
+        let g = self.guards(call, args, st, key);
+        st.answer_in_text |= g.text_only;
+        let reread = g.reread.is_some();
+        let out = match self.guarded_output(g, args, st) {
+            Some(out) => out,
+            None if call.name == ToolName::UpdatePlan => self.update_plan(args),
+            None => tools::run(&self.tools, &call.name, args, ctx).await,
+        };
+        (out, reread)
+    }
+
+    /// What each guard of the harness says of this call (all are asked,
+    /// as a reread counts even when another guard refuses the call).
+    fn guards(
+        &mut self,
+        call: &ToolCall,
+        args: &serde_json::Map<String, serde_json::Value>,
+        st: &mut TurnState,
+        key: &str,
+    ) -> Guards {
         // Asked to make failing tests pass, a small model weakens the
         // test: changing an existing test file is refused unless the
         // request asks for test changes.
@@ -590,8 +610,38 @@ impl Agent {
         let cannot_write = (call.name == ToolName::Task && self.harness_on())
             .then(|| self.task_that_cannot_write(st, args))
             .flatten();
-        st.answer_in_text |= text_only;
-        let out = match &test_file {
+        Guards {
+            test_file,
+            edit_again,
+            undo,
+            renames_named,
+            rename_only,
+            text_only,
+            reread,
+            elsewhere,
+            cannot_write,
+        }
+    }
+
+    /// The answer of the first guard that stops the call, or None to run it.
+    fn guarded_output(
+        &self,
+        g: Guards,
+        args: &serde_json::Map<String, serde_json::Value>,
+        st: &TurnState,
+    ) -> Option<ToolOutput> {
+        let Guards {
+            test_file,
+            edit_again,
+            undo,
+            renames_named,
+            rename_only,
+            text_only,
+            reread,
+            elsewhere,
+            cannot_write,
+        } = g;
+        Some(match &test_file {
             None if text_only => ToolOutput::refused(format!(
                 "refused: the request asks for text in your answer, not for a change to a file. Nothing was written. Reply with the text itself{}.\n{}",
                 if st.piped {
@@ -641,9 +691,29 @@ impl Agent {
             None if cannot_write.is_some() => {
                 ToolOutput::refused(cannot_write.clone().unwrap_or_default())
             }
-            None if call.name == ToolName::UpdatePlan => self.update_plan(args),
-            None => tools::run(&self.tools, &call.name, args, ctx).await,
-        };
-        (out, reread.is_some())
+            None => return None,
+        })
     }
+}
+
+/// What the harness's guards say of one tool call.
+struct Guards {
+    /// An existing test file the call would change, unasked.
+    test_file: Option<String>,
+    /// The same edit made a second time.
+    edit_again: bool,
+    /// The edit undoes one made this turn: (old, new) of that one.
+    undo: Option<(String, String)>,
+    /// The edit renames a name the request uses: (old, new).
+    renames_named: Option<(String, String)>,
+    /// Why a rename-only edit is refused.
+    rename_only: Option<String>,
+    /// The request asks for text, not a file change.
+    text_only: bool,
+    /// The one line that answers a read of a file unchanged in view.
+    reread: Option<String>,
+    /// Why a write to a file the request does not name is refused.
+    elsewhere: Option<String>,
+    /// Why a change is not handed to a role that cannot write.
+    cannot_write: Option<String>,
 }
