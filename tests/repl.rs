@@ -503,3 +503,58 @@ fn a_follow_up_while_a_plan_is_carried_out_restates_the_step_at_hand() {
     );
     assert!(!follow_up.contains("The user's request:"), "{follow_up}");
 }
+
+/// A newcomer trial of 2026-12-07: a change the user refused came back
+/// (the model's, and mm's candidates), and was put to them again. What a
+/// person refused stays refused for the turn: the same change is not
+/// asked again, and no candidates are sought for a file they refused.
+#[test]
+fn a_change_the_user_refused_is_not_put_to_them_again_in_that_turn() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::with_side(
+        vec![
+            call(
+                "c1",
+                "edit_file",
+                json!({"path": "greet.py", "old_string": "'Hello ' + name", "replacement": "'Hello, ' + name + '!'"}),
+            ),
+            text("I left greet.py as it is."),
+            text("I left greet.py as it is."),
+            text("I left greet.py as it is."),
+        ],
+        vec![
+            text("```python\ndef greet(name):\n    return 'Hello, ' + name + '!'\n```"),
+            text("```python\ndef greet(name):\n    return 'Hello, ' + name + '!'\n```"),
+            text("```python\ndef greet(name):\n    return 'Hello, ' + name + '!'\n```"),
+        ],
+    );
+    let ws = Workspace::new();
+    let greet = "def greet(name):\n    return 'Hello ' + name\n";
+    ws.write("greet.py", greet);
+    ws.write(
+        "test_greet.py",
+        "import unittest\n\nfrom greet import greet\n\n\nclass T(unittest.TestCase):\n    def test_greet(self):\n        self.assertEqual(greet('Ann'), 'Hello, Ann!')\n",
+    );
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("The test in test_greet.py fails. Fix greet.py.\r");
+    t.expect("allow?");
+    t.send("n\r");
+    t.expect("I left greet.py as it is.");
+    t.expect("› ");
+    let seen = t.screen();
+    assert_eq!(seen.matches("allow?").count(), 1, "{seen}");
+    assert!(
+        seen.contains("the user already rejected this exact change to greet.py in this turn"),
+        "{seen}"
+    );
+    let after = &seen[seen.find("the user rejected this change").unwrap()..];
+    assert!(!after.contains("asking for up to"), "{seen}");
+    assert_eq!(ws.read("greet.py"), greet);
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}

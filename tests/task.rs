@@ -482,7 +482,20 @@ fn a_request_that_names_a_role_starts_a_helper_in_it() {
         "{}",
         reqs[0]
     );
-    // The session's first request already has the helper's answer.
+    // It is asked the task, not to take the role.
+    let helper = reqs[0].to_string();
+    assert!(
+        helper.contains("review calc.py and tell me what it finds.")
+            && !helper.contains("Use the reviewer role"),
+        "{helper}"
+    );
+    // The session's first request already has the helper's answer, and
+    // the model passes it on: no tools to make a change of its own.
+    assert!(
+        tool_names(&reqs[1]).is_empty(),
+        "{:?}",
+        tool_names(&reqs[1])
+    );
     let results = tool_results(&reqs[1]);
     assert!(
         results

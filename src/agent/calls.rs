@@ -342,6 +342,51 @@ impl Agent {
         Ok(())
     }
 
+    /// A call that failed in the last batch, sent again as it was: not
+    /// run, with the failure's telling line and what to do instead.
+    fn not_again(
+        &self,
+        call: &ToolCall,
+        args: &serde_json::Map<String, serde_json::Value>,
+        st: &mut TurnState,
+        err: &str,
+        key: &str,
+    ) -> ToolOutput {
+        // The line that says what failed, else the first that says
+        // something (not a rule of `=`, not a build's "Finished").
+        let first = err
+            .lines()
+            .find(|l| {
+                let t = l.trim_start();
+                ["Error", "error", "FAIL", "panicked", "assert", "Assert"]
+                    .iter()
+                    .any(|w| t.contains(w))
+                    && !t.starts_with("test result: ok")
+            })
+            .or_else(|| err.lines().find(|l| l.chars().any(char::is_alphanumeric)))
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let check = call.name == ToolName::Bash
+            && self.harness_on()
+            && st.is_check_command(
+                tools::arg_str(args, crate::toolname::arg::COMMAND).unwrap_or_default(),
+            );
+        let out = ToolOutput::not_run(if check {
+            format!(
+                "not run again: nothing has changed since it failed just before ({first}), so it would fail the same way. Change the code first with edit_file, then run it again.\n{}",
+                self.restated(st)
+            )
+        } else {
+            format!(
+                "not run again: this exact call failed just before ({first}). Change the approach: different arguments, another tool, or explain the problem in your answer."
+            )
+        });
+        st.failures.insert(key.to_string(), err.to_string());
+        st.history.push(batch::step_hash(key, &out.text));
+        out
+    }
+
     /// One call of a batch: checked against the turn, run, and what it
     /// did taken into the turn's state. `previous` holds the last batch's
     /// failures; `all_repeats` turns false when this call is not a repeat.
@@ -365,38 +410,7 @@ impl Agent {
         }
         let key = batch::call_key(&call.name, &args);
         if let Some(err) = previous.get(&key) {
-            // The line that says what failed, else the first that says
-            // something (not a rule of `=`, not a build's "Finished").
-            let first = err
-                .lines()
-                .find(|l| {
-                    let t = l.trim_start();
-                    ["Error", "error", "FAIL", "panicked", "assert", "Assert"]
-                        .iter()
-                        .any(|w| t.contains(w))
-                        && !t.starts_with("test result: ok")
-                })
-                .or_else(|| err.lines().find(|l| l.chars().any(char::is_alphanumeric)))
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            let check = call.name == ToolName::Bash
-                && self.harness_on()
-                && st.is_check_command(
-                    tools::arg_str(&args, crate::toolname::arg::COMMAND).unwrap_or_default(),
-                );
-            let out = ToolOutput::not_run(if check {
-                format!(
-                    "not run again: nothing has changed since it failed just before ({first}), so it would fail the same way. Change the code first with edit_file, then run it again.\n{}",
-                    self.restated(st)
-                )
-            } else {
-                format!(
-                    "not run again: this exact call failed just before ({first}). Change the approach: different arguments, another tool, or explain the problem in your answer."
-                )
-            });
-            st.failures.insert(key.clone(), err.clone());
-            st.history.push(batch::step_hash(&key, &out.text));
+            let out = self.not_again(call, &args, st, err, &key);
             self.finish_call(call, &summary, out)?;
             return Ok(());
         }

@@ -103,6 +103,18 @@ impl Agent {
         }
         let plan = self.candidate_plan(st, command, failure, cancel).await?;
         let t = &plan.t;
+        // A person said no to a change of this file in this turn: mm does
+        // not come back with changes of its own to it.
+        if st.refused.contains(&t.file) {
+            self.notice(
+                Level::Info,
+                format!(
+                    "no candidate fixes of {}: you refused a change to it in this turn",
+                    t.file
+                ),
+            );
+            return None;
+        }
         // Each try is a request of its own and a run of the checks: say so
         // before the wait (a person saw minutes of spinner and no word).
         self.notice(

@@ -48,7 +48,9 @@ impl Agent {
         let call = ToolCall {
             id: format!("named_role_{}", self.turn),
             name: ToolName::Task.as_str().into(),
-            arguments: serde_json::json!({ arg::ROLE: role, arg::PROMPT: st.prompt }).to_string(),
+            arguments:
+                serde_json::json!({ arg::ROLE: role, arg::PROMPT: helper_prompt(&st.prompt, role) })
+                    .to_string(),
         };
         self.notice(
             Level::Info,
@@ -58,7 +60,32 @@ impl Agent {
         msg.tool_calls.push(call.clone());
         self.push(msg)?;
         st.used_tools = true;
-        self.run_batch(&[call], st, cancel).await
+        self.run_batch(&[call], st, cancel).await?;
+        // The request was the helper's: the model passes on what it
+        // found, and nothing presses it to make a change of its own (a
+        // trial's model, after a review, rewrote the reviewed file).
+        st.text_only = true;
+        st.answer_in_text = true;
+        Ok(())
+    }
+}
+
+/// What the helper is asked: the message without the words that
+/// address the role ("use the reviewer role to review cart.py" becomes
+/// "review cart.py"), so it reads as the task itself; the whole message
+/// when nothing is left.
+fn helper_prompt(prompt: &str, role: &str) -> String {
+    let name = regex::escape(role);
+    let lead = format!(
+        r"(?i)^\s*(?:please\s+)?(?:(?:use|ask|have|let|get|start)\s+(?:the\s+|a\s+|an\s+|your\s+|my\s+)?{name}\s+(?:role|agent|subagent|helper)(?:\s+to)?|@{name})[\s,:]+"
+    );
+    let rest = crate::patterns::regex(&lead)
+        .map(|re| re.replace(prompt, "").into_owned())
+        .unwrap_or_else(|_| prompt.to_string());
+    if rest.trim().is_empty() {
+        prompt.to_string()
+    } else {
+        rest
     }
 }
 
@@ -122,6 +149,31 @@ mod tests {
         ];
         for (prompt, want) in cases {
             assert_eq!(named_role(prompt, &roles), want, "{prompt}");
+        }
+    }
+
+    #[test]
+    fn the_helper_is_asked_the_task_not_to_take_the_role() {
+        use super::helper_prompt;
+        let cases = [
+            (
+                "use the reviewer role to review shop/cart.py",
+                "review shop/cart.py",
+            ),
+            (
+                "Please ask the Reviewer agent to check calc.py",
+                "check calc.py",
+            ),
+            ("@reviewer look at the diff", "look at the diff"),
+            ("@reviewer: what is wrong?", "what is wrong?"),
+            (
+                "review cart.py with the reviewer role",
+                "review cart.py with the reviewer role",
+            ),
+            ("use the reviewer role", "use the reviewer role"),
+        ];
+        for (prompt, want) in cases {
+            assert_eq!(helper_prompt(prompt, "reviewer"), want, "{prompt}");
         }
     }
 }

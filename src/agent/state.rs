@@ -141,6 +141,9 @@ pub(super) struct TurnState {
     /// What the user said when rejecting a change: their words count as
     /// much as the request's ("fix the test" lets the test change).
     pub(super) user_said: Vec<String>,
+    /// Files a person refused a change to this turn: mm proposes no
+    /// change of its own to them (candidates) in the same turn.
+    pub(super) refused: Vec<String>,
     /// The round the turn is in.
     pub(super) round: u32,
     /// What candidate changes came to this turn ("3 candidates tried, the

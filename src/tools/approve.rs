@@ -89,6 +89,17 @@ pub(super) async fn approve_change(
         crate::sandbox::EditDecision::Apply => return Ok((pending, String::new(), false)),
         crate::sandbox::EditDecision::Ask { key } => key,
     };
+    // Refused already in this turn, to the byte: not asked again.
+    let refused_before = env.refused.lock().is_ok_and(|r| {
+        r.iter()
+            .any(|(t, p, after)| *t == ctx.turn && *p == pending.r.rel && *after == pending.after)
+    });
+    if refused_before {
+        return Err(ToolOutput::declined(format!(
+            "the user already rejected this exact change to {} in this turn, so it was not asked again; the file is unchanged. Do not propose it again; say what you would change, or ask the user.",
+            pending.r.rel
+        )));
+    }
     let change = pending.change();
     let answered = CancellationToken::new();
     if let Some(lsp) = env.lsp.clone()
@@ -125,13 +136,18 @@ pub(super) async fn approve_change(
             env.sandbox.remember(&key);
             Ok((pending, String::new(), true))
         }
-        ApprovalDecision::No { reason } => Err(ToolOutput::declined(match reason {
-            Some(r) => format!("the user rejected this change to {}: {r}", pending.r.rel),
-            None => format!(
-                "the user rejected this change to {}; the file is unchanged",
-                pending.r.rel
-            ),
-        })),
+        ApprovalDecision::No { reason } => {
+            if let Ok(mut r) = env.refused.lock() {
+                r.push((ctx.turn, pending.r.rel.clone(), pending.after.clone()));
+            }
+            Err(ToolOutput::declined(match reason {
+                Some(r) => format!("the user rejected this change to {}: {r}", pending.r.rel),
+                None => format!(
+                    "the user rejected this change to {}; the file is unchanged",
+                    pending.r.rel
+                ),
+            }))
+        }
         ApprovalDecision::Hunks { accepted } => {
             let before = pending.before.clone().unwrap_or_default();
             let all = crate::diff::hunks(&before, &pending.after, crate::diff::CONTEXT);

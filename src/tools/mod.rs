@@ -150,6 +150,10 @@ pub struct ToolEnv {
     pub fetch: Option<bool>,
     /// What the session says as it opens (skills left out).
     pub start_notes: Mutex<Vec<String>>,
+    /// Changes the user said no to, by turn, path and the content they
+    /// would have left: the same change is not put to them again in that
+    /// turn (by the model or by mm).
+    pub refused: Mutex<Vec<(crate::protocol::TurnId, String, String)>>,
     /// The instruction files of subfolders shown so far.
     pub nested: crate::instructions::Nested,
     /// Whether the model takes images, once the server said.
@@ -180,6 +184,7 @@ impl ToolEnv {
             command_tools: Vec::new(),
             fetch: None,
             start_notes: Mutex::new(Vec::new()),
+            refused: Mutex::new(Vec::new()),
             nested: crate::instructions::Nested::default(),
             vision: std::sync::OnceLock::new(),
         }

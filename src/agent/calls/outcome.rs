@@ -166,13 +166,22 @@ impl Agent {
             st.written.push(change.path.clone());
         }
         st.declined |= out.declined;
-        if out.declined
-            && let Some((_, reason)) = out
-                .text
-                .strip_prefix("the user rejected this change to ")
-                .and_then(|t| t.split_once(": "))
-        {
-            st.user_said.push(reason.to_string());
+        let rejected = out
+            .declined
+            .then(|| out.text.strip_prefix("the user rejected this change to "))
+            .flatten();
+        if let Some(rest) = rejected {
+            match rest.split_once(": ") {
+                Some((path, reason)) => {
+                    st.user_said.push(reason.to_string());
+                    st.refused.push(path.to_string());
+                }
+                None => {
+                    if let Some((path, _)) = rest.split_once("; the file is unchanged") {
+                        st.refused.push(path.to_string());
+                    }
+                }
+            }
         }
         if let Some(change) = &out.change {
             if out.approved {
