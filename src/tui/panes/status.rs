@@ -277,7 +277,9 @@ impl Status {
                 Span::styled(format!("{frame} {secs:.0}s"), Style::new().fg(th.accent)),
             ));
             if let Some(g) = self.generating {
-                right.push((7, Span::styled(g.words(), Style::new().fg(th.accent))));
+                // Ranked with the context: a waiting word (the /commit
+                // request's) is cut before the request's progress is.
+                right.push((8, Span::styled(g.words(), Style::new().fg(th.accent))));
             }
         }
         if self.errors > 0 {

@@ -766,3 +766,41 @@ fn a_helpers_requests_show_in_the_bar_each_from_its_start() {
     });
     assert!(!bar(&mut r).contains("prompt 600"), "{}", bar(&mut r));
 }
+
+/// A trial's `/commit` under another client's request showed only
+/// "asking the model for a commit message… 10s": the waiting words took
+/// the room of "server busy". The request's progress stays; the words are
+/// cut instead.
+#[test]
+fn a_commit_message_request_behind_another_client_says_the_server_is_busy() {
+    let mut r = rig();
+    // The bar as the trial had it: a long model name, the figures of a
+    // few turns.
+    r.app.status.info.provider = "local".into();
+    r.app.status.info.model = "qwen2.5-coder-1.5b-instruct-q4_k_m".into();
+    r.app.status.info.sandbox = "workspace · bwrap".into();
+    r.app.status.info.context_window = Some(16384);
+    r.app.status.context_used = 5700;
+    r.app.status.total.prompt = 72_000;
+    r.app.status.total.cached = 60_000;
+    r.app.status.total.completion = 1_400;
+    r.app.status.checkpoints = 4;
+    typed(&mut r.app, "/commit");
+    r.app.on_key(key(KeyCode::Enter));
+    r.app.on_agent(AgentEvent::Generating {
+        turn: 0,
+        tokens: 0,
+        tokens_per_second: None,
+        prompt: None,
+        queued: true,
+    });
+    for width in [120, 100] {
+        let text = screen(&mut r, width, 20);
+        let bar = text.lines().last().unwrap();
+        assert!(
+            bar.contains("server busy with another request"),
+            "{width}: {bar}"
+        );
+        assert!(bar.contains("asking"), "{width}: {bar}");
+    }
+}
