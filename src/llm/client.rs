@@ -278,12 +278,14 @@ impl SlotKey {
         let figure = |p: &str| slot.pointer(p).and_then(Value::as_u64);
         let prompt = figure("/n_prompt_tokens").unwrap_or(0);
         // The estimate counts bytes, the server tokens of the templated
-        // prompt: the same request is within a factor of two.
+        // prompt: the same request is within a factor of three (dense
+        // text, code and JSON, takes two bytes a token or fewer: a
+        // compaction's prompt was taken for another client's at two).
         let est = self.prompt_estimate.max(1);
         // No estimate (a helper's requests, whose prompts mm does not
         // see): any size.
         let size =
-            self.prompt_estimate == 0 || (prompt > 0 && prompt <= est * 2 && prompt * 2 >= est);
+            self.prompt_estimate == 0 || (prompt > 0 && prompt <= est * 3 && prompt * 3 >= est);
         let cap = self.max_tokens.is_none_or(|m| {
             figure("/params/n_predict").or(figure("/params/max_tokens")) == Some(m)
         });
@@ -549,6 +551,9 @@ mod tests {
             temperature: Some(0.2),
         };
         let mut task = None;
+        // A dense prompt the server counts at 2.6 times the estimate is
+        // still this request's size.
+        assert!(key.fits(&slot(9, 5200, 4096, 0.2, 0)));
         // The server works for someone else: a 50k prompt, or the same
         // size with another token cap or temperature.
         for other in [
