@@ -612,3 +612,33 @@ fn slash_ctx_says_and_switches_the_mode() {
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+/// A `/compact` typed without a focus is told as asked for, in the live
+/// run and in `-show` (a trial's exit transcript said "near the window").
+#[test]
+fn a_slash_compact_without_a_focus_is_told_as_asked_for_in_the_replay() {
+    let ws = Workspace::new();
+    let server = Server::start(vec![
+        text("Noted."),
+        text("You are welcome."),
+        text("SUMMARY: the user listed numbers 1 to 300."),
+    ]);
+    let numbers: Vec<String> = (1..=300).map(|n| n.to_string()).collect();
+    let mut t = Term::start(&ws, &["-url", &server.url(), "-no-harness"]);
+    t.expect("context");
+    t.send(&format!("Remember these numbers: {}\r", numbers.join(" ")));
+    t.expect("Noted.");
+    t.send("Thanks.\r");
+    t.expect("You are welcome.");
+    t.send("/compact\r");
+    t.expect("compacted: 2 earlier messages");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+    let show = ws.mm().args(["-show", "last"]).output().unwrap();
+    let shown = stdout(&show) + &stderr(&show);
+    assert!(
+        shown.contains("/compact: compacted: 2 earlier messages"),
+        "{shown}"
+    );
+    assert!(!shown.contains("near the window"), "{shown}");
+}

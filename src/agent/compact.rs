@@ -156,6 +156,7 @@ impl Agent {
                 tokens_before,
                 tokens_after,
                 focus: focus.clone(),
+                asked: matches!(trigger, Trigger::Asked(_)),
             })
             .map_err(|e| e.to_string())?;
         self.messages = next;

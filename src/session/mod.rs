@@ -117,6 +117,10 @@ pub enum Record {
         tokens_after: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         focus: Option<String>,
+        /// Asked for (`/compact`), not made near the window. Logs from
+        /// before it was kept say so by a focus only.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        asked: bool,
     },
     /// The user answered "always": `key` runs without asking for the rest
     /// of the session, a resumed one included (`=…` one exact command,

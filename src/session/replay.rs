@@ -128,6 +128,7 @@ impl<'a> Replay<'a> {
                 tokens_before,
                 tokens_after,
                 focus,
+                asked,
                 ..
             } => self.out.push(AgentEvent::Compacted {
                 turn: *t,
@@ -135,7 +136,7 @@ impl<'a> Replay<'a> {
                 summary: summary.clone(),
                 tokens_before: *tokens_before,
                 tokens_after: *tokens_after,
-                auto: focus.is_none(),
+                auto: !asked && focus.is_none(),
             }),
             // A rewind (its safety checkpoint comes first) and what mm did
             // to the log itself are said where they happened.

@@ -564,7 +564,9 @@ fn tool_lines(
         ToolState::Done(ToolStatus::Refused, _) => ("⊘", "refused".to_string(), th.warning),
         ToolState::Done(ToolStatus::NotRun, _) => ("⊘", "not run".to_string(), th.warning),
     };
-    let mut header = Logical::chars(Line::from(vec![
+    // Between words: "waiting for approval" and a role's name are never
+    // cut in two (a long word without a space still is, at the edge).
+    let mut header = Logical::word(Line::from(vec![
         Span::styled(
             format!("{icon} "),
             Style::new().fg(colour).add_modifier(Modifier::BOLD),
@@ -600,10 +602,10 @@ fn tool_lines(
     if let Some(last) = steps.last() {
         if expanded || steps.len() == 1 {
             for s in steps {
-                v.push(Logical::chars(Line::styled(format!("  ↳ {s}"), dim)));
+                v.push(hung(Line::styled(format!("  ↳ {s}"), dim)));
             }
         } else {
-            v.push(Logical::chars(Line::styled(
+            v.push(hung(Line::styled(
                 format!("  ↳ {} steps · {last}", steps.len()),
                 dim,
             )));
