@@ -4453,3 +4453,22 @@ fn a_file_named_by_its_name_alone_is_the_one_in_its_folder() {
     assert_eq!(ws.read("shop/discount.py"), after);
     assert!(!ws.path().join("discount.py").exists());
 }
+
+/// A review of a file that is attached is answered from it: a reviewer
+/// helper of a trial read its one file again and again until its rounds
+/// ran out, and reported nothing.
+#[test]
+fn a_review_of_an_attached_file_is_answered_from_it() {
+    let server = Server::start(vec![text("add() subtracts: line 2 should be a + b.")]);
+    let ws = Workspace::new();
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let out = ws.run(&server, "review calc.py", &["-no-net"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = last_user(&server.requests()[0]);
+    assert!(
+        first.ends_with("No tool call is needed: calc.py is above; answer from it."),
+        "{first}"
+    );
+    assert!(server.requests()[0].get("tools").is_none());
+    assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a - b\n");
+}

@@ -1049,3 +1049,25 @@ fn the_first_tab_reaches_the_tree_and_ctrl_c_closes_an_overlay() {
     s.keys("\x11");
     assert_eq!(s.exit_code(), 0);
 }
+
+/// A trial's tree showed `filter: car` and no file at all after a write
+/// until the filter was typed again: the filter follows the workspace.
+#[test]
+fn a_typed_filter_follows_files_made_while_it_shows() {
+    let server = Server::start(vec![]);
+    let ws = Workspace::new();
+    ws.write("shop/cart.py", "x = 1\n");
+    ws.write("zebra.txt", "z\n");
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 30, 120);
+    s.wait_for("zebra.txt");
+    s.keys("\t");
+    s.keys("car");
+    s.wait_for("filter: car");
+    s.wait_for("shop/cart.py");
+    ws.write("cards.txt", "new\n");
+    s.wait_for("cards.txt");
+    assert!(s.text().contains("shop/cart.py"), "{}", s.text());
+    s.keys("\x11");
+    assert_eq!(s.exit_code(), 0);
+}

@@ -177,10 +177,12 @@ impl Agent {
             // (logged with this message; the Turn record ends them)
             text.push_str(&format!("\n\n{note}"));
         }
-        // A question about files that are attached in full: the answer is
-        // in front of the model, which otherwise wanders off with tools.
+        // A question about files that are attached in full, or a review
+        // or summary of them: the answer is in front of the model, which
+        // otherwise wanders off with tools (a reviewer helper read its one
+        // file until its rounds ran out).
         if self.harness_on()
-            && state.question
+            && (state.question || state.text_only)
             && !state.settled
             && !attached.is_empty()
             && !harness::named_files(prompt).is_empty()

@@ -624,6 +624,11 @@ impl App {
             if self.tree.reload(&dirs) {
                 self.composer.forget_files();
                 self.jobs.forget_index();
+                // A filter being shown is walked for again at once (it
+                // showed no file until a key was typed).
+                if self.tree.needs_index() {
+                    self.jobs.index();
+                }
                 self.dirty = true;
             }
         }
