@@ -574,6 +574,12 @@ fn a_rewind_of_the_conversation_is_undone_like_one_of_files() {
     );
     s.keys("\x11");
     assert_eq!(s.exit_code(), 0);
+    // The session the rewinds left tells its prompts as they were typed,
+    // not as the model got them (with mm's attachments under them).
+    let show = ws.mm().args(["-show", "last"]).output().unwrap();
+    let shown = String::from_utf8_lossy(&show.stdout).to_string();
+    assert!(shown.contains("› write the first notes"), "{shown}");
+    assert!(!shown.contains("[files in the workspace"), "{shown}");
 }
 
 #[test]

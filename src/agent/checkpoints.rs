@@ -591,6 +591,25 @@ impl Agent {
         starts: Vec<usize>,
         told: Option<&[Record]>,
     ) -> Option<String> {
+        // What the user typed for each prompt kept (the message the model
+        // got says more: the files attached, mm's hints), from the old log:
+        // replays show the prompt as typed.
+        let typed: std::collections::HashMap<String, String> =
+            crate::session::read_records(self.tools.sandbox.root(), self.log.id())
+                .map(|(_, records)| {
+                    records
+                        .into_iter()
+                        .filter_map(|r| match r {
+                            Record::Message {
+                                message,
+                                typed: Some(t),
+                                ..
+                            } => Some((message.text().to_string(), t)),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
         let written = SessionLog::create(
             self.tools.sandbox.root(),
             &self.settings.provider,
@@ -601,7 +620,10 @@ impl Agent {
                 if let Some(t) = starts.iter().position(|s| *s == i) {
                     log.append(&Record::Turn { turn: t as u64 + 1 })?;
                 }
-                log.append_message(m, None)?;
+                match typed.get(m.text()) {
+                    Some(t) => log.append_prompt(m, t)?,
+                    None => log.append_message(m, None)?,
+                }
             }
             for c in &self.checkpoints {
                 log.append(&Record::Checkpoint {
