@@ -675,3 +675,32 @@ fn an_answer_that_claims_a_fix_after_commands_that_changed_nothing_is_corrected(
         stderr(&out)
     );
 }
+
+/// "Send it again" means it: the write refused for want of a read (its
+/// refusal carries the file and counts as the read) runs when sent again
+/// as it was. A trial's model was told "send it again", then "not run
+/// again: this exact call failed just before", and looped.
+#[test]
+fn a_write_refused_for_want_of_a_read_runs_when_sent_again_as_it_was() {
+    let content = "first line\nsecond line\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": content}),
+        ),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "notes.txt", "content": content}),
+        ),
+        text("Added the line."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("notes.txt", "first line\n");
+    let out = ws.run(&server, "add a second line to the notes", &["-no-harness"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let second = tool_results(&server.requests()[2]);
+    assert!(!second[0].1.contains("not run again"), "{second:?}");
+    assert_eq!(ws.read("notes.txt"), content);
+}

@@ -125,7 +125,12 @@ impl Agent {
             );
         }
         st.history.push(batch::step_hash(&key, &out.text));
-        if matches!(out.status, ToolStatus::Error | ToolStatus::Refused) {
+        // A write refused for want of a read carries the file and counts
+        // as the read: sent again as it was, it runs (the trial's model
+        // was told "send it again", then "not run again").
+        if matches!(out.status, ToolStatus::Error | ToolStatus::Refused)
+            && !out.text.contains(crate::tools::fs::SEND_AGAIN)
+        {
             st.failures.insert(key, out.text.clone());
         }
         if call.name == ToolName::Bash

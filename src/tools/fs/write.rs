@@ -4,6 +4,10 @@
 
 use super::*;
 
+/// A refusal that counts as the read it asks for: the same call, sent
+/// again, is the one to run (not a repeat of a failure).
+pub(crate) const SEND_AGAIN: &str = "so nothing was changed. Its current content is below";
+
 /// Checks that an existing file was read in its current state. When it
 /// was not, the refusal carries the current content (and counts as the
 /// read), so the model can send its change again at once instead of
@@ -21,7 +25,7 @@ pub(crate) fn check_fresh(
     };
     env.remember_read(r, current);
     Err(format!(
-        "refused: {} {why}, so nothing was changed. Its current content is below; base your {verb} on it and send it again.\n{}",
+        "refused: {} {why}, {SEND_AGAIN}; base your {verb} on it and send it again.\n{}",
         r.rel,
         numbered(current, 1, DEFAULT_READ_LINES)
     ))
