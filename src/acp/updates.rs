@@ -167,6 +167,77 @@ impl Mapper {
         ToolCallUpdate::new(request.call_id.clone(), fields)
     }
 
+    /// A call that runs: its title, locations and input (its card, when
+    /// replayed history never said it started).
+    fn running(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        summary: &str,
+        arguments: &str,
+    ) -> Vec<SessionUpdate> {
+        let raw = serde_json::from_str::<serde_json::Value>(arguments).ok();
+        let locations = self.locations(arguments);
+        if !self.calls.contains_key(call_id) {
+            // Replayed history has no "started".
+            self.calls.insert(
+                call_id.to_string(),
+                Call {
+                    name: name.to_string(),
+                    ..Call::default()
+                },
+            );
+            return vec![SessionUpdate::ToolCall(
+                ToolCall::new(call_id.to_string(), Self::title(name, summary))
+                    .kind(kind(name))
+                    .status(ToolCallStatus::InProgress)
+                    .locations(locations)
+                    .raw_input(raw),
+            )];
+        }
+        vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call_id.to_string(),
+            ToolCallUpdateFields::new()
+                .title(Self::title(name, summary))
+                .status(ToolCallStatus::InProgress)
+                .locations(locations)
+                .raw_input(raw),
+        ))]
+    }
+
+    /// A call that ended: its steps and diffs, its output, its status.
+    fn finished(
+        &mut self,
+        call_id: &str,
+        name: &str,
+        summary: &str,
+        status: ToolStatus,
+        output: &str,
+    ) -> Vec<SessionUpdate> {
+        let call = self.calls.remove(call_id).unwrap_or_default();
+        let mut content = call.content();
+        if !output.is_empty() {
+            content.push(ToolCallContent::Content(Content::new(text(cap(output)))));
+        }
+        let st = match status {
+            ToolStatus::Ok => ToolCallStatus::Completed,
+            _ => ToolCallStatus::Failed,
+        };
+        let name = if call.name.is_empty() {
+            name
+        } else {
+            &call.name
+        };
+        vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            call_id.to_string(),
+            ToolCallUpdateFields::new()
+                .title(Self::title(name, summary))
+                .status(st)
+                .content(content)
+                .raw_output(serde_json::Value::String(cap(output))),
+        ))]
+    }
+
     /// The updates one event makes; `history` when a loaded session is
     /// replayed (the user's prompts are sent back too).
     pub fn updates(&mut self, ev: &AgentEvent, history: bool) -> Vec<SessionUpdate> {
@@ -200,35 +271,7 @@ impl Mapper {
                 summary,
                 arguments,
                 ..
-            } => {
-                let raw = serde_json::from_str::<serde_json::Value>(arguments).ok();
-                let locations = self.locations(arguments);
-                if !self.calls.contains_key(call_id) {
-                    // Replayed history has no "started".
-                    self.calls.insert(
-                        call_id.clone(),
-                        Call {
-                            name: name.clone(),
-                            ..Call::default()
-                        },
-                    );
-                    return vec![SessionUpdate::ToolCall(
-                        ToolCall::new(call_id.clone(), Self::title(name, summary))
-                            .kind(kind(name))
-                            .status(ToolCallStatus::InProgress)
-                            .locations(locations)
-                            .raw_input(raw),
-                    )];
-                }
-                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    call_id.clone(),
-                    ToolCallUpdateFields::new()
-                        .title(Self::title(name, summary))
-                        .status(ToolCallStatus::InProgress)
-                        .locations(locations)
-                        .raw_input(raw),
-                ))]
-            }
+            } => self.running(call_id, name, summary, arguments),
             AgentEvent::FileChanged {
                 call_id, change, ..
             } => {
@@ -257,30 +300,7 @@ impl Mapper {
                 status,
                 output,
                 ..
-            } => {
-                let call = self.calls.remove(call_id).unwrap_or_default();
-                let mut content = call.content();
-                if !output.is_empty() {
-                    content.push(ToolCallContent::Content(Content::new(text(cap(output)))));
-                }
-                let st = match status {
-                    ToolStatus::Ok => ToolCallStatus::Completed,
-                    _ => ToolCallStatus::Failed,
-                };
-                let name = if call.name.is_empty() {
-                    name
-                } else {
-                    &call.name
-                };
-                vec![SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    call_id.clone(),
-                    ToolCallUpdateFields::new()
-                        .title(Self::title(name, summary))
-                        .status(st)
-                        .content(content)
-                        .raw_output(serde_json::Value::String(cap(output))),
-                ))]
-            }
+            } => self.finished(call_id, name, summary, *status, output),
             AgentEvent::Notice {
                 level: Level::Warning | Level::Error,
                 text: t,
@@ -300,24 +320,7 @@ impl Mapper {
             )))],
             // A plan (from `update_plan`, or the steps of one being
             // carried out): the client's plan view, whole each time.
-            AgentEvent::Plan { steps, .. } => {
-                use crate::protocol::StepStatus;
-                use agent_client_protocol::v1::schema::{
-                    Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
-                };
-                let entries = steps
-                    .iter()
-                    .map(|s| {
-                        let status = match s.status {
-                            StepStatus::Pending => PlanEntryStatus::Pending,
-                            StepStatus::InProgress => PlanEntryStatus::InProgress,
-                            StepStatus::Completed => PlanEntryStatus::Completed,
-                        };
-                        PlanEntry::new(s.step.clone(), PlanEntryPriority::Medium, status)
-                    })
-                    .collect();
-                vec![SessionUpdate::Plan(Plan::new(entries))]
-            }
+            AgentEvent::Plan { steps, .. } => vec![plan_update(steps)],
             AgentEvent::Receipt {
                 written,
                 commands,
@@ -332,4 +335,23 @@ impl Mapper {
             _ => Vec::new(),
         }
     }
+}
+
+/// A plan (from `update_plan`, or the steps of one being carried out):
+/// the client's plan view, whole each time.
+fn plan_update(steps: &[crate::protocol::PlanStep]) -> SessionUpdate {
+    use crate::protocol::StepStatus;
+    use agent_client_protocol::v1::schema::{Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus};
+    let entries = steps
+        .iter()
+        .map(|s| {
+            let status = match s.status {
+                StepStatus::Pending => PlanEntryStatus::Pending,
+                StepStatus::InProgress => PlanEntryStatus::InProgress,
+                StepStatus::Completed => PlanEntryStatus::Completed,
+            };
+            PlanEntry::new(s.step.clone(), PlanEntryPriority::Medium, status)
+        })
+        .collect();
+    SessionUpdate::Plan(Plan::new(entries))
 }
