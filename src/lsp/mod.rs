@@ -319,6 +319,71 @@ impl Lsp {
         })
     }
 
+    /// A server that stopped: what it had open is forgotten, and it is
+    /// started again after a wait, or left off after `MAX_CRASHES`.
+    async fn after_crash(
+        &self,
+        st: &mut State,
+        name: &str,
+        lang: &str,
+        client: &Client,
+    ) -> Result<(), Unavailable> {
+        let why = client
+            .exit_reason
+            .lock()
+            .ok()
+            .and_then(|w| w.clone())
+            .unwrap_or_else(|| "it exited".into());
+        let open = client.open_paths().await;
+        self.store.clear(&open);
+        // The new process counts versions from 1 again.
+        if let Ok(mut m) = self.muted.lock() {
+            m.retain(|(p, _)| !open.contains(p));
+        }
+        if let Ok(mut r) = self.real.lock() {
+            r.retain(|p, _| !open.contains(p));
+        }
+        let n = st.crashes.entry(name.to_string()).or_default();
+        *n += 1;
+        if *n >= MAX_CRASHES {
+            st.slots.insert(name.to_string(), Slot::Off);
+            self.notice(
+                Level::Warning,
+                format!("{name} stopped {MAX_CRASHES} times ({why}); language features for {lang} are off for this session"),
+            );
+            return Err(Unavailable::Off(name.to_string()));
+        }
+        let wait = Duration::from_secs(if *n == 1 { 0 } else { 2 });
+        self.notice(
+            Level::Warning,
+            format!("{name} stopped ({why}); restarting it"),
+        );
+        st.slots.insert(
+            name.to_string(),
+            Slot::Waiting {
+                retry_at: Instant::now() + wait,
+            },
+        );
+        Ok(())
+    }
+
+    /// Said once a language: no server for it is configured, or none of
+    /// those configured is installed.
+    fn say_none_found(&self, lang: &str, candidates: &[&ServerSpec]) {
+        let names: Vec<&str> = candidates.iter().map(|s| s.command.as_str()).collect();
+        self.notice(
+            Level::Info,
+            if names.is_empty() {
+                format!("no language server is configured for {lang}")
+            } else {
+                format!(
+                    "no language server found for {lang} (looked for {} on PATH); `scripts/lsp install` adds pyright",
+                    names.join(", ")
+                )
+            },
+        );
+    }
+
     /// The running server for `path`, started if need be.
     async fn server_for(
         &self,
@@ -352,72 +417,25 @@ impl Lsp {
                 return Err(Unavailable::Off(s.name.clone()));
             }
             if st.told.insert(lang.to_string()) {
-                let names: Vec<&str> = candidates.iter().map(|s| s.command.as_str()).collect();
-                self.notice(
-                    Level::Info,
-                    if names.is_empty() {
-                        format!("no language server is configured for {lang}")
-                    } else {
-                        format!(
-                            "no language server found for {lang} (looked for {} on PATH); `scripts/lsp install` adds pyright",
-                            names.join(", ")
-                        )
-                    },
-                );
+                self.say_none_found(lang, &candidates);
             }
             return Err(Unavailable::NoServer(lang.to_string()));
         };
         let name = spec.name.clone();
         // A server that died a moment ago may not have closed its pipe
         // yet (or a child of it holds it open): ask the process too.
-        let running = match st.slots.get(&name) {
-            Some(Slot::Running { client, .. }) => !client.exited(),
-            _ => false,
-        };
-        match st.slots.get(&name) {
+        let running =
+            matches!(st.slots.get(&name), Some(Slot::Running { client, .. }) if !client.exited());
+        let crashed = match st.slots.get(&name) {
             Some(Slot::Running { client, checked }) if running => {
                 return Ok((client.clone(), lang, !checked));
             }
-            Some(Slot::Running { client, .. }) => {
-                let why = client
-                    .exit_reason
-                    .lock()
-                    .ok()
-                    .and_then(|w| w.clone())
-                    .unwrap_or_else(|| "it exited".into());
-                let open = client.open_paths().await;
-                self.store.clear(&open);
-                // The new process counts versions from 1 again.
-                if let Ok(mut m) = self.muted.lock() {
-                    m.retain(|(p, _)| !open.contains(p));
-                }
-                if let Ok(mut r) = self.real.lock() {
-                    r.retain(|p, _| !open.contains(p));
-                }
-                let n = st.crashes.entry(name.clone()).or_default();
-                *n += 1;
-                if *n >= MAX_CRASHES {
-                    st.slots.insert(name.clone(), Slot::Off);
-                    self.notice(
-                        Level::Warning,
-                        format!("{name} stopped {MAX_CRASHES} times ({why}); language features for {lang} are off for this session"),
-                    );
-                    return Err(Unavailable::Off(name));
-                }
-                let wait = Duration::from_secs(if *n == 1 { 0 } else { 2 });
-                self.notice(
-                    Level::Warning,
-                    format!("{name} stopped ({why}); restarting it"),
-                );
-                st.slots.insert(
-                    name.clone(),
-                    Slot::Waiting {
-                        retry_at: Instant::now() + wait,
-                    },
-                );
-            }
+            Some(Slot::Running { client, .. }) => Some(client.clone()),
             Some(Slot::Off) => return Err(Unavailable::Off(name)),
-            _ => {}
+            _ => None,
+        };
+        if let Some(client) = crashed {
+            self.after_crash(&mut st, &name, lang, &client).await?;
         }
         if let Some(Slot::Waiting { retry_at }) = st.slots.get(&name)
             && Instant::now() < *retry_at
