@@ -302,21 +302,28 @@ fn a_kill_during_compaction_leaves_a_session_that_resumes_whole() {
     assert!(sent.contains("Read both notes files"));
 }
 
-#[test]
-fn slash_compact_takes_a_focus_and_shows_the_summary() {
-    let ws = Workspace::new();
+/// A REPL session of two turns, the first a long message, and a server
+/// whose next reply is a summary: ready for `/compact`.
+fn two_turns_in_the_repl(ws: &Workspace) -> (Server, Term) {
     let server = Server::start(vec![
         text("Noted."),
         text("You are welcome."),
         text("SUMMARY: the user listed numbers 1 to 300."),
     ]);
     let numbers: Vec<String> = (1..=300).map(|n| n.to_string()).collect();
-    let mut t = Term::start(&ws, &["-url", &server.url(), "-no-harness"]);
+    let mut t = Term::start(ws, &["-url", &server.url(), "-no-harness"]);
     t.expect("context");
     t.send(&format!("Remember these numbers: {}\r", numbers.join(" ")));
     t.expect("Noted.");
     t.send("Thanks.\r");
     t.expect("You are welcome.");
+    (server, t)
+}
+
+#[test]
+fn slash_compact_takes_a_focus_and_shows_the_summary() {
+    let ws = Workspace::new();
+    let (server, mut t) = two_turns_in_the_repl(&ws);
     t.send("/compact keep the numbers\r");
     t.expect("compacted: 2 earlier messages");
     t.expect("SUMMARY: the user listed numbers");
@@ -618,18 +625,7 @@ fn slash_ctx_says_and_switches_the_mode() {
 #[test]
 fn a_slash_compact_without_a_focus_is_told_as_asked_for_in_the_replay() {
     let ws = Workspace::new();
-    let server = Server::start(vec![
-        text("Noted."),
-        text("You are welcome."),
-        text("SUMMARY: the user listed numbers 1 to 300."),
-    ]);
-    let numbers: Vec<String> = (1..=300).map(|n| n.to_string()).collect();
-    let mut t = Term::start(&ws, &["-url", &server.url(), "-no-harness"]);
-    t.expect("context");
-    t.send(&format!("Remember these numbers: {}\r", numbers.join(" ")));
-    t.expect("Noted.");
-    t.send("Thanks.\r");
-    t.expect("You are welcome.");
+    let (_server, mut t) = two_turns_in_the_repl(&ws);
     t.send("/compact\r");
     t.expect("compacted: 2 earlier messages");
     t.send("/quit\r");

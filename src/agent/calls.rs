@@ -644,19 +644,12 @@ impl Agent {
         args: &serde_json::Map<String, serde_json::Value>,
         st: &TurnState,
     ) -> Option<ToolOutput> {
-        let Guards {
-            test_file,
-            edit_again,
-            undo,
-            renames_named,
-            rename_only,
-            text_only,
-            reread,
-            elsewhere,
-            cannot_write,
-        } = g;
-        Some(match &test_file {
-            None if text_only => ToolOutput::refused(format!(
+        let refused = |why: String| Some(ToolOutput::refused(why));
+        if let Some(p) = &g.test_file {
+            return refused(self.test_file_refusal(p, &st.prompt));
+        }
+        if g.text_only {
+            return refused(format!(
                 "refused: the request asks for text in your answer, not for a change to a file. Nothing was written. Reply with the text itself{}.\n{}",
                 if st.piped {
                     " (what was piped in is context, not a file to write)"
@@ -664,49 +657,47 @@ impl Agent {
                     ""
                 },
                 self.restated(st)
-            )),
-            Some(p) => ToolOutput::refused(self.test_file_refusal(p, &st.prompt)),
-            None if rename_only.is_some() => {
-                ToolOutput::refused(rename_only.clone().unwrap_or_default())
-            }
-            None if undo.is_some() => {
-                let (o, n) = undo.clone().unwrap_or_default();
-                let short = |t: &str| {
-                    t.lines()
-                        .next()
-                        .unwrap_or("")
-                        .chars()
-                        .take(80)
-                        .collect::<String>()
-                };
-                ToolOutput::refused(format!(
-                    "refused: this edit would undo the change you made earlier in this turn (`{}` became `{}`). Nothing was written. If that change was right, the work may be done: check it and answer.\n{}",
-                    short(&o),
-                    short(&n),
-                    self.restated(st)
-                ))
-            }
-            None if renames_named.is_some() => {
-                let (old, new) = renames_named.clone().unwrap_or_default();
-                ToolOutput::refused(format!(
-                    "refused: the request names {old}, and this edit renames it to {new}; the request does not ask for a rename. Nothing was written. Keep the name {old} and change only what the request asks.\n{}",
-                    self.restated(st)
-                ))
-            }
-            None if reread.is_some() => ToolOutput::ok(reread.clone().unwrap_or_default()),
-            None if elsewhere.is_some() => {
-                ToolOutput::refused(elsewhere.clone().unwrap_or_default())
-            }
-            None if edit_again => ToolOutput::refused(format!(
+            ));
+        }
+        if let Some(why) = g.rename_only {
+            return refused(why);
+        }
+        if let Some((o, n)) = g.undo {
+            let short = |t: &str| {
+                t.lines()
+                    .next()
+                    .unwrap_or("")
+                    .chars()
+                    .take(80)
+                    .collect::<String>()
+            };
+            return refused(format!(
+                "refused: this edit would undo the change you made earlier in this turn (`{}` became `{}`). Nothing was written. If that change was right, the work may be done: check it and answer.\n{}",
+                short(&o),
+                short(&n),
+                self.restated(st)
+            ));
+        }
+        if let Some((old, new)) = g.renames_named {
+            return refused(format!(
+                "refused: the request names {old}, and this edit renames it to {new}; the request does not ask for a rename. Nothing was written. Keep the name {old} and change only what the request asks.\n{}",
+                self.restated(st)
+            ));
+        }
+        if let Some(line) = g.reread {
+            return Some(ToolOutput::ok(line));
+        }
+        if let Some(why) = g.elsewhere {
+            return refused(why);
+        }
+        if g.edit_again {
+            return refused(format!(
                 "refused: this exact edit was already made in this turn; making it again would change the file a second time. Nothing was written. read_file {} to see it as it is now.\n{}",
                 tools::arg_str(args, crate::toolname::arg::PATH).unwrap_or_default(),
                 self.restated(st)
-            )),
-            None if cannot_write.is_some() => {
-                ToolOutput::refused(cannot_write.clone().unwrap_or_default())
-            }
-            None => return None,
-        })
+            ));
+        }
+        g.cannot_write.map(ToolOutput::refused)
     }
 }
 

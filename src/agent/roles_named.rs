@@ -30,6 +30,22 @@ const ROLE_WORDS: [&str; 7] = [
 const NOT: [&str; 6] = ["not", "don't", "dont", "never", "without", "no"];
 
 impl Agent {
+    /// The message mentions one of the session's roles by its name, in
+    /// any form ("review calc.py with the reviewer"): the model may want
+    /// to hand it on, so its tools stay.
+    pub(super) fn mentions_a_role(&self, prompt: &str) -> bool {
+        let offered = self.specs.iter().any(|s| s.name == ToolName::Task.as_str());
+        self.tools
+            .task
+            .as_ref()
+            .filter(|_| offered)
+            .is_some_and(|env| {
+                env.roles
+                    .iter()
+                    .any(|r| crate::patterns::has_word(prompt, &[r.name.as_str()]))
+            })
+    }
+
     /// The helper the request names, started and answered; nothing when
     /// the request names no role of this session or `task` is not offered.
     pub(super) async fn start_named_role(

@@ -182,7 +182,7 @@ impl Agent {
         // otherwise wanders off with tools (a reviewer helper read its one
         // file until its rounds ran out).
         if self.harness_on()
-            && (state.question || state.text_only)
+            && (state.question || (state.text_only && !self.mentions_a_role(prompt)))
             && !state.settled
             && !attached.is_empty()
             && !harness::named_files(prompt).is_empty()
