@@ -194,8 +194,8 @@ pub struct Cli {
     pub half: Option<String>,
 
     /// Turn off some of the harness's behaviours, to measure each one
-    /// (comma-separated: reread, stall, asserts, candidates, refine,
-    /// exit0, evidence, rename, named, best, callers, extract; see docs/small-models.md).
+    /// (comma-separated: reread, stall, asserts, candidates, refine, mutate,
+    /// exit0, evidence, rename, named, best, callers, extract, keep; see docs/small-models.md).
     #[arg(long, value_name = "LIST")]
     pub harness_off: Option<String>,
 

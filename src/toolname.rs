@@ -43,6 +43,7 @@ pub mod arg {
     pub const CONTENT: &str = "content";
     pub const OLD_STRING: &str = "old_string";
     pub const REPLACEMENT: &str = "replacement";
+    pub const REPLACE_ALL: &str = "replace_all";
     pub const COMMAND: &str = "command";
     pub const PATTERN: &str = "pattern";
     pub const QUERY: &str = "query";

@@ -704,3 +704,21 @@ fn a_write_refused_for_want_of_a_read_runs_when_sent_again_as_it_was() {
     assert!(!second[0].1.contains("not run again"), "{second:?}");
     assert_eq!(ws.read("notes.txt"), content);
 }
+
+/// "I ran the tests and they passed", where no test ran: the answer gets
+/// the receipt's words after it.
+#[test]
+fn an_answer_that_says_tests_ran_and_passed_when_none_ran_is_corrected() {
+    let claim = "I ran the tests and they all passed.";
+    let server = Server::start(vec![text(claim), text(claim), text(claim), text(claim)]);
+    let ws = Workspace::new();
+    ws.write("notes.txt", "hello\n");
+    let out = ws.run(&server, "Is the project in good shape?", &["-auto"]);
+    let said = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(said.contains(claim), "{said}\n{}", stderr(&out));
+    assert!(
+        said.contains("mm: no test ran in this turn."),
+        "{said}\n{}",
+        stderr(&out)
+    );
+}

@@ -4472,3 +4472,95 @@ fn a_review_of_an_attached_file_is_answered_from_it() {
     assert!(server.requests()[0].get("tools").is_none());
     assert_eq!(ws.read("calc.py"), "def add(a, b):\n    return a - b\n");
 }
+
+/// Asked to add a method, a small model turned the existing `pop` into
+/// the `peek` it was asked for (`old_string: "pop"`, every place): the
+/// edit is refused once with what it would take out, the model's next
+/// edit adds beside it, and the file keeps both.
+#[test]
+fn an_edit_that_takes_out_a_definition_the_request_did_not_name_is_refused_once() {
+    const STACK: &str = "class Stack:\n    def __init__(self):\n        self._items = []\n\n    def pop(self):\n        return self._items.pop()\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "stack.py", "old_string": "pop", "replacement": "peek", "replace_all": true}),
+        ),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "stack.py", "old_string": "        return self._items.pop()\n", "replacement": "        return self._items.pop()\n\n    def peek(self):\n        return self._items[-1]\n"}),
+        ),
+        text("Added peek."),
+        text("Added peek."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("stack.py", STACK);
+    let out = ws.run(
+        &server,
+        "Add a method peek() to the Stack class in stack.py: it returns the top item without removing it.",
+        &["-unfenced", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refusal = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        refusal.starts_with("refused: this edit would take pop out of stack.py"),
+        "{refusal}"
+    );
+    let now = ws.read("stack.py");
+    assert!(
+        now.contains("def pop(self):") && now.contains("def peek(self):"),
+        "{now}"
+    );
+}
+
+/// Sent again as it was, the refused edit runs: the model may know
+/// better than the guard (a removal the request implies).
+#[test]
+fn an_edit_refused_for_taking_out_a_definition_runs_when_sent_again() {
+    let edit = json!({"path": "util.py", "old_string": "def old_helper():\n    return 1\n\n\n", "replacement": ""});
+    let server = Server::start(vec![
+        call("c1", "edit_file", edit.clone()),
+        call("c2", "edit_file", edit),
+        text("Done."),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "util.py",
+        "def old_helper():\n    return 1\n\n\ndef main():\n    return 2\n",
+    );
+    let out = ws.run(
+        &server,
+        "The helper at the top of util.py is no longer needed, take it out.",
+        &["-unfenced", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(ws.read("util.py"), "def main():\n    return 2\n");
+}
+
+/// "How do I run the tests?" in a read-only session: the model reached
+/// for the command itself, and the refusal tells it that the command is
+/// the answer to give, not something to run.
+#[test]
+fn a_how_to_question_turns_a_refused_command_into_the_answer_to_give() {
+    let server = Server::start(vec![
+        call("c1", "bash", json!({"command": "./scripts/check.sh --all"})),
+        text("Run ./scripts/check.sh --all."),
+        text("Run ./scripts/check.sh --all."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("scripts/check.sh", "#!/bin/sh\necho ok\n");
+    let out = ws.run(
+        &server,
+        "How do I run the project's tests?",
+        &["-json", "-sandbox", "read-only"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refusal = &tool_results(&server.requests()[1])[0].1;
+    assert!(refusal.starts_with("refused:"), "{refusal}");
+    assert!(
+        refusal.contains("The user asked how to do this"),
+        "{refusal}"
+    );
+}

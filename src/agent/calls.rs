@@ -5,6 +5,10 @@ use super::*;
 
 mod outcome;
 
+/// Said by a refusal that lets the same call run when it comes again:
+/// sent again, it is not a repeat of a failure.
+pub(super) const SEND_SAME_AGAIN: &str = "send this same call again";
+
 impl Agent {
     /// The file's content as it is now, when it is a small regular file.
     pub(super) fn content_now(&self, rel: &str) -> Option<String> {
@@ -465,6 +469,16 @@ impl Agent {
         let helper = (call.name == ToolName::Task || call.name == ToolName::AskAgent)
             .then(|| self.watch_helper());
         let (mut out, reread) = self.guarded_run(call, &args, st, &ctx, &key).await;
+        // Asked how to do something, in a sandbox that may not do it:
+        // the command the model reached for is the answer to give.
+        if call.name == ToolName::Bash
+            && out.status == ToolStatus::Refused
+            && self.harness_on()
+            && st.question
+            && harness::asks_how(&st.prompt)
+        {
+            out.text.push_str("\nThe user asked how to do this: they will run it themselves, so it need not run here. If this command is the way, answer with it, and with what the project's files say about it.");
+        }
         if let Some(h) = helper {
             h.abort();
         }
@@ -589,6 +603,17 @@ impl Agent {
                 harness::unasked_rename(&st.prompt, old, new)
             })
             .flatten();
+        // Asked to add or fix something, a small model takes out a
+        // definition the request does not name (`pop` replaced by the
+        // `peek` it was asked to add). Told once; sent again, it runs.
+        let removes = (call.name == ToolName::EditFile
+            && self.on(crate::config::Behaviour::Keep)
+            && !st.removal_told.contains(key))
+        .then(|| self.unasked_removal(st, args))
+        .flatten();
+        if removes.is_some() {
+            st.removal_told.insert(key.to_string());
+        }
         // Asked to fix a failure, a small model renames a variable
         // (`times` to `times_int` everywhere): a rename changes nothing
         // the code does, and it broke a command-line flag.
@@ -629,12 +654,33 @@ impl Agent {
             edit_again,
             undo,
             renames_named,
+            removes,
             rename_only,
             text_only,
             reread,
             elsewhere,
             cannot_write,
         }
+    }
+
+    /// The definitions an `edit_file` call would take out of its file
+    /// that the request does not name or ask to remove, and the file.
+    fn unasked_removal(
+        &self,
+        st: &TurnState,
+        args: &serde_json::Map<String, serde_json::Value>,
+    ) -> Option<(Vec<String>, String)> {
+        let path = tools::arg_str(args, crate::toolname::arg::PATH)?;
+        let old = tools::arg_str(args, crate::toolname::arg::OLD_STRING)?;
+        let new = tools::arg_str(args, crate::toolname::arg::REPLACEMENT)?;
+        let r = self.tools.sandbox.check_read(path).ok()?;
+        let file = crate::paths::read_checked_text(&r.abs).ok()?;
+        let all = args
+            .get(crate::toolname::arg::REPLACE_ALL)
+            .is_some_and(|v| v.as_bool() == Some(true) || v.as_str() == Some("true"));
+        let after = tools::fs::edit_outcome(&file, old, new, all)?;
+        let lost = harness::unasked_removal(&st.prompt, &file, &after);
+        (!lost.is_empty()).then_some((lost, r.rel))
     }
 
     /// The answer of the first guard that stops the call, or None to run it.
@@ -684,6 +730,14 @@ impl Agent {
                 self.restated(st)
             ));
         }
+        if let Some((names, rel)) = g.removes {
+            return refused(format!(
+                "refused: this edit would take {} out of {rel}, and the request does not ask to remove {}. Nothing was written. Keep what is there and add beside it: old_string = the last lines before the place for the new code, replacement = those same lines followed by the new code. If taking it out is what the request needs, {SEND_SAME_AGAIN}.\n{}",
+                names.join(", "),
+                if names.len() == 1 { "it" } else { "them" },
+                self.restated(st)
+            ));
+        }
         if let Some(line) = g.reread {
             return Some(ToolOutput::ok(line));
         }
@@ -711,6 +765,8 @@ struct Guards {
     undo: Option<(String, String)>,
     /// The edit renames a name the request uses: (old, new).
     renames_named: Option<(String, String)>,
+    /// Definitions the edit takes out unasked, and the file.
+    removes: Option<(Vec<String>, String)>,
     /// Why a rename-only edit is refused.
     rename_only: Option<String>,
     /// The request asks for text, not a file change.

@@ -38,6 +38,13 @@ impl Agent {
             && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))
         {
             notes.push(format!("mm: `{}` fails ({}).", t.command, t.summary));
+        } else if harness::claims_tests_pass(&st.answer)
+            && crate::patterns::has_word(&st.answer, &["ran", "passed", "executed"])
+            && st.tests.is_none()
+            && st.model_checked.is_none()
+        {
+            // "I ran the tests and they passed", where none ran.
+            notes.push("mm: no test ran in this turn.".to_string());
         } else if harness::claims_it_works(&st.answer)
             && let Some((failed, total)) = st.request_checks_failing()
         {

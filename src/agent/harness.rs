@@ -505,6 +505,84 @@ pub fn only_in_quoted_command(prompt: &str, file: &str) -> bool {
     in_command && !named_files(&outside).iter().any(|f| f == file)
 }
 
+/// A question that asks how to do something ("How do I run the tests?",
+/// "what command builds it?"): the user will do it; the answer is the
+/// way, not the doing.
+pub fn asks_how(prompt: &str) -> bool {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r"(?i)\bhow\s+(?:do|can|should|would|could|are|must)\s+(?:i|we|you|one|people|users)\b|\bhow\s+to\b|\bwhat\s+(?:command|commands|script)\b|\bwhich\s+(?:command|commands|script)\b").ok()
+    });
+    crate::patterns::holds_any(prompt, &["how", "command", "script"])
+        && RE.as_ref().is_some_and(|r| r.is_match(prompt))
+}
+
+/// The definitions a change takes out of a file (`before` to `after`)
+/// that the request neither names nor asks to take away: a small model
+/// asked to add a method replaces an existing one with it (`pop` became
+/// `peek` everywhere). Empty when the request asks to remove, rename,
+/// replace or restructure anything.
+pub fn unasked_removal(prompt: &str, before: &str, after: &str) -> Vec<String> {
+    const TAKES_AWAY: &[&str] = &[
+        "remove",
+        "removes",
+        "removing",
+        "delete",
+        "deletes",
+        "deleting",
+        "drop",
+        "dropping",
+        "rename",
+        "renames",
+        "renaming",
+        "replace",
+        "replacing",
+        "merge",
+        "merging",
+        "inline",
+        "inlining",
+        "move",
+        "moving",
+        "refactor",
+        "refactoring",
+        "split",
+        "combine",
+        "consolidate",
+        "rewrite",
+        "rewriting",
+        "simplify",
+        "unused",
+        "dead",
+        "instead",
+        "deprecated",
+        "obsolete",
+        "cleanup",
+        "tidy",
+        "restructure",
+        "reorganize",
+        "reorganise",
+        "extract",
+    ];
+    // "without removing it" describes the new code, not the change.
+    let words: Vec<String> = prompt
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '\''))
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let asked = words.iter().enumerate().any(|(i, w)| {
+        TAKES_AWAY.contains(&w.as_str())
+            && !(i > 0
+                && ["without", "not", "never", "don't", "dont", "no"]
+                    .contains(&words[i - 1].as_str()))
+    });
+    if asked || crate::patterns::holds_any(prompt, &["get rid", "clean up", "call it "]) {
+        return Vec::new();
+    }
+    crate::tools::guard::removed_names(before, after)
+        .into_iter()
+        .filter(|name| !crate::patterns::has_word(prompt, &[name.as_str()]))
+        .collect()
+}
+
 /// An edit that renames a definition the request names, when the request
 /// does not ask for a rename: the old name and the new one.
 pub fn unasked_rename(prompt: &str, old: &str, new: &str) -> Option<(String, String)> {
@@ -730,6 +808,42 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn how_to_questions_are_told_from_requests_and_other_questions() {
+        assert!(asks_how(
+            "I just cloned this. How do I run the project's tests?"
+        ));
+        assert!(asks_how("what command builds the docs?"));
+        assert!(asks_how("How to install it"));
+        assert!(!asks_how("How many tests are there?"));
+        assert!(!asks_how("Fix the failing test in calc.py"));
+    }
+
+    #[test]
+    fn a_change_that_takes_out_a_definition_the_request_did_not_name_is_told() {
+        let before = "class Stack:\n    def push(self, x):\n        self.items.append(x)\n\n    def pop(self):\n        return self.items.pop()\n";
+        let after = before.replace("pop", "peek");
+        let add =
+            "Add a method peek() to the Stack class: it returns the top item without removing it.";
+        assert_eq!(unasked_removal(add, before, &after), vec!["pop"]);
+        // Adding beside it takes nothing away.
+        let beside = format!("{before}\n    def peek(self):\n        return self.items[-1]\n");
+        assert!(unasked_removal(add, before, &beside).is_empty());
+        // Asked to take it away, rename it, or naming it: not told.
+        assert!(
+            unasked_removal("Remove the pop method; add peek instead.", before, &after).is_empty()
+        );
+        assert!(unasked_removal("Rename pop to peek in stack.py", before, &after).is_empty());
+        assert!(
+            unasked_removal(
+                "Make pop return the top item, as peek would",
+                before,
+                &after
+            )
+            .is_empty()
+        );
+    }
 
     #[test]
     fn additions_to_named_files_are_told_from_fixes() {

@@ -77,6 +77,9 @@ pub(super) struct TurnState {
     pub(super) told_grounding: bool,
     /// The answer's arithmetic was corrected once.
     pub(super) told_arithmetic: bool,
+    /// `edit_file` calls (by `call_key`) refused once for taking out a
+    /// definition the request did not name: sent again, they run.
+    pub(super) removal_told: std::collections::HashSet<String>,
     /// `edit_file` calls (by `call_key`) that changed a file this turn.
     pub(super) edits_made: std::collections::HashSet<String>,
     /// Those edits as (path, old_string, replacement), to tell an undo.

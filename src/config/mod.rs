@@ -145,10 +145,13 @@ pub enum Behaviour {
     Callers,
     /// A hard-coded literal made a constant in a new module by mm itself.
     Extract,
+    /// An edit that takes out a definition the request does not name is
+    /// refused once.
+    Keep,
 }
 
 impl Behaviour {
-    pub const ALL: [Behaviour; 13] = [
+    pub const ALL: [Behaviour; 14] = [
         Behaviour::Reread,
         Behaviour::Stall,
         Behaviour::Asserts,
@@ -162,6 +165,7 @@ impl Behaviour {
         Behaviour::Best,
         Behaviour::Callers,
         Behaviour::Extract,
+        Behaviour::Keep,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -179,6 +183,7 @@ impl Behaviour {
             Behaviour::Best => "best",
             Behaviour::Callers => "callers",
             Behaviour::Extract => "extract",
+            Behaviour::Keep => "keep",
         }
     }
 

@@ -367,7 +367,7 @@ pub(crate) fn edit_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pend
     }
     check_fresh(env, &r, &current, "edit").map_err(ToolOutput::refused)?;
     let replace_all = args
-        .get("replace_all")
+        .get(crate::toolname::arg::REPLACE_ALL)
         .is_some_and(|v| v.as_bool() == Some(true) || v.as_str() == Some("true"));
     if replace_all && current.contains(old) {
         let count = current.matches(old).count();
@@ -437,6 +437,29 @@ pub(crate) fn edit_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pend
         edit: true,
         note: None,
     })
+}
+
+/// What an edit would leave in `current`, found as the edit tool finds
+/// it (every place, a named definition, the text matched), with none of
+/// its checks: None when old_string matches nowhere or in more than one
+/// place.
+pub(crate) fn edit_outcome(
+    current: &str,
+    old: &str,
+    new: &str,
+    replace_all: bool,
+) -> Option<String> {
+    if old.is_empty() {
+        return None;
+    }
+    if replace_all && current.contains(old) {
+        return Some(current.replace(old, new));
+    }
+    if let Some(after) = named_definition(current, old, new) {
+        return Some(after);
+    }
+    let splice = edit_match::find(current, old, new).ok()?;
+    Some(edit_match::apply(current, &splice))
 }
 
 /// Puts a pending change on disk. `note` is added to the result (which
