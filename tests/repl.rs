@@ -558,3 +558,43 @@ fn a_change_the_user_refused_is_not_put_to_them_again_in_that_turn() {
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+/// `/commit` waits on the model for its message: the wait is shown (time,
+/// what it waits for) and Ctrl-C cancels it, leaving the prompt ready and
+/// nothing committed. It printed nothing at all and Ctrl-C did nothing.
+#[test]
+fn a_commit_message_being_written_shows_its_wait_and_ctrl_c_cancels_it() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "notes.txt", "content": "new notes\n"}),
+        ),
+        text("Created notes.txt."),
+        Reply::StallAfter(vec![], 60),
+        text("Still here."),
+    ]);
+    let ws = Workspace::new();
+    let p = ws.path();
+    git(&p, &["init", "-q", "-b", "main"]);
+    ws.write("a.txt", "alpha\n");
+    git(&p, &["add", "-A"]);
+    git(&p, &["commit", "-qm", "init"]);
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("write the notes file\r");
+    t.expect("allow?");
+    t.send("y\r");
+    t.expect("Created notes.txt.");
+    t.send("/commit\r");
+    t.expect("asking the model for a commit message");
+    t.expect("waiting for the model · Ctrl-C cancels");
+    t.send("\x03");
+    t.expect("cancelling");
+    t.expect("› ");
+    // The prompt takes the next message at once.
+    t.send("still there?\r");
+    t.expect("Still here.");
+    assert_eq!(git(&p, &["rev-list", "--count", "HEAD"]).trim(), "1");
+}

@@ -28,26 +28,92 @@ fn styles() -> (Style, Style, Style, Style) {
 }
 
 /// Sends an op and returns the events it caused, up to its `Finished`.
+/// While it waits on the model (a commit message, a summary), a line on a
+/// terminal's stderr says how long and what for; Ctrl-C cancels it.
 pub async fn events_of(ops: &OpSender, events: &mut EventReceiver, op: Op) -> Vec<AgentEvent> {
     let mut out = Vec::new();
     let Some(id) = ops.submit(op) else {
         eprintln!("mm: the agent stopped");
         return out;
     };
-    while let Some(ev) = events.recv().await {
+    let mut wait = WaitLine::new(std::io::stderr().is_terminal());
+    loop {
+        let ev = tokio::select! {
+            ev = events.recv() => ev,
+            _ = tokio::signal::ctrl_c() => {
+                wait.clear();
+                ops.send(Op::Cancel);
+                eprintln!("mm: cancelling…");
+                continue;
+            }
+        };
+        let Some(ev) = ev else { break };
         if ev.id != id {
             // Not this op's: a language server's own word is still said.
             if let AgentEvent::Notice { level, text, .. } = &ev.msg {
+                wait.clear();
                 print_notice(*level, text);
             }
             continue;
         }
-        if let AgentEvent::Finished { .. } = ev.msg {
-            break;
+        match ev.msg {
+            AgentEvent::Finished { .. } => break,
+            AgentEvent::Generating {
+                tokens,
+                prompt,
+                queued,
+                ..
+            } => wait.draw(tokens, prompt, queued),
+            other => out.push(other),
         }
-        out.push(ev.msg);
     }
+    wait.clear();
     out
+}
+
+/// The REPL's one-line wait for a model request it does not stream.
+struct WaitLine {
+    on: bool,
+    since: Option<(std::time::Instant, usize)>,
+}
+
+impl WaitLine {
+    fn new(on: bool) -> WaitLine {
+        WaitLine { on, since: None }
+    }
+
+    fn draw(&mut self, tokens: u64, prompt: Option<(u64, u64)>, queued: bool) {
+        use std::io::Write;
+        if !self.on {
+            return;
+        }
+        let (since, frame) = self.since.unwrap_or((std::time::Instant::now(), 0));
+        self.since = Some((since, frame + 1));
+        let what = if tokens > 0 {
+            format!("{tokens} tokens")
+        } else {
+            super::printer::wait_words(prompt, queued)
+        };
+        let dim = styles().2;
+        let frames = super::printer::FRAMES;
+        let mut err = std::io::stderr();
+        let _ = write!(
+            err,
+            "\r\x1b[2K{dim}{} {} s · {what} · Ctrl-C cancels{dim:#}",
+            frames[frame % frames.len()],
+            since.elapsed().as_secs()
+        );
+        let _ = err.flush();
+    }
+
+    fn clear(&mut self) {
+        use std::io::Write;
+        if self.since.take().is_some() {
+            let mut err = std::io::stderr();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+        }
+    }
 }
 
 /// Sends an op and returns the events it caused, printing its notices.

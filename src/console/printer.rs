@@ -78,7 +78,17 @@ pub struct Printer<O: Write, E: Write> {
     proposed: Option<Vec<String>>,
 }
 
-const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+/// What a request that has generated nothing yet is waiting on.
+pub(super) fn wait_words(prompt: Option<(u64, u64)>, queued: bool) -> String {
+    match prompt {
+        Some((done, all)) if done * 20 < all => format!("reading {all} prompt tokens"),
+        Some((done, all)) => format!("prompt {done}/{all}"),
+        None if queued => "server busy with another request".to_string(),
+        None => "waiting for the model".to_string(),
+    }
+}
+
+pub(super) const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 /// A JSON answer pretty-printed, keys and values in colour (the text as
 /// is when it is not JSON).
@@ -192,12 +202,7 @@ impl<O: Write, E: Write> Printer<O, E> {
         }
         let (since, frame) = self.spinning.unwrap_or((std::time::Instant::now(), 0));
         self.spinning = Some((since, frame + 1));
-        let what = match prompt {
-            Some((done, all)) if *done * 20 < *all => format!("reading {all} prompt tokens"),
-            Some((done, all)) => format!("prompt {done}/{all}"),
-            None if *queued => "server busy with another request".to_string(),
-            None => "waiting for the model".to_string(),
-        };
+        let what = wait_words(*prompt, *queued);
         let dim = self.st.dim;
         let _ = write!(
             self.err,
