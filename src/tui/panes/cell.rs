@@ -404,12 +404,18 @@ impl Cell {
                     Level::Warning => th.warning,
                     Level::Error => th.error,
                 };
-                // One row a line: a list in a notice keeps its breaks.
+                // One row a line: a list in a notice keeps its breaks, and
+                // a line that wraps goes on under its own start (`/stats`'
+                // indented figures), not at the edge.
                 text.lines()
                     .enumerate()
                     .map(|(i, l)| {
                         let prefix = if i == 0 { "mm: " } else { "    " };
-                        Logical::word(Line::styled(format!("{prefix}{l}"), Style::new().fg(c)))
+                        let indent = 4 + (l.len() - l.trim_start().len()).min(20);
+                        let mut row =
+                            Logical::word(Line::styled(format!("{prefix}{l}"), Style::new().fg(c)));
+                        row.hang = vec![Span::raw(" ".repeat(indent))];
+                        row
                     })
                     .collect()
             }

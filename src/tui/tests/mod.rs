@@ -1600,3 +1600,19 @@ fn a_running_tool_cards_time_moves_without_new_events() {
     assert!(!text.contains("running 0.0s"), "{text}");
     assert!(text.contains("running "), "{text}");
 }
+
+#[test]
+fn an_indented_notice_line_wraps_under_its_own_start() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::Notice {
+        turn: None,
+        level: Level::Info,
+        text: "session 1 (3 turns): 38 requests\n    last turn: 6 requests, 34869 prompt tokens (96% from the server's cache), 542 generated, first token after 8.4 s on average".into(),
+    });
+    let text = screen(&mut r, 100, 16);
+    // Under "last turn:" (its own indent, after "mm: "), not at the edge.
+    assert!(
+        text.contains("│         prompt tokens"),
+        "the wrapped part does not start under its line:\n{text}"
+    );
+}
