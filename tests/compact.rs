@@ -625,9 +625,18 @@ fn slash_ctx_says_and_switches_the_mode() {
 #[test]
 fn a_slash_compact_without_a_focus_is_told_as_asked_for_in_the_replay() {
     let ws = Workspace::new();
-    let (_server, mut t) = two_turns_in_the_repl(&ws);
+    let (server, mut t) = two_turns_in_the_repl(&ws);
     t.send("/compact\r");
     t.expect("compacted: 2 earlier messages");
+    // A summary of a short part is held to half of it: the trial's tiny
+    // conversation spent 40 s on a summary cut at 1,024 tokens.
+    let summary = server
+        .requests()
+        .into_iter()
+        .find(is_summary_request)
+        .unwrap();
+    let cap = summary["max_tokens"].as_u64().unwrap();
+    assert!((160..1024).contains(&cap), "{cap}");
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
     let show = ws.mm().args(["-show", "last"]).output().unwrap();

@@ -27,6 +27,8 @@ const KEEP_SHARE_UNKNOWN: f64 = 0.3;
 const MESSAGE_CAP: usize = 2_000;
 /// The summary's completion cap, in tokens.
 const SUMMARY_TOKENS: u64 = 1_024;
+/// The least completion cap a summary gets, however small its part.
+const MIN_SUMMARY_TOKENS: u64 = 160;
 /// Times the summary request is retried on its newer half after an overflow.
 const MAX_HALVINGS: u32 = 3;
 /// After a refused summary, automatic compaction waits for this many new
@@ -225,10 +227,16 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Result<String, String> {
         let model = self.aux_model();
+        // A summary longer than half of what it replaces saves little, and
+        // a small model running on costs seconds a token: a tiny
+        // conversation's failed summary took 40 s to reach 1,024 tokens.
+        let part_tokens =
+            (part.iter().map(wire_len).sum::<usize>() as f64 / self.bytes_per_token) as u64;
         let cap = self
             .settings
             .max_tokens
-            .map_or(SUMMARY_TOKENS, |m| m.min(SUMMARY_TOKENS));
+            .map_or(SUMMARY_TOKENS, |m| m.min(SUMMARY_TOKENS))
+            .min((part_tokens / 2).max(MIN_SUMMARY_TOKENS));
         let mut left_out = false;
         for _ in 0..=MAX_HALVINGS {
             let mut ask = String::from("The conversation so far:\n\n");
