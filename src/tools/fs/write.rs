@@ -199,119 +199,13 @@ pub(crate) fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pen
         {
             return Err(ToolOutput::refused(mm_words_refusal(&r.rel, words)));
         }
-        let shadowed =
-            crate::tools::guard::shadowed_imports(before.as_deref().unwrap_or(""), content);
-        // In a test file the copies are taken out instead (see `tidy`).
-        let taken_out = crate::patterns::is_test_file(&r.rel)
-            && crate::tools::guard::copied_into_test(env.sandbox.root(), &r.rel, content)
-                .is_some_and(|(_, names)| shadowed.iter().all(|n| names.contains(n)));
-        if !shadowed.is_empty() && !taken_out {
-            let source = crate::tools::guard::local_imports(env.sandbox.root(), &r.rel, content)
-                .into_iter()
-                .find(|(_, names)| names.iter().any(|n| shadowed.contains(n)))
-                .map(|(f, _)| f)
-                .unwrap_or_else(|| "the module it imports from".into());
-            // Where this file calls them: the lines a change of how it
-            // calls them would edit.
-            let calls: Vec<String> = before
-                .as_deref()
-                .unwrap_or("")
-                .lines()
-                .enumerate()
-                .filter(|(_, l)| {
-                    shadowed.iter().any(|n| l.contains(&format!("{n}(")))
-                        && crate::tools::guard::definitions(l).is_empty()
-                })
-                .take(4)
-                .map(|(i, l)| format!("\n  line {}: {}", i + 1, l.trim()))
-                .collect();
-            let calls = if calls.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    "\n{} calls {} here; to change how it calls {}, edit_file these lines:{}",
-                    r.rel,
-                    shadowed.join(", "),
-                    if shadowed.len() == 1 { "it" } else { "them" },
-                    calls.concat()
-                )
-            };
-            return Err(ToolOutput::refused(format!(
-                "refused: {} imports {} from {source} and this write would define {} again in {}, hiding the imported code. Nothing was written. To change {}, edit {source} itself with edit_file; keep {} for what the request asks of it.{calls}",
-                r.rel,
-                shadowed.join(", "),
-                if shadowed.len() == 1 { "it" } else { "them" },
-                r.rel,
-                shadowed.join(", "),
-                r.rel
-            )));
+        if let Some(why) = shadowing_refusal(env, &r, before.as_deref(), content) {
+            return Err(ToolOutput::refused(why));
         }
         match &before {
             Some(old) => {
-                // The file's functions moved inside a new one: nothing to
-                // merge, the write is wrong as a whole.
-                if let Some(why) = crate::tools::guard::nests_top_level(&r.rel, old, content) {
-                    return Err(ToolOutput::refused(why));
-                }
-                if let Some(why) = crate::tools::guard::destructive(&r.rel, old, content) {
-                    // Another file's code written over this one (the source
-                    // into its test file) is a misread task, not a part to
-                    // merge in.
-                    if let Some(source) =
-                        crate::tools::guard::copied_defs(content, &env.read_files(&r))
-                    {
-                        return Err(ToolOutput::refused(format!(
-                            "refused: this would put {source}'s code into {}, and delete what {} has. Nothing was written. Change {source} itself with edit_file, or write what the request asks for in {}.",
-                            r.rel, r.rel, r.rel
-                        )));
-                    }
-                    // A small model writes only the part it changed: put
-                    // that part into the file instead of deleting the rest.
-                    if let Some((merged, applied)) = crate::tools::guard::merge_write(old, content)
-                    {
-                        let lost = crate::tools::guard::removed_names(old, content);
-                        let note = format!(
-                            ". Your write_file content would have deleted {} from {}, so mm kept the file and applied only your part ({}). To delete code, use edit_file",
-                            if lost.is_empty() {
-                                "most of the file".to_string()
-                            } else {
-                                lost.join(", ")
-                            },
-                            r.rel,
-                            applied.join(", ")
-                        );
-                        return Ok(Pending {
-                            before: before.clone(),
-                            r,
-                            after: merged,
-                            how: None,
-                            edit: true,
-                            note: Some(note),
-                        });
-                    }
-                    return Err(ToolOutput::refused(why));
-                }
-                // Every definition kept, but an import or constant the code
-                // still uses dropped: put it back rather than break the file.
-                if let Some((kept, restored)) = crate::tools::guard::kept_bindings(old, content) {
-                    let note = format!(
-                        ". Your write_file content dropped {} from {}, which the code still uses, so mm kept {}",
-                        restored
-                            .iter()
-                            .map(|l| format!("`{l}`"))
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                        r.rel,
-                        if restored.len() == 1 { "it" } else { "them" }
-                    );
-                    return Ok(Pending {
-                        before: before.clone(),
-                        r,
-                        after: kept,
-                        how: None,
-                        edit: false,
-                        note: Some(note),
-                    });
+                if let Some(planned) = guard_overwrite(env, &r, old, content) {
+                    return planned;
                 }
             }
             None => {
@@ -333,6 +227,137 @@ pub(crate) fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pen
         edit: false,
         note: None,
     })
+}
+
+/// The refusal of a write that defines again names the file imports
+/// (hiding the imported code), or None.
+fn shadowing_refusal(
+    env: &ToolEnv,
+    r: &Resolved,
+    before: Option<&str>,
+    content: &str,
+) -> Option<String> {
+    let shadowed = crate::tools::guard::shadowed_imports(before.unwrap_or(""), content);
+    // In a test file the copies are taken out instead (see `tidy`).
+    let taken_out = crate::patterns::is_test_file(&r.rel)
+        && crate::tools::guard::copied_into_test(env.sandbox.root(), &r.rel, content)
+            .is_some_and(|(_, names)| shadowed.iter().all(|n| names.contains(n)));
+    if !shadowed.is_empty() && !taken_out {
+        let source = crate::tools::guard::local_imports(env.sandbox.root(), &r.rel, content)
+            .into_iter()
+            .find(|(_, names)| names.iter().any(|n| shadowed.contains(n)))
+            .map(|(f, _)| f)
+            .unwrap_or_else(|| "the module it imports from".into());
+        // Where this file calls them: the lines a change of how it
+        // calls them would edit.
+        let calls: Vec<String> = before
+            .unwrap_or("")
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| {
+                shadowed.iter().any(|n| l.contains(&format!("{n}(")))
+                    && crate::tools::guard::definitions(l).is_empty()
+            })
+            .take(4)
+            .map(|(i, l)| format!("\n  line {}: {}", i + 1, l.trim()))
+            .collect();
+        let calls = if calls.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "\n{} calls {} here; to change how it calls {}, edit_file these lines:{}",
+                r.rel,
+                shadowed.join(", "),
+                if shadowed.len() == 1 { "it" } else { "them" },
+                calls.concat()
+            )
+        };
+        return Some(format!(
+            "refused: {} imports {} from {source} and this write would define {} again in {}, hiding the imported code. Nothing was written. To change {}, edit {source} itself with edit_file; keep {} for what the request asks of it.{calls}",
+            r.rel,
+            shadowed.join(", "),
+            if shadowed.len() == 1 { "it" } else { "them" },
+            r.rel,
+            shadowed.join(", "),
+            r.rel
+        ));
+    }
+    None
+}
+
+/// What the guard makes of a write over an existing file: refused (its
+/// definitions nested or deleted, another file's code over it), merged
+/// (only the part it changed), or with the bindings it dropped kept; None
+/// to write it as sent.
+fn guard_overwrite(
+    env: &ToolEnv,
+    r: &Resolved,
+    old: &str,
+    content: &str,
+) -> Option<Result<Pending, ToolOutput>> {
+    // The file's functions moved inside a new one: nothing to
+    // merge, the write is wrong as a whole.
+    if let Some(why) = crate::tools::guard::nests_top_level(&r.rel, old, content) {
+        return Some(Err(ToolOutput::refused(why)));
+    }
+    if let Some(why) = crate::tools::guard::destructive(&r.rel, old, content) {
+        // Another file's code written over this one (the source
+        // into its test file) is a misread task, not a part to
+        // merge in.
+        if let Some(source) = crate::tools::guard::copied_defs(content, &env.read_files(r)) {
+            return Some(Err(ToolOutput::refused(format!(
+                "refused: this would put {source}'s code into {}, and delete what {} has. Nothing was written. Change {source} itself with edit_file, or write what the request asks for in {}.",
+                r.rel, r.rel, r.rel
+            ))));
+        }
+        // A small model writes only the part it changed: put
+        // that part into the file instead of deleting the rest.
+        if let Some((merged, applied)) = crate::tools::guard::merge_write(old, content) {
+            let lost = crate::tools::guard::removed_names(old, content);
+            let note = format!(
+                ". Your write_file content would have deleted {} from {}, so mm kept the file and applied only your part ({}). To delete code, use edit_file",
+                if lost.is_empty() {
+                    "most of the file".to_string()
+                } else {
+                    lost.join(", ")
+                },
+                r.rel,
+                applied.join(", ")
+            );
+            return Some(Ok(Pending {
+                before: Some(old.to_string()),
+                r: r.clone(),
+                after: merged,
+                how: None,
+                edit: true,
+                note: Some(note),
+            }));
+        }
+        return Some(Err(ToolOutput::refused(why)));
+    }
+    // Every definition kept, but an import or constant the code
+    // still uses dropped: put it back rather than break the file.
+    if let Some((kept, restored)) = crate::tools::guard::kept_bindings(old, content) {
+        let note = format!(
+            ". Your write_file content dropped {} from {}, which the code still uses, so mm kept {}",
+            restored
+                .iter()
+                .map(|l| format!("`{l}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            r.rel,
+            if restored.len() == 1 { "it" } else { "them" }
+        );
+        return Some(Ok(Pending {
+            before: Some(old.to_string()),
+            r: r.clone(),
+            after: kept,
+            how: None,
+            edit: false,
+            note: Some(note),
+        }));
+    }
+    None
 }
 
 /// Works out an edit_file.
