@@ -322,7 +322,6 @@ pub async fn run_child(
     check_depth(child.name)?;
     let name = child.name;
     let grant = child.grant.granted();
-    let (d, chain) = depth();
     // The child's requests count toward this budget: it may make what is
     // left, and tells each to a tally read when it is gone.
     let left = asker.budget.as_ref().and_then(|b| b.remaining());
@@ -333,6 +332,79 @@ pub async fn run_child(
     }
     let tally =
         tempfile::NamedTempFile::new().map_err(|e| format!("cannot start agent {name}: {e}"))?;
+    let mut cmd = child_command(child, asker, left, tally.path(), grant)?;
+    crate::sandbox::procs::own_session(&mut cmd);
+    let mut proc = cmd
+        .spawn()
+        .map_err(|e| format!("cannot start agent {name}: {e}"))?;
+    // The child and all it started die with this group, whatever happens.
+    let group = proc
+        .id()
+        .and_then(crate::sandbox::procs::Group::register_graceful);
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (proc.stdin.take(), proc.stdout.take(), proc.stderr.take())
+    else {
+        return Err(format!("cannot talk to agent {name}"));
+    };
+    // Its stderr: the last few KB, to say why it stopped.
+    let (err_tail, err_reader) = stderr_tail(stderr);
+
+    let talk = talk(
+        name,
+        prompt,
+        asker,
+        child.grant.clone(),
+        progress,
+        cancel,
+        stdin,
+        stdout,
+    );
+    let result = talk.await;
+    // Its input is closed: a child that answered ends its sessions and
+    // what they started, and exits. One that does not is asked to (SIGTERM:
+    // it kills what it started), then killed with its group.
+    end_child(&mut proc).await;
+    drop(group);
+    if let Some(b) = &asker.budget {
+        let made = std::fs::metadata(tally.path()).map_or(0, |m| m.len());
+        b.charge(u32::try_from(made).unwrap_or(u32::MAX));
+    }
+    let _ = tokio::time::timeout(Duration::from_secs(1), err_reader).await;
+    let why = || {
+        let t = err_tail.lock().map(|t| t.clone()).unwrap_or_default();
+        let t = String::from_utf8_lossy(&t);
+        let last: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
+        let last = last[last.len().saturating_sub(3)..].join(" / ");
+        crate::untrusted::displayable(&last).into_owned()
+    };
+    match result {
+        Ok(a) => Ok(a),
+        Err(Failure::Said(e)) => Err(e),
+        Err(Failure::Gone) => {
+            let detail = why();
+            Err(format!(
+                "agent {name} stopped before it answered{}",
+                if detail.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {detail}")
+                }
+            ))
+        }
+    }
+}
+
+/// The command that starts a child mm: its flags, the server's, the
+/// budget left, the tally file, its depth and chain, and the grants.
+fn child_command(
+    child: &Child<'_>,
+    asker: &Asker,
+    left: Option<u32>,
+    tally: &std::path::Path,
+    grant: bool,
+) -> Result<tokio::process::Command, String> {
+    let name = child.name;
+    let (d, chain) = depth();
     let exe = std::env::current_exe().map_err(|e| format!("cannot find mm's own binary: {e}"))?;
     let mut cmd = tokio::process::Command::new(exe);
     cmd.args(&child.args).args(&asker.server_flags);
@@ -342,7 +414,7 @@ pub async fn run_child(
     if let Some(n) = left {
         cmd.arg("-max-requests").arg(n.to_string());
     }
-    cmd.env(crate::llm::client::TALLY_VAR, tally.path());
+    cmd.env(crate::llm::client::TALLY_VAR, tally);
     if !asker.net {
         cmd.arg("-no-net");
     }
@@ -378,50 +450,13 @@ pub async fn run_child(
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-    crate::sandbox::procs::own_session(&mut cmd);
-    let mut proc = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start agent {name}: {e}"))?;
-    // The child and all it started die with this group, whatever happens.
-    let group = proc
-        .id()
-        .and_then(crate::sandbox::procs::Group::register_graceful);
-    let (Some(stdin), Some(stdout), Some(mut stderr)) =
-        (proc.stdin.take(), proc.stdout.take(), proc.stderr.take())
-    else {
-        return Err(format!("cannot talk to agent {name}"));
-    };
-    // Its stderr: the last few KB, to say why it stopped.
-    let err_tail = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let tail = err_tail.clone();
-    let err_reader = tokio::spawn(async move {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = stderr.read(&mut buf).await {
-            if n == 0 {
-                break;
-            }
-            if let Ok(mut t) = tail.lock() {
-                t.extend_from_slice(&buf[..n]);
-                let over = t.len().saturating_sub(4096);
-                t.drain(..over);
-            }
-        }
-    });
+    Ok(cmd)
+}
 
-    let talk = talk(
-        name,
-        prompt,
-        asker,
-        child.grant.clone(),
-        progress,
-        cancel,
-        stdin,
-        stdout,
-    );
-    let result = talk.await;
-    // Its input is closed: a child that answered ends its sessions and
-    // what they started, and exits. One that does not is asked to (SIGTERM:
-    // it kills what it started), then killed with its group.
+/// Ends a child whose input is closed: one that answered exits by itself;
+/// one that does not is asked to (SIGTERM: it kills what it started),
+/// then killed.
+async fn end_child(proc: &mut tokio::process::Child) {
     let exited = tokio::time::timeout(Duration::from_secs(8), proc.wait()).await;
     if exited.is_err() {
         if let Some(pid) = proc.id().and_then(|p| i32::try_from(p).ok()) {
@@ -438,34 +473,28 @@ pub async fn run_child(
             let _ = proc.wait().await;
         }
     }
-    drop(group);
-    if let Some(b) = &asker.budget {
-        let made = std::fs::metadata(tally.path()).map_or(0, |m| m.len());
-        b.charge(u32::try_from(made).unwrap_or(u32::MAX));
-    }
-    let _ = tokio::time::timeout(Duration::from_secs(1), err_reader).await;
-    let why = || {
-        let t = err_tail.lock().map(|t| t.clone()).unwrap_or_default();
-        let t = String::from_utf8_lossy(&t);
-        let last: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
-        let last = last[last.len().saturating_sub(3)..].join(" / ");
-        crate::untrusted::displayable(&last).into_owned()
-    };
-    match result {
-        Ok(a) => Ok(a),
-        Err(Failure::Said(e)) => Err(e),
-        Err(Failure::Gone) => {
-            let detail = why();
-            Err(format!(
-                "agent {name} stopped before it answered{}",
-                if detail.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {detail}")
-                }
-            ))
+}
+
+/// Reads a child's stderr, keeping its last 4 KB.
+fn stderr_tail(
+    mut stderr: tokio::process::ChildStderr,
+) -> (Arc<Mutex<Vec<u8>>>, tokio::task::JoinHandle<()>) {
+    let err_tail = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let tail = err_tail.clone();
+    let err_reader = tokio::spawn(async move {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut buf).await {
+            if n == 0 {
+                break;
+            }
+            if let Ok(mut t) = tail.lock() {
+                t.extend_from_slice(&buf[..n]);
+                let over = t.len().saturating_sub(4096);
+                t.drain(..over);
+            }
         }
-    }
+    });
+    (err_tail, err_reader)
 }
 
 enum Failure {
