@@ -201,23 +201,12 @@ fn config_layers(cli: &Cli, project: Option<&config::ProjectConfig>) -> Result<V
     Ok(layers)
 }
 
-/// `-show-config`: each layer, then each key set anywhere with its value
-/// and the layer it comes from; the flags last.
-pub(super) fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) -> i32 {
-    let layers = match config_layers(cli, project) {
-        Ok(l) => l,
-        Err(code) => return code,
-    };
-    let settings = match load_settings(cli, project) {
-        Ok(s) => s,
-        Err(code) => return code,
-    };
-    for note in &settings.notes {
-        eprintln!("mm: {}", crate::untrusted::displayable(note));
-    }
+/// The layers' names, each with what it left out untrusted, and every
+/// key set in them: (key, value shown, the layer it comes from).
+fn layer_keys(layers: &[Layer]) -> (String, Vec<(String, String, String)>) {
     let mut out = String::from("layers, lowest first:\n  defaults\n");
     let mut keys: Vec<(String, String, String)> = Vec::new();
-    for (name, text, left_out) in &layers {
+    for (name, text, left_out) in layers {
         out.push_str(&format!("  {name}"));
         if !left_out.is_empty() {
             out.push_str(&format!(
@@ -242,16 +231,13 @@ pub(super) fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) ->
             }
         }
     }
-    // The agent file is a layer above, not a flag.
-    let agent_file = cli.config.as_ref().map(|p| p.display().to_string());
-    let flags: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "-show-config" && a != "--show-config")
-        .filter(|a| Some(a) != agent_file.as_ref())
-        .collect();
-    // The keys a flag set, and which flag.
+    (out, keys)
+}
+
+/// The keys a flag set, and which flag.
+fn keys_by_flag(cli: &Cli) -> Vec<(&'static str, String)> {
     let o = cli.overrides();
-    let by_flag: Vec<(&str, String)> = [
+    [
         (
             "provider",
             o.provider.as_ref().map(|v| format!("-provider {v}")),
@@ -284,22 +270,16 @@ pub(super) fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) ->
     ]
     .into_iter()
     .filter_map(|(k, f)| f.map(|f| (k, f)))
-    .collect();
-    let flag_of = |key: &str| {
-        by_flag
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, f)| format!("  (flag {f})"))
-            .unwrap_or_default()
-    };
-    out.push_str(&format!(
-        "  flags{}\n\nresolved:\n",
-        if flags.is_empty() {
-            " (none)".to_string()
-        } else {
-            format!(": {}", flags.join(" "))
-        }
-    ));
+    .collect()
+}
+
+/// The settings as resolved, each with the flag that set it.
+fn resolved_lines(
+    cli: &Cli,
+    settings: &crate::config::Settings,
+    flag_of: &dyn Fn(&str) -> String,
+) -> String {
+    let mut out = String::new();
     out.push_str(&format!(
         "  provider      {}{}\n",
         settings.provider,
@@ -367,6 +347,48 @@ pub(super) fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) ->
             ""
         }
     ));
+    out
+}
+
+/// `-show-config`: each layer, then each key set anywhere with its value
+/// and the layer it comes from; the flags last.
+pub(super) fn show_config(cli: &Cli, project: Option<&config::ProjectConfig>) -> i32 {
+    let layers = match config_layers(cli, project) {
+        Ok(l) => l,
+        Err(code) => return code,
+    };
+    let settings = match load_settings(cli, project) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
+    for note in &settings.notes {
+        eprintln!("mm: {}", crate::untrusted::displayable(note));
+    }
+    let (mut out, mut keys) = layer_keys(&layers);
+    // The agent file is a layer above, not a flag.
+    let agent_file = cli.config.as_ref().map(|p| p.display().to_string());
+    let flags: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "-show-config" && a != "--show-config")
+        .filter(|a| Some(a) != agent_file.as_ref())
+        .collect();
+    let by_flag = keys_by_flag(cli);
+    let flag_of = |key: &str| {
+        by_flag
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, f)| format!("  (flag {f})"))
+            .unwrap_or_default()
+    };
+    out.push_str(&format!(
+        "  flags{}\n\nresolved:\n",
+        if flags.is_empty() {
+            " (none)".to_string()
+        } else {
+            format!(": {}", flags.join(" "))
+        }
+    ));
+    out.push_str(&resolved_lines(cli, &settings, &flag_of));
     out.push_str("\nkeys set in the files (the highest layer wins; a flag over them all):\n");
     keys.sort();
     for (k, v, from) in keys {
