@@ -74,24 +74,7 @@ pub fn compile(block: &str) -> Result<Structured, GoError> {
     })?;
     let root = tree.root_node();
     if root.has_error() {
-        let bad = first_error(root).unwrap_or(root);
-        if bad.end_byte() >= text.trim_end().len() && !bad.is_missing() {
-            // Cut short: say so where it ends.
-            let end = root.end_position();
-            return Err(GoError {
-                line: end.row.max(1),
-                col: end.column + 1,
-                message: "not valid Go: the declarations end too early (a `}` is missing?)".into(),
-            });
-        }
-        let what = if bad.is_missing() {
-            format!("missing {}", bad.kind())
-        } else {
-            let t = bad.utf8_text(text.as_bytes()).unwrap_or("").trim();
-            let t: String = t.chars().take(30).collect();
-            format!("unexpected {t:?}")
-        };
-        return Err(err(bad, format!("not valid Go: {what}")));
+        return Err(syntax_error(root, &text));
     }
     let src = text.as_bytes();
     let mut c = Compiler {
@@ -105,38 +88,7 @@ pub fn compile(block: &str) -> Result<Structured, GoError> {
         let doc = doc_before(&top, i, src);
         match node.kind() {
             "package_clause" | "comment" => {}
-            "type_declaration" => {
-                let mut cur = node.walk();
-                for spec in node.named_children(&mut cur) {
-                    match spec.kind() {
-                        "type_spec" => {
-                            if let Some(tp) = spec.child_by_field_name("type_parameters") {
-                                return Err(err(tp, "generic types are not supported"));
-                            }
-                            let name = c.text(field(spec, "name")?);
-                            let ty = field(spec, "type")?;
-                            if ty.kind() != "struct_type" {
-                                return Err(err(
-                                    ty,
-                                    format!(
-                                        "type {name}: only struct types can be declared (write the {} where it is used)",
-                                        c.text(ty)
-                                    ),
-                                ));
-                            }
-                            if c.defs.iter().any(|(n, _, _)| *n == name) {
-                                return Err(err(spec, format!("type {name} is declared twice")));
-                            }
-                            c.defs.push((name, ty, doc.clone()));
-                        }
-                        "type_alias" => {
-                            return Err(err(spec, "type aliases are not supported"));
-                        }
-                        "comment" => {}
-                        other => return Err(err(spec, format!("{other} is not supported"))),
-                    }
-                }
-            }
+            "type_declaration" => c.declare_types(*node, &doc)?,
             "var_declaration" => {
                 let mut cur = node.walk();
                 for spec in node.named_children(&mut cur) {
@@ -226,6 +178,28 @@ pub fn compile(block: &str) -> Result<Structured, GoError> {
     })
 }
 
+/// Where and how the declarations are not valid Go.
+fn syntax_error(root: Node<'_>, text: &str) -> GoError {
+    let bad = first_error(root).unwrap_or(root);
+    if bad.end_byte() >= text.trim_end().len() && !bad.is_missing() {
+        // Cut short: say so where it ends.
+        let end = root.end_position();
+        return GoError {
+            line: end.row.max(1),
+            col: end.column + 1,
+            message: "not valid Go: the declarations end too early (a `}` is missing?)".into(),
+        };
+    }
+    let what = if bad.is_missing() {
+        format!("missing {}", bad.kind())
+    } else {
+        let t = bad.utf8_text(text.as_bytes()).unwrap_or("").trim();
+        let t: String = t.chars().take(30).collect();
+        format!("unexpected {t:?}")
+    };
+    err(bad, format!("not valid Go: {what}"))
+}
+
 fn first_error(node: Node<'_>) -> Option<Node<'_>> {
     if node.is_error() || node.is_missing() {
         return Some(node);
@@ -298,6 +272,41 @@ fn nullable(schema: Value) -> Value {
 }
 
 impl<'a> Compiler<'a> {
+    /// The struct types of one `type` declaration, each with its doc.
+    fn declare_types(&mut self, node: Node<'a>, doc: &Option<String>) -> Result<(), GoError> {
+        let mut cur = node.walk();
+        for spec in node.named_children(&mut cur) {
+            match spec.kind() {
+                "type_spec" => {
+                    if let Some(tp) = spec.child_by_field_name("type_parameters") {
+                        return Err(err(tp, "generic types are not supported"));
+                    }
+                    let name = self.text(field(spec, "name")?);
+                    let ty = field(spec, "type")?;
+                    if ty.kind() != "struct_type" {
+                        return Err(err(
+                            ty,
+                            format!(
+                                "type {name}: only struct types can be declared (write the {} where it is used)",
+                                self.text(ty)
+                            ),
+                        ));
+                    }
+                    if self.defs.iter().any(|(n, _, _)| *n == name) {
+                        return Err(err(spec, format!("type {name} is declared twice")));
+                    }
+                    self.defs.push((name, ty, doc.clone()));
+                }
+                "type_alias" => {
+                    return Err(err(spec, "type aliases are not supported"));
+                }
+                "comment" => {}
+                other => return Err(err(spec, format!("{other} is not supported"))),
+            }
+        }
+        Ok(())
+    }
+
     fn text(&self, n: Node<'_>) -> String {
         n.utf8_text(self.src).unwrap_or("").to_string()
     }
