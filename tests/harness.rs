@@ -4564,3 +4564,60 @@ fn a_how_to_question_turns_a_refused_command_into_the_answer_to_give() {
         "{refusal}"
     );
 }
+
+/// "Leave shop/prices.py alone": the model's write to it is refused, and
+/// mm seeks no fix of its own there although its test still fails (a
+/// trial's mm asked for candidate fixes of `discount` and put a prices.py
+/// change to the user after they said so).
+#[test]
+fn a_file_the_user_said_to_leave_alone_gets_no_change_from_the_model_or_mm() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "shop/prices.py", "old_string": "return price - percent", "replacement": "return price * (100 - percent) / 100"}),
+        ),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "shop/cart.py", "old_string": "return sum(p for p, q in items)", "replacement": "return sum(p * q for p, q in items)"}),
+        ),
+        text("Fixed total()."),
+        text("Fixed total()."),
+        text("Fixed total()."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("shop/__init__.py", "");
+    ws.write(
+        "shop/cart.py",
+        "def total(items):\n    return sum(p for p, q in items)\n",
+    );
+    ws.write(
+        "shop/prices.py",
+        "def discount(price, percent):\n    return price - percent\n",
+    );
+    ws.write(
+        "test_shop.py",
+        "import unittest\n\nfrom shop.cart import total\nfrom shop.prices import discount\n\n\nclass T(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(total([(2, 3)]), 6)\n\n    def test_discount(self):\n        self.assertEqual(discount(200, 10), 180)\n",
+    );
+    let out = ws.run(
+        &server,
+        "Fix total() in shop/cart.py so test_total passes. Leave shop/prices.py alone.",
+        &["-unfenced", "-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refusal = &tool_results(&server.requests()[1])[0].1;
+    assert!(
+        refusal.starts_with("refused: the user asked to leave shop/prices.py alone"),
+        "{refusal}"
+    );
+    assert_eq!(
+        ws.read("shop/prices.py"),
+        "def discount(price, percent):\n    return price - percent\n"
+    );
+    assert!(ws.read("shop/cart.py").contains("p * q"));
+    // No request of mm's own was about prices.py.
+    for r in server.side_requests() {
+        assert!(!r.to_string().contains("def discount"), "{r}");
+    }
+}

@@ -598,3 +598,47 @@ fn a_commit_message_being_written_shows_its_wait_and_ctrl_c_cancels_it() {
     t.expect("Still here.");
     assert_eq!(git(&p, &["rev-list", "--count", "HEAD"]).trim(), "1");
 }
+
+/// "Leave shop/prices.py alone" holds for the turns after it, until a
+/// message asks for that file: a trial's mm came back to it two turns on.
+#[test]
+fn a_file_left_alone_stays_so_in_later_turns_until_a_message_asks_for_it() {
+    let server = Server::start(vec![
+        text("Noted."),
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "prices.py", "old_string": "return price - percent", "replacement": "return price * (100 - percent) / 100"}),
+        ),
+        text("I left prices.py alone."),
+        call(
+            "c2",
+            "edit_file",
+            json!({"path": "prices.py", "old_string": "return price - percent", "replacement": "return price * (100 - percent) / 100"}),
+        ),
+        text("Fixed discount."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "prices.py",
+        "def discount(price, percent):\n    return price - percent\n",
+    );
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("Leave prices.py alone for now.\r");
+    t.expect("Noted.");
+    t.send("Tidy up the project a little.\r");
+    t.expect("I left prices.py alone.");
+    let refusal = &tool_results(&server.requests()[2])[0].1;
+    assert!(
+        refusal.starts_with("refused: the user asked to leave prices.py alone"),
+        "{refusal}"
+    );
+    assert!(ws.read("prices.py").contains("price - percent"));
+    t.send("Now fix discount() in prices.py.\r");
+    t.expect("allow?");
+    t.send("y\r");
+    t.expect("Fixed discount.");
+    assert!(ws.read("prices.py").contains("(100 - percent)"));
+}

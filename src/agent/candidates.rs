@@ -105,13 +105,10 @@ impl Agent {
         let t = &plan.t;
         // A person said no to a change of this file in this turn: mm does
         // not come back with changes of its own to it.
-        if st.refused.contains(&t.file) {
+        if let Some(why) = st.off_limits(&t.file) {
             self.notice(
                 Level::Info,
-                format!(
-                    "no candidate fixes of {}: you refused a change to it in this turn",
-                    t.file
-                ),
+                format!("no candidate fixes of {}: {why}", t.file),
             );
             return None;
         }

@@ -135,7 +135,8 @@ impl Agent {
         if st.question || st.settled || harness::asks_for_tests(&st.prompt) || st.mutations > 0 {
             return None;
         }
-        let files = change_files(&st.prompt, &self.sources_now());
+        let mut files = change_files(&st.prompt, &self.sources_now());
+        files.retain(|(f, _)| st.off_limits(f).is_none());
         if files.is_empty() {
             return None;
         }
@@ -221,6 +222,9 @@ impl Agent {
                 if callers_added == MAX_CALLERS {
                     break;
                 }
+                if st.off_limits(&caller).is_some() {
+                    continue;
+                }
                 callers_added += 1;
                 self.notice(
                     Level::Info,
@@ -292,6 +296,9 @@ impl Agent {
         }
         let sources = self.sources_now();
         let t = target(failure, &st.prompt, &sources)?;
+        if st.off_limits(&t.file).is_some() {
+            return None;
+        }
         let docs = self.named_doc_texts(&st.prompt);
         let ask = request(&st.prompt, command, failure, &t, &docs);
         let mut tried: Vec<String> = Vec::new();

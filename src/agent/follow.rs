@@ -89,6 +89,33 @@ impl Agent {
         self.harness_on() && !self.settings.harness_off.contains(&b)
     }
 
+    /// The files the user's words keep mm's changes from: those said to
+    /// be left alone (kept across turns until a message names them
+    /// without saying so), and, when the message says "nothing else",
+    /// every file it does not name.
+    pub(super) fn note_limits(&mut self, st: &mut TurnState) {
+        if !self.harness_on() {
+            return;
+        }
+        let named = harness::named_files(&st.prompt);
+        let off = harness::hands_off(&st.prompt);
+        self.hands_off
+            .retain(|f| !named.contains(f) || off.contains(f));
+        for f in off {
+            if !self.hands_off.contains(&f) {
+                self.hands_off.push(f);
+            }
+        }
+        st.hands_off = self.hands_off.clone();
+        let only: Vec<String> = named
+            .into_iter()
+            .filter(|f| !st.hands_off.contains(f))
+            .collect();
+        if !only.is_empty() && harness::only_what_it_names(&st.prompt) {
+            st.only_files = Some(only);
+        }
+    }
+
     /// What this turn's checks are: the test command, the command the
     /// request says fails, whether it asks a question.
     pub(super) fn plan_checks(&self, st: &mut TurnState) {

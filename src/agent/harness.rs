@@ -505,6 +505,58 @@ pub fn only_in_quoted_command(prompt: &str, file: &str) -> bool {
     in_command && !named_files(&outside).iter().any(|f| f == file)
 }
 
+/// The files a message says to leave alone ("leave shop/prices.py
+/// alone", "don't touch config.py", "keep util.js as it is"): mm makes no
+/// change of its own to them, and the model's writes to them are refused,
+/// until a later message asks for them.
+pub fn hands_off(prompt: &str) -> Vec<String> {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r"(?i)\bleave\s+(?P<a>[^\s,;]+)\s+(?:alone|as it is|as is|unchanged|untouched)\b|\b(?:do not|don't|dont|never)\s+(?:touch|change|modify|edit)\s+(?P<b>[^\s,;]+)|\bkeep\s+(?P<c>[^\s,;]+)\s+(?:as it is|as is|unchanged|untouched)\b|\bhands off\s+(?P<d>[^\s,;]+)").ok()
+    });
+    if !crate::patterns::holds_any(
+        prompt,
+        &[
+            "leave",
+            "touch",
+            "change",
+            "modify",
+            "edit",
+            "keep",
+            "hands off",
+        ],
+    ) {
+        return Vec::new();
+    }
+    let Some(re) = RE.as_ref() else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for c in re.captures_iter(prompt) {
+        let word = ["a", "b", "c", "d"]
+            .iter()
+            .find_map(|g| c.name(g))
+            .map(|m| m.as_str().trim_matches(|ch: char| "`'\".,:)(".contains(ch)))
+            .unwrap_or("");
+        for f in named_files(word) {
+            if !out.contains(&f) {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// The message limits the change to what it names ("change nothing
+/// else", "only touch cart.py"): mm's own changes stay in the files it
+/// names.
+pub fn only_what_it_names(prompt: &str) -> bool {
+    static RE: LazyLock<Option<Regex>> = LazyLock::new(|| {
+        regex(r"(?i)\b(?:change|touch|modify|edit)\s+nothing\s+else\b|\bnothing\s+else\b|\bonly\s+(?:change|touch|modify|edit|fix)\b|\bdo not\s+change\s+anything\s+else\b|\bdon't\s+change\s+anything\s+else\b").ok()
+    });
+    crate::patterns::holds_any(prompt, &["else", "only"])
+        && RE.as_ref().is_some_and(|r| r.is_match(prompt))
+}
+
 /// A question that asks how to do something ("How do I run the tests?",
 /// "what command builds it?"): the user will do it; the answer is the
 /// way, not the doing.
@@ -808,6 +860,26 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn files_a_message_says_to_leave_alone_are_found() {
+        assert_eq!(
+            hands_off("Only fix total() in shop/cart.py. Leave shop/prices.py alone for now."),
+            vec!["shop/prices.py"]
+        );
+        assert_eq!(
+            hands_off("don't touch `config.py`, fix app.py"),
+            vec!["config.py"]
+        );
+        assert_eq!(hands_off("keep util.js as it is"), vec!["util.js"]);
+        assert!(hands_off("Fix discount() in shop/prices.py").is_empty());
+        assert!(hands_off("Leave a comment in cart.py").is_empty());
+        assert!(only_what_it_names(
+            "rename tmp in shop/catalog.py. Change nothing else."
+        ));
+        assert!(only_what_it_names("Only fix total() in shop/cart.py"));
+        assert!(!only_what_it_names("Fix total() in shop/cart.py"));
+    }
 
     #[test]
     fn how_to_questions_are_told_from_requests_and_other_questions() {

@@ -207,6 +207,8 @@ pub struct Agent {
     carrying_plan: bool,
     /// The running (or last) turn's request, as the user typed it.
     task: String,
+    /// Files the user said to leave alone, until a message asks for them.
+    hands_off: Vec<String>,
     /// Requests traced so far (`trace: true`), and whether writing failed.
     trace_seq: u32,
     trace_failed: bool,
@@ -400,6 +402,7 @@ impl Agent {
             plan: None,
             carrying_plan: false,
             task: String::new(),
+            hands_off: Vec::new(),
             trace_seq: 0,
             trace_failed: false,
             started: std::time::Instant::now(),

@@ -46,6 +46,14 @@ impl Agent {
         {
             return false;
         }
+        // The user's words keep mm off this file.
+        if let Some(why) = st.off_limits(rel) {
+            self.notice(
+                Level::Info,
+                format!("mm does not change {rel} itself: {why}"),
+            );
+            return false;
+        }
         self.tools.note_read(rel);
         let (call_id, summary) = self.card_start_as(
             st,

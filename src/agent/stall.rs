@@ -254,7 +254,8 @@ impl Agent {
     ) -> Option<String> {
         st.stall_tried = true;
         let first_look = st.round == 0;
-        let (targets, context) = self.whole_targets(st);
+        let (mut targets, context) = self.whole_targets(st);
+        targets.retain(|(f, _)| st.off_limits(f).is_none());
         if targets.is_empty() {
             return None;
         }

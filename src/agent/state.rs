@@ -77,6 +77,13 @@ pub(super) struct TurnState {
     pub(super) told_grounding: bool,
     /// The answer's arithmetic was corrected once.
     pub(super) told_arithmetic: bool,
+    /// Files the user said to leave alone, in this turn's message or an
+    /// earlier one: mm makes no change of its own to them, and the
+    /// model's writes to them are refused.
+    pub(super) hands_off: Vec<String>,
+    /// The message limits changes to the files it names ("change nothing
+    /// else"): those files, for mm's own changes.
+    pub(super) only_files: Option<Vec<String>>,
     /// `edit_file` calls (by `call_key`) refused once for taking out a
     /// definition the request did not name: sent again, they run.
     pub(super) removal_told: std::collections::HashSet<String>,
@@ -207,6 +214,23 @@ pub(super) struct TurnState {
 }
 
 impl TurnState {
+    /// Why mm may not change `file` on its own in this turn, or None.
+    pub(super) fn off_limits(&self, file: &str) -> Option<String> {
+        if self.refused.iter().any(|f| f == file) {
+            return Some(format!("you refused a change to {file} in this turn"));
+        }
+        if self.hands_off.iter().any(|f| f == file) {
+            return Some(format!("you asked to leave {file} alone"));
+        }
+        match &self.only_files {
+            Some(only) if !only.iter().any(|f| f == file) => Some(format!(
+                "the request asks for changes to {} only",
+                only.join(", ")
+            )),
+            _ => None,
+        }
+    }
+
     /// How many of the request's checks fail on the code as they last
     /// ran, of how many, when any does.
     pub(super) fn request_checks_failing(&self) -> Option<(usize, usize)> {

@@ -40,6 +40,7 @@ impl Agent {
             ..TurnState::default()
         };
         self.task = prompt.to_string();
+        self.note_limits(&mut state);
         self.tool_warnings.clear();
         // A dead MCP server's tools are no longer offered.
         if let Some(m) = self.tools.mcp.clone() {

@@ -81,6 +81,13 @@ impl Agent {
             .flatten()
             .filter(|_| self.on(crate::config::Behaviour::Named))
             .and_then(|p| self.named_elsewhere(st, p));
+        // The user said to leave the file alone.
+        let left_alone = crate::toolname::edits(call.name.as_str())
+            .then(|| tools::arg_str(args, crate::toolname::arg::PATH))
+            .flatten()
+            .and_then(|p| self.tools.sandbox.check_read(p).ok())
+            .map(|r| r.rel)
+            .filter(|rel| st.hands_off.contains(rel));
         let cannot_write = (call.name == ToolName::Task && self.harness_on())
             .then(|| self.task_that_cannot_write(st, args))
             .flatten();
@@ -95,6 +102,7 @@ impl Agent {
             reread,
             elsewhere,
             cannot_write,
+            left_alone,
         }
     }
 
@@ -187,6 +195,12 @@ impl Agent {
         st: &TurnState,
     ) -> Option<ToolOutput> {
         let refused = |why: String| Some(ToolOutput::refused(why));
+        if let Some(rel) = &g.left_alone {
+            return refused(format!(
+                "refused: the user asked to leave {rel} alone. Nothing was written. Change only what the request asks, in the other files; if that needs {rel} changed, say so in your answer.\n{}",
+                self.restated(st)
+            ));
+        }
         if let Some(p) = &g.test_file {
             return refused(self.test_file_refusal(p, &st.prompt));
         }
@@ -273,4 +287,6 @@ pub(super) struct Guards {
     pub(super) elsewhere: Option<String>,
     /// Why a change is not handed to a role that cannot write.
     pub(super) cannot_write: Option<String>,
+    /// A file the user said to leave alone, which the call would change.
+    pub(super) left_alone: Option<String>,
 }
