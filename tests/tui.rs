@@ -275,6 +275,44 @@ fn a_rejected_hunk_stays_out_and_the_model_is_told() {
     assert_eq!(s.exit_code(), 0);
 }
 
+/// mm's own rename, accepted in part: the model is told which uses kept
+/// the old name, not that every use was renamed (a trial's model heard
+/// "renamed … (every whole-word use)" after a hunk was rejected).
+#[test]
+fn a_rename_by_mm_accepted_in_part_is_told_to_the_model_as_such() {
+    let mut src = String::from("def helper(item):\n    return item * 2\n");
+    src.push_str(
+        &(1..=20)
+            .map(|i| format!("# note {i}\n"))
+            .collect::<String>(),
+    );
+    src.push_str("def most_expensive(items):\n    return helper(max(items))\n");
+    let server = Server::start(vec![text("Done."), text("Done.")]);
+    let ws = Workspace::new();
+    ws.write("catalog.py", &src);
+    let url = server.url();
+    let mut s = Screen::start(&ws, &["-tui", "-url", &url], 40, 120);
+    s.wait_for("Ask mm to do something");
+    s.keys("Rename helper to double in catalog.py\r");
+    s.wait_for("hunk 2/2");
+    s.keys("\x1b[B"); // down: the second hunk
+    s.keys(" "); // reject it
+    s.wait_for("[ ]");
+    s.keys("y");
+    s.wait_for("Done.");
+    let text = ws.read("catalog.py");
+    assert!(
+        text.contains("def double(item)") && text.contains("return helper(max(items))"),
+        "{text}"
+    );
+    let told = server.requests()[0].to_string();
+    assert!(told.contains("the uses the user accepted"), "{told}");
+    assert!(told.contains("REJECTED 1 of 2 hunks"), "{told}");
+    assert!(!told.contains("every whole-word use"), "{told}");
+    s.keys("\x11"); // ctrl-q
+    assert_eq!(s.exit_code(), 0);
+}
+
 fn eventually(what: &str, ok: impl Fn() -> bool) {
     let start = Instant::now();
     while !ok() {

@@ -205,7 +205,10 @@ impl Agent {
                 all = false;
                 continue;
             }
+            // What landed: the user may have kept only some hunks.
+            let after = self.content_now(&file).unwrap_or(after);
             diffs.push(crate::diff::unified(&file, &before, &after, 1, 40));
+            diffs.extend(st.rejected_note(&file));
             written.push(file.clone());
             if !self.on(crate::config::Behaviour::Callers) {
                 continue;

@@ -629,6 +629,29 @@ pub fn unasked_removal(prompt: &str, before: &str, after: &str) -> Vec<String> {
     if asked || crate::patterns::holds_any(prompt, &["get rid", "clean up", "call it "]) {
         return Vec::new();
     }
+    // "Make the def line read def format_items(items):": the definition
+    // that takes its place is the one the request names, a rename it
+    // implies, unless it asks to add that one.
+    let had = crate::tools::guard::definitions(before);
+    let names_new = crate::tools::guard::definitions(after)
+        .iter()
+        .any(|d| !had.contains(d) && crate::patterns::has_word(prompt, &[d.as_str()]));
+    let adds = words.iter().any(|w| {
+        [
+            "add",
+            "adds",
+            "adding",
+            "create",
+            "implement",
+            "insert",
+            "new",
+            "write",
+        ]
+        .contains(&w.as_str())
+    });
+    if names_new && !adds {
+        return Vec::new();
+    }
     crate::tools::guard::removed_names(before, after)
         .into_iter()
         .filter(|name| !crate::patterns::has_word(prompt, &[name.as_str()]))
@@ -879,6 +902,25 @@ mod tests {
         ));
         assert!(only_what_it_names("Only fix total() in shop/cart.py"));
         assert!(!only_what_it_names("Fix total() in shop/cart.py"));
+    }
+
+    #[test]
+    fn a_definition_replaced_by_the_one_the_request_names_is_a_rename_it_implies() {
+        let fmt = "def format_list(items):\n    return items\n";
+        let renamed = fmt.replace("format_list", "format_items");
+        assert!(
+            unasked_removal(
+                "in fmt.py, make the def line read def format_items(items):",
+                fmt,
+                &renamed
+            )
+            .is_empty()
+        );
+        // Asked to add it, the old one stays.
+        assert_eq!(
+            unasked_removal("Add format_items to fmt.py", fmt, &renamed),
+            vec!["format_list"]
+        );
     }
 
     #[test]

@@ -94,6 +94,10 @@ impl Agent {
         let Some(c) = change else {
             return false;
         };
+        if let Some(at) = out.text.find(crate::tools::HUNKS_REJECTED) {
+            let said = out.text[at..].lines().next().unwrap_or("").to_string();
+            st.own_rejected.push((c.path.clone(), said));
+        }
         if out.approved {
             st.approved.insert(c.path.clone());
         } else {

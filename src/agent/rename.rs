@@ -218,9 +218,23 @@ impl Agent {
         } else {
             "Finish the request with tool calls: nothing may use the old name."
         };
+        // Hunks the user rejected keep the old name: said as such, not
+        // as "every use".
+        let kept: Vec<String> = st
+            .own_rejected
+            .iter()
+            .filter(|(p, _)| changed.contains(p))
+            .map(|(p, said)| format!(" In {p}: {said}"))
+            .collect();
+        let how = if kept.is_empty() {
+            "every whole-word use"
+        } else {
+            "the uses the user accepted"
+        };
         Some(format!(
-            "\n\n[mm renamed {old} to {new} (every whole-word use) in {}.{checks}]\n{end}",
-            changed.join(", ")
+            "\n\n[mm renamed {old} to {new} ({how}) in {}.{}{checks}]\n{end}",
+            changed.join(", "),
+            kept.concat()
         ))
     }
 }

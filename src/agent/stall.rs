@@ -323,6 +323,8 @@ impl Agent {
             {
                 continue;
             }
+            // What landed: the user may have kept only some hunks.
+            let after = self.content_now(&file).unwrap_or(after);
             diffs.push(crate::diff::unified(
                 &file,
                 before.as_deref().unwrap_or(""),
@@ -330,6 +332,7 @@ impl Agent {
                 1,
                 60,
             ));
+            diffs.extend(st.rejected_note(&file));
             // A new file is what the files after it are to use.
             if before.is_none() {
                 for (_, ctx) in &mut queue {

@@ -77,6 +77,9 @@ pub(super) struct TurnState {
     pub(super) told_grounding: bool,
     /// The answer's arithmetic was corrected once.
     pub(super) told_arithmetic: bool,
+    /// What the user said of mm's own writes they accepted only in part
+    /// (the hunks they rejected), by file.
+    pub(super) own_rejected: Vec<(String, String)>,
     /// Files the user said to leave alone, in this turn's message or an
     /// earlier one: mm makes no change of its own to them, and the
     /// model's writes to them are refused.
@@ -214,6 +217,17 @@ pub(super) struct TurnState {
 }
 
 impl TurnState {
+    /// What the user said of mm's write to `file` when they kept only
+    /// some of its hunks, for the model: the diff shows what landed, this
+    /// says why.
+    pub(super) fn rejected_note(&self, file: &str) -> Option<String> {
+        self.own_rejected
+            .iter()
+            .rev()
+            .find(|(p, _)| p == file)
+            .map(|(_, said)| format!("[{file}: {said}]"))
+    }
+
     /// Why mm may not change `file` on its own in this turn, or None.
     pub(super) fn off_limits(&self, file: &str) -> Option<String> {
         if self.refused.iter().any(|f| f == file) {

@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// How a change's result says the user kept only some of its hunks.
+pub const HUNKS_REJECTED: &str = "The user REJECTED";
+
 /// A write or an edit worked out (`prepared`): asked about when edits need
 /// approval, put on disk, and checked (language server, parser).
 pub(super) async fn write_pending(
@@ -168,7 +171,7 @@ pub(super) async fn approve_change(
                 String::new()
             } else {
                 format!(
-                    ". The user REJECTED {} of {} hunks: {}; those lines were left as they were",
+                    ". {HUNKS_REJECTED} {} of {} hunks: {}; those lines were left as they were",
                     rejected.len(),
                     all.len(),
                     rejected.join(", ")

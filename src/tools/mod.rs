@@ -3,6 +3,7 @@
 //! in the prompt prefix a small local model reads before its first token.
 
 mod approve;
+pub use approve::HUNKS_REJECTED;
 pub mod ask;
 pub mod asking;
 pub mod bash;
