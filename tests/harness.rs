@@ -4478,11 +4478,16 @@ fn a_review_of_an_attached_file_is_answered_from_it() {
 /// edit is refused once with what it would take out, the model's next
 /// edit adds beside it, and the file keeps both.
 #[test]
-fn an_edit_that_takes_out_a_definition_the_request_did_not_name_is_refused_once() {
+fn an_edit_that_takes_out_a_definition_the_request_did_not_name_is_refused() {
     const STACK: &str = "class Stack:\n    def __init__(self):\n        self._items = []\n\n    def pop(self):\n        return self._items.pop()\n";
     let server = Server::start(vec![
         call(
             "c1",
+            "edit_file",
+            json!({"path": "stack.py", "old_string": "pop", "replacement": "peek", "replace_all": true}),
+        ),
+        call(
+            "c1b",
             "edit_file",
             json!({"path": "stack.py", "old_string": "pop", "replacement": "peek", "replace_all": true}),
         ),
@@ -4514,14 +4519,14 @@ fn an_edit_that_takes_out_a_definition_the_request_did_not_name_is_refused_once(
     );
 }
 
-/// Sent again as it was, the refused edit runs: the model may know
-/// better than the guard (a removal the request implies).
+/// Asked to take a definition out, the edit that does it runs; sent
+/// again after a refusal, an unasked removal is still refused (a 1.5B
+/// model resent it when the refusal said it could).
 #[test]
-fn an_edit_refused_for_taking_out_a_definition_runs_when_sent_again() {
+fn a_request_to_take_a_definition_out_lets_the_edit_run() {
     let edit = json!({"path": "util.py", "old_string": "def old_helper():\n    return 1\n\n\n", "replacement": ""});
     let server = Server::start(vec![
-        call("c1", "edit_file", edit.clone()),
-        call("c2", "edit_file", edit),
+        call("c1", "edit_file", edit),
         text("Done."),
         text("Done."),
     ]);

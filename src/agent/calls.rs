@@ -6,10 +6,6 @@ use super::*;
 mod guards;
 mod outcome;
 
-/// Said by a refusal that lets the same call run when it comes again:
-/// sent again, it is not a repeat of a failure.
-pub(super) const SEND_SAME_AGAIN: &str = "send this same call again";
-
 impl Agent {
     /// The file's content as it is now, when it is a small regular file.
     pub(super) fn content_now(&self, rel: &str) -> Option<String> {

@@ -626,7 +626,19 @@ pub fn unasked_removal(prompt: &str, before: &str, after: &str) -> Vec<String> {
                 && ["without", "not", "never", "don't", "dont", "no"]
                     .contains(&words[i - 1].as_str()))
     });
-    if asked || crate::patterns::holds_any(prompt, &["get rid", "clean up", "call it "]) {
+    if asked
+        || crate::patterns::holds_any(
+            prompt,
+            &[
+                "get rid",
+                "clean up",
+                "call it ",
+                "take it out",
+                "take out",
+                "no longer needed",
+            ],
+        )
+    {
         return Vec::new();
     }
     // "Make the def line read def format_items(items):": the definition

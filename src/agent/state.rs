@@ -87,9 +87,6 @@ pub(super) struct TurnState {
     /// The message limits changes to the files it names ("change nothing
     /// else"): those files, for mm's own changes.
     pub(super) only_files: Option<Vec<String>>,
-    /// `edit_file` calls (by `call_key`) refused once for taking out a
-    /// definition the request did not name: sent again, they run.
-    pub(super) removal_told: std::collections::HashSet<String>,
     /// `edit_file` calls (by `call_key`) that changed a file this turn.
     pub(super) edits_made: std::collections::HashSet<String>,
     /// Those edits as (path, old_string, replacement), to tell an undo.

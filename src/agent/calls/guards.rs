@@ -4,7 +4,6 @@
 //! text written over a file, a file reread unchanged, a write to a file
 //! the request does not name) and with what words.
 
-use super::SEND_SAME_AGAIN;
 use super::*;
 
 impl Agent {
@@ -40,15 +39,10 @@ impl Agent {
             .flatten();
         // Asked to add or fix something, a small model takes out a
         // definition the request does not name (`pop` replaced by the
-        // `peek` it was asked to add). Told once; sent again, it runs.
-        let removes = (call.name == ToolName::EditFile
-            && self.on(crate::config::Behaviour::Keep)
-            && !st.removal_told.contains(key))
-        .then(|| self.unasked_removal(st, args))
-        .flatten();
-        if removes.is_some() {
-            st.removal_told.insert(key.to_string());
-        }
+        // `peek` it was asked to add).
+        let removes = (call.name == ToolName::EditFile && self.on(crate::config::Behaviour::Keep))
+            .then(|| self.unasked_removal(st, args))
+            .flatten();
         // Asked to fix a failure, a small model renames a variable
         // (`times` to `times_int` everywhere): a rename changes nothing
         // the code does, and it broke a command-line flag.
@@ -242,7 +236,7 @@ impl Agent {
         }
         if let Some((names, rel)) = g.removes {
             return refused(format!(
-                "refused: this edit would take {} out of {rel}, and the request does not ask to remove {}. Nothing was written. Keep what is there and add beside it: old_string = the last lines before the place for the new code, replacement = those same lines followed by the new code. If taking it out is what the request needs, {SEND_SAME_AGAIN}.\n{}",
+                "refused: this edit would take {} out of {rel}, and the request does not ask to remove {}. Nothing was written. Keep what is there and add beside it: old_string = the last lines before the place for the new code, replacement = those same lines followed by the new code.\n{}",
                 names.join(", "),
                 if names.len() == 1 { "it" } else { "them" },
                 self.restated(st)

@@ -130,7 +130,6 @@ impl Agent {
         // was told "send it again", then "not run again").
         if matches!(out.status, ToolStatus::Error | ToolStatus::Refused)
             && !out.text.contains(crate::tools::fs::SEND_AGAIN)
-            && !out.text.contains(super::SEND_SAME_AGAIN)
         {
             st.failures.insert(key, out.text.clone());
         }
