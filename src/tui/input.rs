@@ -364,6 +364,12 @@ impl App {
             Some(ComposerAction::KillLine) => {
                 self.composer.area.delete_line_by_head();
             }
+            // Esc with nothing typed, while the agent works: stop it, as
+            // in Claude Code and Codex (Ctrl-C does too, and twice quits).
+            Some(ComposerAction::Clear) if self.composer.is_empty() && self.working => {
+                self.ops.send(Op::Cancel);
+                self.flash("cancelling…");
+            }
             Some(ComposerAction::Clear) if !self.composer.is_empty() => {
                 let armed = self.esc_armed.is_some_and(|t| t.elapsed() < DOUBLE_PRESS);
                 if armed {

@@ -590,6 +590,19 @@ fn shift_enter_makes_a_new_line_and_up_recalls_history() {
 }
 
 #[test]
+fn esc_with_nothing_typed_cancels_a_running_turn_and_never_quits() {
+    let mut r = rig();
+    typed(&mut r.app, "work");
+    r.app.on_key(key(KeyCode::Enter));
+    let _ = ops(&mut r);
+    let fx = r.app.on_key(key(KeyCode::Esc));
+    assert!(matches!(&ops(&mut r)[..], [Op::Cancel]));
+    assert!(!fx.contains(&Effect::Quit));
+    let fx = r.app.on_key(key(KeyCode::Esc));
+    assert!(!fx.contains(&Effect::Quit));
+}
+
+#[test]
 fn ctrl_c_cancels_then_quits() {
     let mut r = rig();
     typed(&mut r.app, "work");
