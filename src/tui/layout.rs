@@ -153,7 +153,22 @@ impl App {
             let inner = block.inner(r);
             block.render(r, buf);
             let focused = self.focus == Focus::Tree;
-            self.tree.render(inner, buf, &th, focused);
+            // Letters that move (vim's hjkl) do not filter: the key that
+            // starts one is said instead.
+            let moves_by_letter = crate::tui::keys::Key::parse("j")
+                .ok()
+                .and_then(|k| self.keymap.action(crate::tui::keymap::Scope::Tree, k))
+                .is_some();
+            let hint = if moves_by_letter {
+                format!(
+                    "{} to filter",
+                    self.keymap
+                        .keys_of(crate::tui::keymap::TreeAction::StartFilter)
+                )
+            } else {
+                "type to filter".to_string()
+            };
+            self.tree.render(inner, buf, &th, (focused, &hint));
         }
         if let Some(r) = l.transcript {
             let block = self.pane_block("transcript", Focus::Transcript);

@@ -444,7 +444,8 @@ impl FileTree {
         self.marks.keys().filter(|p| p.starts_with(&prefix)).count()
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme, focused: bool) {
+    /// `hint`: how a filter starts in the keymap in use.
+    pub fn render(&self, area: Rect, buf: &mut Buffer, th: &Theme, (focused, hint): (bool, &str)) {
         let rows = self.rows();
         let height = area.height.saturating_sub(1) as usize;
         let selected = self.selected.min(rows.len().saturating_sub(1));
@@ -458,8 +459,8 @@ impl FileTree {
         let mut lines = Vec::new();
         let head = if !self.typing() {
             match self.marks.len() {
-                0 => "type to filter".to_string(),
-                n => format!("{n} changed · type to filter"),
+                0 => hint.to_string(),
+                n => format!("{n} changed · {hint}"),
             }
         } else {
             format!("filter: {}▏", self.filter)

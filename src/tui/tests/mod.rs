@@ -877,12 +877,16 @@ fn a_tree_filter_starts_with_the_first_letter_typed() {
     // Default keymap: any letter starts the filter, `k` included.
     let mut r = rig();
     r.app.focus = Focus::Tree;
+    assert!(screen(&mut r, 100, 20).contains("type to filter"));
     typed(&mut r.app, "kel");
     assert_eq!(r.app.tree.filter, "kel");
     // Vim keymap: `j` moves, `/` starts a filter in which `h` is a letter.
     let mut r = rig();
     r.app.keymap = keymap::load("vim").unwrap();
     r.app.focus = Focus::Tree;
+    // The tree says how a filter starts here (a trial's vim user read
+    // "type to filter" and got moves).
+    assert!(screen(&mut r, 100, 20).contains("/ to filter"));
     let at = r.app.tree.selected;
     r.app.on_key(key(KeyCode::Char('j')));
     assert_eq!(r.app.tree.selected, at + 1);
