@@ -249,3 +249,37 @@ fn a_session_log_that_came_with_a_repository_grants_nothing() {
         );
     }
 }
+
+/// "Leave prices.py alone" said before a resume still holds after it.
+#[test]
+fn a_file_left_alone_stays_so_after_a_resume() {
+    let ws = Workspace::new();
+    ws.write(
+        "prices.py",
+        "def discount(price, percent):\n    return price - percent\n",
+    );
+    let first = Server::start(vec![text("Noted.")]);
+    let out = ws.run(&first, "Leave prices.py alone for now.", &["-unfenced"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let second = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "prices.py", "old_string": "return price - percent", "replacement": "return price * (100 - percent) / 100"}),
+        ),
+        text("Left it."),
+        text("Left it."),
+    ]);
+    let out = ws.run(
+        &second,
+        "Tidy up the project a little.",
+        &["-resume", "last", "-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let refusal = &tool_results(&second.requests()[1])[0].1;
+    assert!(
+        refusal.starts_with("refused: the user asked to leave prices.py alone"),
+        "{refusal}"
+    );
+    assert!(ws.read("prices.py").contains("price - percent"));
+}

@@ -98,14 +98,7 @@ impl Agent {
             return;
         }
         let named = harness::named_files(&st.prompt);
-        let off = harness::hands_off(&st.prompt);
-        self.hands_off
-            .retain(|f| !named.contains(f) || off.contains(f));
-        for f in off {
-            if !self.hands_off.contains(&f) {
-                self.hands_off.push(f);
-            }
-        }
+        harness::update_hands_off(&mut self.hands_off, &st.prompt);
         st.hands_off = self.hands_off.clone();
         let only: Vec<String> = named
             .into_iter()

@@ -546,6 +546,19 @@ pub fn hands_off(prompt: &str) -> Vec<String> {
     out
 }
 
+/// `list` after a message: the files it says to leave alone join it, and
+/// the ones it names without saying so leave it (asked for now).
+pub fn update_hands_off(list: &mut Vec<String>, prompt: &str) {
+    let named = named_files(prompt);
+    let off = hands_off(prompt);
+    list.retain(|f| !named.contains(f) || off.contains(f));
+    for f in off {
+        if !list.contains(&f) {
+            list.push(f);
+        }
+    }
+}
+
 /// The message limits the change to what it names ("change nothing
 /// else", "only touch cart.py"): mm's own changes stay in the files it
 /// names.

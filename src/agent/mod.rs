@@ -349,9 +349,16 @@ impl Agent {
         let ctx_mode = parts.settings.context_mode;
         // A resumed session's calls that went through, from its log.
         // and the notes it owes its next message.
-        let (ok_calls, carried) = if parts.resumed {
+        // And the files its user said to leave alone, prompt by prompt.
+        let (ok_calls, carried, hands_off) = if parts.resumed {
             crate::session::read_records(parts.tools.sandbox.root(), parts.log.id())
-                .map(|(_, r)| (crate::session::ok_calls(&r), crate::session::carried(&r)))
+                .map(|(_, r)| {
+                    (
+                        crate::session::ok_calls(&r),
+                        crate::session::carried(&r),
+                        left_alone(&r),
+                    )
+                })
                 .unwrap_or_default()
         } else {
             Default::default()
@@ -402,7 +409,7 @@ impl Agent {
             plan: None,
             carrying_plan: false,
             task: String::new(),
-            hands_off: Vec::new(),
+            hands_off,
             trace_seq: 0,
             trace_failed: false,
             started: std::time::Instant::now(),
@@ -761,4 +768,18 @@ fn turn_new_errors(st: &TurnState, path: &str, check: &crate::lsp::Check) -> usi
             None => true,
         })
         .count()
+}
+
+/// The files a session's prompts left alone, as its turns kept them.
+fn left_alone(records: &[crate::session::Record]) -> Vec<String> {
+    let mut list = Vec::new();
+    for r in records {
+        if let crate::session::Record::Message { message, typed, .. } = r
+            && message.role == crate::llm::Role::User
+            && let Some(typed) = typed.as_deref().or(Some(message.text()))
+        {
+            harness::update_hands_off(&mut list, typed);
+        }
+    }
+    list
 }
