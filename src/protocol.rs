@@ -15,7 +15,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 pub use ops::Op;
-pub use words::{ask_commands, call_summary, extra_commands, parse_ask, receipt_text};
+pub use words::{
+    ask_commands, call_summary, extra_commands, helper_session_in, helper_session_note, parse_ask,
+    receipt_text,
+};
 
 /// Turns are numbered from 1 within a process run (a resumed session goes on
 /// from the number of user messages already in its log).

@@ -95,3 +95,20 @@ pub fn parse_ask(line: &str) -> Option<(String, bool, String)> {
     };
     (!name.is_empty()).then(|| (name.to_string(), ctx, rest.trim().to_string()))
 }
+
+/// How a `task` helper's answer names the session it ran
+/// in: the model reads it, and a replay finds the helper's transcript by
+/// it (`o` on its card after a resume).
+const HELPER_SESSION: &str = "[the helper's session: ";
+
+/// The line a helper's answer ends with.
+pub fn helper_session_note(session: &str) -> String {
+    format!("\n{HELPER_SESSION}{session}]")
+}
+
+/// The helper session a tool result names, if any.
+pub fn helper_session_in(text: &str) -> Option<&str> {
+    let at = text.rfind(HELPER_SESSION)? + HELPER_SESSION.len();
+    let id = text[at..].split(']').next()?;
+    (!id.is_empty() && !id.contains(char::is_whitespace)).then_some(id)
+}

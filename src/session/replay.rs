@@ -207,6 +207,14 @@ impl<'a> Replay<'a> {
             Role::Tool => {
                 let id = message.tool_call_id.clone().unwrap_or_default();
                 let (name, summary) = self.calls.get(&id).cloned().unwrap_or_default();
+                // A helper's card opens its transcript after a resume too.
+                if let Some(session) = crate::protocol::helper_session_in(message.text()) {
+                    self.out.push(AgentEvent::ToolChild {
+                        turn: self.turn,
+                        call_id: id.clone(),
+                        session: session.to_string(),
+                    });
+                }
                 self.out.push(AgentEvent::ToolCallFinished {
                     turn: self.turn,
                     call_id: id,
@@ -270,6 +278,31 @@ mod tests {
             .iter()
             .map(|l| serde_json::from_value(l.clone()).unwrap())
             .collect()
+    }
+
+    /// A helper's card keeps its session after a resume, so `o` opens
+    /// its transcript (a trial's resumed cards had lost it).
+    #[test]
+    fn a_helpers_answer_names_its_session_for_the_card() {
+        use serde_json::json;
+        let answer = format!(
+            "Looks fine.\n\n[the helper wrote no file]{}",
+            crate::protocol::helper_session_note("20261207-1-abc")
+        );
+        let recs = records(&[
+            json!({"type": "turn", "turn": 1}),
+            json!({"type": "message", "role": "user", "content": "review cart.py"}),
+            json!({"type": "message", "role": "assistant", "content": "", "tool_calls": [{"id": "t1", "name": "task", "arguments": "{\"prompt\":\"review cart.py\"}"}]}),
+            json!({"type": "message", "role": "tool", "tool_call_id": "t1", "content": answer}),
+        ]);
+        let evs = events(&recs);
+        assert!(
+            evs.iter().any(
+                |e| matches!(e, AgentEvent::ToolChild { call_id, session, .. }
+                if call_id == "t1" && session == "20261207-1-abc")
+            ),
+            "{evs:?}"
+        );
     }
 
     /// Seen in a trial's printed transcript: the summary a rewound or

@@ -197,6 +197,7 @@ impl TaskEnv {
                 } else {
                     format!("\n\n[the helper wrote: {}]", a.written.join(", "))
                 });
+                text.push_str(&crate::protocol::helper_session_note(&a.session));
                 if let Ok(mut done) = self.answered.lock() {
                     done.push((key.0, key.1, text.clone()));
                 }
