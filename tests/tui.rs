@@ -587,6 +587,8 @@ fn a_rewind_of_the_conversation_is_undone_like_one_of_files() {
     s.wait_for("b both");
     s.keys("b");
     s.wait_for("the conversation is back to before turn 2");
+    // What happened to the files is said in the rewound transcript too.
+    s.wait_for("mm: rewound to turn 2: deleted listed.txt; restored");
     s.wait_gone("Wrote the second notes.");
     assert_eq!(ws.read("notes.txt"), "first\n");
 

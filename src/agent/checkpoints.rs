@@ -363,11 +363,15 @@ impl Agent {
         // The checkpoint before a rewind of the conversation names the log
         // that holds it whole: going back to that checkpoint undoes it.
         let holding = (mode != RewindMode::Code).then(|| self.log.id().to_string());
+        let mut files_said = None;
         if mode == RewindMode::Conversation {
             let label = format!("before rewinding the conversation to turn {}", target.turn);
             self.checkpoint_with(Kind::Safety, &label, holding).await;
-        } else if !self.rewind_files(&target, overwrite, holding).await {
-            return;
+        } else {
+            match self.rewind_files(&target, overwrite, holding).await {
+                Some(said) => files_said = Some(said),
+                None => return,
+            }
         }
         if mode != RewindMode::Code {
             match &target.conversation {
@@ -377,6 +381,11 @@ impl Agent {
                 _ => self.trim_conversation(target.turn),
             }
         }
+        // Said after the conversation's words: a front end that starts a
+        // new transcript for the rewound conversation keeps it in view.
+        if let Some(said) = files_said {
+            self.git_notice(Level::Info, said);
+        }
     }
 
     async fn rewind_files(
@@ -384,19 +393,19 @@ impl Agent {
         target: &CheckpointInfo,
         overwrite: bool,
         holding: Option<String>,
-    ) -> bool {
+    ) -> Option<String> {
         let Some(store) = self.git.clone() else {
             self.git_notice(
                 Level::Error,
                 "checkpoints are off for this session: nothing to rewind to",
             );
-            return false;
+            return None;
         };
         let oid = match parse_id(&target.id) {
             Ok(o) => o,
             Err(e) => {
                 self.git_notice(Level::Error, e);
-                return false;
+                return None;
             }
         };
         let made = self.made.clone();
@@ -404,7 +413,7 @@ impl Agent {
             Ok(p) => p,
             Err(e) => {
                 self.git_notice(Level::Error, format!("cannot rewind: {e}"));
-                return false;
+                return None;
             }
         };
         let unsaved = plan.unsaved();
@@ -419,7 +428,7 @@ impl Agent {
                     if unsaved.len() == 1 { "it" } else { "them" }
                 ),
             );
-            return false;
+            return None;
         }
         let foreign = plan.foreign();
         if !foreign.is_empty() && !overwrite {
@@ -432,7 +441,7 @@ impl Agent {
                     if foreign.len() == 1 { "it" } else { "them" }
                 ),
             );
-            return false;
+            return None;
         }
         let results = plan.results();
         let label = format!("before rewinding to turn {}", target.turn);
@@ -440,7 +449,7 @@ impl Agent {
         let changes: Vec<FileChange> = plan.changes.iter().map(PlannedChange::backward).collect();
         if let Err(e) = with_store(&store, move |s| s.apply(&plan)).await {
             self.git_notice(Level::Error, format!("the rewind stopped half way: {e}; /rewind lists the safety checkpoint to go back"));
-            return false;
+            return None;
         }
         if let Ok(mut reads) = self.tools.reads.lock() {
             // The model must read these files again before editing them.
@@ -475,20 +484,16 @@ impl Agent {
         } else {
             format!("rewound to turn {}", target.turn)
         };
-        self.git_notice(
-            Level::Info,
-            match (deleted.is_empty(), restored.is_empty()) {
-                (true, true) => format!("{to}: no file differed"),
-                (true, false) => format!("{to}: restored {}", restored.join(", ")),
-                (false, true) => format!("{to}: deleted {}", deleted.join(", ")),
-                (false, false) => format!(
-                    "{to}: deleted {}; restored {}",
-                    deleted.join(", "),
-                    restored.join(", ")
-                ),
-            },
-        );
-        true
+        Some(match (deleted.is_empty(), restored.is_empty()) {
+            (true, true) => format!("{to}: no file differed"),
+            (true, false) => format!("{to}: restored {}", restored.join(", ")),
+            (false, true) => format!("{to}: deleted {}", deleted.join(", ")),
+            (false, false) => format!(
+                "{to}: deleted {}; restored {}",
+                deleted.join(", "),
+                restored.join(", ")
+            ),
+        })
     }
 
     /// The language server hears of a file mm put back.
