@@ -256,6 +256,8 @@ impl App {
             Some(ApprovalAction::Yes) => {
                 if let Some((id, decision)) = self.approvals.yes() {
                     self.ops.send(Op::Approval { id, decision });
+                    // The hunk picker's words are about the answered one.
+                    self.status.flash = None;
                 }
                 self.status.approvals_waiting = self.approvals.queue.len();
             }
@@ -288,6 +290,7 @@ impl App {
     fn answer(&mut self, decision: ApprovalDecision) {
         if let Some((id, decision)) = self.approvals.answer(decision) {
             self.ops.send(Op::Approval { id, decision });
+            self.status.flash = None;
         }
         self.status.approvals_waiting = self.approvals.queue.len();
     }

@@ -132,10 +132,8 @@ impl Approvals {
         *a = !*a;
         let now = if *a { "accepted" } else { "rejected" };
         let kept = self.accepted.iter().filter(|a| **a).count();
-        format!(
-            "hunk {} of {n} {now} · y applies the {kept} accepted",
-            self.cursor + 1
-        )
+        // Short: the bar shares its room with "1 approval waiting".
+        format!("hunk {}/{n} {now} · y applies {kept}/{n}", self.cursor + 1)
     }
 
     pub fn move_cursor(&mut self, delta: isize) {
