@@ -42,12 +42,7 @@ fn three_turns_a_diff_a_rewind_a_rewind_of_the_rewind_and_a_commit() {
         text("feat: add notes, edit a, drop b\n\nThree small changes made in one session."),
     ]);
     let ws = Workspace::new();
-    let p = ws.path();
-    git(&p, &["init", "-q", "-b", "main"]);
-    ws.write("a.txt", "alpha\n");
-    ws.write("b.txt", "beta\n");
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-qm", "init"]);
+    let p = ws.committed(&[("a.txt", "alpha\n"), ("b.txt", "beta\n")]);
     git(&p, &["tag", "v0"]);
     let branches = git(&p, &["for-each-ref", "refs/heads", "refs/tags"]);
     let url = server.url();
@@ -202,11 +197,7 @@ fn undo_leaves_a_file_the_user_filled_with_binary_bytes() {
 #[test]
 fn a_file_mm_wrote_and_the_user_changed_between_sessions_is_confirmed_before_a_rewind() {
     let ws = Workspace::new();
-    let p = ws.path();
-    git(&p, &["init", "-q", "-b", "main"]);
-    ws.write("a.txt", "alpha\n");
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-qm", "init"]);
+    ws.committed(&[("a.txt", "alpha\n")]);
     // Session 1, headless: mm writes notes.txt.
     let first = Server::start(vec![
         call(
@@ -319,11 +310,7 @@ fn a_rewind_over_a_file_changed_outside_mm_asks_first() {
         text("Created notes.txt."),
     ]);
     let ws = Workspace::new();
-    let p = ws.path();
-    git(&p, &["init", "-q", "-b", "main"]);
-    ws.write("a.txt", "a\n");
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-qm", "init"]);
+    ws.committed(&[("a.txt", "a\n")]);
     let url = server.url();
     let mut t = Term::start(&ws, &["-url", &url, "-yolo"]);
     t.expect("› ");

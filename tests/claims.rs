@@ -191,11 +191,7 @@ fn show_diff_prints_what_a_session_changed() {
         text("Wrote it."),
     ]);
     let ws = Workspace::new();
-    let p = ws.path();
-    git(&p, &["init", "-q", "-b", "main"]);
-    ws.write("keep.txt", "kept\n");
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-qm", "init"]);
+    ws.committed(&[("keep.txt", "kept\n")]);
     let out = ws.run(&server, "write hello.txt", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let shown = ws.mm().args(["-show", "last", "-diff"]).output().unwrap();
@@ -212,11 +208,7 @@ fn show_diff_prints_what_a_session_changed() {
 #[test]
 fn prune_keeps_only_the_latest_sessions_checkpoints() {
     let ws = Workspace::new();
-    let p = ws.path();
-    git(&p, &["init", "-q", "-b", "main"]);
-    ws.write("a.txt", "a\n");
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-qm", "init"]);
+    let p = ws.committed(&[("a.txt", "a\n")]);
     for answer in ["one", "two"] {
         let server = Server::start(vec![text(answer)]);
         let out = ws.run(&server, "hi", &[]);
@@ -249,11 +241,7 @@ fn prune_keeps_only_the_latest_sessions_checkpoints() {
 #[test]
 fn checkpoint_days_drops_older_sessions_refs_at_start() {
     let ws = Workspace::new();
-    let p = ws.path();
-    git(&p, &["init", "-q", "-b", "main"]);
-    ws.write("a.txt", "a\n");
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-qm", "init"]);
+    let p = ws.committed(&[("a.txt", "a\n")]);
     let head = git(&p, &["rev-parse", "HEAD"]).trim().to_string();
     let old = "refs/mm/checkpoints/20200101-000000-aaaaaa/1";
     git(&p, &["update-ref", old, &head]);

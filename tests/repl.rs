@@ -575,11 +575,7 @@ fn a_commit_message_being_written_shows_its_wait_and_ctrl_c_cancels_it() {
         text("Still here."),
     ]);
     let ws = Workspace::new();
-    let p = ws.path();
-    git(&p, &["init", "-q", "-b", "main"]);
-    ws.write("a.txt", "alpha\n");
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-qm", "init"]);
+    let p = ws.committed(&[("a.txt", "alpha\n")]);
     let url = server.url();
     let mut t = Term::start(&ws, &["-url", &url]);
     t.expect("› ");

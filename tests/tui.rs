@@ -345,11 +345,7 @@ fn three_turns_then_diff_rewind_rewind_back_and_commit_in_the_tui() {
         text("feat: add notes and c, edit a\n\nThree small changes."),
     ]);
     let ws = Workspace::new();
-    let p = ws.path();
-    git(&p, &["init", "-q", "-b", "main"]);
-    ws.write("a.txt", "alpha\n");
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-qm", "init"]);
+    let p = ws.committed(&[("a.txt", "alpha\n")]);
     git(&p, &["stash", "list"]);
     let refs_before = git(
         &p,
@@ -559,11 +555,7 @@ fn a_rewind_of_the_conversation_is_undone_like_one_of_files() {
         text("Both turns are here."),
     ]);
     let ws = Workspace::new();
-    let p = ws.path();
-    git(&p, &["init", "-q", "-b", "main"]);
-    ws.write("a.txt", "alpha\n");
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-qm", "init"]);
+    ws.committed(&[("a.txt", "alpha\n")]);
     let url = server.url();
     let mut s = Screen::start(&ws, &["-tui", "-url", &url, "-yolo"], 40, 140);
     s.wait_for("Ask mm to do something");
@@ -657,11 +649,7 @@ fn the_tree_marks_what_the_session_changed_commands_too_across_a_resume_until_a_
         text("chore: two changes"),
     ]);
     let ws = Workspace::new();
-    let p = ws.path();
-    git(&p, &["init", "-q", "-b", "main"]);
-    ws.write("a.txt", "alpha\n");
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-qm", "init"]);
+    ws.committed(&[("a.txt", "alpha\n")]);
     let url = server.url();
     let mut s = Screen::start(&ws, &["-tui", "-url", &url, "-yolo"], 30, 140);
     s.wait_for("Ask mm to do something");

@@ -459,6 +459,19 @@ impl Workspace {
         std::fs::write(p, text).unwrap();
     }
 
+    /// A git repository on `main` holding `files`, committed as "init";
+    /// its path.
+    pub fn committed(&self, files: &[(&str, &str)]) -> PathBuf {
+        let p = self.path();
+        git(&p, &["init", "-q", "-b", "main"]);
+        for (rel, text) in files {
+            self.write(rel, text);
+        }
+        git(&p, &["add", "-A"]);
+        git(&p, &["commit", "-qm", "init"]);
+        p
+    }
+
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.dir.path().join(rel)).unwrap_or_default()
     }
