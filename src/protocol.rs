@@ -639,6 +639,10 @@ pub enum AgentEvent {
         changes: Vec<FileChange>,
         /// Files that are no longer as mm last left them (changed by the user).
         foreign: Vec<String>,
+        /// Files that differ from the checkpoint but mm has not changed
+        /// since: the user's, left as they are.
+        #[serde(default)]
+        left: Vec<String>,
     },
     /// The conversation was cut back to before `turn` (a rewind).
     ConversationTrimmed {
@@ -649,6 +653,10 @@ pub enum AgentEvent {
     SessionDiff {
         from: String,
         changes: Vec<FileChange>,
+        /// Files changed beside mm (by the user) that it has not changed
+        /// since: not the session's, not in `changes`.
+        #[serde(default)]
+        left: Vec<String>,
     },
     /// A commit message written by the model, for the user to approve or edit.
     CommitProposed {

@@ -331,3 +331,65 @@ fn a_rewind_over_a_file_changed_outside_mm_asks_first() {
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+#[test]
+fn a_rewind_and_the_diff_leave_the_users_own_files_and_edits_alone() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "a.txt", "content": "alpha, by mm\n"}),
+        ),
+        text("Edited a.txt."),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "catalog.txt", "content": "result = 1\n"}),
+        ),
+        text("Renamed in catalog.txt."),
+    ]);
+    let ws = Workspace::new();
+    let p = ws.committed(&[("a.txt", "alpha\n")]);
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url, "-yolo"]);
+    t.expect("› ");
+    t.send("rewrite a.txt\r");
+    t.expect("Edited a.txt.");
+    // Between turns the user makes two files of their own; mm changes
+    // one of them in the next turn.
+    ws.write("catalog.txt", "tmp = 1\n");
+    ws.write("mine.txt", "only mine\n");
+    t.send("rename tmp to result in catalog.txt\r");
+    t.expect("Renamed in catalog.txt.");
+
+    // The session's changes: mm's rename, not the user's new file.
+    t.send("/diff\r");
+    t.expect("not in the session's diff, changed beside mm: mine.txt");
+    let screen = t.screen();
+    assert!(screen.contains("-tmp = 1"), "{screen}");
+    assert!(screen.contains("+result = 1"), "{screen}");
+
+    t.send("/rewind\r");
+    t.expect("rewind to which?");
+    let turn1 = listed_number(&t, "rewrite a.txt");
+    t.send(&format!("{turn1}\r"));
+    t.expect("left as they are (mm did not change them): mine.txt");
+    t.expect("restore [c]ode");
+    t.send("c\r");
+    t.expect("rewound to turn 1");
+    t.expect("left as they are (mm did not change them): mine.txt");
+    assert_eq!(ws.read("a.txt"), "alpha\n", "mm's edit is undone");
+    assert_eq!(
+        ws.read("catalog.txt"),
+        "tmp = 1\n",
+        "the user's file is back as the user made it, not deleted"
+    );
+    assert_eq!(
+        ws.read("mine.txt"),
+        "only mine\n",
+        "the user's own file stays"
+    );
+    assert!(p.join("mine.txt").exists());
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}

@@ -237,6 +237,14 @@ impl Agent {
         }
     }
 
+    /// The place of the latest checkpoint with this id (0 when none).
+    pub(super) fn checkpoint_index(&self, id: &str) -> usize {
+        self.checkpoints
+            .iter()
+            .rposition(|c| c.id == id)
+            .unwrap_or(0)
+    }
+
     /// The last checkpoint the store took.
     pub(super) async fn last_checkpoint(&self) -> Option<CheckpointId> {
         let store = self.git.clone()?;
@@ -268,12 +276,15 @@ impl Agent {
         // files.
         let mut paths = Vec::with_capacity(changed.len());
         let mut records = Vec::new();
+        let before_id = before.to_string();
         for (path, blob) in changed {
             if self.made.get(&path) != Some(&blob) {
+                self.made_from.note(&path, &before_id, &self.checkpoints);
                 self.made.insert(path.clone(), blob.clone());
                 records.push(Record::Made {
                     path: path.clone(),
                     blob,
+                    before: Some(before_id.clone()),
                 });
             }
             paths.push(path);
@@ -292,12 +303,17 @@ impl Agent {
             return;
         };
         let infos: Vec<CheckpointInfo> = self.checkpoints.iter().rev().cloned().collect();
-        let ids: Vec<String> = infos.iter().map(|i| i.id.clone()).collect();
+        // Each as a rewind to it would be planned: from the latest
+        // checkpoint of that id.
+        let ids: Vec<(String, _)> = infos
+            .iter()
+            .map(|i| (i.id.clone(), self.bases(self.checkpoint_index(&i.id))))
+            .collect();
         let result = with_store(&store, move |s| {
             let mut out = Vec::new();
-            for id in ids {
+            for (id, base) in ids {
                 let oid = CheckpointId::parse(&id)?;
-                out.push(s.plan(oid, &HashMap::new())?.changes);
+                out.push(s.plan(oid, &HashMap::new(), &base)?.changes);
             }
             Ok(out)
         })
@@ -338,7 +354,8 @@ impl Agent {
             Err(e) => return self.git_notice(Level::Error, e),
         };
         let made = self.made.clone();
-        match with_store(&store, move |s| s.plan(oid, &made)).await {
+        let base = self.bases(self.checkpoint_index(id));
+        match with_store(&store, move |s| s.plan(oid, &made, &base)).await {
             Ok(plan) => self.bus.publish(AgentEvent::RewindPreview {
                 id: id.to_string(),
                 foreign: plan
@@ -347,6 +364,7 @@ impl Agent {
                     .map(std::string::ToString::to_string)
                     .collect(),
                 changes: plan.changes.iter().map(PlannedChange::backward).collect(),
+                left: plan.left.clone(),
             }),
             Err(e) => self.git_notice(Level::Error, format!("cannot preview the rewind: {e}")),
         }
@@ -409,7 +427,8 @@ impl Agent {
             }
         };
         let made = self.made.clone();
-        let plan = match with_store(&store, move |s| s.plan(oid, &made)).await {
+        let base = self.bases(self.checkpoint_index(&target.id));
+        let plan = match with_store(&store, move |s| s.plan(oid, &made, &base)).await {
             Ok(p) => p,
             Err(e) => {
                 self.git_notice(Level::Error, format!("cannot rewind: {e}"));
@@ -444,6 +463,7 @@ impl Agent {
             return None;
         }
         let results = plan.results();
+        let left = plan.left.clone();
         let label = format!("before rewinding to turn {}", target.turn);
         self.checkpoint_with(Kind::Safety, &label, holding).await;
         let changes: Vec<FileChange> = plan.changes.iter().map(PlannedChange::backward).collect();
@@ -484,7 +504,16 @@ impl Agent {
         } else {
             format!("rewound to turn {}", target.turn)
         };
-        Some(match (deleted.is_empty(), restored.is_empty()) {
+        let kept = if left.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; left as they are (mm did not change them): {}",
+                left.join(", ")
+            )
+        };
+        let said = match (deleted.is_empty(), restored.is_empty()) {
+            (true, true) if !left.is_empty() => format!("{to}: mm changed no file since"),
             (true, true) => format!("{to}: no file differed"),
             (true, false) => format!("{to}: restored {}", restored.join(", ")),
             (false, true) => format!("{to}: deleted {}", deleted.join(", ")),
@@ -493,7 +522,8 @@ impl Agent {
                 deleted.join(", "),
                 restored.join(", ")
             ),
-        })
+        };
+        Some(format!("{said}{kept}"))
     }
 
     /// The language server hears of a file mm put back.
@@ -635,11 +665,17 @@ impl Agent {
                     checkpoint: c.clone(),
                 })?;
             }
-            // What mm made of the files and the "always" answers go on too.
+            // What mm made of the files (when, against the checkpoints)
+            // and the "always" answers go on too.
+            log.append_all(&self.made_from.records(&self.made))?;
             for (path, blob) in &self.made {
+                if self.made_from.has(path) {
+                    continue;
+                }
                 log.append(&Record::Made {
                     path: path.clone(),
                     blob: blob.clone(),
+                    before: None,
                 })?;
             }
             for key in self.tools.sandbox.remembered() {
@@ -694,17 +730,17 @@ impl Agent {
 
     /// The session's changes since its first checkpoint (or `from`).
     pub async fn session_diff(&mut self, from: Option<String>) {
-        self.session_diff_of(from, false).await;
+        self.session_diff_of(from, true).await;
     }
 
     /// What the tree marks: the changes since the last `/commit` to files
     /// mm made (its tools, its commands), not those made beside it.
     pub async fn uncommitted_diff(&mut self) {
         let from = self.last_commit_checkpoint();
-        self.session_diff_of(from, true).await;
+        self.session_diff_of(from, false).await;
     }
 
-    async fn session_diff_of(&mut self, from: Option<String>, only_made: bool) {
+    async fn session_diff_of(&mut self, from: Option<String>, say_left: bool) {
         let Some(store) = self.git.clone() else {
             return self.git_notice(
                 Level::Warning,
@@ -721,15 +757,26 @@ impl Agent {
             Ok(o) => o,
             Err(e) => return self.git_notice(Level::Error, e),
         };
-        match with_store(&store, move |s| s.diff_since(oid)).await {
-            Ok(changes) => self.bus.publish(AgentEvent::SessionDiff {
-                from,
-                changes: changes
-                    .iter()
-                    .filter(|c| !only_made || self.made.contains_key(&c.path))
-                    .map(PlannedChange::forward)
-                    .collect(),
-            }),
+        let base = self.bases(self.checkpoint_index(&from));
+        match with_store(&store, move |s| s.diff_since(oid, &base)).await {
+            // The session's own changes: each file from where mm first
+            // changed it; what the user did beside mm is not the session's.
+            Ok(plan) => {
+                if say_left && !plan.left.is_empty() {
+                    self.git_notice(
+                        Level::Info,
+                        format!(
+                            "not in the session's diff, changed beside mm: {}",
+                            plan.left.join(", ")
+                        ),
+                    );
+                }
+                self.bus.publish(AgentEvent::SessionDiff {
+                    from,
+                    changes: plan.changes.iter().map(PlannedChange::forward).collect(),
+                    left: plan.left,
+                });
+            }
             Err(e) => self.git_notice(
                 Level::Error,
                 format!("cannot compute the session diff: {e}"),

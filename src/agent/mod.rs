@@ -144,6 +144,8 @@ pub struct AgentParts {
     pub git: Option<Arc<std::sync::Mutex<crate::git::Store>>>,
     /// What mm last made of each file (a resumed session's, from its log).
     pub made: HashMap<String, String>,
+    /// When mm changed each file, against the checkpoints.
+    pub made_from: crate::session::MadeFrom,
     /// Said once at start: the server's window is small (Ollama).
     pub window_note: Option<String>,
     /// Said once at start: the server does not list the model.
@@ -172,6 +174,9 @@ pub struct Agent {
     /// What mm last made of each file it changed (blob id, "" deleted),
     /// this session and the runs of it before a resume.
     made: HashMap<String, String>,
+    /// When mm changed each file: a rewind or the session diff goes back
+    /// to where mm first changed it, not past the user's own work.
+    made_from: crate::session::MadeFrom,
     /// Applied edits, last on top (`/undo`).
     edits: Vec<crate::protocol::FileChange>,
     /// The last turn's requests and tokens (`/stats`).
@@ -393,6 +398,7 @@ impl Agent {
             checkpoints: parts.checkpoints,
             git: parts.git,
             made: parts.made,
+            made_from: parts.made_from,
             edits: Vec::new(),
             last_turn: None,
             conversation_requests: 0,
@@ -545,6 +551,7 @@ impl Agent {
         self.checkpoints.clear();
         self.edits.clear();
         self.made.clear();
+        self.made_from.clear();
         self.bus.publish(AgentEvent::SessionCleared {
             session: self.log.id().to_string(),
         });
@@ -574,15 +581,36 @@ impl Agent {
     }
 
     /// Notes what mm left a file as, in memory and in the log.
+    /// Notes what mm left a file as, changed from the state the last
+    /// checkpoint holds.
     fn record_made(&mut self, path: &str, blob: String) -> Result<(), SessionError> {
         if self.made.get(path) == Some(&blob) {
             return Ok(());
+        }
+        let before = self.checkpoints.last().map(|c| c.id.clone());
+        if let Some(b) = &before {
+            self.made_from.note(path, b, &self.checkpoints);
         }
         self.made.insert(path.to_string(), blob.clone());
         self.log.append(&Record::Made {
             path: path.to_string(),
             blob,
+            before,
         })
+    }
+
+    /// Each file's base for a rewind or diff from checkpoint number
+    /// `from`: where mm first changed it since (None: mm has not, the
+    /// file is the user's to keep).
+    fn bases(
+        &self,
+        from: usize,
+    ) -> impl Fn(&str) -> Option<crate::git::CheckpointId> + Send + 'static {
+        let made = self.made_from.clone();
+        move |path| {
+            made.base(path, from)
+                .and_then(|id| crate::git::CheckpointId::parse(id).ok())
+        }
     }
 
     fn push(&mut self, msg: Message) -> Result<(), SessionError> {

@@ -96,10 +96,13 @@ impl Agent {
         let jsonl = target.extension().is_some_and(|e| e == "jsonl");
         let changes = match (jsonl, self.git.clone(), self.checkpoints.first()) {
             (false, Some(store), Some(first)) => match parse_id(&first.id) {
-                Ok(oid) => with_store(&store, move |s| s.diff_since(oid))
-                    .await
-                    .map(|c| c.iter().map(PlannedChange::forward).collect())
-                    .unwrap_or_default(),
+                Ok(oid) => {
+                    let base = self.bases(0);
+                    with_store(&store, move |s| s.diff_since(oid, &base))
+                        .await
+                        .map(|p| p.changes.iter().map(PlannedChange::forward).collect())
+                        .unwrap_or_default()
+                }
                 Err(_) => Vec::new(),
             },
             _ => Vec::new(),
@@ -147,13 +150,11 @@ impl Agent {
             );
         };
         let Ok(oid) = parse_id(&first) else { return };
-        let changes = match with_store(&store, move |s| s.diff_since(oid)).await {
+        let base = self.bases(0);
+        let changes = match with_store(&store, move |s| s.diff_since(oid, &base)).await {
             // The session's own: files its tools and commands made, not
             // those the user made beside it.
-            Ok(c) => c
-                .into_iter()
-                .filter(|c| self.made.contains_key(&c.path))
-                .collect::<Vec<_>>(),
+            Ok(plan) => plan.changes,
             Err(e) => {
                 return self.git_notice(
                     Level::Error,
@@ -241,13 +242,13 @@ impl Agent {
                 format!("not committed: the beforeCommit hook `{hook}` failed"),
             );
         }
-        let made: std::collections::HashSet<String> = self.made.keys().cloned().collect();
+        let base = self.bases(0);
         let result = with_store(&store, move |s| {
             let paths: Vec<String> = s
-                .diff_since(oid)?
+                .diff_since(oid, &base)?
+                .changes
                 .into_iter()
                 .map(|c| c.path)
-                .filter(|p| made.contains(p))
                 .collect();
             s.commit_paths(&paths, &msg).map(|id| (id, paths))
         })
@@ -484,6 +485,7 @@ impl Agent {
         self.turn = self.turn_starts.len() as u64;
         self.checkpoints = session::checkpoints(&records);
         self.made = session::made(&records);
+        self.made_from = session::made_from(&records);
         self.ok_calls = session::ok_calls(&records);
         self.carried = session::carried(&records);
         self.last_check = None;

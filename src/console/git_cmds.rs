@@ -238,6 +238,7 @@ pub async fn rewind(
         if let AgentEvent::RewindPreview {
             changes,
             foreign: f,
+            left,
             ..
         } = ev
         {
@@ -246,6 +247,12 @@ pub async fn rewind(
             } else {
                 println!("going back would do this to the files:");
                 print_changes(&changes);
+            }
+            if !left.is_empty() {
+                println!(
+                    "left as they are (mm did not change them): {}",
+                    displayable(&left.join(", "))
+                );
             }
             foreign = f;
         }

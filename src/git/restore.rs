@@ -79,6 +79,9 @@ impl PlannedChange {
 pub struct Plan {
     pub target: CheckpointId,
     pub changes: Vec<PlannedChange>,
+    /// Files that differ from the checkpoint but mm has not changed since
+    /// it: the user's, left as they are.
+    pub left: Vec<String>,
 }
 
 impl Plan {
@@ -172,15 +175,40 @@ impl Store {
     /// What going back to `target` would do, against the work tree now.
     /// `made`: what mm last made of each file it changed (its blob id, ""
     /// for a file it deleted), from the session log; a file that is not as
-    /// mm left it is foreign.
-    pub fn plan(&mut self, target: CheckpointId, made: &HashMap<String, String>) -> Result<Plan> {
+    /// mm left it is foreign. `base`: for each file that differs, the
+    /// checkpoint to take it back to (where mm first changed it since
+    /// `target`), or None to leave it as it is (mm has not changed it:
+    /// the user's own work); those are `Plan::left`.
+    pub fn plan(
+        &mut self,
+        target: CheckpointId,
+        made: &HashMap<String, String>,
+        base: &dyn Fn(&str) -> Option<CheckpointId>,
+    ) -> Result<Plan> {
         let (id, target) = (target, target.0);
         let now = self.snapshot_tree()?;
         let target_tree = self.tree_of(target)?.id();
         let mut changes = Vec::new();
+        let mut left = Vec::new();
+        let mut trees: HashMap<Oid, Oid> = HashMap::new();
         for (path, _) in self.changed_paths(target_tree, now)? {
-            let then = self.entry(target_tree, &path);
+            let Some(from) = base(&path) else {
+                left.push(path);
+                continue;
+            };
+            let from_tree = match trees.get(&from.0) {
+                Some(t) => *t,
+                None => {
+                    let t = self.tree_of(from.0)?.id();
+                    trees.insert(from.0, t);
+                    t
+                }
+            };
+            let then = self.entry(from_tree, &path);
             let cur = self.entry(now, &path);
+            if then == cur {
+                continue;
+            }
             let (now_text, now_bin) = cur.map(|(o, _)| self.blob_text(o)).unwrap_or_default();
             let (then_text, then_bin) = then.map(|(o, _)| self.blob_text(o)).unwrap_or_default();
             // The snapshot left the file out (too big, not a regular file):
@@ -203,6 +231,7 @@ impl Store {
         Ok(Plan {
             target: id,
             changes,
+            left,
         })
     }
 
@@ -242,10 +271,14 @@ impl Store {
         Ok(out)
     }
 
-    /// The session's changes: from a checkpoint to the work tree now.
-    pub fn diff_since(&mut self, from: CheckpointId) -> Result<Vec<PlannedChange>> {
-        let plan = self.plan(from, &HashMap::new())?;
-        Ok(plan.changes)
+    /// The changes from a checkpoint to the work tree now, each file from
+    /// its `base` (see `plan`); the files left out are `Plan::left`.
+    pub fn diff_since(
+        &mut self,
+        from: CheckpointId,
+        base: &dyn Fn(&str) -> Option<CheckpointId>,
+    ) -> Result<Plan> {
+        self.plan(from, &HashMap::new(), base)
     }
 
     /// Puts the files of a plan back as they were at its checkpoint. A

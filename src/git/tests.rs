@@ -79,7 +79,7 @@ fn a_rewind_undoes_edits_new_files_and_deletions_and_touches_nothing_of_the_user
     std::fs::remove_file(p.join("untracked.txt")).unwrap();
     std::fs::write(p.join("debug.log"), "ignored, changed\n").unwrap();
     let written = made_now(p, &["a.txt", "src/deep/new.rs", "b.txt", "untracked.txt"]);
-    let plan = store.plan(c1, &written).unwrap();
+    let plan = store.plan(c1, &written, &|_| Some(c1)).unwrap();
     let mut paths: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
     paths.sort();
     assert_eq!(
@@ -122,12 +122,14 @@ fn a_rewind_can_itself_be_rewound() {
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
     std::fs::write(p.join("a.txt"), "turn one\n").unwrap();
     std::fs::write(p.join("new.txt"), "new\n").unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     let (safety, _) = store.checkpoint(Kind::Safety, 1, "before rewind").unwrap();
     store.apply(&plan).unwrap();
     assert!(!p.join("new.txt").exists());
     // Changed my mind.
-    let back = store.plan(safety, &HashMap::new()).unwrap();
+    let back = store
+        .plan(safety, &HashMap::new(), &|_| Some(safety))
+        .unwrap();
     store.apply(&back).unwrap();
     assert_eq!(
         std::fs::read_to_string(p.join("a.txt")).unwrap(),
@@ -179,7 +181,7 @@ fn files_not_as_mm_left_them_are_flagged() {
     // A file mm wrote, edited by the user afterwards: theirs now.
     std::fs::write(p.join("c.txt"), "by mm, then the user\n").unwrap();
     store.checkpoint(Kind::Turn, 3, "t3").unwrap();
-    let plan = store.plan(c1, &made).unwrap();
+    let plan = store.plan(c1, &made, &|_| Some(c1)).unwrap();
     let mut foreign = plan.foreign();
     foreign.sort();
     assert_eq!(foreign, vec!["b.txt", "c.txt"]);
@@ -235,7 +237,7 @@ fn a_file_no_checkpoint_holds_is_never_overwritten() {
     // The user grows it past the limit: no checkpoint can hold it.
     let huge = vec![b'y'; (MAX_FILE_BYTES + 1) as usize];
     std::fs::write(p.join("data.txt"), &huge).unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     assert_eq!(plan.unsaved(), vec!["data.txt"]);
     assert!(store.apply(&plan).is_err());
     assert_eq!(std::fs::read(p.join("data.txt")).unwrap(), huge);
@@ -251,7 +253,7 @@ fn a_repository_without_commits_and_a_detached_head_work() {
     let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
     std::fs::write(p.join("x.txt"), "changed\n").unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(std::fs::read_to_string(p.join("x.txt")).unwrap(), "x\n");
     assert!(
@@ -266,7 +268,7 @@ fn a_repository_without_commits_and_a_detached_head_work() {
     let mut store = Store::open_in(p, "s1", sh.path()).unwrap();
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "detached").unwrap();
     std::fs::write(p.join("a.txt"), "changed\n").unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(git(p, &["status", "--porcelain"]), "");
 }
@@ -282,7 +284,7 @@ fn a_workspace_below_the_repository_root_only_rewinds_itself() {
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
     std::fs::write(p.join("app/m.py"), "x = 2\n").unwrap();
     std::fs::write(p.join("a.txt"), "outside the workspace\n").unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     let paths: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(paths, vec!["m.py"]);
     store.apply(&plan).unwrap();
@@ -310,7 +312,7 @@ fn outside_git_a_shadow_repository_keeps_the_checkpoints() {
     std::fs::write(p.join("notes.md"), "v2\n").unwrap();
     std::fs::write(p.join("extra.md"), "new\n").unwrap();
     std::fs::write(p.join(".mm/sessions/x.jsonl"), "{}\n{}\n").unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(std::fs::read_to_string(p.join("notes.md")).unwrap(), "v1\n");
     assert!(!p.join("extra.md").exists());
@@ -397,7 +399,7 @@ fn binary_files_come_back_and_huge_ones_are_left_alone() {
     std::fs::write(p.join("img.bin"), [9u8, 9, 0, 9]).unwrap();
     let huge = vec![b'x'; (MAX_FILE_BYTES + 1) as usize];
     std::fs::write(p.join("huge.dat"), &huge).unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     let paths: Vec<&str> = plan.changes.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(
         paths,
@@ -438,7 +440,7 @@ fn a_merge_with_conflicts_is_checkpointed_without_touching_the_index() {
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "during a merge").unwrap();
     let conflicted = std::fs::read_to_string(p.join("a.txt")).unwrap();
     std::fs::write(p.join("a.txt"), "resolved by mm\n").unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(
         std::fs::read_to_string(p.join("a.txt")).unwrap(),
@@ -505,7 +507,7 @@ fn credential_files_never_reach_a_checkpoint_and_a_rewind_leaves_them() {
     // leaves .env as it is now.
     std::fs::write(p.join(".env"), "API=CHANGED\n").unwrap();
     std::fs::write(p.join("notes.txt"), "changed\n").unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(
         std::fs::read_to_string(p.join("notes.txt")).unwrap(),
@@ -576,7 +578,7 @@ fn a_submodule_is_left_as_it_is() {
     std::fs::write(p.join("vendor/sub/a.txt"), "changed inside\n").unwrap();
     std::fs::write(p.join("a.txt"), "edited\n").unwrap();
     store.checkpoint(Kind::Turn, 2, "edit").unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(std::fs::read_to_string(p.join("a.txt")).unwrap(), "one\n");
     assert_eq!(
@@ -602,7 +604,7 @@ fn a_rewind_never_writes_through_a_symlink_that_leaves() {
     // removes the link and writes the folder again, inside.
     std::fs::remove_dir_all(p.join("dir")).unwrap();
     std::os::unix::fs::symlink(outside.path(), p.join("dir")).unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     store.apply(&plan).unwrap();
     assert_eq!(
         std::fs::read_to_string(p.join("dir/x.txt")).unwrap(),
@@ -630,7 +632,7 @@ fn a_rewind_never_writes_through_a_symlink_that_leaves() {
     let (c1, _) = store.checkpoint(Kind::Turn, 1, "t1").unwrap();
     std::fs::remove_dir_all(p.join("sub")).unwrap();
     std::os::unix::fs::symlink(outside.path(), p.join("sub")).unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     assert!(
         plan.changes.iter().any(|c| c.path == "sub/x.txt"),
         "{:?}",
@@ -656,7 +658,7 @@ fn a_rewind_never_writes_through_a_symlink_that_leaves() {
     std::fs::remove_dir_all(p.join("a")).unwrap();
     std::fs::create_dir_all(p.join(".git/hooks")).unwrap();
     std::os::unix::fs::symlink(".git/hooks", p.join("a")).unwrap();
-    let plan = store.plan(c1, &HashMap::new()).unwrap();
+    let plan = store.plan(c1, &HashMap::new(), &|_| Some(c1)).unwrap();
     let err = store.apply(&plan).unwrap_err();
     assert!(
         err.to_string()
@@ -872,7 +874,7 @@ fn many_new_files_go_into_one_pack_that_git_reads_and_a_rewind_removes() {
     let (c2, changed) = store.checkpoint(Kind::Turn, 2, "again").unwrap();
     assert!(!changed);
     assert_eq!(c2, c1);
-    let plan = store.plan(c0, &HashMap::new()).unwrap();
+    let plan = store.plan(c0, &HashMap::new(), &|_| Some(c0)).unwrap();
     store.apply(&plan).unwrap();
     assert!(!p.join("gen/d0/f7.txt").exists());
     assert_eq!(std::fs::read_to_string(p.join("a.txt")).unwrap(), "one\n");

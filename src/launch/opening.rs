@@ -229,6 +229,7 @@ pub async fn open_session(
             session::checkpoints(&replay).last(),
         ),
         made: session::made(&replay),
+        made_from: session::made_from(&replay),
         window_note: rt.connected.window_note.clone(),
         model_note: rt.connected.model_note.clone(),
         log,

@@ -80,12 +80,22 @@ pub(super) fn session_changes(
     let Some(first) = session::checkpoints(records).into_iter().next() else {
         return Ok(Vec::new());
     };
+    let made = session::made_from(records);
+    let base = |path: &str| {
+        made.base(path, 0)
+            .and_then(|id| crate::git::CheckpointId::parse(id).ok())
+    };
     crate::git::Store::open(root, id)
         .and_then(|mut s| {
             let oid = crate::git::CheckpointId::parse(&first.id)?;
-            s.diff_since(oid)
+            s.diff_since(oid, &base)
         })
-        .map(|c| c.iter().map(crate::git::PlannedChange::forward).collect())
+        .map(|p| {
+            p.changes
+                .iter()
+                .map(crate::git::PlannedChange::forward)
+                .collect()
+        })
         .map_err(|e| e.to_string())
 }
 

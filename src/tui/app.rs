@@ -550,13 +550,21 @@ impl App {
                 id,
                 changes,
                 foreign,
+                left,
             } => {
                 if let Some(Overlay::Rewind(r)) = self.overlays.last_mut()
                     && r.selected_id().as_deref() == Some(id.as_str())
                 {
                     r.foreign = foreign;
-                    self.diff
-                        .set_review("rewind preview: what going back does", &changes);
+                    let title = if left.is_empty() {
+                        "rewind preview: what going back does".to_string()
+                    } else {
+                        format!(
+                            "rewind preview: what going back does · left as they are (not mm's): {}",
+                            left.join(", ")
+                        )
+                    };
+                    self.diff.set_review(&title, &changes);
                 }
             }
             AgentEvent::SessionDiff { changes, .. } => {

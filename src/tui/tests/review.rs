@@ -46,6 +46,7 @@ fn the_rewind_overlay_previews_and_asks_what_to_restore() {
             "def add(a, b):\n    return a - b\n",
         )],
         foreign: vec!["notes.txt".into()],
+        left: vec![],
     });
     insta::assert_snapshot!("rewind_overlay", screen(&mut r, 120, 24));
     r.app.on_key(key(KeyCode::Enter));
@@ -114,6 +115,7 @@ fn after_a_rewind_the_tree_marks_only_what_still_differs() {
         msg: AgentEvent::SessionDiff {
             from: "c1".into(),
             changes: vec![],
+            left: vec![],
         },
     });
     assert!(r.app.tree.marks.is_empty());
@@ -127,6 +129,7 @@ fn after_a_rewind_the_tree_marks_only_what_still_differs() {
         msg: AgentEvent::SessionDiff {
             from: "c1".into(),
             changes: vec![change("a\n", "b\n")],
+            left: vec![],
         },
     });
     assert!(r.app.diff.review.is_some());
@@ -162,6 +165,7 @@ fn diff_review_and_commit_from_the_tui() {
     r.app.on_agent(AgentEvent::SessionDiff {
         from: "c1".into(),
         changes: vec![change("a\nb\n", "a\nB\n")],
+        left: vec![],
     });
     assert_eq!(r.app.focus, Focus::Diff);
     let text = screen(&mut r, 120, 20);
