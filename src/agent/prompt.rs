@@ -13,6 +13,10 @@ use std::path::Path;
 use crate::config::{SandboxMode, Settings};
 
 const DEFAULT_TEMPLATE: &str = include_str!("../../assets/prompts/system.md");
+/// For a session whose tools only look (a reviewer role's `read_file`,
+/// `grep`): the rules for changing files pulled a small model's reviews
+/// toward "already in the correct state, no changes needed".
+const LOOKING_TEMPLATE: &str = include_str!("../../assets/prompts/looking.md");
 const DEFAULT_IDENTITY: &str =
     "You are mm, a coding agent. You work in the user's workspace by calling tools.";
 
@@ -27,13 +31,27 @@ pub struct PromptEnv<'a> {
     pub skills: &'a [crate::skills::Skill],
 }
 
-fn template(root: &Path) -> String {
+fn template(root: &Path, looking: bool) -> String {
     let local = workspace_text(root, ".mm/prompts/system.md");
     let user = crate::config::user_config_dir()
         .and_then(|d| read_text(&d.join("prompts").join("system.md")));
-    local
-        .or(user)
-        .unwrap_or_else(|| DEFAULT_TEMPLATE.to_string())
+    let default = if looking {
+        LOOKING_TEMPLATE
+    } else {
+        DEFAULT_TEMPLATE
+    };
+    local.or(user).unwrap_or_else(|| default.to_string())
+}
+
+/// The session's tools only look: its role (or the one that started it)
+/// allows neither a file tool that writes nor commands.
+fn only_looks(settings: &Settings) -> bool {
+    let Some(allowed) = crate::roles::tool_ceiling(settings.role.as_ref()) else {
+        return false;
+    };
+    !allowed
+        .iter()
+        .any(|n| crate::toolname::edits(n) || n == crate::toolname::ToolName::Bash.as_str())
 }
 
 /// A text file of at most 256 KiB, only if it is a regular file (a FIFO
@@ -110,7 +128,7 @@ pub fn system_prompt(settings: &Settings, env: &PromptEnv<'_>) -> String {
     } else {
         "no"
     };
-    let mut prompt = template(env.root)
+    let mut prompt = template(env.root, only_looks(settings))
         .replace("{{identity}}", identity)
         .replace("{{root}}", &env.root.to_string_lossy())
         .replace("{{os}}", std::env::consts::OS)
@@ -166,6 +184,46 @@ mod tests {
         assert!(a.contains("Run the tests with make check."));
         assert!(a.contains(&dir.path().to_string_lossy().into_owned()));
         assert!(!a.contains("{{"), "{a}");
+    }
+
+    #[test]
+    fn a_role_whose_tools_only_look_is_told_to_answer_not_to_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = resolve(&[], &Overrides::default(), None, &|_| None).unwrap();
+        let env = PromptEnv {
+            fenced: false,
+            root: dir.path(),
+            unattended: false,
+            skills: &[],
+        };
+        let role = |tools: &[&str]| crate::config::Role {
+            name: "reviewer".into(),
+            description: "reviews".into(),
+            model: None,
+            tools: Some(tools.iter().map(|t| (*t).to_string()).collect()),
+            sandbox: None,
+            body: "Point out bugs.".into(),
+            file: std::path::PathBuf::from("reviewer.md"),
+        };
+        s.role = Some(role(&["read_file", "grep"]));
+        let looking = system_prompt(&s, &env);
+        assert!(
+            looking.contains("you have no tool that changes a file"),
+            "{looking}"
+        );
+        assert!(
+            !looking.contains("never describe a change, make it"),
+            "{looking}"
+        );
+        assert!(looking.contains("Point out bugs."));
+        s.role = Some(role(&["read_file", "edit_file"]));
+        let changing = system_prompt(&s, &env);
+        assert!(
+            changing.contains("never describe a change, make it"),
+            "{changing}"
+        );
+        s.role = None;
+        assert!(system_prompt(&s, &env).contains("never describe a change, make it"));
     }
 
     #[test]
