@@ -195,7 +195,8 @@ pub struct Cli {
 
     /// Turn off some of the harness's behaviours, to measure each one
     /// (comma-separated: reread, stall, asserts, candidates, refine, mutate,
-    /// exit0, evidence, rename, named, best, callers, extract, keep; see docs/small-models.md).
+    /// exit0, evidence, rename, named, best, callers, extract, keep, review; see
+    /// docs/small-models.md).
     #[arg(long, value_name = "LIST")]
     pub harness_off: Option<String>,
 

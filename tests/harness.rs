@@ -4626,3 +4626,81 @@ fn a_file_the_user_said_to_leave_alone_gets_no_change_from_the_model_or_mm() {
         assert!(!r.to_string().contains("def discount"), "{r}");
     }
 }
+
+/// "Review shop/prices.py for bugs": each documented function is asked
+/// about alone first (a small model reviewing the whole file said it was
+/// "already in the correct state"); the findings go with the request, and
+/// an answer that leaves one out gets it under it. No fix is pushed: the
+/// request asks for words.
+#[test]
+fn a_review_asks_about_each_documented_function_alone_and_holds_the_answer_to_it() {
+    let server = Server::start(vec![
+        text("no: it subtracts the percent as an amount"),
+        text("yes"),
+        text("The file is already in the correct state. No changes are needed."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("shop/__init__.py", "");
+    ws.write(
+        "shop/prices.py",
+        "\"\"\"Price helpers.\"\"\"\n\n\ndef discount(price, percent):\n    \"\"\"Return price reduced by percent (0-100).\"\"\"\n    return price - percent\n\n\ndef with_tax(price, rate=0.2):\n    \"\"\"Return price with tax added.\"\"\"\n    return round(price * (1 + rate), 2)\n\n\ndef plain(x):\n    return x\n",
+    );
+    ws.write("tests/__init__.py", "");
+    ws.write(
+        "tests/test_prices.py",
+        "import unittest\n\nfrom shop.prices import discount\n\n\nclass T(unittest.TestCase):\n    def test_discount(self):\n        self.assertEqual(discount(50, 10), 45)\n",
+    );
+    let out = ws.run(&server, "review shop/prices.py for bugs", &["-json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "two questions, one answer, no fix pushed");
+    // One function a question, only the documented ones.
+    let q1 = last_user(&reqs[0]);
+    assert!(q1.contains("return price - percent"), "{q1}");
+    assert!(!q1.contains("with_tax"), "{q1}");
+    assert!(
+        q1.contains("Does discount do what its docstring says?"),
+        "{q1}"
+    );
+    assert!(last_user(&reqs[1]).contains("Does with_tax do"));
+    let first = last_user(&reqs[2]);
+    assert!(
+        first.contains("discount (shop/prices.py:4): no: it subtracts the percent as an amount"),
+        "{first}"
+    );
+    assert!(
+        first.contains("with_tax (shop/prices.py:9): looks right"),
+        "{first}"
+    );
+    assert!(
+        !first.contains("plain ("),
+        "undocumented: not asked\n{first}"
+    );
+    let answer = json_result(&out)["answer"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        answer.contains("mm: asked about each function alone, the model found:\n- discount (shop/prices.py:4): it subtracts the percent as an amount"),
+        "{answer}"
+    );
+    assert!(ws.read("shop/prices.py").contains("return price - percent"));
+}
+
+/// `-harness-off review`: the file is reviewed by the model alone.
+#[test]
+fn a_review_with_the_behaviour_off_asks_no_questions() {
+    let server = Server::start(vec![text("discount subtracts the percent as an amount.")]);
+    let ws = Workspace::new();
+    ws.write(
+        "prices.py",
+        "def discount(price, percent):\n    \"\"\"Return price reduced by percent.\"\"\"\n    return price - percent\n",
+    );
+    let out = ws.run(
+        &server,
+        "review prices.py",
+        &["-json", "-harness-off", "review"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(server.requests().len(), 1);
+}

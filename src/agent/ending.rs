@@ -355,8 +355,10 @@ impl Agent {
         // Asked for a fix, the model stops with nothing written and nothing
         // checked in this turn: the project's tests say whether the fix
         // is still owed; their failure goes back with what mm found.
+        // A review ("review x.py for bugs") asks for words, not a fix.
         if f.can_edit
             && !st.question
+            && !st.text_only
             && !st.told_unfinished
             && f.idle
             && st.tests.is_none()
@@ -394,6 +396,7 @@ impl Agent {
         // the request says fails still fails: not done, whatever it says.
         if f.can_edit
             && !st.question
+            && !st.text_only
             && !st.told_unfinished
             && f.idle
             && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))

@@ -52,6 +52,9 @@ impl Agent {
                 "mm: {failed} of the {total} checks mm wrote from the request fail on the code as it is."
             ));
         }
+        if let Some(n) = self.review_left_out(st) {
+            notes.push(n);
+        }
         if notes.is_empty() {
             return;
         }

@@ -156,19 +156,7 @@ pub fn asks_for_text(prompt: &str, question: bool) -> bool {
         "suggest",
         "propose",
     ];
-    // A review ("review calc.py for bugs", "check parse.py for anything
-    // wrong"): the bugs are what the text is about, not an order to fix
-    // them; only a verb of changing makes it one.
-    static REVIEW: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
-        bytes_regex(concat!(
-            r"(?i)^\s*(?:(?:please|now|then)\s+)?(?:review|audit|inspect|proofread|check|find|spot|list|report|",
-            r"look\s+(?:for|over|at|through)|point\s+out)(?-u:\b)"
-        ))
-        .ok()
-    });
-    let reviewing = REVIEW
-        .as_ref()
-        .is_some_and(|r| r.is_match(prompt.as_bytes()));
+    let reviewing = asks_review(prompt);
     let asked = question
         || reviewing
         || holds_any(prompt, VERBS) && TEXT.as_ref().is_some_and(|r| r.is_match(prompt.as_bytes()));
@@ -192,6 +180,22 @@ pub fn asks_for_text(prompt: &str, question: bool) -> bool {
         !asks_for_fix(&rest)
     };
     about && !CHANGE.as_ref().is_some_and(|r| r.is_match(rest.as_bytes()))
+}
+
+/// A review ("review calc.py for bugs", "check parse.py for anything
+/// wrong"): the bugs are what the text is about, not an order to fix
+/// them; only a verb of changing makes it one (see `asks_for_text`).
+pub fn asks_review(prompt: &str) -> bool {
+    static REVIEW: LazyLock<Option<regex::bytes::Regex>> = LazyLock::new(|| {
+        bytes_regex(concat!(
+            r"(?i)^\s*(?:(?:please|now|then)\s+)?(?:review|audit|inspect|proofread|check|find|spot|list|report|",
+            r"look\s+(?:for|over|at|through)|point\s+out)(?-u:\b)"
+        ))
+        .ok()
+    });
+    REVIEW
+        .as_ref()
+        .is_some_and(|r| r.is_match(prompt.as_bytes()))
 }
 
 /// The request asks for tests to be written or changed.

@@ -29,6 +29,7 @@ mod rebuild;
 pub mod recover;
 mod rename;
 mod request;
+mod review;
 mod roles_named;
 mod rustcheck;
 pub mod service;

@@ -95,6 +95,8 @@ pub(super) struct TurnState {
     pub(super) computed: String,
     /// The call a question asks about as mm ran it, and what it returned.
     pub(super) probed: Option<(String, String)>,
+    /// A review's functions the model, asked about each alone, found wrong.
+    pub(super) review: Vec<super::review::Finding>,
     /// The answer was sent back for not giving what was asked.
     pub(super) told_value: bool,
     /// The last failure output of the request's command or the tests, as

@@ -266,6 +266,9 @@ impl Agent {
         if let Some(f) = self.probe(state, cancel).await {
             found.push_str(&f);
         }
+        if let Some(f) = self.review_by_function(state, cancel).await {
+            found.push_str(&f);
+        }
         if let Some(f) = self.mechanical_rename(state, cancel).await {
             found.push_str(&f);
         }

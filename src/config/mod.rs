@@ -148,10 +148,12 @@ pub enum Behaviour {
     /// An edit that takes out a definition the request does not name is
     /// refused once.
     Keep,
+    /// A review of named files asks about each function alone first.
+    Review,
 }
 
 impl Behaviour {
-    pub const ALL: [Behaviour; 14] = [
+    pub const ALL: [Behaviour; 15] = [
         Behaviour::Reread,
         Behaviour::Stall,
         Behaviour::Asserts,
@@ -166,6 +168,7 @@ impl Behaviour {
         Behaviour::Callers,
         Behaviour::Extract,
         Behaviour::Keep,
+        Behaviour::Review,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -184,6 +187,7 @@ impl Behaviour {
             Behaviour::Callers => "callers",
             Behaviour::Extract => "extract",
             Behaviour::Keep => "keep",
+            Behaviour::Review => "review",
         }
     }
 
