@@ -456,6 +456,7 @@ fn steps_marked_done_with_nothing_written_are_said_to_be_so() {
     t.expect("run this plan?");
     t.send("y\r");
     t.expect("2 of 2 step(s) are marked done, but this turn wrote no file");
+    t.expect("› ");
     t.send("\x04");
     assert_eq!(t.exit_code(), 0);
 }

@@ -321,6 +321,8 @@ fn a_childs_question_is_put_to_the_sessions_user() {
     t.send("y\r");
     t.expect("The helper removed one.txt.");
     assert!(!ws.dir.path().join("one.txt").exists());
+    // Keys typed during a turn are dropped when the prompt comes.
+    t.expect("› ");
     t.send("\x04");
     assert_eq!(t.exit_code(), 0);
     let results = tool_results(&server.requests()[2]);
@@ -359,6 +361,7 @@ fn a_childs_question_shows_every_line_it_would_run() {
     t.expect("allow?");
     t.send("n\r");
     t.expect("The helper is done.");
+    t.expect("› ");
     t.send("\x04");
     assert_eq!(t.exit_code(), 0);
     assert!(

@@ -853,8 +853,6 @@ pub fn has_code(text: &str, code: &str) -> bool {
     norm(text).contains(&norm(code))
 }
 
-/// The request, quoted for a harness message so a small model that lost
-/// it has it again.
 /// What mm's chat template for local models says after each tool result
 /// (`assets/llama/qwen2.5-coder-tools.jinja`): small models copy it as
 /// their answer.
@@ -878,6 +876,48 @@ pub fn echoes_instruction(answer: &str) -> bool {
     found && rest.trim().chars().filter(|c| c.is_alphanumeric()).count() < 20
 }
 
+/// An answer without what a small model copied from around a tool result
+/// into it: the chat template's words after each result and its tags
+/// (`</tool_response>`), and the lines mm puts under a helper's answer
+/// (`[the helper wrote no file]`, its session). A 1.5B model ended a
+/// review with all of them after the helper's words.
+pub fn without_echo(text: &str) -> String {
+    const TAGS: &[&str] = &[
+        "<tool_response>",
+        "</tool_response>",
+        "<tool_call>",
+        "</tool_call>",
+        "<|im_end|>",
+        "<|im_start|>assistant",
+        "<|im_start|>",
+    ];
+    if !AFTER_TOOL_WORDS
+        .iter()
+        .chain(TAGS)
+        .any(|w| text.contains(w))
+        && !text.contains("[the helper")
+    {
+        return text.to_string();
+    }
+    let mut out = text.to_string();
+    for w in AFTER_TOOL_WORDS.iter().chain(TAGS) {
+        out = out.replace(w, "");
+    }
+    let kept: Vec<&str> = out
+        .lines()
+        .filter(|l| {
+            let t = l.trim();
+            !(t.ends_with(']')
+                && (t.starts_with("[the helper wrote")
+                    || crate::protocol::helper_session_in(t).is_some() && t.starts_with('[')))
+        })
+        .map(str::trim_end)
+        .collect();
+    kept.join("\n").trim().to_string()
+}
+
+/// The request, quoted for a harness message so a small model that lost
+/// it has it again.
 pub fn restate(prompt: &str) -> String {
     const MAX: usize = 1_500;
     let p = prompt.trim();
@@ -1716,6 +1756,13 @@ mod tests {
             "That call is done; do not repeat it. If the task needs another step, call the next tool; if it is finished, answer the user."
         ));
         assert!(echoes_instruction("That call is done; do not repeat it.\n"));
+        let copied = format!(
+            "discount subtracts the percent.\n\n[the helper wrote no file]{}\n</tool_response>\nThat call is done; do not repeat it. If the task needs another step, call the next tool; if it is finished, answer the user.",
+            crate::protocol::helper_session_note("20261207-180805-25cd27")
+        );
+        assert_eq!(without_echo(&copied), "discount subtracts the percent.");
+        let plain = "Use `[x]` here.\n\n- a\n- b";
+        assert_eq!(without_echo(plain), plain);
         assert!(!echoes_instruction(
             "That call is done; do not repeat it. The file lists 3000 numbered lines of lorem ipsum text."
         ));

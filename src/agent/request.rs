@@ -360,6 +360,10 @@ impl Agent {
                 arguments: serde_json::json!({"path": p.path, "content": p.content}).to_string(),
             });
         }
+        // (An answer that is nothing but the echo is asked again as such.)
+        if self.harness_on() && !harness::echoes_instruction(&content) {
+            content = harness::without_echo(&content);
+        }
         let msg = Message {
             role: Role::Assistant,
             content: (!content.is_empty()).then_some(content),
