@@ -582,38 +582,6 @@ impl Agent {
     }
 
     /// Notes what mm left a file as, in memory and in the log.
-    /// Notes what mm left a file as, changed from the state the last
-    /// checkpoint holds.
-    fn record_made(&mut self, path: &str, blob: String) -> Result<(), SessionError> {
-        if self.made.get(path) == Some(&blob) {
-            return Ok(());
-        }
-        let before = self.checkpoints.last().map(|c| c.id.clone());
-        if let Some(b) = &before {
-            self.made_from.note(path, b, &self.checkpoints);
-        }
-        self.made.insert(path.to_string(), blob.clone());
-        self.log.append(&Record::Made {
-            path: path.to_string(),
-            blob,
-            before,
-        })
-    }
-
-    /// Each file's base for a rewind or diff from checkpoint number
-    /// `from`: where mm first changed it since (None: mm has not, the
-    /// file is the user's to keep).
-    fn bases(
-        &self,
-        from: usize,
-    ) -> impl Fn(&str) -> Option<crate::git::CheckpointId> + Send + 'static {
-        let made = self.made_from.clone();
-        move |path| {
-            made.base(path, from)
-                .and_then(|id| crate::git::CheckpointId::parse(id).ok())
-        }
-    }
-
     fn push(&mut self, msg: Message) -> Result<(), SessionError> {
         self.push_with(msg, None)
     }

@@ -237,3 +237,66 @@ impl Calc {
 }
 
 pub use crate::tools::probe::AskedCall;
+
+/// What mm's chat template for local models says after each tool result
+/// (`assets/llama/qwen2.5-coder-tools.jinja`): small models copy it as
+/// their answer.
+pub const AFTER_TOOL_WORDS: &[&str] = &[
+    "That call is done; do not repeat it.",
+    "If the task needs another step, call the next tool; if it is finished, answer the user.",
+];
+
+/// An answer that is only mm's own instructions repeated back: not an
+/// answer (a 1.5B model ended three turns in a row with the template's
+/// words after a long read).
+pub fn echoes_instruction(answer: &str) -> bool {
+    let mut rest = answer.trim().to_string();
+    let mut found = false;
+    for w in AFTER_TOOL_WORDS {
+        if rest.contains(w) {
+            found = true;
+            rest = rest.replace(w, "");
+        }
+    }
+    found && rest.trim().chars().filter(|c| c.is_alphanumeric()).count() < 20
+}
+
+/// An answer without what a small model copied from around a tool result
+/// into it: the chat template's words after each result and its tags
+/// (`</tool_response>`), and the lines mm puts under a helper's answer
+/// (`[the helper wrote no file]`, its session). A 1.5B model ended a
+/// review with all of them after the helper's words.
+pub fn without_echo(text: &str) -> String {
+    const TAGS: &[&str] = &[
+        "<tool_response>",
+        "</tool_response>",
+        "<tool_call>",
+        "</tool_call>",
+        "<|im_end|>",
+        "<|im_start|>assistant",
+        "<|im_start|>",
+    ];
+    if !AFTER_TOOL_WORDS
+        .iter()
+        .chain(TAGS)
+        .any(|w| text.contains(w))
+        && !text.contains("[the helper")
+    {
+        return text.to_string();
+    }
+    let mut out = text.to_string();
+    for w in AFTER_TOOL_WORDS.iter().chain(TAGS) {
+        out = out.replace(w, "");
+    }
+    let kept: Vec<&str> = out
+        .lines()
+        .filter(|l| {
+            let t = l.trim();
+            !(t.ends_with(']')
+                && (t.starts_with("[the helper wrote")
+                    || crate::protocol::helper_session_in(t).is_some() && t.starts_with('[')))
+        })
+        .map(str::trim_end)
+        .collect();
+    kept.join("\n").trim().to_string()
+}
