@@ -237,11 +237,18 @@ impl<'a> Replay<'a> {
             });
         }
         if !message.text().is_empty() {
+            // A second reply of the turn (after mm's word to the model,
+            // which a replay does not show) is a paragraph of its own, not
+            // run on from the first ("…updated.There are 10…").
+            let run_on =
+                matches!(self.out.last(), Some(AgentEvent::Token { turn: t, .. }) if *t == turn);
+            let text = if run_on {
+                format!("\n\n{}", message.text())
+            } else {
+                message.text().to_string()
+            };
             self.answer = message.text().to_string();
-            self.out.push(AgentEvent::Token {
-                turn,
-                text: message.text().to_string(),
-            });
+            self.out.push(AgentEvent::Token { turn, text });
         }
         for c in &message.tool_calls {
             let summary = serde_json::from_str(&c.arguments)
@@ -278,6 +285,30 @@ mod tests {
             .iter()
             .map(|l| serde_json::from_value(l.clone()).unwrap())
             .collect()
+    }
+
+    /// Two replies of one turn (the second after mm's word to the model)
+    /// are two paragraphs, not one run-on line.
+    #[test]
+    fn a_second_reply_of_a_turn_is_a_paragraph_of_its_own() {
+        let recs = records(&[
+            serde_json::json!({"type": "turn", "turn": 1}),
+            serde_json::json!({"type": "message", "role": "user", "content": "count the errors"}),
+            serde_json::json!({"type": "message", "role": "assistant", "content": "The file has been updated."}),
+            serde_json::json!({"type": "message", "role": "user", "content": "mm: no file was written; answer the question."}),
+            serde_json::json!({"type": "message", "role": "assistant", "content": "There are 10 ERROR lines."}),
+        ]);
+        let text: String = events(&recs)
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::Token { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            text,
+            "The file has been updated.\n\nThere are 10 ERROR lines."
+        );
     }
 
     /// A helper's card keeps its session after a resume, so `o` opens
