@@ -153,15 +153,7 @@ fn agent(
         .name("mm")
         .on_receive_request(
             async move |req: InitializeRequest, responder: Responder<InitializeResponse>, _cx| {
-                s1.client_reads.store(
-                    req.client_capabilities.fs.read_text_file,
-                    std::sync::atomic::Ordering::SeqCst,
-                );
-                // Images are offered unless the server says the model
-                // cannot take them.
-                let c = &s1.rt.connected;
-                let images = c.client.vision(&c.model).await != Some(false);
-                responder.respond(init_response(&s1.rt.settings, &req, images))
+                initialize(&s1, &req, responder).await
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -188,33 +180,7 @@ fn agent(
             async move |req: LoadSessionRequest,
                         responder: Responder<LoadSessionResponse>,
                         cx: ConnectionTo<Client>| {
-                let root = workspace(&s3, &req.cwd);
-                let id = req.session_id.0.to_string();
-                if let Some(old) = s3.sessions.lock().ok().and_then(|mut s| s.remove(&id)) {
-                    close(&old).await;
-                }
-                // Only a whole id: a prefix or `last` would open a session
-                // under an id the client does not know.
-                if id.contains(['/', '\\', '.'])
-                    || !crate::session::sessions_dir(&root)
-                        .join(format!("{id}.jsonl"))
-                        .is_file()
-                {
-                    return responder.respond_with_error(
-                        agent_client_protocol::Error::invalid_params()
-                            .data(format!("no session {id}")),
-                    );
-                }
-                match start(&s3, &root, Some(&id), &cx).await {
-                    Ok((id, live)) => {
-                        responder.respond(LoadSessionResponse::new().modes(modes(false)))?;
-                        offer_commands(&cx, &id, &live);
-                        Ok(())
-                    }
-                    Err(msg) => responder.respond_with_error(
-                        agent_client_protocol::Error::invalid_params().data(msg),
-                    ),
-                }
+                load_session(&s3, req, responder, cx).await
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -245,43 +211,13 @@ fn agent(
                             .data("a prompt is already running in this session"),
                     );
                 }
-                // A built-in command (`/compact`, `/stats`) runs as in the TUI.
-                let built_in = Slash::parse(text.trim())
-                    .filter(|(c, _)| !asked && c.on(Face::Acp))
-                    .map(|(c, rest)| command_op(c, rest));
-                let command = built_in.is_some();
-                // `/ask-NAME PROMPT` (offered as a command) asks that agent.
-                let op = match (
-                    built_in,
-                    crate::protocol::parse_ask(text.trim()).filter(|_| !asked),
-                ) {
-                    (Some(Ok(op)), _) => op,
-                    (Some(Err(why)), _) => {
+                let (op, command) = match prompt_op(text, images, asked, &live) {
+                    Ok(chosen) => chosen,
+                    Err(why) => {
                         return responder.respond_with_error(
                             agent_client_protocol::Error::invalid_params().data(why),
                         );
                     }
-                    (None, Some((name, with_context, prompt)))
-                        if live.agents.iter().any(|(n, _)| *n == name) && !prompt.is_empty() =>
-                    {
-                        Op::AskAgent {
-                            name,
-                            prompt,
-                            with_context,
-                        }
-                    }
-                    _ => match crate::commands::parse(text.trim(), &live.commands)
-                        .filter(|_| !asked)
-                    {
-                        Some((name, args)) => Op::RunCommand {
-                            name,
-                            args: args.to_string(),
-                        },
-                        None if live.planning.load(std::sync::atomic::Ordering::SeqCst) => {
-                            Op::Plan { text }
-                        }
-                        None => Op::UserMessage { text, images },
-                    },
                 };
                 let plan = matches!(op, Op::Plan { .. });
                 // `/plan` is a turn, not a command that answers in notices.
@@ -317,30 +253,131 @@ fn agent(
         .on_receive_request(
             async move |req: SetSessionModeRequest,
                         responder: Responder<SetSessionModeResponse>,
-                        _cx| {
-                let id = req.session_id.0.to_string();
-                let Some(live) = s6.sessions.lock().ok().and_then(|s| s.get(&id).cloned()) else {
-                    return responder.respond_with_error(
-                        agent_client_protocol::Error::invalid_params()
-                            .data(format!("no session {id}")),
-                    );
-                };
-                let planning = match &*req.mode_id.0 {
-                    PLAN_MODE => true,
-                    DEFAULT_MODE => false,
-                    other => {
-                        return responder.respond_with_error(
-                            agent_client_protocol::Error::invalid_params()
-                                .data(format!("no mode {other}: {DEFAULT_MODE} or {PLAN_MODE}")),
-                        );
-                    }
-                };
-                live.planning
-                    .store(planning, std::sync::atomic::Ordering::SeqCst);
-                responder.respond(SetSessionModeResponse::new())
-            },
+                        _cx| { set_mode(&s6, &req, responder) },
             agent_client_protocol::on_receive_request!(),
         )
+}
+
+/// `initialize`: what the client can read for us, and what mm offers
+/// (images unless the server says the model cannot take them).
+async fn initialize(
+    st: &Shared,
+    req: &InitializeRequest,
+    responder: Responder<InitializeResponse>,
+) -> Result<(), agent_client_protocol::Error> {
+    st.client_reads.store(
+        req.client_capabilities.fs.read_text_file,
+        std::sync::atomic::Ordering::SeqCst,
+    );
+    // Images are offered unless the server says the model
+    // cannot take them.
+    let c = &st.rt.connected;
+    let images = c.client.vision(&c.model).await != Some(false);
+    responder.respond(init_response(&st.rt.settings, req, images))
+}
+
+/// `session/set_mode`: plan mode on or off.
+fn set_mode(
+    st: &Shared,
+    req: &SetSessionModeRequest,
+    responder: Responder<SetSessionModeResponse>,
+) -> Result<(), agent_client_protocol::Error> {
+    let id = req.session_id.0.to_string();
+    let Some(live) = st.sessions.lock().ok().and_then(|s| s.get(&id).cloned()) else {
+        return responder.respond_with_error(
+            agent_client_protocol::Error::invalid_params().data(format!("no session {id}")),
+        );
+    };
+    let planning = match &*req.mode_id.0 {
+        PLAN_MODE => true,
+        DEFAULT_MODE => false,
+        other => {
+            return responder.respond_with_error(
+                agent_client_protocol::Error::invalid_params()
+                    .data(format!("no mode {other}: {DEFAULT_MODE} or {PLAN_MODE}")),
+            );
+        }
+    };
+    live.planning
+        .store(planning, std::sync::atomic::Ordering::SeqCst);
+    responder.respond(SetSessionModeResponse::new())
+}
+
+/// `session/load`: a session of the workspace, by its whole id, replayed
+/// to the client (one already open is closed first).
+async fn load_session(
+    st: &Shared,
+    req: LoadSessionRequest,
+    responder: Responder<LoadSessionResponse>,
+    cx: ConnectionTo<Client>,
+) -> Result<(), agent_client_protocol::Error> {
+    let root = workspace(st, &req.cwd);
+    let id = req.session_id.0.to_string();
+    if let Some(old) = st.sessions.lock().ok().and_then(|mut s| s.remove(&id)) {
+        close(&old).await;
+    }
+    // Only a whole id: a prefix or `last` would open a session
+    // under an id the client does not know.
+    if id.contains(['/', '\\', '.'])
+        || !crate::session::sessions_dir(&root)
+            .join(format!("{id}.jsonl"))
+            .is_file()
+    {
+        return responder.respond_with_error(
+            agent_client_protocol::Error::invalid_params().data(format!("no session {id}")),
+        );
+    }
+    match start(st, &root, Some(&id), &cx).await {
+        Ok((id, live)) => {
+            responder.respond(LoadSessionResponse::new().modes(modes(false)))?;
+            offer_commands(&cx, &id, &live);
+            Ok(())
+        }
+        Err(msg) => {
+            responder.respond_with_error(agent_client_protocol::Error::invalid_params().data(msg))
+        }
+    }
+}
+
+/// What a prompt asks for, and whether it is a built-in command: a
+/// built-in (`/compact`, `/stats`, run as in the TUI), `/ask-NAME PROMPT`
+/// (offered as a command), a custom command, a plan in plan mode, or a
+/// message. An agent's question (`asked`) is never taken as a command.
+fn prompt_op(
+    text: String,
+    images: Vec<crate::protocol::Image>,
+    asked: bool,
+    live: &Live,
+) -> Result<(Op, bool), String> {
+    let built_in = Slash::parse(text.trim())
+        .filter(|(c, _)| !asked && c.on(Face::Acp))
+        .map(|(c, rest)| command_op(c, rest));
+    let command = built_in.is_some();
+    let op = match (
+        built_in,
+        crate::protocol::parse_ask(text.trim()).filter(|_| !asked),
+    ) {
+        (Some(Ok(op)), _) => op,
+        (Some(Err(why)), _) => return Err(why),
+        (None, Some((name, with_context, prompt)))
+            if live.agents.iter().any(|(n, _)| *n == name) && !prompt.is_empty() =>
+        {
+            Op::AskAgent {
+                name,
+                prompt,
+                with_context,
+            }
+        }
+        _ => match crate::commands::parse(text.trim(), &live.commands).filter(|_| !asked) {
+            Some((name, args)) => Op::RunCommand {
+                name,
+                args: args.to_string(),
+            },
+            None if live.planning.load(std::sync::atomic::Ordering::SeqCst) => Op::Plan { text },
+            None => Op::UserMessage { text, images },
+        },
+    };
+    Ok((op, command))
 }
 
 /// The workspace as the session will see it (canonical when it can be).
