@@ -358,9 +358,7 @@ impl Transcript {
             });
         match child {
             Some(session) => Handled::OpenSession(session),
-            None => Handled::Flash(
-                "select a helper's card first (j/k): a task or ask_agent call has a transcript of its own".into(),
-            ),
+            None => Handled::Flash("select a helper's card first (j/k)".into()),
         }
     }
 
