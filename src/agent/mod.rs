@@ -145,6 +145,8 @@ pub struct AgentParts {
     pub git: Option<Arc<std::sync::Mutex<crate::git::Store>>>,
     /// What mm last made of each file (a resumed session's, from its log).
     pub made: HashMap<String, String>,
+    /// A resumed session's bytes a token, from its log's last request.
+    pub bytes_per_token: Option<f64>,
     /// When mm changed each file, against the checkpoints.
     pub made_from: crate::session::MadeFrom,
     /// Said once at start: the server's window is small (Ollama).
@@ -408,7 +410,9 @@ impl Agent {
             git_warned: Default::default(),
             resumed: parts.resumed,
             shed: window::Shed::default(),
-            bytes_per_token: window::DEFAULT_BYTES_PER_TOKEN,
+            bytes_per_token: parts
+                .bytes_per_token
+                .unwrap_or(window::DEFAULT_BYTES_PER_TOKEN),
             structured,
             window_note: parts.window_note,
             model_note: parts.model_note,
@@ -743,6 +747,7 @@ impl Agent {
             stopped: None,
             as_compact: None,
             as_rebuild: None,
+            bytes: None,
         })
     }
 }

@@ -185,6 +185,7 @@ impl Agent {
                 stopped: runaway.clone(),
                 as_compact: Some(as_compact),
                 as_rebuild: Some(as_rebuild),
+                bytes: Some(body_bytes as u64),
             })?;
         }
         self.sent(

@@ -486,6 +486,9 @@ impl Agent {
         self.checkpoints = session::checkpoints(&records);
         self.made = session::made(&records);
         self.made_from = session::made_from(&records);
+        if let Some(b) = session::bytes_per_token(&records) {
+            self.bytes_per_token = b;
+        }
         self.ok_calls = session::ok_calls(&records);
         self.carried = session::carried(&records);
         self.last_check = None;

@@ -230,6 +230,7 @@ pub async fn open_session(
         ),
         made: session::made(&replay),
         made_from: session::made_from(&replay),
+        bytes_per_token: session::bytes_per_token(&replay),
         window_note: rt.connected.window_note.clone(),
         model_note: rt.connected.model_note.clone(),
         log,

@@ -79,6 +79,10 @@ pub enum Record {
         as_compact: Option<u64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         as_rebuild: Option<u64>,
+        /// The request's body in bytes: with `prompt`, the bytes a token
+        /// that a resumed session counts its window with.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        bytes: Option<u64>,
     },
     /// Something mm did to the log itself (a repair on resume).
     Note {
@@ -535,6 +539,23 @@ fn registered(root: &Path, id: &str) -> bool {
     text.lines().any(|l| l == line)
 }
 
+/// The bytes a token of the log's last request the server measured
+/// (None when none did): a resumed session's gauge counts with it, not
+/// with the default.
+pub fn bytes_per_token(records: &[Record]) -> Option<f64> {
+    records.iter().rev().find_map(|r| match r {
+        Record::Request {
+            prompt,
+            bytes: Some(bytes),
+            ..
+        } if *prompt >= 100 => {
+            let ratio = *bytes as f64 / *prompt as f64;
+            (1.0..=10.0).contains(&ratio).then_some(ratio)
+        }
+        _ => None,
+    })
+}
+
 /// The notes a log owes its next message: those after its last turn began.
 pub fn carried(records: &[Record]) -> Vec<String> {
     let mut out = Vec::new();
@@ -767,6 +788,32 @@ pub fn list(root: &Path) -> Vec<SessionInfo> {
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn a_resumed_session_counts_tokens_with_its_last_measured_request() {
+        let req = |prompt: u64, bytes: Option<u64>| Record::Request {
+            turn: 1,
+            round: 1,
+            prompt,
+            cached: 0,
+            completion: 1,
+            first_token_ms: None,
+            ms: 1,
+            stopped: None,
+            as_compact: None,
+            as_rebuild: None,
+            bytes,
+        };
+        assert_eq!(bytes_per_token(&[]), None);
+        // A side request (no bytes) and a tiny one do not count.
+        let records = vec![req(1000, Some(2500)), req(50, Some(400)), req(900, None)];
+        assert_eq!(bytes_per_token(&records), Some(2.5));
+        assert_eq!(
+            bytes_per_token(&[req(1000, Some(50_000))]),
+            None,
+            "not a ratio"
+        );
+    }
 
     #[test]
     fn a_new_log_is_private_ignored_and_locked() {
