@@ -4627,18 +4627,25 @@ fn a_file_the_user_said_to_leave_alone_gets_no_change_from_the_model_or_mm() {
     }
 }
 
-/// "Review shop/prices.py for bugs": each documented function is asked
-/// about alone first (a small model reviewing the whole file said it was
-/// "already in the correct state"); the findings go with the request, and
-/// an answer that leaves one out gets it under it. No fix is pushed: the
-/// request asks for words.
+/// "Review shop/prices.py for bugs": checks are written from each
+/// documented function's documentation alone (its code hidden) and run
+/// against the code; the results go with the request, and an answer that
+/// leaves out a function whose checks failed gets them under it. No fix
+/// is pushed: the request asks for words.
 #[test]
-fn a_review_asks_about_each_documented_function_alone_and_holds_the_answer_to_it() {
-    let server = Server::start(vec![
-        text("no: it subtracts the percent as an amount"),
-        text("yes"),
-        text("The file is already in the correct state. No changes are needed."),
-    ]);
+fn a_review_runs_checks_written_from_each_functions_documentation() {
+    if !fence_works() {
+        return skip("the review's checks run in the fence");
+    }
+    let server = Server::with_side(
+        vec![text(
+            "The file is already in the correct state. No changes are needed.",
+        )],
+        vec![
+            text("```python\nassert discount(50, 10) == 45\nassert discount(100, 0) == 100\n```"),
+            text("```python\nassert with_tax(10) == 12.0\n```"),
+        ],
+    );
     let ws = Workspace::new();
     ws.write("shop/__init__.py", "");
     ws.write(
@@ -4653,35 +4660,37 @@ fn a_review_asks_about_each_documented_function_alone_and_holds_the_answer_to_it
     let out = ws.run(&server, "review shop/prices.py for bugs", &["-json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let reqs = server.requests();
-    assert_eq!(reqs.len(), 3, "two questions, one answer, no fix pushed");
-    // One function a question, only the documented ones.
-    let q1 = last_user(&reqs[0]);
-    assert!(q1.contains("return price - percent"), "{q1}");
-    assert!(!q1.contains("with_tax"), "{q1}");
+    assert_eq!(reqs.len(), 1, "one answer, no fix pushed\n{}", stderr(&out));
+    let side = server.side_requests();
+    assert_eq!(side.len(), 2, "a request for checks a function");
+    // The documentation, not the code.
+    let q1 = last_user(&side[0]);
     assert!(
-        q1.contains("Does discount do what its docstring says?"),
+        q1.contains("Return price reduced by percent (0-100)."),
         "{q1}"
     );
-    assert!(last_user(&reqs[1]).contains("Does with_tax do"));
-    let first = last_user(&reqs[2]);
+    assert!(!q1.contains("price - percent"), "{q1}");
+    assert!(!q1.contains("with_tax"), "{q1}");
+    assert!(last_user(&side[1]).contains("def with_tax(price, rate=0.2):"));
+    let first = last_user(&reqs[0]);
     assert!(
-        first.contains("discount (shop/prices.py:4): no: it subtracts the percent as an amount"),
+        first.contains("- discount (shop/prices.py:4): 1 of 2 check(s) fail: assert discount(50, 10) == 45  (it gives 40)"),
         "{first}"
     );
     assert!(
-        first.contains("with_tax (shop/prices.py:9): looks right"),
+        first.contains("- with_tax (shop/prices.py:9): 1 check(s) pass"),
         "{first}"
     );
     assert!(
         !first.contains("plain ("),
-        "undocumented: not asked\n{first}"
+        "undocumented: not checked\n{first}"
     );
     let answer = json_result(&out)["answer"]
         .as_str()
         .unwrap_or_default()
         .to_string();
     assert!(
-        answer.contains("mm: asked about each function alone, the model found:\n- discount (shop/prices.py:4): it subtracts the percent as an amount"),
+        answer.contains("mm: checks written from the documentation alone fail for:\n- discount (shop/prices.py:4): assert discount(50, 10) == 45  (it gives 40)"),
         "{answer}"
     );
     assert!(ws.read("shop/prices.py").contains("return price - percent"));
@@ -4703,4 +4712,5 @@ fn a_review_with_the_behaviour_off_asks_no_questions() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(server.requests().len(), 1);
+    assert!(server.side_requests().is_empty(), "no checks asked for");
 }

@@ -31,7 +31,7 @@ pub const REQUEST_CHECKS: &str = "the request's checks";
 pub const SYSTEM: &str = "You write test checks from a request. Reply with one fenced code block of Python lines and nothing else.";
 
 /// The system prompt of the request for checks in `lang`.
-fn system(lang: Lang) -> &'static str {
+pub(super) fn system(lang: Lang) -> &'static str {
     match lang {
         Lang::Python => SYSTEM,
         Lang::JavaScript => {
@@ -315,6 +315,19 @@ fn standing_alone(text: &str, part: &str) -> bool {
 /// exception) stated in `words` (the request and the documents it
 /// names).
 pub fn grounded_checks(words: &str, reply: &str, names: &[String]) -> Vec<Example> {
+    checks_in(Some(words), reply, names)
+}
+
+/// The checks of a reply, one per line, of the two shapes, calling one
+/// of `names`, whatever their values (a review's checks from a
+/// function's documentation, judged by running them).
+pub fn parsed_checks(reply: &str, names: &[String]) -> Vec<Example> {
+    checks_in(None, reply, names)
+}
+
+/// The checks of a reply; with `words`, only those whose expected value
+/// (or exception) the words state.
+fn checks_in(words: Option<&str>, reply: &str, names: &[String]) -> Vec<Example> {
     let Some(re) = CHECK_LINE.as_ref() else {
         return Vec::new();
     };
@@ -359,9 +372,10 @@ pub fn grounded_checks(words: &str, reply: &str, names: &[String]) -> Vec<Exampl
         };
         let (call, expect) = parsed;
         let call = call.as_str();
-        let backed = match &expect {
-            Expect::Value(v) => stated(words, v),
-            Expect::Raises(e) => words.contains(e.as_str()),
+        let backed = match (&expect, words) {
+            (_, None) => true,
+            (Expect::Value(v), Some(words)) => stated(words, v),
+            (Expect::Raises(e), Some(words)) => words.contains(e.as_str()),
         };
         let calls_one = names.iter().any(|n| call.contains(&format!("{n}(")));
         let ex = Example {
@@ -445,7 +459,7 @@ pub fn doc_of(text: &str, name: &str) -> String {
 }
 
 /// The checks' module for a file: `pkg/util.py` is `pkg.util`.
-fn python_module(file: &str) -> String {
+pub(super) fn python_module(file: &str) -> String {
     file.trim_end_matches(".py").replace('/', ".")
 }
 

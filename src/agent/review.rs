@@ -1,18 +1,21 @@
-//! A review asked function by function. Asked to "review calc.py", a
-//! small model answers for the whole file that it "is already in the
-//! correct state" — for a file with a plain bug too. Asked about one
-//! documented function alone ("does it do what its docstring says?", at
-//! temperature 0), the same 1.5B model named the bug in 4 of 6 wrong
-//! functions and called none of 4 right ones wrong (2026-12-07; with
-//! "documentation and name" in the question, or asked to work through an
-//! example first, it did worse). So before the model's first look, mm
-//! asks that of each documented function of the files the request names,
-//! one small request each, and gives the answers with the request; an
-//! answer that leaves out a function found wrong gets mm's finding under
-//! it.
+//! A review, held to checks that run. Asked to "review calc.py", a small
+//! model answers for the whole file that it "is already in the correct
+//! state" — for a file with a plain bug too — and asked about one
+//! function alone ("does it do what its docstring says?") it said yes to
+//! `return price + qty` under "unit price times quantity". What it does
+//! better is write checks from a function's documentation with the code
+//! hidden; run against the code, they fail where the code does not do
+//! what its documentation says (or where a check is wrong: the model is
+//! told to judge which). So before the model's first look, mm has checks
+//! written for each documented Python or JavaScript function of the files
+//! the request names, one small request each, runs them in the fence, and
+//! gives the results with the request; an answer that leaves out a
+//! function whose checks failed gets them under it.
 
 use tokio_util::sync::CancellationToken;
 
+use super::asserts::{self, python_module};
+use super::examples::{self, Example, Lang};
 use super::{Agent, TurnState, harness};
 use crate::config::Behaviour;
 use crate::protocol::Level;
@@ -23,7 +26,13 @@ const MAX_FUNCTIONS: usize = 8;
 /// A function longer than this is not asked about alone (the question
 /// would cost more than it tells).
 const MAX_LINES: usize = 80;
-const SYSTEM: &str = "You review code. Reply with one line.";
+/// A function, its first line, and the checks written for it.
+type Checked = (String, usize, Vec<Example>);
+
+/// Checks kept for one function.
+const CHECKS_EACH: usize = 4;
+/// Tokens a reply of checks may take.
+const CHECKS_CAP: u64 = 300;
 
 /// A function the model, asked about it alone, found wrong.
 #[derive(Clone, Debug)]
@@ -84,41 +93,43 @@ fn is_function(line: &str) -> bool {
         || (t.contains("=>") && (t.starts_with("const ") || t.starts_with("let ")))
 }
 
-/// The verdict of a one-line reply: Some(why) when it says the function
-/// is wrong, None when it says it is right or cannot be read.
-fn verdict(reply: &str) -> Option<String> {
-    let line = reply
+/// What the model is shown of a function to write checks from: its
+/// documentation and its first line, not its code.
+fn doc_view(text: &str, name: &str, block: &str, lang: Lang) -> String {
+    let head = block
         .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.starts_with("```"))?;
-    let t = line.trim_start_matches(['"', '\'', '*', '`', '-', ' ']);
-    let lower = t.to_lowercase();
-    let rest = lower.strip_prefix("no")?;
-    // "no" as a word ("no:", "no,", "no -", "no."), not "not"/"none".
-    if rest.chars().next().is_some_and(char::is_alphanumeric) {
-        return None;
+        .find(|l| !l.trim_start().starts_with('@'))
+        .unwrap_or("");
+    let doc = super::asserts::doc_of(text, name);
+    match lang {
+        Lang::Python => {
+            let indent: String = head.chars().take_while(|c| c.is_whitespace()).collect();
+            let doc = doc.trim().replace('\n', &format!("\n{indent}    "));
+            format!("{head}\n{indent}    \"\"\"{doc}\"\"\"\n{indent}    ...")
+        }
+        _ => {
+            let comments: String = doc
+                .trim()
+                .lines()
+                .map(|l| format!("// {}\n", l.trim()))
+                .collect();
+            format!("{comments}{head}\n  // ...\n}}")
+        }
     }
-    let why = t[2..]
-        .trim_start_matches([':', ',', '.', '-', ' ', '"', '*'])
-        .trim()
-        .trim_end_matches(['"', '*'])
-        .to_string();
-    // The reply form copied as it was ("no: <the bug>").
-    let why = if why.starts_with('<') {
-        String::new()
-    } else {
-        why
+}
+
+/// The request for checks of one function from its documentation.
+fn checks_request(view: &str, name: &str, lang: Lang) -> String {
+    let (shape, fence) = match lang {
+        Lang::Python => (format!("  assert {name}(ARGS) == EXPECTED"), "python"),
+        _ => (
+            format!("  assert.deepStrictEqual({name}(ARGS), EXPECTED);"),
+            "js",
+        ),
     };
-    Some(if why.is_empty() {
-        "it does not do what its documentation says".to_string()
-    } else {
-        why.split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .chars()
-            .take(300)
-            .collect()
-    })
+    format!(
+        "A function is documented like this (its code is not shown):\n```{fence}\n{view}\n```\nWrite {CHECKS_EACH} checks of what its documentation says it returns: plain values, and the edge of every rule it states (a limit itself, zero). One per line:\n{shape}\nReply with only those lines in one ```{fence} block."
+    )
 }
 
 impl Agent {
@@ -146,51 +157,108 @@ impl Agent {
         if asked.is_empty() {
             return None;
         }
+        if !self.tools.sandbox.fence().is_on() {
+            return None;
+        }
         self.notice(
             Level::Info,
             format!(
-                "asking the model about each of {} documented function(s) alone: does it do what its documentation says?",
+                "having checks written from the documentation of {} function(s) alone, to run against their code",
                 asked.len()
             ),
         );
         let mut lines = Vec::new();
+        let mut by_file: Vec<(String, Vec<Checked>)> = Vec::new();
         for (file, name, line, code) in asked {
-            let lang = super::focus::fence_language(&file);
-            let user = format!(
-                "```{lang}\n{code}```\nDoes {name} do what its docstring says? Reply \"yes\" or \"no: <the bug>\"."
-            );
+            let Some(lang) = Lang::of(&file).filter(|l| *l != Lang::Rust) else {
+                continue;
+            };
+            let text = self.content_now(&file).unwrap_or_default();
+            let ask = checks_request(&doc_view(&text, &name, &code, lang), &name, lang);
             let reply = self
-                .side_request_capped(SYSTEM, &user, 0.0, 120, cancel)
+                .side_request_cut(asserts::system(lang), &ask, 0.0, CHECKS_CAP, true, cancel)
                 .await;
             if cancel.is_cancelled() {
                 return None;
             }
-            let Some(reply) = reply else { continue };
-            match verdict(&reply) {
-                Some(why) => {
-                    let f = Finding {
-                        name,
-                        file,
-                        line,
-                        why,
-                    };
-                    lines.push(format!("- {}: no: {}", f.place(), f.why));
-                    st.review.push(f);
+            let mut checks = reply
+                .map(|r| asserts::parsed_checks(&r, std::slice::from_ref(&name)))
+                .unwrap_or_default();
+            checks.truncate(CHECKS_EACH);
+            match by_file.iter_mut().find(|(f, _)| *f == file) {
+                Some((_, list)) => list.push((name, line, checks)),
+                None => by_file.push((file, vec![(name, line, checks)])),
+            }
+        }
+        for (file, funcs) in by_file {
+            let Some(lang) = Lang::of(&file) else {
+                continue;
+            };
+            let names: Vec<String> = funcs.iter().map(|(n, _, _)| n.clone()).collect();
+            let checks: Vec<Example> = funcs.iter().flat_map(|(_, _, c)| c.clone()).collect();
+            if checks.is_empty() {
+                continue;
+            }
+            let script = match lang {
+                Lang::Python => examples::python_script(&[python_module(&file)], &names, &checks),
+                _ => examples::js_script(&file, &names, &checks),
+            };
+            let Some((code, out)) = self
+                .run_request_checks(&examples::command(lang, &script), cancel)
+                .await
+            else {
+                continue;
+            };
+            if code == Some(3) {
+                continue;
+            }
+            for (name, line, mine) in funcs {
+                if mine.is_empty() {
+                    continue;
                 }
-                None => lines.push(format!("- {name} ({file}:{line}): looks right")),
+                let failed: Vec<&str> = out
+                    .lines()
+                    .filter(|l| l.starts_with("FAILED: ") && l.contains(&format!("{name}(")))
+                    .collect();
+                if failed.is_empty() {
+                    lines.push(format!(
+                        "- {name} ({file}:{line}): {} check(s) pass",
+                        mine.len()
+                    ));
+                    continue;
+                }
+                let why = failed
+                    .iter()
+                    .take(2)
+                    .map(|l| l.trim_start_matches("FAILED: ").trim().to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let f = Finding {
+                    name,
+                    file: file.clone(),
+                    line,
+                    why,
+                };
+                lines.push(format!(
+                    "- {}: {} of {} check(s) fail: {}",
+                    f.place(),
+                    failed.len(),
+                    mine.len(),
+                    f.why
+                ));
+                st.review.push(f);
             }
         }
         if lines.is_empty() {
             return None;
         }
-        let found = st.review.len();
         self.notice(
             Level::Info,
-            if found == 0 {
-                "asked alone, the model found nothing wrong in any function".to_string()
+            if st.review.is_empty() {
+                "the checks from the documentation pass for every function".to_string()
             } else {
                 format!(
-                    "asked alone, the model found {found} function(s) wrong: {}",
+                    "checks from the documentation fail for: {}",
                     st.review
                         .iter()
                         .map(Finding::place)
@@ -200,7 +268,7 @@ impl Agent {
             },
         );
         Some(format!(
-            "\n\n[mm asked about each documented function alone whether it does what its documentation says:\n{}\nUse what holds in your answer, with file and line.]",
+            "\n\n[mm had checks written from each function's documentation alone (not its code) and ran them against the code:\n{}\nA failing check means a bug, or a wrong check: judge each against the documentation and the code, and say which in your answer, with file and line.]",
             lines.join("\n")
         ))
     }
@@ -217,7 +285,7 @@ impl Agent {
             return None;
         }
         Some(format!(
-            "mm: asked about each function alone, the model found:\n{}",
+            "mm: checks written from the documentation alone fail for:\n{}",
             missing
                 .iter()
                 .map(|f| format!("- {}: {}", f.place(), f.why))
@@ -232,25 +300,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_reply_says_no_with_its_reason_or_anything_else() {
-        assert_eq!(
-            verdict("no: it subtracts the percent as an amount").as_deref(),
-            Some("it subtracts the percent as an amount")
+    fn the_model_sees_the_documentation_and_first_line_not_the_code() {
+        let py = "def line_total(price, qty):\n    \"\"\"Unit price times quantity.\"\"\"\n    return price + qty\n";
+        let block = guard::block_of(py, "line_total").unwrap();
+        let view = doc_view(py, "line_total", &block, Lang::Python);
+        assert!(view.starts_with("def line_total(price, qty):"), "{view}");
+        assert!(view.contains("Unit price times quantity."), "{view}");
+        assert!(!view.contains("price + qty"), "{view}");
+        let js =
+            "// True for leap years.\nfunction isLeapYear(year) {\n  return year % 4 === 0;\n}\n";
+        let block = guard::block_of(js, "isLeapYear").unwrap();
+        let view = doc_view(js, "isLeapYear", &block, Lang::JavaScript);
+        assert!(
+            view.contains("// True for leap years.\nfunction isLeapYear(year) {"),
+            "{view}"
         );
-        assert_eq!(
-            verdict("No, it ignores qty.").as_deref(),
-            Some("it ignores qty.")
-        );
-        assert!(verdict("**No**").is_some());
-        assert_eq!(
-            verdict("no: <the bug>").as_deref(),
-            Some("it does not do what its documentation says")
-        );
-        assert_eq!(verdict("yes"), None);
-        assert_eq!(verdict("Yes, it does."), None);
-        assert_eq!(verdict("None of the lines is wrong."), None);
-        assert_eq!(verdict("Not sure."), None);
-        assert_eq!(verdict(""), None);
+        assert!(!view.contains("% 4"), "{view}");
     }
 
     #[test]
