@@ -282,10 +282,23 @@ impl SlotKey {
         // text, code and JSON, takes two bytes a token or fewer: a
         // compaction's prompt was taken for another client's at two).
         let est = self.prompt_estimate.max(1);
+        // While the server reads a prompt, its count is of the tokens read
+        // so far (a batch of 2,048 at a time: 2,053, 4,101, …), not of the
+        // prompt: only too large a count says it is another request. A
+        // 10k-token prompt read uncached was taken for another client's,
+        // and the bar said "server busy with another request" for its
+        // first batches.
+        let reading = slot
+            .get("next_token")
+            .and_then(|n| n.get(0).or(Some(n)))
+            .and_then(|n| n.get("n_decoded"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            == 0;
         // No estimate (a helper's requests, whose prompts mm does not
         // see): any size.
-        let size =
-            self.prompt_estimate == 0 || (prompt > 0 && prompt <= est * 3 && prompt * 3 >= est);
+        let size = self.prompt_estimate == 0
+            || (prompt > 0 && prompt <= est * 3 && (reading || prompt * 3 >= est));
         let cap = self.max_tokens.is_none_or(|m| {
             figure("/params/n_predict").or(figure("/params/max_tokens")) == Some(m)
         });
@@ -541,6 +554,35 @@ mod tests {
             "n_prompt_tokens": prompt, "n_prompt_tokens_processed": prompt / 2,
             "n_prompt_tokens_cache": 0, "params": {"n_predict": cap, "temperature": temp},
             "next_token": [{"n_decoded": decoded}]})
+    }
+
+    /// A llama-server counts a prompt it is reading by the batches read
+    /// so far (seen on this machine: 2,053, then 4,101, then 6,149 of a
+    /// ~8k prompt): the first batch of a large uncached prompt is ours,
+    /// not another client's.
+    #[test]
+    fn a_large_prompt_being_read_is_ours_from_its_first_batch() {
+        let key = SlotKey {
+            prompt_estimate: 10_000,
+            max_tokens: Some(4096),
+            temperature: Some(0.2),
+        };
+        for read in [2053, 4101, 6149] {
+            let mut task = None;
+            assert!(
+                matches!(
+                    key.find(&[slot(11, read, 4096, 0.2, 0)], &mut task),
+                    SlotView::Ours(_)
+                ),
+                "{read}"
+            );
+        }
+        // Once it generates, the count is the whole prompt's: a small one
+        // is another request.
+        assert_eq!(
+            key.find(&[slot(12, 2053, 4096, 0.2, 40)], &mut None),
+            SlotView::Another
+        );
     }
 
     #[test]
