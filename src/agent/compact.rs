@@ -321,8 +321,15 @@ impl Agent {
                 text.push_str(&format!("\nand {more} more"));
             }
         }
-        // The running task's request, when the summary covers it.
+        // The earlier requests the summary covers, in the user's words: a
+        // small model's summary of a fix and "leave prices.py alone" was
+        // one sentence saying that nothing needed changing.
         let task_start = self.turn_starts.last().copied();
+        let earlier = earlier_requests(&self.messages, &self.turn_starts, split, task_start);
+        if !earlier.is_empty() {
+            text.push_str(&format!("\n\n{EARLIER_HEAD}\n{}", earlier.join("\n")));
+        }
+        // The running task's request, when the summary covers it.
         if task_start.is_some_and(|s| s < split) && !self.task.trim().is_empty() {
             text.push_str(&format!(
                 "\n\n[The task in progress, in the user's words]\n{}",
@@ -337,6 +344,56 @@ impl Agent {
         let body = llm::build_body(&self.chat_request(messages, true));
         (body.to_string().len() as f64 / self.bytes_per_token).round() as u64
     }
+}
+
+/// Where a stand-in lists the requests it covers.
+const EARLIER_HEAD: &str = "[Earlier requests, in the user's words]";
+/// At most this many of them are listed, the newest.
+const EARLIER_SHOWN: usize = 12;
+
+/// The requests of the turns that start before `split` (not the running
+/// task's), each its first words before mm's attachments, with those an
+/// earlier stand-in in that part listed.
+fn earlier_requests(
+    messages: &[Message],
+    starts: &[usize],
+    split: usize,
+    task: Option<usize>,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    if let Some(m) = messages
+        .get(1)
+        .filter(|m| 1 < split && m.role == Role::User)
+        && let Some(at) = m.text().find(EARLIER_HEAD)
+    {
+        let rest = &m.text()[at + EARLIER_HEAD.len()..];
+        let list = rest.split("\n\n[").next().unwrap_or("");
+        out.extend(
+            list.lines()
+                .filter(|l| l.starts_with("- "))
+                .map(str::to_string),
+        );
+    }
+    for &s in starts {
+        if s >= split || Some(s) == task {
+            continue;
+        }
+        let Some(m) = messages.get(s) else { continue };
+        let text = m.text();
+        let head = text.split("\n\n[").next().unwrap_or(text);
+        let head: String = head.split_whitespace().collect::<Vec<_>>().join(" ");
+        if head.is_empty() || head.starts_with(STAND_IN_HEAD) {
+            continue;
+        }
+        let cut: String = head.chars().take(160).collect();
+        out.push(format!(
+            "- {cut}{}",
+            if cut.len() < head.len() { "…" } else { "" }
+        ));
+    }
+    let drop = out.len().saturating_sub(EARLIER_SHOWN);
+    out.drain(..drop);
+    out
 }
 
 fn wire_len(m: &Message) -> usize {
@@ -393,6 +450,46 @@ fn transcript(part: &[Message]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stand_in_keeps_the_earlier_requests_in_the_users_words() {
+        let m = |role: Role, text: &str| match role {
+            Role::System => Message::system(text),
+            Role::Assistant => Message::assistant(text),
+            _ => Message::user(text),
+        };
+        let messages = vec![
+            m(Role::System, "system"),
+            m(
+                Role::User,
+                &format!(
+                    "{STAND_IN_HEAD}\nolder summary\n\n{EARLIER_HEAD}\n- fix total() in cart.py"
+                ),
+            ),
+            m(
+                Role::User,
+                "Leave shop/prices.py alone.\n\n[shop/prices.py as it is now, for context]\ndef x(): pass",
+            ),
+            m(Role::Assistant, "ok"),
+            m(Role::User, "review cart.py"),
+            m(Role::Assistant, "fine"),
+            m(Role::User, "the task now"),
+        ];
+        let got = earlier_requests(&messages, &[1, 2, 4, 6], 6, Some(6));
+        assert_eq!(
+            got,
+            vec![
+                "- fix total() in cart.py",
+                "- Leave shop/prices.py alone.",
+                "- review cart.py"
+            ]
+        );
+        // Only the turns the summary covers.
+        assert_eq!(
+            earlier_requests(&messages, &[1, 2, 4, 6], 3, Some(6)).len(),
+            2
+        );
+    }
 
     #[test]
     fn long_texts_keep_their_head_and_tail() {
