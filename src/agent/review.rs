@@ -167,7 +167,39 @@ impl Agent {
                 asked.len()
             ),
         );
-        let mut lines = Vec::new();
+        let by_file = self.ask_doc_checks(asked, cancel).await?;
+        let lines = self.run_doc_checks(st, by_file, cancel).await;
+        if lines.is_empty() {
+            return None;
+        }
+        self.notice(
+            Level::Info,
+            if st.review.is_empty() {
+                "the checks from the documentation pass for every function".to_string()
+            } else {
+                format!(
+                    "checks from the documentation fail for: {}",
+                    st.review
+                        .iter()
+                        .map(Finding::place)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            },
+        );
+        Some(format!(
+            "\n\n[mm had checks written from each function's documentation alone (not its code) and ran them against the code:\n{}\nA failing check means a bug, or a wrong check: judge each against the documentation and the code, and say which in your answer, with file and line.]",
+            lines.join("\n")
+        ))
+    }
+
+    /// For each function, checks written from its documentation alone,
+    /// by file; None when cancelled.
+    async fn ask_doc_checks(
+        &mut self,
+        asked: Vec<(String, String, usize, String)>,
+        cancel: &CancellationToken,
+    ) -> Option<Vec<(String, Vec<Checked>)>> {
         let mut by_file: Vec<(String, Vec<Checked>)> = Vec::new();
         for (file, name, line, code) in asked {
             let Some(lang) = Lang::of(&file).filter(|l| *l != Lang::Rust) else {
@@ -190,6 +222,18 @@ impl Agent {
                 None => by_file.push((file, vec![(name, line, checks)])),
             }
         }
+        Some(by_file)
+    }
+
+    /// The checks run against the code, file by file: a line a function
+    /// for the model, the functions whose checks failed noted.
+    async fn run_doc_checks(
+        &mut self,
+        st: &mut TurnState,
+        by_file: Vec<(String, Vec<Checked>)>,
+        cancel: &CancellationToken,
+    ) -> Vec<String> {
+        let mut lines = Vec::new();
         for (file, funcs) in by_file {
             let Some(lang) = Lang::of(&file) else {
                 continue;
@@ -249,28 +293,7 @@ impl Agent {
                 st.review.push(f);
             }
         }
-        if lines.is_empty() {
-            return None;
-        }
-        self.notice(
-            Level::Info,
-            if st.review.is_empty() {
-                "the checks from the documentation pass for every function".to_string()
-            } else {
-                format!(
-                    "checks from the documentation fail for: {}",
-                    st.review
-                        .iter()
-                        .map(Finding::place)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            },
-        );
-        Some(format!(
-            "\n\n[mm had checks written from each function's documentation alone (not its code) and ran them against the code:\n{}\nA failing check means a bug, or a wrong check: judge each against the documentation and the code, and say which in your answer, with file and line.]",
-            lines.join("\n")
-        ))
+        lines
     }
 
     /// The functions found wrong that the answer does not name, as a note

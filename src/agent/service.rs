@@ -94,31 +94,14 @@ pub fn spawn(
                 }
                 token
             };
+            let op = match queued_work(op, tracked) {
+                Ok(work) => {
+                    queue(work);
+                    continue;
+                }
+                Err(op) => op,
+            };
             match op {
-                Op::UserMessage { text, images } => queue(Work::Turn(text, images, tracked())),
-                Op::Plan { text } => queue(Work::Plan(text, tracked())),
-                Op::RunPlan { steps } => queue(Work::RunPlan(steps, tracked())),
-                Op::AskAgent {
-                    name,
-                    prompt,
-                    with_context,
-                } => queue(Work::Ask {
-                    name,
-                    prompt,
-                    with_context,
-                    token: tracked(),
-                }),
-                Op::NewSession => queue(Work::NewSession),
-                Op::RunCommand { name, args } => queue(Work::Command {
-                    name,
-                    args,
-                    token: tracked(),
-                }),
-                Op::Compact { focus } => queue(Work::Compact {
-                    focus,
-                    token: tracked(),
-                }),
-                Op::ProposeCommit => queue(Work::ProposeCommit(tracked())),
                 Op::Cancel => {
                     if let Ok(t) = turns.lock() {
                         for token in t.iter() {
@@ -149,18 +132,14 @@ pub fn spawn(
                     line,
                     col,
                 } => {
-                    let (lsp, bus) = (lsp.clone(), bus.for_op(id));
-                    tokio::spawn(async move {
-                        let answer = navigate(lsp, kind, path, line, col).await;
-                        let result = match &answer {
-                            AgentEvent::Locations { error: Some(e), .. } => {
-                                OpResult::Failed { error: e.clone() }
-                            }
-                            _ => OpResult::Done,
-                        };
-                        bus.publish(answer);
-                        bus.publish(AgentEvent::Finished { result });
-                    });
+                    tokio::spawn(navigate_op(
+                        lsp.clone(),
+                        bus.for_op(id),
+                        kind,
+                        path,
+                        line,
+                        col,
+                    ));
                 }
                 // Queries that change nothing answer at once while a turn
                 // runs, from the figures of its last request.
@@ -198,11 +177,71 @@ pub fn spawn(
                 | Op::Skills
                 | Op::Agents
                 | Op::Export { .. }) => queue(Work::Git(op)),
+                // Taken by `queued_work` above.
+                Op::UserMessage { .. }
+                | Op::Plan { .. }
+                | Op::RunPlan { .. }
+                | Op::AskAgent { .. }
+                | Op::NewSession
+                | Op::RunCommand { .. }
+                | Op::Compact { .. }
+                | Op::ProposeCommit => {}
             }
         }
         drop(work_tx);
         let _ = worker.await;
     })
+}
+
+/// The work an op queues behind the turns, each with a token Ctrl-C
+/// cancels where it takes one; the op back when it is other work.
+fn queued_work(op: Op, tracked: impl Fn() -> CancellationToken) -> Result<Work, Op> {
+    Ok(match op {
+        Op::UserMessage { text, images } => Work::Turn(text, images, tracked()),
+        Op::Plan { text } => Work::Plan(text, tracked()),
+        Op::RunPlan { steps } => Work::RunPlan(steps, tracked()),
+        Op::AskAgent {
+            name,
+            prompt,
+            with_context,
+        } => Work::Ask {
+            name,
+            prompt,
+            with_context,
+            token: tracked(),
+        },
+        Op::NewSession => Work::NewSession,
+        Op::RunCommand { name, args } => Work::Command {
+            name,
+            args,
+            token: tracked(),
+        },
+        Op::Compact { focus } => Work::Compact {
+            focus,
+            token: tracked(),
+        },
+        Op::ProposeCommit => Work::ProposeCommit(tracked()),
+        other => return Err(other),
+    })
+}
+
+/// A navigation, not queued behind a turn: the language server answers
+/// while the model works.
+async fn navigate_op(
+    lsp: Option<Arc<crate::lsp::Lsp>>,
+    bus: EventBus,
+    kind: crate::protocol::NavKind,
+    path: String,
+    line: u32,
+    col: u32,
+) {
+    let answer = navigate(lsp, kind, path, line, col).await;
+    let result = match &answer {
+        AgentEvent::Locations { error: Some(e), .. } => OpResult::Failed { error: e.clone() },
+        _ => OpResult::Done,
+    };
+    bus.publish(answer);
+    bus.publish(AgentEvent::Finished { result });
 }
 
 /// A file the user opened in the viewer, told to its language server.
