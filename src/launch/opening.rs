@@ -96,6 +96,91 @@ pub(super) fn built_in_tool_names() -> Vec<String> {
     .collect()
 }
 
+/// What a resume says at start: a repaired log, and the "always"
+/// answers its log holds (only those given through this user's mm, in
+/// this folder, hold again).
+fn say_resumed(
+    log: &SessionLog,
+    records: &[session::Record],
+    repair: &session::Repair,
+    root: &std::path::Path,
+    sandbox: &Sandbox,
+) {
+    if repair.torn_bytes > 0 {
+        eprintln!("mm: repaired session {}: cut a torn last line", log.id());
+    }
+    if !repair.closed_calls.is_empty() {
+        eprintln!(
+            "mm: repaired session {}: {} tool call(s) had no recorded result; the model is told to check before redoing them",
+            log.id(),
+            repair.closed_calls.len()
+        );
+    }
+    let logged = session::always_keys(records)
+        .into_iter()
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    let always = session::held_always_keys(records, root);
+    let started_here = session::started_in(records, root);
+    if logged > always.len() && started_here {
+        eprintln!(
+            "mm: session {}: {} \"always\" answer(s) in its log were not given through your mm (written into the log?): they do not hold",
+            log.id(),
+            logged - always.len()
+        );
+    }
+    if logged > 0 && !started_here {
+        // A log this workspace did not write (one that came
+        // with a cloned repository) grants nothing.
+        eprintln!(
+            "mm: session {} was not started in this folder by your mm (a log that came with the repository?): its {} \"always\" answer(s) do not hold here",
+            log.id(),
+            logged
+        );
+    } else if !always.is_empty() {
+        eprintln!(
+            "mm: session {}: {} \"always\" answer(s) still hold: {}",
+            log.id(),
+            always.len(),
+            always
+                .iter()
+                .map(
+                    |k| crate::untrusted::displayable(&crate::sandbox::always::words(k))
+                        .into_owned()
+                )
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        sandbox.restore(&always);
+    }
+}
+
+/// The model of a resumed session: a `/model` switch holds, unless this
+/// command line names a model itself.
+fn resumed_model(rt: &Runtime, log: &SessionLog, replay: &[session::Record]) -> String {
+    let mut model = rt.connected.model.clone();
+    if let Some(switched) = session::switched_model(replay)
+        && switched != model
+    {
+        if rt.server_flags.iter().any(|f| f == "-model") {
+            eprintln!(
+                "mm: session {} had switched to {}; -model {} holds for this run",
+                log.id(),
+                crate::untrusted::displayable(&switched),
+                crate::untrusted::displayable(&model)
+            );
+        } else {
+            eprintln!(
+                "mm: session {} uses {} (switched with /model)",
+                log.id(),
+                crate::untrusted::displayable(&switched)
+            );
+            model = switched;
+        }
+    }
+    model
+}
+
 /// Opens a session in `root` (new, or `resume`d: `last` or an id) and
 /// starts its service. Errors carry the exit code (2: the workspace).
 pub async fn open_session(
@@ -120,89 +205,20 @@ pub async fn open_session(
     let root = sandbox.root().to_path_buf();
     let mut replay = Vec::new();
     let (log, history) = match resume {
-        Some(which) => {
-            match SessionLog::resume(&root, which) {
-                Ok((log, records, repair)) => {
-                    if repair.torn_bytes > 0 {
-                        eprintln!("mm: repaired session {}: cut a torn last line", log.id());
-                    }
-                    if !repair.closed_calls.is_empty() {
-                        eprintln!(
-                            "mm: repaired session {}: {} tool call(s) had no recorded result; the model is told to check before redoing them",
-                            log.id(),
-                            repair.closed_calls.len()
-                        );
-                    }
-                    let logged = session::always_keys(&records)
-                        .into_iter()
-                        .collect::<std::collections::BTreeSet<_>>()
-                        .len();
-                    let always = session::held_always_keys(&records, &root);
-                    let started_here = session::started_in(&records, &root);
-                    if logged > always.len() && started_here {
-                        eprintln!(
-                            "mm: session {}: {} \"always\" answer(s) in its log were not given through your mm (written into the log?): they do not hold",
-                            log.id(),
-                            logged - always.len()
-                        );
-                    }
-                    if logged > 0 && !started_here {
-                        // A log this workspace did not write (one that came
-                        // with a cloned repository) grants nothing.
-                        eprintln!(
-                            "mm: session {} was not started in this folder by your mm (a log that came with the repository?): its {} \"always\" answer(s) do not hold here",
-                            log.id(),
-                            logged
-                        );
-                    } else if !always.is_empty() {
-                        eprintln!(
-                            "mm: session {}: {} \"always\" answer(s) still hold: {}",
-                            log.id(),
-                            always.len(),
-                            always
-                                .iter()
-                                .map(|k| crate::untrusted::displayable(
-                                    &crate::sandbox::always::words(k)
-                                )
-                                .into_owned())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        );
-                        sandbox.restore(&always);
-                    }
-                    replay = records.clone();
-                    (log, session::messages(&records))
-                }
-                Err(e) => return Err((1, e.to_string())),
+        Some(which) => match SessionLog::resume(&root, which) {
+            Ok((log, records, repair)) => {
+                say_resumed(&log, &records, &repair, &root, &sandbox);
+                replay = records.clone();
+                (log, session::messages(&records))
             }
-        }
+            Err(e) => return Err((1, e.to_string())),
+        },
         None => match SessionLog::create(&root, &settings.provider, &rt.connected.model) {
             Ok(log) => (log, Vec::new()),
             Err(e) => return Err((1, e.to_string())),
         },
     };
-    // A `/model` switch holds on resume, unless this command line names
-    // a model itself.
-    let mut model = rt.connected.model.clone();
-    if let Some(switched) = session::switched_model(&replay)
-        && switched != model
-    {
-        if rt.server_flags.iter().any(|f| f == "-model") {
-            eprintln!(
-                "mm: session {} had switched to {}; -model {} holds for this run",
-                log.id(),
-                crate::untrusted::displayable(&switched),
-                crate::untrusted::displayable(&model)
-            );
-        } else {
-            eprintln!(
-                "mm: session {} uses {} (switched with /model)",
-                log.id(),
-                crate::untrusted::displayable(&switched)
-            );
-            model = switched;
-        }
-    }
+    let model = resumed_model(rt, &log, &replay);
     let settings = rt.settings.clone();
     let bus = EventBus::new();
     // The session's request budget: its sub-agents' requests count too.
