@@ -393,3 +393,38 @@ fn a_rewind_and_the_diff_leave_the_users_own_files_and_edits_alone() {
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+/// Turns that change no file share one checkpoint id: the turn chosen is
+/// the one rewound to, not the latest of that id (a trial chose turn 1
+/// and got "rewound to turn 3").
+#[test]
+fn a_rewind_goes_to_the_turn_chosen_when_turns_share_a_checkpoint() {
+    let server = Server::start(vec![
+        text("First answer."),
+        text("Second answer."),
+        text("Third answer."),
+    ]);
+    let ws = Workspace::new();
+    ws.committed(&[("a.txt", "a\n")]);
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url, "-yolo"]);
+    t.expect("› ");
+    for (ask, answer) in [
+        ("question one", "First answer."),
+        ("question two", "Second answer."),
+        ("question three", "Third answer."),
+    ] {
+        t.send(&format!("{ask}\r"));
+        t.expect(answer);
+        t.expect("› ");
+    }
+    t.send("/rewind\r");
+    t.expect("rewind to which?");
+    let turn1 = listed_number(&t, "question one");
+    t.send(&format!("{turn1}\r"));
+    t.expect("restore [c]ode");
+    t.send("v\r");
+    t.expect("the conversation is back to before turn 1");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+}

@@ -275,6 +275,17 @@ impl Agent {
         }
     }
 
+    /// The checkpoint chosen, and its place: the latest with this id, and
+    /// of this turn when one is given.
+    pub(super) fn chosen(&self, id: &str, turn: Option<u64>) -> Option<(usize, CheckpointInfo)> {
+        let at = self
+            .checkpoints
+            .iter()
+            .rposition(|c| c.id == id && turn.is_none_or(|t| c.turn == t))
+            .or_else(|| self.checkpoints.iter().rposition(|c| c.id == id))?;
+        Some((at, self.checkpoints[at].clone()))
+    }
+
     /// The place of the latest checkpoint with this id (0 when none).
     pub(super) fn checkpoint_index(&self, id: &str) -> usize {
         self.checkpoints
@@ -341,11 +352,12 @@ impl Agent {
             return;
         };
         let infos: Vec<CheckpointInfo> = self.checkpoints.iter().rev().cloned().collect();
-        // Each as a rewind to it would be planned: from the latest
-        // checkpoint of that id.
+        // Each as a rewind to it would be planned: from its own place.
+        let last = self.checkpoints.len().saturating_sub(1);
         let ids: Vec<(String, _)> = infos
             .iter()
-            .map(|i| (i.id.clone(), self.bases(self.checkpoint_index(&i.id))))
+            .enumerate()
+            .map(|(i, c)| (c.id.clone(), self.bases(last - i)))
             .collect();
         let result = with_store(&store, move |s| {
             let mut out = Vec::new();
@@ -383,7 +395,7 @@ impl Agent {
         }
     }
 
-    pub async fn preview_rewind(&mut self, id: &str) {
+    pub async fn preview_rewind(&mut self, id: &str, turn: Option<u64>) {
         let Some(store) = self.git.clone() else {
             return;
         };
@@ -392,7 +404,8 @@ impl Agent {
             Err(e) => return self.git_notice(Level::Error, e),
         };
         let made = self.made.clone();
-        let base = self.bases(self.checkpoint_index(id));
+        let from = self.chosen(id, turn).map_or(0, |(i, _)| i);
+        let base = self.bases(from);
         match with_store(&store, move |s| s.plan(oid, &made, &base)).await {
             Ok(plan) => self.bus.publish(AgentEvent::RewindPreview {
                 id: id.to_string(),
@@ -411,9 +424,10 @@ impl Agent {
     /// Goes back to a checkpoint: the files, the conversation, or both.
     /// The files are first checkpointed themselves, so the rewind can be
     /// undone; files changed outside mm are only overwritten when confirmed.
-    pub async fn rewind(&mut self, id: &str, mode: RewindMode, overwrite: bool) {
-        // The latest of that id: checkpoints of an unchanged tree share it.
-        let Some(target) = self.checkpoints.iter().rev().find(|c| c.id == id).cloned() else {
+    pub async fn rewind(&mut self, id: &str, turn: Option<u64>, mode: RewindMode, overwrite: bool) {
+        // Checkpoints of an unchanged tree share an id: the turn says
+        // which was chosen (without it, the latest of that id).
+        let Some((_, target)) = self.chosen(id, turn) else {
             return self.git_notice(Level::Error, format!("no checkpoint {id} in this session"));
         };
         // The checkpoint before a rewind of the conversation names the log
@@ -465,7 +479,10 @@ impl Agent {
             }
         };
         let made = self.made.clone();
-        let base = self.bases(self.checkpoint_index(&target.id));
+        let from = self
+            .chosen(&target.id, Some(target.turn))
+            .map_or(0, |(i, _)| i);
+        let base = self.bases(from);
         let plan = match with_store(&store, move |s| s.plan(oid, &made, &base)).await {
             Ok(p) => p,
             Err(e) => {

@@ -154,11 +154,23 @@ pub(super) async fn watch(w: Watch) {
     }
 }
 
+/// What tells a helper's requests on the server: nothing but being
+/// busy (its prompts, caps and temperatures are its own).
+fn helper_key(probe: &serde_json::Value) -> SlotKey {
+    let mut key = SlotKey::of(probe, 0);
+    key.max_tokens = None;
+    key.temperature = None;
+    key
+}
+
 impl super::Agent {
     /// While a helper (`task`, `ask_agent`) works, the server's progress
-    /// on its requests, in the status bar as a turn's own: a slot with
-    /// this session's sampling is taken for the helper's. Abort the
-    /// handle when the call ends.
+    /// on its requests, in the status bar as a turn's own: any busy slot
+    /// is taken for the helper's. Its own requests beside its
+    /// conversation (checks, candidates) go at other temperatures than
+    /// the session's, and were shown as "server busy with another
+    /// request" (a trial's reviewer helper). Abort the handle when the
+    /// call ends.
     pub(super) fn watch_helper(&self) -> tokio::task::JoinHandle<()> {
         let probe = crate::llm::build_body(&crate::llm::ChatRequest {
             model: &self.model,
@@ -169,8 +181,7 @@ impl super::Agent {
             replay_reasoning: false,
             response_format: None,
         });
-        let mut key = SlotKey::of(&probe, 0);
-        key.max_tokens = None;
+        let key = helper_key(&probe);
         let live = Arc::new(Mutex::new(Live::new()));
         tokio::spawn(watch(Watch {
             client: self.client.clone(),
@@ -257,5 +268,23 @@ impl super::Agent {
             .await;
         ticker.abort();
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::client::SlotView;
+
+    /// A helper's check request at temperature 0 is the helper's, not
+    /// another client's (a trial's bar said "server busy" for it).
+    #[test]
+    fn a_helpers_request_at_any_temperature_is_the_helpers() {
+        let key = helper_key(&serde_json::json!({"temperature": 0.2, "max_tokens": 4096}));
+        let slot = serde_json::json!({"id": 0, "id_task": 5, "is_processing": true,
+            "n_prompt_tokens": 300, "n_prompt_tokens_processed": 100,
+            "params": {"n_predict": 300, "temperature": 0.0},
+            "next_token": [{"n_decoded": 0}]});
+        assert!(matches!(key.find(&[slot], &mut None), SlotView::Ours(_)));
     }
 }

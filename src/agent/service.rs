@@ -434,12 +434,13 @@ async fn navigate(
 async fn run_git_op(agent: &mut Agent, op: Op) {
     match op {
         Op::ListCheckpoints => agent.list_checkpoints().await,
-        Op::PreviewRewind { id } => agent.preview_rewind(&id).await,
+        Op::PreviewRewind { id, turn } => agent.preview_rewind(&id, turn).await,
         Op::Rewind {
             id,
+            turn,
             mode,
             overwrite,
-        } => agent.rewind(&id, mode, overwrite).await,
+        } => agent.rewind(&id, turn, mode, overwrite).await,
         Op::SessionDiff { from } => agent.session_diff(from).await,
         Op::SwitchSession { id } => agent.switch_session(&id).await,
         Op::UncommittedDiff => agent.uncommitted_diff().await,

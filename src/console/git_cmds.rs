@@ -232,9 +232,18 @@ pub async fn rewind(
         println!("not rewound");
         return editor;
     };
-    let id = list[n - 1].info.id.clone();
+    let (id, turn) = (list[n - 1].info.id.clone(), Some(list[n - 1].info.turn));
     let mut foreign = Vec::new();
-    for ev in collect(ops, events, Op::PreviewRewind { id: id.clone() }).await {
+    for ev in collect(
+        ops,
+        events,
+        Op::PreviewRewind {
+            id: id.clone(),
+            turn,
+        },
+    )
+    .await
+    {
         if let AgentEvent::RewindPreview {
             changes,
             foreign: f,
@@ -294,6 +303,7 @@ pub async fn rewind(
         events,
         Op::Rewind {
             id,
+            turn,
             mode,
             overwrite,
         },

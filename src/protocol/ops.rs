@@ -44,10 +44,17 @@ pub enum Op {
     ListCheckpoints,
     PreviewRewind {
         id: String,
+        /// The turn of the checkpoint chosen: checkpoints of an unchanged
+        /// tree share an id (turns 1, 2 and 3 of a session that changed
+        /// no file), and the turn says which one.
+        #[serde(default)]
+        turn: Option<TurnId>,
     },
     /// Rewind; `overwrite` confirms overwriting files changed outside mm.
     Rewind {
         id: String,
+        #[serde(default)]
+        turn: Option<TurnId>,
         mode: RewindMode,
         overwrite: bool,
     },

@@ -541,8 +541,11 @@ impl App {
                     r.list = list;
                     r.loading = false;
                     r.selected = 0;
-                    if let Some(id) = r.selected_id() {
-                        self.submit(Op::PreviewRewind { id });
+                    if let Some((id, turn)) = r.selected() {
+                        self.submit(Op::PreviewRewind {
+                            id,
+                            turn: Some(turn),
+                        });
                     }
                 }
             }

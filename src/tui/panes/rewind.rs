@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 use ratatui_textarea::TextArea;
 
-use crate::protocol::{CheckpointSummary, Op, RewindMode};
+use crate::protocol::{CheckpointSummary, Op, RewindMode, TurnId};
 use crate::tui::component::Handled;
 use crate::tui::keymap::{CommitAction, Keymap, RewindAction};
 use crate::tui::theme::Theme;
@@ -53,8 +53,11 @@ impl RewindOverlay {
         let Some(action) = action else {
             return Handled::Consumed;
         };
-        let preview = |id: Option<String>| match id {
-            Some(id) => Handled::Send(Op::PreviewRewind { id }),
+        let preview = |chosen: Option<(String, TurnId)>| match chosen {
+            Some((id, turn)) => Handled::Send(Op::PreviewRewind {
+                id,
+                turn: Some(turn),
+            }),
             None => Handled::Consumed,
         };
         match (self.stage.clone(), action) {
@@ -76,18 +79,20 @@ impl RewindOverlay {
                 };
                 if mode != RewindMode::Conversation && !self.foreign.is_empty() {
                     self.stage = Stage::Confirm(mode);
-                } else if let Some(id) = self.selected_id() {
+                } else if let Some((id, turn)) = self.selected() {
                     return Handled::SendClose(Op::Rewind {
                         id,
+                        turn: Some(turn),
                         mode,
                         overwrite: false,
                     });
                 }
             }
             (Stage::Confirm(mode), RewindAction::Overwrite) => {
-                if let Some(id) = self.selected_id() {
+                if let Some((id, turn)) = self.selected() {
                     return Handled::SendClose(Op::Rewind {
                         id,
+                        turn: Some(turn),
                         mode,
                         overwrite: true,
                     });
@@ -105,14 +110,22 @@ impl RewindOverlay {
         self.list.get(self.selected).map(|c| c.info.id.clone())
     }
 
-    pub fn move_by(&mut self, delta: isize) -> Option<String> {
+    /// The chosen checkpoint: its id and its turn (an id alone may stand
+    /// for several turns that changed nothing).
+    pub fn selected(&self) -> Option<(String, TurnId)> {
+        self.list
+            .get(self.selected)
+            .map(|c| (c.info.id.clone(), c.info.turn))
+    }
+
+    pub fn move_by(&mut self, delta: isize) -> Option<(String, TurnId)> {
         if self.list.is_empty() {
             return None;
         }
         let last = self.list.len() as isize - 1;
         self.selected = (self.selected as isize + delta).clamp(0, last) as usize;
         self.foreign.clear();
-        self.selected_id()
+        self.selected()
     }
 
     /// The keys of the stage the list is in, or the question it asks.

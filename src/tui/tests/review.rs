@@ -36,9 +36,9 @@ fn the_rewind_overlay_previews_and_asks_what_to_restore() {
             summary("c1", 1, "fix the add function", &["calc.py", "notes.txt"]),
         ],
     });
-    assert!(matches!(&ops(&mut r)[..], [Op::PreviewRewind { id }] if id == "c3"));
+    assert!(matches!(&ops(&mut r)[..], [Op::PreviewRewind { id, .. }] if id == "c3"));
     r.app.on_key(key(KeyCode::Down));
-    assert!(matches!(&ops(&mut r)[..], [Op::PreviewRewind { id }] if id == "c1"));
+    assert!(matches!(&ops(&mut r)[..], [Op::PreviewRewind { id, .. }] if id == "c1"));
     r.app.on_agent(AgentEvent::RewindPreview {
         id: "c1".into(),
         changes: vec![change(
@@ -62,7 +62,7 @@ fn the_rewind_overlay_previews_and_asks_what_to_restore() {
     r.app.on_key(key(KeyCode::Char('y')));
     let sent = ops(&mut r);
     assert!(
-        matches!(&sent[..], [Op::Rewind { id, mode: RewindMode::Both, overwrite: true }] if id == "c1"),
+        matches!(&sent[..], [Op::Rewind { id, mode: RewindMode::Both, overwrite: true, .. }] if id == "c1"),
         "{sent:?}"
     );
     assert!(r.app.overlay().is_none());
