@@ -513,3 +513,34 @@ fn a_request_that_names_a_role_starts_a_helper_in_it() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("The reviewer found"));
 }
+
+/// A model that answers a helper's work with mm's note on it ("The
+/// helper wrote no file.", whatever the helper did) gives the turn the
+/// helper's answer instead (a trial's every answer after a helper).
+#[test]
+fn an_answer_that_only_repeats_the_helper_note_becomes_the_helpers_answer() {
+    let ws = Workspace::new();
+    ws.write(".mm/agents/reviewer.md", REVIEWER);
+    ws.write("calc.py", "def add(a, b):\n    return a - b\n");
+    let server = Server::start(vec![
+        call(
+            "t1",
+            "task",
+            json!({"role": "reviewer", "prompt": "Report what add in calc.py does."}),
+        ),
+        text("REVIEWED-BY-ROLE: add subtracts; it should return a + b."),
+        text("The helper wrote no file."),
+    ]);
+    let out = ws.run(&server, "use the reviewer on calc.py", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.starts_with("REVIEWED-BY-ROLE: add subtracts; it should return a + b."),
+        "{said}"
+    );
+    assert!(
+        said.contains("mm: the helper's answer, as it gave it"),
+        "{said}"
+    );
+    assert!(!said.contains("The helper wrote no file."), "{said}");
+}

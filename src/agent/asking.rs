@@ -187,7 +187,7 @@ impl Agent {
             }
         }
         if !changed.is_empty() {
-            let notes = vec![super::changed_words(&changed)];
+            let notes = vec![super::changed_words("the agent asked", &changed)];
             self.bus.publish(AgentEvent::Receipt {
                 turn,
                 written: Vec::new(),

@@ -16,6 +16,17 @@ impl Agent {
         if !self.on(crate::config::Behaviour::Evidence) {
             return;
         }
+        // An answer that only repeats mm's note under a helper's answer
+        // ("The helper wrote no file.", even when it wrote one): the
+        // helper's answer is the turn's.
+        if let Some(helper) = st.helper_answer.clone().filter(|h| !h.trim().is_empty())
+            && (st.answer.trim().is_empty() || harness::echoes_helper_note(&st.answer))
+        {
+            st.answer = format!(
+                "{}\n\nmm: the helper's answer, as it gave it; the model's own only repeated mm's note on it.",
+                helper.trim()
+            );
+        }
         let mut notes: Vec<String> = Vec::new();
         if st.question
             && let Some((command, printed)) = &st.printed

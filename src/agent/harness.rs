@@ -1489,6 +1489,11 @@ mod tests {
             crate::protocol::helper_session_note("20261207-180805-25cd27")
         );
         assert_eq!(without_echo(&copied), "discount subtracts the percent.");
+        assert!(echoes_helper_note("The helper wrote no file."));
+        assert!(echoes_helper_note("[the helper wrote: shop/catalog.py]"));
+        assert!(!echoes_helper_note(
+            "The helper wrote no file, but it found that discount subtracts.\nFix it with a percent."
+        ));
         let plain = "Use `[x]` here.\n\n- a\n- b";
         assert_eq!(without_echo(plain), plain);
         assert!(!echoes_instruction(

@@ -102,10 +102,10 @@ pub(crate) fn piped_note(text: &str) -> String {
     format!("[piped to mm on stdin, for context]\n{fence}\n{text}\n{fence}")
 }
 
-fn changed_words(paths: &[String]) -> String {
+fn changed_words(by: &str, paths: &[String]) -> String {
     const SHOWN: usize = 8;
     let mut text = format!(
-        "changed by commands: {}",
+        "changed by {by}: {}",
         paths
             .iter()
             .take(SHOWN)

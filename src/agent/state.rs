@@ -134,6 +134,10 @@ pub(super) struct TurnState {
     pub(super) command_changes: Vec<String>,
     /// The same, to look up (a command can make 100,000 files).
     pub(super) command_changed: std::collections::HashSet<String>,
+    /// Of those, the files a helper (`task`, `ask_agent`) changed.
+    pub(super) helper_changed: std::collections::HashSet<String>,
+    /// The last `task` helper's answer, without mm's notes under it.
+    pub(super) helper_answer: Option<String>,
     /// The language server's latest verdict on each file written.
     pub(super) checks: HashMap<String, crate::lsp::Check>,
     /// Each written file's errors before the turn's first write to it

@@ -323,7 +323,17 @@ impl Agent {
             notes.push(t.receipt_words());
         }
         if !state.command_changes.is_empty() {
-            notes.push(changed_words(&state.command_changes));
+            let (by_helper, by_commands): (Vec<String>, Vec<String>) = state
+                .command_changes
+                .iter()
+                .cloned()
+                .partition(|p| state.helper_changed.contains(p));
+            if !by_commands.is_empty() {
+                notes.push(changed_words("commands", &by_commands));
+            }
+            if !by_helper.is_empty() {
+                notes.push(changed_words("a helper", &by_helper));
+            }
         }
         notes.extend(state.candidate_notes.iter().cloned());
         for u in &state.unbacked {

@@ -30,7 +30,13 @@ impl Agent {
                 .await;
             // What the command changed is mm's doing, not the user's.
             let changed = self.record_command_changes(before).await?;
+            if call.name == ToolName::Task || call.name == ToolName::AskAgent {
+                st.helper_changed.extend(changed.iter().cloned());
+            }
             st.note_command_changes(changed);
+        }
+        if call.name == ToolName::Task {
+            st.helper_answer = Some(harness::without_echo(&out.text));
         }
         self.note_outcome(call, args, st, out, key);
         if self.harness_on()

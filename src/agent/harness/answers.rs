@@ -300,3 +300,14 @@ pub fn without_echo(text: &str) -> String {
         .collect();
     kept.join("\n").trim().to_string()
 }
+
+/// An answer that is only mm's note under a helper's answer, repeated
+/// ("The helper wrote no file.", "[the helper wrote: cart.py]"): a 1.5B
+/// model answered so after every helper, whatever the helper did.
+pub fn echoes_helper_note(answer: &str) -> bool {
+    let t = answer
+        .trim()
+        .trim_matches(|c: char| c == '[' || c == ']' || c == '.' || c.is_whitespace())
+        .to_lowercase();
+    t.starts_with("the helper wrote") && t.lines().count() == 1 && t.len() < 160
+}
