@@ -212,10 +212,16 @@ pub async fn rewind(
     }
     for (i, c) in list.iter().enumerate() {
         let time = c.info.time.get(11..19).unwrap_or(&c.info.time);
+        // A safety row undoes a rewind: the turn it was taken in says
+        // nothing about where it goes.
+        let which = if c.info.kind == crate::protocol::CheckpointKind::Safety {
+            "undo".to_string()
+        } else {
+            format!("turn {}", c.info.turn)
+        };
         println!(
-            "{:>3}) turn {} · {} · {} · {} · undoes {} file(s) +{} -{}",
+            "{:>3}) {which} · {} · {} · {} · undoes {} file(s) +{} -{}",
             i + 1,
-            c.info.turn,
             time,
             c.info.kind.as_str(),
             displayable(&c.info.label),

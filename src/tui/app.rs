@@ -560,19 +560,15 @@ impl App {
                 {
                     r.foreign = foreign;
                     let title = if left.is_empty() {
-                        "rewind preview: what going back does".to_string()
+                        "going back does this".to_string()
                     } else {
-                        format!(
-                            "rewind preview: what going back does · left as they are (not mm's): {}",
-                            left.join(", ")
-                        )
+                        format!("going back does this · not mm's, left: {}", left.join(", "))
                     };
                     self.diff.set_review(&title, &changes);
                 }
             }
             AgentEvent::SessionDiff { changes, .. } => {
-                self.diff
-                    .set_review("the session's changes since it began", &changes);
+                self.diff.set_review("session changes", &changes);
                 self.show_diff = true;
                 self.focus = Focus::Diff;
                 self.tab = Focus::Diff;

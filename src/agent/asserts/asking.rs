@@ -211,7 +211,7 @@ impl Agent {
         if checks.is_empty() {
             self.notice(
                 Level::Info,
-                "neither the request's examples nor a check written from it states a value; none run",
+                "no checks from the request: it gives no value to check the code against",
             );
             return None;
         }

@@ -197,8 +197,14 @@ impl RewindOverlay {
                 Style::new().fg(th.text)
             };
             lines.push(Line::from(vec![
+                // A safety row undoes a rewind; the turn it was taken in
+                // says nothing about where it goes.
                 Span::styled(
-                    format!(" turn {} ", c.info.turn),
+                    if c.info.kind == crate::protocol::CheckpointKind::Safety {
+                        " ↺ undo ".to_string()
+                    } else {
+                        format!(" turn {} ", c.info.turn)
+                    },
                     Style::new().fg(th.accent),
                 ),
                 Span::styled(format!("{time} {:<7} ", c.info.kind.as_str()), dim),
