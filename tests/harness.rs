@@ -4714,3 +4714,55 @@ fn a_review_with_the_behaviour_off_asks_no_questions() {
     assert_eq!(server.requests().len(), 1);
     assert!(server.side_requests().is_empty(), "no checks asked for");
 }
+
+/// A rename in one file while another file's test fails from before:
+/// mm seeks no fix of its own in the file the turn did not change and
+/// the request does not name, even without "change nothing else" (a
+/// trial's helper, given the model's paraphrase of the request, brought a
+/// candidate fix of `discount` in prices.py to the user).
+#[test]
+fn a_test_that_fails_elsewhere_brings_no_candidate_fixes_to_a_rename() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "edit_file",
+            json!({"path": "catalog.py", "old_string": "tmp", "replacement": "result", "replace_all": true}),
+        ),
+        text("Renamed tmp to result in catalog.py."),
+        text("Renamed tmp to result in catalog.py."),
+        text("Renamed tmp to result in catalog.py."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "catalog.py",
+        "def price_of(p):\n    tmp = p * 2\n    return tmp\n",
+    );
+    ws.write(
+        "prices.py",
+        "def discount(price, percent):\n    \"\"\"Price reduced by percent.\"\"\"\n    return price - percent\n",
+    );
+    ws.write(
+        "test_prices.py",
+        "import unittest\n\nfrom prices import discount\n\n\nclass T(unittest.TestCase):\n    def test_discount(self):\n        self.assertEqual(discount(50, 10), 45)\n",
+    );
+    let out = ws.run(
+        &server,
+        "In catalog.py rename the variable tmp to result.",
+        &["-json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(ws.read("catalog.py").contains("result = p * 2"));
+    let fixes: Vec<String> = server
+        .side_requests()
+        .iter()
+        .map(|r| {
+            r["messages"][0]["content"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .filter(|s| s.starts_with("You fix bugs") || s.starts_with("You write code"))
+        .collect();
+    assert!(fixes.is_empty(), "{fixes:?}\n{}", stderr(&out));
+    assert!(ws.read("prices.py").contains("return price - percent"));
+}

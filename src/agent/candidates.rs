@@ -112,6 +112,26 @@ impl Agent {
             );
             return None;
         }
+        // A failure in a file this turn did not change and the request
+        // neither names nor asks to fix (a test that failed before the
+        // turn: a trial's rename brought a candidate fix of another
+        // file's `discount` to the user): the model hears of it, and mm
+        // seeks no fix of its own there.
+        if !harness::asks_for_fix(&st.prompt)
+            && !harness::mentions_tests(&st.prompt)
+            && st.repro.is_none()
+            && !st.written.contains(&t.file)
+            && !harness::named_files(&st.prompt).contains(&t.file)
+        {
+            self.notice(
+                Level::Info,
+                format!(
+                    "no candidate fixes of {}: this turn did not change it, and the request asks for no fix there",
+                    t.file
+                ),
+            );
+            return None;
+        }
         // Each try is a request of its own and a run of the checks: say so
         // before the wait (a person saw minutes of spinner and no word).
         self.notice(
