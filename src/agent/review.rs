@@ -143,14 +143,20 @@ impl Agent {
         if !self.on(Behaviour::Review) || !st.text_only || !harness::asks_review(&st.prompt) {
             return None;
         }
+        // Each function as the model is shown it: its documentation and
+        // first line (Python and JavaScript; the file read once).
         let mut asked: Vec<(String, String, usize, String)> = Vec::new();
         for file in harness::named_files(&st.prompt) {
+            let Some(lang) = Lang::of(&file).filter(|l| *l != Lang::Rust) else {
+                continue;
+            };
             let Some(text) = self.content_now(&file) else {
                 continue;
             };
             for (name, line, code) in functions(&text) {
                 if asked.len() < MAX_FUNCTIONS {
-                    asked.push((file.clone(), name, line, code));
+                    let view = doc_view(&text, &name, &code, lang);
+                    asked.push((file.clone(), name, line, view));
                 }
             }
         }
@@ -201,12 +207,11 @@ impl Agent {
         cancel: &CancellationToken,
     ) -> Option<Vec<(String, Vec<Checked>)>> {
         let mut by_file: Vec<(String, Vec<Checked>)> = Vec::new();
-        for (file, name, line, code) in asked {
-            let Some(lang) = Lang::of(&file).filter(|l| *l != Lang::Rust) else {
+        for (file, name, line, view) in asked {
+            let Some(lang) = Lang::of(&file) else {
                 continue;
             };
-            let text = self.content_now(&file).unwrap_or_default();
-            let ask = checks_request(&doc_view(&text, &name, &code, lang), &name, lang);
+            let ask = checks_request(&view, &name, lang);
             let reply = self
                 .side_request_cut(asserts::system(lang), &ask, 0.0, CHECKS_CAP, true, cancel)
                 .await;
