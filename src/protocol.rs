@@ -353,6 +353,56 @@ pub enum ApprovalDecision {
     },
 }
 
+/// Where mm puts what an ACP permission answer cannot say (the option
+/// chosen is only yes or no): the user's reason for a no and the hunks of
+/// a partial yes, under `_meta.mm` of the answer. mm asking a helper `mm
+/// -acp` sends it; mm as an agent reads it from any client.
+pub const PERMISSION_META: &str = "mm";
+
+impl ApprovalDecision {
+    /// The reason and hunks, as `_meta` of an ACP permission answer.
+    pub fn meta(&self) -> Option<serde_json::Map<String, serde_json::Value>> {
+        let inner = match self {
+            ApprovalDecision::No { reason: Some(r) } if !r.trim().is_empty() => {
+                serde_json::json!({ "reason": r })
+            }
+            ApprovalDecision::Hunks { accepted } => serde_json::json!({ "hunks": accepted }),
+            _ => return None,
+        };
+        let mut m = serde_json::Map::new();
+        m.insert(PERMISSION_META.into(), inner);
+        Some(m)
+    }
+
+    /// A plain yes or no, made exact by the `_meta` an answer carried.
+    pub fn with_meta(self, meta: Option<&serde_json::Map<String, serde_json::Value>>) -> Self {
+        let Some(inner) = meta.and_then(|m| m.get(PERMISSION_META)) else {
+            return self;
+        };
+        match self {
+            ApprovalDecision::No { reason } => ApprovalDecision::No {
+                reason: inner
+                    .get("reason")
+                    .and_then(|r| r.as_str())
+                    .map(str::trim)
+                    .filter(|r| !r.is_empty())
+                    .map(str::to_string)
+                    .or(reason),
+            },
+            ApprovalDecision::Yes => match inner.get("hunks").and_then(|h| h.as_array()) {
+                Some(h) => ApprovalDecision::Hunks {
+                    accepted: h
+                        .iter()
+                        .filter_map(|i| i.as_u64().map(|i| i as usize))
+                        .collect(),
+                },
+                None => ApprovalDecision::Yes,
+            },
+            other => other,
+        }
+    }
+}
+
 /// What kind of moment a checkpoint records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -720,6 +770,29 @@ mod tests {
                 &args(serde_json::json!({"prompt": "Find the callers"}))
             ),
             "helper — Find the callers"
+        );
+    }
+
+    #[test]
+    fn a_reason_and_hunks_ride_beside_a_plain_permission_answer() {
+        let no = ApprovalDecision::No {
+            reason: Some("keep the test".into()),
+        };
+        let plain = ApprovalDecision::No {
+            reason: Some("the user rejected it".into()),
+        };
+        assert_eq!(plain.clone().with_meta(no.meta().as_ref()), no);
+        let some = ApprovalDecision::Hunks {
+            accepted: vec![0, 2],
+        };
+        assert_eq!(ApprovalDecision::Yes.with_meta(some.meta().as_ref()), some);
+        // Nothing to add: the plain answer stands, from mm or any client.
+        assert!(ApprovalDecision::Yes.meta().is_none());
+        assert_eq!(plain.clone().with_meta(None), plain);
+        // A reason does not turn a yes into a no.
+        assert_eq!(
+            ApprovalDecision::Yes.with_meta(no.meta().as_ref()),
+            ApprovalDecision::Yes
         );
     }
 

@@ -544,3 +544,41 @@ fn an_answer_that_only_repeats_the_helper_note_becomes_the_helpers_answer() {
     );
     assert!(!said.contains("The helper wrote no file."), "{said}");
 }
+
+/// A helper's edit is asked as the session's own are (the file, its
+/// "always" for the file), and a no's reason reaches the helper's model
+/// (trial e: "Do not edit the test" arrived as "the user rejected it").
+#[test]
+fn a_helpers_edit_is_asked_as_an_edit_and_the_reason_reaches_it() {
+    let ws = Workspace::new();
+    ws.write(".mm/config.yaml", "taskTool: true\n");
+    ws.write("a.py", "x = 1\n");
+    let server = Server::start(vec![
+        call("t1", "task", json!({"prompt": "Change x to 2 in a.py."})),
+        call(
+            "e1",
+            "edit_file",
+            json!({"path": "a.py", "old_string": "x = 1", "replacement": "x = 2"}),
+        ),
+        text("I left a.py as it was."),
+        text("The helper left a.py as it was."),
+    ]);
+    let url = server.url();
+    let mut t = support::term::Term::start(&ws, &["-url", &url]);
+    t.expect("› ");
+    t.send("set x to 2\r");
+    t.expect("every change to a.py");
+    t.send("n keep x as it is\r");
+    t.expect("The helper left a.py as it was.");
+    t.expect("› ");
+    t.send("\x04");
+    assert_eq!(t.exit_code(), 0);
+    assert_eq!(ws.read("a.py"), "x = 1\n");
+    let results = tool_results(&server.requests()[2]);
+    assert!(
+        results
+            .iter()
+            .any(|(id, r)| id == "e1" && r.contains("keep x as it is")),
+        "{results:?}"
+    );
+}

@@ -631,7 +631,7 @@ async fn pump(
                 let (cx2, ops, request) = (cx.clone(), live.ops.clone(), request.clone());
                 tokio::spawn(async move {
                     let decision = match cx2.send_request(req).block_task().await {
-                        Ok(r) => decision_of(&r.outcome, &request),
+                        Ok(r) => decision_of(&r, &request),
                         Err(e) => ApprovalDecision::No {
                             reason: Some(format!("the client did not answer: {e}")),
                         },

@@ -33,11 +33,13 @@ pub(super) fn permission_request(
     )
 }
 
+/// The client's answer as mm's decision: the option chosen, made exact
+/// by what `_meta.mm` adds (the reason for a no, the hunks of a yes).
 pub(super) fn decision_of(
-    outcome: &RequestPermissionOutcome,
+    response: &agent_client_protocol::v1::schema::RequestPermissionResponse,
     _request: &ApprovalRequest,
 ) -> ApprovalDecision {
-    match outcome {
+    let plain = match &response.outcome {
         RequestPermissionOutcome::Selected(s) => match &*s.option_id.0 {
             ALLOW => ApprovalDecision::Yes,
             ALWAYS => ApprovalDecision::Always,
@@ -45,10 +47,13 @@ pub(super) fn decision_of(
                 reason: Some("the user rejected it".into()),
             },
         },
-        _ => ApprovalDecision::No {
-            reason: Some("cancelled".into()),
-        },
-    }
+        _ => {
+            return ApprovalDecision::No {
+                reason: Some("cancelled".into()),
+            };
+        }
+    };
+    plain.with_meta(response.meta.as_ref())
 }
 
 pub(super) const CARRY_OUT: &str = "carry-out";

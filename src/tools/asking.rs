@@ -27,6 +27,7 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{SandboxMode, SubAgent};
+use crate::protocol::ApprovalDecision;
 
 /// How deep agents may ask agents (the user's agent is depth 0).
 pub const MAX_DEPTH: u32 = 3;
@@ -270,10 +271,24 @@ pub struct Child<'a> {
     pub grant: Grant,
 }
 
-/// Asks the asker's user about what a child wants to do (its title):
-/// true for yes.
+/// A child's permission request, as the asker puts it to its user.
+#[derive(Clone, Debug, Default)]
+pub struct Asked {
+    /// All it would do, in words: its title, every line of a command, an
+    /// edit as a unified diff.
+    pub what: String,
+    /// An edit: the file (relative to the root), its text now and after.
+    pub edit: Option<crate::protocol::FileChange>,
+    /// A command: the command, and why the child could not run it unasked.
+    pub command: Option<(String, String)>,
+    /// What the child's "always" would cover, in its words.
+    pub always: Option<String>,
+}
+
+/// Asks the asker's user about what a child wants to do: the user's
+/// decision, reason and hunks included.
 pub type Decide = Arc<
-    dyn Fn(String) -> std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send>>
+    dyn Fn(Asked) -> std::pin::Pin<Box<dyn std::future::Future<Output = ApprovalDecision> + Send>>
         + Send
         + Sync,
 >;
@@ -294,17 +309,30 @@ impl Grant {
         matches!(self, Grant::Yes)
     }
 
-    /// Whether `what` is granted, and the verdict to show.
-    async fn decide(&self, what: &str) -> (bool, String) {
+    /// The decision on `asked`, and the verdict to show.
+    async fn decide(&self, asked: Asked) -> (ApprovalDecision, String) {
         match self {
-            Grant::Yes => (true, "granted (yolo)".into()),
-            Grant::No(why) => (false, format!("refused ({why})")),
+            Grant::Yes => (ApprovalDecision::Yes, "granted (yolo)".into()),
+            Grant::No(why) => (
+                ApprovalDecision::No {
+                    reason: Some((*why).to_string()),
+                },
+                format!("refused ({why})"),
+            ),
             Grant::Ask(decide) => {
-                if decide(what.to_string()).await {
-                    (true, "granted by you".into())
-                } else {
-                    (false, "refused by you".into())
-                }
+                let d = decide(asked).await;
+                let verdict = match &d {
+                    ApprovalDecision::Yes => "granted by you".to_string(),
+                    ApprovalDecision::Always => "granted by you, always".to_string(),
+                    ApprovalDecision::Hunks { accepted } => {
+                        format!("{} hunk(s) granted by you", accepted.len())
+                    }
+                    ApprovalDecision::No { reason: Some(r) } if !r.trim().is_empty() => {
+                        format!("refused by you ({})", r.trim())
+                    }
+                    ApprovalDecision::No { .. } => "refused by you".to_string(),
+                };
+                (d, verdict)
             }
         }
     }

@@ -25,6 +25,20 @@ use crate::roles::Role;
 use crate::toolname::{ToolName, arg};
 use crate::tools::asking::{self, Asker};
 
+/// What the helper's "always" covers, from its own option's words
+/// ("Always allow `cargo test …` commands in this session").
+fn always_scope(option: Option<&str>) -> String {
+    let inner = option
+        .map(str::trim)
+        .and_then(|o| o.strip_prefix("Always allow "))
+        .map(|o| o.strip_suffix(" in this session").unwrap_or(o))
+        .filter(|o| !o.is_empty());
+    match inner {
+        Some(what) => format!("{what} in the helper"),
+        None => "this command in the helper".into(),
+    }
+}
+
 pub struct TaskEnv {
     pub roles: Vec<Role>,
     pub asker: Asker,
@@ -103,23 +117,33 @@ impl TaskEnv {
         }
         let broker = self.broker.clone();
         let (turn, call_id, cancel) = (ctx.turn, ctx.call_id.to_string(), ctx.cancel.clone());
-        asking::Grant::Ask(Arc::new(move |what: String| {
+        asking::Grant::Ask(Arc::new(move |asked: asking::Asked| {
             let (broker, call_id, cancel) = (broker.clone(), call_id.clone(), cancel.clone());
             Box::pin(async move {
-                let kind = ApprovalKind::Exec {
-                    command: what,
-                    reason: "the sub-task (task tool) asks".into(),
-                    always_key: String::new(),
-                    scope: "this one request of the sub-task".into(),
+                // An edit is asked as the session's own edits are (its
+                // hunks, the diff pane); a command with the helper's reason.
+                let kind = match (asked.edit, asked.command) {
+                    (Some(change), _) => ApprovalKind::Edit { change },
+                    (None, command) => {
+                        let (command, why) = command.unwrap_or((asked.what, String::new()));
+                        ApprovalKind::Exec {
+                            command,
+                            reason: if why.trim().is_empty() {
+                                "the helper (task tool) asks".into()
+                            } else {
+                                format!("the helper (task tool) asks: {}", why.trim())
+                            },
+                            always_key: String::new(),
+                            scope: always_scope(asked.always.as_deref()),
+                        }
+                    }
                 };
-                matches!(
-                    broker.ask(turn, &call_id, kind, &cancel).await,
-                    Answer::User(
-                        ApprovalDecision::Yes
-                            | ApprovalDecision::Always
-                            | ApprovalDecision::Hunks { .. }
-                    )
-                )
+                match broker.ask(turn, &call_id, kind, &cancel).await {
+                    Answer::User(d) => d,
+                    _ => ApprovalDecision::No {
+                        reason: Some("nobody answered".into()),
+                    },
+                }
             })
         }))
     }

@@ -49,27 +49,30 @@ pub(super) async fn talk(
                 }
                 // Asked with all it would do (every line of a command, an
                 // edit's diff), never its one-line title alone.
-                let what = asked_in_full(&req, &root_for_diff);
+                let asked = asked(&req, &root_for_diff);
                 let title = req
                     .tool_call
                     .fields
                     .title
                     .clone()
                     .unwrap_or_else(|| "a tool call".into());
-                let (yes, verdict) = grant.decide(&what).await;
+                let (decision, verdict) = grant.decide(asked).await;
                 if let Ok(mut l) = l2.lock() {
                     *l = Instant::now();
                 }
-                let kinds: &[PermissionOptionKind] = if yes {
-                    &[
+                let kinds: &[PermissionOptionKind] = match decision {
+                    ApprovalDecision::Always => &[
+                        PermissionOptionKind::AllowAlways,
+                        PermissionOptionKind::AllowOnce,
+                    ],
+                    ApprovalDecision::Yes | ApprovalDecision::Hunks { .. } => &[
                         PermissionOptionKind::AllowOnce,
                         PermissionOptionKind::AllowAlways,
-                    ]
-                } else {
-                    &[
+                    ],
+                    ApprovalDecision::No { .. } => &[
                         PermissionOptionKind::RejectOnce,
                         PermissionOptionKind::RejectAlways,
-                    ]
+                    ],
                 };
                 let pick = kinds.iter().find_map(|k| {
                     req.options
@@ -86,7 +89,9 @@ pub(super) async fn talk(
                     }
                     None => RequestPermissionOutcome::Cancelled,
                 };
-                responder.respond(RequestPermissionResponse::new(outcome))
+                // The reason for a no and the hunks of a partial yes ride
+                // along, so the child's model hears what the user said.
+                responder.respond(RequestPermissionResponse::new(outcome).meta(decision.meta()))
             },
             agent_client_protocol::on_receive_request!(),
         )
@@ -261,34 +266,65 @@ fn error_text(e: &agent_client_protocol::Error) -> String {
 
 /// What a child's permission request would do, in full: its title, then
 /// each part of its content (a command's every line, an edit as a
-/// unified diff against the file as it is).
-fn asked_in_full(req: &RequestPermissionRequest, root: &Path) -> String {
-    use agent_client_protocol::v1::schema::ToolCallContent;
+/// unified diff against the file as it is); an edit of one file, or a
+/// command, also as such, so the user is asked as for the asker's own.
+fn asked(req: &RequestPermissionRequest, root: &Path) -> Asked {
+    use agent_client_protocol::v1::schema::{ToolCallContent, ToolKind};
     let fields = &req.tool_call.fields;
-    let mut out = fields.title.clone().unwrap_or_else(|| "a tool call".into());
+    let mut out = Asked {
+        what: fields.title.clone().unwrap_or_else(|| "a tool call".into()),
+        ..Asked::default()
+    };
+    let mut edits = Vec::new();
+    let mut texts = Vec::new();
     for part in fields.content.iter().flatten() {
         match part {
             ToolCallContent::Content(c) => {
                 if let ContentBlock::Text(t) = &c.content {
-                    out.push_str(&format!("\n{}", t.text));
+                    out.what.push_str(&format!("\n{}", t.text));
+                    texts.push(t.text.clone());
                 }
             }
             ToolCallContent::Diff(d) => {
                 let path = d.path.strip_prefix(root).unwrap_or(&d.path);
-                out.push_str(&format!(
+                let path = path.to_string_lossy().replace('\\', "/");
+                let before = d.old_text.clone().unwrap_or_default();
+                out.what.push_str(&format!(
                     "\n{}",
-                    crate::diff::unified(
-                        &path.to_string_lossy(),
-                        d.old_text.as_deref().unwrap_or(""),
-                        &d.new_text,
-                        3,
-                        400,
-                    )
+                    crate::diff::unified(&path, &before, &d.new_text, 3, 400)
+                ));
+                edits.push(crate::tools::fs::file_change(
+                    &path,
+                    d.old_text.as_deref(),
+                    &d.new_text,
                 ));
             }
             _ => {}
         }
     }
+    // Only an edit inside the root is shown as one of the asker's files.
+    if edits.len() == 1
+        && texts.is_empty()
+        && fields.content.iter().flatten().all(|p| match p {
+            ToolCallContent::Diff(d) => d.path.starts_with(root),
+            _ => true,
+        })
+    {
+        out.edit = edits.pop();
+    }
+    if fields.kind == Some(ToolKind::Execute) && edits.is_empty() && texts.len() == 1 {
+        // mm's own request: the command, a blank line, the reason.
+        let t = &texts[0];
+        out.command = Some(match t.rsplit_once("\n\n") {
+            Some((cmd, why)) if !why.contains('\n') => (cmd.to_string(), why.to_string()),
+            _ => (t.clone(), String::new()),
+        });
+    }
+    out.always = req
+        .options
+        .iter()
+        .find(|o| o.kind == PermissionOptionKind::AllowAlways)
+        .map(|o| o.name.clone());
     out
 }
 
