@@ -428,3 +428,61 @@ fn a_rewind_goes_to_the_turn_chosen_when_turns_share_a_checkpoint() {
     t.send("/quit\r");
     assert_eq!(t.exit_code(), 0);
 }
+
+/// A conversation cut back by a rewind keeps its turns as they happened:
+/// the prompts as typed, the calls with their results, the receipts
+/// (trial e: the replay and the printed transcript showed the message
+/// the model got and no write).
+#[test]
+fn a_rewound_conversation_keeps_its_turns_as_they_happened() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "b.txt", "content": "bee\n"}),
+        ),
+        text("Wrote b.txt."),
+        text("Second answer."),
+        text("Third answer."),
+    ]);
+    let ws = Workspace::new();
+    ws.committed(&[("a.txt", "a\n")]);
+    let url = server.url();
+    let mut t = Term::start(&ws, &["-url", &url, "-yolo"]);
+    t.expect("› ");
+    for (ask, answer) in [
+        ("write @a.txt into b", "Wrote b.txt."),
+        ("question two", "Second answer."),
+        ("question three", "Third answer."),
+    ] {
+        t.send(&format!("{ask}\r"));
+        t.expect(answer);
+        t.expect("› ");
+    }
+    t.send("/rewind\r");
+    t.expect("rewind to which?");
+    let row = t
+        .screen()
+        .lines()
+        .rev()
+        .find(|l| l.contains("turn 3 ·"))
+        .and_then(|l| l.trim().split(')').next().map(str::to_string))
+        .expect("turn 3 is listed");
+    t.send(&format!("{row}\r"));
+    t.expect("restore [c]ode");
+    t.send("v\r");
+    t.expect("the conversation is back to before turn 3");
+    t.send("/quit\r");
+    assert_eq!(t.exit_code(), 0);
+    let show = ws.mm().args(["-show", "last"]).output().unwrap();
+    let shown = stdout(&show);
+    assert!(shown.contains("write @a.txt into b"), "{shown}");
+    assert!(
+        !shown.contains("counts as read"),
+        "the prompt as typed, not as the model got it: {shown}"
+    );
+    assert!(shown.contains("b.txt"), "{shown}");
+    assert!(shown.contains("wrote b.txt"), "the receipt: {shown}");
+    assert!(shown.contains("Second answer."), "{shown}");
+    assert!(!shown.contains("question three"), "{shown}");
+}

@@ -41,7 +41,7 @@ impl Agent {
                 }
             }
         }
-        if let Some(old) = self.replace_conversation(kept, starts, None) {
+        if let Some(old) = self.replace_conversation(kept, starts, Kept::Before(turn)) {
             self.git_notice(
                 Level::Info,
                 format!(
@@ -69,7 +69,7 @@ impl Agent {
         let starts = crate::session::turn_starts(&records);
         let turns = starts.len();
         if self
-            .replace_conversation(kept, starts, Some(&records))
+            .replace_conversation(kept, starts, Kept::All(&records))
             .is_some()
         {
             self.git_notice(
@@ -84,48 +84,60 @@ impl Agent {
     }
 
     /// Puts `kept` (with its turn starts) in place of the conversation, in
-    /// a new session log; the old log stays whole. `told`: the log to
-    /// show the front ends again (a conversation brought back); without
-    /// it they drop the turns cut. Returns the old log's id, or None when
-    /// the new log could not be written (said as an error).
+    /// a new session log; the old log stays whole. The new log holds the
+    /// old one's records of the turns kept (prompts as typed, receipts,
+    /// mm's own runs, plans), so a replay, an export or the transcript
+    /// printed on exit shows them as they happened; failing that, the
+    /// messages alone. Returns the old log's id, or None when the new log
+    /// could not be written (said as an error).
     fn replace_conversation(
         &mut self,
         kept: Vec<crate::llm::Message>,
         starts: Vec<usize>,
-        told: Option<&[Record]>,
+        from: Kept<'_>,
     ) -> Option<String> {
+        let current = crate::session::read_records(self.tools.sandbox.root(), self.log.id())
+            .map(|(_, r)| r)
+            .unwrap_or_default();
+        let source: &[Record] = match from {
+            Kept::All(records) => records,
+            Kept::Before(_) => &current,
+        };
+        let copied = carried(source, from.before())
+            .filter(|c| crate::session::conversation(c) == (kept.clone(), starts.clone()));
         // What the user typed for each prompt kept (the message the model
-        // got says more: the files attached, mm's hints), from the old log:
-        // replays show the prompt as typed.
-        let typed: std::collections::HashMap<String, String> =
-            crate::session::read_records(self.tools.sandbox.root(), self.log.id())
-                .map(|(_, records)| {
-                    records
-                        .into_iter()
-                        .filter_map(|r| match r {
-                            Record::Message {
-                                message,
-                                typed: Some(t),
-                                ..
-                            } => Some((message.text().to_string(), t)),
-                            _ => None,
-                        })
-                        .collect()
-                })
-                .unwrap_or_default();
+        // got says more: the files attached, mm's hints): replays show
+        // the prompt as typed.
+        let typed: std::collections::HashMap<String, String> = current
+            .iter()
+            .chain(source)
+            .filter_map(|r| match r {
+                Record::Message {
+                    message,
+                    typed: Some(t),
+                    ..
+                } => Some((message.text().to_string(), t.clone())),
+                _ => None,
+            })
+            .collect();
         let written = SessionLog::create(
             self.tools.sandbox.root(),
             &self.settings.provider,
             &self.model,
         )
         .and_then(|mut log| {
-            for (i, m) in kept.iter().enumerate() {
-                if let Some(t) = starts.iter().position(|s| *s == i) {
-                    log.append(&Record::Turn { turn: t as u64 + 1 })?;
-                }
-                match typed.get(m.text()) {
-                    Some(t) => log.append_prompt(m, t)?,
-                    None => log.append_message(m, None)?,
+            match &copied {
+                Some(records) => log.append_all(records)?,
+                None => {
+                    for (i, m) in kept.iter().enumerate() {
+                        if let Some(t) = starts.iter().position(|s| *s == i) {
+                            log.append(&Record::Turn { turn: t as u64 + 1 })?;
+                        }
+                        match typed.get(m.text()) {
+                            Some(t) => log.append_prompt(m, t)?,
+                            None => log.append_message(m, None)?,
+                        }
+                    }
                 }
             }
             for c in &self.checkpoints {
@@ -165,12 +177,12 @@ impl Agent {
         self.turn = self.turn_starts.len() as u64;
         let old = std::mem::replace(&mut self.log, log).id().to_string();
         let session = self.log.id().to_string();
-        match told {
-            None => self.bus.publish(AgentEvent::ConversationTrimmed {
+        match from {
+            Kept::Before(_) => self.bus.publish(AgentEvent::ConversationTrimmed {
                 turn: self.turn + 1,
                 session,
             }),
-            Some(records) => {
+            Kept::All(records) => {
                 // The front ends start over and are told the whole
                 // conversation, as a resume tells it.
                 self.bus
@@ -185,4 +197,50 @@ impl Agent {
         self.publish_context();
         Some(old)
     }
+}
+
+/// Which turns a new log keeps of the conversation.
+#[derive(Clone, Copy)]
+enum Kept<'a> {
+    /// Those before this turn, from the session's own log.
+    Before(u64),
+    /// All of them, from this log (a conversation brought back): the
+    /// front ends are told it again.
+    All(&'a [Record]),
+}
+
+impl Kept<'_> {
+    fn before(&self) -> Option<u64> {
+        match self {
+            Kept::Before(t) => Some(*t),
+            Kept::All(_) => None,
+        }
+    }
+}
+
+/// The records of `records` that tell the conversation up to the
+/// `before`-th turn (all of it when None): prompts, answers, tool calls
+/// and results, receipts, mm's own runs, plans, compactions, titles.
+/// Not the header, checkpoints, what mm made of files or "always"
+/// answers: the new log gets those from the session as it is now. None
+/// when the log has fewer turns than that.
+fn carried(records: &[Record], before: Option<u64>) -> Option<Vec<Record>> {
+    let mut turns = 0u64;
+    let mut out = Vec::new();
+    for r in records {
+        if let Record::Turn { .. } = r {
+            turns += 1;
+            if before == Some(turns) {
+                return Some(out);
+            }
+        }
+        match r {
+            Record::Header { .. }
+            | Record::Checkpoint { .. }
+            | Record::Made { .. }
+            | Record::Always { .. } => {}
+            other => out.push(other.clone()),
+        }
+    }
+    before.is_none().then_some(out)
 }
