@@ -4766,3 +4766,41 @@ fn a_test_that_fails_elsewhere_brings_no_candidate_fixes_to_a_rename() {
     assert!(fixes.is_empty(), "{fixes:?}\n{}", stderr(&out));
     assert!(ws.read("prices.py").contains("return price - percent"));
 }
+
+/// read_file's numbered view sent back as a file's content (a 1.5B model
+/// did): the file gets the text, not the numbers; a table whose first
+/// column counts is written as it is.
+#[test]
+fn a_write_of_the_numbered_view_writes_the_text() {
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "greet.js", "content": "     1\t'use strict';\n     2\t\n     3\tfunction greet(name) {\n     4\t  return `hi ${name}`;\n     5\t}\n     6\tmodule.exports = { greet };\n"}),
+        ),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "ids.tsv", "content": "1\tann\n2\tbob\n"}),
+        ),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "greet.js",
+        "'use strict';\n\nfunction greet(name) {\n  return 'hi';\n}\nmodule.exports = { greet };\n",
+    );
+    let out = ws.run(
+        &server,
+        "make greet in greet.js say the name, and write ids.tsv",
+        &["-unfenced"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        ws.read("greet.js"),
+        "'use strict';\n\nfunction greet(name) {\n  return `hi ${name}`;\n}\nmodule.exports = { greet };\n"
+    );
+    assert_eq!(ws.read("ids.tsv"), "1\tann\n2\tbob\n");
+    let result = &tool_results(&server.requests()[1])[0].1;
+    assert!(result.contains("without the line numbers"), "{result}");
+}

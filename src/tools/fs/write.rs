@@ -79,6 +79,38 @@ pub fn prepare_plain(env: &ToolEnv, rel: &str, content: &str) -> Result<Pending,
     })
 }
 
+/// `text` without read_file's line numbers, when every line of it is one
+/// of that view's numbered lines (`    12\tcode`: padded to six, one
+/// apart) or its
+/// closing "(… lines shown; read on …)" line; else None.
+pub(crate) fn unnumbered(text: &str) -> Option<String> {
+    let mut lines: Vec<&str> = text.lines().collect();
+    if lines
+        .last()
+        .is_some_and(|l| l.starts_with('(') && l.contains("lines shown; read on with offset="))
+    {
+        lines.pop();
+    }
+    if lines.len() < 2 {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut last: Option<u64> = None;
+    for line in lines {
+        let (num, rest) = line.split_once('\t')?;
+        let n: u64 = num.trim_start().parse().ok()?;
+        // As read_file pads them (`{:>6}`): a table whose first column
+        // counts is not taken for one.
+        if num.len() < 6 || last.is_some_and(|l| l + 1 != n) {
+            return None;
+        }
+        last = Some(n);
+        out.push_str(rest);
+        out.push('\n');
+    }
+    Some(out)
+}
+
 /// Works out a write_file. `Err` is the call's final answer (refused,
 /// failed, or nothing to do).
 pub fn prepare_write(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
@@ -177,7 +209,11 @@ pub(crate) fn mm_words_refusal(rel: &str, words: &str) -> String {
 
 pub(crate) fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pending, ToolOutput> {
     let path = arg_str(args, crate::toolname::arg::PATH).unwrap_or_default();
-    let content = arg_str(args, crate::toolname::arg::CONTENT).unwrap_or_default();
+    let given = arg_str(args, crate::toolname::arg::CONTENT).unwrap_or_default();
+    // read_file's numbered view copied as the content (a 1.5B model did):
+    // the file's text is what follows the numbers.
+    let unnumbered = env.guard_writes.then(|| unnumbered(given)).flatten();
+    let content = unnumbered.as_deref().unwrap_or(given);
     let r = env.sandbox.check_write(path).map_err(ToolOutput::refused)?;
     let before = if std::fs::symlink_metadata(&r.abs).is_ok() {
         let current = read_text(&r.abs, &r.rel)
@@ -225,7 +261,10 @@ pub(crate) fn write_plan(env: &ToolEnv, args: &Map<String, Value>) -> Result<Pen
         after: content.to_string(),
         how: None,
         edit: false,
-        note: None,
+        note: unnumbered.map(|_| {
+            ". The content was read_file's numbered view: mm wrote it without the line numbers"
+                .to_string()
+        }),
     })
 }
 
