@@ -150,10 +150,13 @@ pub enum Behaviour {
     Keep,
     /// A review of named files asks about each function alone first.
     Review,
+    /// A check whose value the request does not state is kept when two
+    /// samples of the request's checks, at two temperatures, both give it.
+    Agree,
 }
 
 impl Behaviour {
-    pub const ALL: [Behaviour; 15] = [
+    pub const ALL: [Behaviour; 16] = [
         Behaviour::Reread,
         Behaviour::Stall,
         Behaviour::Asserts,
@@ -169,6 +172,7 @@ impl Behaviour {
         Behaviour::Extract,
         Behaviour::Keep,
         Behaviour::Review,
+        Behaviour::Agree,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -188,6 +192,7 @@ impl Behaviour {
             Behaviour::Extract => "extract",
             Behaviour::Keep => "keep",
             Behaviour::Review => "review",
+            Behaviour::Agree => "agree",
         }
     }
 
