@@ -155,80 +155,14 @@ impl Agent {
             && (called || unreproduced)
             && lang != Lang::Rust
         {
-            // A small model lists checks on and on: its first lines are
-            // the request's own, and a reply cut at the cap still gives
-            // them.
-            let asked: Vec<(String, String)> = calls
-                .iter()
-                .map(|(n, f)| match lang {
-                    Lang::Python => (n.clone(), python_module(f)),
-                    Lang::JavaScript | Lang::Rust => (n.clone(), f.clone()),
-                })
-                .collect();
-            let ask = if raises_only {
-                raises_request(&words, &asked, lang, &errors)
-            } else {
-                request(&words, &asked, lang)
-            };
-            // A reply that gives no usable check (a small model that wrote
-            // value checks where refusals were asked for) is asked for
-            // once more, at a higher temperature.
-            let examples: Vec<Example> = checks.clone();
-            // Checks whose value the words do not state, by sample: one
-            // that both samples give is kept (`agree`).
-            let agree = self.on(Behaviour::Agree) && !raises_only;
-            let mut unstated: Vec<Vec<Example>> = Vec::new();
-            for temperature in [0.2, 0.8] {
-                let Some(reply) = self
-                    .side_request_cut(system(lang), &ask, temperature, CHECKS_CAP, true, cancel)
-                    .await
-                else {
-                    self.notice(
-                        Level::Info,
-                        "no checks came back from the request; only its examples run",
-                    );
-                    break;
-                };
-                // A check of a call the words give an example of says
-                // what the example says, or it goes.
-                let reply = unqualified(&reply, &asked);
-                let grounded = grounded_checks(&words, &reply, &names);
-                if agree {
-                    unstated.push(
-                        parsed_checks(&reply, &names)
-                            .into_iter()
-                            .filter(|c| !grounded.contains(c))
-                            .collect(),
-                    );
-                }
-                // Usable: one check of the shape asked for that the words
-                // back (an example restated counts).
-                let usable = grounded
-                    .iter()
-                    .any(|c| !raises_only || matches!(c.expect, Expect::Raises(_)));
-                for c in grounded {
-                    let raises = matches!(c.expect, Expect::Raises(_));
-                    let contradicts = examples
-                        .iter()
-                        .any(|e| same_call(&e.call, &c.call) && e.expect != c.expect);
-                    if (raises || !raises_only) && !contradicts && !checks.contains(&c) {
-                        checks.push(c);
-                    }
-                }
-                if usable && !agree {
-                    break;
-                }
-            }
-            if let [a, b] = unstated.as_slice() {
-                for c in a {
-                    let contradicts = checks
-                        .iter()
-                        .any(|e| same_call(&e.call, &c.call) && e.expect != c.expect);
-                    if b.contains(c) && !contradicts && !checks.contains(c) {
-                        checks.push(c.clone());
-                    }
-                }
-            }
+            self.sampled_checks(
+                &words,
+                (&calls, &names),
+                (lang, raises_only, &errors),
+                &mut checks,
+                cancel,
+            )
+            .await;
         }
         if checks.is_empty() {
             self.notice(
@@ -249,6 +183,93 @@ impl Agent {
         }
         self.first_checks_ran(st, (lang, &checks, from_examples), cmd, (code, out), cancel)
             .await
+    }
+
+    /// Checks a tool-less request writes from the user's words, added to
+    /// `checks` (the examples read from them): those whose values the
+    /// words state, and (`agree`) those both samples give.
+    async fn sampled_checks(
+        &mut self,
+        words: &str,
+        (calls, names): (&[(String, String)], &[String]),
+        (lang, raises_only, errors): (Lang, bool, &[String]),
+        checks: &mut Vec<Example>,
+        cancel: &CancellationToken,
+    ) {
+        // A small model lists checks on and on: its first lines are
+        // the request's own, and a reply cut at the cap still gives
+        // them.
+        let asked: Vec<(String, String)> = calls
+            .iter()
+            .map(|(n, f)| match lang {
+                Lang::Python => (n.clone(), python_module(f)),
+                Lang::JavaScript | Lang::Rust => (n.clone(), f.clone()),
+            })
+            .collect();
+        let ask = if raises_only {
+            raises_request(words, &asked, lang, errors)
+        } else {
+            request(words, &asked, lang)
+        };
+        // A reply that gives no usable check (a small model that wrote
+        // value checks where refusals were asked for) is asked for
+        // once more, at a higher temperature.
+        let examples: Vec<Example> = checks.clone();
+        // Checks whose value the words do not state, by sample: one
+        // that both samples give is kept (`agree`).
+        let agree = self.on(Behaviour::Agree) && !raises_only;
+        let mut unstated: Vec<Vec<Example>> = Vec::new();
+        for temperature in [0.2, 0.8] {
+            let Some(reply) = self
+                .side_request_cut(system(lang), &ask, temperature, CHECKS_CAP, true, cancel)
+                .await
+            else {
+                self.notice(
+                    Level::Info,
+                    "no checks came back from the request; only its examples run",
+                );
+                break;
+            };
+            // A check of a call the words give an example of says
+            // what the example says, or it goes.
+            let reply = unqualified(&reply, &asked);
+            let grounded = grounded_checks(words, &reply, names);
+            if agree {
+                unstated.push(
+                    parsed_checks(&reply, names)
+                        .into_iter()
+                        .filter(|c| !grounded.contains(c))
+                        .collect(),
+                );
+            }
+            // Usable: one check of the shape asked for that the words
+            // back (an example restated counts).
+            let usable = grounded
+                .iter()
+                .any(|c| !raises_only || matches!(c.expect, Expect::Raises(_)));
+            for c in grounded {
+                let raises = matches!(c.expect, Expect::Raises(_));
+                let contradicts = examples
+                    .iter()
+                    .any(|e| same_call(&e.call, &c.call) && e.expect != c.expect);
+                if (raises || !raises_only) && !contradicts && !checks.contains(&c) {
+                    checks.push(c);
+                }
+            }
+            if usable && !agree {
+                break;
+            }
+        }
+        if let [a, b] = unstated.as_slice() {
+            for c in a {
+                let contradicts = checks
+                    .iter()
+                    .any(|e| same_call(&e.call, &c.call) && e.expect != c.expect);
+                if b.contains(c) && !contradicts && !checks.contains(c) {
+                    checks.push(c.clone());
+                }
+            }
+        }
     }
 
     /// The user's words for the request's checks (the request, the
