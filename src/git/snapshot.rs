@@ -115,7 +115,6 @@ impl Store {
     /// after it), and the objects go to disk as one pack.
     fn bulk_snapshot(&mut self, spec: &str, left_out: &dyn Fn(&Path) -> i32) -> Result<Oid> {
         use std::collections::BTreeMap;
-        use std::os::unix::fs::MetadataExt;
         let workdir = self
             .repo
             .workdir()
@@ -165,55 +164,11 @@ impl Store {
                     if left_out(rel) != 0 {
                         continue;
                     }
-                    let abs = workdir.join(rel);
-                    let Ok(meta) = std::fs::symlink_metadata(&abs) else {
-                        continue;
-                    };
-                    let link = meta.file_type().is_symlink();
-                    let content = if link {
-                        match std::fs::read_link(&abs) {
-                            Ok(t) => t.as_os_str().as_encoded_bytes().to_vec(),
-                            Err(_) => continue,
-                        }
-                    } else if meta.is_file() {
-                        // Opened without following a link anywhere on
-                        // the way, and only while it has one name: what was
-                        // checked above is what is read.
-                        match crate::paths::read_checked(&abs, MAX_FILE_BYTES) {
-                            Ok(c) => c,
-                            Err(_) => continue,
-                        }
-                    } else {
-                        continue;
-                    };
-                    let id = odb.write(git2::ObjectType::Blob, &content)?;
-                    written.push(id);
-                    let mode = if link {
-                        0o120000
-                    } else if meta.mode() & 0o111 != 0 {
-                        0o100755
-                    } else {
-                        0o100644
-                    };
-                    let time = |s: i64, ns: i64| git2::IndexTime::new(s as i32, ns as u32);
-                    drop_all(&mut entries);
-                    entries.insert(
-                        (key.clone(), 0),
-                        git2::IndexEntry {
-                            ctime: time(meta.ctime(), meta.ctime_nsec()),
-                            mtime: time(meta.mtime(), meta.mtime_nsec()),
-                            dev: meta.dev() as u32,
-                            ino: meta.ino() as u32,
-                            mode,
-                            uid: meta.uid(),
-                            gid: meta.gid(),
-                            file_size: meta.len() as u32,
-                            id,
-                            flags: key.len().min(0xfff) as u16,
-                            flags_extended: 0,
-                            path: key.clone(),
-                        },
-                    );
+                    if let Some(entry) = entry_of(&odb, &workdir, rel, &key)? {
+                        written.push(entry.id);
+                        drop_all(&mut entries);
+                        entries.insert((key.clone(), 0), entry);
+                    }
                 }
                 _ => {}
             }
@@ -230,32 +185,7 @@ impl Store {
         let tree = index.write_tree_to(&bulk);
         git2::opts::strict_object_creation(true);
         let tree = tree?;
-        // The pack holds what this pass wrote: the files' blobs and the
-        // trees (a tree already on disk is only a duplicate).
-        let mut pack = bulk.packbuilder()?;
-        for id in written {
-            pack.insert_object(id, None)?;
-        }
-        pack.insert_object(tree, None)?;
-        let mut trees = Vec::new();
-        bulk.find_tree(tree)?
-            .walk(git2::TreeWalkMode::PreOrder, |_, e| {
-                if e.kind() == Some(git2::ObjectType::Tree) {
-                    trees.push(e.id());
-                }
-                git2::TreeWalkResult::Ok
-            })?;
-        for t in trees {
-            pack.insert_object(t, None)?;
-        }
-        let mut bytes = git2::Buf::new();
-        pack.write_buf(&mut bytes)?;
-        let disk = self.repo.odb()?;
-        let mut writer = disk.packwriter()?;
-        writer
-            .write_all(&bytes)
-            .map_err(|e| super::GitError::Other(format!("writing a pack: {e}")))?;
-        writer.commit()?;
+        pack_into(&bulk, &self.repo, written, tree)?;
         // The store's own handle looks for the new pack, and takes the new
         // index. libgit2 gives an index one owner and clears it whenever a
         // repository lets go of it: the bulk handle lets go first.
@@ -265,6 +195,91 @@ impl Store {
         self.index = index;
         Ok(tree)
     }
+}
+
+/// The index entry of the file at `rel` as it is now, its blob written to
+/// `odb`; None when it is gone, unreadable, or neither a file nor a link.
+fn entry_of(
+    odb: &git2::Odb<'_>,
+    workdir: &Path,
+    rel: &Path,
+    key: &[u8],
+) -> Result<Option<git2::IndexEntry>> {
+    use std::os::unix::fs::MetadataExt;
+    let abs = workdir.join(rel);
+    let Ok(meta) = std::fs::symlink_metadata(&abs) else {
+        return Ok(None);
+    };
+    let link = meta.file_type().is_symlink();
+    let content = if link {
+        match std::fs::read_link(&abs) {
+            Ok(t) => t.as_os_str().as_encoded_bytes().to_vec(),
+            Err(_) => return Ok(None),
+        }
+    } else if meta.is_file() {
+        // Opened without following a link anywhere on the way, and only
+        // while it has one name: what was checked above is what is read.
+        match crate::paths::read_checked(&abs, MAX_FILE_BYTES) {
+            Ok(c) => c,
+            Err(_) => return Ok(None),
+        }
+    } else {
+        return Ok(None);
+    };
+    let id = odb.write(git2::ObjectType::Blob, &content)?;
+    let mode = if link {
+        0o120000
+    } else if meta.mode() & 0o111 != 0 {
+        0o100755
+    } else {
+        0o100644
+    };
+    let time = |s: i64, ns: i64| git2::IndexTime::new(s as i32, ns as u32);
+    Ok(Some(git2::IndexEntry {
+        ctime: time(meta.ctime(), meta.ctime_nsec()),
+        mtime: time(meta.mtime(), meta.mtime_nsec()),
+        dev: meta.dev() as u32,
+        ino: meta.ino() as u32,
+        mode,
+        uid: meta.uid(),
+        gid: meta.gid(),
+        file_size: meta.len() as u32,
+        id,
+        flags: key.len().min(0xfff) as u16,
+        flags_extended: 0,
+        path: key.to_vec(),
+    }))
+}
+
+/// Writes what a bulk pass made in `bulk`'s memory store (the files'
+/// blobs, the tree `tree` and the trees under it; a tree already on disk
+/// is only a duplicate) to `repo`'s store as one pack.
+fn pack_into(bulk: &Repository, repo: &Repository, written: Vec<Oid>, tree: Oid) -> Result<()> {
+    let mut pack = bulk.packbuilder()?;
+    for id in written {
+        pack.insert_object(id, None)?;
+    }
+    pack.insert_object(tree, None)?;
+    let mut trees = Vec::new();
+    bulk.find_tree(tree)?
+        .walk(git2::TreeWalkMode::PreOrder, |_, e| {
+            if e.kind() == Some(git2::ObjectType::Tree) {
+                trees.push(e.id());
+            }
+            git2::TreeWalkResult::Ok
+        })?;
+    for t in trees {
+        pack.insert_object(t, None)?;
+    }
+    let mut bytes = git2::Buf::new();
+    pack.write_buf(&mut bytes)?;
+    let disk = repo.odb()?;
+    let mut writer = disk.packwriter()?;
+    writer
+        .write_all(&bytes)
+        .map_err(|e| super::GitError::Other(format!("writing a pack: {e}")))?;
+    writer.commit()?;
+    Ok(())
 }
 
 /// New files a snapshot writes as loose objects before it writes a pack.
