@@ -353,6 +353,38 @@ pub(super) fn open_checkpoints(
     }
 }
 
+/// "readOnly" lets a command tool run unasked (in the fence): a tool
+/// that came with a clone gets that only once the user trusts it (`-trust`
+/// trusts it as it is now); until then it asks like any command.
+fn trust_read_only(rt: &Runtime, root: &Path, tools: &mut [crate::tools::custom::CommandTool]) {
+    for tool in tools.iter_mut().filter(|t| t.manifest.read_only) {
+        let Ok(text) = std::fs::read(&tool.file) else {
+            tool.manifest.read_only = false;
+            continue;
+        };
+        let line = format!("{}\t{}", tool.file.display(), crate::git::blob_id(&text));
+        if is_trusted(&line) {
+            continue;
+        }
+        let shown = tool
+            .file
+            .strip_prefix(root)
+            .unwrap_or(&tool.file)
+            .display()
+            .to_string();
+        if rt.trust {
+            remember_trusted(&line);
+            eprintln!("mm: {shown} (readOnly) is trusted as it is now; a change to it asks again");
+        } else {
+            tool.manifest.read_only = false;
+            eprintln!(
+                "mm: {}: readOnly is left out until you trust the file (mm -trust): it asks like any command",
+                crate::untrusted::displayable(&shown)
+            );
+        }
+    }
+}
+
 /// The session's tools: the broker that asks for it, language servers,
 /// skills, command tools, MCP servers, and the agents it may ask or hand
 /// a sub-task; `budget` is charged for their requests too.
@@ -395,40 +427,7 @@ async fn session_tools(
     tool_env.skills = skills;
     if settings.bash_tool || settings.edit_tools {
         tool_env.command_tools = load_command_tools(&root).map_err(|e| (2, e))?;
-        // "readOnly" lets a tool run unasked (in the fence): a tool that
-        // came with a clone gets that only once the user trusts it.
-        for tool in tool_env
-            .command_tools
-            .iter_mut()
-            .filter(|t| t.manifest.read_only)
-        {
-            let Ok(text) = std::fs::read(&tool.file) else {
-                tool.manifest.read_only = false;
-                continue;
-            };
-            let line = format!("{}\t{}", tool.file.display(), crate::git::blob_id(&text));
-            if is_trusted(&line) {
-                continue;
-            }
-            let shown = tool
-                .file
-                .strip_prefix(&root)
-                .unwrap_or(&tool.file)
-                .display()
-                .to_string();
-            if rt.trust {
-                remember_trusted(&line);
-                eprintln!(
-                    "mm: {shown} (readOnly) is trusted as it is now; a change to it asks again"
-                );
-            } else {
-                tool.manifest.read_only = false;
-                eprintln!(
-                    "mm: {}: readOnly is left out until you trust the file (mm -trust): it asks like any command",
-                    crate::untrusted::displayable(&shown)
-                );
-            }
-        }
+        trust_read_only(rt, &root, &mut tool_env.command_tools);
     }
     if settings.fetch_content
         && !tool_env.sandbox.no_net()
