@@ -480,21 +480,7 @@ impl App {
             self.composer.agents = crate::protocol::extra_commands(info);
         }
         if let AgentEvent::ApprovalRequested { .. } = &ev {
-            // Only mid-message: after Enter the composer is empty and the
-            // next keys are meant for what comes up.
-            if self.approvals.queue.is_empty()
-                && !self.composer.is_empty()
-                && self.last_typed.is_some_and(|t| t.elapsed() < TYPING)
-            {
-                self.approval_guard = Some(Instant::now() + GUARD);
-            }
-            // A long turn's question: the user may have looked away.
-            if self.long_turn() {
-                self.effects
-                    .push(Effect::Notify("mm is waiting for your answer".into()));
-            } else {
-                self.effects.push(Effect::Bell);
-            }
+            self.approval_asked();
         }
         self.approvals.on_event(&ev);
         self.status.approvals_waiting = self.approvals.queue.len();
@@ -523,19 +509,7 @@ impl App {
                     self.work_over();
                 }
             }
-            AgentEvent::Diagnostics { path, items, .. } => {
-                if items.is_empty() {
-                    self.diags.remove(&path);
-                } else {
-                    self.diags.insert(path, items);
-                }
-                (self.status.errors, self.status.warnings) = self.tree.diag_totals();
-                for o in &mut self.overlays {
-                    if let Overlay::Viewer(v) = o {
-                        v.diags = self.diags.get(&v.path).cloned().unwrap_or_default();
-                    }
-                }
-            }
+            AgentEvent::Diagnostics { path, items, .. } => self.diagnostics(path, items),
             AgentEvent::Checkpoints { list } => {
                 if let Some(Overlay::Rewind(r)) = self.overlays.last_mut() {
                     r.list = list;
@@ -578,23 +552,7 @@ impl App {
                 steps,
                 approved: false,
                 ..
-            } => {
-                let steps: Vec<String> = steps.iter().map(|s| s.step.clone()).collect();
-                let plan = Overlay::Plan(Box::new(PlanOverlay::new(&steps)));
-                // A plan already open (perhaps being edited) keeps the keys:
-                // the new one waits under it, and nothing runs unseen.
-                match self
-                    .overlays
-                    .iter()
-                    .position(|o| matches!(o, Overlay::Plan(_)))
-                {
-                    Some(i) => {
-                        self.overlays.insert(i, plan);
-                        self.flash("another plan came back: it opens when this one is closed");
-                    }
-                    None => self.overlays.push(plan),
-                }
-            }
+            } => self.plan_proposed(&steps),
             AgentEvent::CommitProposed { message, files } => {
                 self.status.flash = None;
                 self.overlays
@@ -611,6 +569,61 @@ impl App {
             _ => {}
         }
         self.take_effects()
+    }
+
+    /// A question came: a guard against keys typed for the message, and
+    /// a bell (a notification after a long turn: the user may have
+    /// looked away).
+    fn approval_asked(&mut self) {
+        // Only mid-message: after Enter the composer is empty and the
+        // next keys are meant for what comes up.
+        if self.approvals.queue.is_empty()
+            && !self.composer.is_empty()
+            && self.last_typed.is_some_and(|t| t.elapsed() < TYPING)
+        {
+            self.approval_guard = Some(Instant::now() + GUARD);
+        }
+        if self.long_turn() {
+            self.effects
+                .push(Effect::Notify("mm is waiting for your answer".into()));
+        } else {
+            self.effects.push(Effect::Bell);
+        }
+    }
+
+    /// A language server's report on one file: kept, counted in the bar,
+    /// shown in a viewer open on it.
+    fn diagnostics(&mut self, path: String, items: Vec<crate::protocol::DiagItem>) {
+        if items.is_empty() {
+            self.diags.remove(&path);
+        } else {
+            self.diags.insert(path, items);
+        }
+        (self.status.errors, self.status.warnings) = self.tree.diag_totals();
+        for o in &mut self.overlays {
+            if let Overlay::Viewer(v) = o {
+                v.diags = self.diags.get(&v.path).cloned().unwrap_or_default();
+            }
+        }
+    }
+
+    /// A plan proposed: its card, to approve, edit or reject.
+    fn plan_proposed(&mut self, steps: &[crate::protocol::PlanStep]) {
+        let steps: Vec<String> = steps.iter().map(|s| s.step.clone()).collect();
+        let plan = Overlay::Plan(Box::new(PlanOverlay::new(&steps)));
+        // A plan already open (perhaps being edited) keeps the keys: the
+        // new one waits under it, and nothing runs unseen.
+        match self
+            .overlays
+            .iter()
+            .position(|o| matches!(o, Overlay::Plan(_)))
+        {
+            Some(i) => {
+                self.overlays.insert(i, plan);
+                self.flash("another plan came back: it opens when this one is closed");
+            }
+            None => self.overlays.push(plan),
+        }
     }
 
     /// The terminal layer copied (or could not): say where it went.
