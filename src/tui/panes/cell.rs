@@ -54,7 +54,7 @@ pub enum ToolState {
     Writing,
     Waiting,
     Running(Instant),
-    Done(ToolStatus, f64),
+    Done(ToolStatus, Option<f64>),
 }
 
 #[derive(Clone, Debug)]
@@ -565,7 +565,9 @@ fn tool_lines(
             format!("running {:.1}s", start.elapsed().as_secs_f64()),
             th.accent,
         ),
-        ToolState::Done(ToolStatus::Ok, secs) => ("✓", format!("{secs:.1}s"), th.added),
+        ToolState::Done(ToolStatus::Ok, Some(secs)) => ("✓", format!("{secs:.1}s"), th.added),
+        // A replayed call: how long it took is not known.
+        ToolState::Done(ToolStatus::Ok, None) => ("✓", String::new(), th.added),
         ToolState::Done(ToolStatus::Error, _) => ("✗", "error".to_string(), th.error),
         ToolState::Done(ToolStatus::Refused, _) => ("⊘", "refused".to_string(), th.warning),
         ToolState::Done(ToolStatus::NotRun, _) => ("⊘", "not run".to_string(), th.warning),
@@ -582,7 +584,14 @@ fn tool_lines(
             Style::new().fg(th.accent).add_modifier(Modifier::BOLD),
         ),
         Span::styled(format!(" {summary}"), Style::new().fg(th.text)),
-        Span::styled(format!("  {status}"), Style::new().fg(colour)),
+        Span::styled(
+            if status.is_empty() {
+                String::new()
+            } else {
+                format!("  {status}")
+            },
+            Style::new().fg(colour),
+        ),
     ]));
     header.hang = vec![Span::raw("  ")];
     let mut v = vec![header];

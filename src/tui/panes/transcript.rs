@@ -210,8 +210,7 @@ impl Transcript {
                 let secs = self
                     .started
                     .remove(call_id)
-                    .map(|s| s.elapsed().as_secs_f64())
-                    .unwrap_or(0.0);
+                    .map(|s| s.elapsed().as_secs_f64());
                 let i = self.tool_cell(*turn, call_id, name);
                 self.update(i, |k| {
                     if let CellKind::Tool {
@@ -308,7 +307,7 @@ impl Transcript {
         for i in unfinished {
             self.update(i, |k| {
                 if let CellKind::Tool { state, output, .. } = k {
-                    *state = ToolState::Done(ToolStatus::NotRun, 0.0);
+                    *state = ToolState::Done(ToolStatus::NotRun, None);
                     *output = "the turn ended before this call was complete; it did not run".into();
                 }
             });

@@ -1635,3 +1635,30 @@ fn an_indented_notice_line_wraps_under_its_own_start() {
         "the wrapped part does not start under its line:\n{text}"
     );
 }
+
+/// A call replayed from a session log never said when it started: its
+/// card gives no time (trial e: helper cards said "0.0s" after a resume).
+#[test]
+fn a_replayed_call_gives_no_time() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "review it".into(),
+    });
+    r.app.on_agent(AgentEvent::ToolCallFinished {
+        turn: 1,
+        call_id: "t1".into(),
+        name: "task".into(),
+        summary: "helper — review calc.py".into(),
+        status: ToolStatus::Ok,
+        output: "No bugs.".into(),
+    });
+    let text = screen(&mut r, 100, 12);
+    let card = text
+        .lines()
+        .find(|l| l.contains("helper — review calc.py"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(card.contains('✓'), "{text}");
+    assert!(!card.contains("0.0s"), "{card}");
+}
