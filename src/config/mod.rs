@@ -150,13 +150,10 @@ pub enum Behaviour {
     Keep,
     /// A review of named files asks about each function alone first.
     Review,
-    /// A check whose value the request does not state is kept when two
-    /// samples of the request's checks, at two temperatures, both give it.
-    Agree,
 }
 
 impl Behaviour {
-    pub const ALL: [Behaviour; 16] = [
+    pub const ALL: [Behaviour; 15] = [
         Behaviour::Reread,
         Behaviour::Stall,
         Behaviour::Asserts,
@@ -172,7 +169,6 @@ impl Behaviour {
         Behaviour::Extract,
         Behaviour::Keep,
         Behaviour::Review,
-        Behaviour::Agree,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -192,7 +188,6 @@ impl Behaviour {
             Behaviour::Extract => "extract",
             Behaviour::Keep => "keep",
             Behaviour::Review => "review",
-            Behaviour::Agree => "agree",
         }
     }
 

@@ -187,7 +187,7 @@ impl Agent {
 
     /// Checks a tool-less request writes from the user's words, added to
     /// `checks` (the examples read from them): those whose values the
-    /// words state, and (`agree`) those both samples give.
+    /// words state.
     async fn sampled_checks(
         &mut self,
         words: &str,
@@ -215,10 +215,6 @@ impl Agent {
         // value checks where refusals were asked for) is asked for
         // once more, at a higher temperature.
         let examples: Vec<Example> = checks.clone();
-        // Checks whose value the words do not state, by sample: one
-        // that both samples give is kept (`agree`).
-        let agree = self.on(Behaviour::Agree) && !raises_only;
-        let mut unstated: Vec<Vec<Example>> = Vec::new();
         for temperature in [0.2, 0.8] {
             let Some(reply) = self
                 .side_request_cut(system(lang), &ask, temperature, CHECKS_CAP, true, cancel)
@@ -234,14 +230,6 @@ impl Agent {
             // what the example says, or it goes.
             let reply = unqualified(&reply, &asked);
             let grounded = grounded_checks(words, &reply, names);
-            if agree {
-                unstated.push(
-                    parsed_checks(&reply, names)
-                        .into_iter()
-                        .filter(|c| !grounded.contains(c))
-                        .collect(),
-                );
-            }
             // Usable: one check of the shape asked for that the words
             // back (an example restated counts).
             let usable = grounded
@@ -256,18 +244,8 @@ impl Agent {
                     checks.push(c);
                 }
             }
-            if usable && !agree {
+            if usable {
                 break;
-            }
-        }
-        if let [a, b] = unstated.as_slice() {
-            for c in a {
-                let contradicts = checks
-                    .iter()
-                    .any(|e| same_call(&e.call, &c.call) && e.expect != c.expect);
-                if b.contains(c) && !contradicts && !checks.contains(c) {
-                    checks.push(c.clone());
-                }
             }
         }
     }
