@@ -1489,6 +1489,8 @@ mod tests {
             crate::protocol::helper_session_note("20261207-180805-25cd27")
         );
         assert_eq!(without_echo(&copied), "discount subtracts the percent.");
+        let cut = "I made the change.\n\n[agent task ran out of rounds before it finished: this is what it had written]";
+        assert_eq!(without_echo(cut), "I made the change.");
         assert!(echoes_helper_note("The helper wrote no file."));
         assert!(echoes_helper_note("[the helper wrote: shop/catalog.py]"));
         assert!(!echoes_helper_note(

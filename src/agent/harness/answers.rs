@@ -264,9 +264,12 @@ pub fn echoes_instruction(answer: &str) -> bool {
 /// An answer without what a small model copied from around a tool result
 /// into it: the chat template's words after each result and its tags
 /// (`</tool_response>`), and the lines mm puts under a helper's answer
-/// (`[the helper wrote no file]`, its session). A 1.5B model ended a
+/// (`[the helper wrote no file]`, its session, that it ran out of
+/// rounds). A 1.5B model ended a
 /// review with all of them after the helper's words.
 pub fn without_echo(text: &str) -> String {
+    // mm's line under what a helper wrote before its rounds ran out.
+    const OUT_OF_ROUNDS: &str = "ran out of rounds before it finished";
     const TAGS: &[&str] = &[
         "<tool_response>",
         "</tool_response>",
@@ -281,6 +284,7 @@ pub fn without_echo(text: &str) -> String {
         .chain(TAGS)
         .any(|w| text.contains(w))
         && !text.contains("[the helper")
+        && !text.contains(OUT_OF_ROUNDS)
     {
         return text.to_string();
     }
@@ -294,6 +298,7 @@ pub fn without_echo(text: &str) -> String {
             let t = l.trim();
             !(t.ends_with(']')
                 && (t.starts_with("[the helper wrote")
+                    || t.starts_with("[agent ") && t.contains(OUT_OF_ROUNDS)
                     || crate::protocol::helper_session_in(t).is_some() && t.starts_with('[')))
         })
         .map(str::trim_end)

@@ -14,7 +14,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Widget};
 
 use crate::diff::{self, Hunk};
-use crate::protocol::{AgentEvent, ApprovalKind, ChangeKind, FileChange, ToolStatus};
+use crate::protocol::{
+    AgentEvent, ApprovalDecision, ApprovalKind, ChangeKind, FileChange, ToolStatus,
+};
 use crate::toolname::ToolName;
 use crate::tui::component::Handled;
 use crate::tui::keymap::DiffAction;
@@ -105,6 +107,8 @@ pub struct DiffPane {
     /// Files a live preview needs as they are now (call id, path): the
     /// app has a job read them, and `current_text` brings them in.
     wants: Vec<(String, String)>,
+    /// The edits asked about, by approval id: (call id, path).
+    asked: std::collections::HashMap<u64, (String, String)>,
     view_height: std::cell::Cell<u16>,
     /// Line of each hunk header in the last render, for jumping.
     hunk_lines: RefCell<Vec<usize>>,
@@ -159,7 +163,25 @@ impl DiffPane {
             } => self.applied(call_id, change),
             AgentEvent::ApprovalRequested { request } => {
                 if let ApprovalKind::Edit { change } = &request.kind {
+                    self.asked
+                        .insert(request.id, (request.call_id.clone(), change.path.clone()));
                     self.pending(&request.call_id, change);
+                }
+            }
+            // A no: the change will not come (a helper's call goes on and
+            // may ask again; its refused edit would wait here till the
+            // turn's end).
+            AgentEvent::ApprovalResolved { id, decision } => {
+                if let Some((call_id, path)) = self.asked.remove(id)
+                    && matches!(decision, ApprovalDecision::No { .. })
+                    && let Some(i) = self.entries.iter().rposition(|e| {
+                        e.state == EntryState::Pending && e.call_id == call_id && e.path == path
+                    })
+                {
+                    self.entries.remove(i);
+                    if self.selected >= self.entries.len() {
+                        self.select_last();
+                    }
                 }
             }
             AgentEvent::EditChecked {

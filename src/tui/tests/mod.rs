@@ -1662,3 +1662,40 @@ fn a_replayed_call_gives_no_time() {
     assert!(card.contains('✓'), "{text}");
     assert!(!card.contains("0.0s"), "{card}");
 }
+
+/// A helper's edit refused: its call goes on (and may ask again), but the
+/// refused change leaves the diff pane at once (trial: two refused edits
+/// stayed "waiting for approval" there till the turn's end).
+#[test]
+fn a_refused_helpers_edit_leaves_the_diff_pane() {
+    let mut r = rig();
+    r.app.on_agent(AgentEvent::TurnStarted {
+        turn: 1,
+        prompt: "hand it to a helper".into(),
+    });
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 3,
+            turn: 1,
+            call_id: "t1".into(),
+            kind: ApprovalKind::Edit {
+                change: change(
+                    "def add(a, b):\n    return a - b\n",
+                    "def add(a, b):\n    return a + b\n",
+                ),
+            },
+        },
+    });
+    assert_eq!(r.app.diff.entries.len(), 1);
+    r.app.on_agent(AgentEvent::ApprovalResolved {
+        id: 3,
+        decision: ApprovalDecision::No {
+            reason: Some("not that".into()),
+        },
+    });
+    assert!(
+        r.app.diff.entries.is_empty(),
+        "{:?}",
+        r.app.diff.entries.len()
+    );
+}
