@@ -1098,3 +1098,111 @@ async fn an_image_in_the_prompt_reaches_a_model_that_can_see() {
         .unwrap();
     let _ = child.kill().await;
 }
+
+/// What an ACP permission answer cannot say by its option, a client adds
+/// under `_meta.mm`: the hunks kept of an edit, and the reason for a no,
+/// which reaches the model (mm asking a `task` helper sends both).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clients_hunks_and_reason_in_meta_are_honoured() {
+    let before: String = (1..=30).map(|i| format!("line {i}\n")).collect();
+    let after = before
+        .replace("line 2\n", "line two\n")
+        .replace("line 28\n", "line twenty-eight\n");
+    let server = Server::start(vec![
+        call("r1", "read_file", json!({"path": "n.txt"})),
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "n.txt", "content": after}),
+        ),
+        text("Wrote it."),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "m.txt", "content": "new\n"}),
+        ),
+        text("It was refused."),
+    ]);
+    let ws = Workspace::new();
+    git(&ws.path(), &["init", "-q"]);
+    ws.write("n.txt", &before);
+    let url = server.url();
+    let mut child = spawn_agent(&ws, &["-url", &url, "-no-harness"]);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let root = ws.path();
+    agent_client_protocol::Client
+        .v1()
+        .on_receive_notification(
+            async move |_n: SessionNotification, _cx| Ok(()),
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: RequestPermissionRequest,
+                        responder: Responder<RequestPermissionResponse>,
+                        _cx| {
+                let title = req.tool_call.fields.title.clone().unwrap_or_default();
+                let (kind, meta) = if title.contains("n.txt") {
+                    (
+                        PermissionOptionKind::AllowOnce,
+                        json!({"mm": {"hunks": [0]}}),
+                    )
+                } else {
+                    (
+                        PermissionOptionKind::RejectOnce,
+                        json!({"mm": {"reason": "no new files today"}}),
+                    )
+                };
+                let id = req
+                    .options
+                    .iter()
+                    .find(|o| o.kind == kind)
+                    .unwrap()
+                    .option_id
+                    .clone();
+                responder.respond(
+                    RequestPermissionResponse::new(RequestPermissionOutcome::Selected(
+                        SelectedPermissionOutcome::new(id),
+                    ))
+                    .meta(meta.as_object().cloned()),
+                )
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async move |cx: ConnectionTo<Agent>| {
+            cx.send_request(InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            let sid = cx
+                .send_request(NewSessionRequest::new(root.clone()))
+                .block_task()
+                .await?
+                .session_id
+                .0
+                .to_string();
+            for p in ["number them", "make m"] {
+                let r = cx.send_request(prompt(&sid, p)).block_task().await?;
+                assert_eq!(r.stop_reason, StopReason::EndTurn);
+            }
+            Ok(())
+        })
+        .await
+        .unwrap();
+    // Only the first hunk was kept.
+    let reqs = server.requests();
+    assert_eq!(
+        ws.read("n.txt"),
+        before.replace("line 2\n", "line two\n"),
+        "{:?}",
+        tool_results(&reqs[2])
+    );
+    assert!(!ws.path().join("m.txt").exists());
+    let refused = tool_results(&reqs[4])
+        .into_iter()
+        .find(|(id, _)| id == "c2")
+        .unwrap()
+        .1;
+    assert!(refused.contains("no new files today"), "{refused}");
+}
