@@ -154,42 +154,7 @@ pub fn body(chat: &Value) -> Value {
             }
         }
     }
-    let mut system: Vec<String> = Vec::new();
-    let mut turns: Vec<Value> = Vec::new();
-    for m in chat["messages"].as_array().into_iter().flatten() {
-        let text = m["content"].as_str().unwrap_or("");
-        match m["role"].as_str().unwrap_or("") {
-            "system" if turns.is_empty() => system.push(text.to_string()),
-            "system" => push_turn(
-                &mut turns,
-                "user",
-                vec![text_block(&format!("[system note] {text}"))],
-            ),
-            "assistant" => push_turn(&mut turns, "assistant", assistant_blocks(m)),
-            "tool" => push_turn(
-                &mut turns,
-                "user",
-                vec![json!({
-                    "type": "tool_result",
-                    "tool_use_id": tool_id(m["tool_call_id"].as_str().unwrap_or("")),
-                    "content": if text.is_empty() { "(no output)" } else { text },
-                })],
-            ),
-            _ if m["content"].is_array() => push_turn(&mut turns, "user", parts(&m["content"])),
-            _ => push_turn(
-                &mut turns,
-                "user",
-                vec![text_block(if text.is_empty() { "(empty)" } else { text })],
-            ),
-        }
-    }
-    // A tool result must open the user turn after the tool use: a note
-    // merged in before it moves behind.
-    for t in &mut turns {
-        if let Some(content) = t["content"].as_array_mut() {
-            content.sort_by_key(|b| b["type"] != "tool_result");
-        }
-    }
+    let (system, mut turns) = turns_of(chat);
     let tools: Vec<Value> = chat["tools"]
         .as_array()
         .into_iter()
@@ -230,20 +195,7 @@ pub fn body(chat: &Value) -> Value {
     out.insert("messages".into(), Value::Array(turns));
     if !tools.is_empty() {
         out.insert("tools".into(), Value::Array(tools));
-        let choice = match &chat["tool_choice"] {
-            Value::String(s) if s == "required" => Some(json!({"type": "any"})),
-            Value::String(s) if s == "none" => Some(json!({"type": "none"})),
-            Value::Object(o) => o
-                .get("function")
-                .and_then(|f| f.get("name"))
-                .map(|n| json!({"type": "tool", "name": n})),
-            _ => None,
-        };
-        let mut choice = choice.unwrap_or_else(|| json!({"type": "auto"}));
-        if chat["parallel_tool_calls"] == json!(false) {
-            choice["disable_parallel_tool_use"] = json!(true);
-        }
-        out.insert("tool_choice".into(), choice);
+        out.insert("tool_choice".into(), tool_choice(chat));
     }
     if let Some(stop) = chat.get("stop") {
         let list = match stop {
@@ -252,6 +204,88 @@ pub fn body(chat: &Value) -> Value {
         };
         out.insert("stop_sequences".into(), list);
     }
+    let max_tokens = thinking(chat, &mut out);
+    // Structured output: the schema the answer is decoded to
+    // (`output_config.format`); the agent checks the answer against the
+    // schema as it does on every API.
+    if let Some(rf) = chat.get("response_format")
+        && rf["type"] == "json_schema"
+    {
+        let format = json!({"type": "json_schema", "schema": rf["json_schema"]["schema"]});
+        let config = out.entry("output_config").or_insert_with(|| json!({}));
+        if let Some(c) = config.as_object_mut() {
+            c.entry("format").or_insert(format);
+        }
+    }
+    out.insert("max_tokens".into(), json!(max_tokens));
+    out.insert("stream".into(), json!(true));
+    Value::Object(out)
+}
+
+/// The system prompt's parts and the conversation as Messages turns
+/// (a tool result opening the user turn after its tool use).
+fn turns_of(chat: &Value) -> (Vec<String>, Vec<Value>) {
+    let mut system: Vec<String> = Vec::new();
+    let mut turns: Vec<Value> = Vec::new();
+    for m in chat["messages"].as_array().into_iter().flatten() {
+        let text = m["content"].as_str().unwrap_or("");
+        match m["role"].as_str().unwrap_or("") {
+            "system" if turns.is_empty() => system.push(text.to_string()),
+            "system" => push_turn(
+                &mut turns,
+                "user",
+                vec![text_block(&format!("[system note] {text}"))],
+            ),
+            "assistant" => push_turn(&mut turns, "assistant", assistant_blocks(m)),
+            "tool" => push_turn(
+                &mut turns,
+                "user",
+                vec![json!({
+                    "type": "tool_result",
+                    "tool_use_id": tool_id(m["tool_call_id"].as_str().unwrap_or("")),
+                    "content": if text.is_empty() { "(no output)" } else { text },
+                })],
+            ),
+            _ if m["content"].is_array() => push_turn(&mut turns, "user", parts(&m["content"])),
+            _ => push_turn(
+                &mut turns,
+                "user",
+                vec![text_block(if text.is_empty() { "(empty)" } else { text })],
+            ),
+        }
+    }
+    // A tool result must open the user turn after the tool use: a note
+    // merged in before it moves behind.
+    for t in &mut turns {
+        if let Some(content) = t["content"].as_array_mut() {
+            content.sort_by_key(|b| b["type"] != "tool_result");
+        }
+    }
+    (system, turns)
+}
+
+/// Chat completions' `tool_choice` (and `parallel_tool_calls`) as the
+/// Messages API says them.
+fn tool_choice(chat: &Value) -> Value {
+    let choice = match &chat["tool_choice"] {
+        Value::String(s) if s == "required" => Some(json!({"type": "any"})),
+        Value::String(s) if s == "none" => Some(json!({"type": "none"})),
+        Value::Object(o) => o
+            .get("function")
+            .and_then(|f| f.get("name"))
+            .map(|n| json!({"type": "tool", "name": n})),
+        _ => None,
+    };
+    let mut choice = choice.unwrap_or_else(|| json!({"type": "auto"}));
+    if chat["parallel_tool_calls"] == json!(false) {
+        choice["disable_parallel_tool_use"] = json!(true);
+    }
+    choice
+}
+
+/// Extended thinking from `reasoning_effort` (unless `sampling:` set
+/// `thinking` itself), and the reply's cap with its budget in it.
+fn thinking(chat: &Value, out: &mut Map<String, Value>) -> u64 {
     let mut max_tokens = chat["max_tokens"]
         .as_u64()
         .or(chat["max_completion_tokens"].as_u64())
@@ -276,21 +310,7 @@ pub fn body(chat: &Value) -> Value {
         out.remove("top_k");
         out.remove("top_p");
     }
-    // Structured output: the schema the answer is decoded to
-    // (`output_config.format`); the agent checks the answer against the
-    // schema as it does on every API.
-    if let Some(rf) = chat.get("response_format")
-        && rf["type"] == "json_schema"
-    {
-        let format = json!({"type": "json_schema", "schema": rf["json_schema"]["schema"]});
-        let config = out.entry("output_config").or_insert_with(|| json!({}));
-        if let Some(c) = config.as_object_mut() {
-            c.entry("format").or_insert(format);
-        }
-    }
-    out.insert("max_tokens".into(), json!(max_tokens));
-    out.insert("stream".into(), json!(true));
-    Value::Object(out)
+    max_tokens
 }
 
 /// Folds the Messages event stream into chat-completions chunks.
