@@ -38,57 +38,7 @@ pub fn body(chat: &Value) -> Value {
             }
         }
     }
-    let mut instructions: Vec<&str> = Vec::new();
-    let mut input: Vec<Value> = Vec::new();
-    for m in chat["messages"].as_array().into_iter().flatten() {
-        let text = m["content"].as_str().unwrap_or("");
-        match m["role"].as_str().unwrap_or("") {
-            "system" if input.is_empty() => instructions.push(text),
-            "system" => input.push(json!({"role": "developer", "content": text})),
-            "assistant" => {
-                for item in m["mm_replay"].as_array().into_iter().flatten() {
-                    if item["type"] == "reasoning" {
-                        input.push(item.clone());
-                    }
-                }
-                if !text.trim().is_empty() {
-                    input.push(json!({"role": "assistant", "content": text}));
-                }
-                for call in m["tool_calls"].as_array().into_iter().flatten() {
-                    input.push(json!({
-                        "type": "function_call",
-                        "call_id": call["id"],
-                        "name": call["function"]["name"],
-                        "arguments": call["function"]["arguments"],
-                    }));
-                }
-            }
-            "tool" => input.push(json!({
-                "type": "function_call_output",
-                "call_id": m["tool_call_id"],
-                "output": text,
-            })),
-            _ if m["content"].is_array() => {
-                let parts: Vec<Value> = m["content"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|p| {
-                        if let Some(t) = p["text"].as_str() {
-                            return Some(json!({"type": "input_text", "text": t}));
-                        }
-                        let url = p["image_url"]["url"].as_str()?;
-                        let url = super::images::resolve(url)
-                            .map(|img| img.data_url())
-                            .unwrap_or_else(|| url.to_string());
-                        Some(json!({"type": "input_image", "image_url": url}))
-                    })
-                    .collect();
-                input.push(json!({"role": "user", "content": parts}));
-            }
-            _ => input.push(json!({"role": "user", "content": text})),
-        }
-    }
+    let (instructions, input) = input_of(chat);
     if !instructions.is_empty() {
         out.insert("instructions".into(), json!(instructions.join("\n\n")));
     }
@@ -157,6 +107,64 @@ pub fn body(chat: &Value) -> Value {
     out.insert("store".into(), json!(false));
     out.insert("stream".into(), json!(true));
     Value::Object(out)
+}
+
+/// The system prompt's parts (the instructions) and the conversation as
+/// Responses input items: reasoning replayed, calls and their outputs,
+/// images inline.
+fn input_of(chat: &Value) -> (Vec<&str>, Vec<Value>) {
+    let mut instructions: Vec<&str> = Vec::new();
+    let mut input: Vec<Value> = Vec::new();
+    for m in chat["messages"].as_array().into_iter().flatten() {
+        let text = m["content"].as_str().unwrap_or("");
+        match m["role"].as_str().unwrap_or("") {
+            "system" if input.is_empty() => instructions.push(text),
+            "system" => input.push(json!({"role": "developer", "content": text})),
+            "assistant" => {
+                for item in m["mm_replay"].as_array().into_iter().flatten() {
+                    if item["type"] == "reasoning" {
+                        input.push(item.clone());
+                    }
+                }
+                if !text.trim().is_empty() {
+                    input.push(json!({"role": "assistant", "content": text}));
+                }
+                for call in m["tool_calls"].as_array().into_iter().flatten() {
+                    input.push(json!({
+                        "type": "function_call",
+                        "call_id": call["id"],
+                        "name": call["function"]["name"],
+                        "arguments": call["function"]["arguments"],
+                    }));
+                }
+            }
+            "tool" => input.push(json!({
+                "type": "function_call_output",
+                "call_id": m["tool_call_id"],
+                "output": text,
+            })),
+            _ if m["content"].is_array() => {
+                let parts: Vec<Value> = m["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| {
+                        if let Some(t) = p["text"].as_str() {
+                            return Some(json!({"type": "input_text", "text": t}));
+                        }
+                        let url = p["image_url"]["url"].as_str()?;
+                        let url = super::images::resolve(url)
+                            .map(|img| img.data_url())
+                            .unwrap_or_else(|| url.to_string());
+                        Some(json!({"type": "input_image", "image_url": url}))
+                    })
+                    .collect();
+                input.push(json!({"role": "user", "content": parts}));
+            }
+            _ => input.push(json!({"role": "user", "content": text})),
+        }
+    }
+    (instructions, input)
 }
 
 /// Folds the Responses event stream into chat-completions chunks.
