@@ -350,35 +350,7 @@ impl Events {
                 self.cache_write = u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
                 self.output_tokens = u["output_tokens"].as_u64().unwrap_or(0);
             }
-            "content_block_start" => {
-                let block = &ev["content_block"];
-                match block["type"].as_str().unwrap_or("") {
-                    "tool_use" => {
-                        let n = self.tools.len();
-                        self.tools.push((index, n));
-                        out.push(delta_chunk(json!({"tool_calls": [{
-                            "index": n,
-                            "id": block["id"],
-                            "type": "function",
-                            "function": {"name": block["name"], "arguments": ""},
-                        }]})));
-                    }
-                    "thinking" => {
-                        self.thinking = Some((index, block.clone()));
-                        if let Some(t) = block["thinking"].as_str().filter(|t| !t.is_empty()) {
-                            out.push(delta_chunk(json!({"reasoning_content": t})));
-                        }
-                    }
-                    "redacted_thinking" => {
-                        out.push(delta_chunk(json!({"mm_replay": block})));
-                    }
-                    _ => {
-                        if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
-                            out.push(delta_chunk(json!({"content": t})));
-                        }
-                    }
-                }
-            }
+            "content_block_start" => self.block_start(index, &ev["content_block"], &mut out),
             "content_block_delta" => {
                 let d = &ev["delta"];
                 match d["type"].as_str().unwrap_or("") {
@@ -454,6 +426,37 @@ impl Events {
             _ => {}
         }
         Ok(out)
+    }
+
+    /// A content block begins: a tool call's first chunk, thinking kept
+    /// for its replay, or its first text.
+    fn block_start(&mut self, index: u64, block: &Value, out: &mut Vec<String>) {
+        match block["type"].as_str().unwrap_or("") {
+            "tool_use" => {
+                let n = self.tools.len();
+                self.tools.push((index, n));
+                out.push(delta_chunk(json!({"tool_calls": [{
+                    "index": n,
+                    "id": block["id"],
+                    "type": "function",
+                    "function": {"name": block["name"], "arguments": ""},
+                }]})));
+            }
+            "thinking" => {
+                self.thinking = Some((index, block.clone()));
+                if let Some(t) = block["thinking"].as_str().filter(|t| !t.is_empty()) {
+                    out.push(delta_chunk(json!({"reasoning_content": t})));
+                }
+            }
+            "redacted_thinking" => {
+                out.push(delta_chunk(json!({"mm_replay": block})));
+            }
+            _ => {
+                if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                    out.push(delta_chunk(json!({"content": t})));
+                }
+            }
+        }
     }
 }
 
