@@ -107,8 +107,9 @@ pub struct DiffPane {
     /// Files a live preview needs as they are now (call id, path): the
     /// app has a job read them, and `current_text` brings them in.
     wants: Vec<(String, String)>,
-    /// The edits asked about, by approval id: (call id, path).
-    asked: std::collections::HashMap<u64, (String, String)>,
+    /// The edits asked about, by approval id: the call, the change, and
+    /// whether it is a helper's (no edit call of the session's streams it).
+    asked: std::collections::HashMap<u64, (String, FileChange, bool)>,
     view_height: std::cell::Cell<u16>,
     /// Line of each hunk header in the last render, for jumping.
     hunk_lines: RefCell<Vec<usize>>,
@@ -163,25 +164,17 @@ impl DiffPane {
             } => self.applied(call_id, change),
             AgentEvent::ApprovalRequested { request } => {
                 if let ApprovalKind::Edit { change } = &request.kind {
-                    self.asked
-                        .insert(request.id, (request.call_id.clone(), change.path.clone()));
+                    let helpers = self.live_index(&request.call_id).is_none();
+                    self.asked.insert(
+                        request.id,
+                        (request.call_id.clone(), change.clone(), helpers),
+                    );
                     self.pending(&request.call_id, change);
                 }
             }
-            // A no: the change will not come (a helper's call goes on and
-            // may ask again; its refused edit would wait here till the
-            // turn's end).
             AgentEvent::ApprovalResolved { id, decision } => {
-                if let Some((call_id, path)) = self.asked.remove(id)
-                    && matches!(decision, ApprovalDecision::No { .. })
-                    && let Some(i) = self.entries.iter().rposition(|e| {
-                        e.state == EntryState::Pending && e.call_id == call_id && e.path == path
-                    })
-                {
-                    self.entries.remove(i);
-                    if self.selected >= self.entries.len() {
-                        self.select_last();
-                    }
+                if let Some((call_id, change, helpers)) = self.asked.remove(id) {
+                    self.resolved(&call_id, &change, helpers, decision);
                 }
             }
             AgentEvent::EditChecked {
@@ -388,6 +381,37 @@ impl DiffPane {
         // The arguments so far, again, now that the old text is known.
         let args = std::mem::take(&mut e.args);
         self.live_delta(call_id, &args);
+    }
+
+    /// An edit asked about was answered. A no: the change will not come
+    /// (a helper's call goes on and may ask again; its refused edit would
+    /// wait here till the turn's end). A whole yes to a helper's edit:
+    /// the helper makes it, and no change event of the session's says
+    /// so, so it counts as landed now. (The session's own edits land
+    /// with their change event; a partial yes shows when it lands.)
+    fn resolved(
+        &mut self,
+        call_id: &str,
+        change: &FileChange,
+        helpers: bool,
+        decision: &ApprovalDecision,
+    ) {
+        match decision {
+            ApprovalDecision::No { .. } => {
+                if let Some(i) = self.entries.iter().rposition(|e| {
+                    e.state == EntryState::Pending && e.call_id == call_id && e.path == change.path
+                }) {
+                    self.entries.remove(i);
+                    if self.selected >= self.entries.len() {
+                        self.select_last();
+                    }
+                }
+            }
+            ApprovalDecision::Yes | ApprovalDecision::Always if helpers => {
+                self.applied(call_id, change);
+            }
+            _ => {}
+        }
     }
 
     /// An approval is asked for this change: show exactly it.

@@ -1665,9 +1665,10 @@ fn a_replayed_call_gives_no_time() {
 
 /// A helper's edit refused: its call goes on (and may ask again), but the
 /// refused change leaves the diff pane at once (trial: two refused edits
-/// stayed "waiting for approval" there till the turn's end).
+/// stayed "waiting for approval" there till the turn's end); approved, it
+/// stays as landed (no change event of the session's tells of it).
 #[test]
-fn a_refused_helpers_edit_leaves_the_diff_pane() {
+fn a_helpers_edit_refused_leaves_the_diff_pane_and_approved_stays() {
     let mut r = rig();
     r.app.on_agent(AgentEvent::TurnStarted {
         turn: 1,
@@ -1698,4 +1699,32 @@ fn a_refused_helpers_edit_leaves_the_diff_pane() {
         "{:?}",
         r.app.diff.entries.len()
     );
+    // Asked again and approved: the helper makes it, and it stays after
+    // the turn as the session's change.
+    r.app.on_agent(AgentEvent::ApprovalRequested {
+        request: ApprovalRequest {
+            id: 4,
+            turn: 1,
+            call_id: "t1".into(),
+            kind: ApprovalKind::Edit {
+                change: change(
+                    "def add(a, b):\n    return a - b\n",
+                    "def add(a, b):\n    return a + b\n",
+                ),
+            },
+        },
+    });
+    r.app.on_agent(AgentEvent::ApprovalResolved {
+        id: 4,
+        decision: ApprovalDecision::Yes,
+    });
+    r.app.on_agent(AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: Outcome::Done,
+        answer: String::new(),
+        error: None,
+    });
+    let text = screen(&mut r, 120, 16);
+    assert!(text.contains("M calc.py +1 -1"), "{text}");
+    assert!(!text.contains("waiting for ap"), "{text}");
 }
