@@ -103,8 +103,10 @@ impl Agent {
             Kept::All(records) => records,
             Kept::Before(_) => &current,
         };
-        let copied = carried(source, from.before())
-            .filter(|c| crate::session::conversation(c) == (kept.clone(), starts.clone()));
+        let copied = carried(source, from.before()).filter(|c| {
+            let (messages, turns) = crate::session::conversation(c);
+            messages == kept && turns == starts
+        });
         // What the user typed for each prompt kept (the message the model
         // got says more: the files attached, mm's hints): replays show
         // the prompt as typed.
