@@ -595,7 +595,8 @@ pub enum AgentEvent {
         call_id: String,
         session: String,
     },
-    /// A file tool changed a file.
+    /// A file tool changed a file, or a command or helper did (the first
+    /// 50 text files it changed, under its call).
     FileChanged {
         turn: TurnId,
         call_id: String,

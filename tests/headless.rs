@@ -1797,3 +1797,59 @@ fn a_plan_turn_that_claims_a_fix_is_told_nothing_was_written() {
         "{r}"
     );
 }
+
+#[test]
+fn a_commands_changes_are_told_as_file_changes() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "bash",
+            json!({"command": "printf 'one\\ntwo\\n' > made.txt && printf 'b\\n' > old.txt"}),
+        ),
+        text("Made it."),
+    ]);
+    let ws = Workspace::new();
+    ws.write("old.txt", "a\n");
+    let out = ws.run(&server, "make the files", &["-auto", "-json-stream"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let lines: Vec<serde_json::Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let changes: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "file_changed")
+        .collect();
+    assert_eq!(changes.len(), 2, "{lines:?}");
+    let of = |p: &str| {
+        changes
+            .iter()
+            .find(|c| c["change"]["path"] == p)
+            .unwrap_or_else(|| panic!("no change of {p}: {changes:?}"))
+    };
+    assert_eq!(of("made.txt")["call_id"], "c1");
+    assert_eq!(of("made.txt")["change"]["kind"], "created");
+    assert_eq!(of("made.txt")["change"]["after"], "one\ntwo\n");
+    assert_eq!(of("made.txt")["change"]["added"], 2);
+    assert_eq!(of("old.txt")["change"]["kind"], "modified");
+    assert_eq!(of("old.txt")["change"]["before"], "a\n");
+    // The line front end says it as it says a file tool's write.
+    let out = ws.run(
+        &Server::start(vec![
+            call("c2", "bash", json!({"command": "printf 'c\\n' >> old.txt"})),
+            text("Done."),
+        ]),
+        "add a line",
+        &["-auto"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("✎ old.txt (+1 -0)"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -182,7 +182,10 @@ impl Agent {
         if before.is_some() {
             self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
                 .await;
-            if let Ok(c) = self.record_command_changes(before).await {
+            if let Ok(c) = self
+                .record_command_changes(&format!("ask-{turn}"), before)
+                .await
+            {
                 changed = c;
             }
         }

@@ -25,6 +25,10 @@ pub(super) const COMMITTED: &str = "committed ";
 /// writer (a 10,000-file repository takes 0.2 s here).
 const CHECKPOINT_STALL: std::time::Duration = std::time::Duration::from_secs(2);
 
+/// How many of the files a command changed the front ends are shown as
+/// changes (all of them are in the receipt).
+const SHOWN_CHANGES: usize = 50;
+
 /// The longest mm waits for one checkpoint; it is skipped then, and the
 /// next one is tried as usual.
 const CHECKPOINT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
@@ -304,9 +308,12 @@ impl Agent {
     }
 
     /// Notes what a command changed (between the checkpoints before and
-    /// after it) as mm's doing.
+    /// after it) as mm's doing, and tells the front ends, as a file tool's
+    /// change is told (the first `SHOWN_CHANGES` text files, under the
+    /// command's call).
     pub(super) async fn record_command_changes(
         &mut self,
+        call_id: &str,
         before: Option<CheckpointId>,
     ) -> Result<Vec<String>, crate::session::SessionError> {
         let (Some(store), Some(before)) = (self.git.clone(), before) else {
@@ -339,6 +346,20 @@ impl Agent {
             paths.push(path);
         }
         self.log.append_all(&records)?;
+        if !paths.is_empty() {
+            let shown = with_store(&store, move |s| {
+                s.text_changes_between(before, after, SHOWN_CHANGES)
+            })
+            .await
+            .unwrap_or_default();
+            for change in shown {
+                self.bus.publish(AgentEvent::FileChanged {
+                    turn: self.turn,
+                    call_id: call_id.to_string(),
+                    change: Arc::new(change),
+                });
+            }
+        }
         Ok(paths)
     }
 

@@ -489,7 +489,7 @@ impl Agent {
         if !read_only {
             self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
                 .await;
-            match self.record_command_changes(before).await {
+            match self.record_command_changes(&call_id, before).await {
                 Ok(changed) => st.note_command_changes(changed),
                 Err(e) => self.notice(Level::Error, e.to_string()),
             }

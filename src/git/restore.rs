@@ -114,6 +114,9 @@ impl Plan {
     }
 }
 
+/// The largest file whose change a command's work shows in full.
+const SHOWN_MAX: usize = 512 * 1024;
+
 fn text_of(bytes: &[u8]) -> (String, bool) {
     if bytes.iter().take(8192).any(|b| *b == 0) {
         return (String::new(), true);
@@ -269,6 +272,75 @@ impl Store {
             out.push((rel, id));
         }
         Ok(out)
+    }
+
+    /// The text files that differ between two checkpoints, as changes the
+    /// front ends can show (a command's work in the live diff pane and
+    /// the tree): at most `limit` of them; binary files and files over
+    /// `SHOWN_MAX` bytes are left out.
+    pub fn text_changes_between(
+        &self,
+        from: CheckpointId,
+        to: CheckpointId,
+        limit: usize,
+    ) -> Result<Vec<FileChange>> {
+        let diff = self.tree_diff(&self.tree_of(from.0)?, &self.tree_of(to.0)?)?;
+        let mut out = Vec::new();
+        for d in diff.deltas() {
+            if out.len() >= limit {
+                break;
+            }
+            let path = d
+                .new_file()
+                .path()
+                .or_else(|| d.old_file().path())
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .unwrap_or_default();
+            let Some(path) = self.rel(&path) else {
+                continue;
+            };
+            let blob = |f: git2::DiffFile<'_>| {
+                let file = matches!(
+                    f.mode(),
+                    git2::FileMode::Blob | git2::FileMode::BlobExecutable
+                );
+                (file && !f.id().is_zero()).then(|| f.id())
+            };
+            let (old, new) = (blob(d.old_file()), blob(d.new_file()));
+            let (Some(before), Some(after)) = (self.shown_text(old), self.shown_text(new)) else {
+                continue;
+            };
+            let (added, removed) = crate::diff::line_counts(&before, &after);
+            out.push(FileChange {
+                path,
+                kind: match (old.is_some(), new.is_some()) {
+                    (false, _) => ChangeKind::Created,
+                    (true, false) => ChangeKind::Deleted,
+                    (true, true) => ChangeKind::Modified,
+                },
+                before: Arc::from(before),
+                after: Arc::from(after),
+                added,
+                removed,
+            });
+        }
+        Ok(out)
+    }
+
+    /// A blob's text for a shown change ("" for no blob); None when it is
+    /// binary, too big or unreadable.
+    fn shown_text(&self, oid: Option<Oid>) -> Option<String> {
+        let Some(oid) = oid else {
+            return Some(String::new());
+        };
+        let blob = self.repo.find_blob(oid).ok()?;
+        if blob.size() > SHOWN_MAX {
+            return None;
+        }
+        match text_of(blob.content()) {
+            (_, true) => None,
+            (text, false) => Some(text),
+        }
     }
 
     /// The changes from a checkpoint to the work tree now, each file from

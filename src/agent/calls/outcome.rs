@@ -29,7 +29,7 @@ impl Agent {
             self.checkpoint(crate::git::Kind::Command, &format!("after: {command}"))
                 .await;
             // What the command changed is mm's doing, not the user's.
-            let changed = self.record_command_changes(before).await?;
+            let changed = self.record_command_changes(&call.id, before).await?;
             if call.name == ToolName::Task || call.name == ToolName::AskAgent {
                 st.helper_changed.extend(changed.iter().cloned());
             }
