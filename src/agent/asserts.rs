@@ -310,6 +310,51 @@ fn standing_alone(text: &str, part: &str) -> bool {
     })
 }
 
+/// Whether the words show `call` with `expected`: in one line of them
+/// (or a line and the next, as a doctest puts a call and its result),
+/// every literal of the call's arguments and the value stated (a call
+/// with no literal argument: its name there). A value the words state
+/// elsewhere is not enough: a small model pairs an argument it made up
+/// with a value from another example (`clip('hello world', 10)` is
+/// `'hello world'`, where the words show it with 8 and `'hello w…'`).
+fn shown_together(words: &str, call: &str, expected: &str) -> bool {
+    let lines: Vec<&str> = words.lines().collect();
+    (0..lines.len()).any(|i| {
+        let window = lines[i..(i + 2).min(lines.len())].join("\n");
+        args_stated(&window, call) && stated(&window, expected)
+    })
+}
+
+/// Whether every literal of the call's arguments is in the words (a call
+/// with no literal argument: its name is).
+fn args_stated(words: &str, call: &str) -> bool {
+    let (name, args) = call.split_once('(').unwrap_or((call, ""));
+    let lits = literals(args);
+    if lits.is_empty() {
+        let name = name.rsplit('.').next().unwrap_or(name).trim();
+        return !name.is_empty() && standing_alone(words, name);
+    }
+    let said = literals(words);
+    let num = |s: &str| s.parse::<f64>().ok();
+    lits.iter().all(|l| match num(l) {
+        Some(v) => said.iter().any(|p| num(p) == Some(v)),
+        None => said.iter().any(|p| p == l) || standing_alone(words, l.trim_matches(['"', '\''])),
+    })
+}
+
+/// A check alike the two before it but for its numbers: a small model
+/// that counts on (`f('x', 11)`, `f('x', 12)`, … each "throws") is no
+/// longer reading the words.
+fn counting_on(kept: &[Example], ex: &Example) -> bool {
+    let shape = |e: &Example| -> String {
+        let mut s: String = e.call.chars().filter(|c| !c.is_ascii_digit()).collect();
+        s.push_str(&format!("{:?}", e.expect).replace(|c: char| c.is_ascii_digit(), ""));
+        s
+    };
+    let mine = shape(ex);
+    kept.len() >= 2 && kept[kept.len() - 2..].iter().all(|k| shape(k) == mine)
+}
+
 /// The checks from a reply that the user's words back: one per line, of
 /// the two shapes, calling one of `names`, its expected value (or the
 /// exception) stated in `words` (the request and the documents it
@@ -374,7 +419,7 @@ fn checks_in(words: Option<&str>, reply: &str, names: &[String]) -> Vec<Example>
         let call = call.as_str();
         let backed = match (&expect, words) {
             (_, None) => true,
-            (Expect::Value(v), Some(words)) => stated(words, v),
+            (Expect::Value(v), Some(words)) => shown_together(words, call, v),
             (Expect::Raises(e), Some(words)) => words.contains(e.as_str()),
         };
         let calls_one = names.iter().any(|n| call.contains(&format!("{n}(")));
@@ -382,7 +427,7 @@ fn checks_in(words: Option<&str>, reply: &str, names: &[String]) -> Vec<Example>
             call: call.to_string(),
             expect,
         };
-        if backed && calls_one && !out.contains(&ex) {
+        if backed && calls_one && !out.contains(&ex) && !counting_on(&out, &ex) {
             out.push(ex);
         }
     }
@@ -612,6 +657,33 @@ mod tests {
         assert!(stated(spec, "'0 files'"));
         assert!(stated(spec, "\"Ada\""));
         assert!(!stated("costs 12.50 each", "13"));
+    }
+
+    #[test]
+    fn a_value_is_kept_with_the_call_the_words_show_it_with() {
+        let words = "## clip(text, width)\n\nText of at most `width` characters is returned unchanged; longer text keeps `width - 1` characters and ends with `~`.\nA width below 1 throws a RangeError.\n\n`clip('good morning', 6)` gives `'good ~'`.\n";
+        let reply = "```js\nassert.deepStrictEqual(clip('good morning', 6), 'good ~');\nassert.deepStrictEqual(clip('good morning', 9), 'good morning');\nassert.throws(() => clip('good morning', 0), RangeError);\nassert.throws(() => clip('good morning', 13), RangeError);\nassert.throws(() => clip('good morning', 14), RangeError);\nassert.throws(() => clip('good morning', 15), RangeError);\n```";
+        let got: Vec<String> = grounded_checks(words, reply, &["clip".to_string()])
+            .iter()
+            .map(|c| c.shown(Lang::JavaScript))
+            .collect();
+        // 'good morning' is in the words, but with 6 and 'good ~', never
+        // as what 9 gives; the model counting on from 13 is not read.
+        assert_eq!(
+            got,
+            vec![
+                "clip('good morning', 6) should be 'good ~'",
+                "clip('good morning', 0) should throw RangeError",
+                "clip('good morning', 13) should throw RangeError",
+            ]
+        );
+        // A doctest's result on the line after its call is shown with it.
+        assert!(shown_together(">>> half(8)\n4\n", "half(8)", "4"));
+        assert!(!shown_together(
+            ">>> half(8)\n4\n\nhalf(9) is odd\n",
+            "half(9)",
+            "4"
+        ));
     }
 
     #[test]

@@ -513,7 +513,12 @@ pub fn python_script(modules: &[String], names: &[String], checks: &[Example]) -
         "    try:\n",
         "        got = eval(code)\n",
         "    except Exception as e:\n",
-        "        if isinstance(e, NameError) and not any(n in str(e) for n in NAMES):\n",
+        // A name the check itself uses and nothing defines makes the check
+        // unreadable; one the code uses is the code's failure.
+        "        tb = e.__traceback__\n",
+        "        while tb.tb_next:\n",
+        "            tb = tb.tb_next\n",
+        "        if isinstance(e, NameError) and tb.tb_frame.f_code.co_filename == '<check>' and not any(n in str(e) for n in NAMES):\n",
         "            continue\n",
         "        checked += 1\n",
         "        if exc and any(k.__name__ == exc for k in type(e).__mro__):\n",
@@ -566,7 +571,8 @@ pub fn js_script(module: &str, names: &[String], checks: &[Example]) -> String {
         "  } catch (e) { continue; }\n",
         "  let got;\n",
         "  try { got = code(scope); } catch (e) {\n",
-        "    if (e instanceof ReferenceError && !NAMES.some((n) => e.message.includes(n))) continue;\n",
+        "    const top = String(e && e.stack || '').split('\\n').find((l) => /^\\s+at /.test(l)) || '';\n",
+        "    if (e instanceof ReferenceError && /^\\s+at eval \\(eval at /.test(top) && !NAMES.some((n) => e.message.includes(n))) continue;\n",
         "    checked++;\n",
         "    if (exc !== null && (e.name === exc || e.constructor && e.constructor.name === exc || (typeof m[exc] === 'function' && e instanceof m[exc]))) continue;\n",
         "    failed++;\n",
@@ -784,6 +790,30 @@ s.remove("pen", 2)   # returns 3
     }
 
     #[test]
+    fn a_name_the_code_uses_and_nothing_defines_fails_the_check() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("lim.py"),
+            "def fits(s, n):\n    return len(s) <= mn\n",
+        )
+        .unwrap();
+        let n = names(&["fits"]);
+        // The check's own unknown name (`helper`) is skipped; the code's
+        // (`mn`) is a failure.
+        let checks = vec![value("fits('ab', 3)", "True"), value("helper(1)", "2")];
+        let (code, out) = run(
+            Lang::Python,
+            dir.path(),
+            &python_script(&["lim".into()], &n, &checks),
+        );
+        assert_eq!(code, Some(1), "{out}");
+        assert_eq!(
+            out.trim(),
+            "FAILED: assert fits('ab', 3) == True  (it raises NameError: name 'mn' is not defined)"
+        );
+    }
+
+    #[test]
     fn the_javascript_script_compares_by_value() {
         if crate::lsp::find_program("node").is_none() {
             panic!("node is needed for this test (CI installs it)");
@@ -791,10 +821,10 @@ s.remove("pen", 2)   # returns 3
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("q.js"),
-            "function parse(s) { const o = Object.create(null); for (const p of s.split('&')) { if (p) { const [k, v = ''] = p.split('='); o[k] = v; } } return o; }\nfunction bad(x) { throw new RangeError('no'); }\nmodule.exports = { parse, bad };\n",
+            "function parse(s) { const o = Object.create(null); for (const p of s.split('&')) { if (p) { const [k, v = ''] = p.split('='); o[k] = v; } } return o; }\nfunction bad(x) { throw new RangeError('no'); }\nfunction slip(x) { return x <= min; }\nmodule.exports = { parse, bad, slip };\n",
         )
         .unwrap();
-        let n = names(&["parse", "bad", "missing"]);
+        let n = names(&["parse", "bad", "missing", "slip"]);
         let checks = vec![
             value("parse('a=1&b=2')", "{ a: '1', b: '2' }"),
             value("parse('a=1')", "{ a: 1 }"),
@@ -804,6 +834,10 @@ s.remove("pen", 2)   # returns 3
                 expect: Expect::Raises("RangeError".into()),
             },
             value("missing(1)", "2"),
+            // A name the code uses and nothing defines is the code's
+            // failure; one only the check uses makes the check unreadable.
+            value("slip(1)", "true"),
+            value("helper(1)", "2"),
         ];
         let (code, out) = run(
             Lang::JavaScript,
@@ -819,7 +853,13 @@ s.remove("pen", 2)   # returns 3
             out.contains("FAILED: missing(1) should be 2  (it throws ReferenceError"),
             "{out}"
         );
-        assert_eq!(out.lines().count(), 2, "{out}");
+        assert!(
+            out.contains(
+                "FAILED: slip(1) should be true  (it throws ReferenceError: min is not defined)"
+            ),
+            "{out}"
+        );
+        assert_eq!(out.lines().count(), 3, "{out}");
         let (code, out) = run(
             Lang::JavaScript,
             dir.path(),
