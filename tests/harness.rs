@@ -417,6 +417,35 @@ fn an_empty_answer_is_asked_for_once() {
 }
 
 #[test]
+fn an_answer_that_sends_the_request_back_is_no_answer() {
+    let prompt = "What does the report print on its second line, and why?";
+    let ws = Workspace::new();
+    ws.write("report.py", "print('a')\nprint('b')\n");
+    // Asked again, the model answers.
+    let server = Server::start(vec![
+        text(&format!("{prompt}\n\n[files in the workspace]\nreport.py")),
+        text("It prints b."),
+    ]);
+    let out = ws.run(&server, prompt, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It prints b.\n");
+    assert!(
+        last_user(&server.requests()[1]).contains("Your reply repeated the request"),
+        "{:?}",
+        server.requests()[1]
+    );
+    // Sent back twice: not given as the answer.
+    let server = Server::start(vec![text(prompt), text(&format!("  {prompt} "))]);
+    let out = ws.run(&server, prompt, &[]);
+    assert!(!stdout(&out).contains("second line"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("only repeated the request"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
 fn without_the_harness_the_first_answer_ends_the_turn() {
     let server = Server::start(vec![
         call(

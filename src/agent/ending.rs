@@ -182,6 +182,17 @@ impl Agent {
                 "Your reply repeated an instruction instead of answering.\n{ask}\nAnswer it now, from what the tools returned."
             )));
         }
+        if !st.reasked && harness::echoes_request(&st.answer, &st.prompt) {
+            st.reasked = true;
+            self.tell(
+                st,
+                Level::Info,
+                "the model's answer only repeated the request; asking again",
+            );
+            return Ok(Some(format!(
+                "Your reply repeated the request instead of answering it.\n{ask}\nTake the next step now (a change, a command), or answer from what the tools returned."
+            )));
+        }
         if let Some(text) = self.lsp_follow_up(st) {
             st.follow_ups += 1;
             return Ok(Some(format!("{text}\n{ask}")));

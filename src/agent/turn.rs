@@ -244,6 +244,15 @@ impl Agent {
         if self.harness_on() && outcome != Outcome::Cancelled {
             self.flag_unbacked(state);
             self.hold_to_evidence(state);
+            // Asked again and still the request sent back: it is not an
+            // answer, and is not given as one.
+            if harness::echoes_request(&state.answer, &state.prompt) {
+                self.notice(
+                    Level::Warning,
+                    "the model's answer only repeated the request; it is left out",
+                );
+                state.answer = "(The model's reply only repeated the request: no answer.)".into();
+            }
         }
     }
 

@@ -261,6 +261,19 @@ pub fn echoes_instruction(answer: &str) -> bool {
     found && rest.trim().chars().filter(|c| c.is_alphanumeric()).count() < 20
 }
 
+/// Whether an answer is the user's request sent back: it begins with the
+/// request's words (its first 60 characters, spaces aside), or carries
+/// mm's framing of attached files. A 1.5B model replied with the whole
+/// first message, attachments and all, and it stood as the answer.
+pub fn echoes_request(answer: &str, prompt: &str) -> bool {
+    let squeeze = |s: &str| -> String { s.split_whitespace().collect::<Vec<_>>().join(" ") };
+    let (answer, prompt) = (squeeze(answer), squeeze(prompt));
+    let head: String = prompt.chars().take(60).collect();
+    (head.chars().count() >= 20 && answer.starts_with(&head))
+        || answer.contains("as it is now, for context; it counts as read]")
+        || answer.contains("[files in the workspace]")
+}
+
 /// An answer without what a small model copied from around a tool result
 /// into it: the chat template's words after each result and its tags
 /// (`</tool_response>`), and the lines mm puts under a helper's answer
