@@ -4833,3 +4833,73 @@ fn a_write_of_the_numbered_view_writes_the_text() {
     let result = &tool_results(&server.requests()[1])[0].1;
     assert!(result.contains("without the line numbers"), "{result}");
 }
+
+/// A part written into a file, then sent again: it is said to be there
+/// already, not that the write "would delete" the rest.
+#[test]
+fn a_part_sent_again_after_it_landed_is_said_to_be_there() {
+    let part =
+        "def initials(name):\n    return ''.join(w[0].upper() + '.' for w in name.split())\n";
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "names.py", "content": part}),
+        ),
+        call(
+            "c2",
+            "write_file",
+            json!({"path": "names.py", "content": part}),
+        ),
+        text("Done."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "names.py",
+        "def full_name(first, last):\n    return f'{first} {last}'\n\n\ndef initials(name):\n    raise NotImplementedError\n",
+    );
+    let out = ws.run(&server, "implement initials in names.py", &["-unfenced"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(ws.read("names.py").contains("def full_name"));
+    assert!(ws.read("names.py").contains("w[0].upper()"));
+    let results = tool_results(&server.requests()[2]);
+    let result = &results.last().unwrap().1;
+    assert!(
+        result.contains("already has initials exactly as in your content"),
+        "{result}"
+    );
+}
+
+/// A file asked for whole comes back with the named function fixed and
+/// another one changed too: only the named one's change is written.
+#[test]
+fn a_file_asked_for_whole_keeps_only_the_change_the_request_names() {
+    let stats = "def mean(xs):\n    return sum(xs) / len(xs)\n\n\ndef count(xs, limit):\n    return len([x for x in xs if x > limit])\n";
+    let reply = "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n\n\ndef count(xs, limit):\n    return len([x for x in xs if x >= limit])\n";
+    let server = Server::with_side(
+        vec![
+            text("I changed mean so it works now."),
+            text("mean is fixed."),
+            text("mean now returns 0.0 for an empty list."),
+        ],
+        vec![text(&format!("```python\n{reply}```"))],
+    );
+    let ws = Workspace::new();
+    ws.write("stats.py", stats);
+    let out = ws.run(
+        &server,
+        "mean in stats.py raises ZeroDivisionError for an empty list. Fix mean.",
+        &["-unfenced"],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(
+        ws.read("stats.py"),
+        "def mean(xs):\n    if not xs:\n        return 0.0\n    return sum(xs) / len(xs)\n\n\ndef count(xs, limit):\n    return len([x for x in xs if x > limit])\n",
+        "{err}"
+    );
+    assert!(
+        err.contains("left out the reply's changes to count in stats.py"),
+        "{err}"
+    );
+}

@@ -308,9 +308,25 @@ impl Agent {
                     .missing_alone(st, &file, b, &context, &mut refused, cancel)
                     .await;
             }
-            let Some(after) = made else {
+            let Some(mut after) = made else {
                 continue;
             };
+            // Changes to functions the request does not name, beside the
+            // ones it does: taken back, not put to the user as hunks.
+            if let Some(b) = &before
+                && let Some((scoped, back)) =
+                    crate::tools::guard::unasked_taken_back(b, &after, &st.prompt)
+            {
+                self.notice(
+                    Level::Info,
+                    format!(
+                        "left out the reply's changes to {} in {file}: the request does not name {}",
+                        back.join(", "),
+                        if back.len() == 1 { "it" } else { "them" }
+                    ),
+                );
+                after = scoped;
+            }
             let how = if blocks && before.is_some() {
                 "as search/replace blocks"
             } else {

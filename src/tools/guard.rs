@@ -252,6 +252,68 @@ fn merge_imports(before: &str, after: &str) -> Option<(String, Vec<String>)> {
     Some((add_imports(before, &new), new))
 }
 
+/// The definitions of a partial write that the file already holds just
+/// as written (none when it holds any of them otherwise, or the write
+/// has none): the same part sent again after it landed.
+pub fn already_in(before: &str, after: &str) -> Vec<String> {
+    let defs = definitions(after);
+    let same = |n: &String| match (block_of(before, n), block_of(after, n)) {
+        (Some(a), Some(b)) => a.trim_end() == b.trim_end(),
+        _ => false,
+    };
+    if defs.is_empty() || !defs.iter().all(same) {
+        return Vec::new();
+    }
+    defs
+}
+
+/// A whole file the model wrote for a request that names some of its
+/// definitions, with its changes to the definitions the request does not
+/// name taken back (new definitions, imports and other lines stay): a
+/// small model handed a file whole "tidies" functions nobody asked
+/// about. The names it took back are returned; None when the reply
+/// changed none of the definitions the request names, or nothing was
+/// taken back.
+pub fn unasked_taken_back(
+    before: &str,
+    after: &str,
+    request: &str,
+) -> Option<(String, Vec<String>)> {
+    let named = |name: &str| {
+        request.match_indices(name).any(|(i, _)| {
+            let ok = |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+            ok(request[..i].chars().next_back()) && ok(request[i + name.len()..].chars().next())
+        })
+    };
+    let old_defs = definitions(before);
+    // The reply changed a definition the request names: its other
+    // changes are extra. (One that changed none of them may have found
+    // the cause elsewhere in the file: left as written.)
+    let changed = |d: &String| match (block_of(before, d), block_of(after, d)) {
+        (Some(a), Some(b)) => a.trim_end() != b.trim_end(),
+        _ => false,
+    };
+    if !old_defs.iter().any(|d| named(d) && changed(d)) {
+        return None;
+    }
+    let mut content = after.to_string();
+    let mut back = Vec::new();
+    for name in old_defs.iter().filter(|d| !named(d)) {
+        let (Some(old), Some(new)) = (block_of(before, name), block_of(&content, name)) else {
+            continue;
+        };
+        // A class or a function holding a named one is left as written.
+        if definitions(&new).iter().any(|d| d != name && named(d)) {
+            continue;
+        }
+        if old.trim_end() != new.trim_end() {
+            content = content.replacen(&new, &old, 1);
+            back.push(name.clone());
+        }
+    }
+    (!back.is_empty()).then_some((content, back))
+}
+
 /// What a whole-file write that drops definitions most likely meant:
 /// the file as it is, with the write's definitions put in place of their
 /// namesakes or added after the file's last definition, its new import
@@ -1133,5 +1195,29 @@ mod tests {
         assert!(signature_changes(before, before).is_empty());
         // Spacing alone is no change.
         assert!(signature_changes("def f(a, b):\n", "def  f(a, b):\n").is_empty());
+    }
+
+    #[test]
+    fn a_whole_file_keeps_only_the_changes_the_request_names() {
+        let before = "function mean(xs) {\n  return xs.reduce((a, b) => a + b, 0) / xs.length;\n}\n\nfunction count(xs, limit) {\n  return xs.filter((x) => x > limit).length;\n}\n\nmodule.exports = { mean, count };\n";
+        let after = "function mean(xs) {\n  if (!xs.length) return 0;\n  return xs.reduce((a, b) => a + b, 0) / xs.length;\n}\n\nfunction count(xs, limit) {\n  return xs.filter((x) => x >= limit).length;\n}\n\nfunction helper() {\n  return 1;\n}\n\nmodule.exports = { mean, count, helper };\n";
+        let (got, back) =
+            unasked_taken_back(before, after, "mean() in stats.js divides by zero").unwrap();
+        assert_eq!(back, vec!["count".to_string()]);
+        assert!(got.contains("if (!xs.length) return 0;"), "{got}");
+        assert!(got.contains("x > limit"), "{got}");
+        assert!(got.contains("function helper()"), "{got}");
+        assert!(
+            got.contains("module.exports = { mean, count, helper };"),
+            "{got}"
+        );
+        // A request naming no definition of the file, or both: as written.
+        assert!(unasked_taken_back(before, after, "fix stats.js").is_none());
+        // The named one left as it was: the change may be the cause.
+        let only_count = after.replace("  if (!xs.length) return 0;\n", "");
+        assert!(unasked_taken_back(before, &only_count, "mean() is wrong").is_none());
+        assert!(unasked_taken_back(before, after, "fix mean and count").is_none());
+        // `mean` inside `means` is not a name.
+        assert!(unasked_taken_back(before, after, "the means are wrong").is_none());
     }
 }

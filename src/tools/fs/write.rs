@@ -372,6 +372,18 @@ fn guard_overwrite(
                 note: Some(note),
             }));
         }
+        // The part sent again after it landed: say so, not "would
+        // delete" (a small model sent the same part four times).
+        let same = crate::tools::guard::already_in(old, content);
+        if !same.is_empty() {
+            return Some(Err(ToolOutput::refused(format!(
+                "not written: {} already has {} exactly as in your content (your earlier write put it there), and writing it whole would delete the rest of {}. Nothing changed. read_file {} to see it; if it does what the request asks, answer; if not, change it with edit_file.",
+                r.rel,
+                same.join(", "),
+                r.rel,
+                r.rel
+            ))));
+        }
         return Some(Err(ToolOutput::refused(why)));
     }
     // Every definition kept, but an import or constant the code
