@@ -259,13 +259,9 @@ impl Agent {
         if targets.is_empty() {
             return None;
         }
-        let wanted = targets.len();
         let blocks = self.settings.edit_format == crate::config::EditFormat::Blocks;
-        let names = targets
-            .iter()
-            .map(|(f, _)| f.as_str())
-            .collect::<Vec<_>>()
-            .join(" and ");
+        let names: Vec<&str> = targets.iter().map(|(f, _)| f.as_str()).collect();
+        let names = names.join(" and ");
         self.notice(
             Level::Info,
             if blocks {
@@ -276,7 +272,7 @@ impl Agent {
         );
         let mut diffs = Vec::new();
         let mut refused: Vec<String> = Vec::new();
-        let mut wanted = wanted;
+        let mut wanted = targets.len();
         let mut queue: std::collections::VecDeque<(Target, Vec<(String, String)>)> =
             targets.into_iter().map(|t| (t, context.clone())).collect();
         let mut callers_added = 0;
@@ -308,25 +304,13 @@ impl Agent {
                     .missing_alone(st, &file, b, &context, &mut refused, cancel)
                     .await;
             }
-            let Some(mut after) = made else {
+            let Some(after) = made else {
                 continue;
             };
-            // Changes to functions the request does not name, beside the
-            // ones it does: taken back, not put to the user as hunks.
-            if let Some(b) = &before
-                && let Some((scoped, back)) =
-                    crate::tools::guard::unasked_taken_back(b, &after, &st.prompt)
-            {
-                self.notice(
-                    Level::Info,
-                    format!(
-                        "left out the reply's changes to {} in {file}: the request does not name {}",
-                        back.join(", "),
-                        if back.len() == 1 { "it" } else { "them" }
-                    ),
-                );
-                after = scoped;
-            }
+            let after = match &before {
+                Some(b) => self.scoped_to_request(st, &file, b, after),
+                None => after,
+            };
             let how = if blocks && before.is_some() {
                 "as search/replace blocks"
             } else {
@@ -355,22 +339,10 @@ impl Agent {
                     ctx.push((file.clone(), after.clone()));
                 }
             }
-            // A definition whose parameters changed: the files that call
-            // it are asked for the same way, with this file beside them.
             if let Some(b) = &before {
-                let pending: Vec<String> = queue.iter().map(|((f, _), _)| f.clone()).collect();
-                for (caller, text) in self.callers_of(b, &after, &file, &st.written, &pending) {
-                    if callers_added == MAX_CALLERS {
-                        break;
-                    }
-                    callers_added += 1;
-                    wanted += 1;
-                    self.notice(
-                        Level::Info,
-                        format!("{caller} calls what changed in {file}: asking for it too"),
-                    );
-                    queue.push_back(((caller, Some(text)), vec![(file.clone(), after.clone())]));
-                }
+                let added = self.queue_callers(st, &file, b, &after, &mut queue, callers_added);
+                callers_added += added;
+                wanted += added;
             }
         }
         if diffs.is_empty() {
@@ -390,6 +362,58 @@ impl Agent {
         }
         self.whole_written(st, why, &diffs, wanted, first_look, cancel)
             .await
+    }
+
+    /// A definition whose parameters changed: the files that call it are
+    /// queued to be asked for the same way, with this file beside them
+    /// (up to `MAX_CALLERS` in all, `so_far` of them already). Returns
+    /// how many were queued.
+    fn queue_callers(
+        &self,
+        st: &TurnState,
+        file: &str,
+        before: &str,
+        after: &str,
+        queue: &mut std::collections::VecDeque<(Target, Vec<(String, String)>)>,
+        so_far: usize,
+    ) -> usize {
+        let pending: Vec<String> = queue.iter().map(|((f, _), _)| f.clone()).collect();
+        let mut added = 0;
+        for (caller, text) in self.callers_of(before, after, file, &st.written, &pending) {
+            if so_far + added == MAX_CALLERS {
+                break;
+            }
+            added += 1;
+            self.notice(
+                Level::Info,
+                format!("{caller} calls what changed in {file}: asking for it too"),
+            );
+            queue.push_back((
+                (caller, Some(text)),
+                vec![(file.to_string(), after.to_string())],
+            ));
+        }
+        added
+    }
+
+    /// A file asked for whole, with its changes to functions the request
+    /// does not name (beside one it does) taken back: not put to the user
+    /// as hunks nobody asked for.
+    fn scoped_to_request(&self, st: &TurnState, file: &str, before: &str, after: String) -> String {
+        let Some((scoped, back)) =
+            crate::tools::guard::unasked_taken_back(before, &after, &st.prompt)
+        else {
+            return after;
+        };
+        self.notice(
+            Level::Info,
+            format!(
+                "left out the reply's changes to {} in {file}: the request does not name {}",
+                back.join(", "),
+                if back.len() == 1 { "it" } else { "them" }
+            ),
+        );
+        scoped
     }
 
     /// One file asked for whole (or as search/replace blocks) without
