@@ -604,10 +604,13 @@ fn show_prompt(
         bash: settings.bash_tool,
         edit: settings.edit_tools,
         write: settings.sandbox != crate::config::SandboxMode::ReadOnly,
-        lsp: settings
-            .lsp
-            .iter()
-            .any(|s| s.enabled && crate::lsp::find_program(&s.command).is_some()),
+        lsp: {
+            let languages: Vec<&str> = (settings.lsp.iter())
+                .filter(|s| s.enabled && crate::lsp::find_program(&s.command).is_some())
+                .flat_map(|s| s.languages.iter().map(String::as_str))
+                .collect();
+            crate::lsp::serves_workspace(root, &languages)
+        },
     });
     if !settings.sub_agents.is_empty() {
         specs.push(tools::ask::spec(&settings.sub_agents));

@@ -309,7 +309,11 @@ impl Agent {
             bash: parts.settings.bash_tool,
             edit: parts.settings.edit_tools,
             write: parts.tools.sandbox.mode() != crate::config::SandboxMode::ReadOnly,
-            lsp: parts.tools.lsp.as_ref().is_some_and(|l| l.available()),
+            lsp: parts
+                .tools
+                .lsp
+                .as_ref()
+                .is_some_and(|l| l.available() && l.serves_workspace()),
         });
         if let Some(a) = &parts.tools.ask {
             specs.push(tools::ask::spec(&a.agents));

@@ -32,6 +32,39 @@ use store::{DiagStore, FileDiags};
 pub use crate::config::servers::{ServerFile, ServerSpec, defaults, resolve};
 
 /// The LSP language id of a file, by extension.
+/// How many entries of the workspace `serves_workspace` looks at.
+const LOOKED_AT: usize = 2000;
+
+/// Whether the workspace has a file in one of `languages` (a bounded
+/// look: a workspace larger than `LOOKED_AT` entries counts as having
+/// one). The language tools are offered only then: a JavaScript
+/// workspace with only pyright installed sent ~450 tokens of tools that
+/// could only fail with every request.
+pub fn serves_workspace(root: &Path, languages: &[&str]) -> bool {
+    if languages.is_empty() {
+        return false;
+    }
+    // No ignore files read: one that is a FIFO would hold the start (a
+    // test plants one); hidden folders and the usual build output left.
+    let walk = ignore::WalkBuilder::new(root)
+        .standard_filters(false)
+        .hidden(true)
+        .max_depth(Some(8))
+        .filter_entry(|e| !matches!(e.file_name().to_str(), Some("node_modules" | "target")))
+        .build();
+    for (seen, entry) in walk.flatten().enumerate() {
+        if seen >= LOOKED_AT {
+            return true;
+        }
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && language_of(entry.path()).is_some_and(|l| languages.contains(&l))
+        {
+            return true;
+        }
+    }
+    false
+}
+
 pub fn language_of(path: &Path) -> Option<&'static str> {
     let ext = path.extension()?.to_str()?;
     Some(match ext {
@@ -247,9 +280,21 @@ impl Lsp {
         }
     }
 
-    /// Some enabled server is installed (the LSP tools are offered).
+    /// Some enabled server is installed.
     pub fn available(&self) -> bool {
         self.programs.values().any(Option::is_some)
+    }
+
+    /// An installed server serves a language of the workspace's files:
+    /// the language tools are offered.
+    pub fn serves_workspace(&self) -> bool {
+        let languages: Vec<&str> = self
+            .specs
+            .iter()
+            .filter(|s| self.programs.get(&s.name).is_some_and(Option::is_some))
+            .flat_map(|s| s.languages.iter().map(String::as_str))
+            .collect();
+        serves_workspace(&self.root, &languages)
     }
 
     /// A server answers, or none has failed yet: once one is turned off

@@ -313,3 +313,22 @@ async fn without_a_server_mm_says_so_once_per_language() {
         "{notices:?}"
     );
 }
+
+#[test]
+fn the_language_tools_are_for_a_workspace_with_a_served_language() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/app.js"), "module.exports = {};\n").unwrap();
+    std::fs::write(dir.path().join("README.md"), "# app\n").unwrap();
+    assert!(!serves_workspace(dir.path(), &["python"]));
+    assert!(serves_workspace(dir.path(), &["javascript", "python"]));
+    assert!(!serves_workspace(dir.path(), &[]));
+    // An ignore file that is a FIFO is not opened (it would wait for a
+    // writer for ever).
+    nix::unistd::mkfifo(
+        &dir.path().join("src/.gitignore"),
+        nix::sys::stat::Mode::S_IRWXU,
+    )
+    .unwrap();
+    assert!(!serves_workspace(dir.path(), &["python"]));
+}
