@@ -4903,3 +4903,48 @@ fn a_file_asked_for_whole_keeps_only_the_change_the_request_names() {
         "{err}"
     );
 }
+
+/// Asked for tests of code as it is, the model stops with its own test
+/// failing and blames the code: it is told to make the test expect what
+/// the code gives.
+#[test]
+fn tests_asked_for_that_fail_are_sent_back_to_expect_what_the_code_gives() {
+    if !fence_works() {
+        skip("no working fence here");
+        return;
+    }
+    let wrong = "import unittest\nfrom slug import slugify\n\n\nclass T(unittest.TestCase):\n    def test_it(self):\n        self.assertEqual(slugify('Python 3.8'), 'python-38')\n";
+    let right = wrong.replace("'python-38'", "'python-3-8'");
+    let server = Server::start(vec![
+        call(
+            "c1",
+            "write_file",
+            json!({"path": "test_slug.py", "content": wrong}),
+        ),
+        call("c2", "bash", json!({"command": "python3 -m unittest -q"})),
+        text("slugify has a bug: it gives python-3-8. Fix it in slug.py."),
+        call(
+            "c3",
+            "write_file",
+            json!({"path": "test_slug.py", "content": right}),
+        ),
+        call("c4", "bash", json!({"command": "python3 -m unittest -q"})),
+        text("I wrote test_slug.py; its test passes."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "slug.py",
+        "import re\n\n\ndef slugify(title):\n    return '-'.join(w.lower() for w in re.findall(r'[A-Za-z0-9]+', title))\n",
+    );
+    let out = ws.run(
+        &server,
+        "Write unit tests for slugify in slug.py, in a new file test_slug.py, using unittest. Then run them.",
+        &["-auto"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let told = last_user(&server.requests()[3]);
+    assert!(told.starts_with("The tests you wrote fail"), "{told}");
+    assert!(told.contains("expects what the code gives"), "{told}");
+    assert_eq!(ws.read("test_slug.py"), right);
+    assert_eq!(stdout(&out), "I wrote test_slug.py; its test passes.\n");
+}

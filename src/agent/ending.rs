@@ -363,6 +363,28 @@ impl Agent {
         ask: &str,
         f: &EndingFacts,
     ) -> Result<Option<String>, Stop> {
+        // Asked for tests of the code as it is, the model stops with the
+        // tests it wrote failing (and says the code has a bug): what the
+        // code gives is what those tests are to expect.
+        if f.can_edit
+            && !st.told_unfinished
+            && harness::asks_for_tests(&st.prompt)
+            && !harness::asks_for_fix(&st.prompt)
+            && st.written.iter().any(|w| harness::is_test_file(w))
+            && let Some(t) = st.tests.as_ref().filter(|t| t.passed == Some(false))
+        {
+            st.told_unfinished = true;
+            let facts = format!("`{}` fails ({})", t.command, t.summary);
+            self.tell(
+                st,
+                Level::Info,
+                format!("the tests the model wrote fail: {facts}; telling it"),
+            );
+            let lines = st.last_failure.clone().unwrap_or_default();
+            return Ok(Some(format!(
+                "The tests you wrote fail: {facts}.\n{lines}\n{ask}\nThe request asks for tests of the code as it is, not a change to it: change each failing test so it expects what the code gives (the output above shows it), then run the tests again."
+            )));
+        }
         // Asked for a fix, the model stops with nothing written and nothing
         // checked in this turn: the project's tests say whether the fix
         // is still owed; their failure goes back with what mm found.
