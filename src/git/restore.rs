@@ -114,6 +114,16 @@ impl Plan {
     }
 }
 
+/// The repository path a diff entry is about (the new side's, else the
+/// old side's), with `/` separators.
+fn delta_path(d: &git2::DiffDelta<'_>) -> String {
+    d.new_file()
+        .path()
+        .or_else(|| d.old_file().path())
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default()
+}
+
 /// The largest file whose change a command's work shows in full.
 const SHOWN_MAX: usize = 512 * 1024;
 
@@ -147,12 +157,7 @@ impl Store {
         let diff = self.tree_diff(&self.repo.find_tree(from)?, &self.repo.find_tree(to)?)?;
         let mut out = Vec::new();
         for d in diff.deltas() {
-            let path = d
-                .new_file()
-                .path()
-                .or_else(|| d.old_file().path())
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-                .unwrap_or_default();
+            let path = delta_path(&d);
             if let Some(rel) = self.rel(&path) {
                 out.push((rel, d.status()));
             }
@@ -250,12 +255,7 @@ impl Store {
         // of them read the same trees again and again).
         let mut out = Vec::new();
         for d in diff.deltas() {
-            let path = d
-                .new_file()
-                .path()
-                .or_else(|| d.old_file().path())
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-                .unwrap_or_default();
+            let path = delta_path(&d);
             let Some(rel) = self.rel(&path) else {
                 continue;
             };
@@ -290,12 +290,7 @@ impl Store {
             if out.len() >= limit {
                 break;
             }
-            let path = d
-                .new_file()
-                .path()
-                .or_else(|| d.old_file().path())
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
-                .unwrap_or_default();
+            let path = delta_path(&d);
             let Some(path) = self.rel(&path) else {
                 continue;
             };
