@@ -171,27 +171,32 @@ impl Agent {
                 "Your reply was empty.\n{ask}\nAnswer it now, or make the change with a tool call."
             )));
         }
-        if !st.reasked && harness::echoes_instruction(&st.answer) {
+        // An answer that only sends back mm's instruction, or the request.
+        let echoed = if harness::echoes_instruction(&st.answer) {
+            Some((
+                "mm's instruction",
+                "Your reply repeated an instruction instead of answering.",
+                "Answer it now, from what the tools returned.",
+            ))
+        } else if harness::echoes_request(&st.answer, &st.prompt) {
+            Some((
+                "the request",
+                "Your reply repeated the request instead of answering it.",
+                "Take the next step now (a change, a command), or answer from what the tools returned.",
+            ))
+        } else {
+            None
+        };
+        if !st.reasked
+            && let Some((what, said, next)) = echoed
+        {
             st.reasked = true;
             self.tell(
                 st,
                 Level::Info,
-                "the model's answer only repeated mm's instruction; asking again",
+                format!("the model's answer only repeated {what}; asking again"),
             );
-            return Ok(Some(format!(
-                "Your reply repeated an instruction instead of answering.\n{ask}\nAnswer it now, from what the tools returned."
-            )));
-        }
-        if !st.reasked && harness::echoes_request(&st.answer, &st.prompt) {
-            st.reasked = true;
-            self.tell(
-                st,
-                Level::Info,
-                "the model's answer only repeated the request; asking again",
-            );
-            return Ok(Some(format!(
-                "Your reply repeated the request instead of answering it.\n{ask}\nTake the next step now (a change, a command), or answer from what the tools returned."
-            )));
+            return Ok(Some(format!("{said}\n{ask}\n{next}")));
         }
         if let Some(text) = self.lsp_follow_up(st) {
             st.follow_ups += 1;
